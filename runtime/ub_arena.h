@@ -1,0 +1,32 @@
+/*
+ * ub_arena — bump allocator that owns everything of one layer (or one
+ * pass).  Nodes, arrays and strings are never freed one by one; the whole
+ * arena goes in one call, which is what makes the AST cheap to build and
+ * impossible to leak piecemeal.
+ */
+#ifndef UB_ARENA_H
+#define UB_ARENA_H
+
+#include <stddef.h>
+
+typedef struct ub_arena ub_arena;
+
+ub_arena *ub_arena_new(void);
+void ub_arena_free(ub_arena *a);
+
+/* Memory aligned for any scalar type; NULL only when the system is out of
+ * memory.  ub_arena_zalloc clears it. */
+void *ub_arena_alloc(ub_arena *a, size_t size);
+void *ub_arena_zalloc(ub_arena *a, size_t size);
+/* Copy of n bytes, NUL-terminated (the terminator is not counted in n). */
+char *ub_arena_strndup(ub_arena *a, const char *s, size_t n);
+char *ub_arena_strdup(ub_arena *a, const char *s);
+/* Grow an arena array: returns a block of new_cap elements holding the first
+ * old_n of *old; the old block simply stays in the arena. */
+void *ub_arena_grow(ub_arena *a, void *old, size_t old_n, size_t new_cap,
+                    size_t elem_size);
+
+/* Bytes handed out so far (for benchmarks and memory reports). */
+size_t ub_arena_bytes(const ub_arena *a);
+
+#endif

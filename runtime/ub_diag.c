@@ -1,0 +1,212 @@
+#include "ub_diag.h"
+
+#include "ub_arena.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct ub_diags {
+    ub_arena *arena; /* message, hint and line copies */
+    ub_diag **items; /* pointers, so a returned ub_diag* stays valid */
+    size_t n, cap;
+};
+
+ub_diags *ub_diags_new(void)
+{
+    ub_diags *d = calloc(1, sizeof *d);
+    if (!d)
+        return NULL;
+    d->arena = ub_arena_new();
+    if (!d->arena) {
+        free(d);
+        return NULL;
+    }
+    return d;
+}
+
+void ub_diags_free(ub_diags *d)
+{
+    if (!d)
+        return;
+    ub_arena_free(d->arena);
+    free(d->items);
+    free(d);
+}
+
+size_t ub_diags_count(const ub_diags *d)
+{
+    return d->n;
+}
+
+const ub_diag *ub_diags_at(const ub_diags *d, size_t i)
+{
+    return i < d->n ? d->items[i] : NULL;
+}
+
+static size_t ub_diags_count_sev(const ub_diags *d, ub_severity sev)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < d->n; i++)
+        k += d->items[i]->severity == sev;
+    return k;
+}
+
+size_t ub_diags_errors(const ub_diags *d)
+{
+    return ub_diags_count_sev(d, UB_ERROR);
+}
+
+size_t ub_diags_warnings(const ub_diags *d)
+{
+    return ub_diags_count_sev(d, UB_WARNING);
+}
+
+static char *ub_vformat(ub_arena *a, const char *fmt, va_list ap)
+{
+    va_list ap2;
+    va_copy(ap2, ap);
+    int n = vsnprintf(NULL, 0, fmt, ap2);
+    va_end(ap2);
+    if (n < 0)
+        return NULL;
+    char *s = ub_arena_alloc(a, (size_t)n + 1);
+    if (s)
+        vsnprintf(s, (size_t)n + 1, fmt, ap);
+    return s;
+}
+
+static const char *ub_copy_line(ub_arena *a, const char *src, size_t len,
+                                uint32_t line)
+{
+    if (!src || line == 0)
+        return NULL;
+    size_t i = 0;
+    for (uint32_t l = 1; l < line; l++) {
+        const char *nl = memchr(src + i, '\n', len - i);
+        if (!nl)
+            return NULL;
+        i = (size_t)(nl - src) + 1;
+    }
+    size_t end = i;
+    while (end < len && src[end] != '\n' && src[end] != '\r')
+        end++;
+    return ub_arena_strndup(a, src + i, end - i);
+}
+
+ub_diag *ub_diag_addv(ub_diags *d, ub_severity sev, ub_loc loc,
+                      const char *id, const char *src, size_t src_len,
+                      const char *fmt, va_list ap)
+{
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? d->cap * 2 : 16;
+        ub_diag **items = realloc(d->items, cap * sizeof *items);
+        if (!items)
+            return NULL;
+        d->items = items;
+        d->cap = cap;
+    }
+    ub_diag *diag = ub_arena_zalloc(d->arena, sizeof *diag);
+    if (!diag)
+        return NULL;
+    diag->severity = sev;
+    diag->loc = loc;
+    if (loc.file)
+        diag->loc.file = ub_arena_strdup(d->arena, loc.file);
+    diag->id = id;
+    diag->message = ub_vformat(d->arena, fmt, ap);
+    diag->line_text = ub_copy_line(d->arena, src, src_len, loc.line);
+    d->items[d->n++] = diag;
+    return diag;
+}
+
+ub_diag *ub_diag_add(ub_diags *d, ub_severity sev, ub_loc loc, const char *id,
+                     const char *src, size_t src_len, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ub_diag *diag = ub_diag_addv(d, sev, loc, id, src, src_len, fmt, ap);
+    va_end(ap);
+    return diag;
+}
+
+void ub_diag_set_hint(ub_diags *d, ub_diag *diag, const char *fmt, ...)
+{
+    if (!diag)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    diag->hint = ub_vformat(d->arena, fmt, ap);
+    va_end(ap);
+}
+
+void ub_diags_take(ub_diags *dst, ub_diags *src)
+{
+    for (size_t i = 0; i < src->n; i++) {
+        const ub_diag *s = src->items[i];
+        ub_diag *c = ub_diag_add(dst, s->severity, s->loc, s->id, NULL, 0,
+                                 "%s", s->message ? s->message : "");
+        if (!c)
+            break;
+        if (s->hint)
+            c->hint = ub_arena_strdup(dst->arena, s->hint);
+        if (s->line_text)
+            c->line_text = ub_arena_strdup(dst->arena, s->line_text);
+    }
+    src->n = 0;
+}
+
+static int ub_diag_cmp(const void *pa, const void *pb)
+{
+    const ub_diag *a = *(ub_diag *const *)pa, *b = *(ub_diag *const *)pb;
+    const char *fa = a->loc.file ? a->loc.file : "";
+    const char *fb = b->loc.file ? b->loc.file : "";
+    int c = strcmp(fa, fb);
+    if (c)
+        return c;
+    if (a->loc.line != b->loc.line)
+        return a->loc.line < b->loc.line ? -1 : 1;
+    if (a->loc.col != b->loc.col)
+        return a->loc.col < b->loc.col ? -1 : 1;
+    return (a < b) ? -1 : (a > b); /* arena order is insertion order */
+}
+
+void ub_diags_sort(ub_diags *d)
+{
+    if (d->n > 1)
+        qsort(d->items, d->n, sizeof *d->items, ub_diag_cmp);
+}
+
+static const char *ub_severity_name(ub_severity s)
+{
+    switch (s) {
+    case UB_ERROR:
+        return "error";
+    case UB_WARNING:
+        return "warning";
+    default:
+        return "note";
+    }
+}
+
+void ub_diag_print(FILE *out, const ub_diag *diag)
+{
+    const char *file = diag->loc.file ? diag->loc.file : "usdbake";
+    if (diag->loc.line)
+        fprintf(out, "%s:%u:%u: ", file, diag->loc.line, diag->loc.col);
+    else
+        fprintf(out, "%s: ", file);
+    fprintf(out, "%s: %s", ub_severity_name(diag->severity),
+            diag->message ? diag->message : "");
+    if (diag->id)
+        fprintf(out, " [%s]", diag->id);
+    fputc('\n', out);
+    if (diag->line_text) {
+        fprintf(out, "    %s\n    ", diag->line_text);
+        /* Keep tabs so the caret lines up under tab-indented source. */
+        for (uint32_t i = 1; i < diag->loc.col && diag->line_text[i - 1]; i++)
+            fputc(diag->line_text[i - 1] == '\t' ? '\t' : ' ', out);
+        fputs("^\n", out);
+    }
+    if (diag->hint)
+        fprintf(out, "note: %s\n", diag->hint);
+}

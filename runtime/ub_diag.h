@@ -1,0 +1,77 @@
+/*
+ * ub_diag — diagnostics as values.
+ *
+ * Library code never prints and never exits: it appends a ub_diag to the
+ * caller's ub_diags and returns failure.  Each diagnostic carries its
+ * location and a copy of the source line, so the command line can print
+ * `file:line:col: error: message`, the line and a caret without reopening
+ * anything, and `--format json` can print the same facts.
+ */
+#ifndef UB_DIAG_H
+#define UB_DIAG_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef enum ub_severity {
+    UB_NOTE = 0,
+    UB_WARNING = 1,
+    UB_ERROR = 2,
+} ub_severity;
+
+/* A position in a source file; line and column are 1-based, column counts
+ * bytes.  line 0 means "the file as a whole". */
+typedef struct ub_loc {
+    const char *file; /* interned or static; never freed through a loc */
+    uint32_t line, col;
+} ub_loc;
+
+typedef struct ub_diag {
+    ub_severity severity;
+    ub_loc loc;
+    const char *id;        /* stable check ID ("offset-scale-zero"), or NULL */
+    const char *message;   /* what is wrong, and what was expected */
+    const char *hint;      /* how to fix it, or NULL */
+    const char *line_text; /* the source line without its newline, or NULL */
+} ub_diag;
+
+typedef struct ub_diags ub_diags;
+
+ub_diags *ub_diags_new(void);
+void ub_diags_free(ub_diags *d);
+
+size_t ub_diags_count(const ub_diags *d);
+const ub_diag *ub_diags_at(const ub_diags *d, size_t i);
+size_t ub_diags_errors(const ub_diags *d);
+size_t ub_diags_warnings(const ub_diags *d);
+
+/* Append a diagnostic.  src/src_len, when given, is the text of loc.file;
+ * the line loc.line is copied out of it for quoting.  Returns the stored
+ * diagnostic (so a caller may attach a hint), or NULL when out of memory. */
+ub_diag *ub_diag_add(ub_diags *d, ub_severity sev, ub_loc loc, const char *id,
+                     const char *src, size_t src_len, const char *fmt, ...)
+    __attribute__((format(printf, 7, 8)));
+ub_diag *ub_diag_addv(ub_diags *d, ub_severity sev, ub_loc loc,
+                      const char *id, const char *src, size_t src_len,
+                      const char *fmt, va_list ap);
+void ub_diag_set_hint(ub_diags *d, ub_diag *diag, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Move all of src's diagnostics to the end of dst (src is left empty). */
+void ub_diags_take(ub_diags *dst, ub_diags *src);
+
+/* Stable order for output: by file, line, column, then insertion. */
+void ub_diags_sort(ub_diags *d);
+
+/* The compiler-style text form:
+ *   file:line:col: error: message [id]
+ *       the source line
+ *       ^
+ *   note: hint
+ * Writing is the caller's choice of stream; the library itself never calls
+ * this on stdout or stderr. */
+void ub_diag_print(FILE *out, const ub_diag *diag);
+
+#endif

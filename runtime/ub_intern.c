@@ -1,0 +1,136 @@
+#include "ub_intern.h"
+
+#include "ub_arena.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* Each string is stored as [uint32 length][bytes][NUL]; the pointer handed
+ * out points at the bytes, so it is an ordinary C string and its length is
+ * one load away. */
+typedef struct {
+    const char *str;
+    uint64_t hash;
+} ub_slot;
+
+struct ub_strtab {
+    ub_arena *arena;
+    ub_slot *slots;
+    size_t cap, count, bytes;
+};
+
+static uint64_t ub_hash_bytes(const char *s, size_t n)
+{
+    /* FNV-1a: short keys dominate (names, tokens), where it is as fast as
+     * anything and needs no dependency in the runtime. */
+    uint64_t h = 1469598103934665603ull;
+    for (size_t i = 0; i < n; i++) {
+        h ^= (unsigned char)s[i];
+        h *= 1099511628211ull;
+    }
+    return h;
+}
+
+ub_strtab *ub_strtab_new(void)
+{
+    ub_strtab *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->arena = ub_arena_new();
+    t->cap = 1024;
+    t->slots = calloc(t->cap, sizeof *t->slots);
+    if (!t->arena || !t->slots) {
+        ub_arena_free(t->arena);
+        free(t->slots);
+        free(t);
+        return NULL;
+    }
+    return t;
+}
+
+void ub_strtab_free(ub_strtab *t)
+{
+    if (!t)
+        return;
+    ub_arena_free(t->arena);
+    free(t->slots);
+    free(t);
+}
+
+size_t ub_str_len(const char *interned)
+{
+    uint32_t n;
+    memcpy(&n, interned - sizeof n, sizeof n);
+    return n;
+}
+
+static int ub_strtab_grow(ub_strtab *t)
+{
+    size_t cap = t->cap * 2;
+    ub_slot *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return -1;
+    for (size_t i = 0; i < t->cap; i++) {
+        if (!t->slots[i].str)
+            continue;
+        size_t j = t->slots[i].hash & (cap - 1);
+        while (slots[j].str)
+            j = (j + 1) & (cap - 1);
+        slots[j] = t->slots[i];
+    }
+    free(t->slots);
+    t->slots = slots;
+    t->cap = cap;
+    return 0;
+}
+
+const char *ub_intern(ub_strtab *t, const char *s, size_t n)
+{
+    if (n > UINT32_MAX)
+        return NULL;
+    uint64_t h = ub_hash_bytes(s, n);
+    size_t mask = t->cap - 1;
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+        ub_slot *slot = &t->slots[i];
+        if (!slot->str)
+            break;
+        if (slot->hash == h && ub_str_len(slot->str) == n &&
+            memcmp(slot->str, s, n) == 0)
+            return slot->str;
+    }
+    if ((t->count + 1) * 4 > t->cap * 3 && ub_strtab_grow(t) != 0)
+        return NULL;
+    uint32_t len = (uint32_t)n;
+    char *mem = ub_arena_alloc(t->arena, sizeof len + n + 1);
+    if (!mem)
+        return NULL;
+    memcpy(mem, &len, sizeof len);
+    char *str = mem + sizeof len;
+    if (n)
+        memcpy(str, s, n);
+    str[n] = '\0';
+    mask = t->cap - 1;
+    size_t i = h & mask;
+    while (t->slots[i].str)
+        i = (i + 1) & mask;
+    t->slots[i].str = str;
+    t->slots[i].hash = h;
+    t->count++;
+    t->bytes += n;
+    return str;
+}
+
+const char *ub_intern_cstr(ub_strtab *t, const char *s)
+{
+    return ub_intern(t, s, strlen(s));
+}
+
+size_t ub_strtab_count(const ub_strtab *t)
+{
+    return t->count;
+}
+
+size_t ub_strtab_bytes(const ub_strtab *t)
+{
+    return t->bytes;
+}

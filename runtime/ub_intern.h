@@ -1,0 +1,33 @@
+/*
+ * ub_intern — the string table behind tokens, paths and string values.
+ *
+ * Every name, token, path and string value of every layer in one session is
+ * interned in one ub_strtab, so equal strings are the same pointer: the
+ * passes compare names with ==, the binary writer deduplicates for free, and
+ * flattening several layers into one never copies a name.  The table owns
+ * its bytes; it must outlive every layer that uses it.
+ */
+#ifndef UB_INTERN_H
+#define UB_INTERN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ub_strtab ub_strtab;
+
+ub_strtab *ub_strtab_new(void);
+void ub_strtab_free(ub_strtab *t);
+
+/* The unique copy of s[0..n) (NUL-terminated); NULL when out of memory.
+ * Strings may contain NUL bytes: use ub_str_len for their length. */
+const char *ub_intern(ub_strtab *t, const char *s, size_t n);
+const char *ub_intern_cstr(ub_strtab *t, const char *s);
+
+/* Length of an interned string (stored beside it; O(1)). */
+size_t ub_str_len(const char *interned);
+
+/* Number of distinct strings and bytes held (for reports). */
+size_t ub_strtab_count(const ub_strtab *t);
+size_t ub_strtab_bytes(const ub_strtab *t);
+
+#endif

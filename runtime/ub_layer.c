@@ -1,0 +1,384 @@
+#include "ub_layer.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* (owner, name) -> object, for prims' children and properties.  One table per layer: cheaper than one per prim when
+ * most prims have a handful of children. */
+typedef struct ub_name_slot {
+    const void *owner;
+    const char *name;
+    void *obj;
+    uint32_t kind; /* 0 child prim, 1 property */
+} ub_name_slot;
+
+struct ub_name_index {
+    ub_name_slot *slots;
+    size_t cap, count;
+};
+
+static uint64_t ub_name_hash(const void *owner, const char *name, uint32_t k)
+{
+    uint64_t h = (uint64_t)(uintptr_t)owner * 0x9e3779b97f4a7c15ull;
+    h ^= (uint64_t)(uintptr_t)name + 0x632be59bd9b4e019ull + (h << 6) +
+         (h >> 2);
+    h ^= k * 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    return h;
+}
+
+static ub_name_slot *ub_index_find(struct ub_name_index *ix,
+                                   const void *owner, const char *name,
+                                   uint32_t kind)
+{
+    if (!ix || !ix->cap)
+        return NULL;
+    size_t mask = ix->cap - 1;
+    for (size_t i = ub_name_hash(owner, name, kind) & mask;;
+         i = (i + 1) & mask) {
+        ub_name_slot *s = &ix->slots[i];
+        if (!s->owner)
+            return NULL;
+        if (s->owner == owner && s->name == name && s->kind == kind)
+            return s;
+    }
+}
+
+static int ub_index_put(struct ub_name_index *ix, const void *owner,
+                        const char *name, uint32_t kind, void *obj)
+{
+    if ((ix->count + 1) * 2 > ix->cap) {
+        size_t cap = ix->cap ? ix->cap * 2 : 256;
+        ub_name_slot *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return -1;
+        for (size_t i = 0; i < ix->cap; i++) {
+            ub_name_slot *s = &ix->slots[i];
+            if (!s->owner)
+                continue;
+            size_t j = ub_name_hash(s->owner, s->name, s->kind) & (cap - 1);
+            while (slots[j].owner)
+                j = (j + 1) & (cap - 1);
+            slots[j] = *s;
+        }
+        free(ix->slots);
+        ix->slots = slots;
+        ix->cap = cap;
+    }
+    size_t mask = ix->cap - 1;
+    size_t i = ub_name_hash(owner, name, kind) & mask;
+    while (ix->slots[i].owner) {
+        if (ix->slots[i].owner == owner && ix->slots[i].name == name &&
+            ix->slots[i].kind == kind) {
+            ix->slots[i].obj = obj; /* keep the first: callers check first */
+            return 0;
+        }
+        i = (i + 1) & mask;
+    }
+    ix->slots[i] = (ub_name_slot){owner, name, obj, kind};
+    ix->count++;
+    return 0;
+}
+
+ub_layer *ub_layer_new(ub_strtab *strtab, const char *path)
+{
+    ub_arena *a = ub_arena_new();
+    if (!a)
+        return NULL;
+    ub_layer *l = ub_arena_zalloc(a, sizeof *l);
+    struct ub_name_index *ix = calloc(1, sizeof *ix);
+    if (!l || !ix) {
+        free(ix);
+        ub_arena_free(a);
+        return NULL;
+    }
+    l->arena = a;
+    l->strtab = strtab;
+    l->index = ix;
+    l->path = ub_arena_strdup(a, path ? path : "-");
+    l->root = ub_arena_zalloc(a, sizeof *l->root);
+    if (!l->path || !l->root) {
+        ub_layer_free(l);
+        return NULL;
+    }
+    l->root->name = ub_intern(strtab, "", 0);
+    l->root->specifier = UB_OVER;
+    return l;
+}
+
+void ub_layer_free(ub_layer *layer)
+{
+    if (!layer)
+        return;
+    if (layer->index) {
+        free(layer->index->slots);
+        free(layer->index);
+    }
+    ub_arena_free(layer->arena);
+}
+
+const char *ub_layer_intern(ub_layer *layer, const char *s, size_t n)
+{
+    return ub_intern(layer->strtab, s, n);
+}
+
+/* Append p to an arena-backed pointer vector. */
+static int ub_ptrvec_push(ub_arena *a, void ***v, uint32_t *n, uint32_t *cap,
+                          void *p)
+{
+    if (*n == *cap) {
+        uint32_t nc = *cap ? *cap * 2 : 4;
+        void **nv = ub_arena_grow(a, *v, *n, nc, sizeof *nv);
+        if (!nv)
+            return -1;
+        *v = nv;
+        *cap = nc;
+    }
+    (*v)[(*n)++] = p;
+    return 0;
+}
+
+ub_prim *ub_prim_new(ub_layer *layer, ub_prim *parent, const char *name,
+                     ub_specifier spec, ub_loc loc)
+{
+    ub_prim *p = ub_arena_zalloc(layer->arena, sizeof *p);
+    if (!p)
+        return NULL;
+    p->name = name;
+    p->specifier = spec;
+    p->parent = parent;
+    p->loc = loc;
+    if (ub_ptrvec_push(layer->arena, (void ***)&parent->children.v,
+                       &parent->children.n, &parent->children.cap, p) != 0)
+        return NULL;
+    if (!ub_index_find(layer->index, parent, name, 0) &&
+        ub_index_put(layer->index, parent, name, 0, p) != 0)
+        return NULL;
+    return p;
+}
+
+/* Variant bodies live in their set, not in a children list; their own
+ * children are indexed like any prim's. */
+ub_prim *ub_variant_new(ub_layer *layer, ub_prim *owner, ub_variant_set *set,
+                       const char *name, ub_loc loc)
+{
+    ub_prim *p = ub_arena_zalloc(layer->arena, sizeof *p);
+    if (!p)
+        return NULL;
+    p->name = name;
+    p->specifier = UB_OVER;
+    p->parent = owner;
+    p->variant_set = set->name;
+    p->loc = loc;
+    if (ub_ptrvec_push(layer->arena, (void ***)&set->variants.v,
+                       &set->variants.n, &set->variants.cap, p) != 0)
+        return NULL;
+    return p;
+}
+
+ub_prim *ub_prim_find_child(const ub_layer *layer, const ub_prim *parent,
+                            const char *name)
+{
+    ub_name_slot *s = ub_index_find(layer->index, parent, name, 0);
+    return s ? s->obj : NULL;
+}
+
+ub_prop *ub_prop_new(ub_layer *layer, ub_prim *prim, const char *name,
+                     ub_prop_kind kind, ub_loc loc)
+{
+    ub_prop *p = ub_arena_zalloc(layer->arena, sizeof *p);
+    if (!p)
+        return NULL;
+    p->name = name;
+    p->kind = kind;
+    p->loc = loc;
+    if (ub_ptrvec_push(layer->arena, (void ***)&prim->props.v, &prim->props.n,
+                       &prim->props.cap, p) != 0)
+        return NULL;
+    if (!ub_index_find(layer->index, prim, name, 1) &&
+        ub_index_put(layer->index, prim, name, 1, p) != 0)
+        return NULL;
+    return p;
+}
+
+ub_prop *ub_prop_find(const ub_layer *layer, const ub_prim *prim,
+                      const char *name)
+{
+    ub_name_slot *s = ub_index_find(layer->index, prim, name, 1);
+    return s ? s->obj : NULL;
+}
+
+ub_variant_set *ub_variant_set_get(ub_layer *layer, ub_prim *prim,
+                                   const char *name, ub_loc loc)
+{
+    for (uint32_t i = 0; i < prim->n_variant_sets; i++)
+        if (prim->variant_sets[i].name == name)
+            return &prim->variant_sets[i];
+    if (prim->n_variant_sets == prim->cap_variant_sets) {
+        uint32_t nc = prim->cap_variant_sets ? prim->cap_variant_sets * 2 : 2;
+        ub_variant_set *nv = ub_arena_grow(layer->arena, prim->variant_sets,
+                                           prim->n_variant_sets, nc,
+                                           sizeof *nv);
+        if (!nv)
+            return NULL;
+        prim->variant_sets = nv;
+        prim->cap_variant_sets = nc;
+    }
+    ub_variant_set *s = &prim->variant_sets[prim->n_variant_sets++];
+    memset(s, 0, sizeof *s);
+    s->name = name;
+    s->loc = loc;
+    return s;
+}
+
+ub_sublayer *ub_layer_add_sublayer(ub_layer *layer, const char *asset,
+                                   ub_loc loc)
+{
+    if (layer->n_sublayers == layer->cap_sublayers) {
+        uint32_t nc = layer->cap_sublayers ? layer->cap_sublayers * 2 : 4;
+        ub_sublayer *nv = ub_arena_grow(layer->arena, layer->sublayers,
+                                        layer->n_sublayers, nc, sizeof *nv);
+        if (!nv)
+            return NULL;
+        layer->sublayers = nv;
+        layer->cap_sublayers = nc;
+    }
+    ub_sublayer *s = &layer->sublayers[layer->n_sublayers++];
+    *s = (ub_sublayer){.asset = asset, .offset = UB_OFFSET_IDENTITY,
+                       .loc = loc};
+    layer->has_sublayers = true;
+    return s;
+}
+
+ub_field *ub_fields_find(const ub_fields *f, const char *key)
+{
+    for (uint32_t i = 0; i < f->n; i++)
+        if (f->v[i].key == key)
+            return &f->v[i];
+    return NULL;
+}
+
+ub_field *ub_fields_set(ub_arena *a, ub_fields *f, const char *key,
+                        ub_value value, ub_loc loc)
+{
+    ub_field *fld = ub_fields_find(f, key);
+    if (!fld) {
+        if (f->n == f->cap) {
+            uint32_t nc = f->cap ? f->cap * 2 : 4;
+            ub_field *nv = ub_arena_grow(a, f->v, f->n, nc, sizeof *nv);
+            if (!nv)
+                return NULL;
+            f->v = nv;
+            f->cap = nc;
+        }
+        fld = &f->v[f->n++];
+        fld->key = key;
+    }
+    fld->value = value;
+    fld->loc = loc;
+    return fld;
+}
+
+bool ub_fields_remove(ub_fields *f, const char *key)
+{
+    for (uint32_t i = 0; i < f->n; i++) {
+        if (f->v[i].key == key) {
+            memmove(&f->v[i], &f->v[i + 1], (f->n - i - 1) * sizeof *f->v);
+            f->n--;
+            return true;
+        }
+    }
+    return false;
+}
+
+static uint32_t ub_samples_lower_bound(const ub_samples *s, double t)
+{
+    uint32_t lo = 0, hi = s->n;
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (s->v[mid].time < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int ub_samples_set(ub_arena *a, ub_samples *s, double time, ub_value value)
+{
+    s->authored = true;
+    /* Samples nearly always arrive in order: append without searching. */
+    uint32_t i = (s->n && s->v[s->n - 1].time < time)
+                     ? s->n
+                     : ub_samples_lower_bound(s, time);
+    if (i < s->n && s->v[i].time == time) {
+        s->v[i].value = value;
+        return 0;
+    }
+    if (s->n == s->cap) {
+        uint32_t nc = s->cap ? s->cap * 2 : 8;
+        ub_sample *nv = ub_arena_grow(a, s->v, s->n, nc, sizeof *nv);
+        if (!nv)
+            return -1;
+        s->v = nv;
+        s->cap = nc;
+    }
+    memmove(&s->v[i + 1], &s->v[i], (s->n - i) * sizeof *s->v);
+    s->v[i].time = time;
+    s->v[i].value = value;
+    s->n++;
+    return 0;
+}
+
+ub_sample *ub_samples_find(const ub_samples *s, double time)
+{
+    uint32_t i = ub_samples_lower_bound(s, time);
+    return (i < s->n && s->v[i].time == time) ? &s->v[i] : NULL;
+}
+
+static size_t ub_prim_path_len(const ub_prim *p)
+{
+    if (!p || !p->parent)
+        return 0;
+    size_t n = ub_prim_path_len(p->parent);
+    if (p->variant_set)
+        return n + ub_str_len(p->variant_set) + ub_str_len(p->name) + 3;
+    return n + (p->parent->variant_set ? 0 : 1) + ub_str_len(p->name);
+}
+
+static char *ub_prim_path_write(const ub_prim *p, char *out)
+{
+    if (!p || !p->parent)
+        return out;
+    out = ub_prim_path_write(p->parent, out);
+    if (p->variant_set) {
+        *out++ = '{';
+        size_t n = ub_str_len(p->variant_set);
+        memcpy(out, p->variant_set, n);
+        out += n;
+        *out++ = '=';
+        n = ub_str_len(p->name);
+        memcpy(out, p->name, n);
+        out += n;
+        *out++ = '}';
+        return out;
+    }
+    if (!p->parent->variant_set) /* "/A{v=x}B": no slash after '}' */
+        *out++ = '/';
+    size_t n = ub_str_len(p->name);
+    memcpy(out, p->name, n);
+    return out + n;
+}
+
+const char *ub_prim_path(ub_layer *layer, const ub_prim *prim)
+{
+    if (!prim->parent)
+        return "/";
+    size_t n = ub_prim_path_len(prim);
+    char *s = ub_arena_alloc(layer->arena, n + 1);
+    if (!s)
+        return NULL;
+    char *end = ub_prim_path_write(prim, s);
+    *end = '\0';
+    return s;
+}

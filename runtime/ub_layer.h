@@ -1,0 +1,186 @@
+/*
+ * ub_layer — one layer's scene description: the tree the parser builds,
+ * the compiler passes rewrite or merge, and the writers print.
+ *
+ * Everything of a layer lives in its arena and is freed by ub_layer_free.
+ * Names, tokens, paths and string values are interned in the ub_strtab the
+ * layer was created with, which is shared by all layers of one run so that
+ * passes combining layers compare names by pointer.
+ *
+ * Metadata keys are the text-format spellings ("references", "inherits",
+ * "variants", "doc", "comment" for the bare layer/prim string, ...), so the
+ * model reads like the file.  Orders are authored order; writers impose
+ * OpenUSD's canonical order.
+ */
+#ifndef UB_LAYER_H
+#define UB_LAYER_H
+
+#include "ub_arena.h"
+#include "ub_diag.h"
+#include "ub_intern.h"
+#include "ub_value.h"
+
+/* An ordered set of metadata fields, unique by key. */
+typedef struct ub_field {
+    const char *key; /* interned */
+    ub_value value;
+    ub_loc loc;
+} ub_field;
+
+typedef struct ub_fields {
+    uint32_t n, cap;
+    ub_field *v;
+} ub_fields;
+
+/* Time samples: sorted by time, times unique (a later sample at the same
+ * time replaces an earlier one, as OpenUSD's map does).  A sample value
+ * may be a BLOCK. */
+typedef struct ub_sample {
+    double time;
+    ub_value value;
+} ub_sample;
+
+typedef struct ub_samples {
+    bool authored; /* `.timeSamples = { }` is authored even when empty */
+    uint32_t n, cap;
+    ub_sample *v;
+    ub_loc loc;
+} ub_samples;
+
+typedef enum ub_prop_kind { UB_ATTR = 0, UB_REL = 1 } ub_prop_kind;
+
+typedef enum ub_variability {
+    UB_VARYING = 0, /* the default; written without a keyword */
+    UB_UNIFORM = 1,
+    UB_CONFIG = 2,  /* legacy `config`, read as uniform by OpenUSD */
+} ub_variability;
+
+typedef struct ub_prop {
+    const char *name;      /* interned, may be namespaced ("xformOp:translate") */
+    ub_prop_kind kind;
+    bool custom;
+    ub_variability variability;
+    bool varying_keyword;  /* relationship declared `varying rel` */
+    /* attributes */
+    const char *type_name; /* interned, as authored without "[]" */
+    const ub_type *type;   /* NULL when the type name is unknown */
+    bool is_array;
+    ub_value default_value; /* EMPTY, BLOCK or DATA (UNTYPED when type==NULL) */
+    ub_samples samples;
+    ub_value connections;   /* LISTOP of UB_TY_PATH, or EMPTY */
+    /* relationships */
+    ub_value targets;        /* LISTOP of UB_TY_PATH, or EMPTY */
+    const char *default_target; /* `rel r.default = </p>`; NULL when none */
+    ub_fields meta;
+    ub_loc loc;
+} ub_prop;
+
+typedef struct ub_props {
+    uint32_t n, cap;
+    ub_prop **v;
+} ub_props;
+
+typedef enum ub_specifier {
+    UB_DEF = 0,
+    UB_OVER = 1,
+    UB_CLASS = 2,
+} ub_specifier;
+
+typedef struct ub_prim ub_prim;
+
+typedef struct ub_prims {
+    uint32_t n, cap;
+    ub_prim **v;
+} ub_prims;
+
+/* `variantSet "name" = { "a" { ... } "b" { ... } }`.  Each variant's body
+ * is a ub_prim (its name is the variant name, its specifier OVER) so every
+ * construct allowed in a prim is allowed in a variant. */
+typedef struct ub_variant_set {
+    const char *name;
+    ub_prims variants;
+    ub_loc loc;
+} ub_variant_set;
+
+struct ub_prim {
+    const char *name;        /* interned; "" for the pseudo-root */
+    ub_specifier specifier;
+    const char *type_name;   /* interned; NULL when not authored */
+    ub_fields meta;          /* everything inside ( ... ) */
+    ub_props props;
+    ub_prims children;
+    uint32_t n_variant_sets, cap_variant_sets;
+    ub_variant_set *variant_sets;
+    ub_value prim_order;     /* `reorder nameChildren = [...]`: token array */
+    ub_value property_order; /* `reorder properties = [...]`: token array */
+    ub_prim *parent;         /* NULL for the pseudo-root */
+    const char *variant_set; /* a variant's body: the set it belongs to */
+    ub_loc loc;
+};
+
+/* An entry of the layer's subLayers list, with its layer offset. */
+typedef struct ub_sublayer {
+    const char *asset;   /* interned, as authored */
+    ub_offset offset;
+    bool has_offset, has_scale;
+    ub_loc loc;
+} ub_sublayer;
+
+typedef struct ub_layer {
+    ub_arena *arena;       /* owns everything below */
+    ub_strtab *strtab;     /* shared; not owned */
+    const char *path;      /* as given by the caller ("-" for stdin) */
+    const char *source;    /* the text it was parsed from, if kept; */
+    size_t source_len;     /*   used to quote lines in later diagnostics */
+    ub_fields meta;        /* layer metadata except subLayers */
+    bool has_sublayers;    /* `subLayers = []` is authored even if empty */
+    uint32_t n_sublayers, cap_sublayers;
+    ub_sublayer *sublayers;
+    ub_prim *root;         /* pseudo-root: root prims are its children;
+                              `reorder rootPrims` is its prim_order */
+    struct ub_name_index *index; /* private: (owner, name) -> child/prop */
+} ub_layer;
+
+/* A new empty layer; NULL when out of memory. */
+ub_layer *ub_layer_new(ub_strtab *strtab, const char *path);
+void ub_layer_free(ub_layer *layer);
+
+/* Interning through the layer's table. */
+const char *ub_layer_intern(ub_layer *layer, const char *s, size_t n);
+
+/* Builders.  Each returns NULL (or -1) only when out of memory.  Lookups
+ * by name are hashed (a layer may have 100k siblings); ub_prim_new and
+ * ub_prop_new append without checking for an existing one of that name. */
+ub_prim *ub_prim_new(ub_layer *layer, ub_prim *parent, const char *name,
+                     ub_specifier spec, ub_loc loc);
+ub_prim *ub_prim_find_child(const ub_layer *layer, const ub_prim *parent,
+                            const char *name);
+ub_prop *ub_prop_new(ub_layer *layer, ub_prim *prim, const char *name,
+                     ub_prop_kind kind, ub_loc loc);
+ub_prop *ub_prop_find(const ub_layer *layer, const ub_prim *prim,
+                      const char *name);
+ub_variant_set *ub_variant_set_get(ub_layer *layer, ub_prim *prim,
+                                   const char *name, ub_loc loc);
+/* A new variant in set (no check for an existing one of that name). */
+ub_prim *ub_variant_new(ub_layer *layer, ub_prim *owner, ub_variant_set *set,
+                       const char *name, ub_loc loc);
+ub_sublayer *ub_layer_add_sublayer(ub_layer *layer, const char *asset,
+                                   ub_loc loc);
+
+/* Set a field (replacing an existing one of the same key in place). */
+ub_field *ub_fields_set(ub_arena *a, ub_fields *f, const char *key,
+                        ub_value value, ub_loc loc);
+ub_field *ub_fields_find(const ub_fields *f, const char *key);
+/* Remove key, keeping the order of the rest.  Returns whether it was set. */
+bool ub_fields_remove(ub_fields *f, const char *key);
+
+/* Insert or replace the sample at time t, keeping samples sorted. */
+int ub_samples_set(ub_arena *a, ub_samples *s, double time, ub_value value);
+/* The sample at exactly time t, or NULL. */
+ub_sample *ub_samples_find(const ub_samples *s, double time);
+
+/* The path of a prim or property as text ("/World/a", "/World/a.size",
+ * variant selections as "/A{v=x}B"), allocated in the layer's arena. */
+const char *ub_prim_path(ub_layer *layer, const ub_prim *prim);
+
+#endif

@@ -1,0 +1,587 @@
+#include "ub_value.h"
+
+#include <math.h>
+#include <string.h>
+
+#define T(id, name, base, sc, r, c, role, interp) \
+    [id] = {id, name, base, sc, r, c, role, interp}
+
+/* The table mirrors OpenUSD's registered value types; `interpolates` is
+ * true exactly for the types OpenUSD interpolates linearly (floating-point
+ * scalars, vectors, matrices, quaternions by slerp). */
+static const ub_type ub_types[UB_TY_COUNT] = {
+    T(UB_TY_BOOL, "bool", UB_TY_BOOL, UB_SC_BOOL, 1, 1, NULL, false),
+    T(UB_TY_UCHAR, "uchar", UB_TY_UCHAR, UB_SC_UCHAR, 1, 1, NULL, false),
+    T(UB_TY_INT, "int", UB_TY_INT, UB_SC_INT, 1, 1, NULL, false),
+    T(UB_TY_UINT, "uint", UB_TY_UINT, UB_SC_UINT, 1, 1, NULL, false),
+    T(UB_TY_INT64, "int64", UB_TY_INT64, UB_SC_INT64, 1, 1, NULL, false),
+    T(UB_TY_UINT64, "uint64", UB_TY_UINT64, UB_SC_UINT64, 1, 1, NULL, false),
+    T(UB_TY_HALF, "half", UB_TY_HALF, UB_SC_HALF, 1, 1, NULL, true),
+    T(UB_TY_FLOAT, "float", UB_TY_FLOAT, UB_SC_FLOAT, 1, 1, NULL, true),
+    T(UB_TY_DOUBLE, "double", UB_TY_DOUBLE, UB_SC_DOUBLE, 1, 1, NULL, true),
+    T(UB_TY_TIMECODE, "timecode", UB_TY_TIMECODE, UB_SC_DOUBLE, 1, 1, NULL,
+      true),
+    T(UB_TY_STRING, "string", UB_TY_STRING, UB_SC_STRING, 1, 1, NULL, false),
+    T(UB_TY_TOKEN, "token", UB_TY_TOKEN, UB_SC_STRING, 1, 1, NULL, false),
+    T(UB_TY_ASSET, "asset", UB_TY_ASSET, UB_SC_STRING, 1, 1, NULL, false),
+    T(UB_TY_OPAQUE, "opaque", UB_TY_OPAQUE, UB_SC_OPAQUE, 1, 1, NULL, false),
+    T(UB_TY_PATH_EXPRESSION, "pathExpression", UB_TY_PATH_EXPRESSION,
+      UB_SC_STRING, 1, 1, NULL, false),
+    T(UB_TY_MATRIX2D, "matrix2d", UB_TY_MATRIX2D, UB_SC_DOUBLE, 2, 2, NULL,
+      true),
+    T(UB_TY_MATRIX3D, "matrix3d", UB_TY_MATRIX3D, UB_SC_DOUBLE, 3, 3, NULL,
+      true),
+    T(UB_TY_MATRIX4D, "matrix4d", UB_TY_MATRIX4D, UB_SC_DOUBLE, 4, 4, NULL,
+      true),
+    T(UB_TY_QUATH, "quath", UB_TY_QUATH, UB_SC_HALF, 1, 4, NULL, true),
+    T(UB_TY_QUATF, "quatf", UB_TY_QUATF, UB_SC_FLOAT, 1, 4, NULL, true),
+    T(UB_TY_QUATD, "quatd", UB_TY_QUATD, UB_SC_DOUBLE, 1, 4, NULL, true),
+    T(UB_TY_INT2, "int2", UB_TY_INT2, UB_SC_INT, 1, 2, NULL, false),
+    T(UB_TY_HALF2, "half2", UB_TY_HALF2, UB_SC_HALF, 1, 2, NULL, true),
+    T(UB_TY_FLOAT2, "float2", UB_TY_FLOAT2, UB_SC_FLOAT, 1, 2, NULL, true),
+    T(UB_TY_DOUBLE2, "double2", UB_TY_DOUBLE2, UB_SC_DOUBLE, 1, 2, NULL, true),
+    T(UB_TY_INT3, "int3", UB_TY_INT3, UB_SC_INT, 1, 3, NULL, false),
+    T(UB_TY_HALF3, "half3", UB_TY_HALF3, UB_SC_HALF, 1, 3, NULL, true),
+    T(UB_TY_FLOAT3, "float3", UB_TY_FLOAT3, UB_SC_FLOAT, 1, 3, NULL, true),
+    T(UB_TY_DOUBLE3, "double3", UB_TY_DOUBLE3, UB_SC_DOUBLE, 1, 3, NULL, true),
+    T(UB_TY_INT4, "int4", UB_TY_INT4, UB_SC_INT, 1, 4, NULL, false),
+    T(UB_TY_HALF4, "half4", UB_TY_HALF4, UB_SC_HALF, 1, 4, NULL, true),
+    T(UB_TY_FLOAT4, "float4", UB_TY_FLOAT4, UB_SC_FLOAT, 1, 4, NULL, true),
+    T(UB_TY_DOUBLE4, "double4", UB_TY_DOUBLE4, UB_SC_DOUBLE, 1, 4, NULL, true),
+    T(UB_TY_POINT3H, "point3h", UB_TY_HALF3, UB_SC_HALF, 1, 3, "Point", true),
+    T(UB_TY_POINT3F, "point3f", UB_TY_FLOAT3, UB_SC_FLOAT, 1, 3, "Point", true),
+    T(UB_TY_POINT3D, "point3d", UB_TY_DOUBLE3, UB_SC_DOUBLE, 1, 3, "Point",
+      true),
+    T(UB_TY_NORMAL3H, "normal3h", UB_TY_HALF3, UB_SC_HALF, 1, 3, "Normal",
+      true),
+    T(UB_TY_NORMAL3F, "normal3f", UB_TY_FLOAT3, UB_SC_FLOAT, 1, 3, "Normal",
+      true),
+    T(UB_TY_NORMAL3D, "normal3d", UB_TY_DOUBLE3, UB_SC_DOUBLE, 1, 3, "Normal",
+      true),
+    T(UB_TY_VECTOR3H, "vector3h", UB_TY_HALF3, UB_SC_HALF, 1, 3, "Vector",
+      true),
+    T(UB_TY_VECTOR3F, "vector3f", UB_TY_FLOAT3, UB_SC_FLOAT, 1, 3, "Vector",
+      true),
+    T(UB_TY_VECTOR3D, "vector3d", UB_TY_DOUBLE3, UB_SC_DOUBLE, 1, 3, "Vector",
+      true),
+    T(UB_TY_COLOR3H, "color3h", UB_TY_HALF3, UB_SC_HALF, 1, 3, "Color", true),
+    T(UB_TY_COLOR3F, "color3f", UB_TY_FLOAT3, UB_SC_FLOAT, 1, 3, "Color", true),
+    T(UB_TY_COLOR3D, "color3d", UB_TY_DOUBLE3, UB_SC_DOUBLE, 1, 3, "Color",
+      true),
+    T(UB_TY_COLOR4H, "color4h", UB_TY_HALF4, UB_SC_HALF, 1, 4, "Color", true),
+    T(UB_TY_COLOR4F, "color4f", UB_TY_FLOAT4, UB_SC_FLOAT, 1, 4, "Color", true),
+    T(UB_TY_COLOR4D, "color4d", UB_TY_DOUBLE4, UB_SC_DOUBLE, 1, 4, "Color",
+      true),
+    T(UB_TY_TEXCOORD2H, "texCoord2h", UB_TY_HALF2, UB_SC_HALF, 1, 2,
+      "TextureCoordinate", true),
+    T(UB_TY_TEXCOORD2F, "texCoord2f", UB_TY_FLOAT2, UB_SC_FLOAT, 1, 2,
+      "TextureCoordinate", true),
+    T(UB_TY_TEXCOORD2D, "texCoord2d", UB_TY_DOUBLE2, UB_SC_DOUBLE, 1, 2,
+      "TextureCoordinate", true),
+    T(UB_TY_TEXCOORD3H, "texCoord3h", UB_TY_HALF3, UB_SC_HALF, 1, 3,
+      "TextureCoordinate", true),
+    T(UB_TY_TEXCOORD3F, "texCoord3f", UB_TY_FLOAT3, UB_SC_FLOAT, 1, 3,
+      "TextureCoordinate", true),
+    T(UB_TY_TEXCOORD3D, "texCoord3d", UB_TY_DOUBLE3, UB_SC_DOUBLE, 1, 3,
+      "TextureCoordinate", true),
+    T(UB_TY_FRAME4D, "frame4d", UB_TY_MATRIX4D, UB_SC_DOUBLE, 4, 4, "Frame",
+      true),
+    T(UB_TY_GROUP, "group", UB_TY_OPAQUE, UB_SC_OPAQUE, 1, 1, "Group", false),
+    T(UB_TY_PATH, "path", UB_TY_PATH, UB_SC_STRING, 1, 1, NULL, false),
+    T(UB_TY_REFERENCE, "reference", UB_TY_REFERENCE, UB_SC_REF, 1, 1, NULL,
+      false),
+    T(UB_TY_PAYLOAD, "payload", UB_TY_PAYLOAD, UB_SC_REF, 1, 1, NULL, false),
+    T(UB_TY_DICTIONARY, "dictionary", UB_TY_DICTIONARY, UB_SC_DICT, 1, 1, NULL,
+      false),
+};
+
+#undef T
+
+const ub_type *ub_type_get(ub_type_id id)
+{
+    if (id <= UB_TY_INVALID || id >= UB_TY_COUNT)
+        return NULL;
+    return &ub_types[id];
+}
+
+const ub_type *ub_type_by_name(const char *name, size_t len)
+{
+    /* Only types an attribute or dictionary may be declared with; the
+     * metadata-only element types are not spelled in usda. */
+    for (int id = UB_TY_BOOL; id < UB_TY_PATH; id++) {
+        const ub_type *t = &ub_types[id];
+        if (strlen(t->name) == len && memcmp(t->name, name, len) == 0)
+            return t;
+    }
+    if (len == 10 && memcmp(name, "dictionary", 10) == 0)
+        return &ub_types[UB_TY_DICTIONARY];
+    return NULL;
+}
+
+size_t ub_scalar_size(ub_scalar s)
+{
+    switch (s) {
+    case UB_SC_BOOL:
+    case UB_SC_UCHAR:
+        return 1;
+    case UB_SC_HALF:
+        return 2;
+    case UB_SC_INT:
+    case UB_SC_UINT:
+    case UB_SC_FLOAT:
+        return 4;
+    case UB_SC_INT64:
+    case UB_SC_UINT64:
+    case UB_SC_DOUBLE:
+        return 8;
+    case UB_SC_STRING:
+        return sizeof(const char *);
+    case UB_SC_REF:
+        return sizeof(ub_reference);
+    case UB_SC_DICT:
+        return sizeof(ub_dict *);
+    case UB_SC_OPAQUE:
+    case UB_SC_NONE:
+        return 0;
+    }
+    return 0;
+}
+
+ub_value ub_value_block(void)
+{
+    return (ub_value){.kind = UB_V_BLOCK};
+}
+
+ub_value ub_value_new(ub_arena *a, const ub_type *t, uint32_t count,
+                      bool is_array)
+{
+    ub_value v = {.kind = UB_V_DATA, .is_array = is_array, .type = t,
+                  .count = count};
+    size_t bytes = (size_t)count * ub_type_elem_size(t);
+    v.u.data = ub_arena_zalloc(a, bytes ? bytes : 1);
+    if (!v.u.data)
+        v.kind = UB_V_EMPTY;
+    return v;
+}
+
+ub_dict *ub_dict_new(ub_arena *a)
+{
+    return ub_arena_zalloc(a, sizeof(ub_dict));
+}
+
+ub_dict_entry *ub_dict_find(const ub_dict *d, const char *key)
+{
+    for (uint32_t i = 0; i < d->n; i++)
+        if (d->e[i].key == key)
+            return &d->e[i];
+    return NULL;
+}
+
+ub_dict_entry *ub_dict_set(ub_arena *a, ub_dict *d, const char *key,
+                           ub_value value, ub_loc loc)
+{
+    ub_dict_entry *e = ub_dict_find(d, key);
+    if (!e) {
+        if (d->n == d->cap) {
+            uint32_t cap = d->cap ? d->cap * 2 : 4;
+            ub_dict_entry *ne = ub_arena_grow(a, d->e, d->n, cap, sizeof *ne);
+            if (!ne)
+                return NULL;
+            d->e = ne;
+            d->cap = cap;
+        }
+        e = &d->e[d->n++];
+        e->key = key;
+    }
+    e->value = value;
+    e->loc = loc;
+    return e;
+}
+
+ub_listop *ub_listop_new(ub_arena *a)
+{
+    return ub_arena_zalloc(a, sizeof(ub_listop));
+}
+
+static ub_dict *ub_dict_clone(ub_arena *a, const ub_dict *d);
+
+static ub_untyped *ub_untyped_clone(ub_arena *a, const ub_untyped *u)
+{
+    ub_untyped *c = ub_arena_alloc(a, sizeof *c);
+    if (!c)
+        return NULL;
+    *c = *u;
+    if (u->n) {
+        c->child = ub_arena_alloc(a, u->n * sizeof *c->child);
+        if (!c->child)
+            return NULL;
+        for (uint32_t i = 0; i < u->n; i++) {
+            ub_untyped *k = ub_untyped_clone(a, &u->child[i]);
+            if (!k)
+                return NULL;
+            c->child[i] = *k;
+        }
+    }
+    return c;
+}
+
+ub_value ub_value_clone(ub_arena *a, const ub_value *v)
+{
+    ub_value c = *v;
+    switch ((ub_vkind)v->kind) {
+    case UB_V_DATA: {
+        size_t bytes = (size_t)v->count * ub_type_elem_size(v->type);
+        c.u.data = ub_arena_alloc(a, bytes ? bytes : 1);
+        if (!c.u.data)
+            return (ub_value){0};
+        if (bytes)
+            memcpy(c.u.data, v->u.data, bytes);
+        if (v->type->scalar == UB_SC_REF) {
+            ub_reference *r = c.u.data;
+            for (uint32_t i = 0; i < v->count; i++)
+                if (r[i].custom_data)
+                    r[i].custom_data = ub_dict_clone(a, r[i].custom_data);
+        } else if (v->type->scalar == UB_SC_DICT) {
+            ub_dict **d = c.u.data;
+            for (uint32_t i = 0; i < v->count; i++)
+                d[i] = ub_dict_clone(a, d[i]);
+        }
+        break;
+    }
+    case UB_V_DICT:
+        c.u.dict = ub_dict_clone(a, v->u.dict);
+        break;
+    case UB_V_LISTOP: {
+        ub_listop *lo = ub_listop_new(a);
+        if (!lo)
+            return (ub_value){0};
+        *lo = *v->u.listop;
+        for (int p = 0; p < UB_LO_NPARTS; p++)
+            if (lo->has[p])
+                lo->part[p] = ub_value_clone(a, &v->u.listop->part[p]);
+        c.u.listop = lo;
+        break;
+    }
+    case UB_V_UNTYPED:
+        c.u.untyped = ub_untyped_clone(a, v->u.untyped);
+        break;
+    case UB_V_EMPTY:
+    case UB_V_BLOCK:
+        break;
+    }
+    return c;
+}
+
+static ub_dict *ub_dict_clone(ub_arena *a, const ub_dict *d)
+{
+    if (!d)
+        return NULL;
+    ub_dict *c = ub_dict_new(a);
+    if (!c)
+        return NULL;
+    for (uint32_t i = 0; i < d->n; i++)
+        ub_dict_set(a, c, d->e[i].key, ub_value_clone(a, &d->e[i].value),
+                    d->e[i].loc);
+    return c;
+}
+
+/* --- half ---------------------------------------------------------------- */
+
+float ub_half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h >> 15) << 31;
+    uint32_t exp = (h >> 10) & 0x1f;
+    uint32_t mant = h & 0x3ff;
+    uint32_t bits;
+    if (exp == 0) {
+        if (mant == 0) {
+            bits = sign;
+        } else { /* subnormal: normalise */
+            int e = -1;
+            do {
+                e++;
+                mant <<= 1;
+            } while (!(mant & 0x400));
+            bits = sign | ((uint32_t)(127 - 15 - e) << 23) |
+                   ((mant & 0x3ff) << 13);
+        }
+    } else if (exp == 31) {
+        bits = sign | 0x7f800000u | (mant << 13);
+    } else {
+        bits = sign | ((exp + 127 - 15) << 23) | (mant << 13);
+    }
+    float f;
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+uint16_t ub_float_to_half(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+    uint32_t absx = x & 0x7fffffffu;
+    if (absx >= 0x7f800000u) /* inf or nan */
+        return sign | 0x7c00 | (absx > 0x7f800000u ? 0x200 : 0);
+    if (absx >= 0x477ff000u) /* rounds to >= 65520: overflow to inf */
+        return sign | 0x7c00;
+    if (absx < 0x38800000u) { /* below the smallest normal half */
+        if (absx < 0x33000000u) /* below half the smallest subnormal */
+            return sign;
+        uint32_t e = absx >> 23;
+        uint32_t m = (absx & 0x7fffff) | 0x800000;
+        uint32_t shift = 126 - e; /* subnormal half unit is 2^-24 */
+        uint32_t half_m = m >> shift;
+        uint32_t rem = m & ((1u << shift) - 1);
+        uint32_t mid = 1u << (shift - 1);
+        if (rem > mid || (rem == mid && (half_m & 1)))
+            half_m++;
+        return sign | (uint16_t)half_m;
+    }
+    uint32_t e = (absx >> 23) - 127 + 15;
+    uint32_t m = absx & 0x7fffff;
+    uint32_t h = (e << 10) | (m >> 13);
+    uint32_t rem = m & 0x1fff;
+    if (rem > 0x1000 || (rem == 0x1000 && (h & 1)))
+        h++; /* may carry into the exponent, which is still correct */
+    return sign | (uint16_t)h;
+}
+
+/* --- numeric access ------------------------------------------------------ */
+
+double ub_value_get_double(const ub_value *v, uint32_t i, unsigned c)
+{
+    const char *p = (const char *)ub_value_elem(v, i) +
+                    c * ub_scalar_size(v->type->scalar);
+    switch (v->type->scalar) {
+    case UB_SC_BOOL:
+    case UB_SC_UCHAR:
+        return *(const uint8_t *)p;
+    case UB_SC_INT: {
+        int32_t x;
+        memcpy(&x, p, sizeof x);
+        return x;
+    }
+    case UB_SC_UINT: {
+        uint32_t x;
+        memcpy(&x, p, sizeof x);
+        return x;
+    }
+    case UB_SC_INT64: {
+        int64_t x;
+        memcpy(&x, p, sizeof x);
+        return (double)x;
+    }
+    case UB_SC_UINT64: {
+        uint64_t x;
+        memcpy(&x, p, sizeof x);
+        return (double)x;
+    }
+    case UB_SC_HALF: {
+        uint16_t x;
+        memcpy(&x, p, sizeof x);
+        return ub_half_to_float(x);
+    }
+    case UB_SC_FLOAT: {
+        float x;
+        memcpy(&x, p, sizeof x);
+        return x;
+    }
+    case UB_SC_DOUBLE: {
+        double x;
+        memcpy(&x, p, sizeof x);
+        return x;
+    }
+    default:
+        return 0.0;
+    }
+}
+
+void ub_value_set_double(ub_value *v, uint32_t i, unsigned c, double x)
+{
+    char *p = (char *)ub_value_elem(v, i) + c * ub_scalar_size(v->type->scalar);
+    switch (v->type->scalar) {
+    case UB_SC_BOOL:
+        *(uint8_t *)p = x != 0.0;
+        break;
+    case UB_SC_UCHAR:
+        *(uint8_t *)p = (uint8_t)x;
+        break;
+    case UB_SC_INT: {
+        int32_t y = (int32_t)x;
+        memcpy(p, &y, sizeof y);
+        break;
+    }
+    case UB_SC_UINT: {
+        uint32_t y = (uint32_t)x;
+        memcpy(p, &y, sizeof y);
+        break;
+    }
+    case UB_SC_INT64: {
+        int64_t y = (int64_t)x;
+        memcpy(p, &y, sizeof y);
+        break;
+    }
+    case UB_SC_UINT64: {
+        uint64_t y = (uint64_t)x;
+        memcpy(p, &y, sizeof y);
+        break;
+    }
+    case UB_SC_HALF: {
+        uint16_t y = ub_float_to_half((float)x);
+        memcpy(p, &y, sizeof y);
+        break;
+    }
+    case UB_SC_FLOAT: {
+        float y = (float)x;
+        memcpy(p, &y, sizeof y);
+        break;
+    }
+    case UB_SC_DOUBLE:
+        memcpy(p, &x, sizeof x);
+        break;
+    default:
+        break;
+    }
+}
+
+/* --- equality ------------------------------------------------------------ */
+
+static bool ub_close_double(double a, double b, double tol)
+{
+    if (a == b || (isnan(a) && isnan(b)))
+        return true;
+    if (tol <= 0.0 || !isfinite(a) || !isfinite(b))
+        return false;
+    double scale = fmax(fabs(a), fabs(b));
+    return fabs(a - b) <= tol * scale;
+}
+
+static bool ub_dict_cmp(const ub_dict *a, const ub_dict *b, double tol);
+static bool ub_untyped_equal(const ub_untyped *a, const ub_untyped *b);
+static bool ub_value_cmp(const ub_value *a, const ub_value *b, double tol);
+
+static bool ub_reference_cmp(const ub_reference *a, const ub_reference *b,
+                             double tol)
+{
+    if (a->asset != b->asset || a->prim_path != b->prim_path)
+        return false;
+    if (!ub_close_double(a->offset.offset, b->offset.offset, tol) ||
+        !ub_close_double(a->offset.scale, b->offset.scale, tol))
+        return false;
+    if (!a->custom_data || !b->custom_data) {
+        bool ea = !a->custom_data || a->custom_data->n == 0;
+        bool eb = !b->custom_data || b->custom_data->n == 0;
+        return ea && eb;
+    }
+    return ub_dict_cmp(a->custom_data, b->custom_data, tol);
+}
+
+static bool ub_data_cmp(const ub_value *a, const ub_value *b, double tol)
+{
+    if (a->type->base != b->type->base || a->is_array != b->is_array ||
+        a->count != b->count)
+        return false;
+    const ub_type *t = a->type;
+    unsigned nc = ub_type_ncomp(t);
+    switch (t->scalar) {
+    case UB_SC_STRING: {
+        for (uint32_t i = 0; i < a->count; i++)
+            if (ub_value_str(a, i) != ub_value_str(b, i))
+                return false;
+        return true;
+    }
+    case UB_SC_REF: {
+        const ub_reference *ra = a->u.data, *rb = b->u.data;
+        for (uint32_t i = 0; i < a->count; i++)
+            if (!ub_reference_cmp(&ra[i], &rb[i], tol))
+                return false;
+        return true;
+    }
+    case UB_SC_DICT: {
+        ub_dict *const *da = a->u.data, *const *db = b->u.data;
+        for (uint32_t i = 0; i < a->count; i++)
+            if (!ub_dict_cmp(da[i], db[i], tol))
+                return false;
+        return true;
+    }
+    case UB_SC_HALF:
+    case UB_SC_FLOAT:
+    case UB_SC_DOUBLE:
+        for (uint32_t i = 0; i < a->count; i++)
+            for (unsigned c = 0; c < nc; c++)
+                if (!ub_close_double(ub_value_get_double(a, i, c),
+                                     ub_value_get_double(b, i, c), tol))
+                    return false;
+        return true;
+    case UB_SC_OPAQUE:
+    case UB_SC_NONE:
+        return true;
+    default:
+        return memcmp(a->u.data, b->u.data,
+                      (size_t)a->count * ub_type_elem_size(t)) == 0;
+    }
+}
+
+static bool ub_dict_cmp(const ub_dict *a, const ub_dict *b, double tol)
+{
+    uint32_t na = a ? a->n : 0, nb = b ? b->n : 0;
+    if (na != nb)
+        return false;
+    for (uint32_t i = 0; i < na; i++) {
+        const ub_dict_entry *e = ub_dict_find(b, a->e[i].key);
+        if (!e || !ub_value_cmp(&a->e[i].value, &e->value, tol))
+            return false;
+    }
+    return true;
+}
+
+static bool ub_untyped_equal(const ub_untyped *a, const ub_untyped *b)
+{
+    if (a->kind != b->kind || a->text != b->text || a->n != b->n)
+        return false;
+    for (uint32_t i = 0; i < a->n; i++)
+        if (!ub_untyped_equal(&a->child[i], &b->child[i]))
+            return false;
+    return true;
+}
+
+static bool ub_value_cmp(const ub_value *a, const ub_value *b, double tol)
+{
+    if (a->kind != b->kind)
+        return false;
+    switch ((ub_vkind)a->kind) {
+    case UB_V_EMPTY:
+    case UB_V_BLOCK:
+        return true;
+    case UB_V_DATA:
+        return ub_data_cmp(a, b, tol);
+    case UB_V_DICT:
+        return ub_dict_cmp(a->u.dict, b->u.dict, tol);
+    case UB_V_LISTOP: {
+        const ub_listop *la = a->u.listop, *lb = b->u.listop;
+        if (la->is_explicit != lb->is_explicit)
+            return false;
+        for (int p = 0; p < UB_LO_NPARTS; p++) {
+            if (la->has[p] != lb->has[p])
+                return false;
+            if (la->has[p] && !ub_value_cmp(&la->part[p], &lb->part[p], tol))
+                return false;
+        }
+        return true;
+    }
+    case UB_V_UNTYPED:
+        return ub_untyped_equal(a->u.untyped, b->u.untyped);
+    }
+    return false;
+}
+
+bool ub_value_equal(const ub_value *a, const ub_value *b)
+{
+    return ub_value_cmp(a, b, 0.0);
+}
+
+bool ub_value_close(const ub_value *a, const ub_value *b, double rel_tol)
+{
+    return ub_value_cmp(a, b, rel_tol);
+}

@@ -1,0 +1,243 @@
+/*
+ * ub_value — the typed value model shared by the parser, every compiler
+ * pass, both writers and the binary reader.
+ *
+ * A value is parsed once, to its declared type (float stays float, half
+ * stays half), and stored contiguously: a float3[] of n points is 3n floats
+ * in a row, which is what the writers, the binary encoder and the runtime's
+ * interpolation all want.  Role types (point3f, color3f, ...) have their own
+ * ub_type so the authored type name is never lost, but share storage and
+ * equality with their base type (float3).
+ */
+#ifndef UB_VALUE_H
+#define UB_VALUE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ub_arena.h"
+#include "ub_diag.h"
+
+/* How one component is stored. */
+typedef enum ub_scalar {
+    UB_SC_NONE = 0,
+    UB_SC_BOOL,   /* uint8_t, 0 or 1 */
+    UB_SC_UCHAR,  /* uint8_t */
+    UB_SC_INT,    /* int32_t */
+    UB_SC_UINT,   /* uint32_t */
+    UB_SC_INT64,  /* int64_t */
+    UB_SC_UINT64, /* uint64_t */
+    UB_SC_HALF,   /* uint16_t, IEEE 754 binary16 bits */
+    UB_SC_FLOAT,  /* float */
+    UB_SC_DOUBLE, /* double (also timecode) */
+    UB_SC_STRING, /* const char *, interned (string, token, asset, path,
+                     pathExpression: the type says which) */
+    UB_SC_REF,    /* ub_reference (references and payload list ops) */
+    UB_SC_DICT,   /* ub_dict * (only as a dictionary value's element) */
+    UB_SC_OPAQUE, /* no storage: opaque values cannot be authored */
+} ub_scalar;
+
+/* Every value type usdbake knows: OpenUSD's SDF_VALUE_TYPES, their roles,
+ * and the element types of metadata-only values. */
+typedef enum ub_type_id {
+    UB_TY_INVALID = 0,
+    /* scalars */
+    UB_TY_BOOL, UB_TY_UCHAR, UB_TY_INT, UB_TY_UINT, UB_TY_INT64,
+    UB_TY_UINT64, UB_TY_HALF, UB_TY_FLOAT, UB_TY_DOUBLE, UB_TY_TIMECODE,
+    UB_TY_STRING, UB_TY_TOKEN, UB_TY_ASSET, UB_TY_OPAQUE,
+    UB_TY_PATH_EXPRESSION,
+    /* dimensioned */
+    UB_TY_MATRIX2D, UB_TY_MATRIX3D, UB_TY_MATRIX4D,
+    UB_TY_QUATH, UB_TY_QUATF, UB_TY_QUATD,
+    UB_TY_INT2, UB_TY_HALF2, UB_TY_FLOAT2, UB_TY_DOUBLE2,
+    UB_TY_INT3, UB_TY_HALF3, UB_TY_FLOAT3, UB_TY_DOUBLE3,
+    UB_TY_INT4, UB_TY_HALF4, UB_TY_FLOAT4, UB_TY_DOUBLE4,
+    /* roles (base type in parentheses) */
+    UB_TY_POINT3H, UB_TY_POINT3F, UB_TY_POINT3D,       /* Point  (3) */
+    UB_TY_NORMAL3H, UB_TY_NORMAL3F, UB_TY_NORMAL3D,    /* Normal (3) */
+    UB_TY_VECTOR3H, UB_TY_VECTOR3F, UB_TY_VECTOR3D,    /* Vector (3) */
+    UB_TY_COLOR3H, UB_TY_COLOR3F, UB_TY_COLOR3D,       /* Color  (3) */
+    UB_TY_COLOR4H, UB_TY_COLOR4F, UB_TY_COLOR4D,       /* Color  (4) */
+    UB_TY_TEXCOORD2H, UB_TY_TEXCOORD2F, UB_TY_TEXCOORD2D,
+    UB_TY_TEXCOORD3H, UB_TY_TEXCOORD3F, UB_TY_TEXCOORD3D,
+    UB_TY_FRAME4D,                                     /* Frame (matrix4d) */
+    UB_TY_GROUP,                                       /* Group (opaque) */
+    /* metadata-only element types (never an attribute's type) */
+    UB_TY_PATH,      /* SdfPath, stored as its text, interned */
+    UB_TY_REFERENCE, /* element of a references list op */
+    UB_TY_PAYLOAD,   /* element of a payload list op */
+    UB_TY_DICTIONARY,
+    UB_TY_COUNT
+} ub_type_id;
+
+typedef struct ub_type {
+    ub_type_id id;
+    const char *name;   /* text-format name: "point3f", "dictionary" */
+    ub_type_id base;    /* storage/equality type: point3f -> float3 */
+    ub_scalar scalar;   /* component storage */
+    uint8_t rows, cols; /* float3: 1x3, matrix4d: 4x4, scalars 1x1 */
+    const char *role;   /* "Point", "Color", ... or NULL */
+    bool interpolates;  /* linear interpolation between samples applies */
+} ub_type;
+
+const ub_type *ub_type_get(ub_type_id id);
+/* The type named name[0..len) in a usda file ("float3", "color3f"), or NULL
+ * when the name is not a known value type. */
+const ub_type *ub_type_by_name(const char *name, size_t len);
+/* Components in one element (3 for float3, 16 for matrix4d). */
+static inline unsigned ub_type_ncomp(const ub_type *t)
+{
+    return (unsigned)t->rows * t->cols;
+}
+/* Bytes of one component / of one element. */
+size_t ub_scalar_size(ub_scalar s);
+static inline size_t ub_type_elem_size(const ub_type *t)
+{
+    return ub_scalar_size(t->scalar) * ub_type_ncomp(t);
+}
+
+/* --- values -------------------------------------------------------------- */
+
+typedef enum ub_vkind {
+    UB_V_EMPTY = 0, /* nothing authored */
+    UB_V_BLOCK,     /* None: a value block */
+    UB_V_DATA,      /* typed data, scalar or array */
+    UB_V_DICT,      /* a dictionary */
+    UB_V_LISTOP,    /* a list op (metadata and relationship targets) */
+    UB_V_UNTYPED,   /* a value of an unknown type, kept as its text tree */
+} ub_vkind;
+
+typedef struct ub_dict ub_dict;
+typedef struct ub_listop ub_listop;
+typedef struct ub_untyped ub_untyped;
+
+typedef struct ub_value {
+    uint8_t kind;     /* ub_vkind */
+    bool is_array;    /* DATA: declared as T[] (even with one element) */
+    const ub_type *type; /* DATA: declared type; LISTOP: element type */
+    uint32_t count;   /* DATA: elements (1 for a scalar) */
+    union {
+        void *data;   /* DATA: count * ub_type_elem_size(type) bytes */
+        ub_dict *dict;
+        ub_listop *listop;
+        ub_untyped *untyped;
+    } u;
+} ub_value;
+
+/* Element i's storage (DATA values). */
+static inline void *ub_value_elem(const ub_value *v, uint32_t i)
+{
+    return (char *)v->u.data + (size_t)i * ub_type_elem_size(v->type);
+}
+/* String-typed element i (string, token, asset, path). */
+static inline const char *ub_value_str(const ub_value *v, uint32_t i)
+{
+    return ((const char *const *)v->u.data)[i];
+}
+
+/* A layer offset: time t in the referenced layer is t * scale + offset in
+ * the referencing one. */
+typedef struct ub_offset {
+    double offset, scale;
+} ub_offset;
+#define UB_OFFSET_IDENTITY ((ub_offset){0.0, 1.0})
+
+/* Element of a references or payload list op. */
+typedef struct ub_reference {
+    const char *asset;     /* interned; "" for an internal reference */
+    const char *prim_path; /* interned; "" for the default prim */
+    ub_offset offset;
+    bool has_offset, has_scale; /* authored (writers print only these) */
+    ub_dict *custom_data;  /* NULL when none (payloads never have one) */
+    ub_loc loc;
+} ub_reference;
+
+/* A dictionary keeps authored order; keys are unique (a later assignment
+ * of a key replaces the earlier one in place).  Writers sort as OpenUSD
+ * does. */
+typedef struct ub_dict_entry {
+    const char *key; /* interned */
+    ub_value value;  /* DATA with its declared type, DICT, or BLOCK */
+    ub_loc loc;
+} ub_dict_entry;
+
+struct ub_dict {
+    uint32_t n, cap;
+    ub_dict_entry *e;
+};
+
+/* List op: an explicit list, or the edits add/prepend/append/delete/
+ * reorder.  Each part is a DATA array of the list op's element type;
+ * `has` tells an authored empty list from no list at all. */
+typedef enum ub_listop_part {
+    UB_LO_EXPLICIT = 0,
+    UB_LO_DELETE,
+    UB_LO_ADD,
+    UB_LO_PREPEND,
+    UB_LO_APPEND,
+    UB_LO_REORDER,
+    UB_LO_NPARTS
+} ub_listop_part;
+
+struct ub_listop {
+    bool is_explicit;
+    bool has[UB_LO_NPARTS];
+    ub_value part[UB_LO_NPARTS];
+    ub_loc loc[UB_LO_NPARTS];
+};
+
+/* A value of a type usdbake does not know (e.g. "ThisType::IsBogus"): kept
+ * as the tree of atoms, tuples and lists it was written as, so it survives
+ * a round trip. */
+typedef enum ub_untyped_kind {
+    UB_U_ATOM,  /* identifier or number, as written */
+    UB_U_STRING,/* quoted string; text is the unescaped value */
+    UB_U_ASSET, /* @asset@; text is the path */
+    UB_U_PATH,  /* <path> */
+    UB_U_TUPLE, /* ( ... ) */
+    UB_U_LIST,  /* [ ... ] */
+} ub_untyped_kind;
+
+struct ub_untyped {
+    ub_untyped_kind kind;
+    const char *text;   /* atoms, strings: interned */
+    uint32_t n;         /* tuples, lists: children */
+    ub_untyped *child;  /* array of n */
+};
+
+/* Constructors.  All memory comes from the arena. */
+ub_value ub_value_block(void);
+/* count elements of type t, zeroed; is_array as declared. */
+ub_value ub_value_new(ub_arena *a, const ub_type *t, uint32_t count,
+                      bool is_array);
+ub_dict *ub_dict_new(ub_arena *a);
+/* Set key to value, replacing an existing entry with the same key.
+ * Returns the entry, or NULL when out of memory. */
+ub_dict_entry *ub_dict_set(ub_arena *a, ub_dict *d, const char *key,
+                           ub_value value, ub_loc loc);
+ub_dict_entry *ub_dict_find(const ub_dict *d, const char *key);
+ub_listop *ub_listop_new(ub_arena *a);
+
+/* Deep copy of v into arena a (strings stay interned in the same table). */
+ub_value ub_value_clone(ub_arena *a, const ub_value *v);
+
+/* Equality as OpenUSD compares values: same kind, same base type, same
+ * shape, equal elements (floats by value; NaN equals NaN so that a layer
+ * compares equal to itself).  Role types compare equal to their base. */
+bool ub_value_equal(const ub_value *a, const ub_value *b);
+/* Like ub_value_equal, but floating-point components may differ by a
+ * relative tolerance (used by the conformance comparison). */
+bool ub_value_close(const ub_value *a, const ub_value *b, double rel_tol);
+
+/* Half-precision conversions (IEEE 754 binary16, round to nearest even). */
+float ub_half_to_float(uint16_t h);
+uint16_t ub_float_to_half(float f);
+
+/* Component c of element i as a double (numeric types only). */
+double ub_value_get_double(const ub_value *v, uint32_t i, unsigned c);
+/* Store x into component c of element i, rounding to the component's
+ * storage type (numeric types only). */
+void ub_value_set_double(ub_value *v, uint32_t i, unsigned c, double x);
+
+#endif
