@@ -1,0 +1,234 @@
+#include "ub_loader.h"
+
+#include "ub_parse.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+typedef struct ub_loaded {
+    const char *resolved; /* interned file path */
+    char *text;           /* malloc'd source, kept for diagnostics */
+    size_t len;
+    ub_layer *layer;      /* NULL when it failed to load */
+} ub_loaded;
+
+struct ub_loader {
+    ub_strtab *strtab;
+    ub_diags *diags;
+    char **search;
+    size_t n_search;
+    ub_loaded *loaded;
+    size_t n_loaded, cap_loaded;
+};
+
+ub_loader *ub_loader_new(ub_strtab *t, ub_diags *diags)
+{
+    ub_loader *ld = calloc(1, sizeof *ld);
+    if (!ld)
+        return NULL;
+    ld->strtab = t;
+    ld->diags = diags;
+    return ld;
+}
+
+void ub_loader_free(ub_loader *ld)
+{
+    if (!ld)
+        return;
+    for (size_t i = 0; i < ld->n_loaded; i++) {
+        ub_layer_free(ld->loaded[i].layer);
+        free(ld->loaded[i].text);
+    }
+    for (size_t i = 0; i < ld->n_search; i++)
+        free(ld->search[i]);
+    free(ld->search);
+    free(ld->loaded);
+    free(ld);
+}
+
+int ub_loader_add_search_path(ub_loader *ld, const char *dir)
+{
+    char **s = realloc(ld->search, (ld->n_search + 1) * sizeof *s);
+    if (!s)
+        return -1;
+    ld->search = s;
+    s[ld->n_search] = strdup(dir);
+    if (!s[ld->n_search])
+        return -1;
+    ld->n_search++;
+    return 0;
+}
+
+int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,
+                 ub_loc named_at)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    if (!f) {
+        ub_diag_add(diags, UB_ERROR, named_at, NULL, NULL, 0,
+                    "cannot open '%s': %s", shown, strerror(errno));
+        return -1;
+    }
+    size_t cap = 1 << 16, n = 0;
+    struct stat st;
+    if (f != stdin && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
+        cap = (size_t)st.st_size + 1;
+    char *buf = malloc(cap);
+    for (;;) {
+        if (!buf) {
+            ub_diag_add(diags, UB_ERROR, named_at, NULL, NULL, 0,
+                        "out of memory reading '%s'", shown);
+            break;
+        }
+        if (n == cap) {
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                continue;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    int err = buf && ferror(f);
+    if (err)
+        ub_diag_add(diags, UB_ERROR, named_at, NULL, NULL, 0,
+                    "cannot read '%s': %s", shown, strerror(errno));
+    if (f != stdin)
+        fclose(f);
+    if (!buf || err) {
+        free(buf);
+        return -1;
+    }
+    *data = buf;
+    *len = n;
+    return 0;
+}
+
+static int ub_is_file(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* dir of `file` joined with `rel`, in a malloc'd string. */
+static char *ub_join_dir(const char *file, const char *rel)
+{
+    const char *slash = strrchr(file, '/');
+    size_t dn = slash ? (size_t)(slash - file) + 1 : 0;
+    size_t rn = strlen(rel);
+    char *p = malloc(dn + rn + 1);
+    if (!p)
+        return NULL;
+    memcpy(p, file, dn);
+    memcpy(p + dn, rel, rn + 1);
+    return p;
+}
+
+const char *ub_loader_resolve(ub_loader *ld, const char *asset,
+                              const ub_layer *anchor)
+{
+    if (strcmp(asset, "-") == 0)
+        return ub_intern_cstr(ld->strtab, asset);
+    if (asset[0] == '/')
+        return ub_is_file(asset) ? ub_intern_cstr(ld->strtab, asset) : NULL;
+    const char *base = anchor && strcmp(anchor->path, "-") != 0
+                           ? anchor->path
+                           : "";
+    char *cand = ub_join_dir(base, asset);
+    if (cand && ub_is_file(cand)) {
+        const char *r = ub_intern_cstr(ld->strtab, cand);
+        free(cand);
+        return r;
+    }
+    free(cand);
+    /* Search paths apply to search-relative paths only ("a/b.usda", not
+     * "./a.usda"), as OpenUSD's default resolver does. */
+    if (strncmp(asset, "./", 2) == 0 || strncmp(asset, "../", 3) == 0)
+        return NULL;
+    for (size_t i = 0; i < ld->n_search; i++) {
+        size_t dn = strlen(ld->search[i]), an = strlen(asset);
+        char *p = malloc(dn + 1 + an + 1);
+        if (!p)
+            return NULL;
+        memcpy(p, ld->search[i], dn);
+        p[dn] = '/';
+        memcpy(p + dn + 1, asset, an + 1);
+        if (ub_is_file(p)) {
+            const char *r = ub_intern_cstr(ld->strtab, p);
+            free(p);
+            return r;
+        }
+        free(p);
+    }
+    return NULL;
+}
+
+static ub_loaded *ub_loader_push(ub_loader *ld, const char *resolved)
+{
+    if (ld->n_loaded == ld->cap_loaded) {
+        size_t cap = ld->cap_loaded ? ld->cap_loaded * 2 : 8;
+        ub_loaded *n = realloc(ld->loaded, cap * sizeof *n);
+        if (!n)
+            return NULL;
+        ld->loaded = n;
+        ld->cap_loaded = cap;
+    }
+    ub_loaded *e = &ld->loaded[ld->n_loaded++];
+    memset(e, 0, sizeof *e);
+    e->resolved = resolved;
+    return e;
+}
+
+ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
+                         const ub_layer *anchor, ub_loc named_at)
+{
+    const char *resolved = ub_loader_resolve(ld, asset, anchor);
+    if (!resolved) {
+        ub_diag *d = ub_diag_add(
+            ld->diags, UB_ERROR, named_at, NULL,
+            anchor ? anchor->source : NULL, anchor ? anchor->source_len : 0,
+            "cannot find layer '%s'", asset);
+        ub_diag_set_hint(ld->diags, d,
+                         "asset paths are resolved relative to the layer "
+                         "that names them, then along --search-path");
+        return NULL;
+    }
+    for (size_t i = 0; i < ld->n_loaded; i++)
+        if (ld->loaded[i].resolved == resolved && strcmp(resolved, "-") != 0)
+            return ld->loaded[i].layer;
+    ub_loaded *e = ub_loader_push(ld, resolved);
+    if (!e)
+        return NULL;
+    if (ub_read_file(resolved, &e->text, &e->len, ld->diags, named_at) != 0)
+        return NULL;
+    ub_loc file_loc = {resolved, 0, 0};
+    if (e->len >= 8 && memcmp(e->text, "PXR-USDC", 8) == 0) {
+        ub_diag_add(ld->diags, UB_ERROR, file_loc, NULL, NULL, 0,
+                    "usdc (crate) input is not supported yet; convert it "
+                    "to usda with `usdcat` first");
+        return NULL;
+    }
+    e->layer = ub_parse_usda(ld->strtab, resolved, e->text, e->len,
+                             ld->diags);
+    return e->layer;
+}
+
+size_t ub_loader_count(const ub_loader *ld)
+{
+    return ld->n_loaded;
+}
+
+ub_layer *ub_loader_at(const ub_loader *ld, size_t i)
+{
+    return i < ld->n_loaded ? ld->loaded[i].layer : NULL;
+}

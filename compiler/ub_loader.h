@@ -1,0 +1,53 @@
+/*
+ * ub_loader — finds, reads and parses layers, each once.
+ *
+ * Asset paths are resolved relative to the layer that names them, then
+ * along the search path.  Every layer read is kept (and shared) until the
+ * loader is freed, so a stack that names one layer twice parses it once,
+ * and `--deps` can list exactly what was read.
+ */
+#ifndef UB_LOADER_H
+#define UB_LOADER_H
+
+#include <stddef.h>
+
+#include "ub_diag.h"
+#include "ub_intern.h"
+#include "ub_layer.h"
+
+typedef struct ub_loader ub_loader;
+
+/* diags receives every loading and parsing error; t interns all layers'
+ * strings.  Both must outlive the loader. */
+ub_loader *ub_loader_new(ub_strtab *t, ub_diags *diags);
+/* Frees every layer the loader read. */
+void ub_loader_free(ub_loader *ld);
+
+/* Directories to try, in order, for a relative asset path that does not
+ * exist next to the layer naming it.  The string is copied. */
+int ub_loader_add_search_path(ub_loader *ld, const char *dir);
+
+/* Resolve asset (as authored) from the layer `anchor` (NULL: from the
+ * current directory).  Returns the resolved file path, interned, or NULL
+ * when no such file exists.  Does not read the file. */
+const char *ub_loader_resolve(ub_loader *ld, const char *asset,
+                              const ub_layer *anchor);
+
+/* The layer for asset, read and parsed on first use.  `named_at` is where
+ * the asset path was written (for "no such layer" errors); its file may be
+ * NULL for a command-line argument.  "-" reads standard input.  Returns
+ * NULL after appending an error to the diagnostics. */
+ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
+                         const ub_layer *anchor, ub_loc named_at);
+
+/* Every layer read so far, in the order first read (for dependency
+ * lists). */
+size_t ub_loader_count(const ub_loader *ld);
+ub_layer *ub_loader_at(const ub_loader *ld, size_t i);
+
+/* Read a whole file ("-" = stdin) into malloc'd memory.  Returns 0, or -1
+ * with an error in diags naming the file and the reason. */
+int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,
+                 ub_loc named_at);
+
+#endif
