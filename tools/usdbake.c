@@ -11,6 +11,7 @@
 
 static const ub_command *const ub_commands[] = {
     &ub_cmd_cat,
+    &ub_cmd_diff,
 };
 
 #define UB_NCOMMANDS (sizeof ub_commands / sizeof ub_commands[0])

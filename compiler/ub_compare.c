@@ -1,0 +1,680 @@
+#include "ub_compare.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ub_buf.h"
+
+struct ub_differences {
+    size_t n, cap;
+    ub_difference *v;
+};
+
+ub_differences *ub_differences_new(void)
+{
+    return calloc(1, sizeof(ub_differences));
+}
+
+void ub_differences_free(ub_differences *d)
+{
+    if (!d)
+        return;
+    for (size_t i = 0; i < d->n; i++) {
+        free((char *)d->v[i].path);
+        free((char *)d->v[i].message);
+    }
+    free(d->v);
+    free(d);
+}
+
+size_t ub_differences_count(const ub_differences *d)
+{
+    return d ? d->n : 0;
+}
+
+const ub_difference *ub_differences_at(const ub_differences *d, size_t i)
+{
+    return d && i < d->n ? &d->v[i] : NULL;
+}
+
+/* --- the walk's state ------------------------------------------------------ */
+
+typedef struct ub_cmp {
+    const ub_layer *a, *b;
+    double tol;
+    size_t max;
+    long found;
+    bool oom;
+    ub_differences *out;
+    ub_buf path; /* the current object's path, NUL-terminated */
+} ub_cmp;
+
+static bool ub_cmp_stop(const ub_cmp *c)
+{
+    return c->oom || (c->max && (size_t)c->found >= c->max);
+}
+
+static char *ub_cmp_strdup(const char *s, size_t n)
+{
+    char *p = malloc(n + 1);
+    if (p) {
+        memcpy(p, s, n);
+        p[n] = '\0';
+    }
+    return p;
+}
+
+static void ub_cmp_report(ub_cmp *c, ub_loc la, ub_loc lb, const char *fmt,
+                          ...) __attribute__((format(printf, 4, 5)));
+
+static void ub_cmp_report(ub_cmp *c, ub_loc la, ub_loc lb, const char *fmt,
+                          ...)
+{
+    if (ub_cmp_stop(c))
+        return;
+    ub_differences *d = c->out;
+    if (d->n == d->cap) {
+        size_t cap = d->cap ? 2 * d->cap : 16;
+        ub_difference *v = realloc(d->v, cap * sizeof *v);
+        if (!v) {
+            c->oom = true;
+            return;
+        }
+        d->v = v;
+        d->cap = cap;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    char small[256];
+    int n = vsnprintf(small, sizeof small, fmt, ap);
+    va_end(ap);
+    if (n < 0) {
+        c->oom = true;
+        return;
+    }
+    char *text;
+    if ((size_t)n < sizeof small) {
+        text = ub_cmp_strdup(small, (size_t)n);
+    } else {
+        text = malloc((size_t)n + 1);
+        if (text) {
+            va_start(ap, fmt);
+            vsnprintf(text, (size_t)n + 1, fmt, ap);
+            va_end(ap);
+        }
+    }
+    char *path = ub_cmp_strdup(c->path.len ? c->path.data : "",
+                               c->path.len);
+    if (!text || !path) {
+        free(text);
+        free(path);
+        c->oom = true;
+        return;
+    }
+    d->v[d->n++] = (ub_difference){path, text, la, lb};
+    c->found++;
+}
+
+/* Path stack: push returns the old length to pop back to. */
+static size_t ub_cmp_push(ub_cmp *c, const char *sep, const char *name,
+                          const char *tail)
+{
+    size_t old = c->path.len;
+    ub_buf_puts(&c->path, sep);
+    ub_buf_puts(&c->path, name);
+    if (tail)
+        ub_buf_puts(&c->path, tail);
+    ub_buf_putc(&c->path, '\0');
+    c->path.len--; /* keep the terminator out of the length */
+    if (c->path.failed)
+        c->oom = true;
+    return old;
+}
+
+static void ub_cmp_pop(ub_cmp *c, size_t old)
+{
+    c->path.len = old;
+    if (c->path.data)
+        c->path.data[old] = '\0';
+}
+
+/* --- describing values in messages ---------------------------------------- */
+
+static void ub_desc_elem(ub_buf *b, const ub_value *v, uint32_t i)
+{
+    const ub_type *t = v->type;
+    switch (t->scalar) {
+    case UB_SC_STRING:
+        ub_buf_printf(b, "\"%s\"", ub_value_str(v, i));
+        return;
+    case UB_SC_REF: {
+        const ub_reference *r = (const ub_reference *)v->u.data + i;
+        ub_buf_printf(b, "@%s@<%s> (offset %.17g, scale %.17g)", r->asset,
+                      r->prim_path, r->offset.offset, r->offset.scale);
+        return;
+    }
+    case UB_SC_DICT:
+        ub_buf_puts(b, "{...}");
+        return;
+    case UB_SC_OPAQUE:
+    case UB_SC_NONE:
+        ub_buf_puts(b, "(opaque)");
+        return;
+    default:
+        break;
+    }
+    unsigned nc = ub_type_ncomp(t);
+    if (nc > 1)
+        ub_buf_putc(b, '(');
+    for (unsigned k = 0; k < nc; k++)
+        ub_buf_printf(b, "%s%.17g", k ? ", " : "",
+                      ub_value_get_double(v, i, k));
+    if (nc > 1)
+        ub_buf_putc(b, ')');
+}
+
+/* A short description of a whole value ("float3[] of 12 elements"). */
+static void ub_desc_value(ub_buf *b, const ub_value *v)
+{
+    switch ((ub_vkind)v->kind) {
+    case UB_V_EMPTY:
+        ub_buf_puts(b, "nothing");
+        return;
+    case UB_V_BLOCK:
+        ub_buf_puts(b, "None");
+        return;
+    case UB_V_DICT:
+        ub_buf_printf(b, "a dictionary of %u entries",
+                      v->u.dict ? v->u.dict->n : 0);
+        return;
+    case UB_V_LISTOP:
+        ub_buf_puts(b, v->u.listop && v->u.listop->is_explicit
+                           ? "an explicit list"
+                           : "a list op");
+        return;
+    case UB_V_UNTYPED:
+        ub_buf_puts(b, "a value of unknown type");
+        return;
+    case UB_V_DATA:
+        break;
+    }
+    if (v->is_array)
+        ub_buf_printf(b, "%s[] of %u elements", v->type->name, v->count);
+    else if (v->count == 1)
+        ub_desc_elem(b, v, 0);
+    else
+        ub_buf_puts(b, v->type->name);
+}
+
+static ub_value ub_elem_view(const ub_value *v, uint32_t i)
+{
+    ub_value e = *v;
+    e.count = 1;
+    e.is_array = false;
+    e.u.data = ub_value_elem(v, i);
+    return e;
+}
+
+static void ub_desc_diff(ub_buf *b, const ub_value *x, const ub_value *y,
+                         double tol, const char *name_a, const char *name_b);
+
+static void ub_desc_dict_diff(ub_buf *b, const ub_dict *x, const ub_dict *y,
+                              double tol, const char *na, const char *nb)
+{
+    uint32_t nx = x ? x->n : 0, ny = y ? y->n : 0;
+    for (uint32_t i = 0; i < nx; i++) {
+        const ub_dict_entry *e = ub_dict_find(y, x->e[i].key);
+        if (!e) {
+            ub_buf_printf(b, "key '%s' only in %s", x->e[i].key, na);
+            return;
+        }
+        if (!ub_value_close(&x->e[i].value, &e->value, tol)) {
+            ub_buf_printf(b, "key '%s': ", x->e[i].key);
+            ub_desc_diff(b, &x->e[i].value, &e->value, tol, na, nb);
+            return;
+        }
+    }
+    for (uint32_t i = 0; i < ny; i++)
+        if (!ub_dict_find(x, y->e[i].key)) {
+            ub_buf_printf(b, "key '%s' only in %s", y->e[i].key, nb);
+            return;
+        }
+    ub_buf_puts(b, "dictionaries differ");
+}
+
+static const char *const ub_listop_part_names[UB_LO_NPARTS] = {
+    "explicit items", "deleted items", "added items", "prepended items",
+    "appended items", "reorder items"};
+
+/* Why x and y differ, in a few words. */
+static void ub_desc_diff(ub_buf *b, const ub_value *x, const ub_value *y,
+                         double tol, const char *na, const char *nb)
+{
+    if (x->kind != y->kind || x->kind == UB_V_UNTYPED) {
+        ub_desc_value(b, x);
+        ub_buf_puts(b, " vs ");
+        ub_desc_value(b, y);
+        return;
+    }
+    switch ((ub_vkind)x->kind) {
+    case UB_V_DICT:
+        ub_desc_dict_diff(b, x->u.dict, y->u.dict, tol, na, nb);
+        return;
+    case UB_V_LISTOP: {
+        const ub_listop *lx = x->u.listop, *ly = y->u.listop;
+        if (lx->is_explicit != ly->is_explicit) {
+            ub_desc_value(b, x);
+            ub_buf_puts(b, " vs ");
+            ub_desc_value(b, y);
+            return;
+        }
+        for (int p = 0; p < UB_LO_NPARTS; p++) {
+            if (lx->has[p] != ly->has[p]) {
+                ub_buf_printf(b, "%s only in %s", ub_listop_part_names[p],
+                              lx->has[p] ? na : nb);
+                return;
+            }
+            if (lx->has[p] &&
+                !ub_value_close(&lx->part[p], &ly->part[p], tol)) {
+                ub_buf_printf(b, "%s: ", ub_listop_part_names[p]);
+                ub_desc_diff(b, &lx->part[p], &ly->part[p], tol, na, nb);
+                return;
+            }
+        }
+        ub_buf_puts(b, "list ops differ");
+        return;
+    }
+    case UB_V_DATA:
+        break;
+    default:
+        ub_buf_puts(b, "values differ");
+        return;
+    }
+    if (x->type->base != y->type->base || x->is_array != y->is_array) {
+        ub_buf_printf(b, "%s%s vs %s%s", x->type->name,
+                      x->is_array ? "[]" : "", y->type->name,
+                      y->is_array ? "[]" : "");
+        return;
+    }
+    if (x->count != y->count) {
+        ub_buf_printf(b, "%u elements vs %u elements", x->count, y->count);
+        return;
+    }
+    for (uint32_t i = 0; i < x->count; i++) {
+        ub_value ex = ub_elem_view(x, i), ey = ub_elem_view(y, i);
+        if (ub_value_close(&ex, &ey, tol))
+            continue;
+        if (x->is_array)
+            ub_buf_printf(b, "element %u: ", i);
+        if (x->type->scalar == UB_SC_DICT) {
+            ub_desc_dict_diff(b, *(ub_dict *const *)ex.u.data,
+                              *(ub_dict *const *)ey.u.data, tol, na, nb);
+            return;
+        }
+        ub_desc_elem(b, &ex, 0);
+        ub_buf_puts(b, " vs ");
+        ub_desc_elem(b, &ey, 0);
+        return;
+    }
+    ub_buf_puts(b, "values differ");
+}
+
+/* Report `what differs: ...` when x and y are not equal. */
+static void ub_cmp_value(ub_cmp *c, const char *what, const ub_value *x,
+                         const ub_value *y, ub_loc la, ub_loc lb)
+{
+    if (ub_cmp_stop(c) || ub_value_close(x, y, c->tol))
+        return;
+    ub_buf d;
+    ub_buf_init(&d);
+    ub_desc_diff(&d, x, y, c->tol, c->a->path, c->b->path);
+    ub_buf_putc(&d, '\0');
+    if (d.failed)
+        c->oom = true;
+    else
+        ub_cmp_report(c, la, lb, "%s differs: %s", what, d.data);
+    ub_buf_free(&d);
+}
+
+/* --- metadata ---------------------------------------------------------------- */
+
+static void ub_cmp_fields(ub_cmp *c, const char *what, const ub_fields *fa,
+                          const ub_fields *fb)
+{
+    ub_loc none = {NULL, 0, 0};
+    for (uint32_t i = 0; i < fa->n && !ub_cmp_stop(c); i++) {
+        const ub_field *x = &fa->v[i];
+        const ub_field *y = ub_fields_find(fb, x->key);
+        if (!y) {
+            ub_cmp_report(c, x->loc, none, "%s '%s' only in %s", what,
+                          x->key, c->a->path);
+            continue;
+        }
+        char label[256];
+        snprintf(label, sizeof label, "%s '%s'", what, x->key);
+        ub_cmp_value(c, label, &x->value, &y->value, x->loc, y->loc);
+    }
+    for (uint32_t i = 0; i < fb->n && !ub_cmp_stop(c); i++)
+        if (!ub_fields_find(fa, fb->v[i].key))
+            ub_cmp_report(c, none, fb->v[i].loc, "%s '%s' only in %s", what,
+                          fb->v[i].key, c->b->path);
+}
+
+/* --- properties -------------------------------------------------------------- */
+
+static const char *ub_variability_name(ub_variability v)
+{
+    return v == UB_VARYING ? "varying" : "uniform";
+}
+
+static void ub_cmp_samples(ub_cmp *c, const ub_prop *x, const ub_prop *y)
+{
+    const ub_samples *sa = &x->samples, *sb = &y->samples;
+    if (sa->authored != sb->authored) {
+        ub_cmp_report(c, sa->loc, sb->loc, "time samples only in %s",
+                      sa->authored ? c->a->path : c->b->path);
+        return;
+    }
+    if (sa->n != sb->n) {
+        ub_cmp_report(c, sa->loc, sb->loc,
+                      "time samples differ: %u samples vs %u", sa->n, sb->n);
+        return;
+    }
+    ub_value ta = {.kind = UB_V_DATA, .type = ub_type_get(UB_TY_DOUBLE),
+                   .count = 1};
+    ub_value tb = ta;
+    for (uint32_t i = 0; i < sa->n && !ub_cmp_stop(c); i++) {
+        double t0 = sa->v[i].time, t1 = sb->v[i].time;
+        ta.u.data = &t0;
+        tb.u.data = &t1;
+        if (!ub_value_close(&ta, &tb, c->tol)) {
+            ub_cmp_report(c, sa->loc, sb->loc,
+                          "time samples differ: sample %u is at time "
+                          "%.17g vs %.17g", i, t0, t1);
+            return;
+        }
+        char label[96];
+        snprintf(label, sizeof label, "time sample at %.17g", t0);
+        ub_cmp_value(c, label, &sa->v[i].value, &sb->v[i].value, sa->loc,
+                     sb->loc);
+    }
+}
+
+static void ub_cmp_prop(ub_cmp *c, const ub_prop *x, const ub_prop *y)
+{
+    ub_loc la = x->loc, lb = y->loc;
+    if (x->kind != y->kind) {
+        ub_cmp_report(c, la, lb, "an %s vs a %s",
+                      x->kind == UB_ATTR ? "attribute" : "relationship",
+                      y->kind == UB_ATTR ? "attribute" : "relationship");
+        return;
+    }
+    if (x->custom != y->custom)
+        ub_cmp_report(c, la, lb, "custom differs: %s vs %s",
+                      x->custom ? "custom" : "not custom",
+                      y->custom ? "custom" : "not custom");
+    /* OpenUSD reads the legacy `config` as uniform. */
+    ub_variability va = x->variability == UB_CONFIG ? UB_UNIFORM
+                                                    : x->variability;
+    ub_variability vb = y->variability == UB_CONFIG ? UB_UNIFORM
+                                                    : y->variability;
+    if (x->kind == UB_ATTR && va != vb)
+        ub_cmp_report(c, la, lb, "variability differs: %s vs %s",
+                      ub_variability_name(va), ub_variability_name(vb));
+    if (x->kind == UB_ATTR &&
+        (x->type_name != y->type_name || x->is_array != y->is_array))
+        ub_cmp_report(c, la, lb, "type differs: %s%s vs %s%s",
+                      x->type_name ? x->type_name : "(none)",
+                      x->is_array ? "[]" : "",
+                      y->type_name ? y->type_name : "(none)",
+                      y->is_array ? "[]" : "");
+    ub_cmp_value(c, "default", &x->default_value, &y->default_value, la, lb);
+    if (!ub_cmp_stop(c))
+        ub_cmp_samples(c, x, y);
+    ub_cmp_value(c, "connections", &x->connections, &y->connections, la, lb);
+    ub_cmp_value(c, "targets", &x->targets, &y->targets, la, lb);
+    if (x->default_target != y->default_target)
+        ub_cmp_report(c, la, lb, "default target differs: <%s> vs <%s>",
+                      x->default_target ? x->default_target : "",
+                      y->default_target ? y->default_target : "");
+    ub_cmp_fields(c, "metadata", &x->meta, &y->meta);
+}
+
+/* --- prims -------------------------------------------------------------------- */
+
+static const char *ub_specifier_name(ub_specifier s)
+{
+    return s == UB_DEF ? "def" : s == UB_OVER ? "over" : "class";
+}
+
+/* Compare two ordered lists of names: report what only one side has, or
+ * the order when both have the same names.  get(list, i) names item i;
+ * has(layer, owner, name) looks one up. */
+typedef const char *(*ub_name_at_fn)(const void *list, uint32_t i);
+
+static const char *ub_prop_name_at(const void *list, uint32_t i)
+{
+    return ((const ub_props *)list)->v[i]->name;
+}
+
+static const char *ub_child_name_at(const void *list, uint32_t i)
+{
+    return ((const ub_prims *)list)->v[i]->name;
+}
+
+static bool ub_name_in(const void *list, uint32_t n, ub_name_at_fn at,
+                       const char *name)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (at(list, i) == name)
+            return true;
+    return false;
+}
+
+static void ub_cmp_names(ub_cmp *c, const char *what, const void *la,
+                         uint32_t na, const void *lb, uint32_t nb,
+                         ub_name_at_fn at, ub_loc loc_a, ub_loc loc_b)
+{
+    /* Small lists are scanned; large ones are compared in order first,
+     * which is the common (equal) case and keeps 100k siblings linear. */
+    bool same = na == nb;
+    for (uint32_t i = 0; same && i < na; i++)
+        same = at(la, i) == at(lb, i);
+    if (same)
+        return;
+    bool reported = false;
+    if (na <= 4096 && nb <= 4096) {
+        for (uint32_t i = 0; i < na && !ub_cmp_stop(c); i++)
+            if (!ub_name_in(lb, nb, at, at(la, i))) {
+                ub_cmp_report(c, loc_a, loc_b, "%s '%s' only in %s", what,
+                              at(la, i), c->a->path);
+                reported = true;
+            }
+        for (uint32_t i = 0; i < nb && !ub_cmp_stop(c); i++)
+            if (!ub_name_in(la, na, at, at(lb, i))) {
+                ub_cmp_report(c, loc_a, loc_b, "%s '%s' only in %s", what,
+                              at(lb, i), c->b->path);
+                reported = true;
+            }
+    }
+    if (!reported) {
+        uint32_t i = 0;
+        while (i < na && i < nb && at(la, i) == at(lb, i))
+            i++;
+        ub_cmp_report(c, loc_a, loc_b,
+                      "%s differ at position %u: '%s' vs '%s'", what, i,
+                      i < na ? at(la, i) : "(end)",
+                      i < nb ? at(lb, i) : "(end)");
+    }
+}
+
+static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y);
+
+static const ub_variant_set *ub_find_vset(const ub_prim *p, const char *name)
+{
+    for (uint32_t i = 0; i < p->n_variant_sets; i++)
+        if (p->variant_sets[i].name == name)
+            return &p->variant_sets[i];
+    return NULL;
+}
+
+static const ub_prim *ub_find_variant(const ub_variant_set *s,
+                                      const char *name)
+{
+    for (uint32_t i = 0; i < s->variants.n; i++)
+        if (s->variants.v[i]->name == name)
+            return s->variants.v[i];
+    return NULL;
+}
+
+/* Variant sets and variants are looked up by name: OpenUSD selects them
+ * by name, and their order is carried by the variantSets metadata. */
+static void ub_cmp_variant_sets(ub_cmp *c, const ub_prim *x, const ub_prim *y)
+{
+    for (int side = 0; side < 2; side++) {
+        const ub_prim *p = side ? y : x, *q = side ? x : y;
+        for (uint32_t i = 0; i < p->n_variant_sets && !ub_cmp_stop(c); i++) {
+            const ub_variant_set *s = &p->variant_sets[i];
+            const ub_variant_set *t = ub_find_vset(q, s->name);
+            if (!t) {
+                ub_cmp_report(c, side ? q->loc : s->loc,
+                              side ? s->loc : q->loc,
+                              "variant set '%s' only in %s", s->name,
+                              side ? c->b->path : c->a->path);
+                continue;
+            }
+            for (uint32_t k = 0; k < s->variants.n && !ub_cmp_stop(c); k++) {
+                const ub_prim *v = s->variants.v[k];
+                const ub_prim *w = ub_find_variant(t, v->name);
+                if (!w)
+                    ub_cmp_report(c, side ? t->loc : v->loc,
+                                  side ? v->loc : t->loc,
+                                  "variant '%s' of set '%s' only in %s",
+                                  v->name, s->name,
+                                  side ? c->b->path : c->a->path);
+                else if (!side) {
+                    size_t old = c->path.len;
+                    ub_buf_printf(&c->path, "{%s=%s}", s->name, v->name);
+                    ub_buf_putc(&c->path, '\0');
+                    c->path.len--;
+                    if (c->path.failed)
+                        c->oom = true;
+                    ub_cmp_prim(c, v, w);
+                    ub_cmp_pop(c, old);
+                }
+            }
+        }
+    }
+}
+
+static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y)
+{
+    if (ub_cmp_stop(c))
+        return;
+    ub_loc la = x->loc, lb = y->loc;
+    bool pseudo = x->parent == NULL && x->variant_set == NULL;
+    if (!pseudo && x->variant_set == NULL && x->specifier != y->specifier)
+        ub_cmp_report(c, la, lb, "specifier differs: %s vs %s",
+                      ub_specifier_name(x->specifier),
+                      ub_specifier_name(y->specifier));
+    if (x->type_name != y->type_name)
+        ub_cmp_report(c, la, lb, "type name differs: %s vs %s",
+                      x->type_name ? x->type_name : "(none)",
+                      y->type_name ? y->type_name : "(none)");
+    if (!pseudo)
+        ub_cmp_fields(c, "metadata", &x->meta, &y->meta);
+    ub_cmp_value(c, pseudo ? "rootPrims order" : "nameChildren order",
+                 &x->prim_order, &y->prim_order, la, lb);
+    ub_cmp_value(c, "properties order", &x->property_order,
+                 &y->property_order, la, lb);
+
+    ub_cmp_names(c, "property", &x->props, x->props.n, &y->props, y->props.n,
+                 ub_prop_name_at, la, lb);
+    for (uint32_t i = 0; i < x->props.n && !ub_cmp_stop(c); i++) {
+        const ub_prop *px = x->props.v[i];
+        const ub_prop *py = i < y->props.n && y->props.v[i]->name == px->name
+                                ? y->props.v[i]
+                                : ub_prop_find(c->b, y, px->name);
+        if (!py)
+            continue;
+        size_t old = ub_cmp_push(c, ".", px->name, NULL);
+        ub_cmp_prop(c, px, py);
+        ub_cmp_pop(c, old);
+    }
+
+    ub_cmp_variant_sets(c, x, y);
+
+    ub_cmp_names(c, "child prim", &x->children, x->children.n, &y->children,
+                 y->children.n, ub_child_name_at, la, lb);
+    for (uint32_t i = 0; i < x->children.n && !ub_cmp_stop(c); i++) {
+        const ub_prim *cx = x->children.v[i];
+        const ub_prim *cy =
+            i < y->children.n && y->children.v[i]->name == cx->name
+                ? y->children.v[i]
+                : ub_prim_find_child(c->b, y, cx->name);
+        if (!cy)
+            continue;
+        size_t old = ub_cmp_push(c, "/", cx->name, NULL);
+        ub_cmp_prim(c, cx, cy);
+        ub_cmp_pop(c, old);
+    }
+}
+
+/* --- layers ---------------------------------------------------------------- */
+
+static void ub_cmp_sublayers(ub_cmp *c, const ub_layer *a, const ub_layer *b)
+{
+    ub_loc none = {NULL, 0, 0};
+    if (a->has_sublayers != b->has_sublayers) {
+        ub_cmp_report(c, none, none, "subLayers only in %s",
+                      a->has_sublayers ? a->path : b->path);
+        return;
+    }
+    if (a->n_sublayers != b->n_sublayers) {
+        ub_cmp_report(c, none, none, "subLayers differ: %u layers vs %u",
+                      a->n_sublayers, b->n_sublayers);
+        return;
+    }
+    ub_value oa = {.kind = UB_V_DATA, .type = ub_type_get(UB_TY_DOUBLE2),
+                   .count = 1};
+    ub_value ob = oa;
+    for (uint32_t i = 0; i < a->n_sublayers && !ub_cmp_stop(c); i++) {
+        const ub_sublayer *x = &a->sublayers[i], *y = &b->sublayers[i];
+        if (x->asset != y->asset) {
+            ub_cmp_report(c, x->loc, y->loc,
+                          "subLayers differ: entry %u is @%s@ vs @%s@", i,
+                          x->asset, y->asset);
+            continue;
+        }
+        double va[2] = {x->offset.offset, x->offset.scale};
+        double vb[2] = {y->offset.offset, y->offset.scale};
+        oa.u.data = va;
+        ob.u.data = vb;
+        if (!ub_value_close(&oa, &ob, c->tol))
+            ub_cmp_report(c, x->loc, y->loc,
+                          "subLayers differ: @%s@ has offset %.17g scale "
+                          "%.17g vs offset %.17g scale %.17g",
+                          x->asset, va[0], va[1], vb[0], vb[1]);
+    }
+}
+
+long ub_compare_layers(const ub_layer *a, const ub_layer *b,
+                       const ub_compare_opts *opts, ub_differences *out)
+{
+    if (!a || !b || !out || a->strtab != b->strtab)
+        return -1;
+    ub_cmp c = {.a = a, .b = b, .out = out};
+    if (opts) {
+        c.tol = opts->rel_tol;
+        c.max = opts->max_differences;
+    }
+    ub_buf_init(&c.path);
+    ub_cmp_fields(&c, "layer metadata", &a->meta, &b->meta);
+    ub_cmp_sublayers(&c, a, b);
+    if (a->root && b->root)
+        ub_cmp_prim(&c, a->root, b->root);
+    ub_buf_free(&c.path);
+    return c.oom ? -1 : c.found;
+}
