@@ -1,0 +1,43 @@
+/*
+ * ub_stack — layer stacks: the root layer and its subLayers, recursively,
+ * each with its cumulative offset into the root's time frame; and
+ * flattening a stack into one layer as OpenUSD's
+ * `usdcat --flattenLayerStack` (UsdFlattenLayerStack) does.
+ */
+#ifndef UB_STACK_H
+#define UB_STACK_H
+
+#include <stddef.h>
+
+#include "ub_diag.h"
+#include "ub_layer.h"
+#include "ub_loader.h"
+#include "ub_value.h"
+
+/* The layers of a stack, strongest first (the root, then each sublayer
+ * followed by its own sublayers, depth first, as PcpLayerStack orders
+ * them).  A layer may appear more than once (named twice); cycles are cut
+ * and reported. */
+typedef struct ub_stack {
+    size_t n, cap;
+    ub_layer **layers;   /* owned by the loader */
+    ub_offset *offsets;  /* cumulative: layer time -> root time */
+} ub_stack;
+
+/* Build the stack rooted at `root` (already loaded through ld), loading
+ * sublayers through ld.  Missing sublayers, cycles and invalid offsets are
+ * reported in diags (errors); the stack is still built from what could be
+ * loaded, so callers decide whether errors are fatal.  Returns 0, or -1
+ * when out of memory. */
+int ub_stack_build(ub_stack *s, ub_loader *ld, ub_layer *root,
+                   ub_diags *diags);
+void ub_stack_free(ub_stack *s);
+
+/* Flatten the stack into a new layer (interned in the root's table) whose
+ * path is out_path (used only as its identity; asset paths in the output
+ * are anchored to the layers that named them, as OpenUSD does).  Returns
+ * NULL when out of memory; warnings about ignored specs go to diags. */
+ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
+                           ub_diags *diags);
+
+#endif

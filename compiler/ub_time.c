@@ -1,0 +1,190 @@
+#include "ub_time.h"
+
+#include <math.h>
+#include <string.h>
+
+/* OpenUSD compares offsets with GfIsClose(a, b, 1e-6). */
+#define UB_OFFSET_EPSILON 1e-6
+
+ub_offset ub_offset_compose(ub_offset outer, ub_offset inner)
+{
+    return (ub_offset){outer.scale * inner.offset + outer.offset,
+                       outer.scale * inner.scale};
+}
+
+bool ub_offset_is_identity(ub_offset o)
+{
+    return fabs(o.offset) < UB_OFFSET_EPSILON &&
+           fabs(o.scale - 1.0) < UB_OFFSET_EPSILON;
+}
+
+ub_offset ub_offset_inverse(ub_offset o)
+{
+    if (ub_offset_is_identity(o))
+        return o;
+    double s = o.scale != 0.0 ? 1.0 / o.scale : INFINITY;
+    return (ub_offset){-o.offset * s, s};
+}
+
+ub_offset_status ub_offset_validate(ub_offset o)
+{
+    if (!isfinite(o.offset) || !isfinite(o.scale))
+        return UB_OFFSET_NONFINITE;
+    if (o.scale == 0.0)
+        return UB_OFFSET_SCALE_ZERO;
+    if (o.scale < 0.0)
+        return UB_OFFSET_SCALE_NEGATIVE;
+    return UB_OFFSET_OK;
+}
+
+bool ub_offset_status_ignored(ub_offset_status s)
+{
+    return s == UB_OFFSET_NONFINITE || s == UB_OFFSET_SCALE_ZERO;
+}
+
+const char *ub_offset_status_text(ub_offset_status s)
+{
+    switch (s) {
+    case UB_OFFSET_OK:
+        return "valid";
+    case UB_OFFSET_NONFINITE:
+        return "offset or scale is not a finite number";
+    case UB_OFFSET_SCALE_ZERO:
+        return "scale is 0 (all times would collapse to one)";
+    case UB_OFFSET_SCALE_NEGATIVE:
+        return "scale is negative (time runs backwards)";
+    }
+    return "invalid";
+}
+
+/* The authored double (or other number) of a layer metadata field. */
+static bool ub_layer_meta_number(const ub_layer *layer, const char *key,
+                                 double *out)
+{
+    if (!layer)
+        return false;
+    const char *k = ub_intern_cstr(layer->strtab, key);
+    const ub_field *f = k ? ub_fields_find(&layer->meta, k) : NULL;
+    if (!f || f->value.kind != UB_V_DATA || f->value.count < 1 ||
+        !f->value.type)
+        return false;
+    switch (f->value.type->scalar) {
+    case UB_SC_BOOL: case UB_SC_UCHAR: case UB_SC_INT: case UB_SC_UINT:
+    case UB_SC_INT64: case UB_SC_UINT64: case UB_SC_HALF: case UB_SC_FLOAT:
+    case UB_SC_DOUBLE:
+        *out = ub_value_get_double(&f->value, 0, 0);
+        return true;
+    default:
+        return false;
+    }
+}
+
+double ub_layer_tcps(const ub_layer *layer)
+{
+    double v;
+    if (ub_layer_meta_number(layer, "timeCodesPerSecond", &v))
+        return v;
+    if (ub_layer_meta_number(layer, "framesPerSecond", &v))
+        return v;
+    return 24.0;
+}
+
+bool ub_layer_has_tcps(const ub_layer *layer)
+{
+    double v;
+    return ub_layer_meta_number(layer, "timeCodesPerSecond", &v);
+}
+
+bool ub_layer_has_fps(const ub_layer *layer)
+{
+    double v;
+    return ub_layer_meta_number(layer, "framesPerSecond", &v);
+}
+
+ub_offset ub_sublayer_offset(ub_offset parent, ub_offset authored,
+                             double parent_tcps, double sub_tcps,
+                             ub_offset_status *status)
+{
+    ub_offset_status st = ub_offset_validate(authored);
+    if (status)
+        *status = st;
+    ub_offset o = ub_offset_status_ignored(st) ? UB_OFFSET_IDENTITY
+                                               : authored;
+    /* Exact comparison on purpose: OpenUSD scales only when the rates
+     * differ at all. */
+    if (parent_tcps != sub_tcps)
+        o.scale = o.scale * parent_tcps / sub_tcps;
+    return ub_offset_compose(parent, o);
+}
+
+static bool ub_dict_apply_offset(ub_dict *d, ub_offset o);
+
+bool ub_value_apply_offset(ub_value *v, ub_offset o)
+{
+    bool changed = false;
+    if (v->kind == UB_V_DICT && v->u.dict)
+        return ub_dict_apply_offset(v->u.dict, o);
+    if (v->kind != UB_V_DATA || !v->type)
+        return false;
+    if (v->type->id == UB_TY_TIMECODE) {
+        double *t = v->u.data;
+        for (uint32_t i = 0; i < v->count; i++)
+            t[i] = ub_offset_apply(o, t[i]);
+        return v->count > 0;
+    }
+    if (v->type->scalar == UB_SC_DICT) {
+        ub_dict **d = v->u.data;
+        for (uint32_t i = 0; i < v->count; i++)
+            if (d[i] && ub_dict_apply_offset(d[i], o))
+                changed = true;
+    }
+    return changed;
+}
+
+static bool ub_dict_apply_offset(ub_dict *d, ub_offset o)
+{
+    bool changed = false;
+    for (uint32_t i = 0; i < d->n; i++)
+        if (ub_value_apply_offset(&d->e[i].value, o))
+            changed = true;
+    return changed;
+}
+
+int ub_samples_apply_offset(ub_arena *a, ub_samples *s, ub_offset o)
+{
+    uint32_t n = s->n;
+    if (n == 0)
+        return 0;
+    ub_sample *nv = ub_arena_alloc(a, (size_t)n * sizeof *nv);
+    double *orig = ub_arena_alloc(a, (size_t)n * sizeof *orig);
+    if (!nv || !orig)
+        return -1;
+    bool reverse = o.scale < 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t j = reverse ? n - 1 - i : i;
+        nv[i].time = ub_offset_apply(o, s->v[j].time);
+        nv[i].value = s->v[j].value;
+        ub_value_apply_offset(&nv[i].value, o);
+        orig[i] = s->v[j].time;
+    }
+    /* Mapping is monotonic, so collisions (from rounding, or a scale of 0
+     * that a caller chose to keep) are runs of equal times: keep the one
+     * whose original time is greatest. */
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (w > 0 && nv[w - 1].time == nv[i].time) {
+            if (orig[i] > orig[w - 1]) {
+                nv[w - 1] = nv[i];
+                orig[w - 1] = orig[i];
+            }
+            continue;
+        }
+        nv[w] = nv[i];
+        orig[w] = orig[i];
+        w++;
+    }
+    s->v = nv;
+    s->n = w;
+    s->cap = n;
+    return 0;
+}
