@@ -1,0 +1,882 @@
+#include "ub_format.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ub_format_tables.h"
+#include "ub_intern.h"
+
+/* --- integers ------------------------------------------------------------ */
+
+static const char ub_digit_pairs[201] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+/* Decimal digits of v, most significant first; returns the count. */
+static size_t ub_u64_digits(char *out, uint64_t v)
+{
+    char tmp[20];
+    char *p = tmp + sizeof tmp;
+    while (v >= 100) {
+        unsigned r = (unsigned)(v % 100);
+        v /= 100;
+        p -= 2;
+        memcpy(p, ub_digit_pairs + 2 * r, 2);
+    }
+    if (v >= 10) {
+        p -= 2;
+        memcpy(p, ub_digit_pairs + 2 * v, 2);
+    } else {
+        *--p = (char)('0' + v);
+    }
+    size_t n = (size_t)(tmp + sizeof tmp - p);
+    memcpy(out, p, n);
+    return n;
+}
+
+size_t ub_fmt_u64(char *out, uint64_t v)
+{
+    return ub_u64_digits(out, v);
+}
+
+size_t ub_fmt_i64(char *out, int64_t v)
+{
+    if (v < 0) {
+        out[0] = '-';
+        /* Negate in unsigned arithmetic so INT64_MIN is fine. */
+        return 1 + ub_u64_digits(out + 1, 0 - (uint64_t)v);
+    }
+    return ub_u64_digits(out, (uint64_t)v);
+}
+
+/* --- shortest round-trip digits (Ryu) ------------------------------------
+ *
+ * Ulf Adams, "Ryu: fast float-to-string conversion" (PLDI 2018).  One core
+ * serves binary64 and binary32: the 125-bit tables are precise enough for
+ * both, only the significand width and bias differ.  Among the shortest
+ * digit strings inside the rounding interval it picks the one closest to
+ * the exact value, ties to even -- the same answer as double-conversion's
+ * ToShortest / ToShortestSingle, which is what OpenUSD prints. */
+
+static inline uint32_t ub_pow5bits(uint32_t e)
+{
+    return ((e * 1217359u) >> 19) + 1; /* ceil(log2(5^e)), e <= 3528 */
+}
+
+static inline uint32_t ub_log10pow2(uint32_t e)
+{
+    return (e * 78913u) >> 18; /* floor(log10(2^e)), e <= 1650 */
+}
+
+static inline uint32_t ub_log10pow5(uint32_t e)
+{
+    return (e * 732923u) >> 20; /* floor(log10(5^e)), e <= 2620 */
+}
+
+static inline uint32_t ub_pow5_factor(uint64_t v)
+{
+    uint32_t n = 0;
+    while (v != 0 && v % 5 == 0) {
+        v /= 5;
+        n++;
+    }
+    return n;
+}
+
+static inline bool ub_multiple_of_pow5(uint64_t v, uint32_t p)
+{
+    return ub_pow5_factor(v) >= p;
+}
+
+static inline bool ub_multiple_of_pow2(uint64_t v, uint32_t p)
+{
+    return (v & ((UINT64_C(1) << p) - 1)) == 0;
+}
+
+/* (m * mul) >> j for the 128-bit table entry mul, 64 <= j < 128. */
+static inline uint64_t ub_mulshift(uint64_t m, const uint64_t *mul,
+                                   uint32_t j)
+{
+#ifdef __SIZEOF_INT128__
+    __extension__ typedef unsigned __int128 u128;
+    u128 b0 = (u128)m * mul[0];
+    u128 b2 = (u128)m * mul[1];
+    return (uint64_t)(((b0 >> 64) + b2) >> (j - 64));
+#else
+    /* Portable 64x64->128 products. */
+    uint64_t lo0, hi0, lo2, hi2;
+    {
+        uint64_t a = m, b = mul[0];
+        uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b,
+                 bh = b >> 32;
+        uint64_t p00 = al * bl, p01 = al * bh, p10 = ah * bl, p11 = ah * bh;
+        uint64_t mid = p10 + (p00 >> 32);
+        uint64_t mid2 = p01 + (uint32_t)mid;
+        hi0 = p11 + (mid >> 32) + (mid2 >> 32);
+        lo0 = (mid2 << 32) | (uint32_t)p00;
+    }
+    {
+        uint64_t a = m, b = mul[1];
+        uint64_t al = (uint32_t)a, ah = a >> 32, bl = (uint32_t)b,
+                 bh = b >> 32;
+        uint64_t p00 = al * bl, p01 = al * bh, p10 = ah * bl, p11 = ah * bh;
+        uint64_t mid = p10 + (p00 >> 32);
+        uint64_t mid2 = p01 + (uint32_t)mid;
+        hi2 = p11 + (mid >> 32) + (mid2 >> 32);
+        lo2 = (mid2 << 32) | (uint32_t)p00;
+    }
+    (void)lo0;
+    uint64_t sum_lo = hi0 + lo2;
+    uint64_t sum_hi = hi2 + (sum_lo < hi0);
+    uint32_t s = j - 64;
+    return s == 0 ? sum_lo : (sum_hi << (64 - s)) | (sum_lo >> s);
+#endif
+}
+
+/* The shortest, closest decimal for the finite nonzero value with raw
+ * significand bits `ieee_m` and raw exponent `ieee_e` of a format with
+ * `mbits` significand bits and exponent bias `bias`. */
+static void ub_ryu(uint64_t ieee_m, uint32_t ieee_e, int mbits, int bias,
+                   uint64_t *out_digits, int *out_exp)
+{
+    int32_t e2;
+    uint64_t m2;
+    if (ieee_e == 0) {
+        e2 = 1 - bias - mbits - 2;
+        m2 = ieee_m;
+    } else {
+        e2 = (int32_t)ieee_e - bias - mbits - 2;
+        m2 = (UINT64_C(1) << mbits) | ieee_m;
+    }
+
+    /* Integers with no fraction bits: the digits of the integer itself
+     * (trailing zeros dropped) are the shortest. */
+    if (e2 + 2 <= 0 && e2 + 2 >= -mbits) {
+        uint32_t sh = (uint32_t)(-(e2 + 2));
+        if ((m2 & ((UINT64_C(1) << sh) - 1)) == 0) {
+            uint64_t v = m2 >> sh;
+            int e = 0;
+            while (v % 10 == 0) {
+                v /= 10;
+                e++;
+            }
+            *out_digits = v;
+            *out_exp = e;
+            return;
+        }
+    }
+
+    const bool accept_bounds = (m2 & 1) == 0;
+    const uint64_t mv = 4 * m2;
+    const uint32_t mm_shift = ieee_m != 0 || ieee_e <= 1;
+
+    uint64_t vr, vp, vm;
+    int32_t e10;
+    bool vm_tz = false, vr_tz = false;
+    if (e2 >= 0) {
+        const uint32_t q = ub_log10pow2((uint32_t)e2) - (e2 > 3);
+        e10 = (int32_t)q;
+        const uint32_t k = UB_POW5_INV_BITS + ub_pow5bits(q) - 1;
+        const uint32_t i = (uint32_t)(-e2 + (int32_t)q + (int32_t)k);
+        vr = ub_mulshift(mv, ub_pow5_inv[q], i);
+        vp = ub_mulshift(mv + 2, ub_pow5_inv[q], i);
+        vm = ub_mulshift(mv - 1 - mm_shift, ub_pow5_inv[q], i);
+        if (q <= 21) {
+            /* At most one of vp, vr, vm can be a multiple of 5. */
+            if (mv % 5 == 0)
+                vr_tz = ub_multiple_of_pow5(mv, q);
+            else if (accept_bounds)
+                vm_tz = ub_multiple_of_pow5(mv - 1 - mm_shift, q);
+            else
+                vp -= ub_multiple_of_pow5(mv + 2, q);
+        }
+    } else {
+        const uint32_t q = ub_log10pow5((uint32_t)-e2) - (-e2 > 1);
+        e10 = (int32_t)q + e2;
+        const int32_t i = -e2 - (int32_t)q;
+        const int32_t k = (int32_t)ub_pow5bits((uint32_t)i) - UB_POW5_BITS;
+        const uint32_t j = (uint32_t)((int32_t)q - k);
+        vr = ub_mulshift(mv, ub_pow5[i], j);
+        vp = ub_mulshift(mv + 2, ub_pow5[i], j);
+        vm = ub_mulshift(mv - 1 - mm_shift, ub_pow5[i], j);
+        if (q <= 1) {
+            /* mv = 4 m2 has at least two trailing zero bits. */
+            vr_tz = true;
+            if (accept_bounds)
+                vm_tz = mm_shift == 1;
+            else
+                --vp;
+        } else if (q < 63) {
+            vr_tz = ub_multiple_of_pow2(mv, q);
+        }
+    }
+
+    /* Drop digits while the interval still holds a shorter number. */
+    int32_t removed = 0;
+    uint8_t last = 0;
+    uint64_t output;
+    if (vm_tz || vr_tz) {
+        while (vp / 10 > vm / 10) {
+            vm_tz &= vm % 10 == 0;
+            vr_tz &= last == 0;
+            last = (uint8_t)(vr % 10);
+            vr /= 10;
+            vp /= 10;
+            vm /= 10;
+            removed++;
+        }
+        if (vm_tz) {
+            while (vm % 10 == 0) {
+                vr_tz &= last == 0;
+                last = (uint8_t)(vr % 10);
+                vr /= 10;
+                vp /= 10;
+                vm /= 10;
+                removed++;
+            }
+        }
+        if (vr_tz && last == 5 && vr % 2 == 0)
+            last = 4; /* exactly halfway: round to even */
+        output = vr + ((vr == vm && (!accept_bounds || !vm_tz)) || last >= 5);
+    } else {
+        bool round_up = false;
+        if (vp / 100 > vm / 100) {
+            round_up = vr % 100 >= 50;
+            vr /= 100;
+            vp /= 100;
+            vm /= 100;
+            removed += 2;
+        }
+        while (vp / 10 > vm / 10) {
+            round_up = vr % 10 >= 5;
+            vr /= 10;
+            vp /= 10;
+            vm /= 10;
+            removed++;
+        }
+        output = vr + (vr == vm || round_up);
+    }
+    *out_digits = output;
+    *out_exp = e10 + removed;
+}
+
+void ub_shortest_double(double v, uint64_t *digits, int *exp10)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    ub_ryu(bits & ((UINT64_C(1) << 52) - 1), (uint32_t)((bits >> 52) & 0x7ff),
+           52, 1023, digits, exp10);
+}
+
+void ub_shortest_float(float v, uint32_t *digits, int *exp10)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    uint64_t d;
+    ub_ryu(bits & ((UINT32_C(1) << 23) - 1), (bits >> 23) & 0xff, 23, 127, &d,
+           exp10);
+    *digits = (uint32_t)d;
+}
+
+/* Lay out digits * 10^exp10 as double-conversion does with OpenUSD's
+ * settings: plain decimal while the decimal exponent is in [-6, 15),
+ * otherwise d.ddde[-]x with no padding of the exponent. */
+static size_t ub_layout(char *out, bool neg, uint64_t digits, int exp10)
+{
+    char d[20];
+    int n = (int)ub_u64_digits(d, digits);
+    char *p = out;
+    if (neg)
+        *p++ = '-';
+    int point = exp10 + n; /* digits before the decimal point */
+    int exponent = point - 1;
+    if (exponent >= -6 && exponent < 15) {
+        if (point <= 0) {
+            *p++ = '0';
+            *p++ = '.';
+            memset(p, '0', (size_t)-point);
+            p += -point;
+            memcpy(p, d, (size_t)n);
+            p += n;
+        } else if (point >= n) {
+            memcpy(p, d, (size_t)n);
+            p += n;
+            memset(p, '0', (size_t)(point - n));
+            p += point - n;
+        } else {
+            memcpy(p, d, (size_t)point);
+            p += point;
+            *p++ = '.';
+            memcpy(p, d + point, (size_t)(n - point));
+            p += n - point;
+        }
+    } else {
+        *p++ = d[0];
+        if (n > 1) {
+            *p++ = '.';
+            memcpy(p, d + 1, (size_t)(n - 1));
+            p += n - 1;
+        }
+        *p++ = 'e';
+        if (exponent < 0) {
+            *p++ = '-';
+            exponent = -exponent;
+        }
+        p += ub_u64_digits(p, (uint64_t)exponent);
+    }
+    return (size_t)(p - out);
+}
+
+static size_t ub_special(char *out, bool neg, bool is_nan)
+{
+    if (is_nan) {
+        memcpy(out, "nan", 3);
+        return 3;
+    }
+    if (neg) {
+        memcpy(out, "-inf", 4);
+        return 4;
+    }
+    memcpy(out, "inf", 3);
+    return 3;
+}
+
+size_t ub_fmt_double(char *out, double v)
+{
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    bool neg = bits >> 63;
+    uint32_t e = (uint32_t)((bits >> 52) & 0x7ff);
+    uint64_t m = bits & ((UINT64_C(1) << 52) - 1);
+    if (e == 0x7ff)
+        return ub_special(out, neg, m != 0);
+    if (e == 0 && m == 0) {
+        char *p = out;
+        if (neg)
+            *p++ = '-';
+        *p++ = '0';
+        return (size_t)(p - out);
+    }
+    uint64_t digits;
+    int exp10;
+    ub_ryu(m, e, 52, 1023, &digits, &exp10);
+    return ub_layout(out, neg, digits, exp10);
+}
+
+size_t ub_fmt_float(char *out, float v)
+{
+    uint32_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    bool neg = bits >> 31;
+    uint32_t e = (bits >> 23) & 0xff;
+    uint32_t m = bits & ((UINT32_C(1) << 23) - 1);
+    if (e == 0xff)
+        return ub_special(out, neg, m != 0);
+    if (e == 0 && m == 0) {
+        char *p = out;
+        if (neg)
+            *p++ = '-';
+        *p++ = '0';
+        return (size_t)(p - out);
+    }
+    uint64_t digits;
+    int exp10;
+    ub_ryu(m, e, 23, 127, &digits, &exp10);
+    return ub_layout(out, neg, digits, exp10);
+}
+
+/* --- %g with six significant digits -------------------------------------- */
+
+/* Round the exact decimal digits d[0..n) (value 0.d * 10^point) to six
+ * significant digits, half to even as printf does, and lay them out as
+ * %g does: fixed for decimal exponents -4..5, else d.ddddde[+-]XX;
+ * trailing zeros dropped. */
+static size_t ub_layout_g6(char *out, bool neg, char *d, int n, int point)
+{
+    if (n > 6) {
+        bool up;
+        if (d[6] > '5') {
+            up = true;
+        } else if (d[6] < '5') {
+            up = false;
+        } else {
+            bool more = false;
+            for (int i = 7; i < n; i++)
+                if (d[i] != '0')
+                    more = true;
+            up = more || ((d[5] - '0') & 1);
+        }
+        n = 6;
+        if (up) {
+            int i = 5;
+            while (i >= 0 && d[i] == '9')
+                d[i--] = '0';
+            if (i < 0) {
+                d[0] = '1';
+                point++;
+            } else {
+                d[i]++;
+            }
+        }
+    }
+    while (n > 1 && d[n - 1] == '0')
+        n--;
+    char *p = out;
+    if (neg)
+        *p++ = '-';
+    int x = point - 1;
+    if (x >= -4 && x < 6) {
+        if (point <= 0) {
+            *p++ = '0';
+            *p++ = '.';
+            memset(p, '0', (size_t)-point);
+            p += -point;
+            memcpy(p, d, (size_t)n);
+            p += n;
+        } else if (point >= n) {
+            memcpy(p, d, (size_t)n);
+            p += n;
+            memset(p, '0', (size_t)(point - n));
+            p += point - n;
+        } else {
+            memcpy(p, d, (size_t)point);
+            p += point;
+            *p++ = '.';
+            memcpy(p, d + point, (size_t)(n - point));
+            p += n - point;
+        }
+    } else {
+        *p++ = d[0];
+        if (n > 1) {
+            *p++ = '.';
+            memcpy(p, d + 1, (size_t)(n - 1));
+            p += n - 1;
+        }
+        *p++ = 'e';
+        *p++ = x < 0 ? '-' : '+';
+        if (x < 0)
+            x = -x;
+        if (x < 10)
+            *p++ = '0';
+        p += ub_u64_digits(p, (uint64_t)x);
+    }
+    return (size_t)(p - out);
+}
+
+size_t ub_fmt_half(char *out, uint16_t h)
+{
+    bool neg = h >> 15;
+    unsigned e = (h >> 10) & 0x1f;
+    unsigned m = h & 0x3ff;
+    if (e == 31) {
+        if (m) { /* iostream prints NaN with its sign */
+            if (neg) {
+                memcpy(out, "-nan", 4);
+                return 4;
+            }
+            memcpy(out, "nan", 3);
+            return 3;
+        }
+        return ub_special(out, neg, false);
+    }
+    if (e == 0 && m == 0) {
+        char *p = out;
+        if (neg)
+            *p++ = '-';
+        *p++ = '0';
+        return (size_t)(p - out);
+    }
+    /* value = sig * 2^p2 exactly */
+    uint32_t sig = e ? (m | 0x400) : m;
+    int p2 = (e ? (int)e : 1) - 15 - 10;
+    char d[32];
+    int n, point;
+    if (p2 >= 0) {
+        n = (int)ub_u64_digits(d, (uint64_t)sig << p2);
+        point = n;
+    } else {
+        /* sig * 5^-p2 / 10^-p2: sig * 5^24 can pass 2^64, so multiply
+         * in base 10^9 limbs. */
+        uint32_t limb[3] = {sig, 0, 0};
+        for (int i = 0; i < -p2; i++) {
+            uint64_t carry = 0;
+            for (int k = 0; k < 3; k++) {
+                uint64_t t = (uint64_t)limb[k] * 5 + carry;
+                limb[k] = (uint32_t)(t % 1000000000u);
+                carry = t / 1000000000u;
+            }
+        }
+        char tmp[32];
+        int len = 0, top = limb[2] ? 2 : limb[1] ? 1 : 0;
+        len = (int)ub_u64_digits(tmp, limb[top]);
+        for (int k = top - 1; k >= 0; k--) { /* lower limbs: 9 digits */
+            uint32_t x = limb[k];
+            for (int j = 8; j >= 0; j--) {
+                tmp[len + j] = (char)('0' + x % 10);
+                x /= 10;
+            }
+            len += 9;
+        }
+        memcpy(d, tmp, (size_t)len);
+        n = len;
+        point = len + p2;
+    }
+    return ub_layout_g6(out, neg, d, n, point);
+}
+
+size_t ub_fmt_g6(char *out, double v)
+{
+    /* Timecodes are few (metadata, a handful of samples), so the C
+     * library's exact %g is fast enough here. */
+    char tmp[UB_FMT_MAX + 8];
+    int n = snprintf(tmp, sizeof tmp, "%g", v);
+    if (n < 0)
+        n = 0;
+    if (n > UB_FMT_MAX)
+        n = UB_FMT_MAX;
+    memcpy(out, tmp, (size_t)n);
+    return (size_t)n;
+}
+
+/* --- append helpers -------------------------------------------------------- */
+
+void ub_put_double(ub_buf *b, double v)
+{
+    char *w = ub_buf_reserve(b, UB_FMT_MAX);
+    if (w)
+        b->len += ub_fmt_double(w, v);
+}
+
+void ub_put_i64(ub_buf *b, int64_t v)
+{
+    char *w = ub_buf_reserve(b, UB_FMT_MAX);
+    if (w)
+        b->len += ub_fmt_i64(w, v);
+}
+
+void ub_put_u64(ub_buf *b, uint64_t v)
+{
+    char *w = ub_buf_reserve(b, UB_FMT_MAX);
+    if (w)
+        b->len += ub_fmt_u64(w, v);
+}
+
+/* Length of the valid UTF-8 multibyte sequence at s (2..4), or 0.  Like
+ * OpenUSD, only the lead byte pattern and continuation bytes are checked. */
+static int ub_utf8_len(const unsigned char *s, size_t avail)
+{
+    int len;
+    if ((s[0] & 0xe0) == 0xc0)
+        len = 2;
+    else if ((s[0] & 0xf0) == 0xe0)
+        len = 3;
+    else if ((s[0] & 0xf8) == 0xf0)
+        len = 4;
+    else
+        return 0;
+    if ((size_t)len > avail)
+        return 0;
+    for (int i = 1; i < len; i++)
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+    return len;
+}
+
+void ub_put_quoted(ub_buf *b, const char *s, size_t n)
+{
+    /* OpenUSD stops at an embedded NUL. */
+    const char *nul = memchr(s, '\0', n);
+    if (nul)
+        n = (size_t)(nul - s);
+    bool has_dq = memchr(s, '"', n) != NULL;
+    bool has_sq = memchr(s, '\'', n) != NULL;
+    bool triple = memchr(s, '\n', n) != NULL;
+    char q = (has_dq && !has_sq) ? '\'' : '"';
+    /* worst case: every byte as \xNN, plus quotes */
+    char *w = ub_buf_reserve(b, 4 * n + 6);
+    if (!w)
+        return;
+    char *p = w;
+    *p++ = q;
+    if (triple) {
+        *p++ = q;
+        *p++ = q;
+    }
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = u[i];
+        if (c >= 0x80) {
+            int len = ub_utf8_len(u + i, n - i);
+            if (len) {
+                memcpy(p, u + i, (size_t)len);
+                p += len;
+                i += (size_t)len - 1;
+                continue;
+            }
+        }
+        switch (c) {
+        case '\n':
+            if (triple) {
+                *p++ = '\n';
+            } else {
+                *p++ = '\\';
+                *p++ = 'n';
+            }
+            break;
+        case '\r':
+            *p++ = '\\';
+            *p++ = 'r';
+            break;
+        case '\t':
+            *p++ = '\\';
+            *p++ = 't';
+            break;
+        case '\\':
+            *p++ = '\\';
+            *p++ = '\\';
+            break;
+        default:
+            if (c == (unsigned char)q) {
+                *p++ = '\\';
+                *p++ = q;
+            } else if (c < 32 || c > 126) {
+                static const char hex[] = "0123456789abcdef";
+                *p++ = '\\';
+                *p++ = 'x';
+                *p++ = hex[c >> 4];
+                *p++ = hex[c & 15];
+            } else {
+                *p++ = (char)c;
+            }
+        }
+    }
+    *p++ = q;
+    if (triple) {
+        *p++ = q;
+        *p++ = q;
+    }
+    b->len += (size_t)(p - w);
+}
+
+void ub_put_asset(ub_buf *b, const char *s, size_t n)
+{
+    const char *nul = memchr(s, '\0', n);
+    if (nul)
+        n = (size_t)(nul - s);
+    bool triple = memchr(s, '@', n) != NULL;
+    char *w = ub_buf_reserve(b, 2 * n + 6);
+    if (!w)
+        return;
+    char *p = w;
+    int nd = triple ? 3 : 1;
+    memset(p, '@', (size_t)nd);
+    p += nd;
+    for (size_t i = 0; i < n; i++) {
+        if (triple && i + 2 < n && s[i] == '@' && s[i + 1] == '@' &&
+            s[i + 2] == '@') {
+            memcpy(p, "\\@@@", 4);
+            p += 4;
+            i += 2;
+            continue;
+        }
+        *p++ = s[i];
+    }
+    memset(p, '@', (size_t)nd);
+    p += nd;
+    b->len += (size_t)(p - w);
+}
+
+void ub_put_path(ub_buf *b, const char *s, size_t n)
+{
+    char *w = ub_buf_reserve(b, n + 2);
+    if (!w)
+        return;
+    w[0] = '<';
+    memcpy(w + 1, s, n);
+    w[n + 1] = '>';
+    b->len += n + 2;
+}
+
+/* --- values ---------------------------------------------------------------- */
+
+/* Longest text of one numeric component. */
+#define UB_COMP_MAX UB_FMT_MAX
+
+/* Write numeric component c of elem into p (room: UB_COMP_MAX). */
+static inline size_t ub_fmt_numeric(char *p, const ub_type *t,
+                                    const void *elem, unsigned c)
+{
+    switch (t->scalar) {
+    case UB_SC_BOOL:
+        *p = ((const uint8_t *)elem)[c] ? '1' : '0';
+        return 1;
+    case UB_SC_UCHAR:
+        return ub_u64_digits(p, ((const uint8_t *)elem)[c]);
+    case UB_SC_INT:
+        return ub_fmt_i64(p, ((const int32_t *)elem)[c]);
+    case UB_SC_UINT:
+        return ub_u64_digits(p, ((const uint32_t *)elem)[c]);
+    case UB_SC_INT64:
+        return ub_fmt_i64(p, ((const int64_t *)elem)[c]);
+    case UB_SC_UINT64:
+        return ub_u64_digits(p, ((const uint64_t *)elem)[c]);
+    case UB_SC_HALF:
+        return ub_fmt_half(p, ((const uint16_t *)elem)[c]);
+    case UB_SC_FLOAT:
+        return ub_fmt_float(p, ((const float *)elem)[c]);
+    case UB_SC_DOUBLE:
+        if (t->base == UB_TY_TIMECODE)
+            return ub_fmt_g6(p, ((const double *)elem)[c]);
+        return ub_fmt_double(p, ((const double *)elem)[c]);
+    default:
+        return 0;
+    }
+}
+
+void ub_put_component(ub_buf *b, const ub_type *t, const void *elem,
+                      unsigned c)
+{
+    if (t->scalar == UB_SC_STRING) {
+        const char *s = ((const char *const *)elem)[c];
+        size_t n = s ? ub_str_len(s) : 0;
+        if (!s)
+            s = "";
+        switch (t->base) {
+        case UB_TY_ASSET:
+            ub_put_asset(b, s, n);
+            break;
+        case UB_TY_PATH:
+            ub_put_path(b, s, n);
+            break;
+        default:
+            ub_put_quoted(b, s, n);
+        }
+        return;
+    }
+    char *w = ub_buf_reserve(b, UB_COMP_MAX);
+    if (w)
+        b->len += ub_fmt_numeric(w, t, elem, c);
+}
+
+/* Numeric element into p; room must be enough for its components. */
+static size_t ub_fmt_numeric_elem(char *p, const ub_type *t, const void *elem)
+{
+    unsigned rows = t->rows, cols = t->cols;
+    char *s = p;
+    if (rows == 1 && cols == 1)
+        return ub_fmt_numeric(p, t, elem, 0);
+    if (rows > 1) {
+        *p++ = '(';
+        *p++ = ' ';
+    }
+    for (unsigned r = 0; r < rows; r++) {
+        if (r) {
+            *p++ = ',';
+            *p++ = ' ';
+        }
+        *p++ = '(';
+        for (unsigned c = 0; c < cols; c++) {
+            if (c) {
+                *p++ = ',';
+                *p++ = ' ';
+            }
+            p += ub_fmt_numeric(p, t, elem, r * cols + c);
+        }
+        *p++ = ')';
+    }
+    if (rows > 1) {
+        *p++ = ' ';
+        *p++ = ')';
+    }
+    return (size_t)(p - s);
+}
+
+static size_t ub_numeric_elem_max(const ub_type *t)
+{
+    return (size_t)t->rows * t->cols * (UB_COMP_MAX + 2) + 2 * t->rows + 8;
+}
+
+static bool ub_is_numeric(const ub_type *t)
+{
+    switch (t->scalar) {
+    case UB_SC_BOOL:
+    case UB_SC_UCHAR:
+    case UB_SC_INT:
+    case UB_SC_UINT:
+    case UB_SC_INT64:
+    case UB_SC_UINT64:
+    case UB_SC_HALF:
+    case UB_SC_FLOAT:
+    case UB_SC_DOUBLE:
+        return true;
+    default:
+        return false;
+    }
+}
+
+void ub_put_element(ub_buf *b, const ub_type *t, const void *elem)
+{
+    if (ub_is_numeric(t)) {
+        char *w = ub_buf_reserve(b, ub_numeric_elem_max(t));
+        if (w)
+            b->len += ub_fmt_numeric_elem(w, t, elem);
+        return;
+    }
+    if (t->scalar == UB_SC_STRING) {
+        ub_put_component(b, t, elem, 0);
+        return;
+    }
+    /* References, dictionaries and opaque values have no inline text. */
+}
+
+void ub_put_value(ub_buf *b, const ub_value *v)
+{
+    if (v->kind == UB_V_BLOCK) {
+        ub_buf_append(b, "None", 4);
+        return;
+    }
+    if (v->kind != UB_V_DATA || !v->type)
+        return;
+    const ub_type *t = v->type;
+    if (!v->is_array) {
+        if (v->count)
+            ub_put_element(b, t, v->u.data);
+        return;
+    }
+    ub_buf_putc(b, '[');
+    size_t esz = ub_type_elem_size(t);
+    const char *e = v->u.data;
+    if (ub_is_numeric(t)) {
+        /* Reserve for a batch of elements at a time: one capacity check
+         * per batch instead of per number. */
+        size_t emax = ub_numeric_elem_max(t) + 2;
+        uint32_t i = 0;
+        while (i < v->count) {
+            uint32_t batch = v->count - i;
+            if (batch > 256)
+                batch = 256;
+            char *w = ub_buf_reserve(b, emax * batch);
+            if (!w)
+                return;
+            char *p = w;
+            for (uint32_t k = 0; k < batch; k++, i++) {
+                if (i) {
+                    *p++ = ',';
+                    *p++ = ' ';
+                }
+                p += ub_fmt_numeric_elem(p, t, e + (size_t)i * esz);
+            }
+            b->len += (size_t)(p - w);
+        }
+    } else {
+        for (uint32_t i = 0; i < v->count; i++) {
+            if (i)
+                ub_buf_append(b, ", ", 2);
+            ub_put_element(b, t, e + (size_t)i * esz);
+        }
+    }
+    ub_buf_putc(b, ']');
+}
