@@ -1,9 +1,1394 @@
-/* Placeholder until the real writer lands. */
+/*
+ * The canonical usda writer.  Layout, ordering and quoting follow OpenUSD
+ * 24.08's text file format writer so that `usdbake cat` and `usdcat` give
+ * the same bytes:
+ *
+ * - layer metadata: the bare comment first, then fields sorted by their
+ *   schema field name in plain byte order; layer relocates last;
+ * - prim, property and variant metadata: comment first, then fields sorted
+ *   by field name in "dictionary" order (case-insensitive, digit runs
+ *   compared as numbers) -- which is why "inherits" (inheritPaths) sorts
+ *   before "instanceable" and "variants" (variantSelection) before
+ *   "variantSets" (variantSetNames);
+ * - properties sorted by name in dictionary order (an attribute before a
+ *   relationship of the same name); prims and variant sets in authored
+ *   order; variants sorted by name; dictionary keys in byte order.
+ */
 #include "ub_usda.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ub_format.h"
+
+#define UB_IND "                                                                "
+
+static void ub_ind(ub_buf *b, unsigned n)
+{
+    size_t len = (size_t)n * 4;
+    while (len > sizeof UB_IND - 1) {
+        ub_buf_append(b, UB_IND, sizeof UB_IND - 1);
+        len -= sizeof UB_IND - 1;
+    }
+    ub_buf_append(b, UB_IND, len);
+}
+
+#define PUTS(b, lit) ub_buf_append((b), (lit), sizeof(lit) - 1)
+
+static void ub_put_str(ub_buf *b, const char *s)
+{
+    ub_buf_append(b, s, ub_str_len(s));
+}
+
+static void ub_put_q(ub_buf *b, const char *s)
+{
+    ub_put_quoted(b, s, ub_str_len(s));
+}
+
+/* --- orders ---------------------------------------------------------------- */
+
+static bool ub_isdigit(unsigned c)
+{
+    return c - '0' < 10u;
+}
+
+static bool ub_isalpha(unsigned c)
+{
+    return ((c & ~0x20u) - 'A') < 26u;
+}
+
+/* OpenUSD's TfDictionaryLessThan: letters compare case-insensitively
+ * ('_' before letters), runs of digits compare by value, and only when
+ * everything else ties do case and leading zeros decide. */
+static bool ub_dict_less(const char *ls, const char *rs)
+{
+    size_t lsize = strlen(ls), rsize = strlen(rs);
+    const char *lcur = ls, *rcur = rs;
+    const char *lend = ls + lsize, *rend = rs + rsize;
+    size_t m = lsize < rsize ? lsize : rsize;
+    const char *cur_end = lcur + m;
+    while (lcur != cur_end && *lcur == *rcur)
+        lcur++, rcur++;
+    if (lcur == cur_end && lsize == rsize)
+        return false;
+    while (lcur != cur_end) {
+        unsigned char l = (unsigned char)*lcur, r = (unsigned char)*rcur;
+        bool both_ascii = l < 0x80 && r < 0x80;
+        bool differs_nocase = (l & ~0x20) != (r & ~0x20);
+        bool letter_zone = l >= 0x40 && r >= 0x40;
+        if (both_ascii && differs_nocase && letter_zone)
+            return ((l + 5) & 31) < ((r + 5) & 31);
+        if (ub_isdigit(l) || ub_isdigit(r)) {
+            if (ub_isdigit(l) && ub_isdigit(r)) {
+                const char *lds = lcur, *rds = rcur, *lde = lcur, *rde = rcur;
+                while (lds != ls && ub_isdigit((unsigned char)lds[-1]))
+                    lds--;
+                while (rds != rs && ub_isdigit((unsigned char)rds[-1]))
+                    rds--;
+                while (lde != lend && ub_isdigit((unsigned char)*lde))
+                    lde++;
+                while (rde != rend && ub_isdigit((unsigned char)*rde))
+                    rde++;
+                while (lds != lde && *lds == '0')
+                    lds++;
+                while (rds != rde && *rds == '0')
+                    rds++;
+                while (lds != lde && rds != rde && *lds == *rds)
+                    lds++, rds++;
+                if ((lds == lde) != (rds == rde))
+                    return lds == lde;
+                if (lds != lde && rds != rde) {
+                    size_t dl = (size_t)(lde - lds), dr = (size_t)(rde - rds);
+                    if (dl != dr)
+                        return dl < dr;
+                    return *lds < *rds;
+                }
+                lcur = lde;
+                rcur = rde;
+                size_t la = (size_t)(lend - lcur), ra = (size_t)(rend - rcur);
+                cur_end = lcur + (la < ra ? la : ra);
+            } else {
+                if (lcur == ls)
+                    return l < r;
+                unsigned char prev = (unsigned char)lcur[-1];
+                return ub_isdigit(prev) ? ub_isdigit(r) : ub_isdigit(l);
+            }
+        } else if (!ub_isalpha(l) || !ub_isalpha(r)) {
+            return l < r;
+        } else {
+            lcur++, rcur++;
+        }
+        while (lcur != cur_end && *lcur == *rcur)
+            lcur++, rcur++;
+    }
+    if (lcur != lend || rcur != rend)
+        return lcur == lend;
+    /* Equal but for case or leading zeros: the first difference decides. */
+    lcur = ls;
+    rcur = rs;
+    while (*lcur && *lcur == *rcur)
+        lcur++, rcur++;
+    unsigned char l = (unsigned char)*lcur, r = (unsigned char)*rcur;
+    return (r == '0') | ((l != '0') & (l < r));
+}
+
+/* The schema field a text-format metadata keyword is stored under; the
+ * sort orders are over field names. */
+static const char *ub_field_name(const char *key)
+{
+    static const char *const map[][2] = {
+        {"doc", "documentation"},
+        {"inherits", "inheritPaths"},
+        {"variants", "variantSelection"},
+        {"variantSets", "variantSetNames"},
+    };
+    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
+        if (strcmp(key, map[i][0]) == 0)
+            return map[i][1];
+    return key;
+}
+
+static int ub_cmp_field_dict(const void *a, const void *b)
+{
+    const ub_field *fa = *(const ub_field *const *)a;
+    const ub_field *fb = *(const ub_field *const *)b;
+    const char *na = ub_field_name(fa->key), *nb = ub_field_name(fb->key);
+    if (ub_dict_less(na, nb))
+        return -1;
+    if (ub_dict_less(nb, na))
+        return 1;
+    return 0;
+}
+
+static int ub_cmp_field_bytes(const void *a, const void *b)
+{
+    const ub_field *fa = *(const ub_field *const *)a;
+    const ub_field *fb = *(const ub_field *const *)b;
+    return strcmp(ub_field_name(fa->key), ub_field_name(fb->key));
+}
+
+static int ub_cmp_prop(const void *a, const void *b)
+{
+    const ub_prop *pa = *(const ub_prop *const *)a;
+    const ub_prop *pb = *(const ub_prop *const *)b;
+    if (ub_dict_less(pa->name, pb->name))
+        return -1;
+    if (ub_dict_less(pb->name, pa->name))
+        return 1;
+    return (int)pa->kind - (int)pb->kind;
+}
+
+static int ub_cmp_prim_name(const void *a, const void *b)
+{
+    const ub_prim *pa = *(const ub_prim *const *)a;
+    const ub_prim *pb = *(const ub_prim *const *)b;
+    return strcmp(pa->name, pb->name);
+}
+
+static int ub_cmp_dict_entry(const void *a, const void *b)
+{
+    const ub_dict_entry *ea = *(const ub_dict_entry *const *)a;
+    const ub_dict_entry *eb = *(const ub_dict_entry *const *)b;
+    return strcmp(ea->key, eb->key);
+}
+
+/* --- the writer ----------------------------------------------------------- */
+
+typedef struct ub_w {
+    ub_buf *b;
+    bool oom;
+} ub_w;
+
+/* A scratch array of pointers; small ones live on the stack. */
+typedef struct ub_ptrs {
+    const void **v;
+    const void *small[32];
+    bool heap;
+} ub_ptrs;
+
+static const void **ub_ptrs_get(ub_w *w, ub_ptrs *p, size_t n)
+{
+    p->heap = n > 32;
+    p->v = p->heap ? malloc(n * sizeof *p->v) : p->small;
+    if (!p->v)
+        w->oom = true;
+    return p->v;
+}
+
+static void ub_ptrs_free(ub_ptrs *p)
+{
+    if (p->heap)
+        free(p->v);
+}
+
+static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
+                          bool string_values_only);
+static void ub_write_prim(ub_w *w, const ub_prim *prim, unsigned indent);
+
+static bool ub_is_identifier(const char *s)
+{
+    if (!(ub_isalpha((unsigned char)*s) || *s == '_'))
+        return false;
+    for (s++; *s; s++)
+        if (!(ub_isalpha((unsigned char)*s) || ub_isdigit((unsigned char)*s) ||
+              *s == '_'))
+            return false;
+    return true;
+}
+
+static void ub_write_untyped(ub_buf *b, const ub_untyped *u)
+{
+    switch (u->kind) {
+    case UB_U_ATOM:
+        ub_put_str(b, u->text);
+        break;
+    case UB_U_STRING:
+        ub_put_q(b, u->text);
+        break;
+    case UB_U_ASSET:
+        ub_put_asset(b, u->text, ub_str_len(u->text));
+        break;
+    case UB_U_PATH:
+        ub_put_path(b, u->text, ub_str_len(u->text));
+        break;
+    case UB_U_TUPLE:
+    case UB_U_LIST:
+        ub_buf_putc(b, u->kind == UB_U_TUPLE ? '(' : '[');
+        for (uint32_t i = 0; i < u->n; i++) {
+            if (i)
+                PUTS(b, ", ");
+            ub_write_untyped(b, &u->child[i]);
+        }
+        ub_buf_putc(b, u->kind == UB_U_TUPLE ? ')' : ']');
+        break;
+    }
+}
+
+/* A value as a metadata field prints it (after "key = "); bools print as
+ * true/false here, unlike inside attribute values and dictionaries. */
+static void ub_write_field_value(ub_w *w, const ub_value *v)
+{
+    if (v->kind == UB_V_DATA && !v->is_array && v->type &&
+        v->type->id == UB_TY_BOOL && v->count == 1) {
+        if (*(const uint8_t *)v->u.data)
+            PUTS(w->b, "true");
+        else
+            PUTS(w->b, "false");
+        return;
+    }
+    if (v->kind == UB_V_UNTYPED) {
+        ub_write_untyped(w->b, v->u.untyped);
+        return;
+    }
+    ub_put_value(w->b, v);
+}
+
+/* Layer offset inline: " (offset = 1; scale = 2)", or the multi-line
+ * form inside a reference's parentheses.  Only non-default parts print. */
+static void ub_write_offset(ub_w *w, unsigned indent, bool multi,
+                            ub_offset o)
+{
+    if (o.offset == 0.0 && o.scale == 1.0)
+        return;
+    ub_buf *b = w->b;
+    if (!multi)
+        PUTS(b, " (");
+    if (o.offset != 0.0) {
+        if (multi)
+            ub_ind(b, indent);
+        PUTS(b, "offset = ");
+        ub_put_double(b, o.offset);
+        if (multi)
+            ub_buf_putc(b, '\n');
+    }
+    if (o.scale != 1.0) {
+        if (!multi && o.offset != 0.0)
+            PUTS(b, "; ");
+        if (multi)
+            ub_ind(b, indent);
+        PUTS(b, "scale = ");
+        ub_put_double(b, o.scale);
+        if (multi)
+            ub_buf_putc(b, '\n');
+    }
+    if (!multi)
+        ub_buf_putc(b, ')');
+}
+
+static bool ub_dict_nonempty(const ub_dict *d)
+{
+    return d && d->n > 0;
+}
+
+/* One list op item.  Paths, references and payloads go one per line. */
+static void ub_write_listop_item(ub_w *w, unsigned indent, const ub_type *t,
+                                 const void *elem)
+{
+    ub_buf *b = w->b;
+    if (t->scalar != UB_SC_REF) {
+        ub_ind(b, indent);
+        ub_put_element(b, t, elem);
+        return;
+    }
+    const ub_reference *r = elem;
+    bool multi = t->id == UB_TY_REFERENCE && ub_dict_nonempty(r->custom_data);
+    ub_ind(b, indent);
+    if (r->asset && r->asset[0]) {
+        ub_put_asset(b, r->asset, ub_str_len(r->asset));
+        if (r->prim_path && r->prim_path[0])
+            ub_put_path(b, r->prim_path, ub_str_len(r->prim_path));
+    } else {
+        /* An internal reference always names a path, <> for the default
+         * prim. */
+        const char *p = r->prim_path ? r->prim_path : "";
+        ub_put_path(b, p, strlen(p));
+    }
+    if (multi)
+        PUTS(b, " (\n");
+    ub_write_offset(w, indent + 1, multi, r->offset);
+    if (multi) {
+        ub_ind(b, indent + 1);
+        PUTS(b, "customData = ");
+        ub_write_dict(w, indent + 1, r->custom_data, false);
+        ub_ind(b, indent);
+        ub_buf_putc(b, ')');
+    }
+}
+
+static bool ub_item_per_line(const ub_type *t)
+{
+    return t && (t->id == UB_TY_PATH || t->scalar == UB_SC_REF);
+}
+
+/* "[op ]name = items" for one part of a list op. */
+static void ub_write_listop_list(ub_w *w, unsigned indent, const char *name,
+                                 const char *op, const ub_value *items)
+{
+    ub_buf *b = w->b;
+    ub_ind(b, indent);
+    if (op) {
+        ub_buf_puts(b, op);
+        ub_buf_putc(b, ' ');
+    }
+    ub_buf_puts(b, name);
+    PUTS(b, " = ");
+    uint32_t n = items->kind == UB_V_DATA ? items->count : 0;
+    if (n == 0) {
+        PUTS(b, "None\n");
+        return;
+    }
+    const ub_type *t = items->type;
+    size_t esz = ub_type_elem_size(t);
+    const char *e = items->u.data;
+    bool per_line = ub_item_per_line(t);
+    bool needs_brackets = true;
+    if (t->id == UB_TY_PATH || t->id == UB_TY_PAYLOAD)
+        needs_brackets = false;
+    else if (t->id == UB_TY_REFERENCE)
+        needs_brackets = ub_dict_nonempty(((const ub_reference *)e)->custom_data);
+    if (n == 1 && !needs_brackets) {
+        ub_write_listop_item(w, 0, t, e);
+        ub_buf_putc(b, '\n');
+        return;
+    }
+    PUTS(b, per_line ? "[\n" : "[");
+    for (uint32_t i = 0; i < n; i++) {
+        ub_write_listop_item(w, per_line ? indent + 1 : 0, t,
+                             e + (size_t)i * esz);
+        if (i + 1 < n) {
+            if (per_line)
+                PUTS(b, ",\n");
+            else
+                PUTS(b, ", ");
+        } else if (per_line) {
+            ub_buf_putc(b, '\n');
+        }
+    }
+    if (per_line)
+        ub_ind(b, indent);
+    PUTS(b, "]\n");
+}
+
+static const char *const ub_listop_ops[UB_LO_NPARTS] = {
+    NULL, "delete", "add", "prepend", "append", "reorder",
+};
+
+static bool ub_part_nonempty(const ub_listop *lo, int p)
+{
+    return lo->has[p] && lo->part[p].kind == UB_V_DATA &&
+           lo->part[p].count > 0;
+}
+
+static void ub_write_listop(ub_w *w, unsigned indent, const char *name,
+                            const ub_listop *lo)
+{
+    if (lo->is_explicit) {
+        ub_write_listop_list(w, indent, name, NULL,
+                             &lo->part[UB_LO_EXPLICIT]);
+        return;
+    }
+    for (int p = UB_LO_DELETE; p < UB_LO_NPARTS; p++)
+        if (ub_part_nonempty(lo, p))
+            ub_write_listop_list(w, indent, name, ub_listop_ops[p],
+                                 &lo->part[p]);
+}
+
+/* The dictionary body from "{": entries sorted by key, one per line, at
+ * indent + 1; the closing brace at indent, then a newline. */
+static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
+                          bool string_values_only)
+{
+    ub_buf *b = w->b;
+    PUTS(b, "{\n");
+    uint32_t n = d ? d->n : 0;
+    ub_ptrs sp;
+    const void **v = n ? ub_ptrs_get(w, &sp, n) : NULL;
+    if (n && !v)
+        return;
+    for (uint32_t i = 0; i < n; i++)
+        v[i] = &d->e[i];
+    if (n > 1)
+        qsort(v, n, sizeof *v, ub_cmp_dict_entry);
+    for (uint32_t i = 0; i < n; i++) {
+        const ub_dict_entry *e = v[i];
+        const ub_value *val = &e->value;
+        if (string_values_only) {
+            ub_ind(b, indent + 1);
+            ub_put_q(b, e->key);
+            PUTS(b, ": ");
+            if (val->kind == UB_V_DATA && val->count == 1 &&
+                val->type->scalar == UB_SC_STRING)
+                ub_put_q(b, ub_value_str(val, 0));
+            else
+                ub_put_value(b, val);
+            if (i + 1 < n)
+                PUTS(b, ", ");
+            ub_buf_putc(b, '\n');
+            continue;
+        }
+        bool ident = ub_is_identifier(e->key);
+        ub_ind(b, indent + 1);
+        if (val->kind == UB_V_DICT ||
+            (val->kind == UB_V_DATA && val->type &&
+             val->type->scalar == UB_SC_DICT)) {
+            PUTS(b, "dictionary ");
+        } else if (val->kind == UB_V_DATA && val->type) {
+            ub_buf_puts(b, val->type->name);
+            if (val->is_array)
+                PUTS(b, "[]");
+            ub_buf_putc(b, ' ');
+        } else if (val->kind == UB_V_LISTOP && val->type) {
+            ub_buf_puts(b, val->type->name);
+            ub_buf_putc(b, ' ');
+        }
+        if (ident) {
+            ub_put_str(b, e->key);
+        } else { /* OpenUSD wraps the key in quotes without escaping */
+            ub_buf_putc(b, '"');
+            ub_put_str(b, e->key);
+            ub_buf_putc(b, '"');
+        }
+        PUTS(b, " = ");
+        if (val->kind == UB_V_DICT) {
+            ub_write_dict(w, indent + 1, val->u.dict, false);
+            continue;
+        }
+        if (val->kind == UB_V_DATA && val->type &&
+            val->type->scalar == UB_SC_DICT) {
+            ub_write_dict(w, indent + 1,
+                          val->count ? *(ub_dict *const *)val->u.data : NULL,
+                          false);
+            continue;
+        }
+        if (val->kind == UB_V_UNTYPED)
+            ub_write_untyped(b, val->u.untyped);
+        else
+            ub_put_value(b, val);
+        ub_buf_putc(b, '\n');
+    }
+    if (n)
+        ub_ptrs_free(&sp);
+    ub_ind(b, indent);
+    PUTS(b, "}\n");
+}
+
+/* `relocates = { <a>: <b>, ... }` -- pairs stored as a path array. */
+typedef struct ub_reloc {
+    const char *src, *dst;
+} ub_reloc;
+
+/* SdfPath order for the relocates map: absolute before relative, then
+ * element by element, an ancestor before its descendants. */
+static int ub_cmp_path(const char *a, const char *b)
+{
+    bool aa = a[0] == '/', ba = b[0] == '/';
+    if (aa != ba)
+        return aa ? -1 : 1;
+    if (!a[0] || !b[0])
+        return a[0] ? 1 : (b[0] ? -1 : 0);
+    while (*a == '/')
+        a++;
+    while (*b == '/')
+        b++;
+    for (;;) {
+        size_t la = strcspn(a, "/."), lb = strcspn(b, "/.");
+        if (la == 0 || lb == 0)
+            return la == lb ? 0 : (la == 0 ? -1 : 1);
+        size_t m = la < lb ? la : lb;
+        int c = memcmp(a, b, m);
+        if (c)
+            return c;
+        if (la != lb)
+            return la < lb ? -1 : 1;
+        a += la;
+        b += lb;
+        if (!*a || !*b)
+            return *a ? 1 : (*b ? -1 : 0);
+        a++;
+        b++;
+    }
+}
+
+static int ub_cmp_reloc(const void *x, const void *y)
+{
+    return ub_cmp_path(((const ub_reloc *)x)->src, ((const ub_reloc *)y)->src);
+}
+
+/* path relative to anchor (both absolute prim paths), as SdfPath's
+ * MakeRelativePath spells it; written into out. */
+static void ub_relative_path(ub_buf *out, const char *path, const char *anchor)
+{
+    if (path[0] != '/') {
+        ub_buf_puts(out, path);
+        return;
+    }
+    /* common prefix by elements */
+    const char *p = path + 1, *a = anchor + 1;
+    const char *pcommon = p;
+    const char *acommon = a;
+    if (strcmp(anchor, "/") == 0) {
+        ub_buf_puts(out, path + 1);
+        return;
+    }
+    for (;;) {
+        size_t lp = strcspn(p, "/"), la = strcspn(a, "/");
+        if (la == 0 || lp != la || memcmp(p, a, lp) != 0)
+            break;
+        p += lp;
+        a += la;
+        if (*p == '/')
+            p++;
+        if (*a == '/')
+            a++;
+        pcommon = p;
+        acommon = a;
+        if (!*a)
+            break;
+    }
+    /* one ".." per remaining anchor element */
+    unsigned ups = 0;
+    for (const char *s = acommon; *s;) {
+        size_t l = strcspn(s, "/");
+        if (l)
+            ups++;
+        s += l;
+        if (*s == '/')
+            s++;
+    }
+    bool first = true;
+    for (unsigned i = 0; i < ups; i++) {
+        if (!first)
+            ub_buf_putc(out, '/');
+        PUTS(out, "..");
+        first = false;
+    }
+    if (*pcommon) {
+        if (!first)
+            ub_buf_putc(out, '/');
+        ub_buf_puts(out, pcommon);
+    } else if (first) {
+        ub_buf_putc(out, '.');
+    }
+}
+
+static void ub_write_relocates(ub_w *w, unsigned indent, const ub_value *v,
+                               const char *anchor)
+{
+    ub_buf *b = w->b;
+    ub_ind(b, indent);
+    PUTS(b, "relocates = {\n");
+    uint32_t n = (v->kind == UB_V_DATA && v->type &&
+                  v->type->scalar == UB_SC_STRING) ? v->count / 2 : 0;
+    ub_reloc *r = n ? malloc(n * sizeof *r) : NULL;
+    if (n && !r) {
+        w->oom = true;
+        return;
+    }
+    ub_buf scratch;
+    ub_buf_init(&scratch);
+    size_t *offs = NULL;
+    if (anchor && n) {
+        /* A prim's relocates are a map, sorted, and written relative to
+         * the prim; the layer's are a list, in authored order. */
+        offs = malloc(2 * n * sizeof *offs);
+        if (!offs) {
+            free(r);
+            w->oom = true;
+            return;
+        }
+        for (uint32_t i = 0; i < 2 * n; i++) {
+            const char *s = ub_value_str(v, i);
+            offs[i] = scratch.len;
+            if (s[0])
+                ub_relative_path(&scratch, s, anchor);
+            ub_buf_putc(&scratch, '\0');
+        }
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        if (offs && !scratch.failed) {
+            r[i].src = scratch.data + offs[2 * i];
+            r[i].dst = scratch.data + offs[2 * i + 1];
+        } else {
+            r[i].src = ub_value_str(v, 2 * i);
+            r[i].dst = ub_value_str(v, 2 * i + 1);
+        }
+    }
+    if (anchor && n > 1)
+        qsort(r, n, sizeof *r, ub_cmp_reloc);
+    for (uint32_t i = 0; i < n; i++) {
+        ub_ind(b, indent + 1);
+        ub_put_path(b, r[i].src, strlen(r[i].src));
+        PUTS(b, ": ");
+        ub_put_path(b, r[i].dst, strlen(r[i].dst));
+        if (i + 1 < n)
+            PUTS(b, ", ");
+        ub_buf_putc(b, '\n');
+    }
+    ub_ind(b, indent);
+    PUTS(b, "}\n");
+    free(offs);
+    free(r);
+    ub_buf_free(&scratch);
+}
+
+/* ["a", "b"] -- or just "a" for one name. */
+static void ub_write_name_vector(ub_buf *b, const ub_value *v)
+{
+    uint32_t n = v->kind == UB_V_DATA ? v->count : 0;
+    if (n > 1)
+        ub_buf_putc(b, '[');
+    for (uint32_t i = 0; i < n; i++) {
+        if (i)
+            PUTS(b, ", ");
+        ub_put_q(b, ub_value_str(v, i));
+    }
+    if (n > 1)
+        ub_buf_putc(b, ']');
+}
+
+/* Write a token value bare (permission, symmetryFunction, displayUnit). */
+static void ub_put_bare(ub_buf *b, const ub_value *v)
+{
+    if (v->kind == UB_V_DATA && v->count >= 1 && v->type &&
+        v->type->scalar == UB_SC_STRING) {
+        ub_put_str(b, ub_value_str(v, 0));
+    } else if (v->kind == UB_V_UNTYPED) {
+        ub_write_untyped(b, v->u.untyped);
+    } else {
+        ub_put_value(b, v);
+    }
+}
+
+/* A generic metadata field: "key = value" at indent, list ops one
+ * statement per part, dictionaries multi-line. */
+static void ub_write_simple_field(ub_w *w, unsigned indent, const ub_field *f)
+{
+    ub_buf *b = w->b;
+    const ub_value *v = &f->value;
+    if (v->kind == UB_V_LISTOP) {
+        ub_write_listop(w, indent, f->key, v->u.listop);
+        return;
+    }
+    ub_ind(b, indent);
+    ub_put_str(b, f->key);
+    PUTS(b, " = ");
+    if (v->kind == UB_V_DICT) {
+        ub_write_dict(w, indent, v->u.dict, false);
+        return;
+    }
+    ub_write_field_value(w, v);
+    ub_buf_putc(b, '\n');
+}
+
+static bool ub_key_is(const ub_field *f, const char *s)
+{
+    return strcmp(f->key, s) == 0;
+}
+
+/* Collect the fields of `meta` other than the comment, sorted; returns
+ * the count, the comment through *comment. */
+static uint32_t ub_sorted_fields(ub_w *w, const ub_fields *meta,
+                                 ub_ptrs *sp, bool byte_order,
+                                 const ub_field **comment,
+                                 const char *skip)
+{
+    *comment = NULL;
+    uint32_t n = 0;
+    const void **v = ub_ptrs_get(w, sp, meta->n ? meta->n : 1);
+    if (!v)
+        return 0;
+    for (uint32_t i = 0; i < meta->n; i++) {
+        const ub_field *f = &meta->v[i];
+        if (f->value.kind == UB_V_EMPTY)
+            continue;
+        if (ub_key_is(f, "comment")) {
+            *comment = f;
+            continue;
+        }
+        if (skip && ub_key_is(f, skip))
+            continue;
+        v[n++] = f;
+    }
+    if (n > 1)
+        qsort(v, n, sizeof *v,
+              byte_order ? ub_cmp_field_bytes : ub_cmp_field_dict);
+    return n;
+}
+
+static bool ub_comment_nonempty(const ub_field *c)
+{
+    return c && c->value.kind == UB_V_DATA && c->value.count == 1 &&
+           c->value.type->scalar == UB_SC_STRING &&
+           ub_value_str(&c->value, 0)[0];
+}
+
+static const char *ub_comment_text(const ub_field *c)
+{
+    return ub_value_str(&c->value, 0);
+}
+
+/* Fields shared by prims, attributes and relationships with a special
+ * form.  Returns false when f is not one of them. */
+static bool ub_write_common_field(ub_w *w, unsigned indent, const ub_field *f)
+{
+    ub_buf *b = w->b;
+    if (ub_key_is(f, "doc")) {
+        ub_ind(b, indent);
+        PUTS(b, "doc = ");
+        if (f->value.kind == UB_V_DATA && f->value.count == 1 &&
+            f->value.type->scalar == UB_SC_STRING)
+            ub_put_q(b, ub_value_str(&f->value, 0));
+        else
+            ub_write_field_value(w, &f->value);
+        ub_buf_putc(b, '\n');
+        return true;
+    }
+    if (ub_key_is(f, "permission") || ub_key_is(f, "symmetryFunction")) {
+        ub_ind(b, indent);
+        ub_put_str(b, f->key);
+        PUTS(b, " = ");
+        ub_put_bare(b, &f->value);
+        ub_buf_putc(b, '\n');
+        return true;
+    }
+    return false;
+}
+
+/* Prim (and variant) metadata: " (\n ... )" when there is any. */
+static void ub_write_prim_meta(ub_w *w, const ub_prim *prim, unsigned indent,
+                               const char *path)
+{
+    ub_buf *b = w->b;
+    const ub_field *comment;
+    ub_ptrs sp;
+    uint32_t n = ub_sorted_fields(w, &prim->meta, &sp, false, &comment, NULL);
+    if (!sp.v)
+        return;
+    bool has_comment = ub_comment_nonempty(comment);
+    if (!has_comment && n == 0) {
+        ub_ptrs_free(&sp);
+        return;
+    }
+    PUTS(b, " (\n");
+    if (has_comment) {
+        ub_ind(b, indent + 1);
+        ub_put_q(b, ub_comment_text(comment));
+        ub_buf_putc(b, '\n');
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const ub_field *f = sp.v[i];
+        const ub_value *v = &f->value;
+        if (ub_write_common_field(w, indent + 1, f))
+            continue;
+        if (ub_key_is(f, "variantSets") && v->kind == UB_V_LISTOP) {
+            const ub_listop *lo = v->u.listop;
+            for (int p = 0; p < UB_LO_NPARTS; p++) {
+                if (lo->is_explicit ? p != UB_LO_EXPLICIT
+                                    : (p == UB_LO_EXPLICIT ||
+                                       !ub_part_nonempty(lo, p)))
+                    continue;
+                ub_ind(b, indent + 1);
+                if (p != UB_LO_EXPLICIT) {
+                    ub_buf_puts(b, ub_listop_ops[p]);
+                    ub_buf_putc(b, ' ');
+                }
+                PUTS(b, "variantSets = ");
+                ub_write_name_vector(b, &lo->part[p]);
+                ub_buf_putc(b, '\n');
+            }
+            continue;
+        }
+        if (ub_key_is(f, "relocates")) {
+            ub_write_relocates(w, indent + 1, v, path);
+            continue;
+        }
+        if ((ub_key_is(f, "prefixSubstitutions") ||
+             ub_key_is(f, "suffixSubstitutions")) && v->kind == UB_V_DICT) {
+            ub_ind(b, indent + 1);
+            ub_put_str(b, f->key);
+            PUTS(b, " = ");
+            ub_write_dict(w, indent + 1, v->u.dict, true);
+            continue;
+        }
+        if (ub_key_is(f, "variants") && v->kind == UB_V_DICT) {
+            if (v->u.dict && v->u.dict->n) {
+                ub_ind(b, indent + 1);
+                PUTS(b, "variants = ");
+                ub_write_dict(w, indent + 1, v->u.dict, false);
+            }
+            continue;
+        }
+        ub_write_simple_field(w, indent + 1, f);
+    }
+    ub_ind(b, indent);
+    ub_buf_putc(b, ')');
+    ub_ptrs_free(&sp);
+}
+
+/* The property metadata block after the declaration line. */
+static void ub_write_prop_meta(ub_w *w, const ub_prop *prop, unsigned indent,
+                               const ub_field *comment, ub_ptrs *sp,
+                               uint32_t n)
+{
+    ub_buf *b = w->b;
+    bool has_comment = ub_comment_nonempty(comment);
+    if (!has_comment && n == 0)
+        return;
+    PUTS(b, " (\n");
+    if (has_comment) {
+        ub_ind(b, indent + 1);
+        ub_put_q(b, ub_comment_text(comment));
+        ub_buf_putc(b, '\n');
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        const ub_field *f = sp->v[i];
+        if (ub_write_common_field(w, indent + 1, f))
+            continue;
+        if (prop->kind == UB_ATTR && ub_key_is(f, "displayUnit")) {
+            ub_ind(b, indent + 1);
+            PUTS(b, "displayUnit = ");
+            ub_put_bare(b, &f->value);
+            ub_buf_putc(b, '\n');
+            continue;
+        }
+        ub_write_simple_field(w, indent + 1, f);
+    }
+    ub_ind(b, indent);
+    ub_buf_putc(b, ')');
+}
+
+static void ub_put_type_name(ub_buf *b, const ub_prop *p)
+{
+    if (p->type)
+        ub_buf_puts(b, p->type->name);
+    else if (p->type_name)
+        ub_put_str(b, p->type_name);
+    if (p->is_array)
+        PUTS(b, "[]");
+}
+
+static void ub_write_samples(ub_w *w, unsigned indent, const ub_samples *s)
+{
+    ub_buf *b = w->b;
+    for (uint32_t i = 0; i < s->n; i++) {
+        ub_ind(b, indent + 1);
+        ub_put_double(b, s->v[i].time);
+        PUTS(b, ": ");
+        const ub_value *v = &s->v[i].value;
+        if (v->kind == UB_V_UNTYPED)
+            ub_write_untyped(b, v->u.untyped);
+        else
+            ub_put_value(b, v);
+        PUTS(b, ",\n");
+    }
+    ub_ind(b, indent);
+    PUTS(b, "}\n");
+}
+
+static void ub_write_connect(ub_w *w, unsigned indent, const ub_prop *p,
+                             const char *op, const ub_value *items)
+{
+    ub_buf *b = w->b;
+    ub_ind(b, indent);
+    if (op) {
+        ub_buf_puts(b, op);
+        ub_buf_putc(b, ' ');
+    }
+    if (p->variability != UB_VARYING)
+        PUTS(b, "uniform ");
+    ub_put_type_name(b, p);
+    ub_buf_putc(b, ' ');
+    ub_put_str(b, p->name);
+    PUTS(b, ".connect = ");
+    uint32_t n = items->kind == UB_V_DATA ? items->count : 0;
+    if (n == 0) {
+        PUTS(b, "None\n");
+    } else if (n == 1) {
+        const char *s = ub_value_str(items, 0);
+        ub_put_path(b, s, ub_str_len(s));
+        ub_buf_putc(b, '\n');
+    } else {
+        PUTS(b, "[\n");
+        for (uint32_t i = 0; i < n; i++) {
+            const char *s = ub_value_str(items, i);
+            ub_ind(b, indent + 1);
+            ub_put_path(b, s, ub_str_len(s));
+            PUTS(b, ",\n");
+        }
+        ub_ind(b, indent);
+        PUTS(b, "]\n");
+    }
+}
+
+static void ub_write_attribute(ub_w *w, const ub_prop *p, unsigned indent)
+{
+    ub_buf *b = w->b;
+    const ub_field *comment;
+    ub_ptrs sp;
+    uint32_t n = ub_sorted_fields(w, &p->meta, &sp, false, &comment, NULL);
+    if (!sp.v)
+        return;
+    bool has_info = ub_comment_nonempty(comment) || n > 0;
+    bool has_default = p->default_value.kind != UB_V_EMPTY;
+    bool has_conn = p->connections.kind == UB_V_LISTOP;
+    bool has_samples = p->samples.authored;
+    if (has_info || has_default || p->custom || (!has_conn && !has_samples)) {
+        ub_ind(b, indent);
+        if (p->custom)
+            PUTS(b, "custom ");
+        if (p->variability != UB_VARYING)
+            PUTS(b, "uniform ");
+        ub_put_type_name(b, p);
+        ub_buf_putc(b, ' ');
+        ub_put_str(b, p->name);
+        if (has_default) {
+            PUTS(b, " = ");
+            if (p->default_value.kind == UB_V_UNTYPED)
+                ub_write_untyped(b, p->default_value.u.untyped);
+            else
+                ub_put_value(b, &p->default_value);
+        }
+        ub_write_prop_meta(w, p, indent, comment, &sp, n);
+        ub_buf_putc(b, '\n');
+    }
+    ub_ptrs_free(&sp);
+    if (has_samples) {
+        ub_ind(b, indent);
+        if (p->variability != UB_VARYING)
+            PUTS(b, "uniform ");
+        ub_put_type_name(b, p);
+        ub_buf_putc(b, ' ');
+        ub_put_str(b, p->name);
+        PUTS(b, ".timeSamples = {\n");
+        ub_write_samples(w, indent, &p->samples);
+    }
+    if (has_conn) {
+        const ub_listop *lo = p->connections.u.listop;
+        if (lo->is_explicit) {
+            ub_write_connect(w, indent, p, NULL, &lo->part[UB_LO_EXPLICIT]);
+        } else {
+            for (int k = UB_LO_DELETE; k < UB_LO_NPARTS; k++)
+                if (ub_part_nonempty(lo, k))
+                    ub_write_connect(w, indent, p, ub_listop_ops[k],
+                                     &lo->part[k]);
+        }
+    }
+}
+
+/* " = target", " = [\n targets,\n ]" for relationship target lists. */
+static void ub_write_targets(ub_w *w, unsigned indent, const ub_value *items)
+{
+    ub_buf *b = w->b;
+    uint32_t n = items->kind == UB_V_DATA ? items->count : 0;
+    if (n > 1) {
+        PUTS(b, " = [\n");
+        for (uint32_t i = 0; i < n; i++) {
+            const char *s = ub_value_str(items, i);
+            ub_ind(b, indent + 1);
+            ub_put_path(b, s, ub_str_len(s));
+            PUTS(b, ",\n");
+        }
+        ub_ind(b, indent);
+        ub_buf_putc(b, ']');
+    } else {
+        PUTS(b, " = ");
+        if (n == 1) {
+            const char *s = ub_value_str(items, 0);
+            ub_put_path(b, s, ub_str_len(s));
+        }
+    }
+}
+
+static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
+{
+    ub_buf *b = w->b;
+    const ub_field *comment;
+    ub_ptrs sp;
+    uint32_t n = ub_sorted_fields(w, &p->meta, &sp, false, &comment, NULL);
+    if (!sp.v)
+        return;
+    bool has_info = ub_comment_nonempty(comment) || n > 0;
+    const ub_listop *lo =
+        p->targets.kind == UB_V_LISTOP ? p->targets.u.listop : NULL;
+    bool explicit_targets = lo && lo->is_explicit;
+    bool target_ops = false;
+    if (lo && !lo->is_explicit)
+        for (int k = UB_LO_DELETE; k < UB_LO_NPARTS; k++)
+            target_ops |= ub_part_nonempty(lo, k);
+    const char *varying = p->varying_keyword ? "varying " : "";
+    if (has_info || explicit_targets || (!target_ops && !p->custom)) {
+        ub_ind(b, indent);
+        if (p->custom)
+            PUTS(b, "custom ");
+        ub_buf_puts(b, varying);
+        PUTS(b, "rel ");
+        ub_put_str(b, p->name);
+        if (explicit_targets) {
+            const ub_value *t = &lo->part[UB_LO_EXPLICIT];
+            if (t->kind != UB_V_DATA || t->count == 0)
+                PUTS(b, " = None");
+            else
+                ub_write_targets(w, indent, t);
+        }
+        ub_write_prop_meta(w, p, indent, comment, &sp, n);
+        ub_buf_putc(b, '\n');
+    } else if (p->custom) {
+        ub_ind(b, indent);
+        PUTS(b, "custom ");
+        ub_buf_puts(b, varying);
+        PUTS(b, "rel ");
+        ub_put_str(b, p->name);
+        ub_buf_putc(b, '\n');
+    }
+    ub_ptrs_free(&sp);
+    if (target_ops) {
+        for (int k = UB_LO_DELETE; k < UB_LO_NPARTS; k++) {
+            if (!ub_part_nonempty(lo, k))
+                continue;
+            ub_ind(b, indent);
+            ub_buf_puts(b, ub_listop_ops[k]);
+            ub_buf_putc(b, ' ');
+            ub_buf_puts(b, varying);
+            PUTS(b, "rel ");
+            ub_put_str(b, p->name);
+            ub_write_targets(w, indent, &lo->part[k]);
+            ub_buf_putc(b, '\n');
+        }
+    }
+    if (p->samples.authored) {
+        ub_ind(b, indent);
+        ub_buf_puts(b, varying);
+        PUTS(b, "rel ");
+        ub_put_str(b, p->name);
+        PUTS(b, ".timeSamples = {\n");
+        ub_write_samples(w, indent, &p->samples);
+    }
+    if (p->default_target) {
+        ub_ind(b, indent);
+        ub_buf_puts(b, varying);
+        PUTS(b, "rel ");
+        ub_put_str(b, p->name);
+        PUTS(b, ".default = ");
+        ub_put_path(b, p->default_target, ub_str_len(p->default_target));
+        /* OpenUSD indents the newline that ends this statement. */
+        ub_ind(b, indent);
+        ub_buf_putc(b, '\n');
+    }
+}
+
+static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent,
+                          const char *path);
+
+static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
+                                  unsigned indent, const char *path)
+{
+    ub_buf *b = w->b;
+    for (uint32_t s = 0; s < prim->n_variant_sets; s++) {
+        const ub_variant_set *vs = &prim->variant_sets[s];
+        uint32_t n = vs->variants.n;
+        if (n == 0)
+            continue;
+        ub_ptrs sp;
+        const void **v = ub_ptrs_get(w, &sp, n);
+        if (!v)
+            return;
+        for (uint32_t i = 0; i < n; i++)
+            v[i] = vs->variants.v[i];
+        qsort(v, n, sizeof *v, ub_cmp_prim_name);
+        ub_ind(b, indent);
+        PUTS(b, "variantSet ");
+        ub_put_q(b, vs->name);
+        PUTS(b, " = {\n");
+        for (uint32_t i = 0; i < n; i++) {
+            const ub_prim *var = v[i];
+            ub_ind(b, indent + 1);
+            ub_put_q(b, var->name);
+            ub_write_prim_meta(w, var, indent + 1, path);
+            PUTS(b, " {\n");
+            ub_write_body(w, var, indent + 1, path);
+            ub_buf_putc(b, '\n');
+            ub_ind(b, indent + 1);
+            PUTS(b, "}\n");
+        }
+        ub_ind(b, indent);
+        PUTS(b, "}\n");
+        ub_ptrs_free(&sp);
+    }
+}
+
+static uint32_t ub_order_count(const ub_value *v)
+{
+    return v->kind == UB_V_DATA ? v->count : 0;
+}
+
+static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent,
+                          const char *path)
+{
+    ub_buf *b = w->b;
+    if (ub_order_count(&prim->property_order) > 1) {
+        ub_ind(b, indent + 1);
+        PUTS(b, "reorder properties = ");
+        ub_write_name_vector(b, &prim->property_order);
+        ub_buf_putc(b, '\n');
+    }
+    if (ub_order_count(&prim->prim_order) > 1) {
+        ub_ind(b, indent + 1);
+        PUTS(b, "reorder nameChildren = ");
+        ub_write_name_vector(b, &prim->prim_order);
+        ub_buf_putc(b, '\n');
+    }
+    uint32_t np = prim->props.n;
+    if (np) {
+        ub_ptrs sp;
+        const void **v = ub_ptrs_get(w, &sp, np);
+        if (!v)
+            return;
+        memcpy(v, prim->props.v, np * sizeof *v);
+        if (np > 1)
+            qsort(v, np, sizeof *v, ub_cmp_prop);
+        for (uint32_t i = 0; i < np; i++) {
+            const ub_prop *p = v[i];
+            if (p->kind == UB_ATTR)
+                ub_write_attribute(w, p, indent + 1);
+            else
+                ub_write_relationship(w, p, indent + 1);
+        }
+        ub_ptrs_free(&sp);
+    }
+    if (np && prim->children.n)
+        ub_buf_putc(b, '\n');
+    for (uint32_t i = 0; i < prim->children.n; i++) {
+        if (i)
+            ub_buf_putc(b, '\n');
+        ub_write_prim(w, prim->children.v[i], indent + 1);
+    }
+    ub_write_variant_sets(w, prim, indent + 1, path);
+}
+
+static const char *const ub_specifiers[] = {"def", "over", "class"};
+
+/* The prim path is rebuilt from the parent chain only where it is needed
+ * (relocates), so the common case does no path work. */
+static size_t ub_path_of(const ub_prim *p, char *out, size_t cap)
+{
+    if (!p || !p->parent)
+        return 0;
+    size_t n = ub_path_of(p->parent, out, cap);
+    size_t l = ub_str_len(p->name);
+    if (p->variant_set) {
+        size_t vl = ub_str_len(p->variant_set);
+        if (n + vl + l + 3 < cap) {
+            out[n] = '{';
+            memcpy(out + n + 1, p->variant_set, vl);
+            out[n + 1 + vl] = '=';
+            memcpy(out + n + 2 + vl, p->name, l);
+            out[n + 2 + vl + l] = '}';
+        }
+        return n + vl + l + 3;
+    }
+    bool slash = !(p->parent && p->parent->variant_set);
+    if (n + slash + l < cap) {
+        if (slash)
+            out[n] = '/';
+        memcpy(out + n + slash, p->name, l);
+    }
+    return n + slash + l;
+}
+
+static void ub_write_prim(ub_w *w, const ub_prim *prim, unsigned indent)
+{
+    ub_buf *b = w->b;
+    ub_ind(b, indent);
+    ub_buf_puts(b, ub_specifiers[prim->specifier <= UB_CLASS ? prim->specifier
+                                                             : 0]);
+    /* "__AnyType__" is OpenUSD's spelling of "no type". */
+    if (prim->type_name && prim->type_name[0] &&
+        strcmp(prim->type_name, "__AnyType__") != 0) {
+        ub_buf_putc(b, ' ');
+        ub_put_str(b, prim->type_name);
+    }
+    ub_buf_putc(b, ' ');
+    ub_put_q(b, prim->name);
+    bool need_path = ub_fields_find(&prim->meta, "relocates") != NULL;
+    char pathbuf[1024];
+    const char *path = "/";
+    char *heap = NULL;
+    if (need_path) {
+        size_t n = ub_path_of(prim, pathbuf, sizeof pathbuf);
+        if (n >= sizeof pathbuf) {
+            heap = malloc(n + 1);
+            if (!heap) {
+                w->oom = true;
+                return;
+            }
+            ub_path_of(prim, heap, n + 1);
+            heap[n] = '\0';
+            path = heap;
+        } else {
+            pathbuf[n] = '\0';
+            path = pathbuf;
+        }
+    }
+    ub_write_prim_meta(w, prim, indent, path);
+    ub_buf_putc(b, '\n');
+    ub_ind(b, indent);
+    PUTS(b, "{\n");
+    ub_write_body(w, prim, indent, path);
+    ub_ind(b, indent);
+    PUTS(b, "}\n");
+    free(heap);
+}
+
+static void ub_write_sublayers(ub_w *w, const ub_layer *l)
+{
+    ub_buf *b = w->b;
+    PUTS(b, "    subLayers = [\n");
+    for (uint32_t i = 0; i < l->n_sublayers; i++) {
+        const ub_sublayer *s = &l->sublayers[i];
+        ub_ind(b, 2);
+        ub_put_asset(b, s->asset, ub_str_len(s->asset));
+        ub_write_offset(w, 0, false, s->offset);
+        if (i + 1 < l->n_sublayers)
+            PUTS(b, ",\n");
+        else
+            ub_buf_putc(b, '\n');
+    }
+    PUTS(b, "    ]\n");
+}
+
+static void ub_write_header(ub_w *w, const ub_layer *l)
+{
+    ub_buf *b = w->b;
+    const ub_field *comment;
+    ub_ptrs sp;
+    /* "subLayers" sorts among the fields: add a stand-in entry. */
+    ub_fields meta = l->meta;
+    uint32_t n = ub_sorted_fields(w, &meta, &sp, true, &comment, "relocates");
+    if (!sp.v)
+        return;
+    const ub_field *relocates = ub_fields_find(&l->meta, "relocates");
+    static const ub_field sub_key = {.key = "subLayers",
+                                     .value = {.kind = UB_V_BLOCK}};
+    ub_ptrs all;
+    const void **v = ub_ptrs_get(w, &all, (size_t)n + 1);
+    if (!v) {
+        ub_ptrs_free(&sp);
+        return;
+    }
+    uint32_t m = 0;
+    bool sub_done = !l->has_sublayers;
+    for (uint32_t i = 0; i < n; i++) {
+        const ub_field *f = sp.v[i];
+        if (!sub_done &&
+            strcmp("subLayers", ub_field_name(f->key)) < 0) {
+            v[m++] = &sub_key;
+            sub_done = true;
+        }
+        if (ub_key_is(f, "subLayers"))
+            continue; /* the list lives in layer->sublayers */
+        v[m++] = f;
+    }
+    if (!sub_done)
+        v[m++] = &sub_key;
+    ub_ptrs_free(&sp);
+
+    size_t start = b->len;
+    PUTS(b, "(\n");
+    size_t body = b->len;
+    if (ub_comment_nonempty(comment)) {
+        ub_ind(b, 1);
+        ub_put_q(b, ub_comment_text(comment));
+        ub_buf_putc(b, '\n');
+    }
+    for (uint32_t i = 0; i < m; i++) {
+        const ub_field *f = v[i];
+        if (f == &sub_key) {
+            ub_write_sublayers(w, l);
+        } else if (ub_key_is(f, "doc")) {
+            if (f->value.kind == UB_V_DATA && f->value.count == 1 &&
+                f->value.type->scalar == UB_SC_STRING &&
+                ub_value_str(&f->value, 0)[0]) {
+                PUTS(b, "    doc = ");
+                ub_put_q(b, ub_value_str(&f->value, 0));
+                ub_buf_putc(b, '\n');
+            }
+        } else if (ub_key_is(f, "hasOwnedSubLayers")) {
+            const ub_value *hv = &f->value;
+            if (hv->kind == UB_V_DATA && hv->count == 1 &&
+                hv->type->id == UB_TY_BOOL && *(const uint8_t *)hv->u.data)
+                PUTS(b, "    hasOwnedSubLayers = true\n");
+        } else {
+            ub_write_simple_field(w, 1, f);
+        }
+    }
+    ub_ptrs_free(&all);
+    if (relocates)
+        ub_write_relocates(w, 1, &relocates->value, NULL);
+    if (b->len == body)
+        b->len = start; /* nothing to say: no header at all */
+    else
+        PUTS(b, ")\n");
+}
 
 int ub_usda_write(const ub_layer *layer, ub_buf *out)
 {
-    (void)layer;
-    ub_buf_puts(out, "#usda 1.0\n");
-    return -1;
+    ub_w w = {.b = out, .oom = false};
+    PUTS(out, "#usda 1.0\n");
+    ub_write_header(&w, layer);
+    const ub_prim *root = layer->root;
+    if (root) {
+        if (ub_order_count(&root->prim_order) > 1) {
+            PUTS(out, "\nreorder rootPrims = ");
+            ub_write_name_vector(out, &root->prim_order);
+            ub_buf_putc(out, '\n');
+        }
+        for (uint32_t i = 0; i < root->children.n; i++) {
+            ub_buf_putc(out, '\n');
+            ub_write_prim(&w, root->children.v[i], 0);
+        }
+    }
+    ub_buf_putc(out, '\n');
+    if (w.oom)
+        out->failed = true;
+    return out->failed ? -1 : 0;
 }
