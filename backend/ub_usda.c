@@ -33,7 +33,8 @@ static void ub_ind(ub_buf *b, unsigned n)
     ub_buf_append(b, UB_IND, len);
 }
 
-#define PUTS(b, lit) ub_buf_append((b), (lit), sizeof(lit) - 1)
+/* Append a string literal (only literals: the length is its sizeof). */
+#define PUTS(b, lit) ub_buf_append((b), "" lit, sizeof(lit) - 1)
 
 static void ub_put_str(ub_buf *b, const char *s)
 {
@@ -391,7 +392,7 @@ static void ub_write_listop_list(ub_w *w, unsigned indent, const char *name,
         ub_buf_putc(b, '\n');
         return;
     }
-    PUTS(b, per_line ? "[\n" : "[");
+    ub_buf_puts(b, per_line ? "[\n" : "[");
     for (uint32_t i = 0; i < n; i++) {
         ub_write_listop_item(w, per_line ? indent + 1 : 0, t,
                              e + (size_t)i * esz);

@@ -1,0 +1,678 @@
+/* Unit tests of the usda writer: each construct, built by hand, prints
+ * exactly as OpenUSD 24.08's usdcat prints it (expected texts taken from
+ * the conformance corpus' expected.cat.usda files). */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ub_usda.h"
+
+static ub_strtab *strtab;
+static ub_layer *L;
+static ub_buf out;
+static const ub_loc noloc = {NULL, 0, 0};
+
+static const char *S(const char *s)
+{
+    return ub_intern_cstr(strtab, s);
+}
+
+static int setup(void)
+{
+    L = ub_layer_new(strtab, "test.usda");
+    ub_buf_init(&out);
+    return L ? 0 : 1;
+}
+
+static int teardown(void)
+{
+    ub_layer_free(L);
+    ub_buf_free(&out);
+    L = NULL;
+    return 0;
+}
+
+/* Write L and compare with want; print both on a mismatch. */
+static void check(const char *want)
+{
+    out.len = 0;
+    CU_ASSERT_EQUAL(ub_usda_write(L, &out), 0);
+    ub_buf_putc(&out, '\0');
+    if (strcmp(out.data, want) != 0)
+        fprintf(stderr, "\n--- got:\n%s--- want:\n%s---\n", out.data, want);
+    CU_ASSERT_STRING_EQUAL(out.data, want);
+}
+
+static ub_value str_value(ub_type_id t, const char *s)
+{
+    ub_value v = ub_value_new(L->arena, ub_type_get(t), 1, false);
+    ((const char **)v.u.data)[0] = S(s);
+    return v;
+}
+
+static ub_value strs_value(ub_type_id t, const char *const *s, uint32_t n)
+{
+    ub_value v = ub_value_new(L->arena, ub_type_get(t), n, true);
+    for (uint32_t i = 0; i < n; i++)
+        ((const char **)v.u.data)[i] = S(s[i]);
+    return v;
+}
+
+static ub_value dbl_value(ub_type_id t, double x)
+{
+    ub_value v = ub_value_new(L->arena, ub_type_get(t), 1, false);
+    ub_value_set_double(&v, 0, 0, x);
+    return v;
+}
+
+static ub_value bool_value(bool b)
+{
+    ub_value v = ub_value_new(L->arena, ub_type_get(UB_TY_BOOL), 1, false);
+    ((uint8_t *)v.u.data)[0] = b;
+    return v;
+}
+
+static void set_meta(ub_fields *f, const char *key, ub_value v)
+{
+    ub_fields_set(L->arena, f, S(key), v, noloc);
+}
+
+static ub_listop *listop(ub_value *v, ub_type_id t)
+{
+    ub_listop *lo = ub_listop_new(L->arena);
+    *v = (ub_value){.kind = UB_V_LISTOP, .type = ub_type_get(t)};
+    v->u.listop = lo;
+    return lo;
+}
+
+static void set_part(ub_listop *lo, ub_listop_part p, ub_value items)
+{
+    lo->has[p] = true;
+    lo->part[p] = items;
+    if (p == UB_LO_EXPLICIT)
+        lo->is_explicit = true;
+}
+
+static ub_prim *def(ub_prim *parent, const char *type, const char *name)
+{
+    ub_prim *p = ub_prim_new(L, parent ? parent : L->root, S(name), UB_DEF,
+                             noloc);
+    p->type_name = type ? S(type) : NULL;
+    return p;
+}
+
+static ub_prop *attr(ub_prim *p, const char *type, bool array,
+                     const char *name)
+{
+    ub_prop *a = ub_prop_new(L, p, S(name), UB_ATTR, noloc);
+    a->type = ub_type_by_name(type, strlen(type));
+    a->type_name = S(type);
+    a->is_array = array;
+    return a;
+}
+
+/* --- tests ------------------------------------------------------------------ */
+
+static void test_empty(void)
+{
+    check("#usda 1.0\n\n");
+}
+
+static void test_layer_metadata(void)
+{
+    set_meta(&L->meta, "framesPerSecond", dbl_value(UB_TY_DOUBLE, 24));
+    set_meta(&L->meta, "framePrecision", (ub_value){0});
+    ub_value fp = ub_value_new(L->arena, ub_type_get(UB_TY_INT), 1, false);
+    *(int32_t *)fp.u.data = 3;
+    set_meta(&L->meta, "framePrecision", fp);
+    set_meta(&L->meta, "comment", str_value(UB_TY_STRING, "Test of things."));
+    set_meta(&L->meta, "owner", str_value(UB_TY_STRING, "foo"));
+    set_meta(&L->meta, "hasOwnedSubLayers", bool_value(true));
+    set_meta(&L->meta, "defaultPrim", str_value(UB_TY_TOKEN, "World"));
+    set_meta(&L->meta, "doc", str_value(UB_TY_STRING, ""));
+    ub_sublayer *s = ub_layer_add_sublayer(L, S("a.usda"), noloc);
+    s->offset = (ub_offset){11, 22};
+    s = ub_layer_add_sublayer(L, S("b@x.usda"), noloc);
+    s->offset = (ub_offset){0, 2};
+    L->has_sublayers = true;
+    ub_dict *d = ub_dict_new(L->arena);
+    ub_dict_set(L->arena, d, S("zeta"), dbl_value(UB_TY_DOUBLE, 0.5), noloc);
+    ub_dict_set(L->arena, d, S("Alpha"), str_value(UB_TY_STRING, "x"),
+                noloc);
+    ub_dict_set(L->arena, d, S("not an id"), bool_value(false), noloc);
+    set_meta(&L->meta, "customLayerData",
+             (ub_value){.kind = UB_V_DICT, .u.dict = d});
+    check("#usda 1.0\n"
+          "(\n"
+          "    \"Test of things.\"\n"
+          "    customLayerData = {\n"
+          "        string Alpha = \"x\"\n"
+          "        bool \"not an id\" = 0\n"
+          "        double zeta = 0.5\n"
+          "    }\n"
+          "    defaultPrim = \"World\"\n"
+          "    framePrecision = 3\n"
+          "    framesPerSecond = 24\n"
+          "    hasOwnedSubLayers = true\n"
+          "    owner = \"foo\"\n"
+          "    subLayers = [\n"
+          "        @a.usda@ (offset = 11; scale = 22),\n"
+          "        @@@b@x.usda@@@ (scale = 2)\n"
+          "    ]\n"
+          ")\n"
+          "\n");
+}
+
+static void test_prims_and_order(void)
+{
+    ub_prim *cam = def(NULL, "Camera", "overview_cam");
+    ub_prop *a = attr(cam, "double", false, "camy");
+    a->default_value = dbl_value(UB_TY_DOUBLE, 3.4);
+    a = attr(cam, "double", false, "camx");
+    a->default_value = dbl_value(UB_TY_DOUBLE, 1.2);
+    ub_prim *head = def(cam, "Scope", "Head");
+    a = attr(head, "double", false, "width");
+    a->default_value = dbl_value(UB_TY_DOUBLE, 1905.41);
+    ub_prim *o = ub_prim_new(L, L->root, S("TestOver"), UB_OVER, noloc);
+    (void)o;
+    ub_prim *c = ub_prim_new(L, L->root, S("Cls"), UB_CLASS, noloc);
+    c->type_name = S("__AnyType__");
+    const char *order[] = {"TestOver", "overview_cam"};
+    L->root->prim_order = strs_value(UB_TY_TOKEN, order, 2);
+    check("#usda 1.0\n"
+          "\n"
+          "reorder rootPrims = [\"TestOver\", \"overview_cam\"]\n"
+          "\n"
+          "def Camera \"overview_cam\"\n"
+          "{\n"
+          "    double camx = 1.2\n"
+          "    double camy = 3.4\n"
+          "\n"
+          "    def Scope \"Head\"\n"
+          "    {\n"
+          "        double width = 1905.41\n"
+          "    }\n"
+          "}\n"
+          "\n"
+          "over \"TestOver\"\n"
+          "{\n"
+          "}\n"
+          "\n"
+          "class \"Cls\"\n"
+          "{\n"
+          "}\n"
+          "\n");
+}
+
+static void test_property_order(void)
+{
+    ub_prim *p = def(NULL, "MfScope", "t");
+    const char *names[] = {"i10", "i9", "blocked", "I2", "a_b", "aB", "x:y",
+                           "x"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        ub_prop *a = attr(p, "int", false, names[i]);
+        a->custom = true;
+    }
+    ub_prop *r = ub_prop_new(L, p, S("x"), UB_REL, noloc);
+    (void)r;
+    check("#usda 1.0\n"
+          "\n"
+          "def MfScope \"t\"\n"
+          "{\n"
+          "    custom int a_b\n"
+          "    custom int aB\n"
+          "    custom int blocked\n"
+          "    custom int I2\n"
+          "    custom int i9\n"
+          "    custom int i10\n"
+          "    custom int x\n"
+          "    rel x\n"
+          "    custom int x:y\n"
+          "}\n"
+          "\n");
+}
+
+static void test_attributes(void)
+{
+    ub_prim *p = def(NULL, NULL, "p");
+    ub_prop *a = attr(p, "float3", true, "pts");
+    a->default_value = ub_value_new(L->arena, ub_type_get(UB_TY_FLOAT3), 2,
+                                    true);
+    float *f = a->default_value.u.data;
+    f[0] = -1.707f, f[1] = 1.707f, f[2] = 10.303f;
+    f[3] = 2.23f, f[4] = 4.45f, f[5] = 0;
+    a = attr(p, "double", false, "blocked");
+    a->custom = true;
+    a->default_value = ub_value_block();
+    a = attr(p, "token", false, "u");
+    a->variability = UB_UNIFORM;
+    a->default_value = str_value(UB_TY_TOKEN, "fo'o");
+    set_meta(&a->meta, "allowedTokens",
+             strs_value(UB_TY_TOKEN, (const char *[]){"a", "fo'o"}, 2));
+    set_meta(&a->meta, "doc", str_value(UB_TY_STRING, "use \"this\""));
+    set_meta(&a->meta, "comment", str_value(UB_TY_STRING, "a comment"));
+    set_meta(&a->meta, "hidden", bool_value(true));
+    set_meta(&a->meta, "displayUnit", str_value(UB_TY_TOKEN, "mm"));
+    a = attr(p, "double", false, "radius");
+    ub_samples_set(L->arena, &a->samples, 3.23, dbl_value(UB_TY_DOUBLE, 10));
+    ub_samples_set(L->arena, &a->samples, 1.23, dbl_value(UB_TY_DOUBLE, 5));
+    ub_samples_set(L->arena, &a->samples, 7, ub_value_block());
+    a->samples.authored = true;
+    a = attr(p, "double", false, "empty");
+    a->samples.authored = true;
+    a = attr(p, "matrix2d", false, "m");
+    a->default_value = ub_value_new(L->arena, ub_type_get(UB_TY_MATRIX2D), 1,
+                                    false);
+    double *m = a->default_value.u.data;
+    m[0] = 1, m[3] = 1;
+    a = attr(p, "asset", false, "tex");
+    a->default_value = str_value(UB_TY_ASSET, "//$STAGEDIR/path.sdf");
+    a = attr(p, "half", false, "h");
+    a->default_value = ub_value_new(L->arena, ub_type_get(UB_TY_HALF), 1,
+                                    false);
+    *(uint16_t *)a->default_value.u.data = ub_float_to_half(1.807f);
+    check("#usda 1.0\n"
+          "\n"
+          "def \"p\"\n"
+          "{\n"
+          "    custom double blocked = None\n"
+          "    double empty.timeSamples = {\n"
+          "    }\n"
+          "    half h = 1.80664\n"
+          "    matrix2d m = ( (1, 0), (0, 1) )\n"
+          "    float3[] pts = [(-1.707, 1.707, 10.303), (2.23, 4.45, 0)]\n"
+          "    double radius.timeSamples = {\n"
+          "        1.23: 5,\n"
+          "        3.23: 10,\n"
+          "        7: None,\n"
+          "    }\n"
+          "    asset tex = @//$STAGEDIR/path.sdf@\n"
+          "    uniform token u = \"fo'o\" (\n"
+          "        \"a comment\"\n"
+          "        allowedTokens = [\"a\", \"fo'o\"]\n"
+          "        displayUnit = mm\n"
+          "        doc = 'use \"this\"'\n"
+          "        hidden = true\n"
+          "    )\n"
+          "}\n"
+          "\n");
+}
+
+static void test_connections(void)
+{
+    ub_prim *p = def(NULL, NULL, "p");
+    ub_prop *a = attr(p, "float", false, "in");
+    ub_listop *lo = listop(&a->connections, UB_TY_PATH);
+    set_part(lo, UB_LO_EXPLICIT,
+             strs_value(UB_TY_PATH, (const char *[]){"/a.x", "/b.y"}, 2));
+    a = attr(p, "float", false, "one");
+    a->default_value = dbl_value(UB_TY_FLOAT, 0.5);
+    lo = listop(&a->connections, UB_TY_PATH);
+    set_part(lo, UB_LO_EXPLICIT,
+             strs_value(UB_TY_PATH, (const char *[]){"/a.x"}, 1));
+    a = attr(p, "float", false, "ops");
+    lo = listop(&a->connections, UB_TY_PATH);
+    set_part(lo, UB_LO_DELETE,
+             strs_value(UB_TY_PATH, (const char *[]){"/d.x"}, 1));
+    set_part(lo, UB_LO_PREPEND,
+             strs_value(UB_TY_PATH, (const char *[]){"/p.x"}, 1));
+    a = attr(p, "float", false, "zero");
+    lo = listop(&a->connections, UB_TY_PATH);
+    set_part(lo, UB_LO_EXPLICIT, strs_value(UB_TY_PATH, NULL, 0));
+    check("#usda 1.0\n"
+          "\n"
+          "def \"p\"\n"
+          "{\n"
+          "    float in.connect = [\n"
+          "        </a.x>,\n"
+          "        </b.y>,\n"
+          "    ]\n"
+          "    float one = 0.5\n"
+          "    float one.connect = </a.x>\n"
+          "    delete float ops.connect = </d.x>\n"
+          "    prepend float ops.connect = </p.x>\n"
+          "    float zero.connect = None\n"
+          "}\n"
+          "\n");
+}
+
+static void test_relationships(void)
+{
+    ub_prim *p = def(NULL, "MfScope", "foo");
+    ub_prop *r = ub_prop_new(L, p, S("complex_rel"), UB_REL, noloc);
+    ub_listop *lo = listop(&r->targets, UB_TY_PATH);
+    set_part(lo, UB_LO_EXPLICIT,
+             strs_value(UB_TY_PATH,
+                        (const char *[]){"/foo/Foo/Bar", "/foo/Blah/Blah"},
+                        2));
+    set_meta(&r->meta, "comment",
+             str_value(UB_TY_STRING, "Exercise full syntax"));
+    set_meta(&r->meta, "doc", str_value(UB_TY_STRING, "use this for \"stuff\"..."));
+    set_meta(&r->meta, "permission", str_value(UB_TY_TOKEN, "public"));
+    set_meta(&r->meta, "symmetryFunction",
+             str_value(UB_TY_TOKEN, "testSymmetryFunction"));
+    r = ub_prop_new(L, p, S("no_targets_rel"), UB_REL, noloc);
+    r = ub_prop_new(L, p, S("rel_make_empty"), UB_REL, noloc);
+    lo = listop(&r->targets, UB_TY_PATH);
+    set_part(lo, UB_LO_EXPLICIT, strs_value(UB_TY_PATH, NULL, 0));
+    r = ub_prop_new(L, p, S("rel_list_editing"), UB_REL, noloc);
+    r->custom = true;
+    lo = listop(&r->targets, UB_TY_PATH);
+    set_part(lo, UB_LO_DELETE,
+             strs_value(UB_TY_PATH, (const char *[]){"/foo", "/bar"}, 2));
+    set_part(lo, UB_LO_REORDER,
+             strs_value(UB_TY_PATH, (const char *[]){"/boom"}, 1));
+    r = ub_prop_new(L, p, S("single"), UB_REL, noloc);
+    lo = listop(&r->targets, UB_TY_PATH);
+    set_part(lo, UB_LO_EXPLICIT,
+             strs_value(UB_TY_PATH, (const char *[]){"/foo/Foo"}, 1));
+    r = ub_prop_new(L, p, S("constraintTarget"), UB_REL, noloc);
+    r->varying_keyword = true;
+    r->default_target = S("/Pivot");
+    lo = listop(&r->targets, UB_TY_PATH);
+    set_part(lo, UB_LO_ADD,
+             strs_value(UB_TY_PATH, (const char *[]){"/Pivot3", "/Pivot2"},
+                        2));
+    check("#usda 1.0\n"
+          "\n"
+          "def MfScope \"foo\"\n"
+          "{\n"
+          "    rel complex_rel = [\n"
+          "        </foo/Foo/Bar>,\n"
+          "        </foo/Blah/Blah>,\n"
+          "    ] (\n"
+          "        \"Exercise full syntax\"\n"
+          "        doc = 'use this for \"stuff\"...'\n"
+          "        permission = public\n"
+          "        symmetryFunction = testSymmetryFunction\n"
+          "    )\n"
+          "    add varying rel constraintTarget = [\n"
+          "        </Pivot3>,\n"
+          "        </Pivot2>,\n"
+          "    ]\n"
+          "    varying rel constraintTarget.default = </Pivot>    \n"
+          "    rel no_targets_rel\n"
+          "    custom rel rel_list_editing\n"
+          "    delete rel rel_list_editing = [\n"
+          "        </foo>,\n"
+          "        </bar>,\n"
+          "    ]\n"
+          "    reorder rel rel_list_editing = </boom>\n"
+          "    rel rel_make_empty = None\n"
+          "    rel single = </foo/Foo>\n"
+          "}\n"
+          "\n");
+}
+
+static ub_value refs(const ub_reference *r, uint32_t n, ub_type_id t)
+{
+    ub_value v = ub_value_new(L->arena, ub_type_get(t), n, true);
+    memcpy(v.u.data, r, n * sizeof *r);
+    return v;
+}
+
+static void test_references(void)
+{
+    ub_prim *p = def(NULL, "MfScope", "TestPrim3");
+    ub_dict *cd = ub_dict_new(L->arena);
+    ub_value iv = ub_value_new(L->arena, ub_type_get(UB_TY_INT), 1, false);
+    *(int32_t *)iv.u.data = 42;
+    ub_dict_set(L->arena, cd, S("t1"), iv, noloc);
+    ub_dict_set(L->arena, cd, S("b1"), bool_value(true), noloc);
+    ub_reference r[3] = {
+        {.asset = S("///test/layer.sdf"), .prim_path = S("/Prim"),
+         .offset = {11, 22}},
+        {.asset = S("///test1/layer1.sdf"), .prim_path = S("/Prim2"),
+         .offset = {0.1, 0.2}, .custom_data = cd},
+        {.asset = S(""), .prim_path = S(""), .offset = {0, 1}},
+    };
+    ub_value v;
+    ub_listop *lo = listop(&v, UB_TY_REFERENCE);
+    set_part(lo, UB_LO_EXPLICIT, refs(r, 3, UB_TY_REFERENCE));
+    set_meta(&p->meta, "references", v);
+
+    ub_prim *q = def(NULL, "MfScope", "TestPrim7");
+    lo = listop(&v, UB_TY_REFERENCE);
+    set_part(lo, UB_LO_DELETE, refs(r, 1, UB_TY_REFERENCE));
+    set_part(lo, UB_LO_PREPEND, refs(r + 2, 1, UB_TY_REFERENCE));
+    set_meta(&q->meta, "references", v);
+    ub_reference pl = {.asset = S("p.usda"), .prim_path = S(""),
+                       .offset = {5, 1}};
+    lo = listop(&v, UB_TY_PAYLOAD);
+    set_part(lo, UB_LO_EXPLICIT, refs(&pl, 1, UB_TY_PAYLOAD));
+    set_meta(&q->meta, "payload", v);
+    lo = listop(&v, UB_TY_PATH);
+    set_part(lo, UB_LO_EXPLICIT, strs_value(UB_TY_PATH, NULL, 0));
+    set_meta(&q->meta, "inherits", v);
+    set_meta(&q->meta, "instanceable", bool_value(false));
+    ub_dict *vsel = ub_dict_new(L->arena);
+    ub_dict_set(L->arena, vsel, S("shading"), str_value(UB_TY_STRING, "red"),
+                noloc);
+    set_meta(&q->meta, "variants", (ub_value){.kind = UB_V_DICT,
+                                               .u.dict = vsel});
+    lo = listop(&v, UB_TY_STRING);
+    set_part(lo, UB_LO_PREPEND,
+             strs_value(UB_TY_STRING, (const char *[]){"shading"}, 1));
+    set_meta(&q->meta, "variantSets", v);
+    lo = listop(&v, UB_TY_TOKEN);
+    set_part(lo, UB_LO_PREPEND,
+             strs_value(UB_TY_TOKEN, (const char *[]){"MaterialBindingAPI"},
+                        1));
+    set_meta(&q->meta, "apiSchemas", v);
+    set_meta(&q->meta, "kind", str_value(UB_TY_TOKEN, "component"));
+    check("#usda 1.0\n"
+          "\n"
+          "def MfScope \"TestPrim3\" (\n"
+          "    references = [\n"
+          "        @///test/layer.sdf@</Prim> (offset = 11; scale = 22),\n"
+          "        @///test1/layer1.sdf@</Prim2> (\n"
+          "            offset = 0.1\n"
+          "            scale = 0.2\n"
+          "            customData = {\n"
+          "                bool b1 = 1\n"
+          "                int t1 = 42\n"
+          "            }\n"
+          "        ),\n"
+          "        <>\n"
+          "    ]\n"
+          ")\n"
+          "{\n"
+          "}\n"
+          "\n"
+          "def MfScope \"TestPrim7\" (\n"
+          "    prepend apiSchemas = [\"MaterialBindingAPI\"]\n"
+          "    inherits = None\n"
+          "    instanceable = false\n"
+          "    kind = \"component\"\n"
+          "    payload = @p.usda@ (offset = 5)\n"
+          "    delete references = @///test/layer.sdf@</Prim> (offset = 11; "
+          "scale = 22)\n"
+          "    prepend references = <>\n"
+          "    variants = {\n"
+          "        string shading = \"red\"\n"
+          "    }\n"
+          "    prepend variantSets = \"shading\"\n"
+          ")\n"
+          "{\n"
+          "}\n"
+          "\n");
+}
+
+static void test_variants_and_reorder(void)
+{
+    ub_prim *p = def(NULL, "Xform", "ball");
+    const char *po[] = {"b", "a"};
+    p->property_order = strs_value(UB_TY_TOKEN, po, 2);
+    p->prim_order = strs_value(UB_TY_TOKEN, po, 1); /* one name: dropped */
+    ub_variant_set *vs = ub_variant_set_get(L, p, S("lights"), noloc);
+    ub_prim *on = ub_variant_new(L, p, vs, S("on"), noloc);
+    (void)on;
+    ub_prim *left = ub_variant_new(L, p, vs, S("left"), noloc);
+    set_meta(&left->meta, "kind", str_value(UB_TY_TOKEN, "group"));
+    ub_prim *o = ub_prim_new(L, left, S("lights"), UB_OVER, noloc);
+    (void)o;
+    ub_variant_set_get(L, p, S("empty"), noloc);
+    check("#usda 1.0\n"
+          "\n"
+          "def Xform \"ball\"\n"
+          "{\n"
+          "    reorder properties = [\"b\", \"a\"]\n"
+          "    variantSet \"lights\" = {\n"
+          "        \"left\" (\n"
+          "            kind = \"group\"\n"
+          "        ) {\n"
+          "            over \"lights\"\n"
+          "            {\n"
+          "            }\n"
+          "\n"
+          "        }\n"
+          "        \"on\" {\n"
+          "\n"
+          "        }\n"
+          "    }\n"
+          "}\n"
+          "\n");
+}
+
+static void test_dictionaries(void)
+{
+    ub_prim *p = def(NULL, NULL, "Root");
+    ub_prop *a = attr(p, "double", false, "attr");
+    a->custom = true;
+    ub_dict *d = ub_dict_new(L->arena);
+    ub_dict *inner = ub_dict_new(L->arena);
+    ub_dict *empty = ub_dict_new(L->arena);
+    ub_dict_set(L->arena, inner, S("attr05"), str_value(UB_TY_STRING, "t2"),
+                noloc);
+    ub_dict_set(L->arena, inner, S("e"),
+                (ub_value){.kind = UB_V_DICT, .u.dict = empty}, noloc);
+    ub_value v3 = ub_value_new(L->arena, ub_type_get(UB_TY_DOUBLE3), 1, true);
+    double *x = v3.u.data;
+    x[0] = 1, x[1] = 2, x[2] = 3;
+    ub_dict_set(L->arena, d, S("attr03"), v3, noloc);
+    ub_dict_set(L->arena, d, S("attr04"),
+                (ub_value){.kind = UB_V_DICT, .u.dict = inner}, noloc);
+    ub_dict_set(L->arena, d, S("attr01a"), str_value(UB_TY_TOKEN, "test"),
+                noloc);
+    set_meta(&a->meta, "customData", (ub_value){.kind = UB_V_DICT,
+                                                 .u.dict = d});
+    check("#usda 1.0\n"
+          "\n"
+          "def \"Root\"\n"
+          "{\n"
+          "    custom double attr (\n"
+          "        customData = {\n"
+          "            token attr01a = \"test\"\n"
+          "            double3[] attr03 = [(1, 2, 3)]\n"
+          "            dictionary attr04 = {\n"
+          "                string attr05 = \"t2\"\n"
+          "                dictionary e = {\n"
+          "                }\n"
+          "            }\n"
+          "        }\n"
+          "    )\n"
+          "}\n"
+          "\n");
+}
+
+static void test_untyped(void)
+{
+    ub_prim *p = def(NULL, "Scope", "Prim");
+    ub_prop *a = ub_prop_new(L, p, S("fooTuple"), UB_ATTR, noloc);
+    a->type_name = S("ThisType::IsBogus");
+    ub_untyped *kids = ub_arena_zalloc(L->arena, 2 * sizeof *kids);
+    kids[0] = (ub_untyped){.kind = UB_U_ATOM, .text = S("bogus")};
+    kids[1] = (ub_untyped){.kind = UB_U_STRING, .text = S("s")};
+    ub_untyped *t = ub_arena_zalloc(L->arena, sizeof *t);
+    *t = (ub_untyped){.kind = UB_U_TUPLE, .n = 2, .child = kids};
+    a->default_value = (ub_value){.kind = UB_V_UNTYPED, .u.untyped = t};
+    set_meta(&a->meta, "hidden", bool_value(true));
+    check("#usda 1.0\n"
+          "\n"
+          "def Scope \"Prim\"\n"
+          "{\n"
+          "    ThisType::IsBogus fooTuple = (bogus, \"s\") (\n"
+          "        hidden = true\n"
+          "    )\n"
+          "}\n"
+          "\n");
+}
+
+static void test_strings(void)
+{
+    ub_prim *p = def(NULL, NULL, "s");
+    set_meta(&p->meta, "comment", str_value(UB_TY_STRING, "multi\nline"));
+    ub_prop *a = attr(p, "string", false, "c14");
+    a->default_value = str_value(UB_TY_STRING, "fo'o''o\\\"o");
+    a = attr(p, "string[]", false, "arr");
+    a->type = ub_type_get(UB_TY_STRING);
+    a->type_name = S("string");
+    a->is_array = true;
+    a->default_value = strs_value(UB_TY_STRING, (const char *[]){"a\tb", "\xc3\xa9"}, 2);
+    check("#usda 1.0\n"
+          "\n"
+          "def \"s\" (\n"
+          "    \"\"\"multi\nline\"\"\"\n"
+          ")\n"
+          "{\n"
+          "    string[] arr = [\"a\\tb\", \"\xc3\xa9\"]\n"
+          "    string c14 = \"fo'o''o\\\\\\\"o\"\n"
+          "}\n"
+          "\n");
+}
+
+static void test_deterministic(void)
+{
+    ub_prim *p = def(NULL, "Xform", "a");
+    for (int i = 0; i < 50; i++) {
+        char n[16];
+        snprintf(n, sizeof n, "p%d", (i * 37) % 50);
+        attr(p, "int", false, n)->custom = true;
+    }
+    out.len = 0;
+    ub_usda_write(L, &out);
+    size_t n1 = out.len;
+    ub_buf second;
+    ub_buf_init(&second);
+    ub_usda_write(L, &second);
+    CU_ASSERT_EQUAL(second.len, n1);
+    CU_ASSERT(memcmp(second.data, out.data, n1) == 0);
+    ub_buf_free(&second);
+}
+
+typedef struct { const char *name; void (*fn)(void); } test_case;
+
+static const test_case cases[] = {
+    {"empty layer", test_empty},
+    {"layer metadata and sublayers", test_layer_metadata},
+    {"prims, children, rootPrims order", test_prims_and_order},
+    {"properties in dictionary order", test_property_order},
+    {"attributes: values, samples, metadata", test_attributes},
+    {"attribute connections", test_connections},
+    {"relationships", test_relationships},
+    {"references, payloads, prim metadata order", test_references},
+    {"variant sets and reorder statements", test_variants_and_reorder},
+    {"nested dictionaries", test_dictionaries},
+    {"values of unknown types", test_untyped},
+    {"string quoting", test_strings},
+    {"deterministic", test_deterministic},
+};
+
+int main(void)
+{
+    strtab = ub_strtab_new();
+    if (!strtab || CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    unsigned failed = 0;
+    /* one suite per case, each on a fresh layer */
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        CU_pSuite s = CU_add_suite(cases[i].name, setup, teardown);
+        CU_add_test(s, cases[i].name, cases[i].fn);
+    }
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    ub_strtab_free(strtab);
+    return failed ? 1 : 0;
+}
