@@ -11,6 +11,24 @@
  * "variants", "doc", "comment" for the bare layer/prim string, ...), so the
  * model reads like the file.  Orders are authored order; writers impose
  * OpenUSD's canonical order.
+ *
+ * Value shapes of the special fields (what the usda writer reads):
+ *   "comment", "doc"        STRING scalar
+ *   "references"/"payload"  LISTOP of REFERENCE / PAYLOAD
+ *   "inherits"/"specializes" LISTOP of PATH
+ *   "variantSets"           LISTOP of STRING (or TOKEN)
+ *   "variants"              DICT of STRING values
+ *   "relocates"             DATA array of PATH, 2n elements: source0,
+ *                           target0, source1, ...; "" for <>.  Paths are
+ *                           absolute as OpenUSD stores them (a prim's are
+ *                           anchored at the prim); the writer makes a
+ *                           prim's relative again and sorts them
+ *   "permission", "symmetryFunction", "displayUnit"  TOKEN scalar, printed
+ *                           bare
+ *   "prefixSubstitutions"/"suffixSubstitutions"  DICT of STRING values
+ *   bool-valued fields      BOOL scalar (printed true/false)
+ *   unknown fields          their typed value, or UNTYPED
+ * Relationship targets, connections and list-op paths are stored absolute.
  */
 #ifndef UB_LAYER_H
 #define UB_LAYER_H
