@@ -1,23 +1,1177 @@
+/*
+ * Layer stacks and their flattening.
+ *
+ * The merge follows OpenUSD's UsdFlattenLayerStack (usd/flattenUtils.cpp):
+ * every field of every spec is reduced over the layers strongest first;
+ * before a layer's value takes part it is mapped into the root's time frame,
+ * its asset paths are anchored to the layer that wrote them, and its list
+ * ops are simplified (added items become appended ones, reorders are
+ * dropped) so that any two of them compose into one.  Child names are
+ * gathered weakest first, as PcpComposeSiteChildNames does, which is why a
+ * prim that only a sublayer defines comes before the root's own prims.
+ */
 #include "ub_stack.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
-/* Placeholder until the merge lands (same session). */
+#include "ub_time.h"
+
+/* --- building the stack -------------------------------------------------- */
+
+static int ub_stack_push(ub_stack *s, ub_layer *layer, ub_offset o)
+{
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 8;
+        ub_layer **nl = realloc(s->layers, cap * sizeof *nl);
+        if (!nl)
+            return -1;
+        s->layers = nl;
+        ub_offset *no = realloc(s->offsets, cap * sizeof *no);
+        if (!no)
+            return -1;
+        s->offsets = no;
+        s->cap = cap;
+    }
+    s->layers[s->n] = layer;
+    s->offsets[s->n] = o;
+    s->n++;
+    return 0;
+}
+
+/* The chain of layers from the root down to the one being expanded: what a
+ * cycle is reported as. */
+typedef struct ub_chain {
+    const ub_layer *layer;
+    const struct ub_chain *up;
+} ub_chain;
+
+static void ub_stack_report_cycle(ub_diags *diags, const ub_layer *layer,
+                                  const ub_sublayer *sl,
+                                  const ub_chain *chain, const ub_layer *sub)
+{
+    /* Names from `sub` (an ancestor) down to `layer`, then `sub` again. */
+    size_t len = 0, n = 0;
+    for (const ub_chain *c = chain; c; c = c->up) {
+        len += strlen(c->layer->path) + 4;
+        n++;
+        if (c->layer == sub)
+            break;
+    }
+    len += strlen(sub->path) + 1;
+    char *text = malloc(len);
+    const char **names = malloc(n * sizeof *names);
+    if (text && names) {
+        size_t i = n;
+        for (const ub_chain *c = chain; i > 0; c = c->up)
+            names[--i] = c->layer->path;
+        char *p = text;
+        for (i = 0; i < n; i++)
+            p += sprintf(p, "%s -> ", names[i]);
+        strcpy(p, sub->path);
+    }
+    ub_diag *d = ub_diag_add(diags, UB_ERROR, sl->loc, "sublayer-cycle",
+                             layer->source, layer->source_len,
+                             "sublayer cycle: %s",
+                             text && names ? text : sub->path);
+    ub_diag_set_hint(diags, d, "remove '%s' from the subLayers of '%s'",
+                     sl->asset, layer->path);
+    free(text);
+    free(names);
+}
+
+static int ub_stack_walk(ub_stack *s, ub_loader *ld, ub_layer *layer,
+                         ub_offset cum, double tcps, const ub_chain *up,
+                         ub_diags *diags)
+{
+    ub_chain me = {layer, up};
+    if (ub_stack_push(s, layer, cum) != 0)
+        return -1;
+    for (uint32_t i = 0; i < layer->n_sublayers; i++) {
+        const ub_sublayer *sl = &layer->sublayers[i];
+        bool missing = !ub_loader_resolve(ld, sl->asset, layer);
+        ub_layer *sub = ub_loader_open(ld, sl->asset, layer, sl->loc);
+        if (!sub) {
+            if (missing)
+                s->n_recovered++;
+            continue; /* the loader said why */
+        }
+        bool cycle = false;
+        for (const ub_chain *c = &me; c && !cycle; c = c->up)
+            cycle = c->layer == sub;
+        if (cycle) {
+            ub_stack_report_cycle(diags, layer, sl, &me, sub);
+            s->n_recovered++;
+            continue;
+        }
+        ub_offset authored = {sl->has_offset ? sl->offset.offset : 0.0,
+                              sl->has_scale ? sl->offset.scale : 1.0};
+        ub_offset_status st;
+        double sub_tcps = ub_layer_tcps(sub);
+        ub_offset o = ub_sublayer_offset(cum, authored, tcps, sub_tcps, &st);
+        if (st != UB_OFFSET_OK) {
+            bool ignored = ub_offset_status_ignored(st);
+            if (ignored)
+                s->n_recovered++;
+            ub_diag *d = ub_diag_add(
+                diags, ignored ? UB_ERROR : UB_WARNING, sl->loc,
+                ignored ? "invalid-sublayer-offset" : "negative-offset-scale",
+                layer->source, layer->source_len,
+                "layer offset (offset = %g; scale = %g) of sublayer '%s': "
+                "%s%s",
+                authored.offset, authored.scale, sl->asset,
+                ub_offset_status_text(st),
+                ignored ? "; the offset is ignored" : "");
+            ub_diag_set_hint(diags, d,
+                             ignored ? "use a finite, positive scale"
+                                     : "OpenUSD applies it (time runs "
+                                       "backwards); use a positive scale "
+                                       "unless that is intended");
+        }
+        if (ub_stack_walk(s, ld, sub, o, sub_tcps, &me, diags) != 0)
+            return -1;
+    }
+    return 0;
+}
+
 int ub_stack_build(ub_stack *s, ub_loader *ld, ub_layer *root,
                    ub_diags *diags)
 {
-    (void)s; (void)ld; (void)root; (void)diags;
-    return -1;
+    memset(s, 0, sizeof *s);
+    return ub_stack_walk(s, ld, root, UB_OFFSET_IDENTITY, ub_layer_tcps(root),
+                         NULL, diags);
 }
 
 void ub_stack_free(ub_stack *s)
 {
-    (void)s;
+    if (!s)
+        return;
+    free(s->layers);
+    free(s->offsets);
+    memset(s, 0, sizeof *s);
+}
+
+/* --- flattening: context ------------------------------------------------- */
+
+typedef struct ub_flat {
+    const ub_stack *s;
+    ub_layer *out;
+    ub_arena *a; /* out->arena */
+    ub_diags *diags;
+    char **dirs; /* per stack entry: absolute directory, for anchoring */
+    bool oom;
+    const char *k_references, *k_payload, *k_clips, *k_active, *k_times,
+        *k_asset_paths, *k_manifest, *k_relocates;
+} ub_flat;
+
+/* One layer's spec at the path being flattened. */
+typedef struct ub_site {
+    uint32_t li; /* index into the stack */
+    void *spec;  /* ub_prim * or ub_prop * */
+} ub_site;
+
+/* --- asset paths ----------------------------------------------------------*/
+
+/* Lexical normalisation as TfNormPath does: no "." parts, ".." folded
+ * where it can be, no repeated slashes.  In place (the result is never
+ * longer).  Returns -1 when out of memory. */
+static int ub_norm_path(char *p)
+{
+    char *in = strdup(p);
+    if (!in)
+        return -1;
+    bool abs = in[0] == '/';
+    char *w = p;
+    size_t fixed = 0; /* length of the leading "../" parts that stay */
+    if (abs)
+        *w++ = '/';
+    char *start = w;
+    char *save = NULL;
+    for (char *part = strtok_r(in, "/", &save); part;
+         part = strtok_r(NULL, "/", &save)) {
+        if (strcmp(part, ".") == 0)
+            continue;
+        if (strcmp(part, "..") == 0) {
+            if ((size_t)(w - start) > fixed) {
+                /* drop the last part written, with its slash */
+                if (w > start && w[-1] == '/')
+                    w--;
+                while (w > start && w[-1] != '/')
+                    w--;
+                continue;
+            }
+            if (abs)
+                continue; /* "/.." is "/" */
+            memcpy(w, "../", 3);
+            w += 3;
+            fixed = (size_t)(w - start);
+            continue;
+        }
+        size_t n = strlen(part);
+        memcpy(w, part, n);
+        w += n;
+        *w++ = '/';
+    }
+    if (w > start && w[-1] == '/')
+        w--;
+    if (w == p)
+        *w++ = '.';
+    *w = '\0';
+    free(in);
+    return 0;
+}
+
+static bool ub_file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* OpenUSD's UsdFlattenLayerStackResolveAssetPath with the default
+ * resolver: a relative path is anchored to the directory of the layer that
+ * wrote it (a search path like "a.usda" only when the file exists there),
+ * giving an absolute path; absolute and empty paths stay as written. */
+static const char *ub_flat_anchor(ub_flat *f, uint32_t li, const char *asset)
+{
+    size_t n = ub_str_len(asset);
+    if (n == 0 || asset[0] == '/' || asset[0] == '`' || !f->dirs[li])
+        return asset;
+    bool search = !(strncmp(asset, "./", 2) == 0 ||
+                    strncmp(asset, "../", 3) == 0);
+    const char *dir = f->dirs[li];
+    size_t dn = strlen(dir);
+    char *p = malloc(dn + 1 + n + 1);
+    if (!p) {
+        f->oom = true;
+        return asset;
+    }
+    memcpy(p, dir, dn);
+    p[dn] = '/';
+    memcpy(p + dn + 1, asset, n + 1);
+    if (ub_norm_path(p) != 0)
+        f->oom = true;
+    const char *r = asset;
+    if (!search || ub_file_exists(p))
+        r = ub_intern_cstr(f->out->strtab, p);
+    free(p);
+    return r ? r : asset;
+}
+
+/* Absolute directory of a layer's file. */
+static char *ub_layer_dir(const char *path)
+{
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd))
+        return NULL;
+    if (strcmp(path, "-") == 0)
+        return strdup(cwd);
+    size_t cn = strlen(cwd), pn = strlen(path);
+    char *p = malloc(cn + 1 + pn + 1);
+    if (!p)
+        return NULL;
+    if (path[0] == '/') {
+        memcpy(p, path, pn + 1);
+    } else {
+        memcpy(p, cwd, cn);
+        p[cn] = '/';
+        memcpy(p + cn + 1, path, pn + 1);
+    }
+    if (ub_norm_path(p) != 0) {
+        free(p);
+        return NULL;
+    }
+    char *slash = strrchr(p, '/');
+    if (slash == p)
+        slash[1] = '\0';
+    else if (slash)
+        *slash = '\0';
+    return p;
+}
+
+static void ub_flat_fix_assets_data(ub_flat *f, uint32_t li, ub_value *v)
+{
+    if (v->kind != UB_V_DATA || !v->type)
+        return;
+    if (v->type->id == UB_TY_ASSET) {
+        const char **s = v->u.data;
+        for (uint32_t i = 0; i < v->count; i++)
+            s[i] = ub_flat_anchor(f, li, s[i]);
+    } else if (v->type->scalar == UB_SC_REF) {
+        ub_reference *r = v->u.data;
+        for (uint32_t i = 0; i < v->count; i++)
+            r[i].asset = ub_flat_anchor(f, li, r[i].asset);
+    }
+}
+
+static bool ub_is_asset_value(const ub_value *v)
+{
+    return v->kind == UB_V_DATA && v->type && v->type->id == UB_TY_ASSET;
+}
+
+/* --- list ops -------------------------------------------------------------*/
+
+/* A growable array of list-op items of one type. */
+typedef struct ub_items {
+    const ub_type *type;
+    size_t es;
+    char *data;
+    uint32_t n, cap;
+} ub_items;
+
+static bool ub_dict_ptr_equal(ub_dict *a, ub_dict *b)
+{
+    if (!a || !b)
+        return a == b;
+    ub_value va = {.kind = UB_V_DICT, .u.dict = a};
+    ub_value vb = {.kind = UB_V_DICT, .u.dict = b};
+    return ub_value_equal(&va, &vb);
+}
+
+static bool ub_item_equal(const ub_items *it, const void *a, const void *b)
+{
+    if (it->type->scalar == UB_SC_REF) {
+        const ub_reference *x = a, *y = b;
+        return x->asset == y->asset && x->prim_path == y->prim_path &&
+               x->offset.offset == y->offset.offset &&
+               x->offset.scale == y->offset.scale &&
+               ub_dict_ptr_equal(x->custom_data, y->custom_data);
+    }
+    return memcmp(a, b, it->es) == 0;
+}
+
+static int ub_items_find(const ub_items *it, const void *x)
+{
+    for (uint32_t i = 0; i < it->n; i++)
+        if (ub_item_equal(it, it->data + i * it->es, x))
+            return (int)i;
+    return -1;
+}
+
+static int ub_items_push(ub_items *it, const void *x)
+{
+    if (it->n == it->cap) {
+        uint32_t cap = it->cap ? it->cap * 2 : 8;
+        char *nd = realloc(it->data, cap * it->es);
+        if (!nd)
+            return -1;
+        it->data = nd;
+        it->cap = cap;
+    }
+    memcpy(it->data + it->n * it->es, x, it->es);
+    it->n++;
+    return 0;
+}
+
+static void ub_items_remove(ub_items *it, const void *x)
+{
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < it->n; i++) {
+        const char *e = it->data + i * it->es;
+        if (ub_item_equal(it, e, x))
+            continue;
+        if (w != i)
+            memcpy(it->data + w * it->es, e, it->es);
+        w++;
+    }
+    it->n = w;
+}
+
+static int ub_items_init(ub_items *it, const ub_type *t, const ub_value *part,
+                         bool has)
+{
+    memset(it, 0, sizeof *it);
+    it->type = t;
+    it->es = ub_type_elem_size(t);
+    if (!has || part->kind != UB_V_DATA)
+        return 0;
+    for (uint32_t i = 0; i < part->count; i++)
+        if (ub_items_push(it, ub_value_elem(part, i)) != 0)
+            return -1;
+    return 0;
+}
+
+static ub_value ub_items_value(ub_flat *f, const ub_items *it)
+{
+    ub_value v = ub_value_new(f->a, it->type, it->n, true);
+    if (v.kind == UB_V_EMPTY) {
+        f->oom = true;
+        return v;
+    }
+    if (it->n)
+        memcpy(v.u.data, it->data, it->n * it->es);
+    return v;
+}
+
+/* Fold added items into appended ones and drop reorders, as OpenUSD does
+ * before composing list ops (the result must be a composable list op). */
+static void ub_flat_fix_listop(ub_flat *f, ub_listop *lo, const ub_type *t)
+{
+    if (lo->is_explicit || (!lo->has[UB_LO_ADD] && !lo->has[UB_LO_REORDER]))
+        return;
+    if (lo->has[UB_LO_ADD] && lo->part[UB_LO_ADD].kind == UB_V_DATA &&
+        lo->part[UB_LO_ADD].count > 0) {
+        ub_items app;
+        if (ub_items_init(&app, t, &lo->part[UB_LO_APPEND],
+                          lo->has[UB_LO_APPEND]) != 0) {
+            f->oom = true;
+            free(app.data);
+            return;
+        }
+        const ub_value *add = &lo->part[UB_LO_ADD];
+        for (uint32_t i = 0; i < add->count; i++) {
+            const void *x = ub_value_elem(add, i);
+            if (ub_items_find(&app, x) < 0 && ub_items_push(&app, x) != 0)
+                f->oom = true;
+        }
+        lo->part[UB_LO_APPEND] = ub_items_value(f, &app);
+        lo->has[UB_LO_APPEND] = true;
+        if (!lo->loc[UB_LO_APPEND].line)
+            lo->loc[UB_LO_APPEND] = lo->loc[UB_LO_ADD];
+        free(app.data);
+    }
+    lo->has[UB_LO_ADD] = false;
+    lo->part[UB_LO_ADD] = (ub_value){0};
+    lo->has[UB_LO_REORDER] = false;
+    lo->part[UB_LO_REORDER] = (ub_value){0};
+}
+
+/* Apply the (fixed, non-explicit) list op `a` to the item list `it`:
+ * deletes, then prepends and appends, each moving an existing item. */
+static int ub_items_apply(ub_items *it, const ub_listop *a)
+{
+    const ub_value *del = &a->part[UB_LO_DELETE];
+    if (a->has[UB_LO_DELETE] && del->kind == UB_V_DATA)
+        for (uint32_t i = 0; i < del->count; i++)
+            ub_items_remove(it, ub_value_elem(del, i));
+    const ub_value *pre = &a->part[UB_LO_PREPEND];
+    if (a->has[UB_LO_PREPEND] && pre->kind == UB_V_DATA && pre->count) {
+        ub_items nu = {.type = it->type, .es = it->es};
+        for (uint32_t i = 0; i < pre->count; i++) {
+            const void *x = ub_value_elem(pre, i);
+            ub_items_remove(it, x);
+            if (ub_items_find(&nu, x) < 0 && ub_items_push(&nu, x) != 0) {
+                free(nu.data);
+                return -1;
+            }
+        }
+        for (uint32_t i = 0; i < it->n; i++)
+            if (ub_items_push(&nu, it->data + i * it->es) != 0) {
+                free(nu.data);
+                return -1;
+            }
+        free(it->data);
+        *it = nu;
+    }
+    const ub_value *app = &a->part[UB_LO_APPEND];
+    if (a->has[UB_LO_APPEND] && app->kind == UB_V_DATA)
+        for (uint32_t i = 0; i < app->count; i++) {
+            const void *x = ub_value_elem(app, i);
+            ub_items_remove(it, x);
+            if (ub_items_push(it, x) != 0)
+                return -1;
+        }
+    return 0;
+}
+
+/* The list op equivalent to applying strong over weak (both fixed), as
+ * SdfListOp::ApplyOperations(inner) computes it. */
+static ub_listop *ub_flat_compose_listops(ub_flat *f, const ub_listop *a,
+                                          const ub_listop *b,
+                                          const ub_type *t)
+{
+    ub_listop *r = ub_listop_new(f->a);
+    if (!r) {
+        f->oom = true;
+        return NULL;
+    }
+    if (a->is_explicit) {
+        *r = *a;
+        return r;
+    }
+    memcpy(r->loc, a->loc, sizeof r->loc);
+    if (b->is_explicit) {
+        ub_items it;
+        if (ub_items_init(&it, t, &b->part[UB_LO_EXPLICIT],
+                          b->has[UB_LO_EXPLICIT]) != 0 ||
+            ub_items_apply(&it, a) != 0)
+            f->oom = true;
+        r->is_explicit = true;
+        r->has[UB_LO_EXPLICIT] = true;
+        r->part[UB_LO_EXPLICIT] = ub_items_value(f, &it);
+        r->loc[UB_LO_EXPLICIT] = b->loc[UB_LO_EXPLICIT];
+        free(it.data);
+        return r;
+    }
+    ub_items del, pre, app;
+    int bad = ub_items_init(&del, t, &b->part[UB_LO_DELETE],
+                            b->has[UB_LO_DELETE]);
+    bad |= ub_items_init(&pre, t, &b->part[UB_LO_PREPEND],
+                         b->has[UB_LO_PREPEND]);
+    bad |= ub_items_init(&app, t, &b->part[UB_LO_APPEND],
+                         b->has[UB_LO_APPEND]);
+    const ub_value *ad = &a->part[UB_LO_DELETE];
+    if (a->has[UB_LO_DELETE] && ad->kind == UB_V_DATA)
+        for (uint32_t i = 0; i < ad->count; i++) {
+            const void *x = ub_value_elem(ad, i);
+            ub_items_remove(&pre, x);
+            ub_items_remove(&app, x);
+            if (ub_items_find(&del, x) < 0)
+                bad |= ub_items_push(&del, x);
+        }
+    const ub_value *ap = &a->part[UB_LO_PREPEND];
+    if (a->has[UB_LO_PREPEND] && ap->kind == UB_V_DATA && ap->count) {
+        ub_items np = {.type = t, .es = pre.es};
+        for (uint32_t i = 0; i < ap->count; i++) {
+            const void *x = ub_value_elem(ap, i);
+            ub_items_remove(&del, x);
+            ub_items_remove(&pre, x);
+            ub_items_remove(&app, x);
+            bad |= ub_items_push(&np, x);
+        }
+        for (uint32_t i = 0; i < pre.n; i++)
+            bad |= ub_items_push(&np, pre.data + i * pre.es);
+        free(pre.data);
+        pre = np;
+    }
+    const ub_value *aa = &a->part[UB_LO_APPEND];
+    if (a->has[UB_LO_APPEND] && aa->kind == UB_V_DATA) {
+        for (uint32_t i = 0; i < aa->count; i++) {
+            const void *x = ub_value_elem(aa, i);
+            ub_items_remove(&del, x);
+            ub_items_remove(&pre, x);
+            ub_items_remove(&app, x);
+        }
+        for (uint32_t i = 0; i < aa->count; i++)
+            bad |= ub_items_push(&app, ub_value_elem(aa, i));
+    }
+    if (bad)
+        f->oom = true;
+    ub_items *parts[3] = {&del, &pre, &app};
+    ub_listop_part ids[3] = {UB_LO_DELETE, UB_LO_PREPEND, UB_LO_APPEND};
+    for (int k = 0; k < 3; k++) {
+        ub_listop_part p = ids[k];
+        r->has[p] = parts[k]->n > 0 || a->has[p] || b->has[p];
+        if (r->has[p])
+            r->part[p] = ub_items_value(f, parts[k]);
+        if (!r->loc[p].line)
+            r->loc[p] = b->loc[p];
+        free(parts[k]->data);
+    }
+    return r;
+}
+
+/* --- values ---------------------------------------------------------------*/
+
+static void ub_flat_map_clip_times(ub_value *v, ub_offset o)
+{
+    /* clip `active` and `times`: double2[] (stage time, x); only the
+     * stage time is in the layer's frame. */
+    if (v->kind != UB_V_DATA || !v->type || v->type->base != UB_TY_DOUBLE2)
+        return;
+    for (uint32_t i = 0; i < v->count; i++)
+        ub_value_set_double(v, i, 0,
+                            ub_offset_apply(o, ub_value_get_double(v, i, 0)));
+}
+
+/* Layer li's value of field `key`, copied into the output and made ready
+ * to merge: times mapped to the root, asset paths anchored, list ops
+ * fixed. */
+static ub_value ub_flat_prepare(ub_flat *f, uint32_t li, const char *key,
+                                const ub_value *v)
+{
+    ub_value c = ub_value_clone(f->a, v);
+    if (c.kind == UB_V_EMPTY && v->kind != UB_V_EMPTY) {
+        f->oom = true;
+        return c;
+    }
+    ub_offset o = f->s->offsets[li];
+    bool map = !ub_offset_is_identity(o);
+    if (key == f->k_clips) {
+        if (c.kind == UB_V_DICT && c.u.dict) {
+            ub_dict *clips = c.u.dict;
+            for (uint32_t i = 0; i < clips->n; i++) {
+                ub_value *info = &clips->e[i].value;
+                if (info->kind != UB_V_DICT || !info->u.dict)
+                    continue;
+                ub_dict_entry *e;
+                if (map && (e = ub_dict_find(info->u.dict, f->k_active)))
+                    ub_flat_map_clip_times(&e->value, o);
+                if (map && (e = ub_dict_find(info->u.dict, f->k_times)))
+                    ub_flat_map_clip_times(&e->value, o);
+                if ((e = ub_dict_find(info->u.dict, f->k_asset_paths)))
+                    ub_flat_fix_assets_data(f, li, &e->value);
+                if ((e = ub_dict_find(info->u.dict, f->k_manifest)))
+                    ub_flat_fix_assets_data(f, li, &e->value);
+            }
+        }
+        return c;
+    }
+    if (c.kind == UB_V_LISTOP && c.u.listop) {
+        ub_listop *lo = c.u.listop;
+        for (int p = 0; p < UB_LO_NPARTS; p++) {
+            if (!lo->has[p])
+                continue;
+            ub_value *part = &lo->part[p];
+            if (map && part->kind == UB_V_DATA && part->type &&
+                part->type->scalar == UB_SC_REF &&
+                (key == f->k_references || key == f->k_payload)) {
+                ub_reference *r = part->u.data;
+                for (uint32_t i = 0; i < part->count; i++) {
+                    ub_offset ro = {r[i].has_offset ? r[i].offset.offset : 0,
+                                    r[i].has_scale ? r[i].offset.scale : 1};
+                    r[i].offset = ub_offset_compose(o, ro);
+                    r[i].has_offset = r[i].offset.offset != 0.0;
+                    r[i].has_scale = r[i].offset.scale != 1.0;
+                }
+            }
+            ub_flat_fix_assets_data(f, li, part);
+        }
+        ub_flat_fix_listop(f, lo, c.type);
+        return c;
+    }
+    if (map)
+        ub_value_apply_offset(&c, o);
+    ub_flat_fix_assets_data(f, li, &c);
+    return c;
+}
+
+static void ub_flat_dict_over(ub_flat *f, ub_dict *strong,
+                              const ub_dict *weak)
+{
+    for (uint32_t i = 0; i < weak->n; i++) {
+        const ub_dict_entry *w = &weak->e[i];
+        ub_dict_entry *s = ub_dict_find(strong, w->key);
+        if (!s) {
+            if (!ub_dict_set(f->a, strong, w->key, w->value, w->loc))
+                f->oom = true;
+        } else if (s->value.kind == UB_V_DICT && w->value.kind == UB_V_DICT &&
+                   s->value.u.dict && w->value.u.dict) {
+            ub_flat_dict_over(f, s->value.u.dict, w->value.u.dict);
+        }
+    }
+}
+
+/* Concatenation, for relocates: every layer's entries, strongest first. */
+static void ub_flat_concat(ub_flat *f, ub_value *cur, const ub_value *w)
+{
+    if (cur->kind == UB_V_DATA && w->kind == UB_V_DATA &&
+        cur->type == w->type) {
+        size_t es = ub_type_elem_size(cur->type);
+        ub_value n = ub_value_new(f->a, cur->type, cur->count + w->count,
+                                  cur->is_array);
+        if (n.kind == UB_V_EMPTY) {
+            f->oom = true;
+            return;
+        }
+        memcpy(n.u.data, cur->u.data, cur->count * es);
+        memcpy((char *)n.u.data + cur->count * es, w->u.data, w->count * es);
+        *cur = n;
+    } else if (cur->kind == UB_V_UNTYPED && w->kind == UB_V_UNTYPED &&
+               cur->u.untyped && w->u.untyped &&
+               cur->u.untyped->kind == w->u.untyped->kind &&
+               (cur->u.untyped->kind == UB_U_LIST ||
+                cur->u.untyped->kind == UB_U_TUPLE)) {
+        const ub_untyped *x = cur->u.untyped, *y = w->u.untyped;
+        ub_untyped *n = ub_arena_alloc(f->a, sizeof *n);
+        ub_untyped *ch = ub_arena_alloc(f->a, (x->n + y->n + 1) * sizeof *ch);
+        if (!n || !ch) {
+            f->oom = true;
+            return;
+        }
+        *n = *x;
+        memcpy(ch, x->child, x->n * sizeof *ch);
+        memcpy(ch + x->n, y->child, y->n * sizeof *ch);
+        n->child = ch;
+        n->n = x->n + y->n;
+        cur->u.untyped = n;
+    } else if (cur->kind == UB_V_DICT && w->kind == UB_V_DICT &&
+               cur->u.dict && w->u.dict) {
+        ub_flat_dict_over(f, cur->u.dict, w->u.dict);
+    }
+}
+
+/* Merge layer li's value w of field key under the stronger *cur. */
+static void ub_flat_reduce(ub_flat *f, ub_value *cur, uint32_t li,
+                           const char *key, const ub_value *w)
+{
+    if (w->kind == UB_V_EMPTY)
+        return;
+    if (cur->kind == UB_V_EMPTY) {
+        *cur = ub_flat_prepare(f, li, key, w);
+        return;
+    }
+    if (cur->kind == UB_V_BLOCK || w->kind == UB_V_BLOCK ||
+        cur->kind != w->kind)
+        return;
+    if (key == f->k_relocates) {
+        ub_value p = ub_flat_prepare(f, li, key, w);
+        ub_flat_concat(f, cur, &p);
+        return;
+    }
+    if (cur->kind == UB_V_DICT && cur->u.dict && w->u.dict) {
+        ub_value p = ub_flat_prepare(f, li, key, w);
+        if (p.u.dict)
+            ub_flat_dict_over(f, cur->u.dict, p.u.dict);
+        return;
+    }
+    if (cur->kind == UB_V_LISTOP && cur->u.listop && w->u.listop &&
+        cur->type == w->type && cur->type) {
+        ub_value p = ub_flat_prepare(f, li, key, w);
+        if (!p.u.listop)
+            return;
+        ub_listop *r = ub_flat_compose_listops(f, cur->u.listop, p.u.listop,
+                                               cur->type);
+        if (r)
+            cur->u.listop = r;
+    }
+    /* Anything else: the stronger opinion stands. */
+}
+
+static void ub_flat_fields(ub_flat *f, ub_fields *out, const ub_fields *in,
+                           uint32_t li)
+{
+    for (uint32_t i = 0; i < in->n; i++) {
+        const ub_field *w = &in->v[i];
+        ub_field *cur = ub_fields_find(out, w->key);
+        if (!cur) {
+            ub_value p = ub_flat_prepare(f, li, w->key, &w->value);
+            if (!ub_fields_set(f->a, out, w->key, p, w->loc))
+                f->oom = true;
+        } else {
+            ub_flat_reduce(f, &cur->value, li, w->key, &w->value);
+        }
+    }
+}
+
+/* --- child names ----------------------------------------------------------*/
+
+typedef struct ub_names {
+    const char **v;
+    uint32_t n, cap;
+    const char **set; /* open addressing on the interned pointer */
+    uint32_t set_cap;
+} ub_names;
+
+static uint32_t ub_ptr_hash(const void *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (uint32_t)x;
+}
+
+static int ub_names_grow_set(ub_names *nm)
+{
+    uint32_t cap = nm->set_cap ? nm->set_cap * 2 : 64;
+    const char **set = calloc(cap, sizeof *set);
+    if (!set)
+        return -1;
+    for (uint32_t i = 0; i < nm->n; i++) {
+        uint32_t h = ub_ptr_hash(nm->v[i]) & (cap - 1);
+        while (set[h])
+            h = (h + 1) & (cap - 1);
+        set[h] = nm->v[i];
+    }
+    free(nm->set);
+    nm->set = set;
+    nm->set_cap = cap;
+    return 0;
+}
+
+/* Append name unless present.  Returns -1 when out of memory. */
+static int ub_names_add(ub_names *nm, const char *name)
+{
+    if ((nm->n + 1) * 2 > nm->set_cap && ub_names_grow_set(nm) != 0)
+        return -1;
+    uint32_t h = ub_ptr_hash(name) & (nm->set_cap - 1);
+    while (nm->set[h]) {
+        if (nm->set[h] == name)
+            return 0;
+        h = (h + 1) & (nm->set_cap - 1);
+    }
+    if (nm->n == nm->cap) {
+        uint32_t cap = nm->cap ? nm->cap * 2 : 16;
+        const char **v = realloc(nm->v, cap * sizeof *v);
+        if (!v)
+            return -1;
+        nm->v = v;
+        nm->cap = cap;
+    }
+    nm->set[h] = name;
+    nm->v[nm->n++] = name;
+    return 0;
+}
+
+static void ub_names_free(ub_names *nm)
+{
+    free(nm->v);
+    free(nm->set);
+}
+
+static bool ub_token_in(const ub_value *order, const char *name)
+{
+    for (uint32_t i = 0; i < order->count; i++)
+        if (ub_value_str(order, i) == name)
+            return true;
+    return false;
+}
+
+/* `reorder nameChildren`, as SdfListOp's reorder applies it: each named
+ * child, with the unnamed children that follow it, moves into the given
+ * order; unnamed children before any named one stay first. */
+static int ub_names_reorder(ub_names *nm, const ub_value *order)
+{
+    if (order->kind != UB_V_DATA || order->count == 0 || nm->n == 0 ||
+        !order->type || order->type->scalar != UB_SC_STRING)
+        return 0;
+    const char **res = malloc(nm->n * sizeof *res);
+    bool *taken = calloc(nm->n, sizeof *taken);
+    if (!res || !taken) {
+        free(res);
+        free(taken);
+        return -1;
+    }
+    uint32_t w = 0;
+    for (uint32_t k = 0; k < order->count; k++) {
+        const char *name = ub_value_str(order, k);
+        bool dup = false;
+        for (uint32_t j = 0; j < k && !dup; j++)
+            dup = ub_value_str(order, j) == name;
+        if (dup)
+            continue;
+        uint32_t i = 0;
+        while (i < nm->n && (nm->v[i] != name || taken[i]))
+            i++;
+        if (i == nm->n)
+            continue;
+        do {
+            taken[i] = true;
+            res[w++] = nm->v[i++];
+            while (i < nm->n && taken[i])
+                i++;
+        } while (i < nm->n && !ub_token_in(order, nm->v[i]));
+    }
+    uint32_t rest = 0;
+    for (uint32_t i = 0; i < nm->n; i++)
+        if (!taken[i])
+            rest++;
+    memmove(res + rest, res, w * sizeof *res);
+    uint32_t r = 0;
+    for (uint32_t i = 0; i < nm->n; i++)
+        if (!taken[i])
+            res[r++] = nm->v[i];
+    memcpy(nm->v, res, nm->n * sizeof *res);
+    free(res);
+    free(taken);
+    return 0;
+}
+
+/* --- specs ----------------------------------------------------------------*/
+
+static void ub_flat_body(ub_flat *f, ub_prim *outp, const ub_site *sites,
+                         uint32_t ns);
+
+/* The fields of a prim or variant. */
+static void ub_flat_prim_fields(ub_flat *f, ub_prim *outp,
+                                const ub_site *sites, uint32_t ns)
+{
+    bool spec_set = false;
+    for (uint32_t k = 0; k < ns; k++) {
+        const ub_prim *p = sites[k].spec;
+        if (!spec_set && p->specifier != UB_OVER) {
+            outp->specifier = p->specifier;
+            spec_set = true;
+        }
+        if (!outp->type_name && p->type_name)
+            outp->type_name = p->type_name;
+        ub_flat_fields(f, &outp->meta, &p->meta, sites[k].li);
+        if (outp->prim_order.kind == UB_V_EMPTY &&
+            p->prim_order.kind != UB_V_EMPTY)
+            outp->prim_order = ub_value_clone(f->a, &p->prim_order);
+        if (outp->property_order.kind == UB_V_EMPTY &&
+            p->property_order.kind != UB_V_EMPTY)
+            outp->property_order = ub_value_clone(f->a, &p->property_order);
+    }
+    if (!spec_set)
+        outp->specifier = UB_OVER;
+}
+
+static void ub_flat_children(ub_flat *f, ub_prim *outp, const ub_site *sites,
+                             uint32_t ns)
+{
+    ub_names nm = {0};
+    for (uint32_t k = ns; k-- > 0;) {
+        const ub_prim *p = sites[k].spec;
+        for (uint32_t i = 0; i < p->children.n; i++)
+            if (ub_names_add(&nm, p->children.v[i]->name) != 0)
+                f->oom = true;
+        if (ub_names_reorder(&nm, &p->prim_order) != 0)
+            f->oom = true;
+    }
+    ub_site kids[ns];
+    for (uint32_t c = 0; c < nm.n && !f->oom; c++) {
+        uint32_t nk = 0;
+        for (uint32_t k = 0; k < ns; k++) {
+            ub_layer *l = f->s->layers[sites[k].li];
+            ub_prim *ch = ub_prim_find_child(l, sites[k].spec, nm.v[c]);
+            if (ch)
+                kids[nk++] = (ub_site){sites[k].li, ch};
+        }
+        if (!nk)
+            continue;
+        const ub_prim *first = kids[0].spec;
+        ub_prim *oc = ub_prim_new(f->out, outp, nm.v[c], UB_DEF, first->loc);
+        if (!oc) {
+            f->oom = true;
+            break;
+        }
+        ub_flat_prim_fields(f, oc, kids, nk);
+        ub_flat_body(f, oc, kids, nk);
+    }
+    ub_names_free(&nm);
+}
+
+static const ub_variant_set *ub_find_vset(const ub_prim *p, const char *name)
+{
+    for (uint32_t i = 0; i < p->n_variant_sets; i++)
+        if (p->variant_sets[i].name == name)
+            return &p->variant_sets[i];
+    return NULL;
+}
+
+static void ub_flat_variant_sets(ub_flat *f, ub_prim *outp,
+                                 const ub_site *sites, uint32_t ns)
+{
+    ub_names sets = {0};
+    for (uint32_t k = ns; k-- > 0;) {
+        const ub_prim *p = sites[k].spec;
+        for (uint32_t i = 0; i < p->n_variant_sets; i++)
+            if (ub_names_add(&sets, p->variant_sets[i].name) != 0)
+                f->oom = true;
+    }
+    ub_site vs[ns];
+    for (uint32_t s = 0; s < sets.n && !f->oom; s++) {
+        const char *set_name = sets.v[s];
+        ub_names vars = {0};
+        ub_loc loc = {0};
+        for (uint32_t k = ns; k-- > 0;) {
+            const ub_variant_set *set = ub_find_vset(sites[k].spec, set_name);
+            if (!set)
+                continue;
+            loc = set->loc;
+            for (uint32_t i = 0; i < set->variants.n; i++)
+                if (ub_names_add(&vars, set->variants.v[i]->name) != 0)
+                    f->oom = true;
+        }
+        ub_variant_set *oset = ub_variant_set_get(f->out, outp, set_name, loc);
+        if (!oset)
+            f->oom = true;
+        for (uint32_t v = 0; oset && v < vars.n && !f->oom; v++) {
+            uint32_t nv = 0;
+            for (uint32_t k = 0; k < ns; k++) {
+                const ub_variant_set *set =
+                    ub_find_vset(sites[k].spec, set_name);
+                if (!set)
+                    continue;
+                for (uint32_t i = 0; i < set->variants.n; i++)
+                    if (set->variants.v[i]->name == vars.v[v]) {
+                        vs[nv++] = (ub_site){sites[k].li, set->variants.v[i]};
+                        break;
+                    }
+            }
+            if (!nv)
+                continue;
+            const ub_prim *first = vs[0].spec;
+            ub_prim *ov = ub_variant_new(f->out, outp, oset, vars.v[v],
+                                         first->loc);
+            if (!ov) {
+                f->oom = true;
+                break;
+            }
+            ub_flat_prim_fields(f, ov, vs, nv);
+            ov->specifier = UB_OVER;
+            ub_flat_body(f, ov, vs, nv);
+            /* the recursion may have grown outp->variant_sets */
+            oset = ub_variant_set_get(f->out, outp, set_name, loc);
+        }
+        ub_names_free(&vars);
+    }
+    ub_names_free(&sets);
+}
+
+static ub_samples ub_flat_samples(ub_flat *f, uint32_t li,
+                                  const ub_samples *in)
+{
+    ub_samples s = {.authored = true, .loc = in->loc};
+    if (in->n) {
+        s.v = ub_arena_alloc(f->a, in->n * sizeof *s.v);
+        if (!s.v) {
+            f->oom = true;
+            return s;
+        }
+        s.n = s.cap = in->n;
+        /* Asset-valued samples are anchored when the first sample holds
+         * an asset, as OpenUSD checks only the first. */
+        bool assets = ub_is_asset_value(&in->v[0].value);
+        for (uint32_t i = 0; i < in->n; i++) {
+            s.v[i].time = in->v[i].time;
+            s.v[i].value = ub_value_clone(f->a, &in->v[i].value);
+            if (assets)
+                ub_flat_fix_assets_data(f, li, &s.v[i].value);
+        }
+    }
+    ub_offset o = f->s->offsets[li];
+    if (!ub_offset_is_identity(o) && ub_samples_apply_offset(f->a, &s, o))
+        f->oom = true;
+    return s;
+}
+
+static void ub_flat_prop(ub_flat *f, ub_prop *op, const ub_site *sites,
+                         uint32_t ns)
+{
+    const ub_prop *first = sites[0].spec;
+    op->custom = first->custom;
+    op->variability = first->variability;
+    op->varying_keyword = first->varying_keyword;
+    op->type_name = first->type_name;
+    op->type = first->type;
+    op->is_array = first->is_array;
+    bool samples_done = false;
+    for (uint32_t k = 0; k < ns; k++) {
+        const ub_prop *p = sites[k].spec;
+        uint32_t li = sites[k].li;
+        /* A relationship's `custom` is authored only when true. */
+        if (p->kind == UB_REL && p->custom)
+            op->custom = true;
+        if (op->default_value.kind == UB_V_EMPTY &&
+            p->default_value.kind != UB_V_EMPTY)
+            op->default_value = ub_flat_prepare(f, li, NULL,
+                                                &p->default_value);
+        /* Samples come from the strongest layer that has any, unless a
+         * stronger layer's default masks them. */
+        if (!samples_done) {
+            if (p->samples.authored) {
+                op->samples = ub_flat_samples(f, li, &p->samples);
+                samples_done = true;
+            } else if (p->default_value.kind != UB_V_EMPTY) {
+                samples_done = true;
+            }
+        }
+        ub_flat_reduce(f, &op->connections, li, NULL, &p->connections);
+        ub_flat_reduce(f, &op->targets, li, NULL, &p->targets);
+        if (!op->default_target && p->default_target)
+            op->default_target = p->default_target;
+        ub_flat_fields(f, &op->meta, &p->meta, li);
+    }
+}
+
+static void ub_flat_props(ub_flat *f, ub_prim *outp, const ub_site *sites,
+                          uint32_t ns)
+{
+    ub_names nm = {0};
+    for (uint32_t k = ns; k-- > 0;) {
+        const ub_prim *p = sites[k].spec;
+        for (uint32_t i = 0; i < p->props.n; i++)
+            if (ub_names_add(&nm, p->props.v[i]->name) != 0)
+                f->oom = true;
+    }
+    ub_site ps[ns];
+    for (uint32_t c = 0; c < nm.n && !f->oom; c++) {
+        uint32_t np = 0;
+        ub_prop_kind kind = UB_ATTR;
+        for (uint32_t k = 0; k < ns; k++) {
+            ub_layer *l = f->s->layers[sites[k].li];
+            ub_prop *p = ub_prop_find(l, sites[k].spec, nm.v[c]);
+            if (!p)
+                continue;
+            if (np == 0) {
+                kind = p->kind;
+            } else if (p->kind != kind) {
+                ub_diag_add(f->diags, UB_WARNING, p->loc, "spec-type-mismatch",
+                            l->source, l->source_len,
+                            "'%s' is %s here but %s in a stronger layer; "
+                            "this opinion is ignored",
+                            nm.v[c],
+                            p->kind == UB_ATTR ? "an attribute"
+                                               : "a relationship",
+                            kind == UB_ATTR ? "an attribute"
+                                            : "a relationship");
+                continue;
+            }
+            ps[np++] = (ub_site){sites[k].li, p};
+        }
+        if (!np)
+            continue;
+        const ub_prop *first = ps[0].spec;
+        ub_prop *op = ub_prop_new(f->out, outp, nm.v[c], kind, first->loc);
+        if (!op) {
+            f->oom = true;
+            break;
+        }
+        ub_flat_prop(f, op, ps, np);
+    }
+    ub_names_free(&nm);
+}
+
+static void ub_flat_body(ub_flat *f, ub_prim *outp, const ub_site *sites,
+                         uint32_t ns)
+{
+    ub_flat_children(f, outp, sites, ns);
+    if (!outp->parent)
+        return; /* the pseudo-root has no variants or properties */
+    ub_flat_variant_sets(f, outp, sites, ns);
+    ub_flat_props(f, outp, sites, ns);
 }
 
 ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
                            ub_diags *diags)
 {
-    (void)s; (void)out_path; (void)diags;
-    return NULL;
+    if (!s->n)
+        return NULL;
+    ub_strtab *t = s->layers[0]->strtab;
+    ub_flat f = {.s = s, .diags = diags};
+    f.out = ub_layer_new(t, out_path ? out_path : "flattened.usda");
+    f.dirs = calloc(s->n, sizeof *f.dirs);
+    if (!f.out || !f.dirs) {
+        ub_layer_free(f.out);
+        free(f.dirs);
+        return NULL;
+    }
+    f.a = f.out->arena;
+    f.k_references = ub_intern_cstr(t, "references");
+    f.k_payload = ub_intern_cstr(t, "payload");
+    f.k_clips = ub_intern_cstr(t, "clips");
+    f.k_active = ub_intern_cstr(t, "active");
+    f.k_times = ub_intern_cstr(t, "times");
+    f.k_asset_paths = ub_intern_cstr(t, "assetPaths");
+    f.k_manifest = ub_intern_cstr(t, "manifestAssetPath");
+    f.k_relocates = ub_intern_cstr(t, "relocates");
+    for (size_t i = 0; i < s->n; i++)
+        f.dirs[i] = ub_layer_dir(s->layers[i]->path);
+
+    ub_site sites[s->n];
+    for (size_t i = 0; i < s->n; i++) {
+        sites[i] = (ub_site){(uint32_t)i, s->layers[i]->root};
+        /* layer metadata: every layer takes part; subLayers is not a
+         * field of ub_layer.meta, so it is dropped by construction. */
+        ub_flat_fields(&f, &f.out->meta, &s->layers[i]->meta, (uint32_t)i);
+    }
+    for (size_t i = 0; i < s->n && f.out->root->prim_order.kind == UB_V_EMPTY;
+         i++)
+        if (s->layers[i]->root->prim_order.kind != UB_V_EMPTY)
+            f.out->root->prim_order =
+                ub_value_clone(f.a, &s->layers[i]->root->prim_order);
+    ub_flat_body(&f, f.out->root, sites, (uint32_t)s->n);
+
+    for (size_t i = 0; i < s->n; i++)
+        free(f.dirs[i]);
+    free(f.dirs);
+    if (f.oom) {
+        ub_layer_free(f.out);
+        return NULL;
+    }
+    return f.out;
 }

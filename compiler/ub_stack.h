@@ -22,13 +22,19 @@ typedef struct ub_stack {
     size_t n, cap;
     ub_layer **layers;   /* owned by the loader */
     ub_offset *offsets;  /* cumulative: layer time -> root time */
+    /* Errors reported while building that OpenUSD works around (a missing
+     * sublayer, a cycle, an invalid offset): the stack is still usable,
+     * as OpenUSD's is.  Other errors (a layer that does not parse) are
+     * not counted here. */
+    size_t n_recovered;
 } ub_stack;
 
 /* Build the stack rooted at `root` (already loaded through ld), loading
  * sublayers through ld.  Missing sublayers, cycles and invalid offsets are
- * reported in diags (errors); the stack is still built from what could be
- * loaded, so callers decide whether errors are fatal.  Returns 0, or -1
- * when out of memory. */
+ * reported in diags as errors and counted in n_recovered; the stack is
+ * still built from what could be loaded (as OpenUSD does), so callers
+ * decide whether they are fatal.  A negative offset scale is a warning
+ * (OpenUSD applies it).  Returns 0, or -1 when out of memory. */
 int ub_stack_build(ub_stack *s, ub_loader *ld, ub_layer *root,
                    ub_diags *diags);
 void ub_stack_free(ub_stack *s);

@@ -1,0 +1,229 @@
+/* usdbake flatten --layer-stack: merge a root layer stack into one layer. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ub_cli.h"
+#include "ub_loader.h"
+#include "ub_stack.h"
+#include "ub_usda.h"
+
+static void ub_flatten_usage(void)
+{
+    printf(
+        "usage: usdbake flatten --layer-stack ROOT [-o OUT] [OPTIONS]\n"
+        "\n"
+        "Merge the layer stack of ROOT (ROOT and its subLayers, recursively)\n"
+        "into one layer, as OpenUSD's `usdcat --flattenLayerStack` does:\n"
+        "every time (sample times, timecode values, timecode entries of\n"
+        "dictionaries) is mapped through the sublayers' offsets and\n"
+        "timeCodesPerSecond into ROOT's time frame, and relative asset paths\n"
+        "are anchored to the layers that wrote them.\n"
+        "\n"
+        "Broken stacks (a missing sublayer, a sublayer cycle, an offset with\n"
+        "a scale of 0) are reported as errors and worked around as OpenUSD\n"
+        "does; use --strict to refuse them.\n"
+        "\n"
+        "Options:\n"
+        "  --layer-stack        flatten the root layer stack (required: full\n"
+        "                       stage flattening is not implemented yet)\n"
+        "  -o, --output OUT     write to OUT ('-' or none: standard output),\n"
+        "                       atomically\n"
+        "  --format usda|usdb   output format (default: from OUT's extension,\n"
+        "                       usda otherwise)\n"
+        "  --search-path DIR    also look for layers in DIR (repeatable)\n"
+        "  --deps FILE          write a make rule `OUT: LAYER...` naming every\n"
+        "                       layer read (needs -o)\n"
+        "  --strict             treat every composition error as fatal\n"
+        "  -h, --help           show this help\n");
+}
+
+/* A path as a make word: spaces and '#' escaped, '$' doubled. */
+static void ub_make_word(ub_buf *b, const char *p)
+{
+    for (; *p; p++) {
+        if (*p == ' ' || *p == '#' || *p == '\\')
+            ub_buf_putc(b, '\\');
+        else if (*p == '$')
+            ub_buf_putc(b, '$');
+        ub_buf_putc(b, *p);
+    }
+}
+
+/* OUT: dep... followed by an empty rule per dependency (as gcc -MP), so
+ * make does not fail when a layer is later deleted. */
+static int ub_write_deps(const char *deps, const char *out, ub_loader *ld)
+{
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_make_word(&b, out);
+    ub_buf_putc(&b, ':');
+    size_t n = ub_loader_count(ld);
+    for (size_t i = 0; i < n; i++) {
+        const ub_layer *l = ub_loader_at(ld, i);
+        if (!l || strcmp(l->path, "-") == 0)
+            continue;
+        ub_buf_puts(&b, " \\\n  ");
+        ub_make_word(&b, l->path);
+    }
+    ub_buf_putc(&b, '\n');
+    for (size_t i = 0; i < n; i++) {
+        const ub_layer *l = ub_loader_at(ld, i);
+        if (!l || strcmp(l->path, "-") == 0)
+            continue;
+        ub_buf_putc(&b, '\n');
+        ub_make_word(&b, l->path);
+        ub_buf_puts(&b, ":\n");
+    }
+    int r = -1;
+    if (b.failed)
+        fprintf(stderr, "usdbake: error: out of memory\n");
+    else
+        r = ub_cli_write_output(deps, b.data, b.len);
+    ub_buf_free(&b);
+    return r;
+}
+
+static bool ub_ends_with(const char *s, const char *suffix)
+{
+    size_t n = strlen(s), m = strlen(suffix);
+    return n >= m && strcmp(s + n - m, suffix) == 0;
+}
+
+static int ub_flatten_run(int argc, char **argv)
+{
+    const char *out = NULL, *deps = NULL, *format = NULL, *root = NULL;
+    const char *search[argc];
+    int n_search = 0;
+    bool layer_stack = false, strict = false, options_done = false;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int r;
+        if (!options_done && strcmp(argv[i], "--") == 0) {
+            options_done = true;
+        } else if (!options_done && strcmp(argv[i], "--layer-stack") == 0) {
+            layer_stack = true;
+        } else if (!options_done && strcmp(argv[i], "--strict") == 0) {
+            strict = true;
+        } else if (!options_done &&
+                   ((r = ub_cli_opt_value(argc, argv, &i, "-o", &v)) != 0 ||
+                    (r = ub_cli_opt_value(argc, argv, &i, "--output", &v)) !=
+                        0)) {
+            if (r < 0)
+                return ub_cli_usage_error("flatten", "%s needs a file name",
+                                          argv[i]);
+            out = v;
+        } else if (!options_done &&
+                   (r = ub_cli_opt_value(argc, argv, &i, "--search-path",
+                                         &v)) != 0) {
+            if (r < 0)
+                return ub_cli_usage_error("flatten",
+                                          "--search-path needs a directory");
+            search[n_search++] = v;
+        } else if (!options_done &&
+                   (r = ub_cli_opt_value(argc, argv, &i, "--deps", &v)) !=
+                       0) {
+            if (r < 0)
+                return ub_cli_usage_error("flatten", "--deps needs a file");
+            deps = v;
+        } else if (!options_done &&
+                   (r = ub_cli_opt_value(argc, argv, &i, "--format", &v)) !=
+                       0) {
+            if (r < 0)
+                return ub_cli_usage_error("flatten",
+                                          "--format needs usda or usdb");
+            format = v;
+        } else if (!options_done && argv[i][0] == '-' && argv[i][1]) {
+            return ub_cli_usage_error("flatten", "unknown option '%s'",
+                                      argv[i]);
+        } else if (root) {
+            return ub_cli_usage_error("flatten",
+                                      "one root layer expected, got '%s' "
+                                      "and '%s'",
+                                      root, argv[i]);
+        } else {
+            root = argv[i];
+        }
+    }
+    if (!layer_stack)
+        return ub_cli_usage_error(
+            "flatten",
+            "unknown option set: full-stage flattening (without "
+            "--layer-stack) is not implemented yet; use --layer-stack to "
+            "merge the root layer stack");
+    if (!root)
+        return ub_cli_usage_error("flatten", "no root layer given");
+    if (format && strcmp(format, "usda") != 0 && strcmp(format, "usdb") != 0)
+        return ub_cli_usage_error("flatten",
+                                  "unknown format '%s' (usda or usdb)",
+                                  format);
+    if (!format)
+        format = out && ub_ends_with(out, ".usdb") ? "usdb" : "usda";
+    if (strcmp(format, "usdb") == 0)
+        return ub_cli_usage_error("flatten",
+                                  "usdb output is not available in this "
+                                  "build yet; write .usda");
+    if (deps && (!out || strcmp(out, "-") == 0))
+        return ub_cli_usage_error("flatten",
+                                  "--deps needs an output file (-o OUT)");
+
+    ub_strtab *strtab = ub_strtab_new();
+    ub_diags *diags = ub_diags_new();
+    ub_loader *ld = strtab && diags ? ub_loader_new(strtab, diags) : NULL;
+    ub_stack stack = {0};
+    ub_layer *flat = NULL;
+    ub_buf text;
+    ub_buf_init(&text);
+    int status = UB_EXIT_OK;
+    bool oom = !ld;
+    for (int i = 0; ld && i < n_search; i++)
+        if (ub_loader_add_search_path(ld, search[i]) != 0)
+            oom = true;
+    if (oom) {
+        fprintf(stderr, "usdbake: error: out of memory\n");
+        status = UB_EXIT_INPUT;
+    }
+    ub_layer *rl = !oom ? ub_loader_open(ld, root, NULL, (ub_loc){NULL, 0, 0})
+                      : NULL;
+    if (status == UB_EXIT_OK && !rl)
+        status = UB_EXIT_INPUT;
+    if (status == UB_EXIT_OK && ub_stack_build(&stack, ld, rl, diags) != 0) {
+        fprintf(stderr, "usdbake: error: out of memory\n");
+        status = UB_EXIT_INPUT;
+    }
+    if (status == UB_EXIT_OK) {
+        size_t errors = ub_diags_errors(diags);
+        if (errors > stack.n_recovered || (strict && errors > 0))
+            status = UB_EXIT_INPUT;
+    }
+    if (status == UB_EXIT_OK) {
+        flat = ub_stack_flatten(&stack, out && strcmp(out, "-") ? out
+                                                                : "stdout.usda",
+                                diags);
+        if (!flat || ub_usda_write(flat, &text) != 0 || text.failed) {
+            fprintf(stderr, "usdbake: error: out of memory\n");
+            status = UB_EXIT_INPUT;
+        }
+    }
+    if (diags)
+        ub_cli_print_diags(diags);
+    if (status == UB_EXIT_OK &&
+        ub_cli_write_output(out, text.data, text.len) != 0)
+        status = UB_EXIT_INPUT;
+    if (status == UB_EXIT_OK && deps && ub_write_deps(deps, out, ld) != 0)
+        status = UB_EXIT_INPUT;
+    ub_buf_free(&text);
+    ub_layer_free(flat);
+    ub_stack_free(&stack);
+    ub_loader_free(ld);
+    ub_diags_free(diags);
+    ub_strtab_free(strtab);
+    return status;
+}
+
+const ub_command ub_cmd_flatten = {
+    .name = "flatten",
+    .summary = "merge a layer stack into one layer (--layer-stack)",
+    .run = ub_flatten_run,
+    .usage = ub_flatten_usage,
+};
