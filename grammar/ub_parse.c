@@ -1,17 +1,2392 @@
-/* Placeholder until the real parser lands: it rejects every layer. */
+/*
+ * ub_parse — usda text to ub_layer.  The scanner (lexer.l) and grammar
+ * (parser.y) call the actions below, which build the layer as the text is
+ * read: values go straight into typed arrays of their declared type, names
+ * are interned, and every rule OpenUSD 24.08 enforces while reading a layer
+ * is enforced here with a located message.
+ */
 #include "ub_parse.h"
 
+#include <errno.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <strings.h>
+
+#include "ub_parse_int.h"
+#include "parser.h"
+#include "ub_parse_act.h"
+#include "ub_xid.h"
+
+int ub_yyparse(ub_pctx *ctx);
+
+/* Keyword spellings, in the order of the keyword tokens in parser.y. */
+static const char *const ub_kw_names[] = {
+    "add", "append", "class", "config", "connect", "custom", "customData",
+    "def", "default", "delete", "dictionary", "displayUnit", "doc",
+    "inherits", "kind", "nameChildren", "None", "offset", "over", "payload",
+    "permission", "prefixSubstitutions", "prepend", "properties",
+    "references", "relocates", "rel", "reorder", "rootPrims", "scale",
+    "subLayers", "suffixSubstitutions", "specializes", "symmetryArguments",
+    "symmetryFunction", "timeSamples", "uniform", "variantSet",
+    "variantSets", "variants", "varying",
+};
+_Static_assert(sizeof ub_kw_names / sizeof *ub_kw_names ==
+                   TOK_VARYING - TOK_ADD + 1,
+               "keyword table out of step with parser.y");
+
+#define UB_MAX_ERRORS 20
+
+static ub_loc ub_mkloc(const ub_pctx *c, ub_tokloc l)
+{
+    return (ub_loc){c->path, l.line, l.col};
+}
+
+void ub_perr(ub_pctx *c, ub_tokloc l, const char *fmt, ...)
+{
+    c->nerrors++;
+    if (c->nerrors > UB_MAX_ERRORS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    ub_diag_addv(c->diags, UB_ERROR, ub_mkloc(c, l), NULL, c->src,
+                 c->src_len, fmt, ap);
+    va_end(ap);
+}
+
+static void ub_oom(ub_pctx *c)
+{
+    longjmp(*(jmp_buf *)c->oom, 1);
+}
+
+static const char *ub_in(ub_pctx *c, const char *s, size_t n)
+{
+    const char *r = ub_intern(c->strtab, s, n);
+    if (!r)
+        ub_oom(c);
+    return r;
+}
+
+static void *ub_alloc(ub_pctx *c, size_t n)
+{
+    void *p = ub_arena_alloc(c->arena, n ? n : 1);
+    if (!p)
+        ub_oom(c);
+    return p;
+}
+
+/* --- numbers --------------------------------------------------------------- */
+
+static const double ub_pow10[23] = {
+    1e0,  1e1,  1e2,  1e3,  1e4,  1e5,  1e6,  1e7,  1e8,  1e9,  1e10, 1e11,
+    1e12, 1e13, 1e14, 1e15, 1e16, 1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+};
+
+/* Decimal text to the nearest double.  Clinger's fast path: when the
+ * digits fit in 53 bits and the power of ten is exact, one IEEE multiply or
+ * divide is correctly rounded.  Everything else goes to strtod. */
+double ub_parse_double(const char *s, size_t n)
+{
+    const char *p = s, *end = s + n;
+    bool neg = false;
+    if (p < end && (*p == '-' || *p == '+'))
+        neg = *p++ == '-';
+    uint64_t m = 0;
+    int digits = 0, exp10 = 0;
+    while (p < end && *p == '0')
+        p++;
+    for (; p < end && (unsigned)(*p - '0') < 10; p++) {
+        if (digits < 19)
+            m = m * 10 + (uint64_t)(*p - '0');
+        else
+            exp10++;
+        digits += digits || *p != '0';
+    }
+    if (p < end && *p == '.') {
+        p++;
+        if (!digits)
+            while (p < end && *p == '0') {
+                p++;
+                exp10--;
+            }
+        for (; p < end && (unsigned)(*p - '0') < 10; p++) {
+            if (digits < 19) {
+                m = m * 10 + (uint64_t)(*p - '0');
+                exp10--;
+            }
+            digits++;
+        }
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        bool eneg = false;
+        if (p < end && (*p == '-' || *p == '+'))
+            eneg = *p++ == '-';
+        int e = 0;
+        for (; p < end && (unsigned)(*p - '0') < 10; p++)
+            if (e < 100000)
+                e = e * 10 + (*p - '0');
+        exp10 += eneg ? -e : e;
+    }
+    if (digits <= 19 && m <= (1ull << 53) && exp10 >= -22 && exp10 <= 22) {
+        double d = (double)m;
+        d = exp10 < 0 ? d / ub_pow10[-exp10] : d * ub_pow10[exp10];
+        return neg ? -d : d;
+    }
+    if (m == 0)
+        return neg ? -0.0 : 0.0;
+    char small[128];
+    char *buf = n < sizeof small ? small : malloc(n + 1);
+    if (!buf)
+        return neg ? -0.0 : 0.0;
+    memcpy(buf, s, n);
+    buf[n] = '\0';
+    double d = strtod(buf, NULL);
+    if (buf != small)
+        free(buf);
+    return d;
+}
+
+/* --- strings and identifiers ---------------------------------------------- */
+
+static int ub_hexval(int ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+/* Escapes as OpenUSD evaluates them: C escapes, \xHH (up to two digits),
+ * \ooo (up to three octal digits), any other escaped character stands for
+ * itself. */
+const char *ub_parse_unescape(ub_pctx *c, const char *s, size_t n)
+{
+    if (!memchr(s, '\\', n))
+        return ub_in(c, s, n);
+    char small[512];
+    small[0] = 0;
+    bool heap = n >= sizeof small;
+    char *out = heap ? malloc(n) : small;
+    if (!out)
+        ub_oom(c);
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '\\' || i + 1 >= n) {
+            out[o++] = s[i];
+            continue;
+        }
+        char e = s[++i];
+        switch (e) {
+        case 'a': out[o++] = '\a'; break;
+        case 'b': out[o++] = '\b'; break;
+        case 'f': out[o++] = '\f'; break;
+        case 'n': out[o++] = '\n'; break;
+        case 'r': out[o++] = '\r'; break;
+        case 't': out[o++] = '\t'; break;
+        case 'v': out[o++] = '\v'; break;
+        case 'x': {
+            unsigned v = 0;
+            int nd = 0;
+            while (nd < 2 && i + 1 < n && ub_hexval((unsigned char)s[i + 1]) >= 0) {
+                v = v * 16 + (unsigned)ub_hexval((unsigned char)s[++i]);
+                nd++;
+            }
+            out[o++] = (char)v;
+            break;
+        }
+        case '0': case '1': case '2': case '3':
+        case '4': case '5': case '6': case '7': {
+            unsigned v = (unsigned)(e - '0');
+            int nd = 1;
+            while (nd < 3 && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7') {
+                v = v * 8 + (unsigned)(s[++i] - '0');
+                nd++;
+            }
+            out[o++] = (char)v;
+            break;
+        }
+        default:
+            out[o++] = e;
+        }
+    }
+    const char *r = ub_intern(c->strtab, out, o);
+    if (heap)
+        free(out);
+    if (!r)
+        ub_oom(c);
+    return r;
+}
+
+/* Decode one UTF-8 sequence; returns its length, 0 when malformed. */
+static size_t ub_utf8(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    unsigned char b = s[0];
+    size_t len;
+    uint32_t v;
+    if (b < 0x80) {
+        *cp = b;
+        return 1;
+    } else if (b >= 0xc2 && b < 0xe0) {
+        len = 2;
+        v = b & 0x1f;
+    } else if (b >= 0xe0 && b < 0xf0) {
+        len = 3;
+        v = b & 0x0f;
+    } else if (b >= 0xf0 && b < 0xf5) {
+        len = 4;
+        v = b & 0x07;
+    } else {
+        return 0;
+    }
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        v = (v << 6) | (s[i] & 0x3f);
+    }
+    if ((len == 3 && v < 0x800) || (len == 4 && (v < 0x10000 || v > 0x10ffff)) ||
+        (v >= 0xd800 && v <= 0xdfff))
+        return 0;
+    *cp = v;
+    return len;
+}
+
+static bool ub_in_ranges(const uint32_t (*r)[2], size_t n, uint32_t cp)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (cp < r[mid][0])
+            hi = mid;
+        else if (cp > r[mid][1])
+            lo = mid + 1;
+        else
+            return true;
+    }
+    return false;
+}
+
+static bool ub_xid(uint32_t cp, bool start)
+{
+    if (cp < 0x80)
+        return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
+               cp == '_' || (!start && cp >= '0' && cp <= '9');
+    if (start)
+        return ub_in_ranges(ub_xid_start,
+                            sizeof ub_xid_start / sizeof *ub_xid_start, cp);
+    return ub_in_ranges(ub_xid_continue,
+                        sizeof ub_xid_continue / sizeof *ub_xid_continue, cp);
+}
+
+bool ub_parse_is_identifier(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    if (n == 0)
+        return false;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t k = ub_utf8(u + i, n - i, &cp);
+        if (!k || !ub_xid(cp, i == 0))
+            return false;
+        i += k;
+    }
+    return true;
+}
+
+static bool ub_is_ns_identifier(const char *s, size_t n)
+{
+    size_t start = 0;
+    for (size_t i = 0; i <= n; i++)
+        if (i == n || s[i] == ':') {
+            if (!ub_parse_is_identifier(s + start, i - start))
+                return false;
+            start = i + 1;
+        }
+    return true;
+}
+
+/* Variant names: identifier characters plus '|' and '-', optionally after
+ * a leading '.'; a variant selection may also be empty. */
+static bool ub_is_variant_name(const char *s, size_t n, bool allow_empty)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    size_t i = 0;
+    if (n == 0)
+        return allow_empty;
+    if (u[0] == '.')
+        i = 1;
+    if (i == n)
+        return false;
+    while (i < n) {
+        uint32_t cp;
+        size_t k = ub_utf8(u + i, n - i, &cp);
+        if (!k || !(cp == '|' || cp == '-' || ub_xid(cp, false)))
+            return false;
+        i += k;
+    }
+    return true;
+}
+
+bool ub_parse_asset_ok(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n; i++) {
+        if (u[i] < 0x20 || u[i] == 0x7f)
+            return false;
+        /* C1 controls U+0080..U+009F encoded as C2 80..C2 9F */
+        if (u[i] == 0xc2 && i + 1 < n && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f)
+            return false;
+    }
+    return true;
+}
+
+/* --- paths ------------------------------------------------------------------ */
+
+/* A path split the way the rules need it: prim components (".." or a name,
+ * each possibly followed by variant selections) and the property part
+ * after the prim part, kept as text. */
+#define UB_PATH_MAX_COMPS 256
+typedef struct ub_pathinfo {
+    bool absolute;
+    bool variant_sel;   /* has a variant selection */
+    bool has_prop;      /* names a property */
+    uint32_t n;
+    const char *comp[UB_PATH_MAX_COMPS];
+    uint32_t len[UB_PATH_MAX_COMPS];
+    const char *prop;   /* ".name..." or NULL */
+    uint32_t prop_len;
+} ub_pathinfo;
+
+static size_t ub_scan_ident(const char *s, size_t n, size_t i)
+{
+    while (i < n && (s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') ||
+                     (s[i] >= 'A' && s[i] <= 'Z') ||
+                     (s[i] >= '0' && s[i] <= '9') ||
+                     (unsigned char)s[i] >= 0x80))
+        i++;
+    return i;
+}
+
+static bool ub_path_split(const char *s, size_t n, ub_pathinfo *pi);
+
+/* The property part: .name, optionally [target path] and .name again. */
+static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi)
+{
+    pi->prop = s + i;
+    pi->prop_len = (uint32_t)(n - i);
+    pi->has_prop = true;
+    for (int part = 0; part < 2; part++) {
+        if (i >= n || s[i] != '.')
+            return false;
+        size_t b = ++i;
+        while (i < n && s[i] != '[' && s[i] != '.' && s[i] != ']')
+            i++;
+        if (!ub_is_ns_identifier(s + b, i - b))
+            return false;
+        if (i == n)
+            return true;
+        if (s[i] != '[' || part == 1)
+            return false;
+        size_t depth = 0, t = i;
+        for (; t < n; t++) {
+            if (s[t] == '[')
+                depth++;
+            else if (s[t] == ']' && --depth == 0)
+                break;
+        }
+        if (t == n)
+            return false;
+        ub_pathinfo *inner = malloc(sizeof *inner);
+        bool ok = inner && ub_path_split(s + i + 1, t - i - 1, inner);
+        free(inner);
+        if (!ok)
+            return false;
+        i = t + 1;
+        if (i == n)
+            return true;
+    }
+    return false;
+}
+
+static bool ub_path_split(const char *s, size_t n, ub_pathinfo *pi)
+{
+    memset(pi, 0, sizeof *pi);
+    if (n == 0)
+        return false;
+    size_t i = 0;
+    if (s[0] == '/') {
+        pi->absolute = true;
+        i = 1;
+        if (n == 1)
+            return true;
+    }
+    if (s[i] == '.' && (i + 1 == n || s[i + 1] != '.')) {
+        if (i + 1 == n)
+            return !pi->absolute; /* "." : the anchor itself */
+        return !pi->absolute && ub_path_prop(s, n, i, pi);
+    }
+    bool names_seen = false;
+    while (i < n) {
+        size_t b = i;
+        if (s[i] == '.' && i + 1 < n && s[i + 1] == '.') {
+            if (pi->absolute || names_seen)
+                return false;
+            i += 2;
+        } else {
+            i = ub_scan_ident(s, n, i);
+            if (!ub_parse_is_identifier(s + b, i - b))
+                return false;
+            names_seen = true;
+            while (i < n && s[i] == '{') {
+                size_t e = i + 1;
+                e = ub_scan_ident(s, n, e);
+                if (e == i + 1 || e >= n || s[e] != '=')
+                    return false;
+                size_t v = e + 1, w = v;
+                while (w < n && s[w] != '}')
+                    w++;
+                if (w == n || !ub_is_variant_name(s + v, w - v, true))
+                    return false;
+                pi->variant_sel = true;
+                i = w + 1;
+            }
+        }
+        if (pi->n == UB_PATH_MAX_COMPS)
+            return false;
+        pi->comp[pi->n] = s + b;
+        pi->len[pi->n] = (uint32_t)(i - b);
+        pi->n++;
+        if (i == n)
+            return true;
+        if (s[i] == '/') {
+            i++;
+            if (i == n)
+                return false;
+            continue;
+        }
+        if (s[i] == '.' && !(i + 1 < n && s[i + 1] == '.'))
+            return ub_path_prop(s, n, i, pi);
+        if (s[i - 1] == '}')
+            continue; /* "/A{v=x}B": a child inside the variant */
+        return false;
+    }
+    return true;
+}
+
+/* The prim path components of a prim, variant selections stripped (relative
+ * paths never point into variants). */
+static uint32_t ub_anchor(const ub_prim *p, const char **comp, uint32_t *len)
+{
+    uint32_t n = 0;
+    for (const ub_prim *q = p; q && q->parent; q = q->parent)
+        if (!q->variant_set)
+            n++;
+    if (n > UB_PATH_MAX_COMPS)
+        return UINT32_MAX;
+    uint32_t i = n;
+    for (const ub_prim *q = p; q && q->parent; q = q->parent) {
+        if (q->variant_set)
+            continue;
+        i--;
+        comp[i] = q->name;
+        len[i] = (uint32_t)ub_str_len(q->name);
+    }
+    return n;
+}
+
+/* Text of a path from components (joined by '/', except after a variant
+ * selection) and a property part. */
+static const char *ub_path_text(ub_pctx *c, bool absolute, const char **comp,
+                                const uint32_t *len, uint32_t n,
+                                const char *prop, size_t prop_len)
+{
+    size_t total = 1 + prop_len;
+    for (uint32_t i = 0; i < n; i++)
+        total += len[i] + 1;
+    char small[512];
+    small[0] = 0;
+    bool heap = total >= sizeof small;
+    char *b = heap ? malloc(total + 1) : small;
+    if (!b)
+        ub_oom(c);
+    size_t o = 0;
+    if (absolute)
+        b[o++] = '/';
+    for (uint32_t i = 0; i < n; i++) {
+        if (i > 0 && comp[i - 1][len[i - 1] - 1] != '}')
+            b[o++] = '/';
+        memcpy(b + o, comp[i], len[i]);
+        o += len[i];
+    }
+    if (prop_len) {
+        memcpy(b + o, prop, prop_len);
+        o += prop_len;
+    }
+    const char *r = ub_intern(c->strtab, b, o);
+    if (heap)
+        free(b);
+    if (!r)
+        ub_oom(c);
+    return r;
+}
+
+/* path made absolute against the current prim (as Sdf does for targets,
+ * connections, inherits, specializes and prim relocates).  Returns NULL
+ * when the text is no path or climbs above the root. */
+static const char *ub_path_abs(ub_pctx *c, const char *s, ub_pathinfo *pi,
+                               const ub_prim *anchor)
+{
+    size_t n = ub_str_len(s);
+    if (!ub_path_split(s, n, pi))
+        return NULL;
+    const char **comp = malloc(2 * UB_PATH_MAX_COMPS * sizeof *comp);
+    uint32_t *len = malloc(2 * UB_PATH_MAX_COMPS * sizeof *len);
+    if (!comp || !len) {
+        free(comp);
+        free(len);
+        ub_oom(c);
+    }
+    uint32_t m = 0;
+    const char *r = NULL;
+    if (!pi->absolute) {
+        m = ub_anchor(anchor, comp, len);
+        if (m == UINT32_MAX)
+            goto out;
+    }
+    for (uint32_t i = 0; i < pi->n; i++) {
+        if (pi->len[i] == 2 && pi->comp[i][0] == '.' && pi->comp[i][1] == '.') {
+            if (m == 0)
+                goto out;
+            m--;
+        } else {
+            comp[m] = pi->comp[i];
+            len[m] = pi->len[i];
+            m++;
+        }
+    }
+    if (m == 0 && pi->has_prop)
+        goto out; /* "/.prop" is no path */
+    r = ub_path_text(c, true, comp, len, m, pi->prop, pi->prop ? pi->prop_len : 0);
+    pi->absolute = true;
+out:
+    free(comp);
+    free(len);
+    return r;
+}
+
+/* The path as authored, in canonical text (relative stays relative). */
+static const char *ub_path_canon(ub_pctx *c, const char *s, ub_pathinfo *pi)
+{
+    size_t n = ub_str_len(s);
+    if (!ub_path_split(s, n, pi))
+        return NULL;
+    return ub_path_text(c, pi->absolute, pi->comp, pi->len, pi->n, pi->prop,
+                        pi->prop ? pi->prop_len : 0);
+}
+
+/* --- values ------------------------------------------------------------------ */
+
+static const char *ub_num_text(ub_pctx *c, const ub_num *n)
+{
+    char b[40];
+    if (n->kind == UB_NUM_U64)
+        snprintf(b, sizeof b, "%llu", (unsigned long long)n->v.u);
+    else if (n->kind == UB_NUM_I64)
+        snprintf(b, sizeof b, "%lld", (long long)n->v.i);
+    else if (isnan(n->v.d))
+        snprintf(b, sizeof b, "nan");
+    else if (isinf(n->v.d))
+        snprintf(b, sizeof b, "%sinf", n->v.d < 0 ? "-" : "");
+    else
+        for (int prec = 1; prec <= 17; prec++) {
+            snprintf(b, sizeof b, "%.*g", prec, n->v.d);
+            if (strtod(b, NULL) == n->v.d)
+                break;
+        }
+    return ub_in(c, b, strlen(b));
+}
+
+static void ub_vb_begin(ub_pctx *c, const ub_type *t, const char *type_name,
+                        bool array)
+{
+    ub_vb *v = &c->vb;
+    v->type = t;
+    v->type_name = type_name;
+    v->want_array = array;
+    v->failed = false;
+    v->saw_list = false;
+    v->len = 0;
+    v->nelem = 0;
+    v->comp = v->row_comp = v->rows_done = 0;
+    v->list_depth = v->tuple_depth = 0;
+    v->nnodes = 0;
+    v->nframes = 0;
+    if (t) {
+        v->rows = t->rows;
+        v->cols = t->cols;
+        v->ncomp = ub_type_ncomp(t);
+        v->csize = ub_scalar_size(t->scalar);
+        v->depth_needed = t->rows > 1 ? 2 : t->cols > 1 ? 1 : 0;
+    }
+}
+
+static void ub_vb_fail(ub_pctx *c, ub_tokloc l, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void ub_vb_fail(ub_pctx *c, ub_tokloc l, const char *fmt, ...)
+{
+    if (c->vb.failed)
+        return; /* one message per value */
+    c->vb.failed = true;
+    c->nerrors++;
+    if (c->nerrors > UB_MAX_ERRORS)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    ub_diag_addv(c->diags, UB_ERROR, ub_mkloc(c, l), NULL, c->src,
+                 c->src_len, fmt, ap);
+    va_end(ap);
+}
+
+static const char *ub_vb_tname(const ub_vb *v, char *buf, size_t n)
+{
+    snprintf(buf, n, "%s%s", v->type_name, v->want_array ? "[]" : "");
+    return buf;
+}
+
+/* --- untyped trees --- */
+
+static void ub_vb_node(ub_pctx *c, ub_untyped_kind k, const char *text)
+{
+    ub_vb *v = &c->vb;
+    if (v->nnodes == v->capnodes) {
+        uint32_t cap = v->capnodes ? v->capnodes * 2 : 64;
+        ub_untyped *nn = realloc(v->nodes, cap * sizeof *nn);
+        if (!nn)
+            ub_oom(c);
+        v->nodes = nn;
+        v->capnodes = cap;
+    }
+    v->nodes[v->nnodes++] = (ub_untyped){.kind = k, .text = text};
+}
+
+static void ub_vb_uopen(ub_pctx *c, ub_untyped_kind k, ub_tokloc l)
+{
+    ub_vb *v = &c->vb;
+    if (v->nframes == (int)(sizeof v->frames / sizeof *v->frames)) {
+        ub_vb_fail(c, l, "value nested too deeply");
+        return;
+    }
+    v->frames[v->nframes++] = (ub_untyped_frame){k, v->nnodes};
+}
+
+static void ub_vb_uclose(ub_pctx *c)
+{
+    ub_vb *v = &c->vb;
+    if (v->nframes == 0)
+        return;
+    ub_untyped_frame f = v->frames[--v->nframes];
+    uint32_t n = v->nnodes - f.start;
+    ub_untyped *kids = ub_alloc(c, n * sizeof *kids);
+    memcpy(kids, v->nodes + f.start, n * sizeof *kids);
+    v->nnodes = f.start;
+    ub_vb_node(c, f.kind, NULL);
+    v->nodes[v->nnodes - 1].n = n;
+    v->nodes[v->nnodes - 1].child = kids;
+}
+
+/* --- typed values --- */
+
+static inline void *ub_vb_slot(ub_pctx *c)
+{
+    ub_vb *v = &c->vb;
+    if (v->len + v->csize > v->cap) {
+        size_t cap = v->cap ? v->cap * 2 : 4096;
+        unsigned char *nb = realloc(v->buf, cap);
+        if (!nb)
+            ub_oom(c);
+        v->buf = nb;
+        v->cap = cap;
+    }
+    void *p = v->buf + v->len;
+    v->len += v->csize;
+    return p;
+}
+
+/* Where the next component goes, after checking that an atom is allowed
+ * here; NULL when it is not (an error was reported). */
+static void *ub_vb_atom_slot(ub_pctx *c, ub_tokloc l)
+{
+    ub_vb *v = &c->vb;
+    if (v->failed)
+        return NULL;
+    char tb[80];
+    if (v->want_array && v->list_depth == 0) {
+        ub_vb_fail(c, l, "type '%s' is an array: expected a list '[...]'",
+                   ub_vb_tname(v, tb, sizeof tb));
+        return NULL;
+    }
+    if (v->tuple_depth != (int)v->depth_needed) {
+        if (v->depth_needed == 0)
+            ub_vb_fail(c, l, "a value of type '%s' is a single value, not a "
+                       "tuple", v->type_name);
+        else if (v->depth_needed == 1)
+            ub_vb_fail(c, l, "a value of type '%s' is a tuple of %u values: "
+                       "expected '('", v->type_name, v->cols);
+        else
+            ub_vb_fail(c, l, "a value of type '%s' is %u tuples of %u values: "
+                       "expected '('", v->type_name, v->rows, v->cols);
+        return NULL;
+    }
+    if (v->depth_needed == 1 && v->comp >= v->cols) {
+        ub_vb_fail(c, l, "too many values in a tuple of type '%s' (expected "
+                   "%u)", v->type_name, v->cols);
+        return NULL;
+    }
+    if (v->depth_needed == 2 && v->row_comp >= v->cols) {
+        ub_vb_fail(c, l, "too many values in a row of type '%s' (expected "
+                   "%u)", v->type_name, v->cols);
+        return NULL;
+    }
+    if (!v->want_array && v->nelem >= 1) {
+        ub_vb_fail(c, l, "type '%s' holds one value", v->type_name);
+        return NULL;
+    }
+    if (v->csize == 0) {
+        ub_vb_fail(c, l, "attributes of type '%s' cannot have an authored "
+                   "value", v->type_name);
+        return NULL;
+    }
+    v->comp++;
+    v->row_comp++;
+    if (v->depth_needed == 0)
+        v->nelem++;
+    return ub_vb_slot(c);
+}
+
+static bool ub_bool_text(const char *s, bool *out)
+{
+    static const char *const t[] = {"true", "yes", "1"};
+    static const char *const f[] = {"false", "no", "0"};
+    for (int i = 0; i < 3; i++) {
+        if (strcasecmp(s, t[i]) == 0) {
+            *out = true;
+            return true;
+        }
+        if (strcasecmp(s, f[i]) == 0) {
+            *out = false;
+            return true;
+        }
+    }
+    return false;
+}
+
+static bool ub_special_float(const char *s, double *d)
+{
+    if (strcmp(s, "inf") == 0)
+        *d = INFINITY;
+    else if (strcmp(s, "-inf") == 0)
+        *d = -INFINITY;
+    else if (strcmp(s, "nan") == 0)
+        *d = NAN;
+    else
+        return false;
+    return true;
+}
+
+static void ub_vb_bad(ub_pctx *c, ub_tokloc l, const char *what,
+                      const char *found)
+{
+    char tb[80];
+    ub_vb_fail(c, l, "invalid value for type '%s': expected %s, found %s",
+               ub_vb_tname(&c->vb, tb, sizeof tb), what, found);
+}
+
+static const char *ub_scalar_what(ub_scalar s, const ub_type *t)
+{
+    switch (s) {
+    case UB_SC_BOOL: return "a boolean (true, false, 1 or 0)";
+    case UB_SC_UCHAR: case UB_SC_INT: case UB_SC_UINT: case UB_SC_INT64:
+    case UB_SC_UINT64: return "an integer";
+    case UB_SC_HALF: case UB_SC_FLOAT: case UB_SC_DOUBLE:
+        return "a number";
+    case UB_SC_STRING:
+        return t->id == UB_TY_ASSET ? "an asset path (@...@)"
+                                    : "a quoted string";
+    default: return "no value (this type cannot be authored)";
+    }
+}
+
+/* Store integer x into an integer slot of scalar kind s with a range
+ * check. */
+static bool ub_put_int(ub_scalar s, void *p, bool neg, uint64_t mag)
+{
+    switch (s) {
+    case UB_SC_UCHAR:
+        if (neg || mag > 255) return false;
+        *(uint8_t *)p = (uint8_t)mag;
+        return true;
+    case UB_SC_INT: {
+        if (neg ? mag > 2147483648u : mag > 2147483647u) return false;
+        int32_t x = neg ? (int32_t)(0 - (int64_t)mag) : (int32_t)mag;
+        memcpy(p, &x, 4);
+        return true;
+    }
+    case UB_SC_UINT: {
+        if ((neg && mag) || mag > 4294967295u) return false;
+        uint32_t x = (uint32_t)mag;
+        memcpy(p, &x, 4);
+        return true;
+    }
+    case UB_SC_INT64: {
+        if (neg ? mag > (uint64_t)INT64_MAX + 1 : mag > (uint64_t)INT64_MAX)
+            return false;
+        int64_t x = neg ? (mag == (uint64_t)INT64_MAX + 1 ? INT64_MIN
+                                                         : -(int64_t)mag)
+                        : (int64_t)mag;
+        memcpy(p, &x, 8);
+        return true;
+    }
+    case UB_SC_UINT64:
+        if (neg && mag) return false;
+        memcpy(p, &mag, 8);
+        return true;
+    default:
+        return false;
+    }
+}
+
+void ub_vb_num(ub_pctx *c, const ub_num *n, ub_tokloc l)
+{
+    ub_vb *v = &c->vb;
+    if (!v->type) {
+        ub_vb_node(c, UB_U_ATOM, ub_num_text(c, n));
+        return;
+    }
+    void *p = ub_vb_atom_slot(c, l);
+    if (!p)
+        return;
+    ub_scalar s = v->type->scalar;
+    if (s == UB_SC_FLOAT) {
+        /* OpenUSD reads every number as double and narrows it */
+        float f = (float)ub_num_to_double(n);
+        memcpy(p, &f, 4);
+        return;
+    }
+    if (s == UB_SC_DOUBLE) {
+        double d = ub_num_to_double(n);
+        memcpy(p, &d, 8);
+        return;
+    }
+    if (s == UB_SC_HALF) {
+        uint16_t h = ub_float_to_half((float)ub_num_to_double(n));
+        memcpy(p, &h, 2);
+        return;
+    }
+    if (s == UB_SC_BOOL) {
+        *(uint8_t *)p = ub_num_to_double(n) != 0.0;
+        return;
+    }
+    bool ok = false;
+    if (s >= UB_SC_UCHAR && s <= UB_SC_UINT64) {
+        if (n->kind == UB_NUM_U64) {
+            ok = ub_put_int(s, p, false, n->v.u);
+        } else if (n->kind == UB_NUM_I64) {
+            ok = ub_put_int(s, p, n->v.i < 0,
+                            n->v.i < 0 ? 0 - (uint64_t)n->v.i : (uint64_t)n->v.i);
+        } else if (isfinite(n->v.d)) {
+            double t = trunc(n->v.d);
+            if (fabs(t) < 18446744073709551616.0)
+                ok = ub_put_int(s, p, t < 0, (uint64_t)fabs(t));
+        }
+        if (!ok) {
+            char tb[80];
+            ub_vb_fail(c, l, "number %s is out of range for type '%s'",
+                       ub_num_text(c, n), ub_vb_tname(v, tb, sizeof tb));
+        }
+        return;
+    }
+    char fb[64];
+    snprintf(fb, sizeof fb, "the number %s", ub_num_text(c, n));
+    ub_vb_bad(c, l, ub_scalar_what(s, v->type), fb);
+}
+
+/* An identifier or string where a value is expected. */
+static void ub_vb_word(ub_pctx *c, const char *s, ub_tokloc l, bool quoted)
+{
+    ub_vb *v = &c->vb;
+    if (!v->type) {
+        ub_vb_node(c, quoted ? UB_U_STRING : UB_U_ATOM, s);
+        return;
+    }
+    void *p = ub_vb_atom_slot(c, l);
+    if (!p)
+        return;
+    ub_scalar sc = v->type->scalar;
+    double d;
+    bool b;
+    switch (sc) {
+    case UB_SC_BOOL:
+        if (ub_bool_text(s, &b)) {
+            *(uint8_t *)p = b;
+            return;
+        }
+        break;
+    case UB_SC_FLOAT:
+        if (ub_special_float(s, &d)) {
+            float f = (float)d;
+            memcpy(p, &f, 4);
+            return;
+        }
+        break;
+    case UB_SC_DOUBLE:
+        if (ub_special_float(s, &d)) {
+            memcpy(p, &d, 8);
+            return;
+        }
+        break;
+    case UB_SC_HALF:
+        if (ub_special_float(s, &d)) {
+            uint16_t h = ub_float_to_half((float)d);
+            memcpy(p, &h, 2);
+            return;
+        }
+        break;
+    case UB_SC_STRING:
+        if (quoted) {
+            memcpy(p, &s, sizeof s);
+            return;
+        }
+        break;
+    default:
+        break;
+    }
+    char fb[128];
+    snprintf(fb, sizeof fb, quoted ? "the string \"%.60s\"" : "'%.60s'", s);
+    ub_vb_bad(c, l, ub_scalar_what(sc, v->type), fb);
+}
+
+void ub_vb_str(ub_pctx *c, const char *s, ub_tokloc l)
+{
+    ub_vb_word(c, s, l, true);
+}
+
+void ub_vb_ident(ub_pctx *c, const char *s, ub_tokloc l)
+{
+    ub_vb_word(c, s, l, false);
+}
+
+void ub_vb_asset(ub_pctx *c, const char *s, ub_tokloc l)
+{
+    ub_vb *v = &c->vb;
+    if (!v->type) {
+        ub_vb_node(c, UB_U_ASSET, s);
+        return;
+    }
+    void *p = ub_vb_atom_slot(c, l);
+    if (!p)
+        return;
+    if (v->type->id == UB_TY_ASSET) {
+        memcpy(p, &s, sizeof s);
+        return;
+    }
+    char fb[128];
+    snprintf(fb, sizeof fb, "the asset path @%.60s@", s);
+    ub_vb_bad(c, l, ub_scalar_what(v->type->scalar, v->type), fb);
+}
+
+void ub_vb_path(ub_pctx *c, const char *s, ub_tokloc l)
+{
+    ub_vb *v = &c->vb;
+    if (!v->type) {
+        ub_vb_node(c, UB_U_PATH, s);
+        return;
+    }
+    char fb[128];
+    snprintf(fb, sizeof fb, "the path <%.60s>", s);
+    ub_vb_bad(c, l, ub_scalar_what(v->type->scalar, v->type), fb);
+}
+
+void ub_vb_list_open(ub_pctx *c, ub_tokloc l)
+{
+    ub_vb *v = &c->vb;
+    if (!v->type) {
+        ub_vb_uopen(c, UB_U_LIST, l);
+        return;
+    }
+    char tb[80];
+    if (v->list_depth > 0)
+        ub_vb_fail(c, l, "nested lists are not allowed: a value of type "
+                   "'%s' is a flat list", ub_vb_tname(v, tb, sizeof tb));
+    else if (!v->want_array)
+        ub_vb_fail(c, l, "type '%s' is not an array: write '%s[]' to give "
+                   "a list", v->type_name, v->type_name);
+    v->list_depth++;
+    v->saw_list = true;
+}
+
+void ub_vb_list_close(ub_pctx *c, ub_tokloc l)
+{
+    (void)l;
+    if (!c->vb.type) {
+        ub_vb_uclose(c);
+        return;
+    }
+    c->vb.list_depth--;
+}
+
+void ub_vb_empty_list(ub_pctx *c, ub_tokloc l)
+{
+    ub_vb *v = &c->vb;
+    if (!v->type) {
+        ub_vb_uopen(c, UB_U_LIST, l);
+        ub_vb_uclose(c);
+        return;
+    }
+    if (!v->want_array)
+        ub_vb_fail(c, l, "type '%s' is not an array: write '%s[]' to give "
+                   "a list", v->type_name, v->type_name);
+    v->saw_list = true;
+}
+
+void ub_vb_tuple_open(ub_pctx *c, ub_tokloc l)
+{
+    ub_vb *v = &c->vb;
+    if (!v->type) {
+        ub_vb_uopen(c, UB_U_TUPLE, l);
+        return;
+    }
+    if (v->failed)
+        return;
+    char tb[80];
+    if (v->want_array && v->list_depth == 0) {
+        ub_vb_fail(c, l, "type '%s' is an array: expected a list '[...]'",
+                   ub_vb_tname(v, tb, sizeof tb));
+        return;
+    }
+    if (v->depth_needed == 0) {
+        ub_vb_fail(c, l, "a value of type '%s' is a single value, not a "
+                   "tuple", v->type_name);
+        return;
+    }
+    if (v->tuple_depth >= (int)v->depth_needed) {
+        ub_vb_fail(c, l, "tuple nested too deeply for type '%s'",
+                   v->type_name);
+        return;
+    }
+    if (v->tuple_depth == 0 && !v->want_array && v->nelem >= 1) {
+        ub_vb_fail(c, l, "type '%s' holds one value", v->type_name);
+        return;
+    }
+    v->tuple_depth++;
+    if (v->tuple_depth == 1) {
+        v->comp = 0;
+        v->rows_done = 0;
+    }
+    v->row_comp = 0;
+}
+
+void ub_vb_tuple_close(ub_pctx *c, ub_tokloc l)
+{
+    ub_vb *v = &c->vb;
+    if (!v->type) {
+        ub_vb_uclose(c);
+        return;
+    }
+    if (v->failed)
+        return;
+    if (v->depth_needed == 2 && v->tuple_depth == 2) {
+        if (v->row_comp != v->cols) {
+            ub_vb_fail(c, l, "tuple dimensions error for type '%s': a row "
+                       "has %u values, expected %u", v->type_name,
+                       v->row_comp, v->cols);
+            return;
+        }
+        v->rows_done++;
+    } else if (v->depth_needed == 2) {
+        if (v->rows_done != v->rows || v->comp != v->ncomp) {
+            ub_vb_fail(c, l, "tuple dimensions error for type '%s': expected "
+                       "%u rows of %u values", v->type_name, v->rows,
+                       v->cols);
+            return;
+        }
+        v->nelem++;
+    } else {
+        if (v->comp != v->cols) {
+            ub_vb_fail(c, l, "tuple dimensions error for type '%s': expected "
+                       "%u values, found %u", v->type_name, v->cols,
+                       v->comp);
+            return;
+        }
+        v->nelem++;
+    }
+    v->tuple_depth--;
+}
+
+/* The value read since ub_vb_begin (EMPTY after an error). */
+static ub_value ub_vb_finish(ub_pctx *c, ub_tokloc l)
+{
+    ub_vb *v = &c->vb;
+    ub_value r = {0};
+    if (v->failed)
+        return r;
+    if (!v->type) {
+        if (v->nnodes != 1)
+            return r;
+        ub_untyped *u = ub_alloc(c, sizeof *u);
+        *u = v->nodes[0];
+        r.kind = UB_V_UNTYPED;
+        r.u.untyped = u;
+        return r;
+    }
+    if (v->want_array && !v->saw_list) {
+        char tb[80];
+        ub_vb_fail(c, l, "type '%s' is an array: expected a list '[...]'",
+                   ub_vb_tname(v, tb, sizeof tb));
+        return r;
+    }
+    if (!v->want_array && v->nelem != 1)
+        return r;
+    r = ub_value_new(c->arena, v->type, v->nelem, v->want_array);
+    if (r.kind != UB_V_DATA)
+        ub_oom(c);
+    if (v->len)
+        memcpy(r.u.data, v->buf, v->len);
+    return r;
+}
+
+/* --- type names ------------------------------------------------------------- */
+
+/* Type names OpenUSD still reads from old files.  Most map to today's
+ * name; a few (Transform, PointIndex, ...) keep their name because no
+ * current type has their role, but store as the type given here. */
+static const struct {
+    const char *name;
+    ub_type_id id;
+    bool keep_name;
+} ub_legacy_types[] = {
+    {"Vec2i", UB_TY_INT2, 0},       {"Vec2h", UB_TY_HALF2, 0},
+    {"Vec2f", UB_TY_FLOAT2, 0},     {"Vec2d", UB_TY_DOUBLE2, 0},
+    {"Vec3i", UB_TY_INT3, 0},       {"Vec3h", UB_TY_HALF3, 0},
+    {"Vec3f", UB_TY_FLOAT3, 0},     {"Vec3d", UB_TY_DOUBLE3, 0},
+    {"Vec4i", UB_TY_INT4, 0},       {"Vec4h", UB_TY_HALF4, 0},
+    {"Vec4f", UB_TY_FLOAT4, 0},     {"Vec4d", UB_TY_DOUBLE4, 0},
+    {"Point", UB_TY_POINT3D, 0},    {"PointFloat", UB_TY_POINT3F, 0},
+    {"Normal", UB_TY_NORMAL3D, 0},  {"NormalFloat", UB_TY_NORMAL3F, 0},
+    {"Vector", UB_TY_VECTOR3D, 0},  {"VectorFloat", UB_TY_VECTOR3F, 0},
+    {"Color", UB_TY_COLOR3D, 0},    {"ColorFloat", UB_TY_COLOR3F, 0},
+    {"Quath", UB_TY_QUATH, 0},      {"Quatf", UB_TY_QUATF, 0},
+    {"Quatd", UB_TY_QUATD, 0},      {"Matrix2d", UB_TY_MATRIX2D, 0},
+    {"Matrix3d", UB_TY_MATRIX3D, 0}, {"Matrix4d", UB_TY_MATRIX4D, 0},
+    {"Frame", UB_TY_FRAME4D, 0},    {"Transform", UB_TY_MATRIX4D, 1},
+    {"PointIndex", UB_TY_INT, 1},   {"EdgeIndex", UB_TY_INT, 1},
+    {"FaceIndex", UB_TY_INT, 1},
+};
+
+/* The value type called `name`, and the name to store for it; NULL when
+ * unknown (the name is then kept as authored). */
+static const ub_type *ub_lookup_type(ub_pctx *c, const char *name,
+                                     const char **stored)
+{
+    size_t n = ub_str_len(name);
+    const ub_type *t = ub_type_by_name(name, n);
+    *stored = name;
+    if (t && t->id == UB_TY_DICTIONARY)
+        return NULL;
+    if (t)
+        return t;
+    for (size_t i = 0; i < sizeof ub_legacy_types / sizeof *ub_legacy_types;
+         i++) {
+        if (strcmp(ub_legacy_types[i].name, name) == 0) {
+            t = ub_type_get(ub_legacy_types[i].id);
+            if (!ub_legacy_types[i].keep_name)
+                *stored = ub_in(c, t->name, strlen(t->name));
+            return t;
+        }
+    }
+    return NULL;
+}
+
+/* --- metadata fields ---------------------------------------------------------- */
+
+enum { MK_UNKNOWN = 0, MK_TYPED, MK_DICT, MK_LISTOP };
+enum { S_L = 1, S_P = 2, S_A = 4, S_R = 8, S_PROP = S_A | S_R,
+       S_ALL = S_L | S_P | S_A | S_R };
+
+/* Metadata fields OpenUSD 24.08 knows with the plugins usdcat loads (Sdf's
+ * schema, usd, usdGeom, usdShade, usdPhysics, usdRender, usdSkel,
+ * usdImaging, and the testSdfParsing list-op fields).  Fields with their
+ * own syntax (kind, permission, references, ...) are handled by the
+ * grammar. */
+static const struct ub_field_def {
+    const char *key;
+    unsigned specs;
+    int kind;
+    ub_type_id type;
+    bool array;
+} ub_fields_known[] = {
+    {"colorConfiguration", S_L, MK_TYPED, UB_TY_ASSET, 0},
+    {"colorManagementSystem", S_L, MK_TYPED, UB_TY_TOKEN, 0},
+    {"customLayerData", S_L, MK_DICT, 0, 0},
+    {"defaultPrim", S_L, MK_TYPED, UB_TY_TOKEN, 0},
+    {"documentation", S_ALL, MK_TYPED, UB_TY_STRING, 0},
+    {"endTimeCode", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
+    {"expressionVariables", S_L, MK_DICT, 0, 0},
+    {"framesPerSecond", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
+    {"framePrecision", S_L, MK_TYPED, UB_TY_INT, 0},
+    {"hasOwnedSubLayers", S_L, MK_TYPED, UB_TY_BOOL, 0},
+    {"owner", S_L, MK_TYPED, UB_TY_STRING, 0},
+    {"sessionOwner", S_L, MK_TYPED, UB_TY_STRING, 0},
+    {"startTimeCode", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
+    {"timeCodesPerSecond", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
+    {"endFrame", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
+    {"startFrame", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
+    {"fallbackPrimTypes", S_L, MK_DICT, 0, 0},
+    {"metersPerUnit", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
+    {"upAxis", S_L, MK_TYPED, UB_TY_TOKEN, 0},
+    {"kilogramsPerUnit", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
+    {"renderSettingsPrimPath", S_L, MK_TYPED, UB_TY_STRING, 0},
+    {"active", S_P, MK_TYPED, UB_TY_BOOL, 0},
+    {"assetInfo", S_P | S_PROP, MK_DICT, 0, 0},
+    {"customData", S_P | S_PROP, MK_DICT, 0, 0},
+    {"displayGroupOrder", S_P, MK_TYPED, UB_TY_STRING, 1},
+    {"displayName", S_P | S_PROP, MK_TYPED, UB_TY_STRING, 0},
+    {"hidden", S_P | S_PROP, MK_TYPED, UB_TY_BOOL, 0},
+    {"instanceable", S_P, MK_TYPED, UB_TY_BOOL, 0},
+    {"prefix", S_P | S_PROP, MK_TYPED, UB_TY_STRING, 0},
+    {"suffix", S_P | S_PROP, MK_TYPED, UB_TY_STRING, 0},
+    {"symmetricPeer", S_P | S_PROP, MK_TYPED, UB_TY_STRING, 0},
+    {"symmetryArguments", S_P | S_PROP, MK_DICT, 0, 0},
+    {"typeName", S_P, MK_TYPED, UB_TY_TOKEN, 0},
+    {"apiSchemas", S_P, MK_LISTOP, UB_TY_TOKEN, 0},
+    {"clipSets", S_P, MK_LISTOP, UB_TY_STRING, 0},
+    {"clips", S_P, MK_DICT, 0, 0},
+    {"payloadAssetDependencies", S_P, MK_TYPED, UB_TY_ASSET, 1},
+    {"inactiveIds", S_P, MK_LISTOP, UB_TY_INT64, 0},
+    {"sdrMetadata", S_P | S_A, MK_DICT, 0, 0},
+    {"displayGroup", S_PROP, MK_TYPED, UB_TY_STRING, 0},
+    {"allowedTokens", S_A, MK_TYPED, UB_TY_TOKEN, 1},
+    {"colorSpace", S_A, MK_TYPED, UB_TY_TOKEN, 0},
+    {"constraintTargetIdentifier", S_A, MK_TYPED, UB_TY_TOKEN, 0},
+    {"elementSize", S_A, MK_TYPED, UB_TY_INT, 0},
+    {"interpolation", S_A, MK_TYPED, UB_TY_TOKEN, 0},
+    {"unauthoredValuesIndex", S_A, MK_TYPED, UB_TY_INT, 0},
+    {"connectability", S_A, MK_TYPED, UB_TY_TOKEN, 0},
+    {"weight", S_A, MK_TYPED, UB_TY_FLOAT, 0},
+    {"faceIndexPrimvar", S_A, MK_TYPED, UB_TY_TOKEN, 0},
+    {"faceOffsetPrimvar", S_A, MK_TYPED, UB_TY_TOKEN, 0},
+    {"uvPrimvar", S_A, MK_TYPED, UB_TY_TOKEN, 0},
+    {"renderType", S_PROP, MK_TYPED, UB_TY_TOKEN, 0},
+    {"noLoadHint", S_R, MK_TYPED, UB_TY_BOOL, 0},
+    {"bindMaterialAs", S_R, MK_TYPED, UB_TY_TOKEN, 0},
+    {"outputName", S_R, MK_TYPED, UB_TY_TOKEN, 0},
+    {"intListOpTest", S_ALL, MK_LISTOP, UB_TY_INT, 0},
+    {"int64ListOpTest", S_ALL, MK_LISTOP, UB_TY_INT64, 0},
+    {"uintListOpTest", S_ALL, MK_LISTOP, UB_TY_UINT, 0},
+    {"uint64ListOpTest", S_ALL, MK_LISTOP, UB_TY_UINT64, 0},
+    {"stringListOpTest", S_ALL, MK_LISTOP, UB_TY_STRING, 0},
+    {"tokenListOpTest", S_ALL, MK_LISTOP, UB_TY_TOKEN, 0},
+};
+
+static const struct ub_field_def *ub_field_lookup(const char *key, int spec)
+{
+    unsigned bit = 1u << spec;
+    for (size_t i = 0; i < sizeof ub_fields_known / sizeof *ub_fields_known;
+         i++)
+        if ((ub_fields_known[i].specs & bit) &&
+            strcmp(ub_fields_known[i].key, key) == 0)
+            return &ub_fields_known[i];
+    return NULL;
+}
+
+/* --- actions: layer and metadata ---------------------------------------------- */
+
+void ub_act_magic(ub_pctx *c, const char *text, ub_tokloc l)
+{
+    size_t n = ub_str_len(text);
+    bool usda = n >= 9 && memcmp(text, "#usda 1.0", 9) == 0;
+    bool sdf = n >= 11 && memcmp(text, "#sdf 1.4.32", 11) == 0;
+    if (!usda && !sdf)
+        ub_perr(c, l, "not a usda layer: the first line must be '#usda 1.0'"
+                " (found '%.40s')", text);
+    c->cookie_seen = true;
+}
+
+const char *ub_act_join(ub_pctx *c, const char *a, char sep, const char *b)
+{
+    size_t na = ub_str_len(a), nb = ub_str_len(b);
+    char *t = malloc(na + nb + 1);
+    if (!t)
+        ub_oom(c);
+    memcpy(t, a, na);
+    t[na] = sep;
+    memcpy(t + na + 1, b, nb);
+    const char *r = ub_intern(c->strtab, t, na + nb + 1);
+    free(t);
+    if (!r)
+        ub_oom(c);
+    return r;
+}
+
+double ub_act_ident_number(ub_pctx *c, const char *id, ub_tokloc l)
+{
+    double d;
+    if (ub_special_float(id, &d))
+        return d;
+    ub_perr(c, l, "expected a time (a number, inf, -inf or nan), found '%s'",
+            id);
+    return 0.0;
+}
+
+static ub_tokloc ub_tl(const ub_loc *l)
+{
+    return (ub_tokloc){l->line, l->col};
+}
+
+static void ub_set_meta(ub_pctx *c, const char *key, ub_value v, ub_tokloc l)
+{
+    if (!ub_fields_set(c->arena, c->meta, key, v, ub_mkloc(c, l)))
+        ub_oom(c);
+}
+
+static ub_value ub_str_value(ub_pctx *c, ub_type_id t, const char *s)
+{
+    ub_value v = ub_value_new(c->arena, ub_type_get(t), 1, false);
+    if (v.kind != UB_V_DATA)
+        ub_oom(c);
+    memcpy(v.u.data, &s, sizeof s);
+    return v;
+}
+
+void ub_act_comment(ub_pctx *c, const char *s, ub_tokloc l)
+{
+    ub_set_meta(c, ub_in(c, "comment", 7),
+                ub_str_value(c, UB_TY_STRING, s), l);
+}
+
+void ub_act_doc(ub_pctx *c, const char *s, ub_tokloc l)
+{
+    ub_set_meta(c, c->kw[TOK_DOC - TOK_ADD], ub_str_value(c, UB_TY_STRING, s),
+                l);
+}
+
+void ub_act_token_meta(ub_pctx *c, const char *key, const char *value,
+                       ub_tokloc kl, ub_tokloc vl)
+{
+    (void)vl;
+    ub_set_meta(c, key,
+                ub_str_value(c, UB_TY_TOKEN, value ? value : ub_in(c, "", 0)),
+                kl);
+}
+
+void ub_act_permission(ub_pctx *c, const char *id, ub_tokloc kl,
+                       ub_tokloc vl)
+{
+    if (strcmp(id, "public") != 0 && strcmp(id, "private") != 0) {
+        ub_perr(c, vl, "'%s' is not a valid permission: expected public or "
+                "private", id);
+        return;
+    }
+    ub_set_meta(c, c->kw[TOK_PERMISSION - TOK_ADD],
+                ub_str_value(c, UB_TY_TOKEN, id), kl);
+}
+
+void ub_act_display_unit(ub_pctx *c, const char *id, ub_tokloc l)
+{
+    static const char *const units[] = {"mm", "cm", "dm", "m", "km", "in",
+                                        "ft", "yd", "mi", "deg", "rad",
+                                        "default"};
+    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
+        if (strcmp(units[i], id) == 0) {
+            ub_set_meta(c, c->kw[TOK_DISPLAYUNIT - TOK_ADD],
+                        ub_str_value(c, UB_TY_TOKEN, id), l);
+            return;
+        }
+    ub_perr(c, l, "'%s' is not a valid display unit: expected one of mm, "
+            "cm, dm, m, km, in, ft, yd, mi, deg, rad, default", id);
+}
+
+void ub_act_meta_begin(ub_pctx *c, const char *key, ub_tokloc l, int part)
+{
+    const struct ub_field_def *f = ub_field_lookup(key, c->spec);
+    c->meta_key = key;
+    c->meta_loc = l;
+    c->meta_part = part;
+    c->meta_done = false;
+    c->last_dict = NULL;
+    c->meta_kind = f ? f->kind : MK_UNKNOWN;
+    if (!f) {
+        ub_vb_begin(c, NULL, NULL, false);
+        return;
+    }
+    if (part != UB_LO_EXPLICIT && f->kind != MK_LISTOP) {
+        ub_perr(c, l, "metadata field '%s' is not a list: list edits (%s) "
+                "do not apply to it", key,
+                c->kw[(part == UB_LO_DELETE    ? TOK_DELETE
+                       : part == UB_LO_ADD     ? TOK_ADD
+                       : part == UB_LO_PREPEND ? TOK_PREPEND
+                       : part == UB_LO_APPEND  ? TOK_APPEND
+                                               : TOK_REORDER) -
+                      TOK_ADD]);
+        c->meta_kind = MK_UNKNOWN;
+        ub_vb_begin(c, NULL, NULL, false);
+        c->vb.failed = true;
+        return;
+    }
+    const ub_type *t = f->kind == MK_DICT ? ub_type_get(UB_TY_STRING)
+                                          : ub_type_get(f->type);
+    ub_vb_begin(c, t, t->name, f->kind == MK_LISTOP || f->array);
+}
+
+static bool ub_items_dup(const ub_value *v);
+
+static void ub_listop_set(ub_pctx *c, ub_value *slot, const ub_type *t,
+                          int part, ub_value items, ub_tokloc l,
+                          const char *field)
+{
+    if (items.kind == UB_V_DATA && ub_items_dup(&items)) {
+        ub_perr(c, l, "duplicate items in the list for '%s'", field);
+        return;
+    }
+    if (slot->kind != UB_V_LISTOP) {
+        ub_listop *lo = ub_listop_new(c->arena);
+        if (!lo)
+            ub_oom(c);
+        *slot = (ub_value){.kind = UB_V_LISTOP, .type = t};
+        slot->u.listop = lo;
+    }
+    ub_listop *lo = slot->u.listop;
+    if (part == UB_LO_EXPLICIT) {
+        memset(lo->has, 0, sizeof lo->has);
+        lo->is_explicit = true;
+    } else {
+        if (lo->is_explicit)
+            lo->has[UB_LO_EXPLICIT] = false;
+        lo->is_explicit = false;
+    }
+    lo->has[part] = true;
+    lo->part[part] = items;
+    lo->loc[part] = ub_mkloc(c, l);
+}
+
+/* Store a list-op part into metadata field key. */
+static void ub_meta_listop(ub_pctx *c, const char *key, const ub_type *t,
+                           int part, ub_value items, ub_tokloc l)
+{
+    ub_field *f = ub_fields_find(c->meta, key);
+    ub_value v = f ? f->value : (ub_value){0};
+    if (v.kind != UB_V_LISTOP)
+        v = (ub_value){0};
+    ub_listop_set(c, &v, t, part, items, l, key);
+    if (v.kind == UB_V_LISTOP)
+        ub_set_meta(c, key, v, l);
+}
+
+void ub_act_meta_none(ub_pctx *c, ub_tokloc l)
+{
+    c->meta_done = true;
+    if (c->meta_kind == MK_LISTOP) {
+        ub_value empty = ub_value_new(c->arena, c->vb.type, 0, true);
+        ub_meta_listop(c, c->meta_key, c->vb.type, c->meta_part, empty, l);
+        return;
+    }
+    if (c->meta_part != UB_LO_EXPLICIT && c->meta_kind == MK_UNKNOWN) {
+        ub_value v = {0};
+        ub_listop_set(c, &v, NULL, c->meta_part, ub_value_block(), l,
+                      c->meta_key);
+        ub_set_meta(c, c->meta_key, v, c->meta_loc);
+        return;
+    }
+    ub_set_meta(c, c->meta_key, ub_value_block(), c->meta_loc);
+}
+
+void ub_act_meta_dict(ub_pctx *c)
+{
+    c->meta_done = true;
+    if (c->meta_kind != MK_DICT && c->meta_kind != MK_UNKNOWN) {
+        ub_perr(c, c->meta_loc, "invalid value for field '%s': expected %s, "
+                "found a dictionary", c->meta_key,
+                ub_scalar_what(c->vb.type->scalar, c->vb.type));
+        return;
+    }
+    if (!c->last_dict)
+        return;
+    ub_value v = {.kind = UB_V_DICT};
+    v.u.dict = c->last_dict;
+    ub_set_meta(c, c->meta_key, v, c->meta_loc);
+}
+
+void ub_act_meta_end(ub_pctx *c)
+{
+    if (c->meta_done)
+        return;
+    if (c->meta_kind == MK_DICT) {
+        ub_perr(c, c->meta_loc, "invalid value for field '%s': expected a "
+                "dictionary '{ ... }'", c->meta_key);
+        return;
+    }
+    ub_value v = ub_vb_finish(c, c->meta_loc);
+    if (v.kind == UB_V_EMPTY)
+        return;
+    if (c->meta_kind == MK_LISTOP) {
+        ub_meta_listop(c, c->meta_key, c->vb.type, c->meta_part, v,
+                       c->meta_loc);
+        return;
+    }
+    if (c->meta_part != UB_LO_EXPLICIT) {
+        ub_value lv = {0};
+        ub_field *f = ub_fields_find(c->meta, c->meta_key);
+        if (f && f->value.kind == UB_V_LISTOP)
+            lv = f->value;
+        ub_listop_set(c, &lv, NULL, c->meta_part, v, c->meta_loc,
+                      c->meta_key);
+        ub_set_meta(c, c->meta_key, lv, c->meta_loc);
+        return;
+    }
+    ub_set_meta(c, c->meta_key, v, c->meta_loc);
+}
+
+/* Duplicate elements in a list op part (OpenUSD rejects them). */
+static bool ub_items_dup(const ub_value *v)
+{
+    if (!v->type || v->count < 2 || v->count > 4096)
+        return false; /* big lists: quadratic check not worth it */
+    size_t es = ub_type_elem_size(v->type);
+    for (uint32_t i = 0; i < v->count; i++)
+        for (uint32_t j = i + 1; j < v->count; j++) {
+            if (v->type->scalar == UB_SC_REF) {
+                const ub_reference *a = ub_value_elem(v, i);
+                const ub_reference *b = ub_value_elem(v, j);
+                if (a->asset == b->asset && a->prim_path == b->prim_path &&
+                    a->offset.offset == b->offset.offset &&
+                    a->offset.scale == b->offset.scale && !a->custom_data &&
+                    !b->custom_data)
+                    return true;
+            } else if (memcmp(ub_value_elem(v, i), ub_value_elem(v, j), es) ==
+                       0) {
+                return true;
+            }
+        }
+    return false;
+}
+
+/* --- actions: lists ------------------------------------------------------------ */
+
+void ub_act_push_path(ub_pctx *c, const char *s, ub_tokloc l)
+{
+    ub_plist *p = &c->paths;
+    if (p->n == p->cap) {
+        uint32_t cap = p->cap ? p->cap * 2 : 16;
+        const char **v = realloc(p->v, cap * sizeof *v);
+        ub_tokloc *lv = realloc(p->loc, cap * sizeof *lv);
+        if (v)
+            p->v = v;
+        if (lv)
+            p->loc = lv;
+        if (!v || !lv)
+            ub_oom(c);
+        p->cap = cap;
+    }
+    p->v[p->n] = s;
+    p->loc[p->n] = l;
+    p->n++;
+}
+
+void ub_act_none_list(ub_pctx *c, ub_tokloc l)
+{
+    c->none_list = true;
+    c->none_loc = l;
+}
+
+static const char *ub_part_word(int part)
+{
+    static const char *const w[] = {"explicit", "delete", "add", "prepend",
+                                    "append", "reorder"};
+    return w[part];
+}
+
+/* An empty list or None is only meaningful as an explicit list. */
+static bool ub_empty_ok(ub_pctx *c, uint32_t n, int part, const char *what,
+                        ub_tokloc l)
+{
+    bool none = c->none_list;
+    ub_tokloc at = none ? c->none_loc : l;
+    c->none_list = false;
+    if (n == 0 && part != UB_LO_EXPLICIT) {
+        ub_perr(c, at, "setting %s to None or an empty list is only allowed "
+                "for an explicit list, not with '%s'", what,
+                ub_part_word(part));
+        return false;
+    }
+    return true;
+}
+
+/* ctx->paths as a DATA array of type t. */
+static ub_value ub_paths_value(ub_pctx *c, ub_type_id t, uint32_t n)
+{
+    ub_value v = ub_value_new(c->arena, ub_type_get(t), n, true);
+    if (v.kind != UB_V_DATA)
+        ub_oom(c);
+    if (n)
+        memcpy(v.u.data, c->paths.v, n * sizeof *c->paths.v);
+    return v;
+}
+
+void ub_act_paths(ub_pctx *c, const char *key, int part, ub_tokloc l)
+{
+    bool inh = strcmp(key, "inherits") == 0;
+    const char *what = inh ? "inherit paths" : "specializes paths";
+    uint32_t n = c->paths.n;
+    c->paths.n = 0;
+    if (!ub_empty_ok(c, n, part, what, l))
+        return;
+    ub_pathinfo pi;
+    for (uint32_t i = 0; i < n; i++) {
+        const char *abs = ub_path_abs(c, c->paths.v[i], &pi, c->prim);
+        if (!abs || pi.has_prop || (pi.n == 0)) {
+            ub_perr(c, c->paths.loc[i], "%s must be prim paths: <%s> is "
+                    "not one%s", inh ? "Inherit paths" : "Specializes paths",
+                    c->paths.v[i], abs ? "" : " (or leaves the root)");
+            return;
+        }
+        if (pi.variant_sel) {
+            ub_perr(c, c->paths.loc[i], "%s cannot contain variant "
+                    "selections: <%s>", what, c->paths.v[i]);
+            return;
+        }
+        c->paths.v[i] = abs;
+    }
+    ub_meta_listop(c, key, ub_type_get(UB_TY_PATH), part,
+                   ub_paths_value(c, UB_TY_PATH, n), l);
+}
+
+void ub_act_variant_sets(ub_pctx *c, int part, ub_tokloc l)
+{
+    uint32_t n = c->paths.n;
+    c->paths.n = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (!ub_parse_is_identifier(c->paths.v[i], ub_str_len(c->paths.v[i]))) {
+            ub_perr(c, c->paths.loc[i], "\"%s\" is not a valid variant set "
+                    "name: expected an identifier", c->paths.v[i]);
+            return;
+        }
+    ub_meta_listop(c, c->kw[TOK_VARIANTSETS - TOK_ADD],
+                   ub_type_get(UB_TY_STRING), part,
+                   ub_paths_value(c, UB_TY_STRING, n), l);
+}
+
+void ub_act_name_order(ub_pctx *c, int props, ub_tokloc l)
+{
+    uint32_t n = c->paths.n;
+    c->paths.n = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        size_t len = ub_str_len(c->paths.v[i]);
+        if (props ? !ub_is_ns_identifier(c->paths.v[i], len)
+                  : !ub_parse_is_identifier(c->paths.v[i], len)) {
+            ub_perr(c, c->paths.loc[i], "\"%s\" is not a valid %s name",
+                    c->paths.v[i], props ? "property" : "prim");
+            return;
+        }
+    }
+    (void)l;
+    ub_value v = ub_paths_value(c, UB_TY_TOKEN, n);
+    if (props)
+        c->prim->property_order = v;
+    else
+        c->prim->prim_order = v;
+}
+
+void ub_act_offset(ub_pctx *c, int which, const ub_num *n, ub_tokloc l)
+{
+    (void)l;
+    double d = ub_num_to_double(n);
+    if (which == 0) {
+        c->cur_offset.offset = d;
+        c->cur_has_offset = true;
+    } else {
+        c->cur_offset.scale = d;
+        c->cur_has_scale = true;
+    }
+}
+
+static void ub_offset_reset(ub_pctx *c)
+{
+    c->cur_offset = UB_OFFSET_IDENTITY;
+    c->cur_has_offset = c->cur_has_scale = false;
+}
+
+void ub_act_sublayer(ub_pctx *c, const char *asset, ub_tokloc l)
+{
+    ub_sublayer *s = ub_layer_add_sublayer(c->layer, asset, ub_mkloc(c, l));
+    if (!s)
+        ub_oom(c);
+    s->offset = c->cur_offset;
+    s->has_offset = c->cur_has_offset;
+    s->has_scale = c->cur_has_scale;
+    ub_offset_reset(c);
+}
+
+void ub_act_sublayers_done(ub_pctx *c, ub_tokloc l)
+{
+    (void)l;
+    c->layer->has_sublayers = true;
+}
+
+void ub_act_ref(ub_pctx *c, const char *asset, const char *path,
+                ub_tokloc al, ub_tokloc pl)
+{
+    ub_reference r = {.asset = asset ? asset : ub_in(c, "", 0),
+                      .prim_path = ub_in(c, "", 0),
+                      .offset = c->cur_offset,
+                      .has_offset = c->cur_has_offset,
+                      .has_scale = c->cur_has_scale,
+                      .custom_data = c->cur_ref_dict,
+                      .loc = ub_mkloc(c, al)};
+    ub_offset_reset(c);
+    c->cur_ref_dict = NULL;
+    if (asset && ub_str_len(asset) == 0) {
+        ub_perr(c, al, "the asset path of a reference or payload must not be "
+                "empty; for an internal reference, remove the '@' delimiters");
+        return;
+    }
+    if (path) {
+        ub_pathinfo pi;
+        const char *canon = ub_str_len(path) ? ub_path_canon(c, path, &pi)
+                                             : path;
+        if (!canon || (ub_str_len(path) && (pi.has_prop || pi.n == 0))) {
+            ub_perr(c, pl, "<%s> is not a valid prim path", path);
+            return;
+        }
+        if (ub_str_len(path) && pi.variant_sel) {
+            ub_perr(c, pl, "reference and payload paths cannot contain "
+                    "variant selections: <%s>", path);
+            return;
+        }
+        r.prim_path = canon;
+    }
+    ub_rlist *rl = &c->refs;
+    if (rl->n == rl->cap) {
+        uint32_t cap = rl->cap ? rl->cap * 2 : 8;
+        ub_reference *v = realloc(rl->v, cap * sizeof *v);
+        if (!v)
+            ub_oom(c);
+        rl->v = v;
+        rl->cap = cap;
+    }
+    rl->v[rl->n++] = r;
+}
+
+void ub_act_refs(ub_pctx *c, ub_type_id t, int part, ub_tokloc l)
+{
+    uint32_t n = c->refs.n;
+    c->refs.n = 0;
+    if (!ub_empty_ok(c, n, part, t == UB_TY_PAYLOAD ? "payload" : "references",
+                     l))
+        return;
+    const ub_type *ty = ub_type_get(t);
+    ub_value v = ub_value_new(c->arena, ty, n, true);
+    if (v.kind != UB_V_DATA)
+        ub_oom(c);
+    if (n)
+        memcpy(v.u.data, c->refs.v, n * sizeof *c->refs.v);
+    ub_meta_listop(c, c->kw[(t == UB_TY_PAYLOAD ? TOK_PAYLOAD : TOK_REFERENCES) -
+                            TOK_ADD],
+                   ty, part, v, l);
+}
+
+void ub_act_dict_target(ub_pctx *c)
+{
+    c->last_dict = NULL;
+}
+
+void ub_act_ref_custom_data(ub_pctx *c)
+{
+    c->cur_ref_dict = c->last_dict;
+}
+
+void ub_act_relocates(ub_pctx *c, ub_tokloc l)
+{
+    /* stored as a PATH array source0, target0, source1, ... (absolute;
+     * "" for <>), as the writer reads it */
+    uint32_t n = c->paths.n & ~1u;
+    c->paths.n = 0;
+    ub_pathinfo pi;
+    for (uint32_t i = 0; i < n; i += 2) {
+        const char *src = c->paths.v[i], *dst = c->paths.v[i + 1];
+        const char *as = ub_path_abs(c, src, &pi, c->prim);
+        if (!as || pi.has_prop || pi.variant_sel || pi.n == 0) {
+            ub_perr(c, c->paths.loc[i], "'%s' is not a valid relocates path: "
+                    "expected a prim path", src);
+            return;
+        }
+        const char *ad = ub_str_len(dst) ? ub_path_abs(c, dst, &pi, c->prim)
+                                         : dst;
+        if (!ad || (ub_str_len(dst) &&
+                    (pi.has_prop || pi.variant_sel || pi.n == 0))) {
+            ub_perr(c, c->paths.loc[i + 1], "'%s' is not a valid relocates "
+                    "path: expected a prim path (or <> to delete)", dst);
+            return;
+        }
+        c->paths.v[i] = as;
+        c->paths.v[i + 1] = ad;
+    }
+    ub_set_meta(c, c->kw[TOK_RELOCATES - TOK_ADD],
+                ub_paths_value(c, UB_TY_PATH, n), l);
+}
+
+void ub_act_string_dict(ub_pctx *c, const char *key, ub_tokloc l)
+{
+    uint32_t n = c->paths.n;
+    c->paths.n = 0;
+    ub_dict *d = ub_dict_new(c->arena);
+    if (!d)
+        ub_oom(c);
+    for (uint32_t i = 0; i + 1 < n; i += 2) {
+        if (ub_str_len(c->paths.v[i]) == 0) {
+            ub_perr(c, c->paths.loc[i], "keys of '%s' must not be empty",
+                    key);
+            return;
+        }
+        if (!ub_dict_set(c->arena, d, c->paths.v[i],
+                         ub_str_value(c, UB_TY_STRING, c->paths.v[i + 1]),
+                         ub_mkloc(c, c->paths.loc[i])))
+            ub_oom(c);
+    }
+    ub_value v = {.kind = UB_V_DICT};
+    v.u.dict = d;
+    ub_set_meta(c, key, v, l);
+}
+
+void ub_act_variants_begin(ub_pctx *c, ub_tokloc l)
+{
+    c->variants_loc = l;
+    c->last_dict = NULL;
+}
+
+void ub_act_variants(ub_pctx *c)
+{
+    ub_dict *in = c->last_dict;
+    if (!in)
+        return;
+    const char *key = c->kw[TOK_VARIANTS - TOK_ADD];
+    ub_field *f = ub_fields_find(c->meta, key);
+    ub_dict *d = f && f->value.kind == UB_V_DICT ? f->value.u.dict : NULL;
+    if (!d && !(d = ub_dict_new(c->arena)))
+        ub_oom(c);
+    for (uint32_t i = 0; i < in->n; i++) {
+        const ub_dict_entry *e = &in->e[i];
+        if (e->value.kind != UB_V_DATA || e->value.is_array ||
+            e->value.type->id != UB_TY_STRING) {
+            ub_perr(c, ub_tl(&e->loc), "variant selection '%s' must be a "
+                    "string (string %s = \"...\")", e->key, e->key);
+            return;
+        }
+        const char *sel = ub_value_str(&e->value, 0);
+        if (!ub_is_variant_name(sel, ub_str_len(sel), true)) {
+            ub_perr(c, ub_tl(&e->loc), "\"%s\" is not a valid variant name "
+                    "(letters, digits, '_', '|', '-', optionally after a "
+                    "leading '.')", sel);
+            return;
+        }
+        if (!ub_dict_set(c->arena, d, e->key, e->value, e->loc))
+            ub_oom(c);
+    }
+    ub_value v = {.kind = UB_V_DICT};
+    v.u.dict = d;
+    ub_set_meta(c, key, v, c->variants_loc);
+}
+
+/* --- actions: prims and variants ------------------------------------------------ */
+
+void ub_act_prim_begin(ub_pctx *c, int spec, const char *type,
+                       const char *name, ub_tokloc l)
+{
+    ub_prim *parent = c->prim;
+    if (!ub_parse_is_identifier(name, ub_str_len(name)))
+        ub_perr(c, l, "\"%s\" is not a valid prim name: expected an "
+                "identifier", name);
+    else if (ub_prim_find_child(c->layer, parent, name)) {
+        ub_prim *tmp = ub_prim_find_child(c->layer, parent, name);
+        ub_perr(c, l, "duplicate prim '%s' (first defined on line %u)",
+                ub_prim_path(c->layer, tmp), tmp->loc.line);
+    }
+    ub_prim *p = ub_prim_new(c->layer, parent, name, (ub_specifier)spec,
+                             ub_mkloc(c, l));
+    if (!p)
+        ub_oom(c);
+    p->type_name = type;
+    c->prim = p;
+    c->spec = UB_SPEC_PRIM;
+    c->meta = &p->meta;
+}
+
+void ub_act_prim_end(ub_pctx *c)
+{
+    ub_prim *p = c->prim;
+    if (p->variant_set) {
+        /* back to the enclosing variant set */
+        c->vset_owner = p->parent;
+        c->vset_name = p->variant_set;
+    }
+    c->prim = p->parent ? p->parent : p;
+    c->spec = c->prim->parent ? UB_SPEC_PRIM : UB_SPEC_LAYER;
+    c->meta = c->prim->parent ? &c->prim->meta : &c->layer->meta;
+}
+
+void ub_act_variant_set_begin(ub_pctx *c, const char *name, ub_tokloc l)
+{
+    if (!ub_parse_is_identifier(name, ub_str_len(name)))
+        ub_perr(c, l, "\"%s\" is not a valid variant set name: expected an "
+                "identifier", name);
+    if (!ub_variant_set_get(c->layer, c->prim, name, ub_mkloc(c, l)))
+        ub_oom(c);
+    c->vset_owner = c->prim;
+    c->vset_name = name;
+    c->vset_loc = l;
+}
+
+void ub_act_variant_set_end(ub_pctx *c)
+{
+    c->vset_owner = NULL;
+    c->vset_name = NULL;
+}
+
+void ub_act_variant_begin(ub_pctx *c, const char *name, ub_tokloc l)
+{
+    ub_prim *owner = c->vset_owner;
+    if (!ub_is_variant_name(name, ub_str_len(name), false))
+        ub_perr(c, l, "\"%s\" is not a valid variant name (letters, digits, "
+                "'_', '|', '-', optionally after a leading '.')", name);
+    ub_variant_set *set = ub_variant_set_get(c->layer, owner, c->vset_name,
+                                             ub_mkloc(c, c->vset_loc));
+    if (!set)
+        ub_oom(c);
+    ub_prim *v = NULL;
+    for (uint32_t i = 0; i < set->variants.n; i++)
+        if (set->variants.v[i]->name == name)
+            v = set->variants.v[i];
+    if (!v && !(v = ub_variant_new(c->layer, owner, set, name,
+                                   ub_mkloc(c, l))))
+        ub_oom(c);
+    c->prim = v;
+    c->spec = UB_SPEC_PRIM;
+    c->meta = &v->meta;
+}
+
+/* --- actions: properties ------------------------------------------------------- */
+
+void ub_act_attr_type(ub_pctx *c, const char *name, bool array, ub_tokloc l)
+{
+    const char *stored;
+    c->decl_type = ub_lookup_type(c, name, &stored);
+    c->decl_name = stored;
+    c->decl_array = array;
+    if (c->decl_type && array &&
+        (c->decl_type->id == UB_TY_OPAQUE || c->decl_type->id == UB_TY_GROUP))
+        ub_perr(c, l, "type '%s' has no array form", name);
+}
+
+void ub_act_attr_variability(ub_pctx *c, int var)
+{
+    c->decl_var = var;
+}
+
+static const char *ub_var_word(int v)
+{
+    return v == UB_UNIFORM ? "uniform" : v == UB_CONFIG ? "config" : "varying";
+}
+
+void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
+                       ub_tokloc l, int part)
+{
+    ub_prim *prim = c->prim;
+    ub_prop *p = ub_prop_find(c->layer, prim, name);
+    c->paths.n = 0;
+    c->none_list = false;
+    c->prop_part = part;
+    if (p) {
+        if (p->kind != UB_ATTR) {
+            ub_perr(c, l, "'%s' is already declared as a relationship "
+                    "(line %u)", name, p->loc.line);
+        } else if (p->type_name != c->decl_name ||
+                   p->is_array != c->decl_array) {
+            ub_perr(c, l, "attribute '%s' already has type '%s%s' (line %u), "
+                    "cannot change to '%s%s'", name, p->type_name,
+                    p->is_array ? "[]" : "", p->loc.line, c->decl_name,
+                    c->decl_array ? "[]" : "");
+        } else if ((p->variability == UB_VARYING) !=
+                   (c->decl_var == UB_VARYING)) {
+            ub_perr(c, l, "attribute '%s' already has variability '%s' "
+                    "(line %u), cannot change to '%s'", name,
+                    ub_var_word(p->variability), p->loc.line,
+                    ub_var_word(c->decl_var));
+        }
+    } else {
+        p = ub_prop_new(c->layer, prim, name, UB_ATTR, ub_mkloc(c, l));
+        if (!p)
+            ub_oom(c);
+        p->type_name = c->decl_name;
+        p->type = c->decl_type;
+        p->is_array = c->decl_array;
+        p->variability = (ub_variability)c->decl_var;
+    }
+    if (custom)
+        p->custom = true;
+    c->prop = p;
+    c->spec = UB_SPEC_ATTR;
+    c->meta = &p->meta;
+    ub_vb_begin(c, p->type, p->type_name, p->is_array);
+}
+
+void ub_act_prop_end(ub_pctx *c)
+{
+    c->prop = NULL;
+    c->spec = UB_SPEC_PRIM;
+    c->meta = &c->prim->meta;
+}
+
+void ub_act_default(ub_pctx *c, bool none, ub_tokloc l)
+{
+    ub_prop *p = c->prop;
+    if (none) {
+        p->default_value = ub_value_block();
+        return;
+    }
+    ub_value v = ub_vb_finish(c, l);
+    if (v.kind != UB_V_EMPTY)
+        p->default_value = v;
+}
+
+/* Targets and connections: absolute, no variant selections. */
+static bool ub_prop_paths(ub_pctx *c, uint32_t n, bool connections)
+{
+    ub_pathinfo pi;
+    for (uint32_t i = 0; i < n; i++) {
+        const char *abs = ub_path_abs(c, c->paths.v[i], &pi, c->prim);
+        if (!abs || (pi.n == 0 && !pi.has_prop)) {
+            ub_perr(c, c->paths.loc[i], "%s paths must be absolute prim or "
+                    "property paths: <%s> is not one%s",
+                    connections ? "connection" : "relationship target",
+                    c->paths.v[i], abs ? "" : " (or leaves the root)");
+            return false;
+        }
+        if (pi.variant_sel) {
+            if (!connections) {
+                ub_perr(c, c->paths.loc[i], "relationship target paths "
+                        "cannot contain variant selections: <%s>",
+                        c->paths.v[i]);
+                return false;
+            }
+            /* OpenUSD strips them from connections, with a warning */
+            char *t = malloc(ub_str_len(abs) + 1);
+            if (!t)
+                ub_oom(c);
+            size_t o = 0;
+            for (const char *s = abs; *s;) {
+                if (*s == '{') {
+                    while (*s && *s != '}')
+                        s++;
+                    if (*s)
+                        s++;
+                    if (*s && *s != '.' && *s != '/')
+                        t[o++] = '/';
+                    continue;
+                }
+                t[o++] = *s++;
+            }
+            abs = ub_in(c, t, o);
+            free(t);
+        }
+        c->paths.v[i] = abs;
+    }
+    return true;
+}
+
+void ub_act_connections(ub_pctx *c, ub_tokloc l)
+{
+    uint32_t n = c->paths.n;
+    c->paths.n = 0;
+    ub_prop *p = c->prop;
+    if (ub_empty_ok(c, n, c->prop_part, "connection paths", l) &&
+        ub_prop_paths(c, n, true))
+        ub_listop_set(c, &p->connections, ub_type_get(UB_TY_PATH),
+                      c->prop_part, ub_paths_value(c, UB_TY_PATH, n), l,
+                      "connectionPaths");
+    ub_act_prop_end(c);
+}
+
+void ub_act_samples_begin(ub_pctx *c, ub_tokloc l)
+{
+    if (!c->prop)
+        return;
+    c->prop->samples.authored = true;
+    c->prop->samples.loc = ub_mkloc(c, l);
+}
+
+void ub_act_sample_begin(ub_pctx *c, double t)
+{
+    c->sample_time = t;
+    ub_prop *p = c->prop;
+    if (p->kind == UB_ATTR)
+        ub_vb_begin(c, p->type, p->type_name, p->is_array);
+    else
+        ub_vb_begin(c, NULL, NULL, false);
+}
+
+void ub_act_sample(ub_pctx *c, bool none)
+{
+    ub_value v = none ? ub_value_block()
+                      : ub_vb_finish(c, (ub_tokloc){c->line, c->col});
+    if (v.kind == UB_V_EMPTY)
+        return;
+    if (ub_samples_set(c->arena, &c->prop->samples, c->sample_time, v) != 0)
+        ub_oom(c);
+}
+
+void ub_act_rel_begin(ub_pctx *c, int kind, const char *name, ub_tokloc l,
+                      int part)
+{
+    ub_prim *prim = c->prim;
+    ub_prop *p = ub_prop_find(c->layer, prim, name);
+    c->paths.n = 0;
+    c->none_list = false;
+    c->prop_part = part;
+    if (p && p->kind != UB_REL) {
+        ub_perr(c, l, "'%s' is already declared as an attribute (line %u)",
+                name, p->loc.line);
+    } else if (!p) {
+        p = ub_prop_new(c->layer, prim, name, UB_REL, ub_mkloc(c, l));
+        if (!p)
+            ub_oom(c);
+    }
+    if (kind & 1)
+        p->custom = true;
+    if (kind & 2)
+        p->varying_keyword = true;
+    c->prop = p;
+    c->spec = UB_SPEC_REL;
+    c->meta = &p->meta;
+}
+
+void ub_act_targets(ub_pctx *c)
+{
+    uint32_t n = c->paths.n;
+    c->paths.n = 0;
+    ub_prop *p = c->prop;
+    ub_tokloc l = n ? c->paths.loc[0] : c->none_loc;
+    if (!ub_empty_ok(c, n, c->prop_part, "relationship targets", l) ||
+        !ub_prop_paths(c, n, false))
+        return;
+    ub_listop_set(c, &p->targets, ub_type_get(UB_TY_PATH), c->prop_part,
+                  ub_paths_value(c, UB_TY_PATH, n), l, "targetPaths");
+}
+
+void ub_act_rel_default(ub_pctx *c, const char *path, ub_tokloc l)
+{
+    ub_pathinfo pi;
+    const char *abs = ub_path_abs(c, path, &pi, c->prim);
+    if (!abs) {
+        ub_perr(c, l, "<%s> is not a valid path", path);
+    } else {
+        c->prop->default_target = abs;
+    }
+    ub_act_prop_end(c);
+}
+
+/* --- actions: dictionaries -------------------------------------------------------- */
+
+void ub_act_dict_open(ub_pctx *c, ub_tokloc l)
+{
+    if (c->ndict == (int)(sizeof c->dstack / sizeof *c->dstack)) {
+        ub_perr(c, l, "dictionaries nested too deeply");
+        ub_oom(c); /* cannot continue consistently */
+    }
+    ub_dictframe *f = &c->dstack[c->ndict++];
+    f->dict = ub_dict_new(c->arena);
+    if (!f->dict)
+        ub_oom(c);
+    if (c->ndict == 1) {
+        f->key = NULL;
+    } else {
+        f->key = c->elem_key;
+        f->key_loc = c->elem_loc;
+    }
+}
+
+void ub_act_dict_close(ub_pctx *c)
+{
+    ub_dictframe f = c->dstack[--c->ndict];
+    if (c->ndict == 0) {
+        c->last_dict = f.dict;
+        return;
+    }
+    ub_value v = {.kind = UB_V_DICT};
+    v.u.dict = f.dict;
+    if (!ub_dict_set(c->arena, c->dstack[c->ndict - 1].dict, f.key, v,
+                     ub_mkloc(c, f.key_loc)))
+        ub_oom(c);
+}
+
+void ub_act_dict_elem_begin(ub_pctx *c, const char *type, bool array,
+                            const char *key, ub_tokloc tl, ub_tokloc kl)
+{
+    const char *stored;
+    const ub_type *t = ub_lookup_type(c, type, &stored);
+    c->elem_key = key;
+    c->elem_loc = kl;
+    if (!t) {
+        ub_perr(c, tl, "unknown value type '%s' in a dictionary", type);
+        ub_vb_begin(c, NULL, NULL, false);
+        c->vb.failed = true;
+        return;
+    }
+    ub_vb_begin(c, t, stored, array);
+}
+
+void ub_act_dict_elem(ub_pctx *c)
+{
+    ub_value v = ub_vb_finish(c, c->elem_loc);
+    if (v.kind == UB_V_EMPTY)
+        return;
+    if (!ub_dict_set(c->arena, c->dstack[c->ndict - 1].dict, c->elem_key, v,
+                     ub_mkloc(c, c->elem_loc)))
+        ub_oom(c);
+}
+
+void ub_act_dict_nested(ub_pctx *c, const char *key, ub_tokloc l)
+{
+    c->elem_key = key;
+    c->elem_loc = l;
+}
+
+/* --- errors and entry point ------------------------------------------------------ */
+
+/* The text of the token at l, for messages (up to max bytes). */
+static size_t ub_token_text(const ub_pctx *c, ub_tokloc l, const char **out)
+{
+    const char *s = c->src, *end = c->src + c->src_len;
+    uint32_t line = 1;
+    while (line < l.line && s < end) {
+        const char *nl = memchr(s, '\n', (size_t)(end - s));
+        if (!nl)
+            return 0;
+        s = nl + 1;
+        line++;
+    }
+    s += l.col - 1;
+    if (s >= end)
+        return 0;
+    const char *e = s;
+    if (*e == '"' || *e == '\'' || *e == '<' || *e == '@') {
+        char close = *e == '<' ? '>' : *e;
+        e++;
+        while (e < end && *e != close && *e != '\n' && e - s < 60)
+            e++;
+        if (e < end && *e == close)
+            e++;
+    } else if (*e == '\n' || *e == '\r') {
+        return 0;
+    } else {
+        while (e < end && e - s < 60 &&
+               (*e == '_' || *e == ':' || *e == '.' || *e == '-' ||
+                (*e >= '0' && *e <= '9') || (*e >= 'a' && *e <= 'z') ||
+                (*e >= 'A' && *e <= 'Z') || (unsigned char)*e >= 0x80))
+            e++;
+        if (e == s)
+            e++;
+    }
+    *out = s;
+    return (size_t)(e - s);
+}
+
+void ub_act_syntax_error(ub_pctx *c, ub_tokloc l, bool lexical,
+                         const char *got, const char *expected)
+{
+    const char *t = NULL;
+    size_t n = ub_token_text(c, l, &t);
+    if (lexical && c->lex_error) {
+        ub_perr(c, l, "%s: '%.*s'", c->lex_error, (int)n, t ? t : "");
+        return;
+    }
+    if (lexical) {
+        unsigned char ch = t && n ? (unsigned char)t[0] : 0;
+        if (ch >= 0x20 && ch < 0x7f)
+            ub_perr(c, l, "unexpected character '%c'%s%s", ch,
+                    expected ? ", expected " : "", expected ? expected : "");
+        else
+            ub_perr(c, l, "unexpected byte 0x%02x%s%s", ch,
+                    expected ? ", expected " : "", expected ? expected : "");
+        return;
+    }
+    bool show = n && strcmp(got, "newline") != 0 && strcmp(got, "end of file");
+    ub_perr(c, l, "syntax error: unexpected %s%s%.*s%s%s%s", got,
+            show ? " '" : "", show ? (int)n : 0, show ? t : "",
+            show ? "'" : "", expected ? ", expected " : "",
+            expected ? expected : "");
+}
 
 ub_layer *ub_parse_usda(ub_strtab *t, const char *path, const char *text,
                         size_t len, ub_diags *diags)
 {
-    (void)t;
-    (void)text;
-    (void)len;
-    ub_diag_add(diags, UB_ERROR, (ub_loc){path, 1, 1}, NULL, NULL, 0,
-                "the usda parser is not built yet");
-    return NULL;
+    ub_pctx *volatile c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    jmp_buf jb;
+    c->oom = &jb;
+    c->strtab = t;
+    c->diags = diags;
+    c->src = text;
+    c->src_len = len;
+    c->layer = ub_layer_new(t, path);
+    ub_layer *volatile result = NULL;
+    if (!c->layer)
+        goto oom;
+    c->path = c->layer->path;
+    c->arena = c->layer->arena;
+    c->layer->source = text;
+    c->layer->source_len = len;
+    c->prim = c->layer->root;
+    c->meta = &c->layer->meta;
+    c->spec = UB_SPEC_LAYER;
+    c->cur_offset = UB_OFFSET_IDENTITY;
+    if (setjmp(jb) != 0)
+        goto oom;
+    for (size_t i = 0; i < sizeof ub_kw_names / sizeof *ub_kw_names; i++)
+        c->kw[i] = ub_in(c, ub_kw_names[i], strlen(ub_kw_names[i]));
+    if (ub_lex_init(c) != 0)
+        goto oom;
+    if (len == 0 || text[0] != '#') {
+        ub_perr(c, (ub_tokloc){1, 1}, "not a usda layer: the first line must "
+                "be '#usda 1.0'");
+    } else {
+        int rc = ub_yyparse(c);
+        if (rc != 0 && c->nerrors == 0)
+            ub_perr(c, (ub_tokloc){c->line, c->col}, "cannot parse layer");
+    }
+    if (c->nerrors == 0)
+        result = c->layer;
+    goto done;
+oom:
+    ub_diag_add(diags, UB_ERROR, (ub_loc){path, 0, 0}, NULL, NULL, 0,
+                "out of memory while reading the layer");
+done:
+    ub_lex_destroy(c);
+    if (!result)
+        ub_layer_free(c->layer);
+    free(c->vb.buf);
+    free(c->vb.nodes);
+    free(c->paths.v);
+    free(c->paths.loc);
+    free(c->refs.v);
+    free(c);
+    return result;
 }
 
 int ub_parse_is_usda(const char *text, size_t len)

@@ -1,0 +1,174 @@
+/*
+ * ub_parse_int — private interface between the usda scanner (lexer.l), the
+ * grammar (parser.y) and the actions that build the layer (ub_parse.c).
+ * Not installed.
+ */
+#ifndef UB_PARSE_INT_H
+#define UB_PARSE_INT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ub_parse.h"
+
+/* A number token, as the scanner read it: integers stay exact until the
+ * declared type is known (OpenUSD keeps uint64 / int64 / double too). */
+enum { UB_NUM_U64 = 0, UB_NUM_I64 = 1, UB_NUM_DBL = 2 };
+typedef struct ub_num {
+    uint8_t kind;
+    union {
+        uint64_t u;
+        int64_t i;
+        double d;
+    } v;
+} ub_num;
+
+/* Token location: where the token starts (that is all a diagnostic needs;
+ * keeping two ints instead of four makes every reduction cheaper). */
+typedef struct ub_tokloc {
+    uint32_t line, col;
+} ub_tokloc;
+
+#define UB_YYLTYPE ub_tokloc
+#define UB_YYLTYPE_IS_DECLARED 1
+
+/* Value builder: turns the atom / tuple / list events of one value into a
+ * contiguous array of the declared type, or into an untyped tree. */
+typedef struct ub_untyped_frame {
+    ub_untyped_kind kind;
+    uint32_t start; /* index of the first child in the node stack */
+} ub_untyped_frame;
+
+typedef struct ub_vb {
+    const ub_type *type; /* NULL: untyped */
+    const char *type_name; /* for messages */
+    bool want_array;
+    bool failed;
+    bool saw_list;
+    unsigned ncomp, rows, cols, depth_needed;
+    size_t csize; /* bytes per component */
+    unsigned char *buf;
+    size_t len, cap; /* bytes */
+    uint32_t nelem;
+    unsigned comp, row_comp, rows_done; /* position inside one element */
+    int list_depth, tuple_depth;
+    /* untyped trees */
+    ub_untyped *nodes;
+    uint32_t nnodes, capnodes;
+    ub_untyped_frame frames[64];
+    int nframes;
+} ub_vb;
+
+typedef struct ub_dictframe {
+    ub_dict *dict;
+    const char *key;      /* key of this dictionary in its parent */
+    ub_tokloc key_loc;
+} ub_dictframe;
+
+/* Growable scratch list of pointers / references used while one list op
+ * or list is being read. */
+typedef struct ub_plist {
+    const char **v;
+    ub_tokloc *loc;
+    uint32_t n, cap;
+} ub_plist;
+
+typedef struct ub_rlist {
+    ub_reference *v;
+    uint32_t n, cap;
+} ub_rlist;
+
+/* What a metadata block belongs to (OpenUSD's spec types). */
+enum { UB_SPEC_LAYER = 0, UB_SPEC_PRIM, UB_SPEC_ATTR, UB_SPEC_REL };
+
+typedef struct ub_pctx {
+    void *scanner;
+    ub_layer *layer;
+    ub_strtab *strtab;
+    ub_arena *arena;
+    ub_diags *diags;
+    const char *path; /* the layer's path pointer, used in every ub_loc */
+    const char *src;
+    size_t src_len, src_pos;
+    uint32_t line, col; /* scanner position */
+    int nerrors;
+    const char *lex_error; /* detail for a SYNERR token */
+    bool cookie_seen;
+
+    /* keywords, interned once so keyword tokens carry their text free */
+    const char *kw[64];
+
+    /* where we are */
+    ub_prim *prim;     /* current prim (or variant body); root at top */
+    ub_prop *prop;     /* current property */
+    int spec;          /* UB_SPEC_* of the metadata being read */
+    ub_fields *meta;   /* where metadata goes */
+    int listop;        /* ub_listop_part of the statement being read */
+
+    /* generic metadata being read */
+    const char *meta_key;
+    ub_tokloc meta_loc;
+    int meta_kind; /* how meta_key's value is stored (see ub_parse.c) */
+
+    ub_vb vb;
+    ub_dictframe dstack[64];
+    int ndict;
+    const ub_type *elem_type; /* dictionary element being read */
+    const char *elem_key;
+    ub_tokloc elem_loc;
+
+    ub_plist paths;  /* path / string lists */
+    ub_rlist refs;   /* references / payloads */
+    ub_reference cur_ref;
+    bool in_ref;
+    ub_dict *cur_ref_dict;
+
+    ub_offset cur_offset;
+    bool cur_has_offset, cur_has_scale;
+
+    /* time samples */
+    double sample_time;
+
+    /* attribute / relationship declaration being read */
+    const ub_type *decl_type;
+    const char *decl_name; /* type name as stored (canonical or legacy) */
+    bool decl_array;
+    int decl_var;
+    int prop_part;         /* list op of `prepend rel r = ...` etc. */
+    bool none_list;        /* `None` given for a list */
+    ub_tokloc none_loc;
+
+    /* generic metadata */
+    const ub_type *meta_type;
+    bool meta_array;
+    int meta_part;
+    bool meta_done; /* value already stored (dictionary or None) */
+    ub_dict *last_dict; /* the outermost dictionary just closed */
+    ub_prim *vset_owner;
+    const char *vset_name;
+    ub_tokloc vset_loc;
+    ub_tokloc variants_loc;
+
+    void *oom; /* jmp_buf * for out-of-memory escapes from the scanner */
+} ub_pctx;
+
+/* Scanner (lexer.l). */
+int ub_lex_init(ub_pctx *ctx);
+void ub_lex_destroy(ub_pctx *ctx);
+
+/* Number parsing shared with the scanner: correctly rounded. */
+double ub_parse_double(const char *s, size_t n);
+
+/* Unescape a quoted string body as OpenUSD does and intern it. */
+const char *ub_parse_unescape(ub_pctx *ctx, const char *s, size_t n);
+/* Whether s is a valid (UTF-8) identifier: XID_Start XID_Continue*. */
+bool ub_parse_is_identifier(const char *s, size_t n);
+/* Whether s is a valid asset path (no control characters). */
+bool ub_parse_asset_ok(const char *s, size_t n);
+
+/* Report an error at loc; parsing continues, the layer will be dropped. */
+void ub_perr(ub_pctx *ctx, ub_tokloc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+#endif
