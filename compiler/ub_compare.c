@@ -142,12 +142,32 @@ static void ub_cmp_pop(ub_cmp *c, size_t old)
 
 /* --- describing values in messages ---------------------------------------- */
 
+/* A string on one line, escaped and shortened: messages are one line each. */
+static void ub_desc_string(ub_buf *b, const char *s)
+{
+    enum { UB_DESC_MAX = 60 };
+    size_t n = ub_str_len(s);
+    ub_buf_putc(b, '"');
+    for (size_t i = 0; i < n && i < UB_DESC_MAX; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\')
+            ub_buf_printf(b, "\\%c", ch);
+        else if (ch == '\n')
+            ub_buf_puts(b, "\\n");
+        else if (ch < 0x20 || ch == 0x7f)
+            ub_buf_printf(b, "\\x%02x", ch);
+        else
+            ub_buf_putc(b, (char)ch);
+    }
+    ub_buf_puts(b, n > UB_DESC_MAX ? "\"..." : "\"");
+}
+
 static void ub_desc_elem(ub_buf *b, const ub_value *v, uint32_t i)
 {
     const ub_type *t = v->type;
     switch (t->scalar) {
     case UB_SC_STRING:
-        ub_buf_printf(b, "\"%s\"", ub_value_str(v, i));
+        ub_desc_string(b, ub_value_str(v, i));
         return;
     case UB_SC_REF: {
         const ub_reference *r = (const ub_reference *)v->u.data + i;
