@@ -3,6 +3,7 @@
 #include "ub_parse.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -114,6 +115,52 @@ int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,
     return 0;
 }
 
+int ub_path_normalize(char *p)
+{
+    char *in = strdup(p);
+    if (!in)
+        return -1;
+    bool abs = in[0] == '/';
+    char *w = p;
+    size_t fixed = 0; /* length of the leading "../" parts that stay */
+    if (abs)
+        *w++ = '/';
+    char *start = w;
+    char *save = NULL;
+    for (char *part = strtok_r(in, "/", &save); part;
+         part = strtok_r(NULL, "/", &save)) {
+        if (strcmp(part, ".") == 0)
+            continue;
+        if (strcmp(part, "..") == 0) {
+            if ((size_t)(w - start) > fixed) {
+                /* drop the last part written, with its slash */
+                if (w > start && w[-1] == '/')
+                    w--;
+                while (w > start && w[-1] != '/')
+                    w--;
+                continue;
+            }
+            if (abs)
+                continue; /* "/.." is "/" */
+            memcpy(w, "../", 3);
+            w += 3;
+            fixed = (size_t)(w - start);
+            continue;
+        }
+        size_t n = strlen(part);
+        memmove(w, part, n);
+        w += n;
+        *w++ = '/';
+    }
+    if (w > start && w[-1] == '/' && w - 1 > p)
+        w--;
+    if (w == p)
+        *w++ = '.';
+    *w = '\0';
+    free(in);
+    return 0;
+}
+
 static int ub_is_file(const char *p)
 {
     struct stat st;
@@ -139,18 +186,26 @@ const char *ub_loader_resolve(ub_loader *ld, const char *asset,
 {
     if (strcmp(asset, "-") == 0)
         return ub_intern_cstr(ld->strtab, asset);
-    if (asset[0] == '/')
-        return ub_is_file(asset) ? ub_intern_cstr(ld->strtab, asset) : NULL;
-    const char *base = anchor && strcmp(anchor->path, "-") != 0
+    /* an absolute path joins an empty directory: only normalised */
+    const char *base = asset[0] != '/' && anchor &&
+                               strcmp(anchor->path, "-") != 0
                            ? anchor->path
                            : "";
     char *cand = ub_join_dir(base, asset);
+    /* one spelling per file, so "./a.usda" named from two places (or a
+     * cycle of "./" paths) is one layer */
+    if (cand && ub_path_normalize(cand) != 0) {
+        free(cand);
+        return NULL;
+    }
     if (cand && ub_is_file(cand)) {
         const char *r = ub_intern_cstr(ld->strtab, cand);
         free(cand);
         return r;
     }
     free(cand);
+    if (asset[0] == '/')
+        return NULL;
     /* Search paths apply to search-relative paths only ("a/b.usda", not
      * "./a.usda"), as OpenUSD's default resolver does. */
     if (strncmp(asset, "./", 2) == 0 || strncmp(asset, "../", 3) == 0)
@@ -163,7 +218,7 @@ const char *ub_loader_resolve(ub_loader *ld, const char *asset,
         memcpy(p, ld->search[i], dn);
         p[dn] = '/';
         memcpy(p + dn + 1, asset, an + 1);
-        if (ub_is_file(p)) {
+        if (ub_path_normalize(p) == 0 && ub_is_file(p)) {
             const char *r = ub_intern_cstr(ld->strtab, p);
             free(p);
             return r;

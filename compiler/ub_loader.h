@@ -45,6 +45,13 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
 size_t ub_loader_count(const ub_loader *ld);
 ub_layer *ub_loader_at(const ub_loader *ld, size_t i);
 
+/* Lexical normalisation of a file path in place, as OpenUSD's TfNormPath:
+ * no "." parts, ".." folded where it can be, no repeated slashes ("" and
+ * "./" become ".").  The result is never longer.  Returns -1 when out of
+ * memory.  ub_loader_resolve returns normalised paths, so one file has one
+ * spelling (and one ub_layer). */
+int ub_path_normalize(char *p);
+
 /* Read a whole file ("-" = stdin) into malloc'd memory.  Returns 0, or -1
  * with an error in diags naming the file and the reason. */
 int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,
