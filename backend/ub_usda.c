@@ -900,10 +900,12 @@ static void ub_write_prop_meta(ub_w *w, const ub_prop *prop, unsigned indent,
 
 static void ub_put_type_name(ub_buf *b, const ub_prop *p)
 {
-    if (p->type)
-        ub_buf_puts(b, p->type->name);
-    else if (p->type_name)
+    /* type_name, not type->name: legacy names such as "Transform" keep
+     * their spelling while storing as their base type */
+    if (p->type_name)
         ub_put_str(b, p->type_name);
+    else if (p->type)
+        ub_buf_puts(b, p->type->name);
     if (p->is_array)
         PUTS(b, "[]");
 }

@@ -1735,8 +1735,10 @@ void ub_act_sublayer(ub_pctx *c, const char *asset, ub_tokloc l)
 
 void ub_act_sublayers_done(ub_pctx *c, ub_tokloc l)
 {
+    /* OpenUSD writes no subLayers for an empty list: an empty one is not
+     * kept (ub_layer_add_sublayer marks the non-empty case) */
     (void)l;
-    c->layer->has_sublayers = true;
+    (void)c;
 }
 
 void ub_act_ref(ub_pctx *c, const char *asset, const char *path,
