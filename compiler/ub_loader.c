@@ -266,11 +266,21 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
         return NULL;
     if (ub_read_file(resolved, &e->text, &e->len, ld->diags, named_at) != 0)
         return NULL;
-    ub_loc file_loc = {resolved, 0, 0};
+    /* Sniffed by content, not by name: a .usd may be text or crate. */
     if (e->len >= 8 && memcmp(e->text, "PXR-USDC", 8) == 0) {
-        ub_diag_add(ld->diags, UB_ERROR, file_loc, NULL, NULL, 0,
-                    "usdc (crate) input is not supported yet; convert it "
-                    "to usda with `usdcat` first");
+        /* Point at where the layer was named, when it was named in a
+         * layer; otherwise at the file itself. */
+        bool named = named_at.file && named_at.line;
+        ub_diag *d = ub_diag_add(
+            ld->diags, UB_ERROR, named ? named_at : (ub_loc){resolved, 0, 0},
+            "usdc-input", named && anchor ? anchor->source : NULL,
+            named && anchor ? anchor->source_len : 0,
+            "'%s' is a usdc (crate) binary file: usdc input is not "
+            "supported yet",
+            resolved);
+        ub_diag_set_hint(ld->diags, d,
+                         "convert it to text first: usdcat -o x.usda %s",
+                         resolved);
         return NULL;
     }
     e->layer = ub_parse_usda(ld->strtab, resolved, e->text, e->len,

@@ -174,55 +174,6 @@ typedef struct ub_site {
 
 /* --- asset paths ----------------------------------------------------------*/
 
-/* Lexical normalisation as TfNormPath does: no "." parts, ".." folded
- * where it can be, no repeated slashes.  In place (the result is never
- * longer).  Returns -1 when out of memory. */
-static int ub_norm_path(char *p)
-{
-    char *in = strdup(p);
-    if (!in)
-        return -1;
-    bool abs = in[0] == '/';
-    char *w = p;
-    size_t fixed = 0; /* length of the leading "../" parts that stay */
-    if (abs)
-        *w++ = '/';
-    char *start = w;
-    char *save = NULL;
-    for (char *part = strtok_r(in, "/", &save); part;
-         part = strtok_r(NULL, "/", &save)) {
-        if (strcmp(part, ".") == 0)
-            continue;
-        if (strcmp(part, "..") == 0) {
-            if ((size_t)(w - start) > fixed) {
-                /* drop the last part written, with its slash */
-                if (w > start && w[-1] == '/')
-                    w--;
-                while (w > start && w[-1] != '/')
-                    w--;
-                continue;
-            }
-            if (abs)
-                continue; /* "/.." is "/" */
-            memcpy(w, "../", 3);
-            w += 3;
-            fixed = (size_t)(w - start);
-            continue;
-        }
-        size_t n = strlen(part);
-        memcpy(w, part, n);
-        w += n;
-        *w++ = '/';
-    }
-    if (w > start && w[-1] == '/')
-        w--;
-    if (w == p)
-        *w++ = '.';
-    *w = '\0';
-    free(in);
-    return 0;
-}
-
 static bool ub_file_exists(const char *p)
 {
     struct stat st;
@@ -250,7 +201,7 @@ static const char *ub_flat_anchor(ub_flat *f, uint32_t li, const char *asset)
     memcpy(p, dir, dn);
     p[dn] = '/';
     memcpy(p + dn + 1, asset, n + 1);
-    if (ub_norm_path(p) != 0)
+    if (ub_path_normalize(p) != 0)
         f->oom = true;
     const char *r = asset;
     if (!search || ub_file_exists(p))
@@ -278,7 +229,7 @@ static char *ub_layer_dir(const char *path)
         p[cn] = '/';
         memcpy(p + cn + 1, path, pn + 1);
     }
-    if (ub_norm_path(p) != 0) {
+    if (ub_path_normalize(p) != 0) {
         free(p);
         return NULL;
     }

@@ -212,6 +212,12 @@ static int ub_flatten_run(int argc, char **argv)
         status = UB_EXIT_INPUT;
     if (status == UB_EXIT_OK && deps && ub_write_deps(deps, out, ld) != 0)
         status = UB_EXIT_INPUT;
+    if (status == UB_EXIT_OK && ub_diags_errors(diags) > 0)
+        fprintf(stderr,
+                "usdbake flatten: note: output written despite %zu "
+                "composition error%s, worked around as OpenUSD does; "
+                "--strict refuses them\n",
+                ub_diags_errors(diags), ub_diags_errors(diags) == 1 ? "" : "s");
     ub_buf_free(&text);
     ub_layer_free(flat);
     ub_stack_free(&stack);
