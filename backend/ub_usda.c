@@ -532,7 +532,7 @@ static int ub_cmp_path(const char *a, const char *b)
     while (*b == '/')
         b++;
     for (;;) {
-        size_t la = strcspn(a, "/."), lb = strcspn(b, "/.");
+        size_t la = strcspn(a, "/"), lb = strcspn(b, "/");
         if (la == 0 || lb == 0)
             return la == lb ? 0 : (la == 0 ? -1 : 1);
         size_t m = la < lb ? la : lb;
@@ -724,6 +724,15 @@ static void ub_write_simple_field(ub_w *w, unsigned indent, const ub_field *f)
 static bool ub_key_is(const ub_field *f, const char *s)
 {
     return strcmp(f->key, s) == 0;
+}
+
+/* Field by key text (ub_fields_find wants the interned pointer). */
+static const ub_field *ub_find(const ub_fields *meta, const char *key)
+{
+    for (uint32_t i = 0; i < meta->n; i++)
+        if (ub_key_is(&meta->v[i], key))
+            return &meta->v[i];
+    return NULL;
 }
 
 /* Collect the fields of `meta` other than the comment, sorted; returns
@@ -1252,7 +1261,7 @@ static void ub_write_prim(ub_w *w, const ub_prim *prim, unsigned indent)
     }
     ub_buf_putc(b, ' ');
     ub_put_q(b, prim->name);
-    bool need_path = ub_fields_find(&prim->meta, "relocates") != NULL;
+    bool need_path = ub_find(&prim->meta, "relocates") != NULL;
     char pathbuf[1024];
     const char *path = "/";
     char *heap = NULL;
@@ -1309,7 +1318,7 @@ static void ub_write_header(ub_w *w, const ub_layer *l)
     uint32_t n = ub_sorted_fields(w, &meta, &sp, true, &comment, "relocates");
     if (!sp.v)
         return;
-    const ub_field *relocates = ub_fields_find(&l->meta, "relocates");
+    const ub_field *relocates = ub_find(&l->meta, "relocates");
     static const ub_field sub_key = {.key = "subLayers",
                                      .value = {.kind = UB_V_BLOCK}};
     ub_ptrs all;

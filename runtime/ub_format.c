@@ -15,26 +15,52 @@ static const char ub_digit_pairs[201] =
     "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
     "8081828384858687888990919293949596979899";
 
-/* Decimal digits of v, most significant first; returns the count. */
-static size_t ub_u64_digits(char *out, uint64_t v)
+static const uint64_t ub_pow10[20] = {
+    1u, 10u, 100u, 1000u, 10000u, 100000u, 1000000u, 10000000u,
+    100000000u, 1000000000u, 10000000000u, 100000000000u, 1000000000000u,
+    10000000000000u, 100000000000000u, 1000000000000000u,
+    10000000000000000u, 100000000000000000u, 1000000000000000000u,
+    10000000000000000000u,
+};
+
+/* Number of decimal digits of v (1 for 0): log10 from the bit length. */
+static inline int ub_ndigits(uint64_t v)
 {
-    char tmp[20];
-    char *p = tmp + sizeof tmp;
-    while (v >= 100) {
+    int bits = 64 - __builtin_clzll(v | 1);
+    int t = (bits * 1233) >> 12; /* 1233/4096 ~ log10(2) */
+    return t + (v >= ub_pow10[t]) + (v == 0);
+}
+
+/* Exactly len digits of v (zero-padded on the left), written backwards
+ * from out + len; no library calls on this hot path. */
+static inline void ub_put_digits(char *out, uint64_t v, int len)
+{
+    char *p = out + len;
+    while (v > UINT32_MAX) { /* rare: more than 9 digits */
         unsigned r = (unsigned)(v % 100);
         v /= 100;
         p -= 2;
-        memcpy(p, ub_digit_pairs + 2 * r, 2);
+        p[0] = ub_digit_pairs[2 * r];
+        p[1] = ub_digit_pairs[2 * r + 1];
     }
-    if (v >= 10) {
+    uint32_t w = (uint32_t)v;
+    while (p - out >= 2) {
+        unsigned r = w % 100;
+        w /= 100;
         p -= 2;
-        memcpy(p, ub_digit_pairs + 2 * v, 2);
-    } else {
-        *--p = (char)('0' + v);
+        p[0] = ub_digit_pairs[2 * r];
+        p[1] = ub_digit_pairs[2 * r + 1];
     }
-    size_t n = (size_t)(tmp + sizeof tmp - p);
-    memcpy(out, p, n);
-    return n;
+    if (p > out)
+        *--p = (char)('0' + w % 10);
+}
+
+/* Decimal digits of v, most significant first; returns the count. */
+static size_t ub_u64_digits(char *out, uint64_t v)
+{
+    int n = ub_ndigits(v);
+    ub_put_digits(out, v, n);
+    return (size_t)n;
 }
 
 size_t ub_fmt_u64(char *out, uint64_t v)
@@ -263,6 +289,172 @@ static void ub_ryu(uint64_t ieee_m, uint32_t ieee_e, int mbits, int bias,
     *out_exp = e10 + removed;
 }
 
+/* binary32 needs only 64-bit products: the top 64 bits of the tables
+ * (61 significant bits) are exact enough for 24-bit significands, so the
+ * float path avoids 128-bit multiplies.  Same algorithm as ub_ryu, but the
+ * digit just below the result is computed directly instead of widening
+ * the interval by one digit (the result then fits 32 bits). */
+#define UB_F_INV_BITS (UB_POW5_INV_BITS - 64)
+#define UB_F_BITS (UB_POW5_BITS - 64)
+
+static inline uint32_t ub_mulshift32(uint32_t m, uint64_t factor, int32_t shift)
+{
+    uint64_t bits0 = (uint64_t)m * (uint32_t)factor;
+    uint64_t bits1 = (uint64_t)m * (factor >> 32);
+    uint64_t sum = (bits0 >> 32) + bits1;
+    return (uint32_t)(sum >> (shift - 32));
+}
+
+static inline uint32_t ub_mul_pow5inv_div_pow2(uint32_t m, uint32_t q,
+                                               int32_t j)
+{
+    return ub_mulshift32(m, ub_pow5_inv[q][1] + 1, j);
+}
+
+static inline uint32_t ub_mul_pow5_div_pow2(uint32_t m, uint32_t i, int32_t j)
+{
+    return ub_mulshift32(m, ub_pow5[i][1], j);
+}
+
+static inline bool ub_multiple_of_pow5_32(uint32_t v, uint32_t p)
+{
+    uint32_t n = 0;
+    while (v != 0 && v % 5 == 0) {
+        v /= 5;
+        n++;
+    }
+    return n >= p;
+}
+
+static void ub_ryu32(uint32_t ieee_m, uint32_t ieee_e, uint32_t *out_digits,
+                     int *out_exp)
+{
+    int32_t e2;
+    uint32_t m2;
+    if (ieee_e == 0) {
+        e2 = 1 - 127 - 23 - 2;
+        m2 = ieee_m;
+    } else {
+        e2 = (int32_t)ieee_e - 127 - 23 - 2;
+        m2 = (UINT32_C(1) << 23) | ieee_m;
+    }
+    if (e2 + 2 <= 0 && e2 + 2 >= -23) { /* integers: their own digits */
+        uint32_t sh = (uint32_t)(-(e2 + 2));
+        if ((m2 & ((UINT32_C(1) << sh) - 1)) == 0) {
+            uint32_t v = m2 >> sh;
+            int e = 0;
+            while (v % 10 == 0) {
+                v /= 10;
+                e++;
+            }
+            *out_digits = v;
+            *out_exp = e;
+            return;
+        }
+    }
+    const bool accept_bounds = (m2 & 1) == 0;
+    const uint32_t mv = 4 * m2, mp = 4 * m2 + 2;
+    const uint32_t mm_shift = ieee_m != 0 || ieee_e <= 1;
+    const uint32_t mm = 4 * m2 - 1 - mm_shift;
+    uint32_t vr, vp, vm;
+    int32_t e10;
+    bool vm_tz = false, vr_tz = false;
+    uint8_t last = 0;
+    if (e2 >= 0) {
+        const uint32_t q = ub_log10pow2((uint32_t)e2);
+        e10 = (int32_t)q;
+        const int32_t k = UB_F_INV_BITS + (int32_t)ub_pow5bits(q) - 1;
+        const int32_t i = -e2 + (int32_t)q + k;
+        vr = ub_mul_pow5inv_div_pow2(mv, q, i);
+        vp = ub_mul_pow5inv_div_pow2(mp, q, i);
+        vm = ub_mul_pow5inv_div_pow2(mm, q, i);
+        if (q != 0 && (vp - 1) / 10 <= vm / 10) {
+            const int32_t l = UB_F_INV_BITS + (int32_t)ub_pow5bits(q - 1) - 1;
+            last = (uint8_t)(ub_mul_pow5inv_div_pow2(
+                                 mv, q - 1, -e2 + (int32_t)q - 1 + l) %
+                             10);
+        }
+        if (q <= 9) {
+            if (mv % 5 == 0)
+                vr_tz = ub_multiple_of_pow5_32(mv, q);
+            else if (accept_bounds)
+                vm_tz = ub_multiple_of_pow5_32(mm, q);
+            else
+                vp -= ub_multiple_of_pow5_32(mp, q);
+        }
+    } else {
+        const uint32_t q = ub_log10pow5((uint32_t)-e2);
+        e10 = (int32_t)q + e2;
+        const int32_t i = -e2 - (int32_t)q;
+        const int32_t k = (int32_t)ub_pow5bits((uint32_t)i) - UB_F_BITS;
+        int32_t j = (int32_t)q - k;
+        vr = ub_mul_pow5_div_pow2(mv, (uint32_t)i, j);
+        vp = ub_mul_pow5_div_pow2(mp, (uint32_t)i, j);
+        vm = ub_mul_pow5_div_pow2(mm, (uint32_t)i, j);
+        if (q != 0 && (vp - 1) / 10 <= vm / 10) {
+            j = (int32_t)q - 1 -
+                ((int32_t)ub_pow5bits((uint32_t)i + 1) - UB_F_BITS);
+            last = (uint8_t)(ub_mul_pow5_div_pow2(mv, (uint32_t)i + 1, j) %
+                             10);
+        }
+        if (q <= 1) {
+            vr_tz = true;
+            if (accept_bounds)
+                vm_tz = mm_shift == 1;
+            else
+                --vp;
+        } else if (q < 31) {
+            vr_tz = (mv & ((UINT32_C(1) << (q - 1)) - 1)) == 0;
+        }
+    }
+    int32_t removed = 0;
+    uint32_t output;
+    if (vm_tz || vr_tz) {
+        while (vp / 10 > vm / 10) {
+            vm_tz &= vm % 10 == 0;
+            vr_tz &= last == 0;
+            last = (uint8_t)(vr % 10);
+            vr /= 10;
+            vp /= 10;
+            vm /= 10;
+            removed++;
+        }
+        if (vm_tz) {
+            while (vm % 10 == 0) {
+                vr_tz &= last == 0;
+                last = (uint8_t)(vr % 10);
+                vr /= 10;
+                vp /= 10;
+                vm /= 10;
+                removed++;
+            }
+        }
+        if (vr_tz && last == 5 && vr % 2 == 0)
+            last = 4;
+        output = vr + ((vr == vm && (!accept_bounds || !vm_tz)) || last >= 5);
+    } else {
+        /* Common case: two digits at a time while the interval allows;
+         * only the highest removed digit matters for rounding. */
+        while (vp / 100 > vm / 100) {
+            last = (uint8_t)(vr % 100 / 10);
+            vr /= 100;
+            vp /= 100;
+            vm /= 100;
+            removed += 2;
+        }
+        if (vp / 10 > vm / 10) {
+            last = (uint8_t)(vr % 10);
+            vr /= 10;
+            vp /= 10;
+            vm /= 10;
+            removed++;
+        }
+        output = vr + (vr == vm || last >= 5);
+    }
+    *out_digits = output;
+    *out_exp = e10 + removed;
+}
+
 void ub_shortest_double(double v, uint64_t *digits, int *exp10)
 {
     uint64_t bits;
@@ -275,10 +467,8 @@ void ub_shortest_float(float v, uint32_t *digits, int *exp10)
 {
     uint32_t bits;
     memcpy(&bits, &v, sizeof bits);
-    uint64_t d;
-    ub_ryu(bits & ((UINT32_C(1) << 23) - 1), (bits >> 23) & 0xff, 23, 127, &d,
-           exp10);
-    *digits = (uint32_t)d;
+    ub_ryu32(bits & ((UINT32_C(1) << 23) - 1), (bits >> 23) & 0xff, digits,
+             exp10);
 }
 
 /* Lay out digits * 10^exp10 as double-conversion does with OpenUSD's
@@ -286,8 +476,7 @@ void ub_shortest_float(float v, uint32_t *digits, int *exp10)
  * otherwise d.ddde[-]x with no padding of the exponent. */
 static size_t ub_layout(char *out, bool neg, uint64_t digits, int exp10)
 {
-    char d[20];
-    int n = (int)ub_u64_digits(d, digits);
+    int n = ub_ndigits(digits);
     char *p = out;
     if (neg)
         *p++ = '-';
@@ -297,27 +486,29 @@ static size_t ub_layout(char *out, bool neg, uint64_t digits, int exp10)
         if (point <= 0) {
             *p++ = '0';
             *p++ = '.';
-            memset(p, '0', (size_t)-point);
-            p += -point;
-            memcpy(p, d, (size_t)n);
+            for (int i = 0; i < -point; i++)
+                *p++ = '0';
+            ub_put_digits(p, digits, n);
             p += n;
         } else if (point >= n) {
-            memcpy(p, d, (size_t)n);
+            ub_put_digits(p, digits, n);
             p += n;
-            memset(p, '0', (size_t)(point - n));
-            p += point - n;
+            for (int i = n; i < point; i++)
+                *p++ = '0';
         } else {
-            memcpy(p, d, (size_t)point);
+            uint64_t div = ub_pow10[n - point];
+            ub_put_digits(p, digits / div, point);
             p += point;
             *p++ = '.';
-            memcpy(p, d + point, (size_t)(n - point));
+            ub_put_digits(p, digits % div, n - point);
             p += n - point;
         }
     } else {
-        *p++ = d[0];
+        uint64_t div = ub_pow10[n - 1];
+        *p++ = (char)('0' + digits / div);
         if (n > 1) {
             *p++ = '.';
-            memcpy(p, d + 1, (size_t)(n - 1));
+            ub_put_digits(p, digits % div, n - 1);
             p += n - 1;
         }
         *p++ = 'e';
@@ -382,9 +573,9 @@ size_t ub_fmt_float(char *out, float v)
         *p++ = '0';
         return (size_t)(p - out);
     }
-    uint64_t digits;
+    uint32_t digits;
     int exp10;
-    ub_ryu(m, e, 23, 127, &digits, &exp10);
+    ub_ryu32(m, e, &digits, &exp10);
     return ub_layout(out, neg, digits, exp10);
 }
 
