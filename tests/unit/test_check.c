@@ -1,0 +1,251 @@
+/* CUnit tests for ub_check: the check table and the pass API, on small
+ * layers written to a temporary directory. */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ub_check.h"
+
+static char dir[200];
+
+static void put(const char *name, const char *text)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Run the pass on dir/root; the result owns its diagnostics. */
+typedef struct run {
+    ub_strtab *t;
+    ub_diags *d;
+    ub_loader *ld;
+    int rc;
+} run;
+
+static run check(const char *root, const ub_check_options *opt)
+{
+    run r;
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, root);
+    r.t = ub_strtab_new();
+    r.d = ub_diags_new();
+    r.ld = ub_loader_new(r.t, r.d);
+    const char *roots[] = {p};
+    r.rc = ub_check_run(r.ld, r.t, roots, 1, opt, r.d);
+    ub_diags_sort(r.d);
+    return r;
+}
+
+static void done(run *r)
+{
+    ub_loader_free(r->ld);
+    ub_diags_free(r->d);
+    ub_strtab_free(r->t);
+}
+
+/* The only diagnostic with this id, or NULL (and a failed assertion when
+ * there are several). */
+static const ub_diag *only(const run *r, const char *id)
+{
+    const ub_diag *found = NULL;
+    size_t n = 0;
+    for (size_t i = 0; i < ub_diags_count(r->d); i++) {
+        const ub_diag *g = ub_diags_at(r->d, i);
+        if (g->id && strcmp(g->id, id) == 0) {
+            found = g;
+            n++;
+        }
+    }
+    CU_ASSERT(n <= 1);
+    return found;
+}
+
+static void test_table(void)
+{
+    for (int i = 0; i < UB_CHK_COUNT; i++) {
+        const ub_check_info *ci = ub_check_info_get((ub_check_kind)i);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ci);
+        CU_ASSERT_EQUAL(ci->kind, (ub_check_kind)i);
+        CU_ASSERT_PTR_EQUAL(ub_check_find(ci->id), ci);
+        CU_ASSERT(ci->severity == UB_ERROR || ci->severity == UB_WARNING);
+        for (int j = 0; j < i; j++)
+            CU_ASSERT(strcmp(ub_check_info_get((ub_check_kind)j)->id,
+                             ci->id) != 0);
+    }
+    CU_ASSERT_PTR_NULL(ub_check_find("no-such-check"));
+    CU_ASSERT_PTR_NULL(ub_check_info_get(UB_CHK_COUNT));
+}
+
+static void test_clean(void)
+{
+    put("clean.usda", "#usda 1.0\n(\n    defaultPrim = \"A\"\n"
+                      "    subLayers = [@clean_sub.usda@ (offset = 5)]\n)\n"
+                      "def \"A\" (\n    references = @clean_sub.usda@</B>\n)"
+                      "\n{\n}\n");
+    put("clean_sub.usda", "#usda 1.0\ndef \"B\"\n{\n    double v.timeSamples "
+                          "= {\n        1: 1,\n        2: 2,\n    }\n}\n");
+    run r = check("clean.usda", NULL);
+    CU_ASSERT_EQUAL(r.rc, 0);
+    CU_ASSERT_EQUAL(ub_diags_count(r.d), 0);
+    done(&r);
+}
+
+static void test_scale_zero_located(void)
+{
+    put("zero.usda", "#usda 1.0\n(\n    subLayers = [\n"
+                     "        @clean_sub.usda@ (offset = 10; scale = 0)\n"
+                     "    ]\n)\n");
+    run r = check("zero.usda", NULL);
+    const ub_diag *g = only(&r, "offset-scale-zero");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->severity, UB_ERROR);
+    CU_ASSERT_EQUAL(g->loc.line, 4);
+    CU_ASSERT_EQUAL(g->loc.col, 40); /* at "scale" */
+    CU_ASSERT_PTR_NOT_NULL(g->hint);
+    CU_ASSERT_PTR_NOT_NULL(g->line_text);
+    CU_ASSERT(strstr(g->loc.file, "zero.usda") != NULL);
+    CU_ASSERT_EQUAL(ub_diags_errors(r.d), 1);
+    done(&r);
+}
+
+static void test_disable_and_werror(void)
+{
+    put("neg.usda", "#usda 1.0\n(\n    subLayers = [@clean_sub.usda@ "
+                    "(scale = -1)]\n)\n");
+    run r = check("neg.usda", NULL);
+    const ub_diag *g = only(&r, "offset-scale-negative");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->severity, UB_WARNING);
+    done(&r);
+
+    ub_check_options opt;
+    memset(&opt, 0, sizeof opt);
+    opt.werror = true;
+    r = check("neg.usda", &opt);
+    g = only(&r, "offset-scale-negative");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->severity, UB_ERROR);
+    done(&r);
+
+    opt.disabled[ub_check_find("offset-scale-negative")->kind] = true;
+    r = check("neg.usda", &opt);
+    CU_ASSERT_EQUAL(ub_diags_count(r.d), 0);
+    done(&r);
+}
+
+static void test_missing_and_cycle(void)
+{
+    put("miss.usda", "#usda 1.0\n(\n    subLayers = [@nope.usda@, "
+                     "@cyc_a.usda@]\n)\n");
+    put("cyc_a.usda", "#usda 1.0\n(\n    subLayers = [@./cyc_b.usda@]\n)\n");
+    put("cyc_b.usda", "#usda 1.0\n(\n    subLayers = [@./cyc_a.usda@]\n)\n");
+    run r = check("miss.usda", NULL);
+    const ub_diag *g = only(&r, "sublayer-missing");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->loc.line, 3);
+    CU_ASSERT_EQUAL(g->loc.col, 18);
+    g = only(&r, "sublayer-cycle");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT(strstr(g->loc.file, "cyc_b.usda") != NULL);
+    CU_ASSERT(strstr(g->message, "cyc_a.usda -> cyc_b.usda -> cyc_a.usda") !=
+              NULL);
+    CU_ASSERT_EQUAL(ub_diags_errors(r.d), 2);
+    done(&r);
+}
+
+static void test_rates(void)
+{
+    put("r24.usda", "#usda 1.0\n(\n    timeCodesPerSecond = 24\n"
+                    "    subLayers = [@r12.usda@, @r30.usda@]\n)\n");
+    put("r12.usda", "#usda 1.0\n(\n    timeCodesPerSecond = 12\n)\n"
+                    "def \"A\"\n{\n    double v.timeSamples = {1: 1}\n}\n");
+    put("r30.usda", "#usda 1.0\n(\n    timeCodesPerSecond = 30\n)\n"
+                    "def \"B\"\n{\n    double v.timeSamples = {5: 1, 6: 2}\n"
+                    "}\n");
+    run r = check("r24.usda", NULL);
+    /* 12 -> 24 doubles times: whole frames stay whole, a warning */
+    const ub_diag *g = only(&r, "tcps-mismatch");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->severity, UB_WARNING);
+    CU_ASSERT(strstr(g->message, "scales its times by 2") != NULL);
+    /* 30 -> 24 maps 6 to 4.8: an error naming the sample */
+    g = only(&r, "time-fractional");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->severity, UB_ERROR);
+    CU_ASSERT(strstr(g->message, "sample time 6 lands on 4.8") != NULL);
+    done(&r);
+}
+
+static void test_clips(void)
+{
+    put("clips.usda",
+        "#usda 1.0\ndef \"S\" (\n    clips = {\n        dictionary a = {\n"
+        "            asset[] assetPaths = [@clean_sub.usda@]\n"
+        "            string primPath = \"B\"\n"
+        "            double2[] active = [(0, 1)]\n"
+        "            double2[] times = [(1, 1), (1, 2), (1, 3)]\n"
+        "            asset manifestAssetPath = @clean_sub.usda@\n"
+        "        }\n        dictionary b = {\n"
+        "            string templateAssetPath = \"f.#.#.#.usd\"\n"
+        "            double templateStartTime = 1\n"
+        "            double templateEndTime = 2\n"
+        "            int templateStride = 1\n"
+        "            string primPath = \"/B\"\n"
+        "        }\n    }\n)\n{\n}\n");
+    run r = check("clips.usda", NULL);
+    CU_ASSERT_PTR_NOT_NULL(only(&r, "clip-prim-path"));
+    CU_ASSERT_PTR_NOT_NULL(only(&r, "clip-active-index"));
+    CU_ASSERT_PTR_NOT_NULL(only(&r, "clip-times-triple"));
+    CU_ASSERT_PTR_NOT_NULL(only(&r, "clip-template-pattern"));
+    const ub_diag *g = only(&r, "clip-field-type");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->loc.line, 15);
+    CU_ASSERT(strstr(g->message, "templateStride") != NULL);
+    /* b has no manifest; a has one */
+    g = only(&r, "clip-no-manifest");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT(strstr(g->message, "'b'") != NULL);
+    done(&r);
+}
+
+static int setup(void)
+{
+    const char *tmp = getenv("TMPDIR");
+    if (!tmp || strlen(tmp) > 150)
+        tmp = "/tmp";
+    snprintf(dir, sizeof dir, "%s/ub-check-XXXXXX", tmp);
+    return mkdtemp(dir) ? 0 : -1;
+}
+
+static int teardown(void)
+{
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("check", setup, teardown);
+    CU_add_test(s, "check table", test_table);
+    CU_add_test(s, "clean stack", test_clean);
+    CU_add_test(s, "scale 0, located at 'scale'", test_scale_zero_located);
+    CU_add_test(s, "disable and werror", test_disable_and_werror);
+    CU_add_test(s, "missing sublayer and cycle", test_missing_and_cycle);
+    CU_add_test(s, "rates", test_rates);
+    CU_add_test(s, "clips", test_clips);
+    CU_basic_set_mode(CU_BRM_NORMAL);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures() +
+                      CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}
