@@ -164,7 +164,12 @@ typedef struct ub_flat {
     bool oom;
     const char *k_references, *k_payload, *k_clips, *k_active, *k_times,
         *k_asset_paths, *k_manifest, *k_relocates;
+    /* Registered metadata fields by spec kind (UB_REG_*), and the
+     * unregistered ones already warned about. */
+    struct ub_names *reg[4], *warned;
 } ub_flat;
+
+enum { UB_REG_LAYER, UB_REG_PRIM, UB_REG_ATTR, UB_REG_REL };
 
 /* One layer's spec at the path being flattened. */
 typedef struct ub_site {
@@ -680,11 +685,16 @@ static void ub_flat_reduce(ub_flat *f, ub_value *cur, uint32_t li,
     /* Anything else: the stronger opinion stands. */
 }
 
+static bool ub_flat_registered(ub_flat *f, int kind, const ub_field *w,
+                               uint32_t li);
+
 static void ub_flat_fields(ub_flat *f, ub_fields *out, const ub_fields *in,
-                           uint32_t li)
+                           uint32_t li, int kind)
 {
     for (uint32_t i = 0; i < in->n; i++) {
         const ub_field *w = &in->v[i];
+        if (!ub_flat_registered(f, kind, w, li))
+            continue;
         ub_field *cur = ub_fields_find(out, w->key);
         if (!cur) {
             ub_value p = ub_flat_prepare(f, li, w->key, &w->value);
@@ -820,6 +830,112 @@ static int ub_names_reorder(ub_names *nm, const ub_value *order)
     return 0;
 }
 
+static bool ub_names_has(const ub_names *nm, const char *name)
+{
+    if (!nm->set_cap)
+        return false;
+    uint32_t h = ub_ptr_hash(name) & (nm->set_cap - 1);
+    while (nm->set[h]) {
+        if (nm->set[h] == name)
+            return true;
+        h = (h + 1) & (nm->set_cap - 1);
+    }
+    return false;
+}
+
+/* --- registered metadata ----------------------------------------------------
+ * OpenUSD's flatten copies only the fields its schema knows (SdfSchema's
+ * standard fields plus the SdfMetadata that OpenUSD's own plugins
+ * register); metadata known only from some other plugin is dropped.  The
+ * names are the usda spellings the parser stores. */
+
+static const char *const ub_reg_common[] = {
+    /* every spec kind that has metadata */
+    "comment", "doc", "documentation", NULL};
+static const char *const ub_reg_layer[] = {
+    "colorConfiguration", "colorManagementSystem", "customLayerData",
+    "defaultPrim", "endTimeCode", "expressionVariables", "framesPerSecond",
+    "framePrecision", "hasOwnedSubLayers", "owner", "sessionOwner",
+    "startTimeCode", "timeCodesPerSecond", "endFrame", "startFrame",
+    "relocates",
+    /* usd, usdGeom, usdPhysics, usdRender */
+    "fallbackPrimTypes", "metersPerUnit", "upAxis", "kilogramsPerUnit",
+    "renderSettingsPrimPath", NULL};
+static const char *const ub_reg_prim[] = {
+    "specifier", "inherits", "specializes", "references", "payload",
+    "relocates", "variants", "variantSets", "active", "assetInfo",
+    "customData", "displayGroupOrder", "displayName", "hidden",
+    "instanceable", "kind", "permission", "prefix", "prefixSubstitutions",
+    "suffix", "suffixSubstitutions", "symmetricPeer", "symmetryArguments",
+    "symmetryFunction", "typeName",
+    /* sdf, usd, usdGeom, usdShade */
+    "payloadAssetDependencies", "apiSchemas", "clipSets", "clips",
+    "inactiveIds", "sdrMetadata", NULL};
+static const char *const ub_reg_prop[] = {
+    "custom", "variability", "assetInfo", "customData", "displayGroup",
+    "displayName", "hidden", "permission", "prefix", "suffix",
+    "symmetricPeer", "symmetryArguments", "symmetryFunction",
+    "renderType", NULL};
+static const char *const ub_reg_attr[] = {
+    "typeName", "connectionPaths", "displayUnit", "allowedTokens",
+    "colorSpace",
+    /* usdGeom, usdShade, usdSkel, usdImaging */
+    "constraintTargetIdentifier", "elementSize", "interpolation",
+    "unauthoredValuesIndex", "connectability", "sdrMetadata", "weight",
+    "faceIndexPrimvar", "faceOffsetPrimvar", "uvPrimvar", NULL};
+static const char *const ub_reg_rel[] = {
+    "noLoadHint", "bindMaterialAs", "outputName", NULL};
+
+static int ub_reg_add(ub_flat *f, ub_names *nm, const char *const *keys)
+{
+    for (; *keys; keys++) {
+        const char *k = ub_intern_cstr(f->out->strtab, *keys);
+        if (!k || ub_names_add(nm, k) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int ub_reg_init(ub_flat *f, ub_names reg[5])
+{
+    int bad = 0;
+    for (int k = 0; k < 4; k++) {
+        f->reg[k] = &reg[k];
+        bad |= ub_reg_add(f, &reg[k], ub_reg_common);
+    }
+    f->warned = &reg[4];
+    bad |= ub_reg_add(f, &reg[UB_REG_LAYER], ub_reg_layer);
+    bad |= ub_reg_add(f, &reg[UB_REG_PRIM], ub_reg_prim);
+    bad |= ub_reg_add(f, &reg[UB_REG_ATTR], ub_reg_prop);
+    bad |= ub_reg_add(f, &reg[UB_REG_ATTR], ub_reg_attr);
+    bad |= ub_reg_add(f, &reg[UB_REG_REL], ub_reg_prop);
+    bad |= ub_reg_add(f, &reg[UB_REG_REL], ub_reg_rel);
+    return bad;
+}
+
+static bool ub_flat_registered(ub_flat *f, int kind, const ub_field *w,
+                               uint32_t li)
+{
+    if (ub_names_has(f->reg[kind], w->key))
+        return true;
+    /* Loud where OpenUSD is silent: once per field name. */
+    if (!ub_names_has(f->warned, w->key)) {
+        if (ub_names_add(f->warned, w->key) != 0)
+            f->oom = true;
+        const ub_layer *l = f->s->layers[li];
+        ub_diag *d = ub_diag_add(
+            f->diags, UB_WARNING, w->loc, "unregistered-metadata",
+            l->source, l->source_len,
+            "metadata '%s' is not a field OpenUSD knows without a plugin; "
+            "it is dropped from the flattened layer, as OpenUSD drops it",
+            w->key);
+        ub_diag_set_hint(f->diags, d,
+                         "register it in a plugInfo.json (SdfMetadata) for "
+                         "OpenUSD, or move it into customData");
+    }
+    return false;
+}
+
 /* --- specs ----------------------------------------------------------------*/
 
 static void ub_flat_body(ub_flat *f, ub_prim *outp, const ub_site *sites,
@@ -838,7 +954,7 @@ static void ub_flat_prim_fields(ub_flat *f, ub_prim *outp,
         }
         if (!outp->type_name && p->type_name)
             outp->type_name = p->type_name;
-        ub_flat_fields(f, &outp->meta, &p->meta, sites[k].li);
+        ub_flat_fields(f, &outp->meta, &p->meta, sites[k].li, UB_REG_PRIM);
         if (outp->prim_order.kind == UB_V_EMPTY &&
             p->prim_order.kind != UB_V_EMPTY)
             outp->prim_order = ub_value_clone(f->a, &p->prim_order);
@@ -983,6 +1099,9 @@ static ub_samples ub_flat_samples(ub_flat *f, uint32_t li,
 static void ub_flat_prop(ub_flat *f, ub_prop *op, const ub_site *sites,
                          uint32_t ns)
 {
+    /* custom and variability are required fields in OpenUSD: every spec
+     * has them (false / varying when not written), so the strongest spec
+     * decides even when only a weaker one says `custom`. */
     const ub_prop *first = sites[0].spec;
     op->custom = first->custom;
     op->variability = first->variability;
@@ -994,9 +1113,6 @@ static void ub_flat_prop(ub_flat *f, ub_prop *op, const ub_site *sites,
     for (uint32_t k = 0; k < ns; k++) {
         const ub_prop *p = sites[k].spec;
         uint32_t li = sites[k].li;
-        /* A relationship's `custom` is authored only when true. */
-        if (p->kind == UB_REL && p->custom)
-            op->custom = true;
         if (op->default_value.kind == UB_V_EMPTY &&
             p->default_value.kind != UB_V_EMPTY)
             op->default_value = ub_flat_prepare(f, li, NULL,
@@ -1015,7 +1131,8 @@ static void ub_flat_prop(ub_flat *f, ub_prop *op, const ub_site *sites,
         ub_flat_reduce(f, &op->targets, li, NULL, &p->targets);
         if (!op->default_target && p->default_target)
             op->default_target = p->default_target;
-        ub_flat_fields(f, &op->meta, &p->meta, li);
+        ub_flat_fields(f, &op->meta, &p->meta, li,
+                       p->kind == UB_ATTR ? UB_REG_ATTR : UB_REG_REL);
     }
 }
 
@@ -1102,13 +1219,18 @@ ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
     f.k_relocates = ub_intern_cstr(t, "relocates");
     for (size_t i = 0; i < s->n; i++)
         f.dirs[i] = ub_layer_dir(s->layers[i]->path);
+    ub_names reg[5];
+    memset(reg, 0, sizeof reg);
+    if (ub_reg_init(&f, reg) != 0)
+        f.oom = true;
 
     ub_site sites[s->n];
     for (size_t i = 0; i < s->n; i++) {
         sites[i] = (ub_site){(uint32_t)i, s->layers[i]->root};
         /* layer metadata: every layer takes part; subLayers is not a
          * field of ub_layer.meta, so it is dropped by construction. */
-        ub_flat_fields(&f, &f.out->meta, &s->layers[i]->meta, (uint32_t)i);
+        ub_flat_fields(&f, &f.out->meta, &s->layers[i]->meta, (uint32_t)i,
+                       UB_REG_LAYER);
     }
     for (size_t i = 0; i < s->n && f.out->root->prim_order.kind == UB_V_EMPTY;
          i++)
@@ -1120,6 +1242,8 @@ ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
     for (size_t i = 0; i < s->n; i++)
         free(f.dirs[i]);
     free(f.dirs);
+    for (int k = 0; k < 5; k++)
+        ub_names_free(&reg[k]);
     if (f.oom) {
         ub_layer_free(f.out);
         return NULL;
