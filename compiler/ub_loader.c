@@ -1,6 +1,7 @@
 #include "ub_loader.h"
 
 #include "ub_parse.h"
+#include "ub_usdb.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -282,6 +283,13 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
                          "convert it to text first: usdcat -o x.usda %s",
                          resolved);
         return NULL;
+    }
+    /* usdbake binary (.usdb), also sniffed by content (owned by the
+     * binary-format module, runtime/ub_usdb.h). */
+    if (ub_usdb_sniff(e->text, e->len)) {
+        e->layer = ub_usdb_load(ld->strtab, resolved, e->text, e->len,
+                                ld->diags);
+        return e->layer;
     }
     e->layer = ub_parse_usda(ld->strtab, resolved, e->text, e->len,
                              ld->diags);

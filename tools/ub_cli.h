@@ -29,6 +29,7 @@ extern const ub_command ub_cmd_cat;
 extern const ub_command ub_cmd_diff;
 extern const ub_command ub_cmd_flatten;
 extern const ub_command ub_cmd_check;
+extern const ub_command ub_cmd_convert;
 
 /* Print every diagnostic to stderr in the compiler style (sorted). */
 void ub_cli_print_diags(ub_diags *d);

@@ -14,6 +14,7 @@ static const ub_command *const ub_commands[] = {
     &ub_cmd_diff,
     &ub_cmd_flatten,
     &ub_cmd_check,
+    &ub_cmd_convert,
 };
 
 #define UB_NCOMMANDS (sizeof ub_commands / sizeof ub_commands[0])

@@ -1,0 +1,741 @@
+/* The .usdb writer: see doc/binary-format.md for every byte written here. */
+#include "ub_usdb_write.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+#include <zstd.h>
+
+#include "ub_usdb_format.h"
+
+typedef struct ub_w {
+    const ub_layer *layer;
+    ub_diags *diags;
+    const char *empty; /* "" interned, for required strings that are NULL */
+    /* string table: interned pointer -> id */
+    const char **strs;
+    uint32_t nstrs, capstrs;
+    uint32_t *str_slots; /* id + 1, 0 empty */
+    size_t str_cap;
+    /* records, concatenated; rec_off has nrecs + 1 entries */
+    ub_buf recs;
+    uint64_t *rec_off, *rec_hash;
+    uint32_t nrecs, caprecs;
+    uint32_t *rec_slots;
+    size_t rec_cap;
+    ub_buf spec, vbuf, sbuf;
+    const char *type_names[UB_TY_COUNT]; /* interned on first use */
+    void *tmp; /* gather space for packed series */
+    size_t tmp_cap;
+    bool failed, too_deep;
+} ub_w;
+
+static void ub_w_oom(ub_w *w)
+{
+    w->failed = true;
+}
+
+static void put_u8(ub_buf *b, unsigned v)
+{
+    ub_buf_putc(b, (char)(unsigned char)v);
+}
+
+static void put_vu(ub_buf *b, uint64_t v)
+{
+    unsigned char tmp[10];
+    int n = 0;
+    do {
+        unsigned char c = v & 0x7f;
+        v >>= 7;
+        tmp[n++] = c | (v ? 0x80 : 0);
+    } while (v);
+    ub_buf_append(b, tmp, (size_t)n);
+}
+
+static void put_f64(ub_buf *b, double d)
+{
+    uint64_t u;
+    memcpy(&u, &d, sizeof u);
+    unsigned char tmp[8];
+    ub_put_le64(tmp, u);
+    ub_buf_append(b, tmp, 8);
+}
+
+/* --- strings ----------------------------------------------------------- */
+
+static size_t ptr_hash(const void *p)
+{
+    uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
+    return (size_t)(h ^ (h >> 29));
+}
+
+static uint32_t str_id(ub_w *w, const char *s)
+{
+    if (!s)
+        s = w->empty;
+    if ((w->nstrs + 1) * 2 > w->str_cap) {
+        size_t cap = w->str_cap ? w->str_cap * 2 : 1024;
+        uint32_t *slots = calloc(cap, sizeof *slots);
+        if (!slots) {
+            ub_w_oom(w);
+            return 0;
+        }
+        for (uint32_t i = 0; i < w->nstrs; i++) {
+            size_t j = ptr_hash(w->strs[i]) & (cap - 1);
+            while (slots[j])
+                j = (j + 1) & (cap - 1);
+            slots[j] = i + 1;
+        }
+        free(w->str_slots);
+        w->str_slots = slots;
+        w->str_cap = cap;
+    }
+    size_t mask = w->str_cap - 1;
+    size_t j = ptr_hash(s) & mask;
+    while (w->str_slots[j]) {
+        uint32_t id = w->str_slots[j] - 1;
+        if (w->strs[id] == s)
+            return id;
+        j = (j + 1) & mask;
+    }
+    if (w->nstrs == w->capstrs) {
+        uint32_t cap = w->capstrs ? w->capstrs * 2 : 1024;
+        const char **n = realloc(w->strs, cap * sizeof *n);
+        if (!n) {
+            ub_w_oom(w);
+            return 0;
+        }
+        w->strs = n;
+        w->capstrs = cap;
+    }
+    w->strs[w->nstrs] = s;
+    w->str_slots[j] = ++w->nstrs;
+    return w->nstrs - 1;
+}
+
+static void put_str(ub_w *w, ub_buf *b, const char *s)
+{
+    put_vu(b, str_id(w, s));
+}
+
+static void put_opt_str(ub_w *w, ub_buf *b, const char *s)
+{
+    put_vu(b, s ? (uint64_t)str_id(w, s) + 1 : 0);
+}
+
+/* A type is named by its usda name, so type ids are no part of the format. */
+static const char *type_name(ub_w *w, const ub_type *t)
+{
+    if (!w->type_names[t->id])
+        w->type_names[t->id] = ub_intern_cstr(w->layer->strtab, t->name);
+    if (!w->type_names[t->id])
+        ub_w_oom(w);
+    return w->type_names[t->id];
+}
+
+/* --- records ----------------------------------------------------------- */
+
+/* The record whose bytes are src's, adding it when no byte-equal record
+ * exists.  Equal hashes alone never merge two records. */
+static uint32_t rec_intern(ub_w *w, const ub_buf *src)
+{
+    if (src->failed) {
+        ub_w_oom(w);
+        return 0;
+    }
+    uint64_t h = XXH3_64bits(src->data, src->len);
+    if ((w->nrecs + 1) * 2 > w->rec_cap) {
+        size_t cap = w->rec_cap ? w->rec_cap * 2 : 1024;
+        uint32_t *slots = calloc(cap, sizeof *slots);
+        if (!slots) {
+            ub_w_oom(w);
+            return 0;
+        }
+        for (uint32_t i = 0; i < w->nrecs; i++) {
+            size_t j = (size_t)w->rec_hash[i] & (cap - 1);
+            while (slots[j])
+                j = (j + 1) & (cap - 1);
+            slots[j] = i + 1;
+        }
+        free(w->rec_slots);
+        w->rec_slots = slots;
+        w->rec_cap = cap;
+    }
+    size_t mask = w->rec_cap - 1;
+    size_t j = (size_t)h & mask;
+    while (w->rec_slots[j]) {
+        uint32_t id = w->rec_slots[j] - 1;
+        if (w->rec_hash[id] == h &&
+            w->rec_off[id + 1] - w->rec_off[id] == src->len &&
+            memcmp(w->recs.data + w->rec_off[id], src->data, src->len) == 0)
+            return id;
+        j = (j + 1) & mask;
+    }
+    if (w->nrecs + 2 > w->caprecs) {
+        uint32_t cap = w->caprecs ? w->caprecs * 2 : 1024;
+        uint64_t *o = realloc(w->rec_off, cap * sizeof *o);
+        if (o)
+            w->rec_off = o;
+        uint64_t *hh = realloc(w->rec_hash, cap * sizeof *hh);
+        if (hh)
+            w->rec_hash = hh;
+        if (!o || !hh) {
+            ub_w_oom(w);
+            return 0;
+        }
+        w->caprecs = cap;
+    }
+    uint32_t id = w->nrecs++;
+    w->rec_off[id] = w->recs.len;
+    w->rec_hash[id] = h;
+    ub_buf_append(&w->recs, src->data, src->len);
+    w->rec_off[id + 1] = w->recs.len;
+    w->rec_slots[j] = id + 1;
+    return id;
+}
+
+/* --- numeric blocks ---------------------------------------------------- */
+
+static uint64_t load_comp(const unsigned char *p, size_t s)
+{
+    switch (s) {
+    case 1:
+        return *p;
+    case 2: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        return v;
+    }
+    case 4: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    default: {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v;
+    }
+    }
+}
+
+static bool is_int_scalar(ub_scalar sc)
+{
+    return sc == UB_SC_INT || sc == UB_SC_UINT || sc == UB_SC_INT64 ||
+           sc == UB_SC_UINT64;
+}
+
+/* count elements of t at data, as a numeric block (layout byte + data). */
+static void put_numeric(ub_buf *b, const ub_type *t, const void *data,
+                        uint32_t count)
+{
+    size_t s = ub_scalar_size(t->scalar);
+    unsigned nc = ub_type_ncomp(t);
+    size_t n = count, bytes = n * nc * s;
+    const unsigned char *src = data;
+    unsigned layout = bytes < UB_USDB_SPLIT_MIN ? UB_USDB_LAYOUT_RAW
+                      : is_int_scalar(t->scalar) ? UB_USDB_LAYOUT_DELTA
+                                                 : UB_USDB_LAYOUT_SPLIT;
+    put_u8(b, layout);
+    unsigned char *out = (unsigned char *)ub_buf_reserve(b, bytes);
+    if (!out)
+        return;
+    b->len += bytes;
+    if (layout == UB_USDB_LAYOUT_RAW) {
+        for (size_t k = 0; k < n * nc; k++) {
+            uint64_t v = load_comp(src + k * s, s);
+            for (size_t by = 0; by < s; by++)
+                *out++ = (unsigned char)(v >> (8 * by));
+        }
+        return;
+    }
+    size_t stride = nc * s;
+    unsigned bits = (unsigned)(s * 8);
+    uint64_t mask = bits == 64 ? ~0ull : (1ull << bits) - 1;
+    for (unsigned c = 0; c < nc; c++) {
+        unsigned char *col = out + (size_t)c * s * n;
+        const unsigned char *p = src + c * s;
+        uint64_t prev = 0;
+        for (size_t i = 0; i < n; i++, p += stride) {
+            uint64_t v = load_comp(p, s);
+            if (layout == UB_USDB_LAYOUT_DELTA) {
+                uint64_t d = (v - prev) & mask;
+                prev = v;
+                uint64_t neg = (d >> (bits - 1)) & 1 ? mask : 0;
+                v = ((d << 1) ^ neg) & mask;
+            }
+            for (size_t by = 0; by < s; by++)
+                col[by * n + i] = (unsigned char)(v >> (8 * by));
+        }
+    }
+}
+
+/* --- values ------------------------------------------------------------ */
+
+static void put_value_body(ub_w *w, ub_buf *b, const ub_value *v, int depth);
+
+static void put_dict(ub_w *w, ub_buf *b, const ub_dict *d, int depth)
+{
+    uint32_t n = d ? d->n : 0;
+    put_vu(b, n);
+    for (uint32_t i = 0; i < n; i++) {
+        put_str(w, b, d->e[i].key);
+        put_value_body(w, b, &d->e[i].value, depth + 1);
+    }
+}
+
+static void put_untyped(ub_w *w, ub_buf *b, const ub_untyped *u, int depth)
+{
+    if (depth > UB_USDB_MAX_DEPTH) {
+        w->too_deep = true;
+        return;
+    }
+    put_u8(b, u->kind);
+    put_opt_str(w, b, u->text);
+    put_vu(b, u->n);
+    for (uint32_t i = 0; i < u->n; i++)
+        put_untyped(w, b, &u->child[i], depth + 1);
+}
+
+static void put_value_body(ub_w *w, ub_buf *b, const ub_value *v, int depth)
+{
+    if (depth > UB_USDB_MAX_DEPTH) {
+        w->too_deep = true;
+        return;
+    }
+    put_u8(b, v->kind);
+    put_u8(b, (v->is_array ? 1 : 0) | (v->type ? 2 : 0));
+    if (v->type)
+        put_str(w, b, type_name(w, v->type));
+    switch ((ub_vkind)v->kind) {
+    case UB_V_EMPTY:
+    case UB_V_BLOCK:
+        break;
+    case UB_V_DATA: {
+        put_vu(b, v->count);
+        const ub_type *t = v->type;
+        switch (t->scalar) {
+        case UB_SC_STRING:
+            for (uint32_t i = 0; i < v->count; i++)
+                put_str(w, b, ub_value_str(v, i));
+            break;
+        case UB_SC_REF: {
+            const ub_reference *r = v->u.data;
+            for (uint32_t i = 0; i < v->count; i++) {
+                bool cd = r[i].custom_data != NULL;
+                put_str(w, b, r[i].asset);
+                put_str(w, b, r[i].prim_path);
+                put_u8(b, (r[i].has_offset ? 1 : 0) |
+                              (r[i].has_scale ? 2 : 0) | (cd ? 4 : 0));
+                put_f64(b, r[i].offset.offset);
+                put_f64(b, r[i].offset.scale);
+                if (cd)
+                    put_dict(w, b, r[i].custom_data, depth + 1);
+            }
+            break;
+        }
+        case UB_SC_DICT: {
+            ub_dict *const *d = v->u.data;
+            for (uint32_t i = 0; i < v->count; i++) {
+                put_u8(b, d[i] != NULL);
+                if (d[i])
+                    put_dict(w, b, d[i], depth + 1);
+            }
+            break;
+        }
+        case UB_SC_OPAQUE:
+        case UB_SC_NONE:
+            break;
+        default:
+            put_numeric(b, t, v->u.data, v->count);
+            break;
+        }
+        break;
+    }
+    case UB_V_DICT:
+        put_dict(w, b, v->u.dict, depth);
+        break;
+    case UB_V_LISTOP: {
+        const ub_listop *lo = v->u.listop;
+        unsigned has = 0;
+        for (int p = 0; p < UB_LO_NPARTS; p++)
+            if (lo->has[p])
+                has |= 1u << p;
+        put_u8(b, lo->is_explicit);
+        put_u8(b, has);
+        for (int p = 0; p < UB_LO_NPARTS; p++)
+            if (lo->has[p])
+                put_value_body(w, b, &lo->part[p], depth + 1);
+        break;
+    }
+    case UB_V_UNTYPED:
+        put_untyped(w, b, v->u.untyped, depth + 1);
+        break;
+    }
+}
+
+/* The record of value v. */
+static uint32_t value_rec(ub_w *w, const ub_value *v)
+{
+    w->vbuf.len = 0;
+    put_u8(&w->vbuf, UB_USDB_REC_VALUE);
+    put_value_body(w, &w->vbuf, v, 0);
+    return rec_intern(w, &w->vbuf);
+}
+
+/* A `val`: 0 for EMPTY, else record + 1. */
+static void put_val(ub_w *w, ub_buf *b, const ub_value *v)
+{
+    if (v->kind == UB_V_EMPTY && !v->type && !v->is_array) {
+        put_vu(b, 0);
+        return;
+    }
+    put_vu(b, (uint64_t)value_rec(w, v) + 1);
+}
+
+static bool packable(const ub_samples *s)
+{
+    if (s->n < 2)
+        return false;
+    const ub_type *t = s->v[0].value.type;
+    if (!t || t->scalar == UB_SC_STRING || t->scalar == UB_SC_REF ||
+        t->scalar == UB_SC_DICT || t->scalar == UB_SC_OPAQUE ||
+        t->scalar == UB_SC_NONE)
+        return false;
+    for (uint32_t i = 0; i < s->n; i++) {
+        const ub_value *v = &s->v[i].value;
+        if (v->kind != UB_V_DATA || v->type != t || v->is_array ||
+            v->count != 1)
+            return false;
+    }
+    return true;
+}
+
+static bool times_arithmetic(const ub_samples *s, double *t0, double *step)
+{
+    if (s->n < 2)
+        return false;
+    *t0 = s->v[0].time;
+    *step = s->v[1].time - *t0;
+    for (uint32_t i = 0; i < s->n; i++) {
+        /* Two statements: no fused multiply-add, as the reader does. */
+        double m = (double)i * *step;
+        double t = *t0 + m;
+        if (memcmp(&t, &s->v[i].time, sizeof t) != 0)
+            return false;
+    }
+    return true;
+}
+
+static uint32_t series_rec(ub_w *w, const ub_samples *s)
+{
+    bool packed = packable(s);
+    uint32_t *ids = NULL;
+    if (!packed && s->n) {
+        ids = malloc(s->n * sizeof *ids);
+        if (!ids) {
+            ub_w_oom(w);
+            return 0;
+        }
+        for (uint32_t i = 0; i < s->n; i++)
+            ids[i] = value_rec(w, &s->v[i].value);
+    }
+    ub_buf *b = &w->sbuf;
+    b->len = 0;
+    put_u8(b, UB_USDB_REC_SERIES);
+    put_vu(b, s->n);
+    double t0, step;
+    if (times_arithmetic(s, &t0, &step)) {
+        put_u8(b, UB_USDB_TIMES_ARITH);
+        put_f64(b, t0);
+        put_f64(b, step);
+    } else {
+        put_u8(b, UB_USDB_TIMES_RAW);
+        for (uint32_t i = 0; i < s->n; i++)
+            put_f64(b, s->v[i].time);
+    }
+    if (packed) {
+        const ub_type *t = s->v[0].value.type;
+        size_t es = ub_type_elem_size(t), need = es * s->n;
+        if (need > w->tmp_cap) {
+            void *nt = realloc(w->tmp, need);
+            if (!nt) {
+                ub_w_oom(w);
+                return 0;
+            }
+            w->tmp = nt;
+            w->tmp_cap = need;
+        }
+        for (uint32_t i = 0; i < s->n; i++)
+            memcpy((char *)w->tmp + i * es, s->v[i].value.u.data, es);
+        put_u8(b, UB_USDB_SERIES_PACKED);
+        put_str(w, b, type_name(w, t));
+        put_numeric(b, t, w->tmp, s->n);
+    } else {
+        put_u8(b, UB_USDB_SERIES_RECS);
+        for (uint32_t i = 0; i < s->n; i++)
+            put_vu(b, ids[i]);
+    }
+    free(ids);
+    return rec_intern(w, b);
+}
+
+/* --- the tree ---------------------------------------------------------- */
+
+static void put_fields(ub_w *w, const ub_fields *f)
+{
+    put_vu(&w->spec, f->n);
+    for (uint32_t i = 0; i < f->n; i++) {
+        put_str(w, &w->spec, f->v[i].key);
+        put_val(w, &w->spec, &f->v[i].value);
+    }
+}
+
+static void put_prop(ub_w *w, const ub_prop *p)
+{
+    ub_buf *b = &w->spec;
+    put_str(w, b, p->name);
+    put_u8(b, (p->kind == UB_REL ? 1 : 0) | (p->custom ? 2 : 0) |
+                  (p->varying_keyword ? 4 : 0) | (p->is_array ? 8 : 0) |
+                  (p->samples.authored ? 16 : 0));
+    put_u8(b, p->variability);
+    put_opt_str(w, b, p->type_name);
+    put_opt_str(w, b, p->type ? type_name(w, p->type) : NULL);
+    put_val(w, b, &p->default_value);
+    if (p->samples.authored || p->samples.n) {
+        uint32_t r = series_rec(w, &p->samples);
+        put_vu(b, (uint64_t)r + 1);
+    } else {
+        put_vu(b, 0);
+    }
+    put_val(w, b, &p->connections);
+    put_val(w, b, &p->targets);
+    put_opt_str(w, b, p->default_target);
+    put_fields(w, &p->meta);
+}
+
+static void put_prim(ub_w *w, const ub_prim *p, int depth)
+{
+    if (depth > UB_USDB_MAX_DEPTH) {
+        w->too_deep = true;
+        return;
+    }
+    ub_buf *b = &w->spec;
+    put_str(w, b, p->name);
+    put_u8(b, p->specifier);
+    put_opt_str(w, b, p->type_name);
+    put_fields(w, &p->meta);
+    put_val(w, b, &p->prim_order);
+    put_val(w, b, &p->property_order);
+    put_vu(b, p->props.n);
+    for (uint32_t i = 0; i < p->props.n; i++)
+        put_prop(w, p->props.v[i]);
+    put_vu(b, p->children.n);
+    for (uint32_t i = 0; i < p->children.n; i++)
+        put_prim(w, p->children.v[i], depth + 1);
+    put_vu(b, p->n_variant_sets);
+    for (uint32_t i = 0; i < p->n_variant_sets; i++) {
+        const ub_variant_set *vs = &p->variant_sets[i];
+        put_str(w, b, vs->name);
+        put_vu(b, vs->variants.n);
+        for (uint32_t k = 0; k < vs->variants.n; k++)
+            put_prim(w, vs->variants.v[k], depth + 1);
+    }
+}
+
+static void put_layer(ub_w *w)
+{
+    const ub_layer *l = w->layer;
+    ub_buf *b = &w->spec;
+    put_fields(w, &l->meta);
+    put_u8(b, l->has_sublayers);
+    put_vu(b, l->n_sublayers);
+    for (uint32_t i = 0; i < l->n_sublayers; i++) {
+        const ub_sublayer *s = &l->sublayers[i];
+        put_str(w, b, s->asset);
+        put_u8(b, (s->has_offset ? 1 : 0) | (s->has_scale ? 2 : 0));
+        put_f64(b, s->offset.offset);
+        put_f64(b, s->offset.scale);
+    }
+    put_prim(w, l->root, 0);
+}
+
+/* --- sections ---------------------------------------------------------- */
+
+typedef struct ub_w_section {
+    uint32_t tag, codec;
+    uint64_t offset, stored, raw, hash;
+} ub_w_section;
+
+/* Append one section's stored bytes to out and describe it in *sec. */
+static int put_section(ZSTD_CCtx *cctx, int level, ub_buf *out, uint32_t tag,
+                       const void *raw, size_t raw_len, ub_w_section *sec)
+{
+    size_t bound = ZSTD_compressBound(raw_len);
+    char *dst = ub_buf_reserve(out, bound);
+    if (!dst)
+        return -1;
+    size_t z = raw_len; /* level 0: store every section */
+    if (level > 0)
+        z = ZSTD_compressCCtx(cctx, dst, bound, raw, raw_len, level);
+    if (ZSTD_isError(z))
+        return -1;
+    sec->tag = tag;
+    sec->offset = out->len;
+    sec->raw = raw_len;
+    if (z < raw_len) {
+        sec->codec = UB_USDB_CODEC_ZSTD;
+        sec->stored = z;
+    } else { /* incompressible: store, so reading costs a memcpy at most */
+        sec->codec = UB_USDB_CODEC_STORED;
+        sec->stored = raw_len;
+        if (raw_len)
+            memcpy(dst, raw, raw_len);
+    }
+    sec->hash = XXH3_64bits(dst, sec->stored);
+    out->len += sec->stored;
+    return 0;
+}
+
+static void ub_w_free(ub_w *w)
+{
+    free(w->strs);
+    free(w->str_slots);
+    ub_buf_free(&w->recs);
+    free(w->rec_off);
+    free(w->rec_hash);
+    free(w->rec_slots);
+    ub_buf_free(&w->spec);
+    ub_buf_free(&w->vbuf);
+    ub_buf_free(&w->sbuf);
+    free(w->tmp);
+}
+
+static int ub_w_fail(ub_diags *diags, const ub_layer *layer, const char *why)
+{
+    if (diags)
+        ub_diag_add(diags, UB_ERROR, (ub_loc){layer->path, 0, 0}, NULL,
+                    NULL, 0, "cannot write usdb: %s", why);
+    return -1;
+}
+
+int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
+                  ub_diags *diags)
+{
+    ub_w w = {.layer = layer, .diags = diags};
+    ub_buf_init(&w.recs);
+    ub_buf_init(&w.spec);
+    ub_buf_init(&w.vbuf);
+    ub_buf_init(&w.sbuf);
+    w.empty = ub_intern(layer->strtab, "", 0);
+    if (!w.empty)
+        return ub_w_fail(diags, layer, "out of memory");
+    put_layer(&w);
+    if (w.too_deep) {
+        ub_w_free(&w);
+        return ub_w_fail(diags, layer,
+                         "values or prims nested more than 1000 levels deep");
+    }
+
+    /* STRS and RIDX, now that every string and record is known. */
+    ub_buf strs, ridx;
+    ub_buf_init(&strs);
+    ub_buf_init(&ridx);
+    put_vu(&strs, w.nstrs);
+    for (uint32_t i = 0; i < w.nstrs; i++)
+        put_vu(&strs, ub_str_len(w.strs[i]));
+    for (uint32_t i = 0; i < w.nstrs; i++)
+        ub_buf_append(&strs, w.strs[i], ub_str_len(w.strs[i]));
+
+    /* Chunks: consecutive records up to the target size each. */
+    uint32_t nchunks = 0, *chunk_first = NULL;
+    chunk_first = malloc(((size_t)w.nrecs + 1) * sizeof *chunk_first);
+    if (!chunk_first)
+        w.failed = true;
+    for (uint32_t r = 0; chunk_first && r < w.nrecs;) {
+        uint32_t e = r + 1;
+        while (e < w.nrecs &&
+               w.rec_off[e + 1] - w.rec_off[r] <= UB_USDB_CHUNK_TARGET)
+            e++;
+        chunk_first[nchunks++] = r;
+        r = e;
+    }
+    if (chunk_first)
+        chunk_first[nchunks] = w.nrecs;
+    put_vu(&ridx, nchunks);
+    for (uint32_t c = 0; c < nchunks; c++) {
+        put_vu(&ridx, chunk_first[c + 1] - chunk_first[c]);
+        for (uint32_t r = chunk_first[c]; r < chunk_first[c + 1]; r++)
+            put_vu(&ridx, w.rec_off[r + 1] - w.rec_off[r]);
+    }
+
+    ub_w_section *secs = calloc((size_t)nchunks + 3, sizeof *secs);
+    ZSTD_CCtx *cctx = ZSTD_createCCtx();
+    int rc = 0;
+    if (w.failed || strs.failed || ridx.failed || w.spec.failed ||
+        w.recs.failed || !secs || !cctx)
+        rc = -1;
+    size_t base = out->len;
+    if (rc == 0) {
+        unsigned char hdr[UB_USDB_HEADER_LEN] = {0};
+        memcpy(hdr, UB_USDB_MAGIC, UB_USDB_MAGIC_LEN);
+        ub_put_le16(hdr + 8, UB_USDB_MAJOR);
+        ub_put_le16(hdr + 10, UB_USDB_MINOR);
+        ub_buf_append(out, hdr, sizeof hdr);
+    }
+    size_t nsec = 0;
+    if (rc == 0)
+        rc = put_section(cctx, level, out, UB_USDB_TAG_STRS, strs.data,
+                         strs.len, &secs[nsec++]);
+    if (rc == 0)
+        rc = put_section(cctx, level, out, UB_USDB_TAG_SPEC, w.spec.data,
+                         w.spec.len, &secs[nsec++]);
+    if (rc == 0)
+        rc = put_section(cctx, level, out, UB_USDB_TAG_RIDX, ridx.data,
+                         ridx.len, &secs[nsec++]);
+    for (uint32_t c = 0; rc == 0 && c < nchunks; c++) {
+        uint64_t a = w.rec_off[chunk_first[c]];
+        uint64_t e = w.rec_off[chunk_first[c + 1]];
+        rc = put_section(cctx, level, out, UB_USDB_TAG_DATA, w.recs.data + a,
+                         (size_t)(e - a), &secs[nsec++]);
+    }
+    if (rc == 0) {
+        size_t index_off = out->len - base;
+        size_t ilen = 4 + nsec * UB_USDB_INDEX_ENTRY_LEN;
+        unsigned char *ix = (unsigned char *)ub_buf_reserve(out, ilen);
+        if (!ix) {
+            rc = -1;
+        } else {
+            ub_put_le32(ix, (uint32_t)nsec);
+            for (size_t i = 0; i < nsec; i++) {
+                unsigned char *e = ix + 4 + i * UB_USDB_INDEX_ENTRY_LEN;
+                ub_put_le32(e, secs[i].tag);
+                ub_put_le32(e + 4, secs[i].codec);
+                ub_put_le64(e + 8, secs[i].offset - base);
+                ub_put_le64(e + 16, secs[i].stored);
+                ub_put_le64(e + 24, secs[i].raw);
+                ub_put_le64(e + 32, secs[i].hash);
+            }
+            out->len += ilen;
+            unsigned char tr[UB_USDB_TRAILER_LEN];
+            ub_put_le64(tr, index_off);
+            ub_put_le64(tr + 8, ilen);
+            ub_put_le64(tr + 16, XXH3_64bits(ix, ilen));
+            ub_put_le16(tr + 24, UB_USDB_MAJOR);
+            ub_put_le16(tr + 26, UB_USDB_MINOR);
+            memcpy(tr + 28, UB_USDB_TAIL_MAGIC, 4);
+            ub_buf_append(out, tr, sizeof tr);
+        }
+    }
+    if (out->failed)
+        rc = -1;
+    ZSTD_freeCCtx(cctx);
+    free(secs);
+    free(chunk_first);
+    ub_buf_free(&strs);
+    ub_buf_free(&ridx);
+    ub_w_free(&w);
+    if (rc != 0)
+        return ub_w_fail(diags, layer, "out of memory");
+    return 0;
+}

@@ -1,0 +1,27 @@
+/*
+ * ub_usdb_write — a ub_layer to the usdbake binary format, .usdb
+ * (doc/binary-format.md).  The reader is in the runtime library
+ * (runtime/ub_usdb.h), which links without the compiler.
+ */
+#ifndef UB_USDB_WRITE_H
+#define UB_USDB_WRITE_H
+
+#include "ub_buf.h"
+#include "ub_diag.h"
+#include "ub_layer.h"
+
+/* zstd level used when the caller has no preference: the best size that
+ * still converts text at well over 100 MB/s (see the format's
+ * measurements). */
+#define UB_USDB_LEVEL_DEFAULT 9
+#define UB_USDB_LEVEL_MIN 0 /* no compression: every section stored */
+#define UB_USDB_LEVEL_MAX 22
+
+/* Append the .usdb encoding of layer to out, compressing with zstd at
+ * `level` (UB_USDB_LEVEL_MIN..MAX; 0 stores sections uncompressed).  Deterministic: the same layer and
+ * level always give the same bytes.  Returns 0, or -1 after adding an
+ * error to diags (out of memory, nesting deeper than the format allows). */
+int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
+                  ub_diags *diags);
+
+#endif

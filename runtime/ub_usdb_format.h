@@ -1,0 +1,78 @@
+/*
+ * ub_usdb_format — constants and byte-level helpers of the .usdb format
+ * (doc/binary-format.md), shared by the writer (backend/) and the reader
+ * (runtime/).  Private: not installed.
+ */
+#ifndef UB_USDB_FORMAT_H
+#define UB_USDB_FORMAT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#define UB_USDB_MAGIC "\x89USDB\r\n\x1a"
+#define UB_USDB_MAGIC_LEN 8
+#define UB_USDB_TAIL_MAGIC "UBEN"
+#define UB_USDB_MAJOR 1
+#define UB_USDB_MINOR 0
+#define UB_USDB_HEADER_LEN 16
+#define UB_USDB_TRAILER_LEN 32
+#define UB_USDB_INDEX_ENTRY_LEN 40
+#define UB_USDB_CHUNK_TARGET ((size_t)1 << 20)
+#define UB_USDB_MAX_DEPTH 1000
+
+#define UB_USDB_TAG(a, b, c, d)                                       \
+    ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 |       \
+     (uint32_t)(d) << 24)
+#define UB_USDB_TAG_STRS UB_USDB_TAG('S', 'T', 'R', 'S')
+#define UB_USDB_TAG_SPEC UB_USDB_TAG('S', 'P', 'E', 'C')
+#define UB_USDB_TAG_RIDX UB_USDB_TAG('R', 'I', 'D', 'X')
+#define UB_USDB_TAG_DATA UB_USDB_TAG('D', 'A', 'T', 'A')
+
+enum { UB_USDB_CODEC_STORED = 0, UB_USDB_CODEC_ZSTD = 1 };
+enum { UB_USDB_REC_VALUE = 'V', UB_USDB_REC_SERIES = 'S' };
+enum {
+    UB_USDB_LAYOUT_RAW = 0,
+    UB_USDB_LAYOUT_SPLIT = 1,
+    UB_USDB_LAYOUT_DELTA = 2,
+};
+enum { UB_USDB_TIMES_RAW = 0, UB_USDB_TIMES_ARITH = 1 };
+enum { UB_USDB_SERIES_RECS = 0, UB_USDB_SERIES_PACKED = 1 };
+/* Numeric blocks smaller than this are stored raw: splitting gains
+ * nothing on a few bytes. */
+#define UB_USDB_SPLIT_MIN 64
+
+static inline uint64_t ub_le64(const unsigned char *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+static inline uint32_t ub_le32(const unsigned char *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+           (uint32_t)p[3] << 24;
+}
+static inline uint16_t ub_le16(const unsigned char *p)
+{
+    return (uint16_t)(p[0] | p[1] << 8);
+}
+static inline void ub_put_le64(unsigned char *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static inline void ub_put_le32(unsigned char *p, uint32_t v)
+{
+    for (int i = 0; i < 4; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+static inline void ub_put_le16(unsigned char *p, uint16_t v)
+{
+    p[0] = (unsigned char)v;
+    p[1] = (unsigned char)(v >> 8);
+}
+
+#endif

@@ -1,0 +1,147 @@
+/* usdbake convert: a layer (text or binary) to usda text or .usdb binary. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ub_cli.h"
+#include "ub_loader.h"
+#include "ub_usda.h"
+#include "ub_usdb_write.h"
+
+static void ub_convert_usage(void)
+{
+    printf("usage: usdbake convert [--format usda|usdb] [--level N] "
+           "-o OUT INPUT\n"
+           "\n"
+           "Read the INPUT layer (usda text or usdbake binary, told apart by\n"
+           "content) and write it to OUT as usda text or as usdbake binary\n"
+           "(.usdb, doc/binary-format.md).  The output format follows OUT's\n"
+           "extension (.usda, .usdb) unless --format is given.  Converting\n"
+           "back and forth loses nothing: `usdbake cat` prints the same\n"
+           "text for both.  INPUT or OUT may be '-' (stdin/stdout; then\n"
+           "give --format for OUT).\n"
+           "\n"
+           "Options:\n"
+           "  -o, --output OUT   write to OUT (atomically)\n"
+           "  -f, --format FMT   usda or usdb\n"
+           "  -l, --level N      zstd level for usdb, 0 (store) to 22;\n"
+           "                     default %d\n"
+           "  -h, --help         show this help\n",
+           UB_USDB_LEVEL_DEFAULT);
+}
+
+static const char *ub_ext_format(const char *path)
+{
+    size_t n = strlen(path);
+    if (n >= 5 && strcmp(path + n - 5, ".usda") == 0)
+        return "usda";
+    if (n >= 5 && strcmp(path + n - 5, ".usdb") == 0)
+        return "usdb";
+    return NULL;
+}
+
+static int ub_convert_run(int argc, char **argv)
+{
+    const char *out = NULL, *input = NULL, *format = NULL;
+    int level = UB_USDB_LEVEL_DEFAULT;
+    bool options_done = false;
+    for (int i = 1; i < argc; i++) {
+        const char *v;
+        int r = 0;
+        if (!options_done && strcmp(argv[i], "--") == 0) {
+            options_done = true;
+        } else if (!options_done &&
+                   ((r = ub_cli_opt_value(argc, argv, &i, "-o", &v)) != 0 ||
+                    (r = ub_cli_opt_value(argc, argv, &i, "--output", &v)) !=
+                        0)) {
+            if (r < 0)
+                return ub_cli_usage_error("convert", "%s needs a file name",
+                                          argv[i]);
+            out = v;
+        } else if (!options_done &&
+                   ((r = ub_cli_opt_value(argc, argv, &i, "-f", &v)) != 0 ||
+                    (r = ub_cli_opt_value(argc, argv, &i, "--format", &v)) !=
+                        0)) {
+            if (r < 0 || (strcmp(v, "usda") != 0 && strcmp(v, "usdb") != 0))
+                return ub_cli_usage_error("convert",
+                                          "--format takes usda or usdb");
+            format = v;
+        } else if (!options_done &&
+                   ((r = ub_cli_opt_value(argc, argv, &i, "-l", &v)) != 0 ||
+                    (r = ub_cli_opt_value(argc, argv, &i, "--level", &v)) !=
+                        0)) {
+            char *end;
+            long l = r > 0 ? strtol(v, &end, 10) : -1;
+            if (r < 0 || *v == '\0' || *end != '\0' || l < 0 ||
+                l > UB_USDB_LEVEL_MAX)
+                return ub_cli_usage_error(
+                    "convert", "--level takes a number from 0 to %d",
+                    UB_USDB_LEVEL_MAX);
+            level = (int)l;
+        } else if (!options_done && argv[i][0] == '-' && argv[i][1]) {
+            return ub_cli_usage_error("convert", "unknown option '%s'",
+                                      argv[i]);
+        } else if (input) {
+            return ub_cli_usage_error("convert",
+                                      "takes one input layer, got '%s' and "
+                                      "'%s'",
+                                      input, argv[i]);
+        } else {
+            input = argv[i];
+        }
+    }
+    if (!input)
+        return ub_cli_usage_error("convert", "no input layer given");
+    if (!out)
+        return ub_cli_usage_error("convert", "no output given (-o OUT)");
+    if (!format)
+        format = ub_ext_format(out);
+    if (!format)
+        return ub_cli_usage_error(
+            "convert",
+            "cannot tell the output format from '%s'; name it .usda or "
+            ".usdb, or give --format",
+            out);
+
+    ub_strtab *strtab = ub_strtab_new();
+    ub_diags *diags = ub_diags_new();
+    ub_loader *ld = strtab && diags ? ub_loader_new(strtab, diags) : NULL;
+    ub_buf bytes;
+    ub_buf_init(&bytes);
+    int status = UB_EXIT_OK;
+    if (!ld) {
+        fprintf(stderr, "usdbake: error: out of memory\n");
+        status = UB_EXIT_INPUT;
+    } else {
+        ub_layer *layer =
+            ub_loader_open(ld, input, NULL, (ub_loc){NULL, 0, 0});
+        int rc = -1;
+        if (layer)
+            rc = strcmp(format, "usdb") == 0
+                     ? ub_usdb_write(layer, level, &bytes, diags)
+                     : ub_usda_write(layer, &bytes);
+        if (!layer || rc != 0)
+            status = UB_EXIT_INPUT;
+    }
+    if (diags)
+        ub_cli_print_diags(diags);
+    if (status == UB_EXIT_OK && bytes.failed) {
+        fprintf(stderr, "usdbake: error: out of memory\n");
+        status = UB_EXIT_INPUT;
+    }
+    if (status == UB_EXIT_OK &&
+        ub_cli_write_output(out, bytes.data, bytes.len) != 0)
+        status = UB_EXIT_INPUT;
+    ub_buf_free(&bytes);
+    ub_loader_free(ld);
+    ub_diags_free(diags);
+    ub_strtab_free(strtab);
+    return status;
+}
+
+const ub_command ub_cmd_convert = {
+    .name = "convert",
+    .summary = "convert a layer between usda text and usdbake binary",
+    .run = ub_convert_run,
+    .usage = ub_convert_usage,
+};
