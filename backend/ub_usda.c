@@ -21,24 +21,49 @@
 
 #include "ub_format.h"
 
+/* Appends with the capacity check inlined: the writer appends millions
+ * of short pieces, so the common case must not be a function call. */
+static inline void ub_app(ub_buf *b, const void *p, size_t n)
+{
+    if (b->data && b->cap - b->len >= n) {
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+    } else {
+        ub_buf_append(b, p, n);
+    }
+}
+
+static inline void ub_pc(ub_buf *b, char c)
+{
+    if (b->data && b->len < b->cap)
+        b->data[b->len++] = c;
+    else
+        ub_buf_putc(b, c);
+}
+
+static inline void ub_ps(ub_buf *b, const char *s)
+{
+    ub_app(b, s, strlen(s));
+}
+
 #define UB_IND "                                                                "
 
 static void ub_ind(ub_buf *b, unsigned n)
 {
     size_t len = (size_t)n * 4;
     while (len > sizeof UB_IND - 1) {
-        ub_buf_append(b, UB_IND, sizeof UB_IND - 1);
+        ub_app(b, UB_IND, sizeof UB_IND - 1);
         len -= sizeof UB_IND - 1;
     }
-    ub_buf_append(b, UB_IND, len);
+    ub_app(b, UB_IND, len);
 }
 
 /* Append a string literal (only literals: the length is its sizeof). */
-#define PUTS(b, lit) ub_buf_append((b), "" lit, sizeof(lit) - 1)
+#define PUTS(b, lit) ub_app((b), "" lit, sizeof(lit) - 1)
 
 static void ub_put_str(ub_buf *b, const char *s)
 {
-    ub_buf_append(b, s, ub_str_len(s));
+    ub_app(b, s, ub_str_len(s));
 }
 
 static void ub_put_q(ub_buf *b, const char *s)
@@ -137,16 +162,18 @@ static bool ub_dict_less(const char *ls, const char *rs)
  * sort orders are over field names. */
 static const char *ub_field_name(const char *key)
 {
-    static const char *const map[][2] = {
-        {"doc", "documentation"},
-        {"inherits", "inheritPaths"},
-        {"variants", "variantSelection"},
-        {"variantSets", "variantSetNames"},
-    };
-    for (size_t i = 0; i < sizeof map / sizeof map[0]; i++)
-        if (strcmp(key, map[i][0]) == 0)
-            return map[i][1];
-    return key;
+    switch (key[0]) { /* sorting calls this a lot: test the first byte */
+    case 'd':
+        return strcmp(key, "doc") == 0 ? "documentation" : key;
+    case 'i':
+        return strcmp(key, "inherits") == 0 ? "inheritPaths" : key;
+    case 'v':
+        if (strcmp(key, "variants") == 0)
+            return "variantSelection";
+        return strcmp(key, "variantSets") == 0 ? "variantSetNames" : key;
+    default:
+        return key;
+    }
 }
 
 static int ub_cmp_field_dict(const void *a, const void *b)
@@ -254,13 +281,13 @@ static void ub_write_untyped(ub_buf *b, const ub_untyped *u)
         break;
     case UB_U_TUPLE:
     case UB_U_LIST:
-        ub_buf_putc(b, u->kind == UB_U_TUPLE ? '(' : '[');
+        ub_pc(b, u->kind == UB_U_TUPLE ? '(' : '[');
         for (uint32_t i = 0; i < u->n; i++) {
             if (i)
                 PUTS(b, ", ");
             ub_write_untyped(b, &u->child[i]);
         }
-        ub_buf_putc(b, u->kind == UB_U_TUPLE ? ')' : ']');
+        ub_pc(b, u->kind == UB_U_TUPLE ? ')' : ']');
         break;
     }
 }
@@ -300,7 +327,7 @@ static void ub_write_offset(ub_w *w, unsigned indent, bool multi,
         PUTS(b, "offset = ");
         ub_put_double(b, o.offset);
         if (multi)
-            ub_buf_putc(b, '\n');
+            ub_pc(b, '\n');
     }
     if (o.scale != 1.0) {
         if (!multi && o.offset != 0.0)
@@ -310,10 +337,10 @@ static void ub_write_offset(ub_w *w, unsigned indent, bool multi,
         PUTS(b, "scale = ");
         ub_put_double(b, o.scale);
         if (multi)
-            ub_buf_putc(b, '\n');
+            ub_pc(b, '\n');
     }
     if (!multi)
-        ub_buf_putc(b, ')');
+        ub_pc(b, ')');
 }
 
 static bool ub_dict_nonempty(const ub_dict *d)
@@ -352,7 +379,7 @@ static void ub_write_listop_item(ub_w *w, unsigned indent, const ub_type *t,
         PUTS(b, "customData = ");
         ub_write_dict(w, indent + 1, r->custom_data, false);
         ub_ind(b, indent);
-        ub_buf_putc(b, ')');
+        ub_pc(b, ')');
     }
 }
 
@@ -368,10 +395,10 @@ static void ub_write_listop_list(ub_w *w, unsigned indent, const char *name,
     ub_buf *b = w->b;
     ub_ind(b, indent);
     if (op) {
-        ub_buf_puts(b, op);
-        ub_buf_putc(b, ' ');
+        ub_ps(b, op);
+        ub_pc(b, ' ');
     }
-    ub_buf_puts(b, name);
+    ub_ps(b, name);
     PUTS(b, " = ");
     uint32_t n = items->kind == UB_V_DATA ? items->count : 0;
     if (n == 0) {
@@ -389,10 +416,10 @@ static void ub_write_listop_list(ub_w *w, unsigned indent, const char *name,
         needs_brackets = ub_dict_nonempty(((const ub_reference *)e)->custom_data);
     if (n == 1 && !needs_brackets) {
         ub_write_listop_item(w, 0, t, e);
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
         return;
     }
-    ub_buf_puts(b, per_line ? "[\n" : "[");
+    ub_ps(b, per_line ? "[\n" : "[");
     for (uint32_t i = 0; i < n; i++) {
         ub_write_listop_item(w, per_line ? indent + 1 : 0, t,
                              e + (size_t)i * esz);
@@ -402,7 +429,7 @@ static void ub_write_listop_list(ub_w *w, unsigned indent, const char *name,
             else
                 PUTS(b, ", ");
         } else if (per_line) {
-            ub_buf_putc(b, '\n');
+            ub_pc(b, '\n');
         }
     }
     if (per_line)
@@ -464,7 +491,7 @@ static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
                 ub_put_value(b, val);
             if (i + 1 < n)
                 PUTS(b, ", ");
-            ub_buf_putc(b, '\n');
+            ub_pc(b, '\n');
             continue;
         }
         bool ident = ub_is_identifier(e->key);
@@ -474,20 +501,20 @@ static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
              val->type->scalar == UB_SC_DICT)) {
             PUTS(b, "dictionary ");
         } else if (val->kind == UB_V_DATA && val->type) {
-            ub_buf_puts(b, val->type->name);
+            ub_ps(b, val->type->name);
             if (val->is_array)
                 PUTS(b, "[]");
-            ub_buf_putc(b, ' ');
+            ub_pc(b, ' ');
         } else if (val->kind == UB_V_LISTOP && val->type) {
-            ub_buf_puts(b, val->type->name);
-            ub_buf_putc(b, ' ');
+            ub_ps(b, val->type->name);
+            ub_pc(b, ' ');
         }
         if (ident) {
             ub_put_str(b, e->key);
         } else { /* OpenUSD wraps the key in quotes without escaping */
-            ub_buf_putc(b, '"');
+            ub_pc(b, '"');
             ub_put_str(b, e->key);
-            ub_buf_putc(b, '"');
+            ub_pc(b, '"');
         }
         PUTS(b, " = ");
         if (val->kind == UB_V_DICT) {
@@ -505,7 +532,7 @@ static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
             ub_write_untyped(b, val->u.untyped);
         else
             ub_put_value(b, val);
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
     }
     if (n)
         ub_ptrs_free(&sp);
@@ -560,7 +587,7 @@ static int ub_cmp_reloc(const void *x, const void *y)
 static void ub_relative_path(ub_buf *out, const char *path, const char *anchor)
 {
     if (path[0] != '/') {
-        ub_buf_puts(out, path);
+        ub_ps(out, path);
         return;
     }
     /* common prefix by elements */
@@ -568,7 +595,7 @@ static void ub_relative_path(ub_buf *out, const char *path, const char *anchor)
     const char *pcommon = p;
     const char *acommon = a;
     if (strcmp(anchor, "/") == 0) {
-        ub_buf_puts(out, path + 1);
+        ub_ps(out, path + 1);
         return;
     }
     for (;;) {
@@ -599,16 +626,16 @@ static void ub_relative_path(ub_buf *out, const char *path, const char *anchor)
     bool first = true;
     for (unsigned i = 0; i < ups; i++) {
         if (!first)
-            ub_buf_putc(out, '/');
+            ub_pc(out, '/');
         PUTS(out, "..");
         first = false;
     }
     if (*pcommon) {
         if (!first)
-            ub_buf_putc(out, '/');
-        ub_buf_puts(out, pcommon);
+            ub_pc(out, '/');
+        ub_ps(out, pcommon);
     } else if (first) {
-        ub_buf_putc(out, '.');
+        ub_pc(out, '.');
     }
 }
 
@@ -642,7 +669,7 @@ static void ub_write_relocates(ub_w *w, unsigned indent, const ub_value *v,
             offs[i] = scratch.len;
             if (s[0])
                 ub_relative_path(&scratch, s, anchor);
-            ub_buf_putc(&scratch, '\0');
+            ub_pc(&scratch, '\0');
         }
     }
     for (uint32_t i = 0; i < n; i++) {
@@ -663,7 +690,7 @@ static void ub_write_relocates(ub_w *w, unsigned indent, const ub_value *v,
         ub_put_path(b, r[i].dst, strlen(r[i].dst));
         if (i + 1 < n)
             PUTS(b, ", ");
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
     }
     ub_ind(b, indent);
     PUTS(b, "}\n");
@@ -677,14 +704,14 @@ static void ub_write_name_vector(ub_buf *b, const ub_value *v)
 {
     uint32_t n = v->kind == UB_V_DATA ? v->count : 0;
     if (n > 1)
-        ub_buf_putc(b, '[');
+        ub_pc(b, '[');
     for (uint32_t i = 0; i < n; i++) {
         if (i)
             PUTS(b, ", ");
         ub_put_q(b, ub_value_str(v, i));
     }
     if (n > 1)
-        ub_buf_putc(b, ']');
+        ub_pc(b, ']');
 }
 
 /* Write a token value bare (permission, symmetryFunction, displayUnit). */
@@ -718,7 +745,7 @@ static void ub_write_simple_field(ub_w *w, unsigned indent, const ub_field *f)
         return;
     }
     ub_write_field_value(w, v);
-    ub_buf_putc(b, '\n');
+    ub_pc(b, '\n');
 }
 
 static bool ub_key_is(const ub_field *f, const char *s)
@@ -790,7 +817,7 @@ static bool ub_write_common_field(ub_w *w, unsigned indent, const ub_field *f)
             ub_put_q(b, ub_value_str(&f->value, 0));
         else
             ub_write_field_value(w, &f->value);
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
         return true;
     }
     if (ub_key_is(f, "permission") || ub_key_is(f, "symmetryFunction")) {
@@ -798,7 +825,7 @@ static bool ub_write_common_field(ub_w *w, unsigned indent, const ub_field *f)
         ub_put_str(b, f->key);
         PUTS(b, " = ");
         ub_put_bare(b, &f->value);
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
         return true;
     }
     return false;
@@ -823,7 +850,7 @@ static void ub_write_prim_meta(ub_w *w, const ub_prim *prim, unsigned indent,
     if (has_comment) {
         ub_ind(b, indent + 1);
         ub_put_q(b, ub_comment_text(comment));
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
     }
     for (uint32_t i = 0; i < n; i++) {
         const ub_field *f = sp.v[i];
@@ -839,12 +866,12 @@ static void ub_write_prim_meta(ub_w *w, const ub_prim *prim, unsigned indent,
                     continue;
                 ub_ind(b, indent + 1);
                 if (p != UB_LO_EXPLICIT) {
-                    ub_buf_puts(b, ub_listop_ops[p]);
-                    ub_buf_putc(b, ' ');
+                    ub_ps(b, ub_listop_ops[p]);
+                    ub_pc(b, ' ');
                 }
                 PUTS(b, "variantSets = ");
                 ub_write_name_vector(b, &lo->part[p]);
-                ub_buf_putc(b, '\n');
+                ub_pc(b, '\n');
             }
             continue;
         }
@@ -871,7 +898,7 @@ static void ub_write_prim_meta(ub_w *w, const ub_prim *prim, unsigned indent,
         ub_write_simple_field(w, indent + 1, f);
     }
     ub_ind(b, indent);
-    ub_buf_putc(b, ')');
+    ub_pc(b, ')');
     ub_ptrs_free(&sp);
 }
 
@@ -888,7 +915,7 @@ static void ub_write_prop_meta(ub_w *w, const ub_prop *prop, unsigned indent,
     if (has_comment) {
         ub_ind(b, indent + 1);
         ub_put_q(b, ub_comment_text(comment));
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
     }
     for (uint32_t i = 0; i < n; i++) {
         const ub_field *f = sp->v[i];
@@ -898,13 +925,13 @@ static void ub_write_prop_meta(ub_w *w, const ub_prop *prop, unsigned indent,
             ub_ind(b, indent + 1);
             PUTS(b, "displayUnit = ");
             ub_put_bare(b, &f->value);
-            ub_buf_putc(b, '\n');
+            ub_pc(b, '\n');
             continue;
         }
         ub_write_simple_field(w, indent + 1, f);
     }
     ub_ind(b, indent);
-    ub_buf_putc(b, ')');
+    ub_pc(b, ')');
 }
 
 static void ub_put_type_name(ub_buf *b, const ub_prop *p)
@@ -914,7 +941,7 @@ static void ub_put_type_name(ub_buf *b, const ub_prop *p)
     if (p->type_name)
         ub_put_str(b, p->type_name);
     else if (p->type)
-        ub_buf_puts(b, p->type->name);
+        ub_ps(b, p->type->name);
     if (p->is_array)
         PUTS(b, "[]");
 }
@@ -943,13 +970,13 @@ static void ub_write_connect(ub_w *w, unsigned indent, const ub_prop *p,
     ub_buf *b = w->b;
     ub_ind(b, indent);
     if (op) {
-        ub_buf_puts(b, op);
-        ub_buf_putc(b, ' ');
+        ub_ps(b, op);
+        ub_pc(b, ' ');
     }
     if (p->variability != UB_VARYING)
         PUTS(b, "uniform ");
     ub_put_type_name(b, p);
-    ub_buf_putc(b, ' ');
+    ub_pc(b, ' ');
     ub_put_str(b, p->name);
     PUTS(b, ".connect = ");
     uint32_t n = items->kind == UB_V_DATA ? items->count : 0;
@@ -958,7 +985,7 @@ static void ub_write_connect(ub_w *w, unsigned indent, const ub_prop *p,
     } else if (n == 1) {
         const char *s = ub_value_str(items, 0);
         ub_put_path(b, s, ub_str_len(s));
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
     } else {
         PUTS(b, "[\n");
         for (uint32_t i = 0; i < n; i++) {
@@ -991,7 +1018,7 @@ static void ub_write_attribute(ub_w *w, const ub_prop *p, unsigned indent)
         if (p->variability != UB_VARYING)
             PUTS(b, "uniform ");
         ub_put_type_name(b, p);
-        ub_buf_putc(b, ' ');
+        ub_pc(b, ' ');
         ub_put_str(b, p->name);
         if (has_default) {
             PUTS(b, " = ");
@@ -1001,7 +1028,7 @@ static void ub_write_attribute(ub_w *w, const ub_prop *p, unsigned indent)
                 ub_put_value(b, &p->default_value);
         }
         ub_write_prop_meta(w, p, indent, comment, &sp, n);
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
     }
     ub_ptrs_free(&sp);
     if (has_samples) {
@@ -1009,7 +1036,7 @@ static void ub_write_attribute(ub_w *w, const ub_prop *p, unsigned indent)
         if (p->variability != UB_VARYING)
             PUTS(b, "uniform ");
         ub_put_type_name(b, p);
-        ub_buf_putc(b, ' ');
+        ub_pc(b, ' ');
         ub_put_str(b, p->name);
         PUTS(b, ".timeSamples = {\n");
         ub_write_samples(w, indent, &p->samples);
@@ -1041,7 +1068,7 @@ static void ub_write_targets(ub_w *w, unsigned indent, const ub_value *items)
             PUTS(b, ",\n");
         }
         ub_ind(b, indent);
-        ub_buf_putc(b, ']');
+        ub_pc(b, ']');
     } else {
         PUTS(b, " = ");
         if (n == 1) {
@@ -1072,7 +1099,7 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
         ub_ind(b, indent);
         if (p->custom)
             PUTS(b, "custom ");
-        ub_buf_puts(b, varying);
+        ub_ps(b, varying);
         PUTS(b, "rel ");
         ub_put_str(b, p->name);
         if (explicit_targets) {
@@ -1083,14 +1110,14 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
                 ub_write_targets(w, indent, t);
         }
         ub_write_prop_meta(w, p, indent, comment, &sp, n);
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
     } else if (p->custom) {
         ub_ind(b, indent);
         PUTS(b, "custom ");
-        ub_buf_puts(b, varying);
+        ub_ps(b, varying);
         PUTS(b, "rel ");
         ub_put_str(b, p->name);
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
     }
     ub_ptrs_free(&sp);
     if (target_ops) {
@@ -1098,18 +1125,18 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
             if (!ub_part_nonempty(lo, k))
                 continue;
             ub_ind(b, indent);
-            ub_buf_puts(b, ub_listop_ops[k]);
-            ub_buf_putc(b, ' ');
-            ub_buf_puts(b, varying);
+            ub_ps(b, ub_listop_ops[k]);
+            ub_pc(b, ' ');
+            ub_ps(b, varying);
             PUTS(b, "rel ");
             ub_put_str(b, p->name);
             ub_write_targets(w, indent, &lo->part[k]);
-            ub_buf_putc(b, '\n');
+            ub_pc(b, '\n');
         }
     }
     if (p->samples.authored) {
         ub_ind(b, indent);
-        ub_buf_puts(b, varying);
+        ub_ps(b, varying);
         PUTS(b, "rel ");
         ub_put_str(b, p->name);
         PUTS(b, ".timeSamples = {\n");
@@ -1117,14 +1144,14 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
     }
     if (p->default_target) {
         ub_ind(b, indent);
-        ub_buf_puts(b, varying);
+        ub_ps(b, varying);
         PUTS(b, "rel ");
         ub_put_str(b, p->name);
         PUTS(b, ".default = ");
         ub_put_path(b, p->default_target, ub_str_len(p->default_target));
         /* OpenUSD indents the newline that ends this statement. */
         ub_ind(b, indent);
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
     }
 }
 
@@ -1158,7 +1185,7 @@ static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
             ub_write_prim_meta(w, var, indent + 1, path);
             PUTS(b, " {\n");
             ub_write_body(w, var, indent + 1, path);
-            ub_buf_putc(b, '\n');
+            ub_pc(b, '\n');
             ub_ind(b, indent + 1);
             PUTS(b, "}\n");
         }
@@ -1181,13 +1208,13 @@ static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent,
         ub_ind(b, indent + 1);
         PUTS(b, "reorder properties = ");
         ub_write_name_vector(b, &prim->property_order);
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
     }
     if (ub_order_count(&prim->prim_order) > 1) {
         ub_ind(b, indent + 1);
         PUTS(b, "reorder nameChildren = ");
         ub_write_name_vector(b, &prim->prim_order);
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
     }
     uint32_t np = prim->props.n;
     if (np) {
@@ -1208,10 +1235,10 @@ static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent,
         ub_ptrs_free(&sp);
     }
     if (np && prim->children.n)
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
     for (uint32_t i = 0; i < prim->children.n; i++) {
         if (i)
-            ub_buf_putc(b, '\n');
+            ub_pc(b, '\n');
         ub_write_prim(w, prim->children.v[i], indent + 1);
     }
     ub_write_variant_sets(w, prim, indent + 1, path);
@@ -1251,15 +1278,15 @@ static void ub_write_prim(ub_w *w, const ub_prim *prim, unsigned indent)
 {
     ub_buf *b = w->b;
     ub_ind(b, indent);
-    ub_buf_puts(b, ub_specifiers[prim->specifier <= UB_CLASS ? prim->specifier
+    ub_ps(b, ub_specifiers[prim->specifier <= UB_CLASS ? prim->specifier
                                                              : 0]);
     /* "__AnyType__" is OpenUSD's spelling of "no type". */
     if (prim->type_name && prim->type_name[0] &&
         strcmp(prim->type_name, "__AnyType__") != 0) {
-        ub_buf_putc(b, ' ');
+        ub_pc(b, ' ');
         ub_put_str(b, prim->type_name);
     }
-    ub_buf_putc(b, ' ');
+    ub_pc(b, ' ');
     ub_put_q(b, prim->name);
     bool need_path = ub_find(&prim->meta, "relocates") != NULL;
     char pathbuf[1024];
@@ -1282,7 +1309,7 @@ static void ub_write_prim(ub_w *w, const ub_prim *prim, unsigned indent)
         }
     }
     ub_write_prim_meta(w, prim, indent, path);
-    ub_buf_putc(b, '\n');
+    ub_pc(b, '\n');
     ub_ind(b, indent);
     PUTS(b, "{\n");
     ub_write_body(w, prim, indent, path);
@@ -1303,7 +1330,7 @@ static void ub_write_sublayers(ub_w *w, const ub_layer *l)
         if (i + 1 < l->n_sublayers)
             PUTS(b, ",\n");
         else
-            ub_buf_putc(b, '\n');
+            ub_pc(b, '\n');
     }
     PUTS(b, "    ]\n");
 }
@@ -1350,7 +1377,7 @@ static void ub_write_header(ub_w *w, const ub_layer *l)
     if (ub_comment_nonempty(comment)) {
         ub_ind(b, 1);
         ub_put_q(b, ub_comment_text(comment));
-        ub_buf_putc(b, '\n');
+        ub_pc(b, '\n');
     }
     for (uint32_t i = 0; i < m; i++) {
         const ub_field *f = v[i];
@@ -1362,7 +1389,7 @@ static void ub_write_header(ub_w *w, const ub_layer *l)
                 ub_value_str(&f->value, 0)[0]) {
                 PUTS(b, "    doc = ");
                 ub_put_q(b, ub_value_str(&f->value, 0));
-                ub_buf_putc(b, '\n');
+                ub_pc(b, '\n');
             }
         } else if (ub_key_is(f, "hasOwnedSubLayers")) {
             const ub_value *hv = &f->value;
@@ -1392,14 +1419,14 @@ int ub_usda_write(const ub_layer *layer, ub_buf *out)
         if (ub_order_count(&root->prim_order) > 1) {
             PUTS(out, "\nreorder rootPrims = ");
             ub_write_name_vector(out, &root->prim_order);
-            ub_buf_putc(out, '\n');
+            ub_pc(out, '\n');
         }
         for (uint32_t i = 0; i < root->children.n; i++) {
-            ub_buf_putc(out, '\n');
+            ub_pc(out, '\n');
             ub_write_prim(&w, root->children.v[i], 0);
         }
     }
-    ub_buf_putc(out, '\n');
+    ub_pc(out, '\n');
     if (w.oom)
         out->failed = true;
     return out->failed ? -1 : 0;

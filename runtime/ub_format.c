@@ -782,9 +782,28 @@ void ub_put_quoted(ub_buf *b, const char *s, size_t n)
     const char *nul = memchr(s, '\0', n);
     if (nul)
         n = (size_t)(nul - s);
-    bool has_dq = memchr(s, '"', n) != NULL;
-    bool has_sq = memchr(s, '\'', n) != NULL;
-    bool triple = memchr(s, '\n', n) != NULL;
+    /* One pass decides the quotes and whether anything needs escaping. */
+    bool has_dq = false, has_sq = false, triple = false, plain = true;
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n; i++) {
+        unsigned char c = u[i];
+        if (c < 32 || c > 126 || c == '\\' || c == '"' || c == '\'') {
+            plain = false;
+            has_dq |= c == '"';
+            has_sq |= c == '\'';
+            triple |= c == '\n';
+        }
+    }
+    if (plain) {
+        char *w = ub_buf_reserve(b, n + 2);
+        if (!w)
+            return;
+        w[0] = '"';
+        memcpy(w + 1, s, n);
+        w[n + 1] = '"';
+        b->len += n + 2;
+        return;
+    }
     char q = (has_dq && !has_sq) ? '\'' : '"';
     /* worst case: every byte as \xNN, plus quotes */
     char *w = ub_buf_reserve(b, 4 * n + 6);
@@ -796,7 +815,6 @@ void ub_put_quoted(ub_buf *b, const char *s, size_t n)
         *p++ = q;
         *p++ = q;
     }
-    const unsigned char *u = (const unsigned char *)s;
     for (size_t i = 0; i < n; i++) {
         unsigned char c = u[i];
         if (c >= 0x80) {
