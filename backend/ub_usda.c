@@ -220,6 +220,13 @@ static int ub_cmp_dict_entry(const void *a, const void *b)
     return strcmp(ea->key, eb->key);
 }
 
+/* A single string-like value (string, token, ...). */
+static bool ub_is_str1(const ub_value *v)
+{
+    return v->kind == UB_V_DATA && v->type && v->count == 1 &&
+           v->type->scalar == UB_SC_STRING;
+}
+
 /* --- the writer ----------------------------------------------------------- */
 
 typedef struct ub_w {
@@ -484,8 +491,7 @@ static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
             ub_ind(b, indent + 1);
             ub_put_q(b, e->key);
             PUTS(b, ": ");
-            if (val->kind == UB_V_DATA && val->count == 1 &&
-                val->type->scalar == UB_SC_STRING)
+            if (ub_is_str1(val))
                 ub_put_q(b, ub_value_str(val, 0));
             else
                 ub_put_value(b, val);
@@ -794,9 +800,7 @@ static uint32_t ub_sorted_fields(ub_w *w, const ub_fields *meta,
 
 static bool ub_comment_nonempty(const ub_field *c)
 {
-    return c && c->value.kind == UB_V_DATA && c->value.count == 1 &&
-           c->value.type->scalar == UB_SC_STRING &&
-           ub_value_str(&c->value, 0)[0];
+    return c && ub_is_str1(&c->value) && ub_value_str(&c->value, 0)[0];
 }
 
 static const char *ub_comment_text(const ub_field *c)
@@ -812,8 +816,7 @@ static bool ub_write_common_field(ub_w *w, unsigned indent, const ub_field *f)
     if (ub_key_is(f, "doc")) {
         ub_ind(b, indent);
         PUTS(b, "doc = ");
-        if (f->value.kind == UB_V_DATA && f->value.count == 1 &&
-            f->value.type->scalar == UB_SC_STRING)
+        if (ub_is_str1(&f->value))
             ub_put_q(b, ub_value_str(&f->value, 0));
         else
             ub_write_field_value(w, &f->value);
@@ -1384,16 +1387,14 @@ static void ub_write_header(ub_w *w, const ub_layer *l)
         if (f == &sub_key) {
             ub_write_sublayers(w, l);
         } else if (ub_key_is(f, "doc")) {
-            if (f->value.kind == UB_V_DATA && f->value.count == 1 &&
-                f->value.type->scalar == UB_SC_STRING &&
-                ub_value_str(&f->value, 0)[0]) {
+            if (ub_is_str1(&f->value) && ub_value_str(&f->value, 0)[0]) {
                 PUTS(b, "    doc = ");
                 ub_put_q(b, ub_value_str(&f->value, 0));
                 ub_pc(b, '\n');
             }
         } else if (ub_key_is(f, "hasOwnedSubLayers")) {
             const ub_value *hv = &f->value;
-            if (hv->kind == UB_V_DATA && hv->count == 1 &&
+            if (hv->kind == UB_V_DATA && hv->count == 1 && hv->type &&
                 hv->type->id == UB_TY_BOOL && *(const uint8_t *)hv->u.data)
                 PUTS(b, "    hasOwnedSubLayers = true\n");
         } else {

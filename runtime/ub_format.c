@@ -55,6 +55,37 @@ static inline void ub_put_digits(char *out, uint64_t v, int len)
         *--p = (char)('0' + w % 10);
 }
 
+/* n digits of v with a '.' after the first `point` (0 < point < n),
+ * written backwards: no division by a variable power of ten. */
+static inline void ub_put_digits_dot(char *out, uint64_t v, int n, int point)
+{
+    char *p = out + n + 1;
+    int frac = n - point;
+    if (v > UINT32_MAX) { /* long doubles: plain 64-bit loop */
+        for (; frac > 0; frac--) {
+            *--p = (char)('0' + v % 10);
+            v /= 10;
+        }
+        *--p = '.';
+        ub_put_digits(out, v, point);
+        return;
+    }
+    uint32_t w = (uint32_t)v;
+    for (; frac >= 2; frac -= 2) {
+        unsigned r = w % 100;
+        w /= 100;
+        p -= 2;
+        p[0] = ub_digit_pairs[2 * r];
+        p[1] = ub_digit_pairs[2 * r + 1];
+    }
+    if (frac) {
+        *--p = (char)('0' + w % 10);
+        w /= 10;
+    }
+    *--p = '.';
+    ub_put_digits(out, w, point);
+}
+
 /* Decimal digits of v, most significant first; returns the count. */
 static size_t ub_u64_digits(char *out, uint64_t v)
 {
@@ -496,20 +527,15 @@ static size_t ub_layout(char *out, bool neg, uint64_t digits, int exp10)
             for (int i = n; i < point; i++)
                 *p++ = '0';
         } else {
-            uint64_t div = ub_pow10[n - point];
-            ub_put_digits(p, digits / div, point);
-            p += point;
-            *p++ = '.';
-            ub_put_digits(p, digits % div, n - point);
-            p += n - point;
+            ub_put_digits_dot(p, digits, n, point);
+            p += n + 1;
         }
     } else {
-        uint64_t div = ub_pow10[n - 1];
-        *p++ = (char)('0' + digits / div);
         if (n > 1) {
-            *p++ = '.';
-            ub_put_digits(p, digits % div, n - 1);
-            p += n - 1;
+            ub_put_digits_dot(p, digits, n, 1);
+            p += n + 1;
+        } else {
+            *p++ = (char)('0' + digits);
         }
         *p++ = 'e';
         if (exponent < 0) {
