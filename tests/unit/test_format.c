@@ -312,6 +312,37 @@ static void test_double_closest(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* Same for float: the shortest digits are the closest to the value. */
+static void test_float_closest(void)
+{
+    int bad = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint32_t bits = (uint32_t)rnd();
+        float x;
+        memcpy(&x, &bits, sizeof x);
+        if (!isfinite(x) || x == 0)
+            continue;
+        uint32_t digits;
+        int e10;
+        ub_shortest_float(fabsf(x), &digits, &e10);
+        char ours[32];
+        int n = snprintf(ours, sizeof ours, "%u", digits);
+        char lib[64];
+        snprintf(lib, sizeof lib, "%.*e", n - 1, (double)fabsf(x));
+        char libd[32];
+        int k = 0;
+        for (char *p = lib; *p && *p != 'e'; p++)
+            if (*p != '.')
+                libd[k++] = *p;
+        libd[k] = '\0';
+        if (strcmp(ours, libd) != 0 && strtof(lib, NULL) == fabsf(x) &&
+            bad++ < 5)
+            fprintf(stderr, "float %a: ours %s lib %s\n", (double)x, ours,
+                    lib);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 static const char *V(ub_buf *b)
 {
     ub_buf_putc(b, '\0');
@@ -417,6 +448,7 @@ int main(void)
     CU_add_test(s, "double: round trip and shortest", test_double_roundtrip);
     CU_add_test(s, "float: round trip and shortest", test_float_roundtrip);
     CU_add_test(s, "double: closest of the shortest", test_double_closest);
+    CU_add_test(s, "float: closest of the shortest", test_float_closest);
     CU_add_test(s, "strings and asset paths", test_quoting);
     CU_add_test(s, "values", test_values);
     CU_basic_set_mode(CU_BRM_VERBOSE);

@@ -640,6 +640,57 @@ static void test_deterministic(void)
     ub_buf_free(&second);
 }
 
+static void test_relocates_and_substitutions(void)
+{
+    const char *lr[] = {"/source", "/target", "/absolute", "/x/y", "/to/del",
+                        ""};
+    set_meta(&L->meta, "relocates", strs_value(UB_TY_PATH, lr, 6));
+    ub_prim *a = def(NULL, NULL, "A");
+    ub_prim *b = def(a, NULL, "B");
+    const char *pr[] = {"/A/B/rel/path", "/A/B/other", "/source", "/target",
+                        "/A/B", "/A/B/c", "/A/B/to/del", ""};
+    set_meta(&b->meta, "relocates", strs_value(UB_TY_PATH, pr, 8));
+    ub_dict *d = ub_dict_new(L->arena);
+    ub_dict_set(L->arena, d, S("/old"), str_value(UB_TY_STRING, "/new"),
+                noloc);
+    ub_dict_set(L->arena, d, S("/a"), str_value(UB_TY_STRING, "/b"), noloc);
+    set_meta(&b->meta, "prefixSubstitutions",
+             (ub_value){.kind = UB_V_DICT, .u.dict = d});
+    ub_value v;
+    ub_listop *lo = listop(&v, UB_TY_STRING);
+    set_part(lo, UB_LO_EXPLICIT,
+             strs_value(UB_TY_STRING, (const char *[]){"v1", "v2"}, 2));
+    set_meta(&b->meta, "variantSets", v);
+    check("#usda 1.0\n"
+          "(\n"
+          "    relocates = {\n"
+          "        </source>: </target>, \n"
+          "        </absolute>: </x/y>, \n"
+          "        </to/del>: <>\n"
+          "    }\n"
+          ")\n"
+          "\n"
+          "def \"A\"\n"
+          "{\n"
+          "    def \"B\" (\n"
+          "        prefixSubstitutions = {\n"
+          "            \"/a\": \"/b\", \n"
+          "            \"/old\": \"/new\"\n"
+          "        }\n"
+          "        relocates = {\n"
+          "            <.>: <c>, \n"
+          "            <../../source>: <../../target>, \n"
+          "            <rel/path>: <other>, \n"
+          "            <to/del>: <>\n"
+          "        }\n"
+          "        variantSets = [\"v1\", \"v2\"]\n"
+          "    )\n"
+          "    {\n"
+          "    }\n"
+          "}\n"
+          "\n");
+}
+
 typedef struct { const char *name; void (*fn)(void); } test_case;
 
 static const test_case cases[] = {
@@ -655,6 +706,7 @@ static const test_case cases[] = {
     {"nested dictionaries", test_dictionaries},
     {"values of unknown types", test_untyped},
     {"string quoting", test_strings},
+    {"relocates and string dictionaries", test_relocates_and_substitutions},
     {"deterministic", test_deterministic},
 };
 
