@@ -271,17 +271,46 @@ static bool ub_is_identifier(const char *s)
     return true;
 }
 
+/* An atom of a value of unknown type.  OpenUSD keeps such values as the
+ * text it re-prints from the parsed tokens: identifiers as written,
+ * numbers with a fraction or exponent as doubles (shortest round trip). */
+static void ub_write_atom(ub_buf *b, const char *t)
+{
+    const char *s = t + (*t == '-');
+    bool digits = false, frac = false;
+    for (; *s; s++) {
+        if (ub_isdigit((unsigned char)*s))
+            digits = true;
+        else if (*s == '.' || *s == 'e' || *s == 'E' ||
+                 ((*s == '+' || *s == '-') && (s[-1] == 'e' || s[-1] == 'E')))
+            frac = true;
+        else
+            break;
+    }
+    if (*s == '\0' && digits && frac) {
+        char *end;
+        double d = strtod(t, &end);
+        if (*end == '\0') {
+            ub_put_double(b, d);
+            return;
+        }
+    }
+    ub_put_str(b, t);
+}
+
 static void ub_write_untyped(ub_buf *b, const ub_untyped *u)
 {
     switch (u->kind) {
     case UB_U_ATOM:
-        ub_put_str(b, u->text);
+        ub_write_atom(b, u->text);
         break;
     case UB_U_STRING:
         ub_put_q(b, u->text);
         break;
-    case UB_U_ASSET:
-        ub_put_asset(b, u->text, ub_str_len(u->text));
+    case UB_U_ASSET: /* OpenUSD streams these with single @s */
+        ub_pc(b, '@');
+        ub_put_str(b, u->text);
+        ub_pc(b, '@');
         break;
     case UB_U_PATH:
         ub_put_path(b, u->text, ub_str_len(u->text));
