@@ -2,11 +2,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ub_cli.h"
 #include "ub_loader.h"
 #include "ub_stack.h"
 #include "ub_usda.h"
+#include "ub_usdb_write.h"
 
 static void ub_flatten_usage(void)
 {
@@ -30,7 +32,7 @@ static void ub_flatten_usage(void)
         "  -o, --output OUT     write to OUT ('-' or none: standard output),\n"
         "                       atomically\n"
         "  --format usda|usdb   output format (default: from OUT's extension,\n"
-        "                       usda otherwise)\n"
+        "                       usda otherwise; usdb is the usdbake binary)\n"
         "  --search-path DIR    also look for layers in DIR (repeatable)\n"
         "  --deps FILE          write a make rule `OUT: LAYER...` naming every\n"
         "                       layer read (needs -o)\n"
@@ -159,10 +161,11 @@ static int ub_flatten_run(int argc, char **argv)
                                   format);
     if (!format)
         format = out && ub_ends_with(out, ".usdb") ? "usdb" : "usda";
-    if (strcmp(format, "usdb") == 0)
+    bool usdb = strcmp(format, "usdb") == 0;
+    if (usdb && (!out || strcmp(out, "-") == 0) && isatty(STDOUT_FILENO))
         return ub_cli_usage_error("flatten",
-                                  "usdb output is not available in this "
-                                  "build yet; write .usda");
+                                  "not writing binary usdb to a terminal; "
+                                  "use -o FILE");
     if (deps && (!out || strcmp(out, "-") == 0))
         return ub_cli_usage_error("flatten",
                                   "--deps needs an output file (-o OUT)");
@@ -200,8 +203,14 @@ static int ub_flatten_run(int argc, char **argv)
         flat = ub_stack_flatten(&stack, out && strcmp(out, "-") ? out
                                                                 : "stdout.usda",
                                 diags);
-        if (!flat || ub_usda_write(flat, &text) != 0 || text.failed) {
+        if (!flat) {
             fprintf(stderr, "usdbake: error: out of memory\n");
+            status = UB_EXIT_INPUT;
+        } else if (usdb ? ub_usdb_write(flat, UB_USDB_LEVEL_DEFAULT, &text,
+                                        diags) != 0
+                        : ub_usda_write(flat, &text) != 0 || text.failed) {
+            if (!usdb)
+                fprintf(stderr, "usdbake: error: out of memory\n");
             status = UB_EXIT_INPUT;
         }
     }
