@@ -42,6 +42,7 @@ static void ub_yyerror(const UB_YYLTYPE *loc, ub_pctx *ctx, const char *msg)
 %union {
     const char *s;
     ub_num num;
+    ub_span span;
     int i;
     double d;
 }
@@ -55,6 +56,8 @@ static void ub_yyerror(const UB_YYLTYPE *loc, ub_pctx *ctx, const char *msg)
 %token <s> TOK_CXXIDENT "C++ namespaced identifier"
 %token <s> TOK_NSIDENT "namespaced identifier"
 %token <num> TOK_NUMBER "number"
+%token <span> TOK_NUMLIST "numbers"
+%token <span> TOK_TUPLES "tuples"
 %token <s> TOK_STRING "string"
 /* keywords: keep TOK_ADD first and the block contiguous (the scanner
  * indexes a table with tok - TOK_ADD) */
@@ -661,6 +664,7 @@ typed_value:
     | typed_value_list
     | '[' ']' { ub_vb_empty_list(ctx, @1); }
     | TOK_PATHREF { ub_vb_path(ctx, $1, @1); }
+    | TOK_TUPLES { ub_vb_tuples(ctx, $1, @1, true); }
     ;
 
 typed_value_atomic:
@@ -689,6 +693,8 @@ typed_value_list_items:
 
 typed_value_list_item:
     typed_value_atomic
+    | TOK_NUMLIST { ub_vb_numlist(ctx, $1, @1); }
+    | TOK_TUPLES { ub_vb_tuples(ctx, $1, @1, false); }
     | typed_value_list
     | typed_value_tuple
     ;
@@ -712,6 +718,8 @@ typed_value_tuple_items:
 
 typed_value_tuple_item:
     typed_value_atomic
+    | TOK_NUMLIST { ub_vb_numlist(ctx, $1, @1); }
+    | TOK_TUPLES { ub_vb_tuples(ctx, $1, @1, false); }
     | typed_value_tuple
     ;
 

@@ -918,6 +918,241 @@ void ub_vb_num(ub_pctx *c, const ub_num *n, ub_tokloc l)
     ub_vb_bad(c, l, ub_scalar_what(s, v->type), fb);
 }
 
+/* A whole-number text that does not fit where ub_scan_num keeps it. */
+static void ub_num_from_text(ub_num *out, const char *b, size_t n)
+{
+    bool neg = b[0] == '-';
+    uint64_t u = 0, lim = neg ? (uint64_t)INT64_MAX + 1 : UINT64_MAX;
+    size_t i = neg;
+    for (; i < n; i++) {
+        unsigned d = (unsigned)(b[i] - '0');
+        if (u > (lim - d) / 10)
+            break;
+        u = u * 10 + d;
+    }
+    if (i < n) {
+        out->kind = UB_NUM_DBL;
+        out->v.d = ub_parse_double(b, n);
+    } else if (neg) {
+        out->kind = UB_NUM_I64;
+        out->v.i = u == (uint64_t)INT64_MAX + 1 ? INT64_MIN : -(int64_t)u;
+    } else {
+        out->kind = UB_NUM_U64;
+        out->v.u = u;
+    }
+}
+
+/* One number of a number-list or tuples token (the scanner has checked
+ * its syntax), read as the scanner reads a lone number: integers exact,
+ * "-0" as double, the rest correctly rounded.  Digits are read once: the
+ * common short decimals never reach ub_parse_double. */
+static const char *ub_scan_num(const char *p, const char *end, ub_num *out)
+{
+    const char *b = p;
+    bool neg = *p == '-';
+    p += neg;
+    uint64_t m = 0;
+    int nd = 0, exp10 = 0;
+    bool integral = true, overflow = false;
+    for (; p < end && (unsigned)(*p - '0') < 10; p++) {
+        if (nd < 19)
+            m = m * 10 + (uint64_t)(*p - '0');
+        else
+            overflow = true;
+        nd += nd || *p != '0';
+    }
+    if (p < end && *p == '.') {
+        integral = false;
+        for (p++; p < end && (unsigned)(*p - '0') < 10; p++) {
+            if (nd < 19) {
+                m = m * 10 + (uint64_t)(*p - '0');
+                exp10--;
+                nd += nd || *p != '0';
+            } else if (*p != '0') {
+                overflow = true;
+            }
+        }
+    }
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        integral = false;
+        overflow = true; /* rare: let the general reader do it */
+        p++;
+        if (p < end && (*p == '-' || *p == '+'))
+            p++;
+        while (p < end && (unsigned)(*p - '0') < 10)
+            p++;
+    }
+    if (integral) {
+        if (neg && m == 0 && !overflow) {
+            out->kind = UB_NUM_DBL;
+            out->v.d = -0.0;
+        } else if (!overflow && (!neg || m <= (uint64_t)INT64_MAX)) {
+            out->kind = neg ? UB_NUM_I64 : UB_NUM_U64;
+            if (neg)
+                out->v.i = -(int64_t)m;
+            else
+                out->v.u = m;
+        } else {
+            /* 20 digits and more, or below INT64_MIN: as the scanner does */
+            ub_num_from_text(out, b, (size_t)(p - b));
+        }
+        return p;
+    }
+    out->kind = UB_NUM_DBL;
+    if (!overflow && m <= (1ull << 53) && exp10 >= -22) {
+        double d = (double)m / ub_pow10[-exp10];
+        out->v.d = neg ? -d : d;
+    } else {
+        out->v.d = ub_parse_double(b, (size_t)(p - b));
+    }
+    return p;
+}
+
+/* A number-list token ("1, 2.5, -3"): each number as the scanner would
+ * have read it alone, at its own column. */
+void ub_vb_numlist(ub_pctx *c, ub_span sp, ub_tokloc l)
+{
+    const char *p = sp.p, *end = sp.p + sp.n;
+    ub_vb *v = &c->vb;
+    /* fast path: numbers straight into a float, double or int array */
+    if (v->type && !v->failed && v->depth_needed == 0 && v->want_array &&
+        v->list_depth == 1 && v->tuple_depth == 0 &&
+        (v->type->scalar == UB_SC_FLOAT || v->type->scalar == UB_SC_DOUBLE ||
+         v->type->scalar == UB_SC_INT)) {
+        ub_scalar sc = v->type->scalar;
+        while (p < end) {
+            while (*p == ' ' || *p == '\t' || *p == ',')
+                p++;
+            const char *b = p;
+            ub_num n;
+            p = ub_scan_num(p, end, &n);
+            if (v->len + 8 > v->cap)
+                (void)ub_vb_slot(c), v->len -= v->csize;
+            unsigned char *dst = v->buf + v->len;
+            if (sc == UB_SC_FLOAT) {
+                float f = (float)ub_num_to_double(&n);
+                memcpy(dst, &f, 4);
+            } else if (sc == UB_SC_DOUBLE) {
+                double d = ub_num_to_double(&n);
+                memcpy(dst, &d, 8);
+            } else if (n.kind == UB_NUM_U64 && n.v.u <= INT32_MAX) {
+                int32_t x = (int32_t)n.v.u;
+                memcpy(dst, &x, 4);
+            } else {
+                ub_vb_num(c, &n, (ub_tokloc){l.line, l.col + (uint32_t)(b - sp.p)});
+                continue;
+            }
+            v->len += v->csize;
+            v->nelem++;
+        }
+        return;
+    }
+    while (p < end) {
+        while (p < end && (*p == ' ' || *p == '\t' || *p == ','))
+            p++;
+        const char *b = p;
+        ub_num n;
+        p = ub_scan_num(p, end, &n);
+        ub_vb_num(c, &n, (ub_tokloc){l.line, l.col + (uint32_t)(b - sp.p)});
+    }
+}
+
+/* A tuples token ("(1, 2), (3, 4)"): the same events as its parts. */
+void ub_vb_tuples(ub_pctx *c, ub_span sp, ub_tokloc l, bool single)
+{
+    const char *p = sp.p, *end = sp.p + sp.n;
+    ub_vb *v = &c->vb;
+    /* fast path: float / double / half vectors in an array */
+    if (!single && v->type && !v->failed && v->depth_needed == 1 &&
+        v->want_array && v->list_depth == 1 && v->tuple_depth == 0 &&
+        (v->type->scalar == UB_SC_FLOAT || v->type->scalar == UB_SC_DOUBLE ||
+         v->type->scalar == UB_SC_HALF)) {
+        ub_scalar sc = v->type->scalar;
+        unsigned cols = v->cols;
+        while (p < end) {
+            while (*p != '(')
+                p++;
+            const char *tb = p++;
+            ub_num n[4];
+            unsigned k = 0;
+            for (;;) {
+                while (*p == ' ' || *p == '\t' || *p == ',')
+                    p++;
+                if (*p == ')')
+                    break;
+                if (k < 4)
+                    p = ub_scan_num(p, end, &n[k]);
+                else
+                    p = ub_scan_num(p, end, &n[3]);
+                k++;
+            }
+            p++;
+            if (k != cols) {
+                /* let the general path say what is wrong */
+                ub_vb_tuples(c, (ub_span){tb, (size_t)(p - tb)},
+                             (ub_tokloc){l.line, l.col + (uint32_t)(tb - sp.p)},
+                             true);
+                return;
+            }
+            size_t need = cols * v->csize;
+            if (v->len + need > v->cap) {
+                size_t cap = v->cap ? v->cap * 2 : 4096;
+                unsigned char *nb = realloc(v->buf, cap);
+                if (!nb)
+                    ub_oom(c);
+                v->buf = nb;
+                v->cap = cap;
+            }
+            unsigned char *dst = v->buf + v->len;
+            for (unsigned i = 0; i < cols; i++) {
+                double d = ub_num_to_double(&n[i]);
+                if (sc == UB_SC_FLOAT) {
+                    float f = (float)d;
+                    memcpy(dst + 4 * i, &f, 4);
+                } else if (sc == UB_SC_DOUBLE) {
+                    memcpy(dst + 8 * i, &d, 8);
+                } else {
+                    uint16_t h = ub_float_to_half((float)d);
+                    memcpy(dst + 2 * i, &h, 2);
+                }
+            }
+            v->len += need;
+            v->nelem++;
+            while (p < end && *p != '(')
+                p++;
+        }
+        return;
+    }
+    int depth = 0, top = 0;
+    while (p < end) {
+        ub_tokloc at = {l.line, l.col + (uint32_t)(p - sp.p)};
+        if (*p == '(') {
+            if (depth++ == 0 && top++ == 1 && single) {
+                /* "x = (1, 2), (3, 4)": OpenUSD stops at the comma */
+                const char *q = p - 1;
+                while (q > sp.p && *q != ',')
+                    q--;
+                ub_perr(c, (ub_tokloc){l.line, l.col + (uint32_t)(q - sp.p)},
+                        "syntax error: unexpected ',' after a value");
+                return;
+            }
+            ub_vb_tuple_open(c, at);
+            p++;
+        } else if (*p == ')') {
+            depth--;
+            ub_vb_tuple_close(c, at);
+            p++;
+        } else if (*p == ' ' || *p == '\t' || *p == ',') {
+            p++;
+        } else {
+            ub_num n;
+            const char *b = p;
+            p = ub_scan_num(p, end, &n);
+            ub_vb_num(c, &n, (ub_tokloc){l.line, l.col + (uint32_t)(b - sp.p)});
+        }
+    }
+}
+
 /* An identifier or string where a value is expected. */
 static void ub_vb_word(ub_pctx *c, const char *s, ub_tokloc l, bool quoted)
 {

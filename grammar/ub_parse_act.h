@@ -85,6 +85,8 @@ void ub_act_dict_nested(ub_pctx *c, const char *key, ub_tokloc l);
 
 /* value events */
 void ub_vb_num(ub_pctx *c, const ub_num *n, ub_tokloc l);
+void ub_vb_numlist(ub_pctx *c, ub_span s, ub_tokloc l);
+void ub_vb_tuples(ub_pctx *c, ub_span s, ub_tokloc l, bool single);
 void ub_vb_str(ub_pctx *c, const char *s, ub_tokloc l);
 void ub_vb_ident(ub_pctx *c, const char *s, ub_tokloc l);
 void ub_vb_asset(ub_pctx *c, const char *s, ub_tokloc l);

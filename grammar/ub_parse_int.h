@@ -26,6 +26,11 @@ typedef struct ub_num {
 
 /* Token location: where the token starts (that is all a diagnostic needs;
  * keeping two ints instead of four makes every reduction cheaper). */
+typedef struct ub_span {
+    const char *p;
+    size_t n;
+} ub_span;
+
 typedef struct ub_tokloc {
     uint32_t line, col;
 } ub_tokloc;
@@ -151,6 +156,15 @@ typedef struct ub_pctx {
     ub_tokloc variants_loc;
 
     void *oom; /* jmp_buf * for out-of-memory escapes from the scanner */
+
+    /* scanner: open brackets (number lists are tokens inside [ and ( only)
+     * and two buffers for number-list text, used in turn: a token's text
+     * must survive while the next token is the parser's lookahead */
+    char brk[256];
+    int nbrk;
+    char *nl_buf[2];
+    size_t nl_cap[2];
+    int nl_i;
 } ub_pctx;
 
 /* Scanner (lexer.l). */
