@@ -25,7 +25,17 @@ struct ub_loader {
     size_t n_search;
     ub_loaded *loaded;
     size_t n_loaded, cap_loaded;
+    ub_loader_progress_fn progress;
+    void *progress_ctx;
+    uint64_t bytes_read;
 };
+
+void ub_loader_set_progress(ub_loader *ld, ub_loader_progress_fn fn,
+                            void *ctx)
+{
+    ld->progress = fn;
+    ld->progress_ctx = ctx;
+}
 
 ub_loader *ub_loader_new(ub_strtab *t, ub_diags *diags)
 {
@@ -267,6 +277,9 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
         return NULL;
     if (ub_read_file(resolved, &e->text, &e->len, ld->diags, named_at) != 0)
         return NULL;
+    ld->bytes_read += e->len;
+    if (ld->progress)
+        ld->progress(ld->progress_ctx, resolved, ld->bytes_read);
     /* Sniffed by content, not by name: a .usd may be text or crate. */
     if (e->len >= 8 && memcmp(e->text, "PXR-USDC", 8) == 0) {
         /* Point at where the layer was named, when it was named in a

@@ -10,6 +10,7 @@
 #define UB_LOADER_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ub_diag.h"
 #include "ub_intern.h"
@@ -39,6 +40,14 @@ const char *ub_loader_resolve(ub_loader *ld, const char *asset,
  * NULL after appending an error to the diagnostics. */
 ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
                          const ub_layer *anchor, ub_loc named_at);
+
+/* Optional: called after each file is read, with the bytes read so far
+ * by this loader (for a command's progress bar; the library never draws
+ * anything itself). */
+typedef void (*ub_loader_progress_fn)(void *ctx, const char *path,
+                                      uint64_t bytes_read);
+void ub_loader_set_progress(ub_loader *ld, ub_loader_progress_fn fn,
+                            void *ctx);
 
 /* Every layer read so far, in the order first read (for dependency
  * lists). */

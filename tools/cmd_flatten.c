@@ -6,6 +6,7 @@
 
 #include "ub_cli.h"
 #include "ub_loader.h"
+#include "ub_progress.h"
 #include "ub_stack.h"
 #include "ub_usda.h"
 #include "ub_usdb_write.h"
@@ -84,6 +85,12 @@ static int ub_write_deps(const char *deps, const char *out, ub_loader *ld)
         r = ub_cli_write_output(deps, b.data, b.len);
     ub_buf_free(&b);
     return r;
+}
+
+static void ub_flatten_progress(void *ctx, const char *path, uint64_t bytes)
+{
+    (void)path;
+    ub_progress_update(ctx, bytes);
 }
 
 static bool ub_ends_with(const char *s, const char *suffix)
@@ -186,6 +193,11 @@ static int ub_flatten_run(int argc, char **argv)
         fprintf(stderr, "usdbake: error: out of memory\n");
         status = UB_EXIT_INPUT;
     }
+    /* Reading and parsing the stack is the long part. */
+    ub_progress prog;
+    ub_progress_start(&prog, "reading layers", 0);
+    if (!oom)
+        ub_loader_set_progress(ld, ub_flatten_progress, &prog);
     ub_layer *rl = !oom ? ub_loader_open(ld, root, NULL, (ub_loc){NULL, 0, 0})
                       : NULL;
     if (status == UB_EXIT_OK && !rl)
@@ -194,6 +206,7 @@ static int ub_flatten_run(int argc, char **argv)
         fprintf(stderr, "usdbake: error: out of memory\n");
         status = UB_EXIT_INPUT;
     }
+    ub_progress_end(&prog);
     if (status == UB_EXIT_OK) {
         size_t errors = ub_diags_errors(diags);
         if (errors > stack.n_recovered || (strict && errors > 0))
