@@ -1097,12 +1097,36 @@ void ub_put_value(ub_buf *b, const ub_value *v)
             if (!w)
                 return;
             char *p = w;
-            for (uint32_t k = 0; k < batch; k++, i++) {
-                if (i) {
-                    *p++ = ',';
-                    *p++ = ' ';
+            if (t->scalar == UB_SC_FLOAT && t->rows == 1) {
+                /* float tuples dominate big layers (points, normals,
+                 * uvs): a loop with no per-component type dispatch */
+                unsigned nc = t->cols;
+                const float *f = (const float *)(e + (size_t)i * esz);
+                for (uint32_t k = 0; k < batch; k++, i++) {
+                    if (i) {
+                        *p++ = ',';
+                        *p++ = ' ';
+                    }
+                    if (nc > 1)
+                        *p++ = '(';
+                    for (unsigned c = 0; c < nc; c++) {
+                        if (c) {
+                            *p++ = ',';
+                            *p++ = ' ';
+                        }
+                        p += ub_fmt_float(p, *f++);
+                    }
+                    if (nc > 1)
+                        *p++ = ')';
                 }
-                p += ub_fmt_numeric_elem(p, t, e + (size_t)i * esz);
+            } else {
+                for (uint32_t k = 0; k < batch; k++, i++) {
+                    if (i) {
+                        *p++ = ',';
+                        *p++ = ' ';
+                    }
+                    p += ub_fmt_numeric_elem(p, t, e + (size_t)i * esz);
+                }
             }
             b->len += (size_t)(p - w);
         }
