@@ -63,12 +63,12 @@ static void ub_ind(ub_buf *b, unsigned n)
 
 static void ub_put_str(ub_buf *b, const char *s)
 {
-    ub_app(b, s, ub_str_len(s));
+    ub_app(b, s, strlen(s));
 }
 
 static void ub_put_q(ub_buf *b, const char *s)
 {
-    ub_put_quoted(b, s, ub_str_len(s));
+    ub_put_quoted(b, s, strlen(s));
 }
 
 /* --- orders ---------------------------------------------------------------- */
@@ -220,6 +220,13 @@ static int ub_cmp_dict_entry(const void *a, const void *b)
     return strcmp(ea->key, eb->key);
 }
 
+/* String element i; "" when a model left it unset. */
+static const char *ub_sv(const ub_value *v, uint32_t i)
+{
+    const char *s = ub_value_str(v, i);
+    return s ? s : "";
+}
+
 /* A single string-like value (string, token, ...). */
 static bool ub_is_str1(const ub_value *v)
 {
@@ -313,7 +320,7 @@ static void ub_write_untyped(ub_buf *b, const ub_untyped *u)
         ub_pc(b, '@');
         break;
     case UB_U_PATH:
-        ub_put_path(b, u->text, ub_str_len(u->text));
+        ub_put_path(b, u->text, strlen(u->text));
         break;
     case UB_U_TUPLE:
     case UB_U_LIST:
@@ -398,9 +405,9 @@ static void ub_write_listop_item(ub_w *w, unsigned indent, const ub_type *t,
     bool multi = t->id == UB_TY_REFERENCE && ub_dict_nonempty(r->custom_data);
     ub_ind(b, indent);
     if (r->asset && r->asset[0]) {
-        ub_put_asset(b, r->asset, ub_str_len(r->asset));
+        ub_put_asset(b, r->asset, strlen(r->asset));
         if (r->prim_path && r->prim_path[0])
-            ub_put_path(b, r->prim_path, ub_str_len(r->prim_path));
+            ub_put_path(b, r->prim_path, strlen(r->prim_path));
     } else {
         /* An internal reference always names a path, <> for the default
          * prim. */
@@ -521,7 +528,7 @@ static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
             ub_put_q(b, e->key);
             PUTS(b, ": ");
             if (ub_is_str1(val))
-                ub_put_q(b, ub_value_str(val, 0));
+                ub_put_q(b, ub_sv(val, 0));
             else
                 ub_put_value(b, val);
             if (i + 1 < n)
@@ -700,7 +707,7 @@ static void ub_write_relocates(ub_w *w, unsigned indent, const ub_value *v,
             return;
         }
         for (uint32_t i = 0; i < 2 * n; i++) {
-            const char *s = ub_value_str(v, i);
+            const char *s = ub_sv(v, i);
             offs[i] = scratch.len;
             if (s[0])
                 ub_relative_path(&scratch, s, anchor);
@@ -712,8 +719,8 @@ static void ub_write_relocates(ub_w *w, unsigned indent, const ub_value *v,
             r[i].src = scratch.data + offs[2 * i];
             r[i].dst = scratch.data + offs[2 * i + 1];
         } else {
-            r[i].src = ub_value_str(v, 2 * i);
-            r[i].dst = ub_value_str(v, 2 * i + 1);
+            r[i].src = ub_sv(v, 2 * i);
+            r[i].dst = ub_sv(v, 2 * i + 1);
         }
     }
     if (anchor && n > 1)
@@ -743,7 +750,7 @@ static void ub_write_name_vector(ub_buf *b, const ub_value *v)
     for (uint32_t i = 0; i < n; i++) {
         if (i)
             PUTS(b, ", ");
-        ub_put_q(b, ub_value_str(v, i));
+        ub_put_q(b, ub_sv(v, i));
     }
     if (n > 1)
         ub_pc(b, ']');
@@ -754,7 +761,7 @@ static void ub_put_bare(ub_buf *b, const ub_value *v)
 {
     if (v->kind == UB_V_DATA && v->count >= 1 && v->type &&
         v->type->scalar == UB_SC_STRING) {
-        ub_put_str(b, ub_value_str(v, 0));
+        ub_put_str(b, ub_sv(v, 0));
     } else if (v->kind == UB_V_UNTYPED) {
         ub_write_untyped(b, v->u.untyped);
     } else {
@@ -829,12 +836,12 @@ static uint32_t ub_sorted_fields(ub_w *w, const ub_fields *meta,
 
 static bool ub_comment_nonempty(const ub_field *c)
 {
-    return c && ub_is_str1(&c->value) && ub_value_str(&c->value, 0)[0];
+    return c && ub_is_str1(&c->value) && ub_sv(&c->value, 0)[0];
 }
 
 static const char *ub_comment_text(const ub_field *c)
 {
-    return ub_value_str(&c->value, 0);
+    return ub_sv(&c->value, 0);
 }
 
 /* Fields shared by prims, attributes and relationships with a special
@@ -846,7 +853,7 @@ static bool ub_write_common_field(ub_w *w, unsigned indent, const ub_field *f)
         ub_ind(b, indent);
         PUTS(b, "doc = ");
         if (ub_is_str1(&f->value))
-            ub_put_q(b, ub_value_str(&f->value, 0));
+            ub_put_q(b, ub_sv(&f->value, 0));
         else
             ub_write_field_value(w, &f->value);
         ub_pc(b, '\n');
@@ -1015,15 +1022,15 @@ static void ub_write_connect(ub_w *w, unsigned indent, const ub_prop *p,
     if (n == 0) {
         PUTS(b, "None\n");
     } else if (n == 1) {
-        const char *s = ub_value_str(items, 0);
-        ub_put_path(b, s, ub_str_len(s));
+        const char *s = ub_sv(items, 0);
+        ub_put_path(b, s, strlen(s));
         ub_pc(b, '\n');
     } else {
         PUTS(b, "[\n");
         for (uint32_t i = 0; i < n; i++) {
-            const char *s = ub_value_str(items, i);
+            const char *s = ub_sv(items, i);
             ub_ind(b, indent + 1);
-            ub_put_path(b, s, ub_str_len(s));
+            ub_put_path(b, s, strlen(s));
             PUTS(b, ",\n");
         }
         ub_ind(b, indent);
@@ -1094,9 +1101,9 @@ static void ub_write_targets(ub_w *w, unsigned indent, const ub_value *items)
     if (n > 1) {
         PUTS(b, " = [\n");
         for (uint32_t i = 0; i < n; i++) {
-            const char *s = ub_value_str(items, i);
+            const char *s = ub_sv(items, i);
             ub_ind(b, indent + 1);
-            ub_put_path(b, s, ub_str_len(s));
+            ub_put_path(b, s, strlen(s));
             PUTS(b, ",\n");
         }
         ub_ind(b, indent);
@@ -1104,8 +1111,8 @@ static void ub_write_targets(ub_w *w, unsigned indent, const ub_value *items)
     } else {
         PUTS(b, " = ");
         if (n == 1) {
-            const char *s = ub_value_str(items, 0);
-            ub_put_path(b, s, ub_str_len(s));
+            const char *s = ub_sv(items, 0);
+            ub_put_path(b, s, strlen(s));
         }
     }
 }
@@ -1180,7 +1187,7 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
         PUTS(b, "rel ");
         ub_put_str(b, p->name);
         PUTS(b, ".default = ");
-        ub_put_path(b, p->default_target, ub_str_len(p->default_target));
+        ub_put_path(b, p->default_target, strlen(p->default_target));
         /* OpenUSD indents the newline that ends this statement. */
         ub_ind(b, indent);
         ub_pc(b, '\n');
@@ -1285,9 +1292,9 @@ static size_t ub_path_of(const ub_prim *p, char *out, size_t cap)
     if (!p || !p->parent)
         return 0;
     size_t n = ub_path_of(p->parent, out, cap);
-    size_t l = ub_str_len(p->name);
+    size_t l = strlen(p->name);
     if (p->variant_set) {
-        size_t vl = ub_str_len(p->variant_set);
+        size_t vl = strlen(p->variant_set);
         if (n + vl + l + 3 < cap) {
             out[n] = '{';
             memcpy(out + n + 1, p->variant_set, vl);
@@ -1357,7 +1364,7 @@ static void ub_write_sublayers(ub_w *w, const ub_layer *l)
     for (uint32_t i = 0; i < l->n_sublayers; i++) {
         const ub_sublayer *s = &l->sublayers[i];
         ub_ind(b, 2);
-        ub_put_asset(b, s->asset, ub_str_len(s->asset));
+        ub_put_asset(b, s->asset, strlen(s->asset));
         ub_write_offset(w, 0, false, s->offset);
         if (i + 1 < l->n_sublayers)
             PUTS(b, ",\n");
@@ -1416,9 +1423,9 @@ static void ub_write_header(ub_w *w, const ub_layer *l)
         if (f == &sub_key) {
             ub_write_sublayers(w, l);
         } else if (ub_key_is(f, "doc")) {
-            if (ub_is_str1(&f->value) && ub_value_str(&f->value, 0)[0]) {
+            if (ub_is_str1(&f->value) && ub_sv(&f->value, 0)[0]) {
                 PUTS(b, "    doc = ");
-                ub_put_q(b, ub_value_str(&f->value, 0));
+                ub_put_q(b, ub_sv(&f->value, 0));
                 ub_pc(b, '\n');
             }
         } else if (ub_key_is(f, "hasOwnedSubLayers")) {
