@@ -63,7 +63,7 @@ static const ub_check_info ub_checks[UB_CHK_COUNT] = {
     {UB_CHK_CLIP_TEMPLATE_PATTERN, "clip-template-pattern", UB_ERROR,
      "templateAssetPath without one or two adjacent groups of #"},
     {UB_CHK_CLIP_TEMPLATE_STRIDE, "clip-template-stride", UB_ERROR,
-     "templateStride that is not a positive finite number"},
+     "templateStride that is not positive, or gives over 1000000 frames"},
     {UB_CHK_CLIP_TEMPLATE_RANGE, "clip-template-range", UB_ERROR,
      "templateStartTime after templateEndTime"},
     {UB_CHK_CLIP_TEMPLATE_GAP, "clip-template-gap", UB_WARNING,
@@ -1235,7 +1235,7 @@ static void ck_clip_template(ck *c, uint32_t li, const char *set,
     const double promo = 10000;
     for (double t = start * promo; t <= end * promo && !c->oom;
          t += stride * promo) {
-        if (++frames > CK_MAX_TEMPLATE_FRAMES)
+        if (++frames > CK_MAX_TEMPLATE_FRAMES) /* checked by the caller */
             break;
         double ct = t / promo;
         if (fabs(ct) >= 2e9) /* OpenUSD's int() of it would overflow */
@@ -1497,6 +1497,17 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
                     off, set, stride);
             ok = false;
         }
+    }
+    if (ok && (end - start) / stride >= CK_MAX_TEMPLATE_FRAMES) {
+        /* OpenUSD would try to derive that many clips (and run out of
+         * memory or time); so would we */
+        ck_emit(c, UB_CHK_CLIP_TEMPLATE_STRIDE, L, t_stride->loc,
+                "the stride is the step between clip frames, e.g. 1",
+                "templateStride %g of clip set '%s' makes %.3g frames "
+                "from %g to %g (at most %d are sensible)",
+                stride, set, (end - start) / stride + 1, start, end,
+                CK_MAX_TEMPLATE_FRAMES);
+        ok = false;
     }
     if (ok)
         ck_clip_template(c, li, set, tmpl, start, end, stride);

@@ -214,6 +214,117 @@ static void test_clips(void)
     done(&r);
 }
 
+static void test_arcs(void)
+{
+    put("arc_root.usda",
+        "#usda 1.0\n(\n    defaultPrim = \"Root\"\n)\n"
+        "def \"Root\" (\n    references = @arc_b.usda@</B>\n)\n{\n"
+        "    def \"Kid\" (\n        references = @arc_model.usda@\n"
+        "    )\n    {\n    }\n}\n"
+        "def \"NoDefault\" (\n    payload = @arc_nodef.usda@\n)\n{\n}\n");
+    put("arc_b.usda", "#usda 1.0\ndef \"B\" (\n    references = "
+                      "@arc_root.usda@</Root>\n)\n{\n}\n");
+    /* referenced by prim path elsewhere only: a dangling defaultPrim is a
+     * warning there... */
+    put("arc_model.usda", "#usda 1.0\n(\n    defaultPrim = \"M\"\n)\n"
+                          "def \"M\" (\n    references = "
+                          "@arc_root.usda@</Root>\n)\n{\n}\n");
+    put("arc_nodef.usda", "#usda 1.0\n(\n    defaultPrim = \"Gone\"\n)\n"
+                          "def \"Here\"\n{\n}\n");
+    run r = check("arc_root.usda", NULL);
+    /* two cycles: Root -> b:B -> Root, and Root/Kid -> model:M -> Root
+     * (an ancestor of Kid) */
+    size_t cycles = 0;
+    for (size_t i = 0; i < ub_diags_count(r.d); i++) {
+        const ub_diag *g = ub_diags_at(r.d, i);
+        if (g->id && strcmp(g->id, "arc-cycle") == 0) {
+            cycles++;
+            CU_ASSERT_EQUAL(g->severity, UB_ERROR);
+        }
+    }
+    CU_ASSERT_EQUAL(cycles, 2);
+    /* arc_nodef.usda's defaultPrim is used by the payload: an error */
+    const ub_diag *g = only(&r, "default-prim-missing");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->severity, UB_ERROR);
+    CU_ASSERT(strstr(g->loc.file, "arc_nodef.usda") != NULL);
+    CU_ASSERT_PTR_NULL(only(&r, "reference-no-default-prim"));
+    done(&r);
+
+    /* ...and a warning where nothing uses it */
+    put("dp_root.usda", "#usda 1.0\ndef \"A\" (\n    references = "
+                        "@arc_nodef.usda@</Here>\n)\n{\n}\n");
+    r = check("dp_root.usda", NULL);
+    g = only(&r, "default-prim-missing");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->severity, UB_WARNING);
+    CU_ASSERT_EQUAL(ub_diags_errors(r.d), 0);
+    done(&r);
+}
+
+static void test_internal_refs_not_cycles(void)
+{
+    /* internal references between siblings, and a prim referencing a
+     * prim of another layer that references a sibling: no cycle */
+    put("int_root.usda",
+        "#usda 1.0\ndef \"Asset\"\n{\n"
+        "    def \"proto\"\n    {\n    }\n"
+        "    def \"inst\" (\n        references = </Asset/proto>\n    )\n"
+        "    {\n    }\n}\n"
+        "def \"Other\" (\n    references = @int_b.usda@</X>\n)\n{\n}\n");
+    put("int_b.usda", "#usda 1.0\ndef \"X\" (\n    references = "
+                      "@int_root.usda@</Asset>\n)\n{\n}\n");
+    run r = check("int_root.usda", NULL);
+    CU_ASSERT_EQUAL(ub_diags_count(r.d), 0);
+    done(&r);
+}
+
+static void test_offset_fractional_same_rate(void)
+{
+    put("half.usda", "#usda 1.0\n(\n    subLayers = [@clean_sub.usda@ "
+                     "(offset = 0.5)]\n)\n");
+    run r = check("half.usda", NULL);
+    const ub_diag *g = only(&r, "time-fractional");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT(strstr(g->message, "t * 1 + 0.5") != NULL);
+    CU_ASSERT_PTR_NULL(only(&r, "tcps-mismatch"));
+    done(&r);
+}
+
+static void test_template_expansion(void)
+{
+    put("tp.0001.5.usda", "#usda 1.0\n");
+    put("tp.0002.0.usda", "#usda 1.0\n");
+    put("tp_root.usda",
+        "#usda 1.0\ndef \"S\" (\n    clips = {\n        dictionary a = {\n"
+        "            string templateAssetPath = \"tp.####.#.usda\"\n"
+        "            double templateStartTime = 1.5\n"
+        "            double templateEndTime = 3\n"
+        "            double templateStride = 0.5\n"
+        "            string primPath = \"/M\"\n"
+        "            asset manifestAssetPath = @tp.0002.0.usda@\n"
+        "        }\n        dictionary b = {\n"
+        "            string templateAssetPath = \"nothing.#.usda\"\n"
+        "            double templateStartTime = 0\n"
+        "            double templateEndTime = 1e300\n"
+        "            double templateStride = 1e-300\n"
+        "            string primPath = \"/M\"\n"
+        "            asset manifestAssetPath = @tp.0002.0.usda@\n"
+        "        }\n    }\n)\n{\n}\n");
+    run r = check("tp_root.usda", NULL);
+    /* a: 1.5, 2, 2.5, 3 -> two of four frames exist */
+    const ub_diag *g = only(&r, "clip-template-gap");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT(strstr(g->message, "2 of 4 frames") != NULL);
+    CU_ASSERT(strstr(g->message, "tp.0002.5.usda") != NULL);
+    /* b: 1e300 / 1e-300 frames are not expanded, but reported */
+    g = only(&r, "clip-template-stride");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->loc.line, 16);
+    CU_ASSERT_PTR_NULL(only(&r, "clip-asset-missing"));
+    done(&r);
+}
+
 static int setup(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -242,6 +353,10 @@ int main(void)
     CU_add_test(s, "missing sublayer and cycle", test_missing_and_cycle);
     CU_add_test(s, "rates", test_rates);
     CU_add_test(s, "clips", test_clips);
+    CU_add_test(s, "arcs, cycles, defaultPrim", test_arcs);
+    CU_add_test(s, "internal references", test_internal_refs_not_cycles);
+    CU_add_test(s, "fractional offset", test_offset_fractional_same_rate);
+    CU_add_test(s, "template expansion", test_template_expansion);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures() +
