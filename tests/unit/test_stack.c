@@ -342,6 +342,148 @@ static void test_reference_offsets_and_assets(void)
     fx_free(&f);
 }
 
+static ub_value tokens(ub_layer *l, int n, const char **t)
+{
+    ub_value v = ub_value_new(l->arena, ub_type_get(UB_TY_TOKEN), n, true);
+    for (int i = 0; i < n; i++)
+        ((const char **)v.u.data)[i] = S(t[i]);
+    return v;
+}
+
+static void test_reorder_children(void)
+{
+    /* weak: B, A, C; strong adds D and says `reorder nameChildren =
+     * ["C", "A"]`: names gathered weakest first (B A C D), then C with what
+     * follows it up to the next named one (C D), then A; B stays first. */
+    fixture f;
+    fx_init(&f, UB_OFFSET_IDENTITY);
+    const char *weak[] = {"B", "A", "C"};
+    for (int i = 0; i < 3; i++)
+        ub_prim_new(f.l[1], f.l[1]->root, S(weak[i]), UB_DEF, (ub_loc){0});
+    ub_prim_new(f.l[0], f.l[0]->root, S("D"), UB_DEF, (ub_loc){0});
+    const char *order[] = {"C", "A"};
+    f.l[0]->root->prim_order = tokens(f.l[0], 2, order);
+    ub_diags *d = ub_diags_new();
+    ub_layer *out = fx_flatten(&f, d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    const char *want[] = {"B", "C", "D", "A"};
+    CU_ASSERT_EQUAL_FATAL(out->root->children.n, 4);
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_PTR_EQUAL(out->root->children.v[i]->name, S(want[i]));
+    /* the strongest reorder statement is kept */
+    CU_ASSERT_EQUAL(out->root->prim_order.kind, UB_V_DATA);
+    ub_layer_free(out);
+    ub_diags_free(d);
+    fx_free(&f);
+}
+
+static void test_variants(void)
+{
+    /* Both layers author variantSet "v": the weak one variants a and b,
+     * the strong one b (with an extra attribute) and c. */
+    fixture f;
+    fx_init(&f, (ub_offset){100, 1});
+    ub_prim *sp = ub_prim_new(f.l[0], f.l[0]->root, S("P"), UB_OVER,
+                              (ub_loc){0});
+    ub_prim *wp = ub_prim_new(f.l[1], f.l[1]->root, S("P"), UB_DEF,
+                              (ub_loc){0});
+    ub_variant_set *ws = ub_variant_set_get(f.l[1], wp, S("v"), (ub_loc){0});
+    ub_variant_new(f.l[1], wp, ws, S("a"), (ub_loc){0});
+    ub_prim *wb = ub_variant_new(f.l[1], wp, ws, S("b"), (ub_loc){0});
+    ub_prop *wt = attr(f.l[1], wb, "t", UB_TY_TIMECODE);
+    wt->default_value = tc(f.l[1], 1);
+    ub_variant_set *ss = ub_variant_set_get(f.l[0], sp, S("v"), (ub_loc){0});
+    ub_prim *sb = ub_variant_new(f.l[0], sp, ss, S("b"), (ub_loc){0});
+    ub_variant_new(f.l[0], sp, ss, S("c"), (ub_loc){0});
+    attr(f.l[0], sb, "x", UB_TY_DOUBLE)->default_value = dbl(f.l[0], 2);
+    ub_prim_new(f.l[0], sb, S("Child"), UB_DEF, (ub_loc){0});
+    ub_diags *d = ub_diags_new();
+    ub_layer *out = fx_flatten(&f, d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    ub_prim *p = ub_prim_find_child(out, out->root, S("P"));
+    CU_ASSERT_EQUAL_FATAL(p->n_variant_sets, 1);
+    ub_variant_set *vs = &p->variant_sets[0];
+    CU_ASSERT_EQUAL_FATAL(vs->variants.n, 3);
+    CU_ASSERT_PTR_EQUAL(vs->variants.v[0]->name, S("a"));
+    CU_ASSERT_PTR_EQUAL(vs->variants.v[1]->name, S("b"));
+    CU_ASSERT_PTR_EQUAL(vs->variants.v[2]->name, S("c"));
+    ub_prim *b = vs->variants.v[1];
+    CU_ASSERT_EQUAL(b->specifier, UB_OVER);
+    ub_prop *t = ub_prop_find(out, b, S("t"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_DOUBLE_EQUAL(*(double *)t->default_value.u.data, 101, 0);
+    CU_ASSERT_PTR_NOT_NULL(ub_prop_find(out, b, S("x")));
+    CU_ASSERT_PTR_NOT_NULL(ub_prim_find_child(out, b, S("Child")));
+    ub_layer_free(out);
+    ub_diags_free(d);
+    fx_free(&f);
+}
+
+static void test_explicit_under_edits(void)
+{
+    /* weak: inherits = [</A>, </B>] (explicit); strong: delete </A>,
+     * prepend </C>: the result is explicit [</C>, </B>]. */
+    fixture f;
+    fx_init(&f, UB_OFFSET_IDENTITY);
+    ub_prim *sp = ub_prim_new(f.l[0], f.l[0]->root, S("P"), UB_OVER,
+                              (ub_loc){0});
+    ub_prim *wp = ub_prim_new(f.l[1], f.l[1]->root, S("P"), UB_DEF,
+                              (ub_loc){0});
+    const char *ab[] = {"/A", "/B"}, *a[] = {"/A"}, *c[] = {"/C"};
+    ub_listop *wo = ub_listop_new(f.l[1]->arena);
+    wo->is_explicit = wo->has[UB_LO_EXPLICIT] = true;
+    wo->part[UB_LO_EXPLICIT] = paths(f.l[1], 2, ab);
+    ub_fields_set(f.l[1]->arena, &wp->meta, S("inherits"),
+                  (ub_value){.kind = UB_V_LISTOP,
+                             .type = ub_type_get(UB_TY_PATH), .u.listop = wo},
+                  (ub_loc){0});
+    ub_listop *so = ub_listop_new(f.l[0]->arena);
+    so->has[UB_LO_DELETE] = so->has[UB_LO_PREPEND] = true;
+    so->part[UB_LO_DELETE] = paths(f.l[0], 1, a);
+    so->part[UB_LO_PREPEND] = paths(f.l[0], 1, c);
+    ub_fields_set(f.l[0]->arena, &sp->meta, S("inherits"),
+                  (ub_value){.kind = UB_V_LISTOP,
+                             .type = ub_type_get(UB_TY_PATH), .u.listop = so},
+                  (ub_loc){0});
+    ub_diags *d = ub_diags_new();
+    ub_layer *out = fx_flatten(&f, d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    ub_prim *p = ub_prim_find_child(out, out->root, S("P"));
+    ub_listop *lo = ub_fields_find(&p->meta, S("inherits"))->value.u.listop;
+    CU_ASSERT(lo->is_explicit);
+    ub_value *e = &lo->part[UB_LO_EXPLICIT];
+    CU_ASSERT_EQUAL_FATAL(e->count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(e, 0), S("/C"));
+    CU_ASSERT_PTR_EQUAL(ub_value_str(e, 1), S("/B"));
+    ub_layer_free(out);
+    ub_diags_free(d);
+    fx_free(&f);
+}
+
+static void test_spec_type_mismatch(void)
+{
+    /* strong: attribute "x"; weak: relationship "x": the weak one is
+     * ignored, with a warning. */
+    fixture f;
+    fx_init(&f, UB_OFFSET_IDENTITY);
+    ub_prim *sp = ub_prim_new(f.l[0], f.l[0]->root, S("P"), UB_DEF,
+                              (ub_loc){0});
+    ub_prim *wp = ub_prim_new(f.l[1], f.l[1]->root, S("P"), UB_DEF,
+                              (ub_loc){0});
+    attr(f.l[0], sp, "x", UB_TY_DOUBLE)->default_value = dbl(f.l[0], 1);
+    ub_prop_new(f.l[1], wp, S("x"), UB_REL, (ub_loc){0});
+    ub_diags *d = ub_diags_new();
+    ub_layer *out = fx_flatten(&f, d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    ub_prop *x = ub_prop_find(out, ub_prim_find_child(out, out->root, S("P")),
+                              S("x"));
+    CU_ASSERT_EQUAL(x->kind, UB_ATTR);
+    CU_ASSERT_EQUAL(ub_diags_warnings(d), 1);
+    ub_layer_free(out);
+    ub_diags_free(d);
+    fx_free(&f);
+}
+
 int main(void)
 {
     T = ub_strtab_new();
@@ -355,6 +497,10 @@ int main(void)
     CU_add_test(s, "relationship list ops", test_target_listops);
     CU_add_test(s, "reference offsets and assets",
                 test_reference_offsets_and_assets);
+    CU_add_test(s, "reorder nameChildren", test_reorder_children);
+    CU_add_test(s, "variants", test_variants);
+    CU_add_test(s, "explicit list op under edits", test_explicit_under_edits);
+    CU_add_test(s, "spec type mismatch", test_spec_type_mismatch);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
