@@ -1201,15 +1201,60 @@ static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
                                   unsigned indent, const char *path)
 {
     ub_buf *b = w->b;
-    for (uint32_t s = 0; s < prim->n_variant_sets; s++) {
+    uint32_t nsets = prim->n_variant_sets;
+    if (nsets == 0)
+        return;
+    /* OpenUSD lists a prim's variant sets in the order of an explicit or
+     * `add` variantSets statement (it creates those sets up front), then
+     * the other variantSet blocks as they appear. */
+    ub_ptrs order;
+    const void **ov = ub_ptrs_get(w, &order, nsets);
+    if (!ov)
+        return;
+    uint32_t no = 0;
+    const ub_field *vf = ub_find(&prim->meta, "variantSets");
+    const ub_value *names = NULL;
+    if (vf && vf->value.kind == UB_V_LISTOP) {
+        const ub_listop *lo = vf->value.u.listop;
+        if (lo->is_explicit)
+            names = &lo->part[UB_LO_EXPLICIT];
+        else if (lo->has[UB_LO_ADD])
+            names = &lo->part[UB_LO_ADD];
+    }
+    uint32_t nn = names && names->kind == UB_V_DATA && names->type &&
+                          names->type->scalar == UB_SC_STRING
+                      ? names->count
+                      : 0;
+    for (uint32_t k = 0; k < nn; k++) {
+        const char *name = ub_sv(names, k);
+        for (uint32_t s = 0; s < nsets; s++) {
+            const ub_variant_set *vs = &prim->variant_sets[s];
+            if (strcmp(vs->name, name) != 0)
+                continue;
+            bool seen = false;
+            for (uint32_t i = 0; i < no; i++)
+                seen |= ov[i] == vs;
+            if (!seen)
+                ov[no++] = vs;
+        }
+    }
+    for (uint32_t s = 0; s < nsets; s++) {
         const ub_variant_set *vs = &prim->variant_sets[s];
+        bool seen = false;
+        for (uint32_t i = 0; i < no; i++)
+            seen |= ov[i] == vs;
+        if (!seen)
+            ov[no++] = vs;
+    }
+    for (uint32_t s = 0; s < no; s++) {
+        const ub_variant_set *vs = ov[s];
         uint32_t n = vs->variants.n;
         if (n == 0)
             continue;
         ub_ptrs sp;
         const void **v = ub_ptrs_get(w, &sp, n);
         if (!v)
-            return;
+            break;
         for (uint32_t i = 0; i < n; i++)
             v[i] = vs->variants.v[i];
         qsort(v, n, sizeof *v, ub_cmp_prim_name);
@@ -1232,6 +1277,7 @@ static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
         PUTS(b, "}\n");
         ub_ptrs_free(&sp);
     }
+    ub_ptrs_free(&order);
 }
 
 static uint32_t ub_order_count(const ub_value *v)

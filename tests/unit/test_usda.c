@@ -691,6 +691,62 @@ static void test_relocates_and_substitutions(void)
           "\n");
 }
 
+/* An explicit variantSets list orders the variant sets (OpenUSD creates
+ * them from the list); a prepend does not. */
+static void test_variant_set_order(void)
+{
+    ub_prim *p = def(NULL, NULL, "p");
+    ub_prim *q = def(NULL, NULL, "q");
+    ub_prim *owners[2] = {p, q};
+    for (int k = 0; k < 2; k++) {
+        ub_value v;
+        ub_listop *lo = listop(&v, UB_TY_STRING);
+        set_part(lo, k == 0 ? UB_LO_EXPLICIT : UB_LO_PREPEND,
+                 strs_value(UB_TY_STRING, (const char *[]){"b", "a"}, 2));
+        set_meta(&owners[k]->meta, "variantSets", v);
+        const char *sets[] = {"a", "b"};
+        for (int i = 0; i < 2; i++) {
+            ub_variant_set *vs = ub_variant_set_get(L, owners[k], S(sets[i]),
+                                                    noloc);
+            ub_variant_new(L, owners[k], vs, S("x"), noloc);
+        }
+    }
+    check("#usda 1.0\n"
+          "\n"
+          "def \"p\" (\n"
+          "    variantSets = [\"b\", \"a\"]\n"
+          ")\n"
+          "{\n"
+          "    variantSet \"b\" = {\n"
+          "        \"x\" {\n"
+          "\n"
+          "        }\n"
+          "    }\n"
+          "    variantSet \"a\" = {\n"
+          "        \"x\" {\n"
+          "\n"
+          "        }\n"
+          "    }\n"
+          "}\n"
+          "\n"
+          "def \"q\" (\n"
+          "    prepend variantSets = [\"b\", \"a\"]\n"
+          ")\n"
+          "{\n"
+          "    variantSet \"a\" = {\n"
+          "        \"x\" {\n"
+          "\n"
+          "        }\n"
+          "    }\n"
+          "    variantSet \"b\" = {\n"
+          "        \"x\" {\n"
+          "\n"
+          "        }\n"
+          "    }\n"
+          "}\n"
+          "\n");
+}
+
 typedef struct { const char *name; void (*fn)(void); } test_case;
 
 static const test_case cases[] = {
@@ -707,6 +763,7 @@ static const test_case cases[] = {
     {"values of unknown types", test_untyped},
     {"string quoting", test_strings},
     {"relocates and string dictionaries", test_relocates_and_substitutions},
+    {"variant set order", test_variant_set_order},
     {"deterministic", test_deterministic},
 };
 
