@@ -291,6 +291,13 @@ bool ub_parse_is_identifier(const char *s, size_t n)
     const unsigned char *u = (const unsigned char *)s;
     if (n == 0)
         return false;
+    size_t a = 0;
+    while (a < n && (u[a] == '_' || (u[a] >= 'a' && u[a] <= 'z') ||
+                     (u[a] >= 'A' && u[a] <= 'Z') ||
+                     (a > 0 && u[a] >= '0' && u[a] <= '9')))
+        a++;
+    if (a == n)
+        return true; /* plain ASCII, the common case */
     for (size_t i = 0; i < n;) {
         uint32_t cp;
         size_t k = ub_utf8(u + i, n - i, &cp);
@@ -1389,9 +1396,10 @@ static ub_value ub_vb_finish(ub_pctx *c, ub_tokloc l)
     }
     if (!v->want_array && v->nelem != 1)
         return r;
-    r = ub_value_new(c->arena, v->type, v->nelem, v->want_array);
-    if (r.kind != UB_V_DATA)
-        ub_oom(c);
+    /* not ub_value_new: no need to clear what is overwritten at once */
+    r = (ub_value){.kind = UB_V_DATA, .is_array = v->want_array,
+                   .type = v->type, .count = v->nelem};
+    r.u.data = ub_alloc(c, v->len);
     if (v->len)
         memcpy(r.u.data, v->buf, v->len);
     return r;
@@ -1427,8 +1435,27 @@ static const struct {
 
 /* The value type called `name`, and the name to store for it; NULL when
  * unknown (the name is then kept as authored). */
+static const ub_type *ub_lookup_type_slow(ub_pctx *c, const char *name,
+                                          const char **stored);
+
+/* Type names repeat on every line: remember them by interned pointer. */
 static const ub_type *ub_lookup_type(ub_pctx *c, const char *name,
                                      const char **stored)
+{
+    size_t h = ((uintptr_t)name >> 3) % UB_TYPE_CACHE;
+    if (c->tcache[h].name == name) {
+        *stored = c->tcache[h].stored;
+        return c->tcache[h].type;
+    }
+    const ub_type *t = ub_lookup_type_slow(c, name, stored);
+    c->tcache[h].name = name;
+    c->tcache[h].stored = *stored;
+    c->tcache[h].type = t;
+    return t;
+}
+
+static const ub_type *ub_lookup_type_slow(ub_pctx *c, const char *name,
+                                          const char **stored)
 {
     size_t n = ub_str_len(name);
     const ub_type *t = ub_type_by_name(name, n);
@@ -1530,7 +1557,25 @@ static const struct ub_field_def {
     {"tokenListOpTest", S_ALL, MK_LISTOP, UB_TY_TOKEN, 0},
 };
 
-static const struct ub_field_def *ub_field_lookup(const char *key, int spec)
+static const struct ub_field_def *ub_field_lookup_slow(const char *key,
+                                                       int spec);
+
+/* Metadata keys repeat too: cache the lookup by (interned key, spec). */
+static const struct ub_field_def *ub_field_lookup(ub_pctx *c, const char *key,
+                                                  int spec)
+{
+    size_t h = (((uintptr_t)key >> 3) * 4 + (size_t)spec) % UB_FIELD_CACHE;
+    if (c->fcache[h].key == key && c->fcache[h].spec == spec)
+        return c->fcache[h].def;
+    const struct ub_field_def *f = ub_field_lookup_slow(key, spec);
+    c->fcache[h].key = key;
+    c->fcache[h].spec = spec;
+    c->fcache[h].def = f;
+    return f;
+}
+
+static const struct ub_field_def *ub_field_lookup_slow(const char *key,
+                                                       int spec)
 {
     unsigned bit = 1u << spec;
     for (size_t i = 0; i < sizeof ub_fields_known / sizeof *ub_fields_known;
@@ -1650,7 +1695,7 @@ void ub_act_display_unit(ub_pctx *c, const char *id, ub_tokloc l)
 
 void ub_act_meta_begin(ub_pctx *c, const char *key, ub_tokloc l, int part)
 {
-    const struct ub_field_def *f = ub_field_lookup(key, c->spec);
+    const struct ub_field_def *f = ub_field_lookup(c, key, c->spec);
     c->meta_key = key;
     c->meta_loc = l;
     c->meta_part = part;

@@ -157,6 +157,19 @@ typedef struct ub_pctx {
 
     void *oom; /* jmp_buf * for out-of-memory escapes from the scanner */
 
+    /* lookups by interned pointer: type names and metadata keys */
+#define UB_TYPE_CACHE 61
+#define UB_FIELD_CACHE 61
+    struct {
+        const char *name, *stored;
+        const ub_type *type;
+    } tcache[UB_TYPE_CACHE];
+    struct {
+        const char *key;
+        int spec;
+        const struct ub_field_def *def;
+    } fcache[UB_FIELD_CACHE];
+
     /* scanner: open brackets (number lists are tokens inside [ and ( only)
      * and two buffers for number-list text, used in turn: a token's text
      * must survive while the next token is the parser's lookahead */
