@@ -12,6 +12,7 @@
  */
 #include "ub_stack.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -82,11 +83,35 @@ static void ub_stack_report_cycle(ub_diags *diags, const ub_layer *layer,
     free(names);
 }
 
+/* A rate of 0, a negative rate or a non-finite one would turn every
+ * mapped time into inf or nan (OpenUSD divides by it without a word):
+ * refuse it, at the field when it is authored. */
+static void ub_stack_check_tcps(const ub_layer *layer, ub_diags *diags)
+{
+    double r = ub_layer_tcps(layer);
+    if (isfinite(r) && r > 0)
+        return;
+    const char *key = ub_layer_has_tcps(layer) ? "timeCodesPerSecond"
+                                               : "framesPerSecond";
+    const char *k = ub_intern_cstr(layer->strtab, key);
+    const ub_field *f = k ? ub_fields_find(&layer->meta, k) : NULL;
+    ub_diag *d = ub_diag_add(diags, UB_ERROR,
+                             f ? f->loc : (ub_loc){layer->path, 0, 0},
+                             "tcps-invalid", layer->source, layer->source_len,
+                             "%s = %g: a layer's rate must be a positive "
+                             "number; every time mapped through it would be "
+                             "inf or nan",
+                             key, r);
+    ub_diag_set_hint(diags, d, "use the rate the animation was made at, "
+                               "e.g. 24");
+}
+
 static int ub_stack_walk(ub_stack *s, ub_loader *ld, ub_layer *layer,
                          ub_offset cum, double tcps, const ub_chain *up,
                          ub_diags *diags)
 {
     ub_chain me = {layer, up};
+    ub_stack_check_tcps(layer, diags);
     if (ub_stack_push(s, layer, cum) != 0)
         return -1;
     for (uint32_t i = 0; i < layer->n_sublayers; i++) {
@@ -117,7 +142,9 @@ static int ub_stack_walk(ub_stack *s, ub_loader *ld, ub_layer *layer,
                 s->n_recovered++;
             ub_diag *d = ub_diag_add(
                 diags, ignored ? UB_ERROR : UB_WARNING, sl->loc,
-                ignored ? "invalid-sublayer-offset" : "negative-offset-scale",
+                st == UB_OFFSET_NONFINITE    ? "offset-not-finite"
+                : st == UB_OFFSET_SCALE_ZERO ? "offset-scale-zero"
+                                             : "offset-scale-negative",
                 layer->source, layer->source_len,
                 "layer offset (offset = %g; scale = %g) of sublayer '%s': "
                 "%s%s",
