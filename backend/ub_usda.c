@@ -443,6 +443,16 @@ static void ub_write_listop_list(ub_w *w, unsigned indent, const char *name,
     }
     ub_ps(b, name);
     PUTS(b, " = ");
+    if (items->kind == UB_V_UNTYPED) {
+        const ub_untyped *u = items->u.untyped;
+        if (u->kind != UB_U_LIST)
+            ub_pc(b, '[');
+        ub_write_untyped(b, u);
+        if (u->kind != UB_U_LIST)
+            ub_pc(b, ']');
+        ub_pc(b, '\n');
+        return;
+    }
     uint32_t n = items->kind == UB_V_DATA ? items->count : 0;
     if (n == 0) {
         PUTS(b, "None\n");
@@ -484,10 +494,16 @@ static const char *const ub_listop_ops[UB_LO_NPARTS] = {
     NULL, "delete", "add", "prepend", "append", "reorder",
 };
 
+/* An edit that prints.  A list op of an unknown field holds its items
+ * as one value of unknown type (OpenUSD keeps the recorded text), which
+ * prints even when it is "[]"; its None is no items at all. */
 static bool ub_part_nonempty(const ub_listop *lo, int p)
 {
-    return lo->has[p] && lo->part[p].kind == UB_V_DATA &&
-           lo->part[p].count > 0;
+    if (!lo->has[p])
+        return false;
+    if (lo->part[p].kind == UB_V_UNTYPED)
+        return true;
+    return lo->part[p].kind == UB_V_DATA && lo->part[p].count > 0;
 }
 
 static void ub_write_listop(ub_w *w, unsigned indent, const char *name,
