@@ -85,12 +85,15 @@ static void ub_stack_report_cycle(ub_diags *diags, const ub_layer *layer,
 
 /* A rate of 0, a negative rate or a non-finite one would turn every
  * mapped time into inf or nan (OpenUSD divides by it without a word):
- * refuse it, at the field when it is authored. */
-static void ub_stack_check_tcps(const ub_layer *layer, ub_diags *diags)
+ * refuse it (an error not counted as recovered), at the field. */
+static bool ub_tcps_ok(double r)
+{
+    return isfinite(r) && r > 0;
+}
+
+static void ub_stack_report_tcps(const ub_layer *layer, ub_diags *diags)
 {
     double r = ub_layer_tcps(layer);
-    if (isfinite(r) && r > 0)
-        return;
     const char *key = ub_layer_has_tcps(layer) ? "timeCodesPerSecond"
                                                : "framesPerSecond";
     const char *k = ub_intern_cstr(layer->strtab, key);
@@ -111,7 +114,6 @@ static int ub_stack_walk(ub_stack *s, ub_loader *ld, ub_layer *layer,
                          ub_diags *diags)
 {
     ub_chain me = {layer, up};
-    ub_stack_check_tcps(layer, diags);
     if (ub_stack_push(s, layer, cum) != 0)
         return -1;
     for (uint32_t i = 0; i < layer->n_sublayers; i++) {
@@ -135,6 +137,12 @@ static int ub_stack_walk(ub_stack *s, ub_loader *ld, ub_layer *layer,
                               sl->has_scale ? sl->offset.scale : 1.0};
         ub_offset_status st;
         double sub_tcps = ub_layer_tcps(sub);
+        /* The rates matter only when they differ (then OpenUSD divides
+         * one by the other). */
+        if (tcps != sub_tcps && !(ub_tcps_ok(tcps) && ub_tcps_ok(sub_tcps))) {
+            ub_stack_report_tcps(ub_tcps_ok(tcps) ? sub : layer, diags);
+            continue;
+        }
         ub_offset o = ub_sublayer_offset(cum, authored, tcps, sub_tcps, &st);
         if (st != UB_OFFSET_OK) {
             bool ignored = ub_offset_status_ignored(st);
