@@ -1,6 +1,7 @@
 /* The .usdb writer: see doc/binary-format.md for every byte written here. */
 #include "ub_usdb_write.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -225,6 +226,132 @@ static bool is_int_scalar(ub_scalar sc)
            sc == UB_SC_UINT64;
 }
 
+/* k with k / 10^d == v exactly (for float columns: after rounding to
+ * float), or false. */
+static bool decimal_of(double v, bool is_float, unsigned d, int64_t *k)
+{
+    double x = v * ub_usdb_pow10[d];
+    if (!(fabs(x) < 9007199254740992.0)) /* also NaN */
+        return false;
+    int64_t kk = llround(x);
+    double r = ub_usdb_decimal(kk, d);
+    if (is_float) {
+        float rf = (float)r, vf = (float)v;
+        if (memcmp(&rf, &vf, sizeof rf) != 0)
+            return false;
+    } else if (memcmp(&r, &v, sizeof r) != 0) {
+        return false;
+    }
+    *k = kk;
+    return true;
+}
+
+static uint64_t zigzag64(int64_t d)
+{
+    return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
+}
+
+static unsigned bitlen(uint64_t x)
+{
+    return 64u - (unsigned)__builtin_clzll(x | 1);
+}
+
+/* One float/double column as a decimal column (values that text wrote as
+ * short decimals, "0.1234", whose binary bits look random but are k/10^d
+ * for a small k); false when some value is not such a decimal. */
+static bool put_decimal_column(ub_buf *b, const unsigned char *src,
+                               size_t stride, size_t n, bool is_float,
+                               int64_t *k)
+{
+    unsigned d = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v;
+        if (is_float) {
+            float x;
+            memcpy(&x, src + i * stride, 4);
+            v = x;
+        } else {
+            memcpy(&v, src + i * stride, 8);
+        }
+        while (!decimal_of(v, is_float, d, &k[i]))
+            if (++d > UB_USDB_DEC_MAX)
+                return false;
+    }
+    /* k at the column's d (exact: k * 10^(d - d_i) over 10^d is the same
+     * quotient), choosing delta coding when it makes the numbers smaller */
+    uint64_t cost_plain = 0, cost_delta = 0, max_plain = 0, max_delta = 0;
+    int64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        double v;
+        if (is_float) {
+            float x;
+            memcpy(&x, src + i * stride, 4);
+            v = x;
+        } else {
+            memcpy(&v, src + i * stride, 8);
+        }
+        if (!decimal_of(v, is_float, d, &k[i]))
+            return false;
+        uint64_t zp = zigzag64(k[i]), zd = zigzag64(k[i] - prev);
+        prev = k[i];
+        cost_plain += bitlen(zp);
+        cost_delta += bitlen(zd);
+        max_plain = zp > max_plain ? zp : max_plain;
+        max_delta = zd > max_delta ? zd : max_delta;
+    }
+    bool delta = cost_delta < cost_plain;
+    uint64_t mx = delta ? max_delta : max_plain;
+    size_t w = mx > UINT32_MAX ? 8 : 4;
+    put_u8(b, UB_USDB_COL_DECIMAL);
+    put_u8(b, d);
+    put_u8(b, (delta ? 1 : 0) | (w == 8 ? 2 : 0));
+    unsigned char *out = (unsigned char *)ub_buf_reserve(b, n * w);
+    if (!out)
+        return true; /* b->failed is set */
+    b->len += n * w;
+    prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t z = delta ? zigzag64(k[i] - prev) : zigzag64(k[i]);
+        prev = k[i];
+        for (size_t by = 0; by < w; by++)
+            out[by * n + i] = (unsigned char)(z >> (8 * by));
+    }
+    return true;
+}
+
+/* Float/double elements, column by column: decimal where every value of
+ * the column is a short decimal, byte planes otherwise. */
+static void put_columns(ub_buf *b, const ub_type *t, const unsigned char *src,
+                        size_t n)
+{
+    size_t s = ub_scalar_size(t->scalar);
+    unsigned nc = ub_type_ncomp(t);
+    size_t stride = nc * s;
+    int64_t *k = malloc((n ? n : 1) * sizeof *k);
+    if (!k) {
+        b->failed = true;
+        return;
+    }
+    for (unsigned c = 0; c < nc; c++) {
+        size_t mark = b->len;
+        if (put_decimal_column(b, src + c * s, stride, n, s == 4, k))
+            continue;
+        b->len = mark;
+        put_u8(b, UB_USDB_COL_PLANES);
+        unsigned char *col = (unsigned char *)ub_buf_reserve(b, n * s);
+        if (!col)
+            break;
+        b->len += n * s;
+        const unsigned char *p = src + c * s;
+        for (size_t i = 0; i < n; i++, p += stride) {
+            uint64_t v = load_comp(p, s);
+            for (size_t by = 0; by < s; by++)
+                col[by * n + i] = (unsigned char)(v >> (8 * by));
+        }
+    }
+    free(k);
+}
+
 /* count elements of t at data, as a numeric block (layout byte + data). */
 static void put_numeric(ub_buf *b, const ub_type *t, const void *data,
                         uint32_t count)
@@ -235,8 +362,14 @@ static void put_numeric(ub_buf *b, const ub_type *t, const void *data,
     const unsigned char *src = data;
     unsigned layout = bytes < UB_USDB_SPLIT_MIN ? UB_USDB_LAYOUT_RAW
                       : is_int_scalar(t->scalar) ? UB_USDB_LAYOUT_DELTA
-                                                 : UB_USDB_LAYOUT_SPLIT;
+                      : (t->scalar == UB_SC_FLOAT || t->scalar == UB_SC_DOUBLE)
+                          ? UB_USDB_LAYOUT_COLUMNS
+                          : UB_USDB_LAYOUT_SPLIT;
     put_u8(b, layout);
+    if (layout == UB_USDB_LAYOUT_COLUMNS) {
+        put_columns(b, t, src, n);
+        return;
+    }
     unsigned char *out = (unsigned char *)ub_buf_reserve(b, bytes);
     if (!out)
         return;

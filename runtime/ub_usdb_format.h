@@ -36,7 +36,22 @@ enum {
     UB_USDB_LAYOUT_RAW = 0,
     UB_USDB_LAYOUT_SPLIT = 1,
     UB_USDB_LAYOUT_DELTA = 2,
+    UB_USDB_LAYOUT_COLUMNS = 3, /* float/double: a mode per column */
 };
+enum { UB_USDB_COL_PLANES = 0, UB_USDB_COL_DECIMAL = 1 };
+#define UB_USDB_DEC_MAX 15 /* decimal digits tried for a decimal column */
+
+/* Exact powers of ten; a decimal column's value is k / 10^d computed in
+ * binary64 (then rounded to float for float columns), identically by the
+ * writer's check and the reader. */
+static const double ub_usdb_pow10[UB_USDB_DEC_MAX + 1] = {
+    1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7,
+    1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15,
+};
+static inline double ub_usdb_decimal(int64_t k, unsigned d)
+{
+    return (double)k / ub_usdb_pow10[d];
+}
 enum { UB_USDB_TIMES_RAW = 0, UB_USDB_TIMES_ARITH = 1 };
 enum { UB_USDB_SERIES_RECS = 0, UB_USDB_SERIES_PACKED = 1 };
 /* Numeric blocks smaller than this are stored raw: splitting gains

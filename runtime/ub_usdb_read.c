@@ -358,7 +358,7 @@ static int parse_index(ub_usdb *f)
         return -1;
     }
     unsigned major = ub_le16(b + 8);
-    if (major != UB_USDB_MAJOR) {
+    if (major != UB_USDB_MAJOR && major == ub_le16(b + n - 8)) {
         ub_usdb_err(f, "header",
                     "format version %u.%u is not supported (this reader "
                     "reads %d.x)",
@@ -373,7 +373,16 @@ static int parse_index(ub_usdb *f)
     }
     uint64_t ioff = ub_le64(tr), ilen = ub_le64(tr + 8);
     uint64_t tail = n - UB_USDB_TRAILER_LEN;
-    if (ub_le16(tr + 24) != major || ioff < UB_USDB_HEADER_LEN ||
+    /* The trailer repeats the version, so damage to either shows. */
+    if (ub_le16(tr + 24) != major || ub_le16(tr + 26) != ub_le16(b + 10) ||
+        ub_le32(b + 12) != 0) {
+        ub_usdb_err(f, "header", "version %u.%u (reserved %u) does not "
+                                 "match the trailer's %u.%u",
+                    major, ub_le16(b + 10), ub_le32(b + 12),
+                    ub_le16(tr + 24), ub_le16(tr + 26));
+        return -1;
+    }
+    if (ioff < UB_USDB_HEADER_LEN ||
         ilen < 4 || ioff > tail || ilen != tail - ioff) {
         ub_usdb_err(f, "trailer", "index position %llu+%llu does not fit "
                                   "the %zu-byte file",
@@ -414,7 +423,7 @@ static int parse_index(ub_usdb *f)
         s->hash = ub_le64(e + 32);
         char t[5];
         tag_name(s->tag, t);
-        if (s->off < prev_end || s->off > ioff || s->stored > ioff - s->off) {
+        if (s->off != prev_end || s->off > ioff || s->stored > ioff - s->off) {
             ub_usdb_err(f, "index", "section %u (%s) at %llu+%llu lies "
                                     "outside the data area",
                         i, t, (unsigned long long)s->off,
@@ -435,6 +444,12 @@ static int parse_index(ub_usdb *f)
         f->raw_total += s->raw;
         if (s->tag == UB_USDB_TAG_DATA)
             f->data_secs[f->nchunks++] = i;
+    }
+    if (prev_end != ioff) {
+        ub_usdb_err(f, "index", "sections end at %llu, not at the index "
+                                "(%llu)",
+                    (unsigned long long)prev_end, (unsigned long long)ioff);
+        return -1;
     }
     return 0;
 }
@@ -1000,6 +1015,81 @@ static void dec_untyped(cur *c, ub_arena *a, ub_untyped *u, int depth)
         dec_untyped(c, a, &u->child[i], depth + 1);
 }
 
+/* The fewest bytes one element of t takes in a numeric block (decimal
+ * columns of doubles take 4 per component), to bound counts. */
+static size_t numeric_min(const ub_type *t)
+{
+    size_t s = ub_scalar_size(t->scalar);
+    return ub_type_ncomp(t) * (s < 4 ? s : 4);
+}
+
+/* Layout COLUMNS: per column, byte planes or a decimal column. */
+static void dec_columns(cur *c, const ub_type *t, unsigned char *out,
+                        size_t n)
+{
+    size_t s = ub_scalar_size(t->scalar);
+    unsigned nc = ub_type_ncomp(t);
+    size_t stride = nc * s;
+    for (unsigned col = 0; col < nc && !c->err; col++) {
+        unsigned mode = get_u8(c);
+        unsigned char *p = out + col * s;
+        if (c->err)
+            return;
+        if (mode == UB_USDB_COL_PLANES) {
+            if (n > cur_left(c) / s) {
+                cur_fail(c, "%zu %s elements overrun the record", n,
+                         t->name);
+                return;
+            }
+            const unsigned char *planes = c->p;
+            c->p += n * s;
+            for (size_t i = 0; i < n; i++, p += stride) {
+                uint64_t v = 0;
+                for (size_t by = s; by-- > 0;)
+                    v = v << 8 | planes[by * n + i];
+                if (s == 4) {
+                    uint32_t x = (uint32_t)v;
+                    memcpy(p, &x, 4);
+                } else {
+                    memcpy(p, &v, 8);
+                }
+            }
+            continue;
+        }
+        unsigned d = get_u8(c), fl = get_u8(c);
+        if (c->err)
+            return;
+        if (mode != UB_USDB_COL_DECIMAL || d > UB_USDB_DEC_MAX || fl > 3) {
+            cur_fail(c, "bad column header %u/%u/%u", mode, d, fl);
+            return;
+        }
+        size_t w = (fl & 2) ? 8 : 4;
+        if (n > cur_left(c) / w) {
+            cur_fail(c, "%zu %s elements overrun the record", n, t->name);
+            return;
+        }
+        const unsigned char *planes = c->p;
+        c->p += n * w;
+        int64_t prev = 0;
+        for (size_t i = 0; i < n; i++, p += stride) {
+            uint64_t z = 0;
+            for (size_t by = w; by-- > 0;)
+                z = z << 8 | planes[by * n + i];
+            int64_t k = (int64_t)((z >> 1) ^ (0 - (z & 1)));
+            if (fl & 1) /* wrapping add: a damaged file must not trap */
+                k = (int64_t)((uint64_t)prev + (uint64_t)k);
+            prev = k;
+            double v = ub_usdb_decimal(k, d);
+            if (s == 4) {
+                float x = (float)v;
+                memcpy(p, &x, 4);
+            } else {
+                memcpy(p, &v, 8);
+            }
+        }
+    }
+}
+
 /* A numeric block of count elements of t into dst. */
 static void dec_numeric(cur *c, const ub_type *t, void *dst, uint32_t count)
 {
@@ -1009,11 +1099,17 @@ static void dec_numeric(cur *c, const ub_type *t, void *dst, uint32_t count)
     unsigned layout = get_u8(c);
     if (c->err)
         return;
-    if (layout > UB_USDB_LAYOUT_DELTA ||
+    if (layout > UB_USDB_LAYOUT_COLUMNS ||
         (layout == UB_USDB_LAYOUT_DELTA && t->scalar != UB_SC_INT &&
          t->scalar != UB_SC_UINT && t->scalar != UB_SC_INT64 &&
-         t->scalar != UB_SC_UINT64)) {
+         t->scalar != UB_SC_UINT64) ||
+        (layout == UB_USDB_LAYOUT_COLUMNS && t->scalar != UB_SC_FLOAT &&
+         t->scalar != UB_SC_DOUBLE)) {
         cur_fail(c, "unknown numeric layout %u for %s", layout, t->name);
+        return;
+    }
+    if (layout == UB_USDB_LAYOUT_COLUMNS) {
+        dec_columns(c, t, dst, n);
         return;
     }
     if (n > cur_left(c) / (nc * s)) {
@@ -1119,7 +1215,7 @@ static void dec_data(cur *c, ub_arena *a, ub_value *out, int depth)
         min = 1;
         break;
     default:
-        min = ub_type_elem_size(t);
+        min = numeric_min(t);
         break;
     }
     if (min && count > cur_left(c) / min) {
@@ -1325,7 +1421,7 @@ static int read_series(ub_usdb *f, uint32_t series)
                   t->scalar == UB_SC_DICT || t->scalar == UB_SC_OPAQUE ||
                   t->scalar == UB_SC_NONE))
             cur_fail(&c, "type %s cannot be packed", t->name);
-        if (!c.err && s.n > cur_left(&c) / ub_type_elem_size(t))
+        if (!c.err && s.n > cur_left(&c) / numeric_min(t))
             cur_fail(&c, "%u samples overrun the record", s.n);
         if (!c.err) {
             s.arena = ub_arena_new();

@@ -1,0 +1,49 @@
+/* libFuzzer target for the .usdb reader: any bytes must give a layer or a
+ * located error, never a crash, a hang or a leak.  Built with
+ * -DUB_USDB_FUZZING, which skips checksum checks so that mutations reach
+ * the decoders behind them (a fuzzer cannot forge XXH3). */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ub_usdb.h"
+#include "ub_usdb_write.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    ub_strtab *t = ub_strtab_new();
+    ub_diags *d = ub_diags_new();
+    ub_usdb *f = ub_usdb_open_memory(data, size, "fuzz.usdb", t, d);
+    if (f) {
+        /* the lazy API, property by property */
+        ub_arena *a = ub_arena_new();
+        for (uint32_t p = 0; p < ub_usdb_prim_count(f) && p < 64; p++) {
+            uint32_t first, n;
+            ub_usdb_prim_fields(f, p, &first, &n);
+            ub_value v;
+            for (uint32_t i = 0; i < n; i++)
+                ub_usdb_field_value(f, first + i, a, &v);
+            for (uint32_t i = 0; i < ub_usdb_prim_prop_count(f, p); i++) {
+                uint32_t q = ub_usdb_prim_prop(f, p, i);
+                ub_usdb_prop_default(f, q, a, &v);
+                ub_usdb_value_at(f, q, 1.5, a, &v);
+                ub_usdb_value_at(f, q, -1e9, a, &v);
+            }
+        }
+        ub_arena_free(a);
+        /* the whole layer, and writing it back */
+        ub_layer *L = ub_usdb_read_layer(f, "fuzz.usdb");
+        if (L) {
+            ub_buf b;
+            ub_buf_init(&b);
+            ub_usdb_write(L, 1, &b, d);
+            ub_buf_free(&b);
+            ub_layer_free(L);
+        }
+        ub_usdb_close(f);
+    }
+    ub_diags_free(d);
+    ub_strtab_free(t);
+    return 0;
+}
