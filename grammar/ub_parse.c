@@ -1720,8 +1720,11 @@ void ub_act_meta_begin(ub_pctx *c, const char *key, ub_tokloc l, int part)
         c->vb.failed = true;
         return;
     }
-    const ub_type *t = f->kind == MK_DICT ? ub_type_get(UB_TY_STRING)
-                                          : ub_type_get(f->type);
+    if (f->kind == MK_DICT) {
+        ub_vb_begin(c, NULL, NULL, false); /* only `{ ... }` will do */
+        return;
+    }
+    const ub_type *t = ub_type_get(f->type);
     ub_vb_begin(c, t, t->name, f->kind == MK_LISTOP || f->array);
 }
 
@@ -1793,7 +1796,8 @@ void ub_act_meta_dict(ub_pctx *c)
     if (c->meta_kind != MK_DICT && c->meta_kind != MK_UNKNOWN) {
         ub_perr(c, c->meta_loc, "invalid value for field '%s': expected %s, "
                 "found a dictionary", c->meta_key,
-                ub_scalar_what(c->vb.type->scalar, c->vb.type));
+                c->vb.type ? ub_scalar_what(c->vb.type->scalar, c->vb.type)
+                           : "a value");
         return;
     }
     if (!c->last_dict)
@@ -2607,7 +2611,9 @@ void ub_act_syntax_error(ub_pctx *c, ub_tokloc l, bool lexical,
                     expected ? ", expected " : "", expected ? expected : "");
         return;
     }
-    bool show = n && strcmp(got, "newline") != 0 && strcmp(got, "end of file");
+    /* keywords and punctuation are named by their text already */
+    bool show = n && got[0] != '\'' && strcmp(got, "newline") != 0 &&
+                strcmp(got, "end of file") != 0;
     ub_perr(c, l, "syntax error: unexpected %s%s%.*s%s%s%s", got,
             show ? " '" : "", show ? (int)n : 0, show ? t : "",
             show ? "'" : "", expected ? ", expected " : "",

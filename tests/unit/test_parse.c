@@ -1,0 +1,758 @@
+/* Unit tests of the usda parser: the scanner (strings, escapes, assets,
+ * paths, comments, numbers), each grammar construct (a small layer from a
+ * string, checked on the model), values parsed to their declared type, and
+ * the location and wording of errors. */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ub_parse.h"
+
+static ub_strtab *strtab;
+static ub_diags *diags;
+static ub_layer *L;
+
+static const char *S(const char *s)
+{
+    return ub_intern_cstr(strtab, s);
+}
+
+/* Parse text into L (freeing the previous layer). */
+static ub_layer *parse(const char *text)
+{
+    ub_layer_free(L);
+    ub_diags_free(diags);
+    diags = ub_diags_new();
+    L = ub_parse_usda(strtab, "t.usda", text, strlen(text), diags);
+    if (!L)
+        for (size_t i = 0; i < ub_diags_count(diags); i++)
+            ub_diag_print(stderr, ub_diags_at(diags, i));
+    return L;
+}
+
+/* text must be rejected, its first error at line:col mentioning what. */
+static void reject(const char *text, unsigned line, unsigned col,
+                   const char *what)
+{
+    ub_layer_free(L);
+    ub_diags_free(diags);
+    diags = ub_diags_new();
+    L = ub_parse_usda(strtab, "t.usda", text, strlen(text), diags);
+    CU_ASSERT_PTR_NULL(L);
+    CU_ASSERT(ub_diags_errors(diags) >= 1);
+    if (ub_diags_count(diags) == 0)
+        return;
+    const ub_diag *d = ub_diags_at(diags, 0);
+    bool ok = d->severity == UB_ERROR && d->loc.line == line &&
+              d->loc.col == col && strstr(d->message, what) != NULL;
+    if (!ok)
+        fprintf(stderr, "\nwanted %u:%u '%s', got %u:%u '%s'\n", line, col,
+                what, d->loc.line, d->loc.col, d->message);
+    CU_ASSERT(ok);
+    CU_ASSERT_STRING_EQUAL(d->loc.file, "t.usda");
+    CU_ASSERT_PTR_NOT_NULL(d->line_text);
+}
+
+static ub_prim *child(ub_prim *p, const char *name)
+{
+    return ub_prim_find_child(L, p, S(name));
+}
+
+static ub_prim *prim(const char *path)
+{
+    ub_prim *p = L->root;
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *t = strtok(buf, "/"); t && p; t = strtok(NULL, "/"))
+        p = child(p, t);
+    return p;
+}
+
+static ub_prop *prop(const char *prim_path, const char *name)
+{
+    ub_prim *p = prim(prim_path);
+    return p ? ub_prop_find(L, p, S(name)) : NULL;
+}
+
+static const ub_value *meta(ub_fields *f, const char *key)
+{
+    ub_field *x = ub_fields_find(f, S(key));
+    return x ? &x->value : NULL;
+}
+
+static const char *str0(const ub_value *v)
+{
+    return v && v->kind == UB_V_DATA && v->type->scalar == UB_SC_STRING
+               ? ub_value_str(v, 0)
+               : NULL;
+}
+
+static float F(const ub_value *v, uint32_t i)
+{
+    float f;
+    memcpy(&f, (const char *)v->u.data + 4 * i, 4);
+    return f;
+}
+
+static double D(const ub_value *v, uint32_t i)
+{
+    double d;
+    memcpy(&d, (const char *)v->u.data + 8 * i, 8);
+    return d;
+}
+
+static int32_t I(const ub_value *v, uint32_t i)
+{
+    int32_t x;
+    memcpy(&x, (const char *)v->u.data + 4 * i, 4);
+    return x;
+}
+
+/* --- scanner ---------------------------------------------------------------- */
+
+static void test_strings(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "def \"A\" {\n"
+        "    string a = \"tab\\there \\\"q\\\" \\x41\\101 \\q\"\n"
+        "    string b = 'single \"quotes\"'\n"
+        "    string c = \"\"\"one\n"
+        "two \"quoted\" \"\"\"\n"
+        "    string d = ''''''\n"
+        "    string e = \"\"\n"
+        "    string f = '''a''b'''\n"
+        "}\n"));
+    CU_ASSERT_STRING_EQUAL(str0(&prop("/A", "a")->default_value),
+                           "tab\there \"q\" AA q");
+    CU_ASSERT_STRING_EQUAL(str0(&prop("/A", "b")->default_value),
+                           "single \"quotes\"");
+    CU_ASSERT_STRING_EQUAL(str0(&prop("/A", "c")->default_value),
+                           "one\ntwo \"quoted\" ");
+    CU_ASSERT_STRING_EQUAL(str0(&prop("/A", "d")->default_value), "");
+    CU_ASSERT_STRING_EQUAL(str0(&prop("/A", "e")->default_value), "");
+    CU_ASSERT_STRING_EQUAL(str0(&prop("/A", "f")->default_value), "a''b");
+    /* the triple-quoted string spans two lines: later lines still count */
+    CU_ASSERT_EQUAL(prop("/A", "d")->loc.line, 7);
+}
+
+static void test_assets_and_paths(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "def \"A\" {\n"
+        "    asset a = @./a b.usda@\n"
+        "    asset b = @@@has@one@@@\n"
+        "    asset c = @@@esc\\@@@aped@@@\n"
+        "    asset[] d = [@x@, \"y\"]\n"
+        "    rel r = [<../B>, <.attr>, <child/grand>, </C.x>]\n"
+        "    def \"K\" {\n        double x.connect = <../B.out>\n    }\n"
+        "}\n"));
+    CU_ASSERT_STRING_EQUAL(str0(&prop("/A", "a")->default_value), "./a b.usda");
+    CU_ASSERT_STRING_EQUAL(str0(&prop("/A", "b")->default_value), "has@one");
+    CU_ASSERT_STRING_EQUAL(str0(&prop("/A", "c")->default_value),
+                           "esc@@@aped");
+    const ub_value *d = &prop("/A", "d")->default_value;
+    CU_ASSERT_EQUAL(d->count, 2);
+    CU_ASSERT_STRING_EQUAL(ub_value_str(d, 1), "y");
+    ub_prop *r = prop("/A", "r");
+    CU_ASSERT_EQUAL_FATAL(r->targets.kind, UB_V_LISTOP);
+    const ub_listop *lo = r->targets.u.listop;
+    CU_ASSERT(lo->is_explicit);
+    const ub_value *t = &lo->part[UB_LO_EXPLICIT];
+    CU_ASSERT_EQUAL_FATAL(t->count, 4);
+    /* relative targets are made absolute against the owning prim */
+    CU_ASSERT_PTR_EQUAL(ub_value_str(t, 0), S("/B"));
+    CU_ASSERT_PTR_EQUAL(ub_value_str(t, 1), S("/A.attr"));
+    CU_ASSERT_PTR_EQUAL(ub_value_str(t, 2), S("/A/child/grand"));
+    CU_ASSERT_PTR_EQUAL(ub_value_str(t, 3), S("/C.x"));
+    ub_prop *x = prop("/A/K", "x");
+    CU_ASSERT_EQUAL_FATAL(x->connections.kind, UB_V_LISTOP);
+    CU_ASSERT_PTR_EQUAL(
+        ub_value_str(&x->connections.u.listop->part[UB_LO_EXPLICIT], 0),
+        S("/A/B.out"));
+}
+
+static void test_comments(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "# a comment\n"
+        "// another\n"
+        "/* a block\n"
+        "   over lines */\n"
+        "def \"A\" /* inline */ { # trailing\n"
+        "    int[] a = [1, // one\n"
+        "               2] // two\n"
+        "}\n"));
+    CU_ASSERT_EQUAL(prim("/A")->loc.line, 6);
+    CU_ASSERT_EQUAL(prop("/A", "a")->loc.line, 7);
+    CU_ASSERT_EQUAL(prop("/A", "a")->default_value.count, 2);
+}
+
+static void test_numbers(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "def \"A\" {\n"
+        "    double[] d = [inf, -inf, nan, -0, 1e3, .5, 5., -2.5E-3, 0.1]\n"
+        "    float[] f = [0.1, 16777217, 1e39]\n"
+        "    float3 p = (1, -2.5, 3e2)\n"
+        "    uint64 big = 18446744073709551615\n"
+        "    int64 low = -9223372036854775808\n"
+        "    half h = 0.1\n"
+        "    half[] hs = [65504, 65520, 1e-8]\n"
+        "    bool[] b = [true, False, 1, 0, yes, \"no\"]\n"
+        "    timecode tc = 12.5\n"
+        "}\n"));
+    const ub_value *d = &prop("/A", "d")->default_value;
+    CU_ASSERT_EQUAL_FATAL(d->count, 9);
+    CU_ASSERT(isinf(D(d, 0)) && D(d, 0) > 0);
+    CU_ASSERT(isinf(D(d, 1)) && D(d, 1) < 0);
+    CU_ASSERT(isnan(D(d, 2)));
+    CU_ASSERT(D(d, 3) == 0.0 && signbit(D(d, 3)));
+    CU_ASSERT_EQUAL(D(d, 4), 1000.0);
+    CU_ASSERT_EQUAL(D(d, 5), 0.5);
+    CU_ASSERT_EQUAL(D(d, 6), 5.0);
+    CU_ASSERT_EQUAL(D(d, 7), -2.5e-3);
+    CU_ASSERT_EQUAL(D(d, 8), 0.1);
+    const ub_value *f = &prop("/A", "f")->default_value;
+    CU_ASSERT_EQUAL(f->type->id, UB_TY_FLOAT);
+    /* float values are the double narrowed, as OpenUSD reads them */
+    CU_ASSERT_EQUAL(F(f, 0), (float)0.1);
+    CU_ASSERT_EQUAL(F(f, 1), 16777216.0f);
+    CU_ASSERT(isinf(F(f, 2)));
+    const ub_value *p = &prop("/A", "p")->default_value;
+    CU_ASSERT_FALSE(p->is_array);
+    CU_ASSERT_EQUAL(p->count, 1);
+    CU_ASSERT_EQUAL(F(p, 0), 1.0f);
+    CU_ASSERT_EQUAL(F(p, 1), -2.5f);
+    CU_ASSERT_EQUAL(F(p, 2), 300.0f);
+    uint64_t big;
+    memcpy(&big, prop("/A", "big")->default_value.u.data, 8);
+    CU_ASSERT_EQUAL(big, UINT64_MAX);
+    int64_t low;
+    memcpy(&low, prop("/A", "low")->default_value.u.data, 8);
+    CU_ASSERT_EQUAL(low, INT64_MIN);
+    uint16_t h;
+    memcpy(&h, prop("/A", "h")->default_value.u.data, 2);
+    CU_ASSERT_EQUAL(h, ub_float_to_half(0.1f));
+    const ub_value *hs = &prop("/A", "hs")->default_value;
+    uint16_t hv[3];
+    memcpy(hv, hs->u.data, 6);
+    CU_ASSERT_EQUAL(hv[0], 0x7bff);    /* largest half */
+    CU_ASSERT_EQUAL(hv[1], 0x7c00);    /* rounds to infinity */
+    CU_ASSERT_EQUAL(hv[2], 0);         /* underflows to zero */
+    const ub_value *b = &prop("/A", "b")->default_value;
+    const uint8_t *bv = b->u.data;
+    CU_ASSERT(bv[0] == 1 && bv[1] == 0 && bv[2] == 1 && bv[3] == 0 &&
+              bv[4] == 1 && bv[5] == 0);
+    const ub_value *tc = &prop("/A", "tc")->default_value;
+    CU_ASSERT_EQUAL(tc->type->id, UB_TY_TIMECODE);
+    CU_ASSERT_EQUAL(D(tc, 0), 12.5);
+}
+
+/* Numbers written in runs (one scanner token) and one by one (over lines,
+ * with comments) must give the same array. */
+static void test_number_runs(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "def \"A\" {\n"
+        "    point3f[] a = [(1, 2, 3), (4.5, -5, 6e1), (7, 8, 9), (1, 1, 1),"
+        " (2, 2, 2), (3, 3, 3), (4, 4, 4), (5, 5, 5), (6, 6, 6), (0.1, 0.2, 0.3)]\n"
+        "    point3f[] b = [\n"
+        "        (1, 2, 3), (4.5, -5,\n"
+        "        6e1), (7, 8, 9), (1, 1, 1), (2, 2, 2), (3, 3, 3), (4, 4, 4),\n"
+        "        (5, 5, 5), (6, 6, 6), (0.1, /* c */ 0.2, 0.3),\n"
+        "    ]\n"
+        "    int[] c = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,"
+        " 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32, 33, -34]\n"
+        "    matrix2d m = ((1, 2), (3, 4))\n"
+        "    double2[] e = [(1, 2)]\n"
+        "    double t.timeSamples = { 1: 5, 2: 6, 0: -1 }\n"
+        "}\n"));
+    const ub_value *a = &prop("/A", "a")->default_value;
+    const ub_value *b = &prop("/A", "b")->default_value;
+    CU_ASSERT_EQUAL_FATAL(a->count, 10);
+    CU_ASSERT_EQUAL_FATAL(b->count, 10);
+    CU_ASSERT(a->is_array);
+    CU_ASSERT_EQUAL(memcmp(a->u.data, b->u.data, 10 * 12), 0);
+    CU_ASSERT_EQUAL(F(a, 3), 4.5f);
+    CU_ASSERT_EQUAL(F(a, 5), 60.0f);
+    CU_ASSERT_EQUAL(F(a, 29), (float)0.3);
+    const ub_value *c = &prop("/A", "c")->default_value;
+    CU_ASSERT_EQUAL_FATAL(c->count, 34);
+    CU_ASSERT_EQUAL(I(c, 0), 1);
+    CU_ASSERT_EQUAL(I(c, 32), 33);
+    CU_ASSERT_EQUAL(I(c, 33), -34);
+    const ub_value *m = &prop("/A", "m")->default_value;
+    CU_ASSERT_EQUAL(m->count, 1);
+    CU_ASSERT_EQUAL(D(m, 0), 1.0);
+    CU_ASSERT_EQUAL(D(m, 3), 4.0);
+    CU_ASSERT_EQUAL(prop("/A", "e")->default_value.count, 1);
+    /* "1: 5, 2: 6" inside { } are samples, not a number run */
+    const ub_samples *s = &prop("/A", "t")->samples;
+    CU_ASSERT_EQUAL_FATAL(s->n, 3);
+    CU_ASSERT_EQUAL(s->v[0].time, 0.0);
+    CU_ASSERT_EQUAL(D(&s->v[2].value, 0), 6.0);
+}
+
+static void test_utf8_identifiers(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "def \"\xe6\x83\x85\xe5\xa0\xb1\" {\n"
+        "    int caf\xc3\xa9:x = 1\n"
+        "}\n"));
+    CU_ASSERT_PTR_NOT_NULL(prop("/\xe6\x83\x85\xe5\xa0\xb1", "caf\xc3\xa9:x"));
+    /* U+222B INTEGRAL is no identifier character */
+    reject("#usda 1.0\ndef \"a\xe2\x88\xab\" {\n}\n", 2, 5,
+           "not a valid prim name");
+}
+
+/* --- grammar constructs ---------------------------------------------------- */
+
+static void test_layer_metadata(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "(\n"
+        "    \"layer comment\"\n"
+        "    doc = \"documentation\"\n"
+        "    subLayers = [@a.usda@ (offset = 10; scale = 2), @b.usda@,\n"
+        "                 @c.usda@ (scale = 0.5)]\n"
+        "    timeCodesPerSecond = 24\n"
+        "    framesPerSecond = 30\n"
+        "    startTimeCode = 1\n"
+        "    endTimeCode = 240\n"
+        "    defaultPrim = \"World\"\n"
+        "    upAxis = \"Z\"\n"
+        "    metersPerUnit = 0.01\n"
+        "    customLayerData = { string who = \"me\"; dictionary d = { int x = 1 } }\n"
+        "    expressionVariables = { string SHOT = \"s01\" }\n"
+        "    someUnknownKey = [1, (2, foo), \"s\"]\n"
+        ")\n"));
+    CU_ASSERT_STRING_EQUAL(str0(meta(&L->meta, "comment")), "layer comment");
+    CU_ASSERT_STRING_EQUAL(str0(meta(&L->meta, "doc")), "documentation");
+    CU_ASSERT_EQUAL_FATAL(L->n_sublayers, 3);
+    CU_ASSERT_STRING_EQUAL(L->sublayers[0].asset, "a.usda");
+    CU_ASSERT_EQUAL(L->sublayers[0].offset.offset, 10.0);
+    CU_ASSERT_EQUAL(L->sublayers[0].offset.scale, 2.0);
+    CU_ASSERT(L->sublayers[0].has_offset && L->sublayers[0].has_scale);
+    CU_ASSERT(!L->sublayers[1].has_offset && !L->sublayers[1].has_scale);
+    CU_ASSERT_EQUAL(L->sublayers[1].offset.scale, 1.0);
+    CU_ASSERT(!L->sublayers[2].has_offset && L->sublayers[2].has_scale);
+    CU_ASSERT_EQUAL(L->sublayers[2].loc.line, 6);
+    CU_ASSERT_EQUAL(D(meta(&L->meta, "timeCodesPerSecond"), 0), 24.0);
+    CU_ASSERT_EQUAL(meta(&L->meta, "framesPerSecond")->type->id,
+                    UB_TY_DOUBLE);
+    CU_ASSERT_EQUAL(meta(&L->meta, "defaultPrim")->type->id, UB_TY_TOKEN);
+    const ub_value *cld = meta(&L->meta, "customLayerData");
+    CU_ASSERT_EQUAL_FATAL(cld->kind, UB_V_DICT);
+    ub_dict_entry *who = ub_dict_find(cld->u.dict, S("who"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(who);
+    CU_ASSERT_STRING_EQUAL(str0(&who->value), "me");
+    ub_dict_entry *dd = ub_dict_find(cld->u.dict, S("d"));
+    CU_ASSERT_EQUAL_FATAL(dd->value.kind, UB_V_DICT);
+    CU_ASSERT_PTR_NOT_NULL(ub_dict_find(dd->value.u.dict, S("x")));
+    const ub_value *u = meta(&L->meta, "someUnknownKey");
+    CU_ASSERT_EQUAL_FATAL(u->kind, UB_V_UNTYPED);
+    CU_ASSERT_EQUAL(u->u.untyped->kind, UB_U_LIST);
+    CU_ASSERT_EQUAL_FATAL(u->u.untyped->n, 3);
+    CU_ASSERT_EQUAL(u->u.untyped->child[1].kind, UB_U_TUPLE);
+    CU_ASSERT_STRING_EQUAL(u->u.untyped->child[1].child[1].text, "foo");
+    CU_ASSERT_EQUAL(u->u.untyped->child[2].kind, UB_U_STRING);
+}
+
+static void test_prims(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "def Xform \"A\" {\n"
+        "    over \"B\" {\n"
+        "        class Scope \"C\" {\n"
+        "        }\n"
+        "    }\n"
+        "    def ThisType::IsBogus \"D\" { }\n"
+        "    reorder nameChildren = [\"D\", \"B\"]\n"
+        "    reorder properties = \"x\"\n"
+        "}\n"
+        "class \"E\" (\n"
+        "    kind = \"component\"\n"
+        "    active = false\n"
+        "    instanceable = true\n"
+        "    hidden = true\n"
+        "    permission = private\n"
+        "    symmetryFunction =\n"
+        "    customData = { int a = 1 }\n"
+        "    assetInfo = { asset identifier = @x.usda@ }\n"
+        "    prefixSubstitutions = { \"a\": \"b\" }\n"
+        "    variants = { string shade = \"red\" }\n"
+        ") { }\n"
+        "reorder rootPrims = [\"E\", \"A\"]\n"));
+    ub_prim *a = prim("/A");
+    CU_ASSERT_EQUAL(a->specifier, UB_DEF);
+    CU_ASSERT_STRING_EQUAL(a->type_name, "Xform");
+    CU_ASSERT_EQUAL(prim("/A/B")->specifier, UB_OVER);
+    CU_ASSERT_EQUAL(prim("/A/B/C")->specifier, UB_CLASS);
+    CU_ASSERT_PTR_NULL(prim("/A/B")->type_name);
+    CU_ASSERT_STRING_EQUAL(prim("/A/D")->type_name, "ThisType::IsBogus");
+    CU_ASSERT_EQUAL(a->prim_order.count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(&a->prim_order, 0), S("D"));
+    CU_ASSERT_EQUAL(a->property_order.count, 1);
+    CU_ASSERT_EQUAL(L->root->prim_order.count, 2);
+    ub_prim *e = prim("/E");
+    CU_ASSERT_EQUAL(meta(&e->meta, "kind")->type->id, UB_TY_TOKEN);
+    CU_ASSERT_STRING_EQUAL(str0(meta(&e->meta, "kind")), "component");
+    CU_ASSERT_EQUAL(meta(&e->meta, "active")->type->id, UB_TY_BOOL);
+    CU_ASSERT_EQUAL(*(uint8_t *)meta(&e->meta, "active")->u.data, 0);
+    CU_ASSERT_STRING_EQUAL(str0(meta(&e->meta, "permission")), "private");
+    CU_ASSERT_STRING_EQUAL(str0(meta(&e->meta, "symmetryFunction")), "");
+    CU_ASSERT_EQUAL(meta(&e->meta, "customData")->kind, UB_V_DICT);
+    CU_ASSERT_EQUAL(meta(&e->meta, "prefixSubstitutions")->kind, UB_V_DICT);
+    const ub_value *v = meta(&e->meta, "variants");
+    CU_ASSERT_EQUAL_FATAL(v->kind, UB_V_DICT);
+    CU_ASSERT_STRING_EQUAL(str0(&ub_dict_find(v->u.dict, S("shade"))->value),
+                           "red");
+}
+
+static void test_list_ops(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "def \"A\" (\n"
+        "    prepend references = [@a.usda@</X> (offset = 5; customData = "
+        "{ int k = 1 }), </Y>]\n"
+        "    delete references = @b.usda@\n"
+        "    payload = @p.usda@ (scale = 2)\n"
+        "    inherits = [</C1>, <../C2>]\n"
+        "    append specializes = </S>\n"
+        "    prepend apiSchemas = [\"MaterialBindingAPI\"]\n"
+        "    variantSets = [\"v\", \"w\"]\n"
+        "    intListOpTest = [1, 2]\n"
+        "    add tokenListOpTest = [\"t\"]\n"
+        ") { }\n"
+        "def \"B\" ( references = None ) { }\n"));
+    ub_prim *a = prim("/A");
+    const ub_value *r = meta(&a->meta, "references");
+    CU_ASSERT_EQUAL_FATAL(r->kind, UB_V_LISTOP);
+    const ub_listop *lo = r->u.listop;
+    CU_ASSERT_FALSE(lo->is_explicit);
+    CU_ASSERT(lo->has[UB_LO_PREPEND] && lo->has[UB_LO_DELETE]);
+    const ub_value *pre = &lo->part[UB_LO_PREPEND];
+    CU_ASSERT_EQUAL_FATAL(pre->count, 2);
+    CU_ASSERT_EQUAL(pre->type->id, UB_TY_REFERENCE);
+    const ub_reference *r0 = ub_value_elem(pre, 0), *r1 = ub_value_elem(pre, 1);
+    CU_ASSERT_STRING_EQUAL(r0->asset, "a.usda");
+    CU_ASSERT_STRING_EQUAL(r0->prim_path, "/X");
+    CU_ASSERT(r0->has_offset && !r0->has_scale);
+    CU_ASSERT_EQUAL(r0->offset.offset, 5.0);
+    CU_ASSERT_PTR_NOT_NULL(r0->custom_data);
+    CU_ASSERT_STRING_EQUAL(r1->asset, "");
+    CU_ASSERT_STRING_EQUAL(r1->prim_path, "/Y");
+    CU_ASSERT_EQUAL(r1->offset.scale, 1.0);
+    const ub_value *p = meta(&a->meta, "payload");
+    CU_ASSERT_EQUAL(p->type->id, UB_TY_PAYLOAD);
+    CU_ASSERT(p->u.listop->is_explicit);
+    const ub_value *inh = &meta(&a->meta, "inherits")->u.listop->part[0];
+    CU_ASSERT_EQUAL_FATAL(inh->count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(inh, 1), S("/C2"));
+    CU_ASSERT(meta(&a->meta, "specializes")->u.listop->has[UB_LO_APPEND]);
+    const ub_value *api = meta(&a->meta, "apiSchemas");
+    CU_ASSERT_EQUAL(api->type->id, UB_TY_TOKEN);
+    CU_ASSERT_EQUAL(api->u.listop->part[UB_LO_PREPEND].count, 1);
+    CU_ASSERT_EQUAL(meta(&a->meta, "variantSets")->type->id, UB_TY_STRING);
+    const ub_value *il = meta(&a->meta, "intListOpTest");
+    CU_ASSERT_EQUAL(il->type->id, UB_TY_INT);
+    CU_ASSERT_EQUAL(I(&il->u.listop->part[UB_LO_EXPLICIT], 1), 2);
+    CU_ASSERT(meta(&a->meta, "tokenListOpTest")->u.listop->has[UB_LO_ADD]);
+    /* None on an explicit list is an authored empty list */
+    const ub_value *none = meta(&prim("/B")->meta, "references");
+    CU_ASSERT_EQUAL_FATAL(none->kind, UB_V_LISTOP);
+    CU_ASSERT(none->u.listop->is_explicit);
+    CU_ASSERT(none->u.listop->has[UB_LO_EXPLICIT]);
+    CU_ASSERT_EQUAL(none->u.listop->part[UB_LO_EXPLICIT].count, 0);
+}
+
+static void test_attributes(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "def \"A\" {\n"
+        "    custom uniform token[] t = [\"a\", \"b\"] (\n"
+        "        doc = \"d\"\n"
+        "        allowedTokens = [\"a\", \"b\"]\n"
+        "        hidden = true\n"
+        "        permission = public\n"
+        "        customData = { bool x = 1 }\n"
+        "    )\n"
+        "    config int c = 1\n"
+        "    double d = None\n"
+        "    double d.timeSamples = { 2: 20, 1: None, 2: 22, }\n"
+        "    float u ( displayUnit = cm )\n"
+        "    prepend double w.connect = </B.out>\n"
+        "    opaque o\n"
+        "    Transform legacy = ((1,0,0,0),(0,1,0,0),(0,0,1,0),(0,0,0,1))\n"
+        "    Vec3f old = (1, 2, 3)\n"
+        "    Some::Thing weird = [a, (b, 1)]\n"
+        "}\n"));
+    ub_prop *t = prop("/A", "t");
+    CU_ASSERT(t->custom);
+    CU_ASSERT_EQUAL(t->variability, UB_UNIFORM);
+    CU_ASSERT(t->is_array);
+    CU_ASSERT_EQUAL(t->type->id, UB_TY_TOKEN);
+    CU_ASSERT_EQUAL(t->default_value.count, 2);
+    CU_ASSERT_STRING_EQUAL(str0(meta(&t->meta, "doc")), "d");
+    CU_ASSERT_EQUAL(meta(&t->meta, "allowedTokens")->count, 2);
+    CU_ASSERT_EQUAL(prop("/A", "c")->variability, UB_CONFIG);
+    ub_prop *d = prop("/A", "d");
+    CU_ASSERT_EQUAL(d->default_value.kind, UB_V_BLOCK);
+    CU_ASSERT(d->samples.authored);
+    CU_ASSERT_EQUAL_FATAL(d->samples.n, 2);
+    CU_ASSERT_EQUAL(d->samples.v[0].time, 1.0);
+    CU_ASSERT_EQUAL(d->samples.v[0].value.kind, UB_V_BLOCK);
+    CU_ASSERT_EQUAL(D(&d->samples.v[1].value, 0), 22.0); /* last wins */
+    CU_ASSERT_STRING_EQUAL(str0(meta(&prop("/A", "u")->meta, "displayUnit")),
+                           "cm");
+    ub_prop *w = prop("/A", "w");
+    CU_ASSERT(w->connections.u.listop->has[UB_LO_PREPEND]);
+    CU_ASSERT_EQUAL(prop("/A", "o")->type->id, UB_TY_OPAQUE);
+    ub_prop *lg = prop("/A", "legacy");
+    CU_ASSERT_STRING_EQUAL(lg->type_name, "Transform");
+    CU_ASSERT_EQUAL(lg->type->id, UB_TY_MATRIX4D);
+    CU_ASSERT_EQUAL(D(&lg->default_value, 15), 1.0);
+    CU_ASSERT_STRING_EQUAL(prop("/A", "old")->type_name, "float3");
+    ub_prop *wd = prop("/A", "weird");
+    CU_ASSERT_PTR_NULL(wd->type);
+    CU_ASSERT_STRING_EQUAL(wd->type_name, "Some::Thing");
+    CU_ASSERT_EQUAL(wd->default_value.kind, UB_V_UNTYPED);
+}
+
+static void test_relationships(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "def \"A\" {\n"
+        "    rel a\n"
+        "    custom rel b = None\n"
+        "    varying rel c = </X> ( noLoadHint = true; doc = \"r\" )\n"
+        "    prepend rel d = [</P>, </Q>]\n"
+        "    delete rel d = </R>\n"
+        "    rel e.default = </D>\n"
+        "    custom varying rel f = []\n"
+        "}\n"));
+    CU_ASSERT_EQUAL(prop("/A", "a")->kind, UB_REL);
+    CU_ASSERT_EQUAL(prop("/A", "a")->targets.kind, UB_V_EMPTY);
+    ub_prop *b = prop("/A", "b");
+    CU_ASSERT(b->custom);
+    CU_ASSERT_EQUAL_FATAL(b->targets.kind, UB_V_LISTOP);
+    CU_ASSERT_EQUAL(b->targets.u.listop->part[UB_LO_EXPLICIT].count, 0);
+    ub_prop *c = prop("/A", "c");
+    CU_ASSERT(c->varying_keyword);
+    CU_ASSERT_EQUAL(meta(&c->meta, "noLoadHint")->type->id, UB_TY_BOOL);
+    ub_prop *d = prop("/A", "d");
+    CU_ASSERT(d->targets.u.listop->has[UB_LO_PREPEND]);
+    CU_ASSERT(d->targets.u.listop->has[UB_LO_DELETE]);
+    CU_ASSERT_EQUAL(d->targets.u.listop->part[UB_LO_PREPEND].count, 2);
+    CU_ASSERT_PTR_EQUAL(prop("/A", "e")->default_target, S("/D"));
+    ub_prop *f = prop("/A", "f");
+    CU_ASSERT(f->custom && f->varying_keyword);
+    CU_ASSERT(f->targets.u.listop->is_explicit);
+}
+
+static void test_variants(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "def \"A\" (\n"
+        "    variants = { string v = \"x\" }\n"
+        "    prepend variantSets = \"v\"\n"
+        ") {\n"
+        "    variantSet \"v\" = {\n"
+        "        \"x\" ( doc = \"in x\" ) {\n"
+        "            def \"Inner\" {\n"
+        "                rel r = <../Other>\n"
+        "                variantSet \"w\" = { \"deep\" { } }\n"
+        "            }\n"
+        "        }\n"
+        "        \"y\" { }\n"
+        "    }\n"
+        "}\n"));
+    ub_prim *a = prim("/A");
+    CU_ASSERT_EQUAL_FATAL(a->n_variant_sets, 1);
+    ub_variant_set *vs = &a->variant_sets[0];
+    CU_ASSERT_STRING_EQUAL(vs->name, "v");
+    CU_ASSERT_EQUAL_FATAL(vs->variants.n, 2);
+    ub_prim *x = vs->variants.v[0];
+    CU_ASSERT_STRING_EQUAL(x->name, "x");
+    CU_ASSERT_PTR_EQUAL(x->variant_set, S("v"));
+    CU_ASSERT_STRING_EQUAL(str0(meta(&x->meta, "doc")), "in x");
+    ub_prim *inner = child(x, "Inner");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
+    CU_ASSERT_EQUAL(inner->n_variant_sets, 1);
+    /* targets never point into variants: anchored at /A/Inner */
+    ub_prop *r = ub_prop_find(L, inner, S("r"));
+    CU_ASSERT_PTR_EQUAL(
+        ub_value_str(&r->targets.u.listop->part[UB_LO_EXPLICIT], 0),
+        S("/A/Other"));
+    CU_ASSERT_STRING_EQUAL(ub_prim_path(L, inner), "/A{v=x}Inner");
+}
+
+static void test_cookie_and_legacy(void)
+{
+    CU_ASSERT_PTR_NOT_NULL(parse("#sdf 1.4.32\ndef \"A\" {}\n"));
+    CU_ASSERT_PTR_NOT_NULL(parse("#usda 1.0"));
+    reject("#usda 2.0\n", 1, 1, "#usda 1.0");
+    reject("def \"A\" {}\n", 1, 1, "#usda 1.0");
+    reject("", 1, 1, "#usda 1.0");
+}
+
+/* OpenUSD 24.08 crashes on `relocates = { }` (a pure virtual call); the
+ * empty map is valid syntax and means "no relocates", so it is accepted
+ * (conformance case parse/148_relocates_empty_map). */
+static void test_empty_relocates(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n(\n    relocates = {\n        # blank\n    }\n)\n"
+        "def \"P\" ( relocates = { </P/a> : <b>, <c> : <> } ) { }\n"));
+    const ub_value *r = meta(&prim("/P")->meta, "relocates");
+    CU_ASSERT_EQUAL_FATAL(r->count, 4);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(r, 0), S("/P/a"));
+    CU_ASSERT_PTR_EQUAL(ub_value_str(r, 1), S("/P/b"));
+    CU_ASSERT_PTR_EQUAL(ub_value_str(r, 3), S(""));
+}
+
+/* --- errors -------------------------------------------------------------------- */
+
+static void test_syntax_errors(void)
+{
+    reject("#usda 1.0\ndef \"A\" {\n    foobar baz qux\n}\n", 3, 16,
+           "syntax error: unexpected identifier 'qux'");
+    reject("#usda 1.0\nfoobar \"A\" {\n}\n", 2, 1, "expected");
+    reject("#usda 1.0\n(\n    doc = \"unterminated\n)\n", 3, 11,
+           "unterminated string");
+    reject("#usda 1.0\ndef \"A\" { int a = 1 def \"B\" {} }\n", 2, 21,
+           "unexpected 'def'");
+    reject("#usda 1.0\ndef \"A\" {\n    kind = model\n}\n", 3, 5,
+           "unexpected 'kind', expected");
+    reject("#usda 1.0\n(\n    startFrame = 1 endFrame = 2\n)\n", 3, 20,
+           "unexpected identifier 'endFrame'");
+    reject("#usda 1.0\ndef \"A\" { } ~\n", 2, 13, "unexpected character '~'");
+}
+
+static void test_value_errors(void)
+{
+    reject("#usda 1.0\ndef \"A\" {\n    int a = 2147483648\n}\n", 3, 13,
+           "out of range for type 'int'");
+    reject("#usda 1.0\ndef \"A\" {\n    uchar a = 256\n}\n", 3, 15,
+           "out of range");
+    reject("#usda 1.0\ndef \"A\" {\n    uint a = -1\n}\n", 3, 14,
+           "out of range");
+    reject("#usda 1.0\ndef \"A\" {\n    float a = foo\n}\n", 3, 15,
+           "expected a number, found 'foo'");
+    reject("#usda 1.0\ndef \"A\" {\n    string a = 1\n}\n", 3, 16,
+           "expected a quoted string");
+    reject("#usda 1.0\ndef \"A\" {\n    float3 a = (1, 2)\n}\n", 3, 21,
+           "expected 3 values, found 2");
+    reject("#usda 1.0\ndef \"A\" {\n    float3[] a = [(1, 2, 3), (1, 2)]\n}\n",
+           3, 35, "expected 3 values, found 2");
+    reject("#usda 1.0\ndef \"A\" {\n    float a = [1]\n}\n", 3, 15,
+           "not an array");
+    reject("#usda 1.0\ndef \"A\" {\n    float[] a = 1\n}\n", 3, 17,
+           "is an array");
+    reject("#usda 1.0\ndef \"A\" {\n    int[] a = [1, [2]]\n}\n", 3, 19,
+           "nested lists");
+    reject("#usda 1.0\ndef \"A\" {\n    matrix2d m = ((1, 2), (3))\n}\n", 3,
+           29, "a row has 1 values");
+    reject("#usda 1.0\ndef \"A\" {\n    opaque o = 1\n}\n", 3, 16,
+           "cannot have an authored value");
+    reject("#usda 1.0\ndef \"A\" (\n    hidden = maybe\n) {}\n", 3, 14,
+           "expected a boolean");
+    reject("#usda 1.0\ndef \"A\" (\n    customData = 5\n) {}\n", 3, 5,
+           "expected a dictionary");
+    reject("#usda 1.0\ndef \"A\" (\n    foo = (1, 2), (3, 4)\n) {}\n", 3, 17,
+           "unexpected ','");
+}
+
+static void test_semantic_errors(void)
+{
+    reject("#usda 1.0\ndef \"A\" {}\ndef \"A\" {}\n", 3, 5,
+           "duplicate prim '/A'");
+    reject("#usda 1.0\ndef \"A\" {\n    bool a = 1\n    string a.timeSamples "
+           "= {}\n}\n", 4, 12,
+           "already has type 'bool'");
+    reject("#usda 1.0\ndef \"A\" {\n    float a = 1\n    uniform float a = 1\n}\n",
+           4, 19, "already has variability 'varying'");
+    reject("#usda 1.0\ndef \"A\" (\n    permission = bogus\n) {}\n", 3, 18,
+           "not a valid permission");
+    reject("#usda 1.0\ndef \"A\" {\n    float a (displayUnit = parsec)\n}\n",
+           3, 28, "not a valid display unit");
+    reject("#usda 1.0\ndef \"A\" (\n    references = @@</X>\n) {}\n", 3, 18,
+           "must not be empty");
+    reject("#usda 1.0\ndef \"A\" (\n    prepend payload = None\n) {}\n", 3, 23,
+           "only allowed for an explicit list");
+    reject("#usda 1.0\ndef \"A\" {\n    prepend rel r = []\n}\n", 3, 22,
+           "only allowed for an explicit list");
+    reject("#usda 1.0\ndef \"A\" {\n    rel r = [</a>, </b>, </a>]\n}\n", 3, 14,
+           "duplicate items");
+    reject("#usda 1.0\ndef \"A\" {\n    rel r = </X{v=a}Y>\n}\n", 3, 13,
+           "variant selections");
+    reject("#usda 1.0\ndef \"A\" (\n    inherits = </B.attr>\n) {}\n", 3, 16,
+           "must be prim paths");
+    reject("#usda 1.0\ndef \"A\" (\n    inherits = <../../B>\n) {}\n", 3, 16,
+           "leaves the root");
+    reject("#usda 1.0\ndef \"A\" {\n    variantSet \"v\" = {\n        \"bad:name\" "
+           "{ }\n    }\n}\n", 4, 9, "not a valid variant name");
+    reject("#usda 1.0\ndef \"A\" (\n    variants = { string v = \"a.b\" }\n) {}\n",
+           3, 25, "not a valid variant name");
+    reject("#usda 1.0\ndef \"A\" (\n    relocates = { <> : </b> }\n) {}\n", 3,
+           19, "not a valid relocates path");
+    reject("#usda 1.0\n(\n    subLayers = [@a\x01.usda@]\n)\n", 3, 18,
+           "control characters");
+}
+
+typedef struct {
+    const char *name;
+    void (*fn)(void);
+} test_case;
+
+static const test_case cases[] = {
+    {"scanner: strings and escapes", test_strings},
+    {"scanner: assets and paths", test_assets_and_paths},
+    {"scanner: comments", test_comments},
+    {"scanner: numbers to declared types", test_numbers},
+    {"scanner: number runs", test_number_runs},
+    {"scanner: UTF-8 identifiers", test_utf8_identifiers},
+    {"layer metadata", test_layer_metadata},
+    {"prims and prim metadata", test_prims},
+    {"list ops", test_list_ops},
+    {"attributes", test_attributes},
+    {"relationships", test_relationships},
+    {"variant sets", test_variants},
+    {"cookie", test_cookie_and_legacy},
+    {"empty relocates", test_empty_relocates},
+    {"errors: syntax", test_syntax_errors},
+    {"errors: values", test_value_errors},
+    {"errors: semantics", test_semantic_errors},
+};
+
+int main(void)
+{
+    strtab = ub_strtab_new();
+    if (!strtab || CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    CU_pSuite s = CU_add_suite("parse", NULL, NULL);
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
+        CU_add_test(s, cases[i].name, cases[i].fn);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed =
+        CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    ub_layer_free(L);
+    ub_diags_free(diags);
+    ub_strtab_free(strtab);
+    return failed ? 1 : 0;
+}
