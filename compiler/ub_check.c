@@ -116,12 +116,17 @@ typedef struct ck_edge {
 
 enum { CK_TARGET_MISSING = -1, CK_TARGET_INTERNAL = -2 };
 
+typedef enum { CK_REF, CK_PAYLOAD, CK_INHERIT, CK_SPECIALIZE } ck_arc_kind;
+static const char *const ck_arc_words[] = {"reference", "payload", "inherit",
+                                           "specializes"};
+
 typedef struct ck_arc {
     uint32_t from;        /* layer the arc is authored in */
     const char *src_path; /* interned prim path (variant selections dropped) */
-    const ub_reference *ref;
+    const ub_reference *ref; /* references and payloads; NULL otherwise */
+    const char *tpath;    /* inherits, specializes: absolute target path */
     ub_loc loc;
-    bool payload;
+    ck_arc_kind kind;
     bool reported; /* an arc-cycle was reported at this arc */
     int32_t target; /* layer index, or CK_TARGET_* */
 } ck_arc;
@@ -924,7 +929,60 @@ static void ck_arcs(ck *c, uint32_t li, const ub_field *f, bool payload)
                             sizeof *c->arcs))
                 return;
             c->arcs[c->n_arcs++] =
-                (ck_arc){li, src, ref, loc, payload, false, target};
+                (ck_arc){li,     src,   ref,   NULL, loc,
+                         payload ? CK_PAYLOAD : CK_REF, false, target};
+        }
+    }
+}
+
+/* Inherits and specializes: arcs within the layer stack, which the
+ * arc-cycle search follows like internal references.  Relative paths are
+ * anchored at the prim, as OpenUSD does. */
+static void ck_class_arcs(ck *c, uint32_t li, const ub_field *f,
+                          ck_arc_kind kind)
+{
+    if (f->value.kind != UB_V_LISTOP || !f->value.u.listop)
+        return;
+    const ub_listop *lo = f->value.u.listop;
+    const char *src = NULL;
+    for (int part = 0; part < UB_LO_NPARTS && !c->oom; part++) {
+        if (part == UB_LO_DELETE || part == UB_LO_REORDER || !lo->has[part])
+            continue;
+        const ub_value *pv = &lo->part[part];
+        if (pv->kind != UB_V_DATA || !pv->type ||
+            pv->type->scalar != UB_SC_STRING)
+            continue;
+        for (uint32_t i = 0; i < pv->count && !c->oom; i++) {
+            const char *p = ub_value_str(pv, i);
+            if (!p || !p[0] || strchr(p, '{') || strchr(p, '.'))
+                continue; /* relative "../" and variants: composition's */
+            if (!src && !(src = ck_cur_path(c)))
+                return;
+            const char *abs = p;
+            if (p[0] != '/') {
+                size_t sl = strlen(src), pl = strlen(p);
+                char *tmp = malloc(sl + pl + 2);
+                if (!tmp) {
+                    c->oom = true;
+                    return;
+                }
+                memcpy(tmp, src, sl);
+                tmp[sl] = '/';
+                memcpy(tmp + sl + 1, p, pl + 1);
+                abs = ub_intern(c->st, sl == 1 ? tmp + 1 : tmp,
+                                sl == 1 ? pl + 1 : sl + pl + 1);
+                free(tmp);
+            } else {
+                abs = ub_intern_cstr(c->st, p);
+            }
+            if (!abs || !ck_reserve(c, (void **)&c->arcs, &c->cap_arcs,
+                                    c->n_arcs, sizeof *c->arcs)) {
+                c->oom = true;
+                return;
+            }
+            ub_loc loc = lo->loc[part].line ? lo->loc[part] : f->loc;
+            c->arcs[c->n_arcs++] = (ck_arc){
+                li, src, NULL, abs, loc, kind, false, CK_TARGET_INTERNAL};
         }
     }
 }
@@ -942,6 +1000,10 @@ static void ck_walk_prim(ck *c, uint32_t li, const ub_prim *p, unsigned depth)
             ck_arcs(c, li, f, true);
         else if (f->key == c->k_clips)
             ck_clips(c, li, f);
+        else if (f->key == c->k_inherits)
+            ck_class_arcs(c, li, f, CK_INHERIT);
+        else if (f->key == c->k_specializes)
+            ck_class_arcs(c, li, f, CK_SPECIALIZE);
     }
     ck_fields_times(c, L, &p->meta);
     for (uint32_t i = 0; i < p->props.n; i++) {
@@ -1727,7 +1789,7 @@ static void ck_default_prims(ck *c, const uint32_t *roots, size_t n_roots)
     for (size_t i = 0; i < n_roots; i++)
         used[roots[i]] = true;
     for (size_t i = 0; i < c->n_arcs; i++)
-        if (c->arcs[i].target >= 0 &&
+        if (c->arcs[i].target >= 0 && c->arcs[i].ref &&
             !(c->arcs[i].ref->prim_path && c->arcs[i].ref->prim_path[0]))
             used[c->arcs[i].target] = true;
     for (size_t i = 0; i < c->n_layers && !c->oom; i++) {
@@ -1753,11 +1815,11 @@ static void ck_arc_targets(ck *c)
 {
     for (size_t i = 0; i < c->n_arcs && !c->oom; i++) {
         const ck_arc *a = &c->arcs[i];
-        if (a->target < 0)
+        if (a->target < 0 || !a->ref)
             continue;
         const ub_layer *L = c->layers[a->from].layer;
         const ub_layer *T = c->layers[a->target].layer;
-        const char *what = a->payload ? "payload" : "reference";
+        const char *what = ck_arc_words[a->kind];
         const char *pp = a->ref->prim_path ? a->ref->prim_path : "";
         if (!pp[0]) {
             if (ck_default_prim_path(c, T, NULL))
@@ -1901,10 +1963,10 @@ static void ck_report_cycle(ck *c, const ck_link *chain, size_t n,
                   path);
     ub_buf_putc(&msg, '\0');
     ck_emit(c, UB_CHK_ARC_CYCLE, c->layers[a->from].layer, a->loc,
-            "a prim cannot (directly or through other layers) reference "
-            "itself or a prim above or below it; OpenUSD drops the arc "
-            "that closes the cycle",
-            "%s cycle: %s", a->payload ? "payload" : "reference",
+            "a prim's arcs must not lead (directly or through other "
+            "layers) back to it or to a prim above or below it; OpenUSD "
+            "drops the arc that closes the cycle",
+            "%s cycle: %s", ck_arc_words[a->kind],
             msg.failed ? "(out of memory)" : msg.data);
     ub_buf_free(&msg);
 }
@@ -1941,7 +2003,8 @@ static void ck_cycle_dfs(ck *c, ck_link *chain, size_t depth)
                 T = site.stack;
             else
                 continue;
-            const char *q = a->ref->prim_path && a->ref->prim_path[0]
+            const char *q = !a->ref ? a->tpath
+                            : a->ref->prim_path && a->ref->prim_path[0]
                                 ? a->ref->prim_path
                                 : ck_default_prim_path(c, c->layers[T].layer,
                                                        NULL);

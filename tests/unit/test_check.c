@@ -277,6 +277,19 @@ static void test_internal_refs_not_cycles(void)
     run r = check("int_root.usda", NULL);
     CU_ASSERT_EQUAL(ub_diags_count(r.d), 0);
     done(&r);
+
+    /* inherits: siblings are fine, a child or an ancestor is a cycle */
+    put("inh.usda", "#usda 1.0\nclass \"C\"\n{\n}\n"
+                    "def \"A\" (\n    inherits = </C>\n)\n{\n}\n"
+                    "def \"B\" (\n    inherits = <Kid>\n)\n{\n"
+                    "    def \"Kid\"\n    {\n    }\n}\n");
+    r = check("inh.usda", NULL);
+    const ub_diag *g = only(&r, "arc-cycle");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT_EQUAL(g->loc.line, 11);
+    CU_ASSERT(strstr(g->message, "inherit cycle: ") != NULL);
+    CU_ASSERT(strstr(g->message, "</B/Kid>") != NULL);
+    done(&r);
 }
 
 static void test_offset_fractional_same_rate(void)
