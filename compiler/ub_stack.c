@@ -18,6 +18,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ub_expr.h"
 #include "ub_time.h"
 
 /* --- building the stack -------------------------------------------------- */
@@ -40,6 +41,15 @@ static int ub_stack_push(ub_stack *s, ub_layer *layer, ub_offset o)
     s->offsets[s->n] = o;
     s->n++;
     return 0;
+}
+
+/* The root layer's expressionVariables: what asset-path expressions of
+ * the whole stack are evaluated with (PcpExpressionVariables). */
+static const ub_dict *ub_stack_vars(const ub_layer *root)
+{
+    const char *k = ub_intern_cstr(root->strtab, "expressionVariables");
+    const ub_field *f = k ? ub_fields_find(&root->meta, k) : NULL;
+    return f && f->value.kind == UB_V_DICT ? f->value.u.dict : NULL;
 }
 
 /* The chain of layers from the root down to the one being expanded: what a
@@ -111,15 +121,32 @@ static void ub_stack_report_tcps(const ub_layer *layer, ub_diags *diags)
 
 static int ub_stack_walk(ub_stack *s, ub_loader *ld, ub_layer *layer,
                          ub_offset cum, double tcps, const ub_chain *up,
-                         ub_diags *diags)
+                         const ub_dict *vars, ub_diags *diags)
 {
     ub_chain me = {layer, up};
     if (ub_stack_push(s, layer, cum) != 0)
         return -1;
     for (uint32_t i = 0; i < layer->n_sublayers; i++) {
         const ub_sublayer *sl = &layer->sublayers[i];
-        bool missing = !ub_loader_resolve(ld, sl->asset, layer);
-        ub_layer *sub = ub_loader_open(ld, sl->asset, layer, sl->loc);
+        const char *asset = sl->asset;
+        if (ub_expr_is(asset)) {
+            const char *what = NULL;
+            ub_expr_status es =
+                ub_expr_eval(layer->strtab, sl->asset, vars, &asset, &what);
+            if (es != UB_EXPR_OK) {
+                ub_diag_add(diags, UB_ERROR, sl->loc, "sublayer-expression",
+                            layer->source, layer->source_len,
+                            "cannot evaluate sublayer expression %s: %s%s%s",
+                            sl->asset, ub_expr_status_text(es),
+                            what ? " " : "", what ? what : "");
+                s->n_recovered++;
+                continue;
+            }
+            if (!*asset)
+                continue; /* an empty result names no layer */
+        }
+        bool missing = !ub_loader_resolve(ld, asset, layer);
+        ub_layer *sub = ub_loader_open(ld, asset, layer, sl->loc);
         if (!sub) {
             if (missing)
                 s->n_recovered++;
@@ -165,7 +192,7 @@ static int ub_stack_walk(ub_stack *s, ub_loader *ld, ub_layer *layer,
                                        "backwards); use a positive scale "
                                        "unless that is intended");
         }
-        if (ub_stack_walk(s, ld, sub, o, sub_tcps, &me, diags) != 0)
+        if (ub_stack_walk(s, ld, sub, o, sub_tcps, &me, vars, diags) != 0)
             return -1;
     }
     return 0;
@@ -176,7 +203,7 @@ int ub_stack_build(ub_stack *s, ub_loader *ld, ub_layer *root,
 {
     memset(s, 0, sizeof *s);
     return ub_stack_walk(s, ld, root, UB_OFFSET_IDENTITY, ub_layer_tcps(root),
-                         NULL, diags);
+                         NULL, ub_stack_vars(root), diags);
 }
 
 void ub_stack_free(ub_stack *s)
@@ -196,6 +223,7 @@ typedef struct ub_flat {
     ub_arena *a; /* out->arena */
     ub_diags *diags;
     char **dirs; /* per stack entry: absolute directory, for anchoring */
+    const ub_dict *vars; /* the root's expressionVariables */
     bool oom;
     const char *k_references, *k_payload, *k_clips, *k_active, *k_times,
         *k_asset_paths, *k_manifest, *k_relocates;
@@ -224,10 +252,40 @@ static bool ub_file_exists(const char *p)
  * resolver: a relative path is anchored to the directory of the layer that
  * wrote it (a search path like "a.usda" only when the file exists there),
  * giving an absolute path; absolute and empty paths stay as written. */
+static bool ub_has_scheme(const char *a)
+{
+    /* "scheme:" as in URIs; a Windows drive letter is not one */
+    size_t i = 0;
+    while ((a[i] >= 'a' && a[i] <= 'z') || (a[i] >= 'A' && a[i] <= 'Z') ||
+           (i > 0 && ((a[i] >= '0' && a[i] <= '9') || a[i] == '+' ||
+                      a[i] == '-' || a[i] == '.')))
+        i++;
+    return i > 1 && a[i] == ':';
+}
+
 static const char *ub_flat_anchor(ub_flat *f, uint32_t li, const char *asset)
 {
+    if (ub_expr_is(asset)) {
+        /* Evaluated with the root's variables, then anchored where it
+         * was written, as OpenUSD does. */
+        const char *what = NULL, *r = NULL;
+        ub_expr_status es =
+            ub_expr_eval(f->out->strtab, asset, f->vars, &r, &what);
+        if (es == UB_EXPR_NOMEM)
+            f->oom = true;
+        if (es != UB_EXPR_OK) {
+            const ub_layer *l = f->s->layers[li];
+            ub_diag_add(f->diags, UB_WARNING, (ub_loc){l->path, 0, 0},
+                        "asset-expression",
+                        NULL, 0, "asset path %s is kept as written: %s%s%s",
+                        asset, ub_expr_status_text(es), what ? " " : "",
+                        what ? what : "");
+            return asset;
+        }
+        asset = r;
+    }
     size_t n = ub_str_len(asset);
-    if (n == 0 || asset[0] == '/' || asset[0] == '`' || !f->dirs[li])
+    if (n == 0 || asset[0] == '/' || ub_has_scheme(asset) || !f->dirs[li])
         return asset;
     bool search = !(strncmp(asset, "./", 2) == 0 ||
                     strncmp(asset, "../", 3) == 0);
@@ -1244,6 +1302,7 @@ ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
         return NULL;
     }
     f.a = f.out->arena;
+    f.vars = ub_stack_vars(s->layers[0]);
     f.k_references = ub_intern_cstr(t, "references");
     f.k_payload = ub_intern_cstr(t, "payload");
     f.k_clips = ub_intern_cstr(t, "clips");

@@ -1,0 +1,126 @@
+#include "ub_expr.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "ub_buf.h"
+
+bool ub_expr_is(const char *asset)
+{
+    size_t n = ub_str_len(asset);
+    return n >= 2 && asset[0] == '`' && asset[n - 1] == '`';
+}
+
+const char *ub_expr_status_text(ub_expr_status s)
+{
+    switch (s) {
+    case UB_EXPR_OK:
+        return "ok";
+    case UB_EXPR_SYNTAX:
+        return "malformed expression";
+    case UB_EXPR_UNDEFINED:
+        return "undefined variable";
+    case UB_EXPR_NOT_STRING:
+        return "variable is not a string";
+    case UB_EXPR_UNSUPPORTED:
+        return "expression functions are not evaluated by usdbake";
+    case UB_EXPR_NOMEM:
+        return "out of memory";
+    }
+    return "invalid";
+}
+
+static bool ub_ident_char(char c, bool first)
+{
+    return c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (!first && c >= '0' && c <= '9');
+}
+
+/* ${NAME} at s[*i] (just after "${"): appends the value to b. */
+static ub_expr_status ub_expr_var(ub_strtab *t, const char *s, size_t n,
+                                  size_t *i, const ub_dict *vars, ub_buf *b,
+                                  const char **what)
+{
+    size_t start = *i;
+    while (*i < n && ub_ident_char(s[*i], *i == start))
+        (*i)++;
+    if (*i == start || *i >= n || s[*i] != '}')
+        return UB_EXPR_SYNTAX;
+    const char *name = ub_intern(t, s + start, *i - start);
+    (*i)++;
+    if (!name)
+        return UB_EXPR_NOMEM;
+    const ub_dict_entry *e = vars ? ub_dict_find(vars, name) : NULL;
+    if (what)
+        *what = name;
+    if (!e)
+        return UB_EXPR_UNDEFINED;
+    const ub_value *v = &e->value;
+    if (v->kind != UB_V_DATA || v->is_array || v->count != 1 || !v->type ||
+        (v->type->id != UB_TY_STRING && v->type->id != UB_TY_TOKEN))
+        return UB_EXPR_NOT_STRING;
+    ub_buf_puts(b, ub_value_str(v, 0));
+    return UB_EXPR_OK;
+}
+
+ub_expr_status ub_expr_eval(ub_strtab *t, const char *asset,
+                            const ub_dict *vars, const char **out,
+                            const char **what)
+{
+    if (!ub_expr_is(asset))
+        return UB_EXPR_SYNTAX;
+    const char *s = asset + 1;
+    size_t n = ub_str_len(asset) - 2, i = 0;
+    while (i < n && (s[i] == ' ' || s[i] == '\t'))
+        i++;
+    while (n > i && (s[n - 1] == ' ' || s[n - 1] == '\t'))
+        n--;
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_expr_status st = UB_EXPR_OK;
+    if (i + 1 < n && s[i] == '$' && s[i + 1] == '{') {
+        i += 2;
+        st = ub_expr_var(t, s, n, &i, vars, &b, what);
+        if (st == UB_EXPR_OK && i != n)
+            st = UB_EXPR_UNSUPPORTED;
+    } else if (i < n && (s[i] == '"' || s[i] == '\'')) {
+        char q = s[i++];
+        bool closed = false;
+        while (st == UB_EXPR_OK && i < n) {
+            char c = s[i];
+            if (c == q) {
+                closed = true;
+                i++;
+                break;
+            }
+            if (c == '\\') {
+                char e = i + 1 < n ? s[i + 1] : '\0';
+                if (e != '`' && e != '$' && e != '\\' && e != q) {
+                    st = UB_EXPR_SYNTAX;
+                    break;
+                }
+                ub_buf_putc(&b, e);
+                i += 2;
+            } else if (c == '$' && i + 1 < n && s[i + 1] == '{') {
+                i += 2;
+                st = ub_expr_var(t, s, n, &i, vars, &b, what);
+            } else {
+                ub_buf_putc(&b, c);
+                i++;
+            }
+        }
+        if (st == UB_EXPR_OK && (!closed || i != n))
+            st = closed ? UB_EXPR_UNSUPPORTED : UB_EXPR_SYNTAX;
+    } else {
+        st = UB_EXPR_UNSUPPORTED;
+    }
+    if (st == UB_EXPR_OK && b.failed)
+        st = UB_EXPR_NOMEM;
+    if (st == UB_EXPR_OK) {
+        *out = ub_intern(t, b.len ? b.data : "", b.len);
+        if (!*out)
+            st = UB_EXPR_NOMEM;
+    }
+    ub_buf_free(&b);
+    return st;
+}
