@@ -1,0 +1,86 @@
+/* CUnit tests for ub_expr: asset-path variable expressions. */
+#include <CUnit/Basic.h>
+#include <string.h>
+
+#include "ub_expr.h"
+
+static ub_strtab *T;
+static ub_arena *A;
+static ub_dict *V;
+
+static ub_value str(const char *s, ub_type_id ty)
+{
+    ub_value v = ub_value_new(A, ub_type_get(ty), 1, false);
+    ((const char **)v.u.data)[0] = ub_intern_cstr(T, s);
+    return v;
+}
+
+static const char *eval(const char *expr, ub_expr_status want)
+{
+    const char *out = NULL, *what = NULL;
+    ub_expr_status st = ub_expr_eval(T, ub_intern_cstr(T, expr), V, &out,
+                                     &what);
+    CU_ASSERT_EQUAL(st, want);
+    return st == UB_EXPR_OK ? out : what;
+}
+
+static void test_is(void)
+{
+    CU_ASSERT(ub_expr_is(ub_intern_cstr(T, "`\"a\"`")));
+    CU_ASSERT(!ub_expr_is(ub_intern_cstr(T, "a.usda")));
+    CU_ASSERT(!ub_expr_is(ub_intern_cstr(T, "`")));
+}
+
+static void test_strings(void)
+{
+    CU_ASSERT_STRING_EQUAL(eval("`\"./${NAME}.usda\"`", UB_EXPR_OK),
+                           "./shot.usda");
+    CU_ASSERT_STRING_EQUAL(eval("`'${A}/${NAME}_${A}'`", UB_EXPR_OK),
+                           "dir/shot_dir");
+    CU_ASSERT_STRING_EQUAL(eval("` \"plain\" `", UB_EXPR_OK), "plain");
+    /* escapes: \$ \` \\ and the quote */
+    CU_ASSERT_STRING_EQUAL(eval("`\"a\\${NAME}\\\"b\\\\\"`", UB_EXPR_OK),
+                           "a${NAME}\"b\\");
+    CU_ASSERT_STRING_EQUAL(eval("`${NAME}`", UB_EXPR_OK), "shot");
+    CU_ASSERT_STRING_EQUAL(eval("`${TOK}`", UB_EXPR_OK), "tokval");
+}
+
+static void test_errors(void)
+{
+    CU_ASSERT_STRING_EQUAL(eval("`\"${NOPE}.usda\"`", UB_EXPR_UNDEFINED),
+                           "NOPE");
+    CU_ASSERT_STRING_EQUAL(eval("`\"${N}.usda\"`", UB_EXPR_NOT_STRING), "N");
+    eval("`\"unterminated`", UB_EXPR_SYNTAX);
+    eval("`\"${}\"`", UB_EXPR_SYNTAX);
+    eval("`\"bad \\q escape\"`", UB_EXPR_SYNTAX);
+    eval("`if(${B}, \"a\", \"b\")`", UB_EXPR_UNSUPPORTED);
+    eval("`\"a\" \"b\"`", UB_EXPR_UNSUPPORTED);
+}
+
+int main(void)
+{
+    T = ub_strtab_new();
+    A = ub_arena_new();
+    V = ub_dict_new(A);
+    ub_dict_set(A, V, ub_intern_cstr(T, "NAME"), str("shot", UB_TY_STRING),
+                (ub_loc){0});
+    ub_dict_set(A, V, ub_intern_cstr(T, "A"), str("dir", UB_TY_STRING),
+                (ub_loc){0});
+    ub_dict_set(A, V, ub_intern_cstr(T, "TOK"), str("tokval", UB_TY_TOKEN),
+                (ub_loc){0});
+    ub_value n = ub_value_new(A, ub_type_get(UB_TY_INT), 1, false);
+    ub_dict_set(A, V, ub_intern_cstr(T, "N"), n, (ub_loc){0});
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("expr", NULL, NULL);
+    CU_add_test(s, "is", test_is);
+    CU_add_test(s, "strings", test_strings);
+    CU_add_test(s, "errors", test_errors);
+    CU_basic_set_mode(CU_BRM_NORMAL);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    ub_arena_free(A);
+    ub_strtab_free(T);
+    return failed ? 1 : 0;
+}
