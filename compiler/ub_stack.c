@@ -979,6 +979,31 @@ static const char *const ub_reg_attr[] = {
 static const char *const ub_reg_rel[] = {
     "noLoadHint", "bindMaterialAs", "outputName", NULL};
 
+static bool ub_reg_in(const char *const *keys, const char *key)
+{
+    for (; *keys; keys++)
+        if (strcmp(*keys, key) == 0)
+            return true;
+    return false;
+}
+
+bool ub_stack_field_registered(ub_spec_kind kind, const char *key)
+{
+    if (ub_reg_in(ub_reg_common, key))
+        return true;
+    switch (kind) {
+    case UB_SPEC_LAYER:
+        return ub_reg_in(ub_reg_layer, key);
+    case UB_SPEC_PRIM:
+        return ub_reg_in(ub_reg_prim, key);
+    case UB_SPEC_ATTR:
+        return ub_reg_in(ub_reg_prop, key) || ub_reg_in(ub_reg_attr, key);
+    case UB_SPEC_REL:
+        return ub_reg_in(ub_reg_prop, key) || ub_reg_in(ub_reg_rel, key);
+    }
+    return false;
+}
+
 static int ub_reg_add(ub_flat *f, ub_names *nm, const char *const *keys)
 {
     for (; *keys; keys++) {
@@ -1029,6 +1054,27 @@ static bool ub_flat_registered(ub_flat *f, int kind, const ub_field *w,
     return false;
 }
 
+/* Scratch for the sites of one child: on the C stack for usual stacks, on
+ * the heap for very deep ones (recursion multiplies it by the depth of
+ * the namespace). */
+#define UB_SITES_LOCAL 32
+
+static ub_site *ub_sites_scratch(ub_flat *f, ub_site *local, uint32_t ns)
+{
+    if (ns <= UB_SITES_LOCAL)
+        return local;
+    ub_site *p = malloc(ns * sizeof *p);
+    if (!p)
+        f->oom = true;
+    return p;
+}
+
+static void ub_sites_release(ub_site *p, const ub_site *local)
+{
+    if (p != local)
+        free(p);
+}
+
 /* --- specs ----------------------------------------------------------------*/
 
 static void ub_flat_body(ub_flat *f, ub_prim *outp, const ub_site *sites,
@@ -1071,7 +1117,12 @@ static void ub_flat_children(ub_flat *f, ub_prim *outp, const ub_site *sites,
         if (ub_names_reorder(&nm, &p->prim_order) != 0)
             f->oom = true;
     }
-    ub_site kids[ns];
+    ub_site local[UB_SITES_LOCAL];
+    ub_site *kids = ub_sites_scratch(f, local, ns);
+    if (!kids) {
+        ub_names_free(&nm);
+        return;
+    }
     for (uint32_t c = 0; c < nm.n && !f->oom; c++) {
         uint32_t nk = 0;
         for (uint32_t k = 0; k < ns; k++) {
@@ -1091,6 +1142,7 @@ static void ub_flat_children(ub_flat *f, ub_prim *outp, const ub_site *sites,
         ub_flat_prim_fields(f, oc, kids, nk);
         ub_flat_body(f, oc, kids, nk);
     }
+    ub_sites_release(kids, local);
     ub_names_free(&nm);
 }
 
@@ -1112,7 +1164,12 @@ static void ub_flat_variant_sets(ub_flat *f, ub_prim *outp,
             if (ub_names_add(&sets, p->variant_sets[i].name) != 0)
                 f->oom = true;
     }
-    ub_site vs[ns];
+    ub_site local[UB_SITES_LOCAL];
+    ub_site *vs = ub_sites_scratch(f, local, ns);
+    if (!vs) {
+        ub_names_free(&sets);
+        return;
+    }
     for (uint32_t s = 0; s < sets.n && !f->oom; s++) {
         const char *set_name = sets.v[s];
         ub_names vars = {0};
@@ -1159,6 +1216,7 @@ static void ub_flat_variant_sets(ub_flat *f, ub_prim *outp,
         }
         ub_names_free(&vars);
     }
+    ub_sites_release(vs, local);
     ub_names_free(&sets);
 }
 
@@ -1239,7 +1297,12 @@ static void ub_flat_props(ub_flat *f, ub_prim *outp, const ub_site *sites,
             if (ub_names_add(&nm, p->props.v[i]->name) != 0)
                 f->oom = true;
     }
-    ub_site ps[ns];
+    ub_site local[UB_SITES_LOCAL];
+    ub_site *ps = ub_sites_scratch(f, local, ns);
+    if (!ps) {
+        ub_names_free(&nm);
+        return;
+    }
     for (uint32_t c = 0; c < nm.n && !f->oom; c++) {
         uint32_t np = 0;
         ub_prop_kind kind = UB_ATTR;
@@ -1274,6 +1337,7 @@ static void ub_flat_props(ub_flat *f, ub_prim *outp, const ub_site *sites,
         }
         ub_flat_prop(f, op, ps, np);
     }
+    ub_sites_release(ps, local);
     ub_names_free(&nm);
 }
 
@@ -1318,8 +1382,10 @@ ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
     if (ub_reg_init(&f, reg) != 0)
         f.oom = true;
 
-    ub_site sites[s->n];
-    for (size_t i = 0; i < s->n; i++) {
+    ub_site *sites = malloc(s->n * sizeof *sites);
+    if (!sites)
+        f.oom = true;
+    for (size_t i = 0; sites && i < s->n; i++) {
         sites[i] = (ub_site){(uint32_t)i, s->layers[i]->root};
         /* layer metadata: every layer takes part; subLayers is not a
          * field of ub_layer.meta, so it is dropped by construction. */
@@ -1331,7 +1397,9 @@ ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
         if (s->layers[i]->root->prim_order.kind != UB_V_EMPTY)
             f.out->root->prim_order =
                 ub_value_clone(f.a, &s->layers[i]->root->prim_order);
-    ub_flat_body(&f, f.out->root, sites, (uint32_t)s->n);
+    if (sites)
+        ub_flat_body(&f, f.out->root, sites, (uint32_t)s->n);
+    free(sites);
 
     for (size_t i = 0; i < s->n; i++)
         free(f.dirs[i]);
