@@ -124,7 +124,7 @@ typedef struct ck_arc {
     uint32_t from;        /* layer the arc is authored in */
     const char *src_path; /* interned prim path (variant selections dropped) */
     const ub_reference *ref; /* references and payloads; NULL otherwise */
-    const char *tpath;    /* inherits, specializes: absolute target path */
+    const char *tpath;    /* target prim path, interned; NULL: defaultPrim */
     ub_loc loc;
     ck_arc_kind kind;
     bool reported; /* an arc-cycle was reported at this arc */
@@ -140,12 +140,25 @@ typedef struct ck_entry {
 typedef struct ck_stack {
     ck_entry *v;
     size_t n;
+    uint32_t *group; /* hash of each distinct path -> its first index + 1 */
+    size_t group_cap;
 } ck_stack;
 
 typedef struct ck_site {
     uint32_t stack;
     const char *path;
 } ck_site;
+
+/* A memo from a pair of pointers to a number. */
+typedef struct ck_memo_slot {
+    const void *a, *b;
+    int64_t v;
+} ck_memo_slot;
+
+typedef struct ck_memo {
+    ck_memo_slot *v;
+    size_t cap, n;
+} ck_memo;
 
 typedef struct ck {
     ub_loader *ld;
@@ -170,6 +183,8 @@ typedef struct ck {
     /* visited sites of the arc-cycle search */
     ck_site *seen;
     size_t seen_cap, seen_n;
+    ck_memo opened; /* (anchor layer, asset) -> ck_open result and index */
+    ck_memo found;  /* (stack root layer, prim path) -> ck_prim_in_stack */
     size_t cycle_budget;
 
     char *pbuf; /* the prim path being walked */
@@ -288,6 +303,67 @@ static const char *ck_base(const char *path)
     return s ? s + 1 : path;
 }
 
+/* --- memos ---------------------------------------------------------------- */
+
+/* FNV-1a of s[0..n). */
+static size_t ck_str_hash(const char *s, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
+    return (size_t)(h ^ (h >> 32));
+}
+
+static size_t ck_memo_hash(const void *a, const void *b)
+{
+    uint64_t h = (uint64_t)(uintptr_t)a * 0x9e3779b97f4a7c15ull;
+    h ^= (uint64_t)(uintptr_t)b * 0xc2b2ae3d27d4eb4full + (h >> 31);
+    return (size_t)(h ^ (h >> 29));
+}
+
+static int64_t *ck_memo_get(const ck_memo *m, const void *a, const void *b)
+{
+    if (!m->cap)
+        return NULL;
+    size_t mask = m->cap - 1;
+    for (size_t i = ck_memo_hash(a, b) & mask;; i = (i + 1) & mask) {
+        if (!m->v[i].a)
+            return NULL;
+        if (m->v[i].a == a && m->v[i].b == b)
+            return &m->v[i].v;
+    }
+}
+
+/* a must not be NULL. */
+static void ck_memo_put(ck *c, ck_memo *m, const void *a, const void *b,
+                        int64_t v)
+{
+    if ((m->n + 1) * 2 > m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 256;
+        ck_memo_slot *nv = calloc(cap, sizeof *nv);
+        if (!nv) {
+            c->oom = true;
+            return;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (!m->v[i].a)
+                continue;
+            size_t j = ck_memo_hash(m->v[i].a, m->v[i].b) & (cap - 1);
+            while (nv[j].a)
+                j = (j + 1) & (cap - 1);
+            nv[j] = m->v[i];
+        }
+        free(m->v);
+        m->v = nv;
+        m->cap = cap;
+    }
+    size_t mask = m->cap - 1, j = ck_memo_hash(a, b) & mask;
+    while (m->v[j].a)
+        j = (j + 1) & mask;
+    m->v[j] = (ck_memo_slot){a, b, v};
+    m->n++;
+}
+
 /* --- layer registry ------------------------------------------------------- */
 
 static uint64_t ck_ptr_hash(const void *p)
@@ -371,8 +447,9 @@ static bool ck_is_usd_file(const char *path)
 /* Resolve and read asset as named from L.  A missing file is the caller's
  * to report (with its own check ID); a file that fails to parse has been
  * reported by the loader. */
-static ck_open_result ck_open(ck *c, const char *asset, const ub_layer *L,
-                              ub_loc loc, int64_t *idx)
+static ck_open_result ck_open_uncached(ck *c, const char *asset,
+                                       const ub_layer *L, ub_loc loc,
+                                       int64_t *idx)
 {
     if (!asset[0])
         return CK_OPEN_MISSING;
@@ -401,6 +478,23 @@ static ck_open_result ck_open(ck *c, const char *asset, const ub_layer *L,
         }
     }
     free(plain);
+    return r;
+}
+
+/* ck_open_uncached, once per (naming layer, asset): a shot names the same
+ * asset from thousands of prims.  Asset strings are interned, so the
+ * pointer is the key. */
+static ck_open_result ck_open(ck *c, const char *asset, const ub_layer *L,
+                              ub_loc loc, int64_t *idx)
+{
+    int64_t *m = ck_memo_get(&c->opened, L, asset);
+    if (m) {
+        *idx = *m >> 3;
+        return (ck_open_result)(*m & 7);
+    }
+    *idx = -1;
+    ck_open_result r = ck_open_uncached(c, asset, L, loc, idx);
+    ck_memo_put(c, &c->opened, L, asset, (int64_t)((uint64_t)*idx << 3) | r);
     return r;
 }
 
@@ -929,8 +1023,10 @@ static void ck_arcs(ck *c, uint32_t li, const ub_field *f, bool payload)
                             sizeof *c->arcs))
                 return;
             c->arcs[c->n_arcs++] =
-                (ck_arc){li,     src,   ref,   NULL, loc,
-                         payload ? CK_PAYLOAD : CK_REF, false, target};
+                (ck_arc){li,     src,   ref,
+                         ref->prim_path && ref->prim_path[0] ? ref->prim_path
+                                                             : NULL,
+                         loc,    payload ? CK_PAYLOAD : CK_REF, false, target};
         }
     }
 }
@@ -1325,7 +1421,7 @@ static void ck_clip_template(ck *c, uint32_t li, const char *set,
         }
         buf[k] = '\0';
         int64_t ti;
-        ck_open_result r = ck_open(c, buf, L, tmpl->loc, &ti);
+        ck_open_result r = ck_open_uncached(c, buf, L, tmpl->loc, &ti);
         if (r == CK_OPEN_MISSING) {
             if (!missing++)
                 snprintf(first_missing, sizeof first_missing, "%s", buf);
@@ -1717,8 +1813,8 @@ static bool ck_has_arcs(const ck *c, const ub_prim *p)
 /* Whether some layer of the stack at root has a prim spec at path.  When
  * not, *unsure tells whether an ancestor has composition arcs (or
  * variants) that might supply the prim: then only composition can tell. */
-static bool ck_prim_in_stack(ck *c, uint32_t root, const char *path,
-                             bool *unsure)
+static bool ck_prim_in_stack_uncached(ck *c, uint32_t root,
+                                      const char *path, bool *unsure)
 {
     *unsure = false;
     if (path[0] != '/' || strchr(path, '{') || strchr(path, '.'))
@@ -1746,6 +1842,21 @@ static bool ck_prim_in_stack(ck *c, uint32_t root, const char *path,
             found = true;
     }
     free(ls);
+    return found;
+}
+
+/* ck_prim_in_stack_uncached, once per (stack, path); path is interned. */
+static bool ck_prim_in_stack(ck *c, uint32_t root, const char *path,
+                             bool *unsure)
+{
+    const ub_layer *key = c->layers[root].layer;
+    int64_t *m = ck_memo_get(&c->found, key, path);
+    if (m) {
+        *unsure = *m & 2;
+        return *m & 1;
+    }
+    bool found = ck_prim_in_stack_uncached(c, root, path, unsure);
+    ck_memo_put(c, &c->found, key, path, (found ? 1 : 0) | (*unsure ? 2 : 0));
     return found;
 }
 
@@ -1882,7 +1993,26 @@ static const ck_stack *ck_stack_arcs(ck *c, uint32_t root)
     }
     free(ls);
     qsort(v, n, sizeof *v, ck_cmp_entry);
-    c->stacks[c->n_stacks] = (ck_stack){v, n};
+    /* index the first entry of each path by the path's bytes, so the
+     * cycle search looks up a prefix of a path without interning it */
+    size_t cap = 16;
+    while (cap < n * 2)
+        cap *= 2;
+    uint32_t *group = calloc(cap, sizeof *group);
+    if (!group) {
+        free(v);
+        c->oom = true;
+        return NULL;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (i && v[i].path == v[i - 1].path)
+            continue;
+        size_t j = ck_str_hash(v[i].path, strlen(v[i].path)) & (cap - 1);
+        while (group[j])
+            j = (j + 1) & (cap - 1);
+        group[j] = (uint32_t)i + 1;
+    }
+    c->stacks[c->n_stacks] = (ck_stack){v, n, group, cap};
     c->layers[root].stack = (int32_t)c->n_stacks++;
     return &c->stacks[c->layers[root].stack];
 }
@@ -1971,6 +2101,19 @@ static void ck_report_cycle(ck *c, const ck_link *chain, size_t n,
     ub_buf_free(&msg);
 }
 
+/* The first entry of st whose path is p[0..n), or SIZE_MAX. */
+static size_t ck_stack_find(const ck_stack *st, const char *p, size_t n)
+{
+    size_t mask = st->group_cap - 1;
+    for (size_t j = ck_str_hash(p, n) & mask; st->group[j];
+         j = (j + 1) & mask) {
+        const char *q = st->v[st->group[j] - 1].path;
+        if (strncmp(q, p, n) == 0 && q[n] == '\0')
+            return st->group[j] - 1;
+    }
+    return SIZE_MAX;
+}
+
 static void ck_cycle_dfs(ck *c, ck_link *chain, size_t depth)
 {
     const ck_link site = chain[depth - 1];
@@ -1980,20 +2123,9 @@ static void ck_cycle_dfs(ck *c, ck_link *chain, size_t depth)
     size_t plen = strlen(site.path);
     /* arcs on the site itself and on its ancestors (ancestral arcs) */
     for (size_t cut = plen; cut > 1 && !c->oom;) {
-        const char *p = ub_intern(c->st, site.path, cut);
-        if (!p) {
-            c->oom = true;
-            return;
-        }
-        size_t lo = 0, hi = arcs->n;
-        while (lo < hi) {
-            size_t mid = (lo + hi) / 2;
-            if (strcmp(arcs->v[mid].path, p) < 0)
-                lo = mid + 1;
-            else
-                hi = mid;
-        }
-        for (size_t k = lo; k < arcs->n && arcs->v[k].path == p; k++) {
+        size_t lo = ck_stack_find(arcs, site.path, cut);
+        for (size_t k = lo; k < arcs->n && arcs->v[k].path == arcs->v[lo].path;
+             k++) {
             uint32_t ai = arcs->v[k].arc;
             const ck_arc *a = &c->arcs[ai];
             uint32_t T;
@@ -2003,27 +2135,29 @@ static void ck_cycle_dfs(ck *c, ck_link *chain, size_t depth)
                 T = site.stack;
             else
                 continue;
-            const char *q = !a->ref ? a->tpath
-                            : a->ref->prim_path && a->ref->prim_path[0]
-                                ? a->ref->prim_path
-                                : ck_default_prim_path(c, c->layers[T].layer,
-                                                       NULL);
+            const char *q = a->tpath ? a->tpath
+                                     : ck_default_prim_path(
+                                           c, c->layers[T].layer, NULL);
             if (!q || q[0] != '/' || strchr(q, '{'))
                 continue;
-            /* the site's path below p, mapped under the arc's target */
+            /* the site's path below p, mapped under the arc's target
+             * (q itself, interned, for an arc on the site) */
             size_t ql = strlen(q), rl = plen - cut;
-            char *y = malloc(ql + rl + 1);
-            if (!y) {
-                c->oom = true;
-                return;
-            }
-            memcpy(y, q, ql);
-            memcpy(y + ql, site.path + cut, rl + 1);
-            const char *yi = ub_intern(c->st, y, ql + rl);
-            free(y);
-            if (!yi) {
-                c->oom = true;
-                return;
+            const char *yi = q;
+            if (rl) {
+                char *y = malloc(ql + rl + 1);
+                if (!y) {
+                    c->oom = true;
+                    return;
+                }
+                memcpy(y, q, ql);
+                memcpy(y + ql, site.path + cut, rl + 1);
+                yi = ub_intern(c->st, y, ql + rl);
+                free(y);
+                if (!yi) {
+                    c->oom = true;
+                    return;
+                }
             }
             bool cycle = false;
             for (size_t j = 0; j < depth && !cycle; j++)
@@ -2060,11 +2194,20 @@ static void ck_arc_cycles(ck *c, const uint32_t *roots, size_t n_roots)
         c->oom = true;
         return;
     }
+    /* each once: a thousand prims referencing one asset make one start */
+    uint32_t gen = ++c->stamp;
     for (size_t i = 0; i < n_roots; i++)
-        starts[n++] = roots[i];
-    for (size_t i = 0; i < c->n_arcs; i++)
-        if (c->arcs[i].target >= 0)
-            starts[n++] = (uint32_t)c->arcs[i].target;
+        if (c->layers[roots[i]].stamp != gen) {
+            c->layers[roots[i]].stamp = gen;
+            starts[n++] = roots[i];
+        }
+    for (size_t i = 0; i < c->n_arcs; i++) {
+        int32_t t = c->arcs[i].target;
+        if (t >= 0 && c->layers[t].stamp != gen) {
+            c->layers[t].stamp = gen;
+            starts[n++] = (uint32_t)t;
+        }
+    }
     c->cycle_budget = 4000000;
     for (size_t i = 0; i < n && !c->oom; i++) {
         const ck_stack *arcs = ck_stack_arcs(c, starts[i]);
@@ -2141,13 +2284,15 @@ int ub_check_run(ub_loader *ld, ub_strtab *t, const char *const *roots,
     for (size_t i = 0; i < c.n_layers; i++)
         free(c.layers[i].itimes);
     for (size_t i = 0; i < c.n_stacks; i++)
-        free(c.stacks[i].v);
+        free(c.stacks[i].v), free(c.stacks[i].group);
     free(c.stacks);
     free(c.layers);
     free(c.map);
     free(c.edges);
     free(c.arcs);
     free(c.seen);
+    free(c.opened.v);
+    free(c.found.v);
     free(c.pbuf);
     free(root_idx);
     return rc;
