@@ -955,60 +955,62 @@ static void ub_num_from_text(ub_num *out, const char *b, size_t n)
  * common short decimals never reach ub_parse_double. */
 static const char *ub_scan_num(const char *p, const char *end, ub_num *out)
 {
+    /* The token text always goes on with a non-digit (',', ')', ' ' or
+     * its NUL), so the digit loops need no end check. */
+    (void)end;
     const char *b = p;
     bool neg = *p == '-';
     p += neg;
     uint64_t m = 0;
-    int nd = 0, exp10 = 0;
+    int exp10 = 0;
     bool integral = true, overflow = false;
-    for (; p < end && (unsigned)(*p - '0') < 10; p++) {
-        if (nd < 19)
-            m = m * 10 + (uint64_t)(*p - '0');
+    unsigned d;
+    for (; (d = (unsigned)(*p - '0')) < 10; p++) {
+        if (m < 100000000000000000ull)
+            m = m * 10 + d;
         else
             overflow = true;
-        nd += nd || *p != '0';
     }
-    if (p < end && *p == '.') {
+    if (*p == '.') {
         integral = false;
-        for (p++; p < end && (unsigned)(*p - '0') < 10; p++) {
-            if (nd < 19) {
-                m = m * 10 + (uint64_t)(*p - '0');
+        for (p++; (d = (unsigned)(*p - '0')) < 10; p++) {
+            if (m < 100000000000000000ull) {
+                m = m * 10 + d;
                 exp10--;
-                nd += nd || *p != '0';
-            } else if (*p != '0') {
+            } else if (d) {
                 overflow = true;
             }
         }
     }
-    if (p < end && (*p == 'e' || *p == 'E')) {
+    if (*p == 'e' || *p == 'E') {
         integral = false;
         overflow = true; /* rare: let the general reader do it */
         p++;
-        if (p < end && (*p == '-' || *p == '+'))
+        if (*p == '-' || *p == '+')
             p++;
-        while (p < end && (unsigned)(*p - '0') < 10)
+        while ((unsigned)(*p - '0') < 10)
             p++;
     }
     if (integral) {
         if (neg && m == 0 && !overflow) {
             out->kind = UB_NUM_DBL;
             out->v.d = -0.0;
-        } else if (!overflow && (!neg || m <= (uint64_t)INT64_MAX)) {
+        } else if (!overflow) {
             out->kind = neg ? UB_NUM_I64 : UB_NUM_U64;
             if (neg)
                 out->v.i = -(int64_t)m;
             else
                 out->v.u = m;
         } else {
-            /* 20 digits and more, or below INT64_MIN: as the scanner does */
+            /* 18 digits and more: as the scanner reads them */
             ub_num_from_text(out, b, (size_t)(p - b));
         }
         return p;
     }
     out->kind = UB_NUM_DBL;
     if (!overflow && m <= (1ull << 53) && exp10 >= -22) {
-        double d = (double)m / ub_pow10[-exp10];
-        out->v.d = neg ? -d : d;
+        double v = (double)m / ub_pow10[-exp10];
+        out->v.d = neg ? -v : v;
     } else {
         out->v.d = ub_parse_double(b, (size_t)(p - b));
     }
