@@ -801,10 +801,17 @@ static void ub_flat_fields(ub_flat *f, ub_fields *out, const ub_fields *in,
 
 /* --- child names ----------------------------------------------------------*/
 
+/* Names in order, with a hash from name to its slot (the order it was
+ * first added in, which reordering `v` does not change). */
+typedef struct ub_name_ent {
+    const char *key; /* NULL: empty */
+    uint32_t slot;
+} ub_name_ent;
+
 typedef struct ub_names {
     const char **v;
     uint32_t n, cap;
-    const char **set; /* open addressing on the interned pointer */
+    ub_name_ent *set; /* open addressing on the interned pointer */
     uint32_t set_cap;
 } ub_names;
 
@@ -820,14 +827,16 @@ static uint32_t ub_ptr_hash(const void *p)
 static int ub_names_grow_set(ub_names *nm)
 {
     uint32_t cap = nm->set_cap ? nm->set_cap * 2 : 64;
-    const char **set = calloc(cap, sizeof *set);
+    ub_name_ent *set = calloc(cap, sizeof *set);
     if (!set)
         return -1;
-    for (uint32_t i = 0; i < nm->n; i++) {
-        uint32_t h = ub_ptr_hash(nm->v[i]) & (cap - 1);
-        while (set[h])
+    for (uint32_t i = 0; i < nm->set_cap; i++) {
+        if (!nm->set[i].key)
+            continue;
+        uint32_t h = ub_ptr_hash(nm->set[i].key) & (cap - 1);
+        while (set[h].key)
             h = (h + 1) & (cap - 1);
-        set[h] = nm->v[i];
+        set[h] = nm->set[i];
     }
     free(nm->set);
     nm->set = set;
@@ -835,15 +844,30 @@ static int ub_names_grow_set(ub_names *nm)
     return 0;
 }
 
-/* Append name unless present.  Returns -1 when out of memory. */
-static int ub_names_add(ub_names *nm, const char *name)
+/* The slot of name, or -1 when absent. */
+static int64_t ub_names_slot(const ub_names *nm, const char *name)
+{
+    if (!nm->set_cap)
+        return -1;
+    uint32_t h = ub_ptr_hash(name) & (nm->set_cap - 1);
+    while (nm->set[h].key) {
+        if (nm->set[h].key == name)
+            return nm->set[h].slot;
+        h = (h + 1) & (nm->set_cap - 1);
+    }
+    return -1;
+}
+
+/* Append name unless present.  Returns its slot, or -1 when out of
+ * memory. */
+static int64_t ub_names_add(ub_names *nm, const char *name)
 {
     if ((nm->n + 1) * 2 > nm->set_cap && ub_names_grow_set(nm) != 0)
         return -1;
     uint32_t h = ub_ptr_hash(name) & (nm->set_cap - 1);
-    while (nm->set[h]) {
-        if (nm->set[h] == name)
-            return 0;
+    while (nm->set[h].key) {
+        if (nm->set[h].key == name)
+            return nm->set[h].slot;
         h = (h + 1) & (nm->set_cap - 1);
     }
     if (nm->n == nm->cap) {
@@ -854,9 +878,9 @@ static int ub_names_add(ub_names *nm, const char *name)
         nm->v = v;
         nm->cap = cap;
     }
-    nm->set[h] = name;
-    nm->v[nm->n++] = name;
-    return 0;
+    nm->set[h] = (ub_name_ent){name, nm->n};
+    nm->v[nm->n] = name;
+    return nm->n++;
 }
 
 static void ub_names_free(ub_names *nm)
@@ -925,15 +949,7 @@ static int ub_names_reorder(ub_names *nm, const ub_value *order)
 
 static bool ub_names_has(const ub_names *nm, const char *name)
 {
-    if (!nm->set_cap)
-        return false;
-    uint32_t h = ub_ptr_hash(name) & (nm->set_cap - 1);
-    while (nm->set[h]) {
-        if (nm->set[h] == name)
-            return true;
-        h = (h + 1) & (nm->set_cap - 1);
-    }
-    return false;
+    return ub_names_slot(nm, name) >= 0;
 }
 
 /* --- registered metadata ----------------------------------------------------
@@ -1008,7 +1024,7 @@ static int ub_reg_add(ub_flat *f, ub_names *nm, const char *const *keys)
 {
     for (; *keys; keys++) {
         const char *k = ub_intern_cstr(f->out->strtab, *keys);
-        if (!k || ub_names_add(nm, k) != 0)
+        if (!k || ub_names_add(nm, k) < 0)
             return -1;
     }
     return 0;
@@ -1038,7 +1054,7 @@ static bool ub_flat_registered(ub_flat *f, int kind, const ub_field *w,
         return true;
     /* Loud where OpenUSD is silent: once per field name. */
     if (!ub_names_has(f->warned, w->key)) {
-        if (ub_names_add(f->warned, w->key) != 0)
+        if (ub_names_add(f->warned, w->key) < 0)
             f->oom = true;
         const ub_layer *l = f->s->layers[li];
         ub_diag *d = ub_diag_add(
@@ -1075,6 +1091,114 @@ static void ub_sites_release(ub_site *p, const ub_site *local)
         free(p);
 }
 
+/* The children (or properties) of a prim in every layer that has it,
+ * grouped by name: names in composed order (gathered weakest first,
+ * `reorder nameChildren` applied for children), and for each name its
+ * specs strongest first.  Built with one pass over the specs and a small
+ * local hash, never probing the layers' own (large) indexes. */
+typedef enum { UB_BUCKET_CHILDREN, UB_BUCKET_PROPS } ub_bucket_kind;
+
+typedef struct ub_bucket {
+    ub_names names;
+    uint32_t *start; /* slot -> first entry in `sites`; n + 1 of them */
+    ub_site *sites;
+} ub_bucket;
+
+static uint32_t ub_spec_count(const ub_prim *p, ub_bucket_kind kind)
+{
+    return kind == UB_BUCKET_CHILDREN ? p->children.n : p->props.n;
+}
+
+static void *ub_spec_at(const ub_prim *p, ub_bucket_kind kind, uint32_t i)
+{
+    return kind == UB_BUCKET_CHILDREN ? (void *)p->children.v[i]
+                                      : (void *)p->props.v[i];
+}
+
+static const char *ub_spec_name(const void *spec, ub_bucket_kind kind)
+{
+    return kind == UB_BUCKET_CHILDREN ? ((const ub_prim *)spec)->name
+                                      : ((const ub_prop *)spec)->name;
+}
+
+static int ub_bucket_build(ub_flat *f, ub_bucket *b, const ub_site *sites,
+                           uint32_t ns, ub_bucket_kind kind)
+{
+    memset(b, 0, sizeof *b);
+    size_t total = 0;
+    for (uint32_t k = 0; k < ns; k++)
+        total += ub_spec_count(sites[k].spec, kind);
+    uint32_t *slot_of = malloc((total ? total : 1) * sizeof *slot_of);
+    uint32_t *base = malloc(ns * sizeof *base);
+    b->sites = malloc((total ? total : 1) * sizeof *b->sites);
+    int bad = !slot_of || !base || !b->sites;
+    /* weakest first: names in first-seen order, reorders applied */
+    size_t pos = 0;
+    for (uint32_t k = ns; !bad && k-- > 0;) {
+        const ub_prim *p = sites[k].spec;
+        base[k] = (uint32_t)pos;
+        for (uint32_t i = 0; !bad && i < ub_spec_count(p, kind); i++) {
+            int64_t slot = ub_names_add(
+                &b->names, ub_spec_name(ub_spec_at(p, kind, i), kind));
+            if (slot < 0)
+                bad = 1;
+            else
+                slot_of[pos++] = (uint32_t)slot;
+        }
+        if (!bad && kind == UB_BUCKET_CHILDREN &&
+            ub_names_reorder(&b->names, &p->prim_order) != 0)
+            bad = 1;
+    }
+    if (!bad) {
+        b->start = calloc(b->names.n + 1, sizeof *b->start);
+        bad = !b->start;
+    }
+    if (!bad) {
+        for (size_t i = 0; i < total; i++)
+            b->start[slot_of[i] + 1]++;
+        for (uint32_t i = 0; i < b->names.n; i++)
+            b->start[i + 1] += b->start[i];
+        /* strongest first within each name; start[] is advanced while
+         * filling and shifted back afterwards */
+        for (uint32_t k = 0; k < ns; k++) {
+            const ub_prim *p = sites[k].spec;
+            for (uint32_t i = 0; i < ub_spec_count(p, kind); i++) {
+                uint32_t slot = slot_of[base[k] + i];
+                b->sites[b->start[slot]++] =
+                    (ub_site){sites[k].li, ub_spec_at(p, kind, i)};
+            }
+        }
+        for (uint32_t i = b->names.n; i > 0; i--)
+            b->start[i] = b->start[i - 1];
+        b->start[0] = 0;
+    }
+    free(slot_of);
+    free(base);
+    if (bad)
+        f->oom = true;
+    return bad ? -1 : 0;
+}
+
+/* The specs named `name`, strongest first (*n of them). */
+static ub_site *ub_bucket_sites(const ub_bucket *b, const char *name,
+                                uint32_t *n)
+{
+    int64_t slot = ub_names_slot(&b->names, name);
+    if (slot < 0) {
+        *n = 0;
+        return NULL;
+    }
+    *n = b->start[slot + 1] - b->start[slot];
+    return b->sites + b->start[slot];
+}
+
+static void ub_bucket_free(ub_bucket *b)
+{
+    ub_names_free(&b->names);
+    free(b->start);
+    free(b->sites);
+}
+
 /* --- specs ----------------------------------------------------------------*/
 
 static void ub_flat_body(ub_flat *f, ub_prim *outp, const ub_site *sites,
@@ -1105,45 +1229,49 @@ static void ub_flat_prim_fields(ub_flat *f, ub_prim *outp,
         outp->specifier = UB_OVER;
 }
 
+static void ub_flat_prim_fields(ub_flat *f, ub_prim *outp,
+                                const ub_site *sites, uint32_t ns);
+
 static void ub_flat_children(ub_flat *f, ub_prim *outp, const ub_site *sites,
                              uint32_t ns)
 {
-    ub_names nm = {0};
-    for (uint32_t k = ns; k-- > 0;) {
-        const ub_prim *p = sites[k].spec;
-        for (uint32_t i = 0; i < p->children.n; i++)
-            if (ub_names_add(&nm, p->children.v[i]->name) != 0)
+    if (ns == 1 && ((const ub_prim *)sites[0].spec)->prim_order.kind ==
+                       UB_V_EMPTY) {
+        /* One layer has this prim (the common case deep in a stack): its
+         * children in its order, without name lookups. */
+        const ub_prim *p = sites[0].spec;
+        for (uint32_t i = 0; i < p->children.n && !f->oom; i++) {
+            ub_site kid = {sites[0].li, p->children.v[i]};
+            ub_prim *oc = ub_prim_new(f->out, outp, p->children.v[i]->name,
+                                      UB_DEF, p->children.v[i]->loc);
+            if (!oc) {
                 f->oom = true;
-        if (ub_names_reorder(&nm, &p->prim_order) != 0)
-            f->oom = true;
-    }
-    ub_site local[UB_SITES_LOCAL];
-    ub_site *kids = ub_sites_scratch(f, local, ns);
-    if (!kids) {
-        ub_names_free(&nm);
+                break;
+            }
+            ub_flat_prim_fields(f, oc, &kid, 1);
+            ub_flat_body(f, oc, &kid, 1);
+        }
         return;
     }
-    for (uint32_t c = 0; c < nm.n && !f->oom; c++) {
-        uint32_t nk = 0;
-        for (uint32_t k = 0; k < ns; k++) {
-            ub_layer *l = f->s->layers[sites[k].li];
-            ub_prim *ch = ub_prim_find_child(l, sites[k].spec, nm.v[c]);
-            if (ch)
-                kids[nk++] = (ub_site){sites[k].li, ch};
+    ub_bucket bk;
+    if (ub_bucket_build(f, &bk, sites, ns, UB_BUCKET_CHILDREN) == 0) {
+        for (uint32_t c = 0; c < bk.names.n && !f->oom; c++) {
+            uint32_t nk;
+            const ub_site *kids = ub_bucket_sites(&bk, bk.names.v[c], &nk);
+            if (!nk)
+                continue;
+            const ub_prim *first = kids[0].spec;
+            ub_prim *oc = ub_prim_new(f->out, outp, bk.names.v[c], UB_DEF,
+                                      first->loc);
+            if (!oc) {
+                f->oom = true;
+                break;
+            }
+            ub_flat_prim_fields(f, oc, kids, nk);
+            ub_flat_body(f, oc, kids, nk);
         }
-        if (!nk)
-            continue;
-        const ub_prim *first = kids[0].spec;
-        ub_prim *oc = ub_prim_new(f->out, outp, nm.v[c], UB_DEF, first->loc);
-        if (!oc) {
-            f->oom = true;
-            break;
-        }
-        ub_flat_prim_fields(f, oc, kids, nk);
-        ub_flat_body(f, oc, kids, nk);
     }
-    ub_sites_release(kids, local);
-    ub_names_free(&nm);
+    ub_bucket_free(&bk);
 }
 
 static const ub_variant_set *ub_find_vset(const ub_prim *p, const char *name)
@@ -1161,7 +1289,7 @@ static void ub_flat_variant_sets(ub_flat *f, ub_prim *outp,
     for (uint32_t k = ns; k-- > 0;) {
         const ub_prim *p = sites[k].spec;
         for (uint32_t i = 0; i < p->n_variant_sets; i++)
-            if (ub_names_add(&sets, p->variant_sets[i].name) != 0)
+            if (ub_names_add(&sets, p->variant_sets[i].name) < 0)
                 f->oom = true;
     }
     ub_site local[UB_SITES_LOCAL];
@@ -1180,7 +1308,7 @@ static void ub_flat_variant_sets(ub_flat *f, ub_prim *outp,
                 continue;
             loc = set->loc;
             for (uint32_t i = 0; i < set->variants.n; i++)
-                if (ub_names_add(&vars, set->variants.v[i]->name) != 0)
+                if (ub_names_add(&vars, set->variants.v[i]->name) < 0)
                     f->oom = true;
         }
         ub_variant_set *oset = ub_variant_set_get(f->out, outp, set_name, loc);
@@ -1290,55 +1418,61 @@ static void ub_flat_prop(ub_flat *f, ub_prop *op, const ub_site *sites,
 static void ub_flat_props(ub_flat *f, ub_prim *outp, const ub_site *sites,
                           uint32_t ns)
 {
-    ub_names nm = {0};
-    for (uint32_t k = ns; k-- > 0;) {
-        const ub_prim *p = sites[k].spec;
-        for (uint32_t i = 0; i < p->props.n; i++)
-            if (ub_names_add(&nm, p->props.v[i]->name) != 0)
+    if (ns == 1) {
+        /* One layer: its properties as they are, without name lookups. */
+        const ub_prim *p = sites[0].spec;
+        for (uint32_t i = 0; i < p->props.n && !f->oom; i++) {
+            const ub_prop *ip = p->props.v[i];
+            ub_site one = {sites[0].li, p->props.v[i]};
+            ub_prop *op = ub_prop_new(f->out, outp, ip->name, ip->kind,
+                                      ip->loc);
+            if (!op) {
                 f->oom = true;
-    }
-    ub_site local[UB_SITES_LOCAL];
-    ub_site *ps = ub_sites_scratch(f, local, ns);
-    if (!ps) {
-        ub_names_free(&nm);
+                break;
+            }
+            ub_flat_prop(f, op, &one, 1);
+        }
         return;
     }
-    for (uint32_t c = 0; c < nm.n && !f->oom; c++) {
-        uint32_t np = 0;
-        ub_prop_kind kind = UB_ATTR;
-        for (uint32_t k = 0; k < ns; k++) {
-            ub_layer *l = f->s->layers[sites[k].li];
-            ub_prop *p = ub_prop_find(l, sites[k].spec, nm.v[c]);
-            if (!p)
+    ub_bucket bk;
+    if (ub_bucket_build(f, &bk, sites, ns, UB_BUCKET_PROPS) == 0) {
+        for (uint32_t c = 0; c < bk.names.n && !f->oom; c++) {
+            uint32_t nb;
+            ub_site *ps = ub_bucket_sites(&bk, bk.names.v[c], &nb);
+            if (!nb)
                 continue;
-            if (np == 0) {
-                kind = p->kind;
-            } else if (p->kind != kind) {
-                ub_diag_add(f->diags, UB_WARNING, p->loc, "spec-type-mismatch",
-                            l->source, l->source_len,
-                            "'%s' is %s here but %s in a stronger layer; "
-                            "this opinion is ignored",
-                            nm.v[c],
-                            p->kind == UB_ATTR ? "an attribute"
-                                               : "a relationship",
-                            kind == UB_ATTR ? "an attribute"
-                                            : "a relationship");
-                continue;
+            /* The strongest spec decides attribute or relationship; weaker
+             * specs of the other kind are ignored (as OpenUSD does). */
+            ub_prop_kind kind = ((const ub_prop *)ps[0].spec)->kind;
+            uint32_t np = 0;
+            for (uint32_t k = 0; k < nb; k++) {
+                const ub_prop *p = ps[k].spec;
+                if (p->kind != kind) {
+                    const ub_layer *l = f->s->layers[ps[k].li];
+                    ub_diag_add(
+                        f->diags, UB_WARNING, p->loc, "spec-type-mismatch",
+                        l->source, l->source_len,
+                        "'%s' is %s here but %s in a stronger layer; this "
+                        "opinion is ignored",
+                        p->name,
+                        p->kind == UB_ATTR ? "an attribute"
+                                           : "a relationship",
+                        kind == UB_ATTR ? "an attribute" : "a relationship");
+                    continue;
+                }
+                ps[np++] = ps[k];
             }
-            ps[np++] = (ub_site){sites[k].li, p};
+            const ub_prop *first = ps[0].spec;
+            ub_prop *op = ub_prop_new(f->out, outp, bk.names.v[c], kind,
+                                      first->loc);
+            if (!op) {
+                f->oom = true;
+                break;
+            }
+            ub_flat_prop(f, op, ps, np);
         }
-        if (!np)
-            continue;
-        const ub_prop *first = ps[0].spec;
-        ub_prop *op = ub_prop_new(f->out, outp, nm.v[c], kind, first->loc);
-        if (!op) {
-            f->oom = true;
-            break;
-        }
-        ub_flat_prop(f, op, ps, np);
     }
-    ub_sites_release(ps, local);
-    ub_names_free(&nm);
+    ub_bucket_free(&bk);
 }
 
 static void ub_flat_body(ub_flat *f, ub_prim *outp, const ub_site *sites,

@@ -7,6 +7,7 @@
 #ifndef UB_STACK_H
 #define UB_STACK_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "ub_diag.h"
@@ -45,5 +46,13 @@ void ub_stack_free(ub_stack *s);
  * NULL when out of memory; warnings about ignored specs go to diags. */
 ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
                            ub_diags *diags);
+
+/* Whether OpenUSD (with its standard schema plugins) registers metadata
+ * field `key` for a spec of this kind; flattening drops the others, as
+ * OpenUSD does. */
+typedef enum ub_spec_kind {
+    UB_SPEC_LAYER, UB_SPEC_PRIM, UB_SPEC_ATTR, UB_SPEC_REL
+} ub_spec_kind;
+bool ub_stack_field_registered(ub_spec_kind kind, const char *key);
 
 #endif

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "ub_cli.h"
+#include "ub_compose.h"
 #include "ub_loader.h"
 #include "ub_progress.h"
 #include "ub_stack.h"
@@ -154,12 +155,6 @@ static int ub_flatten_run(int argc, char **argv)
             root = argv[i];
         }
     }
-    if (!layer_stack)
-        return ub_cli_usage_error(
-            "flatten",
-            "unknown option set: full-stage flattening (without "
-            "--layer-stack) is not implemented yet; use --layer-stack to "
-            "merge the root layer stack");
     if (!root)
         return ub_cli_usage_error("flatten", "no root layer given");
     if (format && strcmp(format, "usda") != 0 && strcmp(format, "usdb") != 0)
@@ -202,30 +197,46 @@ static int ub_flatten_run(int argc, char **argv)
                       : NULL;
     if (status == UB_EXIT_OK && !rl)
         status = UB_EXIT_INPUT;
-    if (status == UB_EXIT_OK && ub_stack_build(&stack, ld, rl, diags) != 0) {
+    size_t n_recovered = 0;
+    if (status == UB_EXIT_OK && !layer_stack) {
+        /* the whole stage: compose, then flatten (ub_compose) */
+        size_t before = ub_diags_errors(diags);
+        flat = ub_compose_flatten(
+            ld, rl, out && strcmp(out, "-") ? out : "stdout.usda", diags,
+            &n_recovered);
+        if (!flat) {
+            if (ub_diags_errors(diags) == before)
+                fprintf(stderr, "usdbake: error: out of memory\n");
+            status = UB_EXIT_INPUT;
+        }
+    }
+    if (status == UB_EXIT_OK && layer_stack &&
+        ub_stack_build(&stack, ld, rl, diags) != 0) {
         fprintf(stderr, "usdbake: error: out of memory\n");
         status = UB_EXIT_INPUT;
     }
     ub_progress_end(&prog);
     if (status == UB_EXIT_OK) {
         size_t errors = ub_diags_errors(diags);
-        if (errors > stack.n_recovered || (strict && errors > 0))
+        if (errors > stack.n_recovered + n_recovered ||
+            (strict && errors > 0))
             status = UB_EXIT_INPUT;
     }
-    if (status == UB_EXIT_OK) {
+    if (status == UB_EXIT_OK && layer_stack) {
         flat = ub_stack_flatten(&stack, out && strcmp(out, "-") ? out
                                                                 : "stdout.usda",
                                 diags);
         if (!flat) {
             fprintf(stderr, "usdbake: error: out of memory\n");
             status = UB_EXIT_INPUT;
-        } else if (usdb ? ub_usdb_write(flat, UB_USDB_LEVEL_DEFAULT, &text,
-                                        diags) != 0
-                        : ub_usda_write(flat, &text) != 0 || text.failed) {
-            if (!usdb)
-                fprintf(stderr, "usdbake: error: out of memory\n");
-            status = UB_EXIT_INPUT;
         }
+    }
+    if (status == UB_EXIT_OK &&
+        (usdb ? ub_usdb_write(flat, UB_USDB_LEVEL_DEFAULT, &text, diags) != 0
+              : ub_usda_write(flat, &text) != 0 || text.failed)) {
+        if (!usdb)
+            fprintf(stderr, "usdbake: error: out of memory\n");
+        status = UB_EXIT_INPUT;
     }
     if (diags)
         ub_cli_print_diags(diags);

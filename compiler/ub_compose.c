@@ -1,0 +1,1510 @@
+/*
+ * Stage composition and UsdStage::Flatten.
+ *
+ * A prim index is built per composed prim, from its parent's (every node of
+ * the parent's graph continues at the child's name: ancestral opinions),
+ * then every node's direct arcs are evaluated until none is left, variant
+ * sets last (a selection may be authored by any node found before them), as
+ * Pcp's indexer orders its tasks.  Class-based arcs found under a
+ * reference are implied to every node above it (a class opinion in the
+ * referencing layer stack beats the referenced one), and specializes
+ * subtrees are moved after everything else.  The strength order is a
+ * depth-first walk with each node's children ordered by arc type, then
+ * namespace depth of introduction (deeper: stronger), then authored order.
+ *
+ * Value resolution follows UsdStage: metadata strongest first with
+ * dictionaries merged key by key; list ops applied weakest first and
+ * written as explicit lists; an attribute's samples from the strongest
+ * layer with a value (when that value is samples), its default from the
+ * strongest default; custom and variability from the weakest opinion;
+ * relationship targets and connections mapped into stage namespace.
+ */
+#include "ub_compose.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "ub_stack.h"
+#include "ub_time.h"
+
+/* --- paths -------------------------------------------------------------- */
+
+const char *ub_path_strip_variants(ub_strtab *t, const char *path)
+{
+    if (!strchr(path, '{'))
+        return path;
+    size_t n = strlen(path);
+    char *b = malloc(n + 2);
+    if (!b)
+        return NULL;
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (path[i] == '{') {
+            while (i < n && path[i] != '}')
+                i++;
+            /* "/A{v=x}B" continues with a child name */
+            if (i + 1 < n && path[i + 1] != '/' && path[i + 1] != '.' &&
+                path[i + 1] != '{')
+                b[w++] = '/';
+            continue;
+        }
+        b[w++] = path[i];
+    }
+    b[w] = '\0';
+    const char *r = ub_intern(t, b, w);
+    free(b);
+    return r;
+}
+
+bool ub_path_has_prefix(const char *path, const char *prefix)
+{
+    size_t n = strlen(prefix);
+    if (n == 1 && prefix[0] == '/')
+        return path[0] == '/';
+    if (strncmp(path, prefix, n) != 0)
+        return false;
+    char c = path[n];
+    return c == '\0' || c == '/' || c == '.' || c == '{';
+}
+
+const char *ub_path_replace_prefix(ub_strtab *t, const char *path,
+                                   const char *from, const char *to)
+{
+    if (!ub_path_has_prefix(path, from))
+        return NULL;
+    size_t fn = strlen(from), tn = strlen(to);
+    const char *rest = path + fn;
+    if (fn == 1 && from[0] == '/')
+        rest = path + 1, fn = 1;
+    size_t rn = strlen(rest);
+    char *b = malloc(tn + rn + 2);
+    if (!b)
+        return NULL;
+    memcpy(b, to, tn);
+    size_t w = tn;
+    if (from[0] == '/' && from[1] == '\0' && rn) {
+        if (!(tn == 1 && to[0] == '/'))
+            b[w++] = '/';
+    } else if (tn == 1 && to[0] == '/' && rn && rest[0] == '/') {
+        rest++, rn--;
+    }
+    memcpy(b + w, rest, rn);
+    w += rn;
+    b[w] = '\0';
+    const char *r = ub_intern(t, b, w);
+    free(b);
+    return r;
+}
+
+ub_prim *ub_layer_find_prim(const ub_layer *layer, const char *path)
+{
+    if (!path || path[0] != '/')
+        return NULL;
+    ub_prim *p = layer->root;
+    const char *s = path + 1;
+    char name[1024];
+    while (*s && p) {
+        if (*s == '/') {
+            s++;
+            continue;
+        }
+        if (*s == '{') {
+            const char *eq = strchr(s, '='), *end = strchr(s, '}');
+            if (!eq || !end || eq > end)
+                return NULL;
+            size_t sn = (size_t)(eq - s - 1), vn = (size_t)(end - eq - 1);
+            const ub_variant_set *set = NULL;
+            for (uint32_t i = 0; i < p->n_variant_sets; i++)
+                if (strlen(p->variant_sets[i].name) == sn &&
+                    memcmp(p->variant_sets[i].name, s + 1, sn) == 0)
+                    set = &p->variant_sets[i];
+            ub_prim *v = NULL;
+            for (uint32_t i = 0; set && i < set->variants.n; i++)
+                if (strlen(set->variants.v[i]->name) == vn &&
+                    memcmp(set->variants.v[i]->name, eq + 1, vn) == 0)
+                    v = set->variants.v[i];
+            p = v;
+            s = end + 1;
+            continue;
+        }
+        size_t n = strcspn(s, "/{.");
+        if (s[n] == '.' || n >= sizeof name)
+            return NULL;
+        memcpy(name, s, n);
+        name[n] = '\0';
+        const char *k = ub_intern_cstr(layer->strtab, name);
+        p = k ? ub_prim_find_child(layer, p, k) : NULL;
+        s += n;
+    }
+    return p;
+}
+
+/* parent + child name ("/" + "A" = "/A"; "/A{v=x}" + "B" = "/A{v=x}B"). */
+static const char *ub_path_child(ub_strtab *t, const char *parent,
+                                 const char *name)
+{
+    size_t pn = strlen(parent), nn = strlen(name);
+    char *b = malloc(pn + nn + 2);
+    if (!b)
+        return NULL;
+    memcpy(b, parent, pn);
+    size_t w = pn;
+    if (!(pn == 1 && parent[0] == '/') && parent[pn - 1] != '}')
+        b[w++] = '/';
+    memcpy(b + w, name, nn);
+    w += nn;
+    b[w] = '\0';
+    const char *r = ub_intern(t, b, w);
+    free(b);
+    return r;
+}
+
+/* --- context -------------------------------------------------------------- */
+
+typedef struct ub_cstack {
+    ub_layer *root;
+    ub_stack st;
+} ub_cstack;
+
+typedef struct ub_cx {
+    ub_loader *ld;
+    ub_diags *diags;
+    ub_strtab *t;
+    ub_cstack **stacks;
+    size_t n_stacks, cap_stacks;
+    ub_layer *out;
+    ub_arena *a;
+    size_t n_recovered;
+    bool oom, failed;
+    const char *k_references, *k_payload, *k_inherits, *k_specializes,
+        *k_variants, *k_variant_sets, *k_active, *k_instanceable, *k_clips,
+        *k_clip_sets;
+} ub_cx;
+
+static ub_stack *ub_cx_stack(ub_cx *cx, ub_layer *root)
+{
+    for (size_t i = 0; i < cx->n_stacks; i++)
+        if (cx->stacks[i]->root == root)
+            return &cx->stacks[i]->st;
+    if (cx->n_stacks == cx->cap_stacks) {
+        size_t cap = cx->cap_stacks ? cx->cap_stacks * 2 : 8;
+        ub_cstack **ns = realloc(cx->stacks, cap * sizeof *ns);
+        if (!ns) {
+            cx->oom = true;
+            return NULL;
+        }
+        cx->stacks = ns;
+        cx->cap_stacks = cap;
+    }
+    ub_cstack *c = calloc(1, sizeof *c);
+    if (!c) {
+        cx->oom = true;
+        return NULL;
+    }
+    c->root = root;
+    cx->stacks[cx->n_stacks++] = c;
+    if (ub_stack_build(&c->st, cx->ld, root, cx->diags) != 0)
+        cx->oom = true;
+    cx->n_recovered += c->st.n_recovered;
+    return &c->st;
+}
+
+/* --- prim indexes --------------------------------------------------------- */
+
+typedef struct ub_node {
+    uint8_t arc;          /* ub_arc */
+    bool ancestral;       /* continued from the parent prim's index */
+    bool evaluated;       /* direct arcs (but variants) added */
+    bool variants_done;
+    bool root_identity;   /* class-based maps also map "/" to "/" */
+    ub_stack *ls;
+    const char *path;     /* site path, may hold variant selections */
+    const char *src, *tgt; /* map to parent (variant-free); NULL: identity */
+    ub_offset offset;     /* node time -> stage time (before the layer's
+                             own offset in ls) */
+    int parent;           /* -1 for the root */
+    int depth;            /* namespace depth the arc was added at */
+    int sib;              /* authored order among its arcs */
+} ub_node;
+
+typedef struct ub_index {
+    ub_node *v;
+    int n, cap;
+    int depth; /* of the prim being indexed */
+} ub_index;
+
+enum { UB_MAX_NODES = 4096 };
+
+static int ub_index_add(ub_cx *cx, ub_index *ix, const ub_node *n)
+{
+    if (ix->n == ix->cap) {
+        int cap = ix->cap ? ix->cap * 2 : 16;
+        ub_node *nv = realloc(ix->v, (size_t)cap * sizeof *nv);
+        if (!nv) {
+            cx->oom = true;
+            return -1;
+        }
+        ix->v = nv;
+        ix->cap = cap;
+    }
+    ix->v[ix->n] = *n;
+    return ix->n++;
+}
+
+/* p (variant-free, in node i's namespace) in its parent's namespace. */
+static const char *ub_map_step(ub_cx *cx, const ub_node *n, const char *p,
+                               bool root_identity)
+{
+    if (!n->src)
+        return p;
+    const char *r = ub_path_replace_prefix(cx->t, p, n->src, n->tgt);
+    if (r)
+        return r;
+    return root_identity || n->root_identity ? p : NULL;
+}
+
+/* p in node i's namespace mapped into the stage's, or NULL. */
+static const char *ub_map_to_root(ub_cx *cx, const ub_index *ix, int i,
+                                  const char *p)
+{
+    for (; p && i >= 0 && ix->v[i].parent >= 0; i = ix->v[i].parent)
+        p = ub_map_step(cx, &ix->v[i], p, false);
+    return p;
+}
+
+static int ub_arc_rank(int arc)
+{
+    return arc;
+}
+
+static int ub_cmp_sibling(const ub_index *ix, int a, int b)
+{
+    const ub_node *x = &ix->v[a], *y = &ix->v[b];
+    if (ub_arc_rank(x->arc) != ub_arc_rank(y->arc))
+        return ub_arc_rank(x->arc) - ub_arc_rank(y->arc);
+    if (x->depth != y->depth)
+        return y->depth - x->depth;
+    if (x->sib != y->sib)
+        return x->sib - y->sib;
+    return a - b;
+}
+
+static void ub_sort_children(const ub_index *ix, int *c, int n)
+{
+    for (int i = 1; i < n; i++) {
+        int x = c[i], j = i;
+        while (j > 0 && ub_cmp_sibling(ix, c[j - 1], x) > 0) {
+            c[j] = c[j - 1];
+            j--;
+        }
+        c[j] = x;
+    }
+}
+
+/* Depth-first strength order; specializes subtrees under a non-root node
+ * are deferred to the end (Pcp propagates them to the root). */
+static void ub_order_visit(const ub_index *ix, int i, int *out, int *n,
+                           int *deferred, int *nd)
+{
+    out[(*n)++] = i;
+    int kids[ix->n];
+    int nk = 0;
+    for (int k = 0; k < ix->n; k++)
+        if (ix->v[k].parent == i)
+            kids[nk++] = k;
+    ub_sort_children(ix, kids, nk);
+    for (int k = 0; k < nk; k++) {
+        if (ix->v[kids[k]].arc == UB_ARC_SPECIALIZE)
+            deferred[(*nd)++] = kids[k];
+        else
+            ub_order_visit(ix, kids[k], out, n, deferred, nd);
+    }
+}
+
+/* Fills out[0..ix->n) with the nodes strongest first. */
+static void ub_strength_order(const ub_index *ix, int *out)
+{
+    int n = 0, nd = 0, done = 0;
+    int deferred[ix->n + 1];
+    ub_order_visit(ix, 0, out, &n, deferred, &nd);
+    while (done < nd) {
+        /* nearer the root first */
+        int best = done;
+        for (int k = done + 1; k < nd; k++) {
+            int da = 0, db = 0;
+            for (int p = deferred[k]; p >= 0; p = ix->v[p].parent)
+                da++;
+            for (int p = deferred[best]; p >= 0; p = ix->v[p].parent)
+                db++;
+            if (da < db)
+                best = k;
+        }
+        int x = deferred[best];
+        deferred[best] = deferred[done];
+        deferred[done] = x;
+        done++;
+        ub_order_visit(ix, x, out, &n, deferred, &nd);
+    }
+}
+
+/* --- list ops applied (SdfListOp::ApplyOperations) ------------------------ */
+
+typedef struct ub_item {
+    const void *elem; /* element storage in its layer */
+    uint32_t li;      /* layer index in the node's stack */
+    int node;
+} ub_item;
+
+typedef struct ub_items {
+    ub_item *v;
+    uint32_t n, cap;
+    const ub_type *type;
+} ub_items;
+
+static bool ub_elem_eq(const ub_type *t, const void *a, const void *b)
+{
+    if (t->scalar == UB_SC_REF) {
+        const ub_reference *x = a, *y = b;
+        return x->asset == y->asset && x->prim_path == y->prim_path &&
+               x->offset.offset == y->offset.offset &&
+               x->offset.scale == y->offset.scale;
+    }
+    return memcmp(a, b, ub_type_elem_size(t)) == 0;
+}
+
+static int ub_items_find(const ub_items *it, const void *e)
+{
+    for (uint32_t i = 0; i < it->n; i++)
+        if (ub_elem_eq(it->type, it->v[i].elem, e))
+            return (int)i;
+    return -1;
+}
+
+static bool ub_items_insert(ub_items *it, uint32_t at, ub_item x)
+{
+    if (it->n == it->cap) {
+        uint32_t cap = it->cap ? it->cap * 2 : 8;
+        ub_item *nv = realloc(it->v, cap * sizeof *nv);
+        if (!nv)
+            return false;
+        it->v = nv;
+        it->cap = cap;
+    }
+    memmove(it->v + at + 1, it->v + at, (it->n - at) * sizeof *it->v);
+    it->v[at] = x;
+    it->n++;
+    return true;
+}
+
+static void ub_items_remove_at(ub_items *it, uint32_t at)
+{
+    memmove(it->v + at, it->v + at + 1, (it->n - at - 1) * sizeof *it->v);
+    it->n--;
+}
+
+static bool ub_items_apply(ub_items *it, const ub_listop *lo, uint32_t li,
+                           int node)
+{
+    const ub_type *t = it->type;
+    if (lo->is_explicit) {
+        it->n = 0;
+        const ub_value *e = &lo->part[UB_LO_EXPLICIT];
+        for (uint32_t i = 0; e->kind == UB_V_DATA && i < e->count; i++) {
+            const void *x = ub_value_elem(e, i);
+            if (ub_items_find(it, x) < 0 &&
+                !ub_items_insert(it, it->n, (ub_item){x, li, node}))
+                return false;
+        }
+        return true;
+    }
+    const ub_value *d = &lo->part[UB_LO_DELETE];
+    for (uint32_t i = 0; lo->has[UB_LO_DELETE] && d->kind == UB_V_DATA &&
+                         i < d->count;
+         i++) {
+        int k = ub_items_find(it, ub_value_elem(d, i));
+        if (k >= 0)
+            ub_items_remove_at(it, (uint32_t)k);
+    }
+    const ub_value *ad = &lo->part[UB_LO_ADD];
+    for (uint32_t i = 0;
+         lo->has[UB_LO_ADD] && ad->kind == UB_V_DATA && i < ad->count; i++) {
+        const void *x = ub_value_elem(ad, i);
+        if (ub_items_find(it, x) < 0 &&
+            !ub_items_insert(it, it->n, (ub_item){x, li, node}))
+            return false;
+    }
+    const ub_value *pre = &lo->part[UB_LO_PREPEND];
+    for (uint32_t i = 0; lo->has[UB_LO_PREPEND] && pre->kind == UB_V_DATA &&
+                         i < pre->count;
+         i++) {
+        const void *x = ub_value_elem(pre, i);
+        int k = ub_items_find(it, x);
+        if (k >= 0)
+            ub_items_remove_at(it, (uint32_t)k);
+        if (!ub_items_insert(it, i, (ub_item){x, li, node}))
+            return false;
+    }
+    const ub_value *app = &lo->part[UB_LO_APPEND];
+    for (uint32_t i = 0; lo->has[UB_LO_APPEND] && app->kind == UB_V_DATA &&
+                         i < app->count;
+         i++) {
+        const void *x = ub_value_elem(app, i);
+        int k = ub_items_find(it, x);
+        if (k >= 0)
+            ub_items_remove_at(it, (uint32_t)k);
+        if (!ub_items_insert(it, it->n, (ub_item){x, li, node}))
+            return false;
+    }
+    const ub_value *ro = &lo->part[UB_LO_REORDER];
+    if (lo->has[UB_LO_REORDER] && ro->kind == UB_V_DATA && ro->count) {
+        /* the named items first, in the given order; the rest after, in
+         * their order */
+        ub_items r = {.type = t};
+        for (uint32_t i = 0; i < ro->count; i++) {
+            int k = ub_items_find(it, ub_value_elem(ro, i));
+            if (k >= 0 && ub_items_find(&r, it->v[k].elem) < 0 &&
+                !ub_items_insert(&r, r.n, it->v[k])) {
+                free(r.v);
+                return false;
+            }
+        }
+        for (uint32_t i = 0; i < it->n; i++)
+            if (ub_items_find(&r, it->v[i].elem) < 0 &&
+                !ub_items_insert(&r, r.n, it->v[i])) {
+                free(r.v);
+                return false;
+            }
+        free(it->v);
+        *it = r;
+    }
+    return true;
+}
+
+/* --- specs of a node ------------------------------------------------------ */
+
+/* The list op `key` of node i's specs applied weakest first. */
+static void ub_node_listop(ub_cx *cx, const ub_index *ix, int i,
+                           const char *key, ub_items *it)
+{
+    const ub_node *n = &ix->v[i];
+    for (size_t li = n->ls->n; li-- > 0;) {
+        ub_prim *p = ub_layer_find_prim(n->ls->layers[li], n->path);
+        ub_field *f = p ? ub_fields_find(&p->meta, key) : NULL;
+        if (!f || f->value.kind != UB_V_LISTOP || !f->value.u.listop)
+            continue;
+        if (!it->type)
+            it->type = f->value.type;
+        if (!it->type || f->value.type->scalar != it->type->scalar)
+            continue;
+        if (!ub_items_apply(it, f->value.u.listop, (uint32_t)li, i))
+            cx->oom = true;
+    }
+}
+
+static bool ub_is_cycle(ub_cx *cx, const ub_index *ix, int parent,
+                        const ub_stack *ls, const char *path)
+{
+    const char *sp = ub_path_strip_variants(cx->t, path);
+    for (int k = parent; k >= 0; k = ix->v[k].parent) {
+        if (ix->v[k].ls != ls)
+            continue;
+        const char *kp = ub_path_strip_variants(cx->t, ix->v[k].path);
+        if (!sp || !kp)
+            return false;
+        if (ub_path_has_prefix(sp, kp) || ub_path_has_prefix(kp, sp))
+            return true;
+    }
+    return false;
+}
+
+static void ub_report(ub_cx *cx, ub_severity sev, const ub_layer *l,
+                      ub_loc loc, const char *id, const char *fmt, ...)
+    __attribute__((format(printf, 6, 7)));
+
+static void ub_report(ub_cx *cx, ub_severity sev, const ub_layer *l,
+                      ub_loc loc, const char *id, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ub_diag_addv(cx->diags, sev, loc, id, l ? l->source : NULL,
+                 l ? l->source_len : 0, fmt, ap);
+    va_end(ap);
+}
+
+static bool ub_has_child_site(const ub_index *ix, int parent, int arc,
+                              const ub_stack *ls, const char *path)
+{
+    for (int k = 0; k < ix->n; k++)
+        if (ix->v[k].parent == parent && ix->v[k].arc == arc &&
+            ix->v[k].ls == ls && ix->v[k].path == path)
+            return true;
+    return false;
+}
+
+/* A class-based arc added at c (under a non-root node) is implied to every
+ * node above it, in that node's layer stack. */
+static void ub_imply_class(ub_cx *cx, ub_index *ix, int c)
+{
+    ub_node cn = ix->v[c];
+    const char *cls = cn.path;
+    int cur = cn.parent;
+    while (cur >= 0 && ix->v[cur].parent >= 0 && !cx->oom) {
+        int par = ix->v[cur].parent;
+        cls = ub_map_step(cx, &ix->v[cur], cls, true);
+        if (!cls)
+            return;
+        const ub_node *pn = &ix->v[par];
+        const char *inst = ub_path_strip_variants(cx->t, pn->path);
+        if (!inst || cls == inst)
+            return;
+        if (!(pn->ls == cn.ls && cls == cn.path) &&
+            !ub_has_child_site(ix, par, cn.arc, pn->ls, cls)) {
+            ub_node nn = {.arc = cn.arc,
+                          .root_identity = true,
+                          .ls = pn->ls,
+                          .path = cls,
+                          .src = cls,
+                          .tgt = inst,
+                          .offset = pn->offset,
+                          .parent = par,
+                          .depth = cn.depth,
+                          .sib = cn.sib};
+            if (ub_index_add(cx, ix, &nn) < 0)
+                return;
+        }
+        cur = par;
+    }
+}
+
+static void ub_add_class_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
+                              const char *key)
+{
+    ub_items it = {0};
+    ub_node_listop(cx, ix, i, key, &it);
+    for (uint32_t k = 0; k < it.n && !cx->oom; k++) {
+        const char *cls = *(const char *const *)it.v[k].elem;
+        ub_node *n = &ix->v[i];
+        const char *inst = ub_path_strip_variants(cx->t, n->path);
+        if (!cls || !inst || !*cls)
+            continue;
+        if (ub_is_cycle(cx, ix, i, n->ls, cls)) {
+            const ub_layer *l = n->ls->layers[it.v[k].li];
+            ub_prim *p = ub_layer_find_prim(l, n->path);
+            ub_report(cx, UB_ERROR, l, p ? p->loc : (ub_loc){l->path, 0, 0},
+                      "arc-cycle",
+                      "composition cycle: <%s> inherits or specializes "
+                      "<%s>, which leads back to it; the arc is ignored",
+                      inst, cls);
+            cx->n_recovered++;
+            continue;
+        }
+        ub_node nn = {.arc = (uint8_t)arc,
+                      .root_identity = true,
+                      .ls = n->ls,
+                      .path = cls,
+                      .src = cls,
+                      .tgt = inst,
+                      .offset = n->offset,
+                      .parent = i,
+                      .depth = ix->depth,
+                      .sib = (int)k};
+        int c = ub_index_add(cx, ix, &nn);
+        if (c >= 0 && ix->v[i].parent >= 0)
+            ub_imply_class(cx, ix, c);
+    }
+    free(it.v);
+}
+
+static void ub_add_ref_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
+                            const char *key)
+{
+    ub_items it = {0};
+    ub_node_listop(cx, ix, i, key, &it);
+    for (uint32_t k = 0; k < it.n && !cx->oom; k++) {
+        const ub_reference *r = it.v[k].elem;
+        ub_node *n = &ix->v[i];
+        uint32_t li = it.v[k].li;
+        ub_layer *from = n->ls->layers[li];
+        ub_stack *ls = n->ls;
+        ub_layer *target_root = n->ls->layers[0];
+        if (r->asset && *r->asset) {
+            bool missing = !ub_loader_resolve(cx->ld, r->asset, from);
+            ub_layer *l = ub_loader_open(cx->ld, r->asset, from, r->loc);
+            if (!l) {
+                if (missing)
+                    cx->n_recovered++;
+                else
+                    cx->failed = true;
+                continue;
+            }
+            ls = ub_cx_stack(cx, l);
+            if (!ls)
+                continue;
+            n = &ix->v[i];
+            target_root = l;
+        }
+        const char *tp = r->prim_path;
+        if (!tp || !*tp) {
+            const char *k_dp = ub_intern_cstr(cx->t, "defaultPrim");
+            ub_field *dp = k_dp ? ub_fields_find(&target_root->meta, k_dp)
+                                : NULL;
+            const char *name = dp && dp->value.kind == UB_V_DATA &&
+                                       dp->value.type &&
+                                       dp->value.type->scalar == UB_SC_STRING
+                                   ? ub_value_str(&dp->value, 0)
+                                   : NULL;
+            if (!name || !*name) {
+                ub_report(cx, UB_ERROR, from, r->loc, "reference-no-prim",
+                          "%s to @%s@ names no prim, and that layer has no "
+                          "defaultPrim; the arc is ignored",
+                          arc == UB_ARC_PAYLOAD ? "payload" : "reference",
+                          r->asset);
+                cx->n_recovered++;
+                continue;
+            }
+            tp = name[0] == '/' ? name : ub_path_child(cx->t, "/", name);
+            if (!tp) {
+                cx->oom = true;
+                continue;
+            }
+        }
+        /* A target without specs adds nothing (Pcp reports it only when
+         * nothing under the new node has specs either). */
+        if (ub_is_cycle(cx, ix, i, ls, tp)) {
+            ub_report(cx, UB_ERROR, from, r->loc, "arc-cycle",
+                      "composition cycle: the arc to <%s> in @%s@ leads "
+                      "back to a prim that is being composed; the arc is "
+                      "ignored",
+                      tp, *r->asset ? r->asset : from->path);
+            cx->n_recovered++;
+            continue;
+        }
+        ub_offset authored = {r->has_offset ? r->offset.offset : 0.0,
+                              r->has_scale ? r->offset.scale : 1.0};
+        ub_offset_status st = ub_offset_validate(authored);
+        if (ub_offset_status_ignored(st)) {
+            ub_report(cx, UB_ERROR, from, r->loc, "offset-invalid",
+                      "layer offset of the arc to @%s@: %s; the offset is "
+                      "ignored",
+                      r->asset, ub_offset_status_text(st));
+            cx->n_recovered++;
+            authored = UB_OFFSET_IDENTITY;
+        }
+        ub_offset base = ub_offset_compose(n->offset, n->ls->offsets[li]);
+        ub_offset o = ub_sublayer_offset(base, authored, ub_layer_tcps(from),
+                                         ub_layer_tcps(target_root), NULL);
+        const char *inst = ub_path_strip_variants(cx->t, n->path);
+        ub_node nn = {.arc = (uint8_t)arc,
+                      .ls = ls,
+                      .path = tp,
+                      .src = tp,
+                      .tgt = inst,
+                      .offset = o,
+                      .parent = i,
+                      .depth = ix->depth,
+                      .sib = (int)k};
+        ub_index_add(cx, ix, &nn);
+    }
+    free(it.v);
+}
+
+static void ub_eval_arcs(ub_cx *cx, ub_index *ix, int i)
+{
+    ub_add_class_arcs(cx, ix, i, UB_ARC_INHERIT, cx->k_inherits);
+    ub_add_ref_arcs(cx, ix, i, UB_ARC_REFERENCE, cx->k_references);
+    ub_add_ref_arcs(cx, ix, i, UB_ARC_PAYLOAD, cx->k_payload);
+    ub_add_class_arcs(cx, ix, i, UB_ARC_SPECIALIZE, cx->k_specializes);
+}
+
+/* The strongest selection for variant set `set` over the whole index. */
+static const char *ub_variant_selection(ub_cx *cx, const ub_index *ix,
+                                        const char *set)
+{
+    int order[ix->n];
+    ub_strength_order(ix, order);
+    for (int k = 0; k < ix->n; k++) {
+        const ub_node *n = &ix->v[order[k]];
+        for (size_t li = 0; li < n->ls->n; li++) {
+            ub_prim *p = ub_layer_find_prim(n->ls->layers[li], n->path);
+            ub_field *f = p ? ub_fields_find(&p->meta, cx->k_variants) : NULL;
+            if (!f || f->value.kind != UB_V_DICT || !f->value.u.dict)
+                continue;
+            ub_dict_entry *e = ub_dict_find(f->value.u.dict, set);
+            if (e && e->value.kind == UB_V_DATA && e->value.type &&
+                e->value.type->scalar == UB_SC_STRING && e->value.count)
+                return ub_value_str(&e->value, 0);
+        }
+    }
+    return NULL;
+}
+
+static void ub_eval_variants(ub_cx *cx, ub_index *ix, int i)
+{
+    ub_items it = {0};
+    ub_node_listop(cx, ix, i, cx->k_variant_sets, &it);
+    for (uint32_t k = 0; k < it.n && !cx->oom; k++) {
+        const char *set = *(const char *const *)it.v[k].elem;
+        const char *sel = ub_variant_selection(cx, ix, set);
+        if (!sel || !*sel)
+            continue;
+        const ub_node *n = &ix->v[i];
+        size_t need = strlen(n->path) + strlen(set) + strlen(sel) + 4;
+        char *b = malloc(need);
+        if (!b) {
+            cx->oom = true;
+            break;
+        }
+        snprintf(b, need, "%s{%s=%s}", n->path, set, sel);
+        const char *vp = ub_intern_cstr(cx->t, b);
+        free(b);
+        if (!vp) {
+            cx->oom = true;
+            break;
+        }
+        ub_node nn = {.arc = UB_ARC_VARIANT,
+                      .ls = n->ls,
+                      .path = vp,
+                      .offset = n->offset,
+                      .parent = i,
+                      .depth = ix->depth,
+                      .sib = (int)k};
+        ub_index_add(cx, ix, &nn);
+    }
+    free(it.v);
+}
+
+/* Evaluate arcs until none is left: all non-variant arcs first, then the
+ * variant sets of the strongest node that has some pending. */
+static void ub_index_expand(ub_cx *cx, ub_index *ix)
+{
+    for (;;) {
+        if (cx->oom || cx->failed)
+            return;
+        if (ix->n > UB_MAX_NODES) {
+            ub_report(cx, UB_ERROR, NULL, (ub_loc){NULL, 0, 0},
+                      "compose-too-large",
+                      "a prim index grew beyond %d nodes (at %s); "
+                      "composition stopped",
+                      UB_MAX_NODES, ix->v[0].path);
+            cx->failed = true;
+            return;
+        }
+        bool progress = false;
+        for (int i = 0; i < ix->n; i++)
+            if (!ix->v[i].evaluated) {
+                ix->v[i].evaluated = true;
+                ub_eval_arcs(cx, ix, i);
+                progress = true;
+            }
+        if (progress)
+            continue;
+        int order[ix->n];
+        ub_strength_order(ix, order);
+        for (int k = 0; k < ix->n && !progress; k++)
+            if (!ix->v[order[k]].variants_done) {
+                ix->v[order[k]].variants_done = true;
+                ub_eval_variants(cx, ix, order[k]);
+                progress = true;
+            }
+        if (!progress)
+            return;
+    }
+}
+
+/* --- opinions ------------------------------------------------------------- */
+
+typedef struct ub_op {
+    int node;
+    uint32_t li;
+    ub_prim *spec;
+} ub_op;
+
+typedef struct ub_ops {
+    ub_op *v;
+    uint32_t n;
+} ub_ops;
+
+static bool ub_collect_ops(ub_cx *cx, const ub_index *ix, ub_ops *ops)
+{
+    int order[ix->n];
+    ub_strength_order(ix, order);
+    size_t total = 0;
+    for (int k = 0; k < ix->n; k++)
+        total += ix->v[k].ls->n;
+    ops->v = malloc((total ? total : 1) * sizeof *ops->v);
+    ops->n = 0;
+    if (!ops->v) {
+        cx->oom = true;
+        return false;
+    }
+    for (int k = 0; k < ix->n; k++) {
+        const ub_node *n = &ix->v[order[k]];
+        for (size_t li = 0; li < n->ls->n; li++) {
+            ub_prim *p = ub_layer_find_prim(n->ls->layers[li], n->path);
+            if (p)
+                ops->v[ops->n++] = (ub_op){order[k], (uint32_t)li, p};
+        }
+    }
+    return true;
+}
+
+/* The time mapping of an opinion into stage time. */
+static ub_offset ub_op_offset(const ub_index *ix, const ub_op *op)
+{
+    const ub_node *n = &ix->v[op->node];
+    return ub_offset_compose(n->offset, n->ls->offsets[op->li]);
+}
+
+static const ub_layer *ub_op_layer(const ub_index *ix, const ub_op *op)
+{
+    const ub_node *n = &ix->v[op->node];
+    return n->ls->layers[op->li];
+}
+
+/* --- values ------------------------------------------------------------- */
+
+static bool ub_file_exists(const char *p)
+{
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* A relative asset path anchored to the directory of the layer that wrote
+ * it, as UsdStage does for flattening (a search path only when the file
+ * exists there). */
+static const char *ub_anchor(ub_cx *cx, const ub_layer *l, const char *asset)
+{
+    size_t n = ub_str_len(asset);
+    if (n == 0 || asset[0] == '/' || strcmp(l->path, "-") == 0)
+        return asset;
+    bool search = !(strncmp(asset, "./", 2) == 0 ||
+                    strncmp(asset, "../", 3) == 0);
+    char cwd[4096];
+    if (l->path[0] != '/' && !getcwd(cwd, sizeof cwd))
+        return asset;
+    const char *lp = l->path;
+    size_t cn = lp[0] == '/' ? 0 : strlen(cwd), pn = strlen(lp);
+    char *p = malloc(cn + pn + n + 3);
+    if (!p) {
+        cx->oom = true;
+        return asset;
+    }
+    size_t w = 0;
+    if (cn) {
+        memcpy(p, cwd, cn);
+        p[cn] = '/';
+        w = cn + 1;
+    }
+    memcpy(p + w, lp, pn);
+    w += pn;
+    while (w > 0 && p[w - 1] != '/')
+        w--;
+    memcpy(p + w, asset, n + 1);
+    const char *r = asset;
+    if (ub_path_normalize(p) != 0)
+        cx->oom = true;
+    else if (!search || ub_file_exists(p))
+        r = ub_intern_cstr(cx->t, p);
+    free(p);
+    return r ? r : asset;
+}
+
+static void ub_anchor_value(ub_cx *cx, const ub_layer *l, ub_value *v)
+{
+    if (v->kind == UB_V_DATA && v->type && v->type->id == UB_TY_ASSET) {
+        const char **s = v->u.data;
+        for (uint32_t i = 0; i < v->count; i++)
+            s[i] = ub_anchor(cx, l, s[i]);
+    } else if (v->kind == UB_V_DICT && v->u.dict) {
+        for (uint32_t i = 0; i < v->u.dict->n; i++)
+            ub_anchor_value(cx, l, &v->u.dict->e[i].value);
+    }
+}
+
+/* An opinion's value copied into the output: times into stage time, asset
+ * paths anchored. */
+static ub_value ub_prepare(ub_cx *cx, const ub_index *ix, const ub_op *op,
+                           const ub_value *v)
+{
+    ub_value c = ub_value_clone(cx->a, v);
+    if (c.kind == UB_V_EMPTY && v->kind != UB_V_EMPTY) {
+        cx->oom = true;
+        return c;
+    }
+    ub_offset o = ub_op_offset(ix, op);
+    if (!ub_offset_is_identity(o))
+        ub_value_apply_offset(&c, o);
+    ub_anchor_value(cx, ub_op_layer(ix, op), &c);
+    return c;
+}
+
+/* Weaker dictionary entries under stronger ones, key by key. */
+static void ub_dict_under(ub_cx *cx, ub_dict *strong, const ub_dict *weak,
+                          const ub_index *ix, const ub_op *op)
+{
+    for (uint32_t i = 0; i < weak->n; i++) {
+        const ub_dict_entry *w = &weak->e[i];
+        ub_dict_entry *s = ub_dict_find(strong, w->key);
+        if (!s) {
+            ub_value c = ub_prepare(cx, ix, op, &w->value);
+            if (!ub_dict_set(cx->a, strong, w->key, c, w->loc))
+                cx->oom = true;
+        } else if (s->value.kind == UB_V_DICT && s->value.u.dict &&
+                   w->value.kind == UB_V_DICT && w->value.u.dict) {
+            ub_dict_under(cx, s->value.u.dict, w->value.u.dict, ix, op);
+        }
+    }
+}
+
+static bool ub_private_field(ub_cx *cx, const char *key)
+{
+    static const char *const priv[] = {
+        "inherits", "relocates", "payload", "references", "specializes",
+        "subLayers", "variants", "variantSets", "clips", "clipSets",
+        "clipActive", "clipAssetPaths", "clipManifestAssetPath",
+        "clipPrimPath", "clipTemplateAssetPath", "clipTemplateEndTime",
+        "clipTemplateStartTime", "clipTemplateStride", "clipTimes", NULL};
+    (void)cx;
+    for (int i = 0; priv[i]; i++)
+        if (strcmp(priv[i], key) == 0)
+            return true;
+    return false;
+}
+
+/* Metadata of a prim or property: `metas[k]` is the field set of opinion
+ * ops[k] (strongest first). */
+static void ub_compose_meta(ub_cx *cx, ub_fields *out, const ub_index *ix,
+                            const ub_op *ops, ub_fields *const *metas,
+                            uint32_t n, ub_spec_kind kind)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        const ub_fields *m = metas[k];
+        for (uint32_t i = 0; i < m->n; i++) {
+            const ub_field *f = &m->v[i];
+            if (ub_private_field(cx, f->key) ||
+                !ub_stack_field_registered(kind, f->key))
+                continue;
+            ub_field *have = ub_fields_find(out, f->key);
+            if (f->value.kind == UB_V_LISTOP) {
+                if (have)
+                    continue;
+                /* applied weakest first into one explicit list */
+                ub_items it = {.type = f->value.type};
+                for (uint32_t j = n; j-- > k;) {
+                    ub_field *g = ub_fields_find(metas[j], f->key);
+                    if (g && g->value.kind == UB_V_LISTOP &&
+                        g->value.u.listop && g->value.type == it.type &&
+                        !ub_items_apply(&it, g->value.u.listop, ops[j].li,
+                                        ops[j].node))
+                        cx->oom = true;
+                }
+                ub_value arr = ub_value_new(cx->a, it.type, it.n, true);
+                ub_listop *lo = ub_listop_new(cx->a);
+                if ((arr.kind == UB_V_EMPTY && it.n) || !lo) {
+                    cx->oom = true;
+                    free(it.v);
+                    continue;
+                }
+                size_t es = ub_type_elem_size(it.type);
+                for (uint32_t j = 0; j < it.n; j++)
+                    memcpy(ub_value_elem(&arr, j), it.v[j].elem, es);
+                free(it.v);
+                lo->is_explicit = true;
+                lo->has[UB_LO_EXPLICIT] = true;
+                lo->part[UB_LO_EXPLICIT] = arr;
+                ub_value v = {.kind = UB_V_LISTOP, .type = f->value.type};
+                v.u.listop = lo;
+                if (!ub_fields_set(cx->a, out, f->key, v, f->loc))
+                    cx->oom = true;
+                continue;
+            }
+            if (!have) {
+                ub_value c = ub_prepare(cx, ix, &ops[k], &f->value);
+                if (!ub_fields_set(cx->a, out, f->key, c, f->loc))
+                    cx->oom = true;
+            } else if (have->value.kind == UB_V_DICT && have->value.u.dict &&
+                       f->value.kind == UB_V_DICT && f->value.u.dict) {
+                ub_dict_under(cx, have->value.u.dict, f->value.u.dict, ix,
+                              &ops[k]);
+            }
+        }
+    }
+}
+
+/* --- names ---------------------------------------------------------------- */
+
+typedef struct ub_names {
+    const char **v;
+    uint32_t n, cap;
+} ub_names;
+
+static int ub_names_find(const ub_names *nm, const char *s)
+{
+    for (uint32_t i = 0; i < nm->n; i++)
+        if (nm->v[i] == s)
+            return (int)i;
+    return -1;
+}
+
+static bool ub_names_add(ub_names *nm, const char *s)
+{
+    if (ub_names_find(nm, s) >= 0)
+        return true;
+    if (nm->n == nm->cap) {
+        uint32_t cap = nm->cap ? nm->cap * 2 : 16;
+        const char **nv = realloc(nm->v, cap * sizeof *nv);
+        if (!nv)
+            return false;
+        nm->v = nv;
+        nm->cap = cap;
+    }
+    nm->v[nm->n++] = s;
+    return true;
+}
+
+/* `reorder nameChildren`: the named ones first in that order, the rest
+ * after them in their order. */
+static bool ub_names_reorder(ub_names *nm, const ub_value *order)
+{
+    if (order->kind != UB_V_DATA || !order->count || !nm->n)
+        return true;
+    const char **nv = malloc(nm->n * sizeof *nv);
+    if (!nv)
+        return false;
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < order->count; i++) {
+        const char *s = ub_value_str(order, i);
+        int k = ub_names_find(nm, s);
+        bool dup = false;
+        for (uint32_t j = 0; j < w; j++)
+            dup |= nv[j] == s;
+        if (k >= 0 && !dup)
+            nv[w++] = s;
+    }
+    for (uint32_t i = 0; i < nm->n; i++) {
+        bool dup = false;
+        for (uint32_t j = 0; j < w; j++)
+            dup |= nv[j] == nm->v[i];
+        if (!dup)
+            nv[w++] = nm->v[i];
+    }
+    free(nm->v);
+    nm->v = nv;
+    nm->cap = nm->n;
+    return true;
+}
+
+/* --- properties ----------------------------------------------------------- */
+
+/* Targets or connections: list ops applied weakest first, each path
+ * mapped from its node's namespace into the stage's (unmapped ones are
+ * dropped, as Pcp drops them). */
+static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
+                                 const ub_op *ops, ub_prop *const *props,
+                                 uint32_t n, bool targets)
+{
+    ub_items it = {.type = ub_type_get(UB_TY_PATH)};
+    for (uint32_t k = n; k-- > 0;) {
+        const ub_value *v = targets ? &props[k]->targets
+                                    : &props[k]->connections;
+        if (v->kind == UB_V_LISTOP && v->u.listop &&
+            !ub_items_apply(&it, v->u.listop, ops[k].li, ops[k].node))
+            cx->oom = true;
+    }
+    ub_value arr = {0};
+    if (!it.n) {
+        free(it.v);
+        return arr;
+    }
+    const char **paths = malloc(it.n * sizeof *paths);
+    uint32_t np = 0;
+    for (uint32_t i = 0; paths && i < it.n; i++) {
+        const char *p = *(const char *const *)it.v[i].elem;
+        const char *m = ub_map_to_root(cx, ix, it.v[i].node, p);
+        bool dup = false;
+        for (uint32_t j = 0; m && j < np; j++)
+            dup |= paths[j] == m;
+        if (m && !dup)
+            paths[np++] = m;
+    }
+    free(it.v);
+    if (!paths) {
+        cx->oom = true;
+        return arr;
+    }
+    if (np) {
+        arr = ub_value_new(cx->a, ub_type_get(UB_TY_PATH), np, true);
+        ub_listop *lo = ub_listop_new(cx->a);
+        if (arr.kind == UB_V_EMPTY || !lo) {
+            cx->oom = true;
+            free(paths);
+            return (ub_value){0};
+        }
+        memcpy(arr.u.data, paths, np * sizeof *paths);
+        lo->is_explicit = true;
+        lo->has[UB_LO_EXPLICIT] = true;
+        lo->part[UB_LO_EXPLICIT] = arr;
+        arr = (ub_value){.kind = UB_V_LISTOP,
+                         .type = ub_type_get(UB_TY_PATH)};
+        arr.u.listop = lo;
+    }
+    free(paths);
+    return arr;
+}
+
+static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
+                         const ub_op *ops, ub_prop *const *props, uint32_t n)
+{
+    const ub_prop *first = props[0];
+    const ub_prop *weakest = props[n - 1];
+    if (first->kind == UB_ATTR) {
+        const ub_prop *typed = NULL;
+        for (uint32_t k = 0; k < n && !typed; k++)
+            if (props[k]->type_name)
+                typed = props[k];
+        if (!typed || !typed->type) {
+            ub_report(cx, UB_WARNING, ub_op_layer(ix, &ops[0]), first->loc,
+                      "unknown-attribute-type",
+                      "attribute '%s' has an unknown value type '%s'; it is "
+                      "left out of the flattened layer, as OpenUSD does",
+                      first->name, typed ? typed->type_name : "");
+            return;
+        }
+        ub_prop *op = ub_prop_new(cx->out, outp, first->name, UB_ATTR,
+                                  first->loc);
+        if (!op) {
+            cx->oom = true;
+            return;
+        }
+        op->type_name = typed->type_name;
+        op->type = typed->type;
+        op->is_array = typed->is_array;
+        op->custom = weakest->custom;
+        op->variability = weakest->variability;
+        bool value_found = false;
+        for (uint32_t k = 0; k < n; k++) {
+            const ub_prop *p = props[k];
+            bool has_samples = p->samples.authored && p->samples.n > 0;
+            if (!value_found && (has_samples ||
+                                 p->default_value.kind != UB_V_EMPTY)) {
+                value_found = true;
+                if (has_samples) {
+                    ub_samples s = {.authored = true, .loc = p->samples.loc};
+                    s.v = ub_arena_alloc(cx->a, p->samples.n * sizeof *s.v);
+                    if (!s.v) {
+                        cx->oom = true;
+                        return;
+                    }
+                    s.n = s.cap = p->samples.n;
+                    const ub_layer *l = ub_op_layer(ix, &ops[k]);
+                    for (uint32_t i = 0; i < s.n; i++) {
+                        s.v[i].time = p->samples.v[i].time;
+                        s.v[i].value =
+                            ub_value_clone(cx->a, &p->samples.v[i].value);
+                        ub_anchor_value(cx, l, &s.v[i].value);
+                    }
+                    ub_offset o = ub_op_offset(ix, &ops[k]);
+                    if (!ub_offset_is_identity(o) &&
+                        ub_samples_apply_offset(cx->a, &s, o) != 0)
+                        cx->oom = true;
+                    op->samples = s;
+                }
+            }
+            if (op->default_value.kind == UB_V_EMPTY &&
+                p->default_value.kind != UB_V_EMPTY)
+                op->default_value =
+                    ub_prepare(cx, ix, &ops[k], &p->default_value);
+        }
+        op->connections = ub_compose_paths(cx, ix, ops, props, n, false);
+        ub_fields *metas[n];
+        for (uint32_t k = 0; k < n; k++)
+            metas[k] = &props[k]->meta;
+        ub_compose_meta(cx, &op->meta, ix, ops, metas, n, UB_SPEC_ATTR);
+    } else {
+        ub_prop *op = ub_prop_new(cx->out, outp, first->name, UB_REL,
+                                  first->loc);
+        if (!op) {
+            cx->oom = true;
+            return;
+        }
+        op->custom = weakest->custom;
+        op->variability = weakest->variability;
+        op->varying_keyword = weakest->varying_keyword;
+        op->targets = ub_compose_paths(cx, ix, ops, props, n, true);
+        ub_fields *metas[n];
+        for (uint32_t k = 0; k < n; k++)
+            metas[k] = &props[k]->meta;
+        ub_compose_meta(cx, &op->meta, ix, ops, metas, n, UB_SPEC_REL);
+    }
+}
+
+static void ub_emit_props(ub_cx *cx, ub_prim *outp, const ub_index *ix,
+                          const ub_ops *ops)
+{
+    ub_names nm = {0};
+    for (uint32_t k = ops->n; k-- > 0;) {
+        const ub_prim *p = ops->v[k].spec;
+        for (uint32_t i = 0; i < p->props.n; i++)
+            if (!ub_names_add(&nm, p->props.v[i]->name))
+                cx->oom = true;
+    }
+    uint32_t cap = ops->n ? ops->n : 1;
+    ub_op *pops = malloc(cap * sizeof *pops);
+    ub_prop **props = malloc(cap * sizeof *props);
+    for (uint32_t c = 0; pops && props && c < nm.n && !cx->oom; c++) {
+        uint32_t np = 0;
+        for (uint32_t k = 0; k < ops->n; k++) {
+            const ub_layer *l = ub_op_layer(ix, &ops->v[k]);
+            ub_prop *p = ub_prop_find(l, ops->v[k].spec, nm.v[c]);
+            if (!p || (np && p->kind != props[0]->kind))
+                continue;
+            pops[np] = ops->v[k];
+            props[np++] = p;
+        }
+        if (np)
+            ub_emit_prop(cx, outp, ix, pops, props, np);
+    }
+    if (!pops || !props)
+        cx->oom = true;
+    free(pops);
+    free(props);
+    free(nm.v);
+}
+
+/* --- prims ---------------------------------------------------------------- */
+
+static bool ub_due_to_direct_inherit(const ub_index *ix, int node)
+{
+    for (int k = node; k >= 0; k = ix->v[k].parent)
+        if (ix->v[k].arc == UB_ARC_INHERIT && !ix->v[k].ancestral)
+            return true;
+    return false;
+}
+
+static ub_specifier ub_resolve_specifier(const ub_index *ix, const ub_ops *ops)
+{
+    ub_specifier r = UB_OVER;
+    for (uint32_t k = 0; k < ops->n; k++) {
+        const ub_prim *p = ops->v[k].spec;
+        if (p->variant_set) /* variants have no specifier */
+            continue;
+        if (p->specifier == UB_DEF)
+            return UB_DEF;
+        if (p->specifier == UB_CLASS) {
+            if (!ub_due_to_direct_inherit(ix, ops->v[k].node))
+                return UB_CLASS;
+            r = UB_CLASS;
+        }
+    }
+    return r;
+}
+
+static const ub_field *ub_strongest_field(const ub_ops *ops, const char *key)
+{
+    for (uint32_t k = 0; k < ops->n; k++) {
+        const ub_field *f = ub_fields_find(&ops->v[k].spec->meta, key);
+        if (f)
+            return f;
+    }
+    return NULL;
+}
+
+static bool ub_field_is_false(const ub_field *f)
+{
+    return f && f->value.kind == UB_V_DATA && f->value.type &&
+           f->value.type->scalar == UB_SC_BOOL && f->value.count &&
+           !*(const uint8_t *)f->value.u.data;
+}
+
+static bool ub_field_is_true(const ub_field *f)
+{
+    return f && f->value.kind == UB_V_DATA && f->value.type &&
+           f->value.type->scalar == UB_SC_BOOL && f->value.count &&
+           *(const uint8_t *)f->value.u.data;
+}
+
+static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
+                         const char *name);
+
+static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
+                             const ub_ops *ops)
+{
+    ub_names nm = {0};
+    for (uint32_t k = ops->n; k-- > 0;) {
+        const ub_prim *p = ops->v[k].spec;
+        for (uint32_t i = 0; i < p->children.n; i++)
+            if (!ub_names_add(&nm, p->children.v[i]->name))
+                cx->oom = true;
+        if (!ub_names_reorder(&nm, &p->prim_order))
+            cx->oom = true;
+    }
+    for (uint32_t c = 0; c < nm.n && !cx->oom && !cx->failed; c++) {
+        ub_index child = {.depth = ix->depth + 1};
+        bool ok = true;
+        for (int i = 0; i < ix->n && ok; i++) {
+            ub_node n = ix->v[i];
+            n.path = ub_path_child(cx->t, n.path, nm.v[c]);
+            n.ancestral = true;
+            n.evaluated = false;
+            n.variants_done = false;
+            ok = n.path && ub_index_add(cx, &child, &n) >= 0;
+        }
+        if (!ok)
+            cx->oom = true;
+        else
+            ub_emit_prim(cx, outp, &child, nm.v[c]);
+        free(child.v);
+    }
+    free(nm.v);
+}
+
+static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
+                         const char *name)
+{
+    ub_index_expand(cx, ix);
+    if (cx->oom || cx->failed)
+        return;
+    ub_ops ops;
+    if (!ub_collect_ops(cx, ix, &ops))
+        return;
+    if (!ops.n || ub_field_is_false(ub_strongest_field(&ops, cx->k_active))) {
+        free(ops.v);
+        return;
+    }
+    const ub_field *inst = ub_strongest_field(&ops, cx->k_instanceable);
+    const ub_field *clips = ub_strongest_field(&ops, cx->k_clips);
+    if (!clips)
+        clips = ub_strongest_field(&ops, cx->k_clip_sets);
+    if (ub_field_is_true(inst) || clips) {
+        const ub_field *f = clips ? clips : inst;
+        const ub_layer *l = NULL;
+        for (uint32_t k = 0; k < ops.n && !l; k++)
+            if (ub_fields_find(&ops.v[k].spec->meta, f->key) == f)
+                l = ub_op_layer(ix, &ops.v[k]);
+        ub_report(cx, UB_ERROR, l, f->loc, "flatten-unsupported",
+                  "%s is not supported by usdbake flatten yet; nothing was "
+                  "written",
+                  clips ? "value clips (clips/clipSets metadata)"
+                        : "instancing (instanceable = true)");
+        cx->failed = true;
+        free(ops.v);
+        return;
+    }
+    ub_prim *outp = ub_prim_new(cx->out, outparent, name,
+                                ub_resolve_specifier(ix, &ops),
+                                ops.v[0].spec->loc);
+    if (!outp) {
+        cx->oom = true;
+        free(ops.v);
+        return;
+    }
+    for (uint32_t k = 0; k < ops.n && !outp->type_name; k++)
+        if (ops.v[k].spec->type_name && *ops.v[k].spec->type_name)
+            outp->type_name = ops.v[k].spec->type_name;
+    ub_fields **metas = malloc(ops.n * sizeof *metas);
+    if (!metas) {
+        cx->oom = true;
+        free(ops.v);
+        return;
+    }
+    for (uint32_t k = 0; k < ops.n; k++)
+        metas[k] = &ops.v[k].spec->meta;
+    ub_compose_meta(cx, &outp->meta, ix, ops.v, metas, ops.n, UB_SPEC_PRIM);
+    free(metas);
+    ub_emit_props(cx, outp, ix, &ops);
+    ub_emit_children(cx, outp, ix, &ops);
+    free(ops.v);
+}
+
+static bool ub_has_relocates(const ub_cx *cx)
+{
+    for (size_t s = 0; s < cx->n_stacks; s++)
+        for (size_t i = 0; i < cx->stacks[s]->st.n; i++) {
+            const ub_layer *l = cx->stacks[s]->st.layers[i];
+            const char *k = ub_intern_cstr(l->strtab, "relocates");
+            if (k && ub_fields_find(&l->meta, k))
+                return true;
+        }
+    return false;
+}
+
+ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
+                             const char *out_path, ub_diags *diags,
+                             size_t *n_recovered)
+{
+    ub_cx cx = {.ld = ld, .diags = diags, .t = root->strtab};
+    ub_strtab *t = cx.t;
+    cx.k_references = ub_intern_cstr(t, "references");
+    cx.k_payload = ub_intern_cstr(t, "payload");
+    cx.k_inherits = ub_intern_cstr(t, "inherits");
+    cx.k_specializes = ub_intern_cstr(t, "specializes");
+    cx.k_variants = ub_intern_cstr(t, "variants");
+    cx.k_variant_sets = ub_intern_cstr(t, "variantSets");
+    cx.k_active = ub_intern_cstr(t, "active");
+    cx.k_instanceable = ub_intern_cstr(t, "instanceable");
+    cx.k_clips = ub_intern_cstr(t, "clips");
+    cx.k_clip_sets = ub_intern_cstr(t, "clipSets");
+    cx.out = ub_layer_new(t, out_path ? out_path : "flattened.usda");
+    ub_stack *rs = cx.out ? ub_cx_stack(&cx, root) : NULL;
+    if (rs && !cx.oom) {
+        cx.a = cx.out->arena;
+        /* stage metadata: the root layer's own */
+        for (uint32_t i = 0; i < root->meta.n; i++) {
+            const ub_field *f = &root->meta.v[i];
+            if (ub_private_field(&cx, f->key) ||
+                !ub_stack_field_registered(UB_SPEC_LAYER, f->key))
+                continue;
+            ub_value c = ub_value_clone(cx.a, &f->value);
+            if (!ub_fields_set(cx.a, &cx.out->meta, f->key, c, f->loc))
+                cx.oom = true;
+        }
+        ub_names nm = {0};
+        for (size_t k = rs->n; k-- > 0;) {
+            const ub_prim *p = rs->layers[k]->root;
+            for (uint32_t i = 0; i < p->children.n; i++)
+                if (!ub_names_add(&nm, p->children.v[i]->name))
+                    cx.oom = true;
+            if (!ub_names_reorder(&nm, &p->prim_order))
+                cx.oom = true;
+        }
+        for (uint32_t c = 0; c < nm.n && !cx.oom && !cx.failed; c++) {
+            ub_index ix = {.depth = 1};
+            ub_node n = {.arc = UB_ARC_ROOT,
+                         .ls = rs,
+                         .path = ub_path_child(t, "/", nm.v[c]),
+                         .offset = UB_OFFSET_IDENTITY,
+                         .parent = -1,
+                         .depth = 0};
+            if (!n.path || ub_index_add(&cx, &ix, &n) < 0)
+                cx.oom = true;
+            else
+                ub_emit_prim(&cx, cx.out->root, &ix, nm.v[c]);
+            free(ix.v);
+        }
+        free(nm.v);
+        if (!cx.failed && !cx.oom && ub_has_relocates(&cx)) {
+            ub_report(&cx, UB_ERROR, root, (ub_loc){root->path, 0, 0},
+                      "flatten-unsupported",
+                      "relocates are not supported by usdbake flatten "
+                      "yet; nothing was written");
+            cx.failed = true;
+        }
+    }
+    for (size_t i = 0; i < cx.n_stacks; i++) {
+        ub_stack_free(&cx.stacks[i]->st);
+        free(cx.stacks[i]);
+    }
+    free(cx.stacks);
+    if (n_recovered)
+        *n_recovered = cx.n_recovered;
+    if (cx.oom || cx.failed || !rs) {
+        ub_layer_free(cx.out);
+        return NULL;
+    }
+    return cx.out;
+}
