@@ -80,6 +80,10 @@ static const ub_check_info ub_checks[UB_CHK_COUNT] = {
      "a clip set without manifestAssetPath"},
     {UB_CHK_CLIP_TCPS_MISMATCH, "clip-tcps-mismatch", UB_WARNING,
      "a clip layer whose timeCodesPerSecond differs (clips ignore it)"},
+    {UB_CHK_CLIP_PRIM_MISSING, "clip-prim-missing", UB_WARNING,
+     "clip layers that have no prim at the clip set's primPath"},
+    {UB_CHK_CLIP_FIELD_UNKNOWN, "clip-field-unknown", UB_WARNING,
+     "a clip set field OpenUSD does not know (a misspelling)"},
 };
 
 const ub_check_info *ub_check_info_get(ub_check_kind kind)
@@ -1221,15 +1225,48 @@ static size_t ck_count_equal_runs(double *v, size_t n, double *worst_time)
     return worst;
 }
 
-/* Report clip layers whose rate differs from L's (once per clip set). */
-static void ck_clip_rate(ck *c, const ub_layer *L, uint32_t ti, ub_loc loc,
-                         const char *set, bool *done)
+/* What the clips of one clip set have shown so far. */
+typedef struct ck_clipstate {
+    const char *set;
+    const char *prim;   /* valid primPath, or NULL */
+    ub_loc prim_loc;
+    bool rate_done;
+    size_t n_clips, n_without;
+    const char *first_without;
+} ck_clipstate;
+
+/* Whether layer T has a prim spec at path (a clip is read as one layer:
+ * its sublayers do not count). */
+static bool ck_prim_in_layer(ck *c, const ub_layer *T, const char *path)
+{
+    const ub_prim *p = T->root;
+    for (const char *s = path + 1; p && *s;) {
+        size_t len = strcspn(s, "/");
+        const char *name = ub_intern(c->st, s, len);
+        if (!name) {
+            c->oom = true;
+            return true;
+        }
+        p = ub_prim_find_child(T, p, name);
+        s += len + (s[len] == '/');
+    }
+    return p != NULL;
+}
+
+/* One clip layer of a clip set: its rate (reported once per set) and
+ * whether it has the clip prim (counted, reported by ck_clip_done). */
+static void ck_clip_seen(ck *c, const ub_layer *L, uint32_t ti, ub_loc loc,
+                         ck_clipstate *cs)
 {
     const ub_layer *T = c->layers[ti].layer;
+    cs->n_clips++;
+    if (cs->prim && !ck_prim_in_layer(c, T, cs->prim) && !cs->n_without++)
+        cs->first_without = T->path;
     double pt = ub_layer_tcps(L), tt = ub_layer_tcps(T);
-    if (*done || pt == tt)
+    const char *set = cs->set;
+    if (cs->rate_done || pt == tt)
         return;
-    *done = true;
+    cs->rate_done = true;
     ck_emit(c, UB_CHK_CLIP_TCPS_MISMATCH, L, loc,
             "value clips read a clip's samples at the clip times given by "
             "`times`, whatever the clip's rate: author the clip at the "
@@ -1239,14 +1276,30 @@ static void ck_clip_rate(ck *c, const ub_layer *L, uint32_t ti, ub_loc loc,
             ck_base(T->path), set, tt, pt);
 }
 
-static void ck_clip_explicit(ck *c, uint32_t li, const char *set,
+static void ck_clip_done(ck *c, const ub_layer *L, const ck_clipstate *cs)
+{
+    if (!cs->n_without)
+        return;
+    ub_diag *d = ck_emit(
+        c, UB_CHK_CLIP_PRIM_MISSING, L, cs->prim_loc, NULL,
+        "%zu of %zu clips of clip set '%s' have no prim <%s> (the first is "
+        "'%s'): they give the prim no values",
+        cs->n_without, cs->n_clips, cs->set, cs->prim,
+        ck_base(cs->first_without));
+    ub_diag_set_hint(c->diags, d,
+                     "primPath names the prim inside each clip whose "
+                     "samples are read; check its spelling against '%s'",
+                     ck_base(cs->first_without));
+}
+
+static void ck_clip_explicit(ck *c, uint32_t li, ck_clipstate *cs,
                              const ub_dict_entry *paths,
                              const ub_dict_entry *active,
                              const ub_dict_entry *times)
 {
     const ub_layer *L = c->layers[li].layer;
     const ub_value *pv = &paths->value;
-    bool rate_done = false;
+    const char *set = cs->set;
     for (uint32_t i = 0; i < pv->count && !c->oom; i++) {
         const char *asset = ub_value_str(pv, i);
         int64_t ti;
@@ -1262,8 +1315,9 @@ static void ck_clip_explicit(ck *c, uint32_t li, const char *set,
                           "set '%s'",
                     asset ? asset : "", i, set);
         else if (r == CK_OPEN_OK)
-            ck_clip_rate(c, L, (uint32_t)ti, paths->loc, set, &rate_done);
+            ck_clip_seen(c, L, (uint32_t)ti, paths->loc, cs);
     }
+    ck_clip_done(c, L, cs);
     uint32_t n_clips = pv->count;
     if (active) {
         const ub_value *av = &active->value;
@@ -1354,10 +1408,11 @@ static void ck_clip_explicit(ck *c, uint32_t li, const char *set,
 /* Expand templateAssetPath over start..end by stride as OpenUSD does
  * (times promoted to integers by 10000 so fractional strides add up) and
  * open every clip that exists. */
-static void ck_clip_template(ck *c, uint32_t li, const char *set,
+static void ck_clip_template(ck *c, uint32_t li, ck_clipstate *cs,
                              const ub_dict_entry *tmpl, double start,
                              double end, double stride)
 {
+    const char *set = cs->set;
     const ub_layer *L = c->layers[li].layer;
     const char *path = ub_value_str(&tmpl->value, 0);
     const char *slash = strrchr(path, '/');
@@ -1389,7 +1444,6 @@ static void ck_clip_template(ck *c, uint32_t li, const char *set,
     }
     size_t found = 0, missing = 0, frames = 0;
     char first_missing[512] = "";
-    bool rate_done = false;
     const double promo = 10000;
     for (double t = start * promo; t <= end * promo && !c->oom;
          t += stride * promo) {
@@ -1428,9 +1482,10 @@ static void ck_clip_template(ck *c, uint32_t li, const char *set,
         } else {
             found++;
             if (r == CK_OPEN_OK)
-                ck_clip_rate(c, L, (uint32_t)ti, tmpl->loc, set, &rate_done);
+                ck_clip_seen(c, L, (uint32_t)ti, tmpl->loc, cs);
         }
     }
+    ck_clip_done(c, L, cs);
     if (found == 0 && missing > 0) {
         ub_diag *d = ck_emit(
             c, UB_CHK_CLIP_ASSET_MISSING, L, tmpl->loc, NULL,
@@ -1508,6 +1563,22 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
     const ub_dict_entry *t_offset =
         ck_clip_field(c, L, d, c->k_tmpl_offset, UB_TY_DOUBLE, false);
     (void)ck_clip_field(c, L, d, c->k_interp, UB_TY_BOOL, false);
+    for (uint32_t i = 0; i < d->n; i++) {
+        const char *k = d->e[i].key;
+        if (k == c->k_asset_paths || k == c->k_prim_path ||
+            k == c->k_active || k == c->k_times || k == c->k_manifest ||
+            k == c->k_tmpl_path || k == c->k_tmpl_start ||
+            k == c->k_tmpl_end || k == c->k_tmpl_stride ||
+            k == c->k_tmpl_offset || k == c->k_interp)
+            continue;
+        ck_emit(c, UB_CHK_CLIP_FIELD_UNKNOWN, L, d->e[i].loc,
+                "the fields are assetPaths, primPath, active, times, "
+                "manifestAssetPath, interpolateMissingClipValues and "
+                "templateAssetPath/StartTime/EndTime/Stride/ActiveOffset",
+                "clip set '%s' has a field '%s' that OpenUSD does not know "
+                "and ignores",
+                set, k);
+    }
 
     if (!paths && !tmpl) {
         ck_emit(c, UB_CHK_CLIP_INCOMPLETE, L, se->loc,
@@ -1546,9 +1617,14 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
                 "ignores the clip set",
                 "clip set '%s' lacks %s", set, need + 2);
 
+    ck_clipstate cs = {.set = set};
     if (prim) {
         const char *pp = ub_value_str(&prim->value, 0);
-        if (!pp || !ck_is_abs_prim_path(pp))
+        if (pp && ck_is_abs_prim_path(pp)) {
+            cs.prim = pp;
+            cs.prim_loc = prim->loc;
+        }
+        else
             ck_emit(c, UB_CHK_CLIP_PRIM_PATH, L, prim->loc,
                     "primPath is the absolute path of the prim in each clip "
                     "whose samples are read, e.g. \"/Model\"",
@@ -1577,7 +1653,7 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
     }
 
     if (paths) {
-        ck_clip_explicit(c, li, set, paths, active, times);
+        ck_clip_explicit(c, li, &cs, paths, active, times);
         return;
     }
 
@@ -1668,7 +1744,7 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
         ok = false;
     }
     if (ok)
-        ck_clip_template(c, li, set, tmpl, start, end, stride);
+        ck_clip_template(c, li, &cs, tmpl, start, end, stride);
 }
 
 static void ck_clips(ck *c, uint32_t li, const ub_field *f)

@@ -64,6 +64,8 @@ typedef enum ub_check_kind {
     UB_CHK_CLIP_FIELD_TYPE,
     UB_CHK_CLIP_NO_MANIFEST,
     UB_CHK_CLIP_TCPS_MISMATCH,
+    UB_CHK_CLIP_PRIM_MISSING,
+    UB_CHK_CLIP_FIELD_UNKNOWN,
     UB_CHK_COUNT
 } ub_check_kind;
 
