@@ -28,6 +28,7 @@ typedef struct ub_w {
     const char *type_names[UB_TY_COUNT]; /* interned on first use */
     void *tmp; /* gather space for packed series */
     size_t tmp_cap;
+    uint32_t last_ref; /* the previous record reference in SPEC */
     bool failed, too_deep;
 } ub_w;
 
@@ -360,6 +361,34 @@ static void put_numeric(ub_buf *b, const ub_type *t, const void *data,
     unsigned nc = ub_type_ncomp(t);
     size_t n = count, bytes = n * nc * s;
     const unsigned char *src = data;
+    bool fp = t->scalar == UB_SC_FLOAT || t->scalar == UB_SC_DOUBLE;
+    if (fp && bytes < UB_USDB_SPLIT_MIN) {
+        put_u8(b, UB_USDB_LAYOUT_SMALL);
+        for (size_t k = 0; k < n * nc; k++) {
+            double v;
+            if (s == 4) {
+                float x;
+                memcpy(&x, src + k * 4, 4);
+                v = x;
+            } else {
+                memcpy(&v, src + k * 8, 8);
+            }
+            int64_t dk = 0;
+            unsigned d = 0;
+            while (d <= UB_USDB_DEC_MAX && !decimal_of(v, s == 4, d, &dk))
+                d++;
+            if (d <= UB_USDB_DEC_MAX) {
+                put_u8(b, d);
+                put_vu(b, zigzag64(dk));
+            } else { /* not a short decimal: its bits */
+                put_u8(b, UB_USDB_SMALL_RAW);
+                uint64_t u = load_comp(src + k * s, s);
+                for (size_t by = 0; by < s; by++)
+                    put_u8(b, (unsigned)(u >> (8 * by)) & 0xff);
+            }
+        }
+        return;
+    }
     unsigned layout = bytes < UB_USDB_SPLIT_MIN ? UB_USDB_LAYOUT_RAW
                       : is_int_scalar(t->scalar) ? UB_USDB_LAYOUT_DELTA
                       : (t->scalar == UB_SC_FLOAT || t->scalar == UB_SC_DOUBLE)
@@ -516,14 +545,23 @@ static uint32_t value_rec(ub_w *w, const ub_value *v)
     return rec_intern(w, &w->vbuf);
 }
 
-/* A `val`: 0 for EMPTY, else record + 1. */
+/* A record reference in SPEC: 1 + zigzag(record - previous reference).
+ * The walk creates records in order, so fresh ones are +1 (or a few more
+ * after a series' samples): one repetitive byte instead of a counter. */
+static void put_ref(ub_w *w, ub_buf *b, uint32_t rec)
+{
+    put_vu(b, zigzag64((int64_t)rec - (int64_t)w->last_ref) + 1);
+    w->last_ref = rec;
+}
+
+/* A `val`: 0 for EMPTY, else a reference. */
 static void put_val(ub_w *w, ub_buf *b, const ub_value *v)
 {
     if (v->kind == UB_V_EMPTY && !v->type && !v->is_array) {
         put_vu(b, 0);
         return;
     }
-    put_vu(b, (uint64_t)value_rec(w, v) + 1);
+    put_ref(w, b, value_rec(w, v));
 }
 
 static bool packable(const ub_samples *s)
@@ -606,8 +644,9 @@ static uint32_t series_rec(ub_w *w, const ub_samples *s)
         put_numeric(b, t, w->tmp, s->n);
     } else {
         put_u8(b, UB_USDB_SERIES_RECS);
-        for (uint32_t i = 0; i < s->n; i++)
-            put_vu(b, ids[i]);
+        for (uint32_t i = 0; i < s->n; i++) /* deltas, as in SPEC */
+            put_vu(b, zigzag64((int64_t)ids[i] -
+                               (int64_t)(i ? ids[i - 1] : 0)));
     }
     free(ids);
     return rec_intern(w, b);
@@ -636,8 +675,7 @@ static void put_prop(ub_w *w, const ub_prop *p)
     put_opt_str(w, b, p->type ? type_name(w, p->type) : NULL);
     put_val(w, b, &p->default_value);
     if (p->samples.authored || p->samples.n) {
-        uint32_t r = series_rec(w, &p->samples);
-        put_vu(b, (uint64_t)r + 1);
+        put_ref(w, b, series_rec(w, &p->samples));
     } else {
         put_vu(b, 0);
     }

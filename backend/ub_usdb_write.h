@@ -10,10 +10,10 @@
 #include "ub_diag.h"
 #include "ub_layer.h"
 
-/* zstd level used when the caller has no preference: the best size that
- * still converts text at well over 100 MB/s (see the format's
- * measurements). */
-#define UB_USDB_LEVEL_DEFAULT 9
+/* zstd level used when the caller has no preference: higher levels gain
+ * about 1% of size for 10% or more of convert time (measurements in
+ * doc/binary-format.md). */
+#define UB_USDB_LEVEL_DEFAULT 3
 #define UB_USDB_LEVEL_MIN 0 /* no compression: every section stored */
 #define UB_USDB_LEVEL_MAX 22
 

@@ -19,7 +19,7 @@
 #define UB_USDB_HEADER_LEN 16
 #define UB_USDB_TRAILER_LEN 32
 #define UB_USDB_INDEX_ENTRY_LEN 40
-#define UB_USDB_CHUNK_TARGET ((size_t)1 << 20)
+#define UB_USDB_CHUNK_TARGET ((size_t)1 << 18)
 #define UB_USDB_MAX_DEPTH 1000
 
 #define UB_USDB_TAG(a, b, c, d)                                       \
@@ -37,7 +37,9 @@ enum {
     UB_USDB_LAYOUT_SPLIT = 1,
     UB_USDB_LAYOUT_DELTA = 2,
     UB_USDB_LAYOUT_COLUMNS = 3, /* float/double: a mode per column */
+    UB_USDB_LAYOUT_SMALL = 4,   /* float/double under 64 bytes */
 };
+#define UB_USDB_SMALL_RAW 255 /* a SMALL component given by its bits */
 enum { UB_USDB_COL_PLANES = 0, UB_USDB_COL_DECIMAL = 1 };
 #define UB_USDB_DEC_MAX 15 /* decimal digits tried for a decimal column */
 

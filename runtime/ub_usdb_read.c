@@ -102,6 +102,7 @@ struct ub_usdb {
     rsub *subs;
     uint32_t nsubs;
     uint64_t decompressed, raw_total;
+    uint32_t last_ref; /* while decoding SPEC: the previous reference */
     rseries cache;
 };
 
@@ -565,15 +566,28 @@ static int load_ridx(ub_usdb *f, const unsigned char *d, size_t len)
     return c.err ? -1 : 0;
 }
 
+static int64_t unzigzag64(uint64_t z)
+{
+    return (int64_t)((z >> 1) ^ (0 - (z & 1)));
+}
+
+/* A reference in SPEC (0 none, else 1 + zigzag delta from the previous
+ * one); returns record + 1, or 0. */
 static uint32_t get_val(cur *c)
 {
-    uint32_t v = get_vu32(c);
-    if (!c->err && v && v - 1 >= c->f->nrecs) {
-        cur_fail(c, "record %u out of range (%u records)", v - 1,
+    uint64_t v = get_vu(c);
+    if (c->err || v == 0)
+        return 0;
+    /* wrapping: a damaged delta must not overflow */
+    int64_t rec = (int64_t)((uint64_t)c->f->last_ref +
+                            (uint64_t)unzigzag64(v - 1));
+    if (rec < 0 || rec >= (int64_t)c->f->nrecs) {
+        cur_fail(c, "record %lld out of range (%u records)", (long long)rec,
                  c->f->nrecs);
         return 0;
     }
-    return v;
+    c->f->last_ref = (uint32_t)rec;
+    return (uint32_t)rec + 1;
 }
 
 #define GROW(arr, n, cap, add, c)                                          \
@@ -1015,12 +1029,51 @@ static void dec_untyped(cur *c, ub_arena *a, ub_untyped *u, int depth)
         dec_untyped(c, a, &u->child[i], depth + 1);
 }
 
-/* The fewest bytes one element of t takes in a numeric block (decimal
- * columns of doubles take 4 per component), to bound counts. */
+/* The fewest bytes one element of t takes in a numeric block (a SMALL
+ * decimal component takes 2), to bound counts. */
 static size_t numeric_min(const ub_type *t)
 {
     size_t s = ub_scalar_size(t->scalar);
-    return ub_type_ncomp(t) * (s < 4 ? s : 4);
+    return ub_type_ncomp(t) * (s < 2 ? s : 2);
+}
+
+/* Layout SMALL: per component a digit count and a varint, or raw bits. */
+static void dec_small(cur *c, const ub_type *t, unsigned char *out, size_t n)
+{
+    size_t s = ub_scalar_size(t->scalar);
+    size_t m = n * ub_type_ncomp(t);
+    for (size_t k = 0; k < m && !c->err; k++) {
+        unsigned d = get_u8(c);
+        double v = 0;
+        if (d == UB_USDB_SMALL_RAW) {
+            if (cur_left(c) < s) {
+                cur_fail(c, "unexpected end of data");
+                return;
+            }
+            uint64_t u = 0;
+            for (size_t by = s; by-- > 0;)
+                u = u << 8 | c->p[by];
+            c->p += s;
+            if (s == 4) {
+                uint32_t x = (uint32_t)u;
+                memcpy(out + k * 4, &x, 4);
+            } else {
+                memcpy(out + k * 8, &u, 8);
+            }
+            continue;
+        }
+        if (d > UB_USDB_DEC_MAX) {
+            cur_fail(c, "bad digit count %u", d);
+            return;
+        }
+        v = ub_usdb_decimal(unzigzag64(get_vu(c)), d);
+        if (s == 4) {
+            float x = (float)v;
+            memcpy(out + k * 4, &x, 4);
+        } else {
+            memcpy(out + k * 8, &v, 8);
+        }
+    }
 }
 
 /* Layout COLUMNS: per column, byte planes or a decimal column. */
@@ -1099,6 +1152,11 @@ static void dec_numeric(cur *c, const ub_type *t, void *dst, uint32_t count)
     unsigned layout = get_u8(c);
     if (c->err)
         return;
+    if (layout == UB_USDB_LAYOUT_SMALL &&
+        (t->scalar == UB_SC_FLOAT || t->scalar == UB_SC_DOUBLE)) {
+        dec_small(c, t, dst, n);
+        return;
+    }
     if (layout > UB_USDB_LAYOUT_COLUMNS ||
         (layout == UB_USDB_LAYOUT_DELTA && t->scalar != UB_SC_INT &&
          t->scalar != UB_SC_UINT && t->scalar != UB_SC_INT64 &&
@@ -1410,10 +1468,14 @@ static int read_series(ub_usdb *f, uint32_t series)
         s.ids = malloc((s.n ? s.n : 1) * sizeof *s.ids);
         if (!s.ids)
             cur_fail(&c, "out of memory");
+        int64_t prev = 0;
         for (uint32_t i = 0; i < s.n && !c.err; i++) {
-            s.ids[i] = get_vu32(&c);
-            if (!c.err && s.ids[i] >= f->nrecs)
-                cur_fail(&c, "record %u out of range", s.ids[i]);
+            int64_t r = (int64_t)((uint64_t)prev +
+                                  (uint64_t)unzigzag64(get_vu(&c)));
+            if (!c.err && (r < 0 || r >= (int64_t)f->nrecs))
+                cur_fail(&c, "record %lld out of range", (long long)r);
+            s.ids[i] = (uint32_t)r;
+            prev = r;
         }
     } else if (!c.err && mode == UB_USDB_SERIES_PACKED) {
         const ub_type *t = get_type(&c);
