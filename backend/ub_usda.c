@@ -356,34 +356,23 @@ static void ub_write_field_value(ub_w *w, const ub_value *v)
 
 /* Layer offset inline: " (offset = 1; scale = 2)", or the multi-line
  * form inside a reference's parentheses.  Only non-default parts print. */
-static void ub_write_offset(ub_w *w, unsigned indent, bool multi,
-                            ub_offset o)
+/* The layer offset inside a reference's multi-line parentheses: one
+ * line per non-default part (the inline form is ub_put_offset). */
+static void ub_write_offset_lines(ub_w *w, unsigned indent, ub_offset o)
 {
-    if (o.offset == 0.0 && o.scale == 1.0)
-        return;
     ub_buf *b = w->b;
-    if (!multi)
-        PUTS(b, " (");
     if (o.offset != 0.0) {
-        if (multi)
-            ub_ind(b, indent);
+        ub_ind(b, indent);
         PUTS(b, "offset = ");
         ub_put_double(b, o.offset);
-        if (multi)
-            ub_pc(b, '\n');
+        ub_pc(b, '\n');
     }
     if (o.scale != 1.0) {
-        if (!multi && o.offset != 0.0)
-            PUTS(b, "; ");
-        if (multi)
-            ub_ind(b, indent);
+        ub_ind(b, indent);
         PUTS(b, "scale = ");
         ub_put_double(b, o.scale);
-        if (multi)
-            ub_pc(b, '\n');
+        ub_pc(b, '\n');
     }
-    if (!multi)
-        ub_pc(b, ')');
 }
 
 static bool ub_dict_nonempty(const ub_dict *d)
@@ -404,26 +393,18 @@ static void ub_write_listop_item(ub_w *w, unsigned indent, const ub_type *t,
     const ub_reference *r = elem;
     bool multi = t->id == UB_TY_REFERENCE && ub_dict_nonempty(r->custom_data);
     ub_ind(b, indent);
-    if (r->asset && r->asset[0]) {
-        ub_put_asset(b, r->asset, strlen(r->asset));
-        if (r->prim_path && r->prim_path[0])
-            ub_put_path(b, r->prim_path, strlen(r->prim_path));
-    } else {
-        /* An internal reference always names a path, <> for the default
-         * prim. */
-        const char *p = r->prim_path ? r->prim_path : "";
-        ub_put_path(b, p, strlen(p));
+    ub_put_reference_target(b, r);
+    if (!multi) {
+        ub_put_offset(b, r->offset);
+        return;
     }
-    if (multi)
-        PUTS(b, " (\n");
-    ub_write_offset(w, indent + 1, multi, r->offset);
-    if (multi) {
-        ub_ind(b, indent + 1);
-        PUTS(b, "customData = ");
-        ub_write_dict(w, indent + 1, r->custom_data, false);
-        ub_ind(b, indent);
-        ub_pc(b, ')');
-    }
+    PUTS(b, " (\n");
+    ub_write_offset_lines(w, indent + 1, r->offset);
+    ub_ind(b, indent + 1);
+    PUTS(b, "customData = ");
+    ub_write_dict(w, indent + 1, r->custom_data, false);
+    ub_ind(b, indent);
+    ub_pc(b, ')');
 }
 
 static bool ub_item_per_line(const ub_type *t)
@@ -1427,7 +1408,7 @@ static void ub_write_sublayers(ub_w *w, const ub_layer *l)
         const ub_sublayer *s = &l->sublayers[i];
         ub_ind(b, 2);
         ub_put_asset(b, s->asset, strlen(s->asset));
-        ub_write_offset(w, 0, false, s->offset);
+        ub_put_offset(b, s->offset);
         if (i + 1 < l->n_sublayers)
             PUTS(b, ",\n");
         else

@@ -935,6 +935,38 @@ void ub_put_path(ub_buf *b, const char *s, size_t n)
     b->len += n + 2;
 }
 
+void ub_put_offset(ub_buf *b, ub_offset o)
+{
+    if (o.offset == 0.0 && o.scale == 1.0)
+        return;
+    ub_buf_append(b, " (", 2);
+    if (o.offset != 0.0) {
+        ub_buf_append(b, "offset = ", 9);
+        ub_put_double(b, o.offset);
+    }
+    if (o.scale != 1.0) {
+        if (o.offset != 0.0)
+            ub_buf_append(b, "; ", 2);
+        ub_buf_append(b, "scale = ", 8);
+        ub_put_double(b, o.scale);
+    }
+    ub_buf_putc(b, ')');
+}
+
+void ub_put_reference_target(ub_buf *b, const ub_reference *r)
+{
+    if (r->asset && r->asset[0]) {
+        ub_put_asset(b, r->asset, strlen(r->asset));
+        if (r->prim_path && r->prim_path[0])
+            ub_put_path(b, r->prim_path, strlen(r->prim_path));
+    } else {
+        /* An internal reference always names a path, even the empty one
+         * that means the default prim. */
+        const char *p = r->prim_path ? r->prim_path : "";
+        ub_put_path(b, p, strlen(p));
+    }
+}
+
 /* --- values ---------------------------------------------------------------- */
 
 /* Longest text of one numeric component. */
@@ -1064,7 +1096,13 @@ void ub_put_element(ub_buf *b, const ub_type *t, const void *elem)
         ub_put_component(b, t, elem, 0);
         return;
     }
-    /* References, dictionaries and opaque values have no inline text. */
+    if (t->scalar == UB_SC_REF) {
+        const ub_reference *r = elem;
+        ub_put_reference_target(b, r);
+        ub_put_offset(b, r->offset);
+        return;
+    }
+    /* Dictionaries and opaque values have no inline text. */
 }
 
 void ub_put_value(ub_buf *b, const ub_value *v)

@@ -55,11 +55,19 @@ void ub_put_asset(ub_buf *b, const char *s, size_t n);
 /* A path: <path>. */
 void ub_put_path(ub_buf *b, const char *s, size_t n);
 
+/* A layer offset as OpenUSD writes it after an asset: " (offset = 1;
+ * scale = 2)" with only the non-default parts; nothing for identity. */
+void ub_put_offset(ub_buf *b, ub_offset o);
+/* A reference or payload without its metadata: @asset@</path>, or </path>
+ * (<> for the default prim) when it is internal. */
+void ub_put_reference_target(ub_buf *b, const ub_reference *r);
+
 /* Component c of element elem (of type t) as text. */
 void ub_put_component(ub_buf *b, const ub_type *t, const void *elem,
                       unsigned c);
 /* One element: a scalar, "(x, y, z)" for tuples, "( (..), (..) )" for
- * matrices, quoted strings, @assets@, <paths>. */
+ * matrices, quoted strings, @assets@, <paths>, references and payloads
+ * with their inline layer offset. */
 void ub_put_element(ub_buf *b, const ub_type *t, const void *elem);
 /* A DATA value: a scalar element, or "[e0, e1, ...]" for arrays.  Other
  * kinds print as OpenUSD would show them in a message: None for a block,

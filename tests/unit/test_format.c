@@ -430,6 +430,17 @@ static void test_values(void)
     ub_put_value(&b, &v);
     CU_ASSERT_STRING_EQUAL(V(&b), "None");
 
+    v = ub_value_new(a, ub_type_get(UB_TY_REFERENCE), 2, true);
+    ub_reference *r = v.u.data;
+    r[0] = (ub_reference){.asset = ub_intern_cstr(strtab, "a.usda"),
+                          .prim_path = ub_intern_cstr(strtab, "/A"),
+                          .offset = {10, 1}};
+    r[1] = (ub_reference){.asset = ub_intern_cstr(strtab, ""),
+                          .prim_path = ub_intern_cstr(strtab, ""),
+                          .offset = {0, 0.5}};
+    ub_put_value(&b, &v);
+    CU_ASSERT_STRING_EQUAL(V(&b), "[@a.usda@</A> (offset = 10), <> (scale = 0.5)]");
+
     ub_buf_free(&b);
     ub_arena_free(a);
 }
