@@ -6,6 +6,7 @@
 #include "ub_check.h"
 #include "ub_cli.h"
 #include "ub_loader.h"
+#include "ub_progress.h"
 
 static void ub_check_usage(void)
 {
@@ -128,6 +129,12 @@ static void ub_check_json(ub_buf *b, ub_diags *d, bool werror,
                   errors, warnings, n_layers);
 }
 
+static void ub_check_progress(void *ctx, const char *path, uint64_t bytes)
+{
+    (void)path;
+    ub_progress_update(ctx, bytes);
+}
+
 static void ub_check_list(void)
 {
     for (int i = 0; i < UB_CHK_COUNT; i++) {
@@ -205,7 +212,12 @@ static int ub_check_cmd(int argc, char **argv)
         fprintf(stderr, "usdbake: error: out of memory\n");
         status = UB_EXIT_INPUT;
     } else {
+        /* reading and parsing the layers is the long part */
+        ub_progress prog;
+        ub_progress_start(&prog, "checking layers", 0);
+        ub_loader_set_progress(ld, ub_check_progress, &prog);
         ub_check_run(ld, strtab, roots, (size_t)n_roots, &opt, diags);
+        ub_progress_end(&prog);
         ub_diags_sort(diags);
         size_t errors = ub_diags_errors(diags);
         size_t warnings = ub_diags_warnings(diags);
