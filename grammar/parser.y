@@ -7,6 +7,7 @@
 %define api.pure full
 %define api.prefix {ub_yy}
 %define parse.error custom
+%define lr.default-reduction consistent
 %locations
 %parse-param {ub_pctx *ctx}
 %lex-param {void *SCANNER}
@@ -882,8 +883,8 @@ static const char *ub_sym_text(yysymbol_kind_t k, char *buf, size_t n)
 
 static int yyreport_syntax_error(const yypcontext_t *yc, ub_pctx *ctx)
 {
-    yysymbol_kind_t expected[12];
-    int n = yypcontext_expected_tokens(yc, expected, 12);
+    yysymbol_kind_t expected[YYNTOKENS];
+    int n = yypcontext_expected_tokens(yc, expected, YYNTOKENS);
     yysymbol_kind_t got = yypcontext_token(yc);
     const UB_YYLTYPE *loc = yypcontext_location(yc);
     char want[512] = "";
@@ -898,6 +899,21 @@ static int yyreport_syntax_error(const yypcontext_t *yc, ub_pctx *ctx)
                 break;
             w += (size_t)k;
         }
+    }
+    if (n > 8) {
+        /* too many to list: say what kind of thing may come here */
+        bool num = false, ident = false, str = false;
+        for (int i = 0; i < n; i++) {
+            num |= expected[i] == YYSYMBOL_TOK_NUMBER;
+            ident |= expected[i] == YYSYMBOL_TOK_IDENT;
+            str |= expected[i] == YYSYMBOL_TOK_STRING;
+        }
+        snprintf(want, sizeof want, "%s",
+                 num     ? "a value"
+                 : ident && str ? "a name, a string or a keyword"
+                 : ident ? "a name"
+                         : "something else");
+        w = strlen(want);
     }
     char gb[64];
     const char *what = ub_sym_text(got, gb, sizeof gb);
