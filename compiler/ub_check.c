@@ -923,13 +923,23 @@ static void ck_offset(ck *c, const ub_layer *L, ub_offset o, ub_loc loc,
 
 /* --- sublayers ------------------------------------------------------------ */
 
+/* The offset as authored: fields not written are the identity's, whatever
+ * the struct holds (layers built in memory need not fill them). */
+static ub_offset ck_authored(ub_offset o, bool has_offset, bool has_scale)
+{
+    return (ub_offset){has_offset ? o.offset : 0.0,
+                       has_scale ? o.scale : 1.0};
+}
+
 static void ck_sublayers(ck *c, uint32_t li)
 {
     ub_layer *L = c->layers[li].layer;
     c->layers[li].first_edge = (uint32_t)c->n_edges;
     for (uint32_t i = 0; i < L->n_sublayers && !c->oom; i++) {
         const ub_sublayer *sub = &L->sublayers[i];
-        ck_offset(c, L, sub->offset, sub->loc, "sublayer", sub->asset);
+        ub_offset off = ck_authored(sub->offset, sub->has_offset,
+                                    sub->has_scale);
+        ck_offset(c, L, off, sub->loc, "sublayer", sub->asset);
         int64_t ti;
         ck_open_result r = ck_open(c, sub->asset, L, sub->loc, &ti);
         if (r == CK_OPEN_MISSING) {
@@ -941,7 +951,7 @@ static void ck_sublayers(ck *c, uint32_t li)
         }
         if (r != CK_OPEN_OK)
             continue;
-        ck_arc_rates(c, L, (uint32_t)ti, sub->offset, sub->loc, "sublayer");
+        ck_arc_rates(c, L, (uint32_t)ti, off, sub->loc, "sublayer");
         if (!ck_reserve(c, (void **)&c->edges, &c->cap_edges, c->n_edges,
                         sizeof *c->edges))
             return;
@@ -1001,8 +1011,9 @@ static void ck_arcs(ck *c, uint32_t li, const ub_field *f, bool payload)
             const ub_reference *ref = ub_value_elem(pv, i);
             ub_loc loc = ref->loc.line ? ref->loc : f->loc;
             const char *asset = ref->asset ? ref->asset : "";
-            ck_offset(c, L, ref->offset, loc, what,
-                      asset[0] ? asset : "(internal)");
+            ub_offset off = ck_authored(ref->offset, ref->has_offset,
+                                        ref->has_scale);
+            ck_offset(c, L, off, loc, what, asset[0] ? asset : "(internal)");
             int32_t target = CK_TARGET_INTERNAL;
             if (asset[0]) {
                 int64_t ti;
@@ -1017,7 +1028,7 @@ static void ck_arcs(ck *c, uint32_t li, const ub_field *f, bool payload)
                             "that names them, then along --search-path",
                             "cannot find %s '%s'", what, asset);
                 else if (r == CK_OPEN_OK)
-                    ck_arc_rates(c, L, (uint32_t)ti, ref->offset, loc, what);
+                    ck_arc_rates(c, L, (uint32_t)ti, off, loc, what);
             }
             if (!src && !(src = ck_cur_path(c))) {
                 c->oom = true;
