@@ -11,8 +11,11 @@
  *   before "instanceable" and "variants" (variantSelection) before
  *   "variantSets" (variantSetNames);
  * - properties sorted by name in dictionary order (an attribute before a
- *   relationship of the same name); prims and variant sets in authored
- *   order; variants sorted by name; dictionary keys in byte order.
+ *   relationship of the same name); prims in authored order; variant sets
+ *   in the order of an explicit (or `add`) variantSets list, then as
+ *   authored; variants sorted by name; dictionary keys in byte order.
+ *
+ * Value text (numbers, strings, assets, paths) comes from ub_format.
  */
 #include "ub_usda.h"
 
@@ -60,11 +63,6 @@ static void ub_ind(ub_buf *b, unsigned n)
 
 /* Append a string literal (only literals: the length is its sizeof). */
 #define PUTS(b, lit) ub_app((b), "" lit, sizeof(lit) - 1)
-
-static void ub_put_str(ub_buf *b, const char *s)
-{
-    ub_app(b, s, strlen(s));
-}
 
 static void ub_put_q(ub_buf *b, const char *s)
 {
@@ -266,6 +264,7 @@ static void ub_ptrs_free(ub_ptrs *p)
 static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
                           bool string_values_only);
 static void ub_write_prim(ub_w *w, const ub_prim *prim, unsigned indent);
+static size_t ub_path_of(const ub_prim *p, char *out, size_t cap);
 
 static bool ub_is_identifier(const char *s)
 {
@@ -302,7 +301,7 @@ static void ub_write_atom(ub_buf *b, const char *t)
             return;
         }
     }
-    ub_put_str(b, t);
+    ub_ps(b, t);
 }
 
 static void ub_write_untyped(ub_buf *b, const ub_untyped *u)
@@ -316,7 +315,7 @@ static void ub_write_untyped(ub_buf *b, const ub_untyped *u)
         break;
     case UB_U_ASSET: /* OpenUSD streams these with single @s */
         ub_pc(b, '@');
-        ub_put_str(b, u->text);
+        ub_ps(b, u->text);
         ub_pc(b, '@');
         break;
     case UB_U_PATH:
@@ -549,10 +548,10 @@ static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
             ub_pc(b, ' ');
         }
         if (ident) {
-            ub_put_str(b, e->key);
+            ub_ps(b, e->key);
         } else { /* OpenUSD wraps the key in quotes without escaping */
             ub_pc(b, '"');
-            ub_put_str(b, e->key);
+            ub_ps(b, e->key);
             ub_pc(b, '"');
         }
         PUTS(b, " = ");
@@ -758,7 +757,7 @@ static void ub_put_bare(ub_buf *b, const ub_value *v)
 {
     if (v->kind == UB_V_DATA && v->count >= 1 && v->type &&
         v->type->scalar == UB_SC_STRING) {
-        ub_put_str(b, ub_sv(v, 0));
+        ub_ps(b, ub_sv(v, 0));
     } else if (v->kind == UB_V_UNTYPED) {
         ub_write_untyped(b, v->u.untyped);
     } else {
@@ -777,7 +776,7 @@ static void ub_write_simple_field(ub_w *w, unsigned indent, const ub_field *f)
         return;
     }
     ub_ind(b, indent);
-    ub_put_str(b, f->key);
+    ub_ps(b, f->key);
     PUTS(b, " = ");
     if (v->kind == UB_V_DICT) {
         ub_write_dict(w, indent, v->u.dict, false);
@@ -858,7 +857,7 @@ static bool ub_write_common_field(ub_w *w, unsigned indent, const ub_field *f)
     }
     if (ub_key_is(f, "permission") || ub_key_is(f, "symmetryFunction")) {
         ub_ind(b, indent);
-        ub_put_str(b, f->key);
+        ub_ps(b, f->key);
         PUTS(b, " = ");
         ub_put_bare(b, &f->value);
         ub_pc(b, '\n');
@@ -868,8 +867,7 @@ static bool ub_write_common_field(ub_w *w, unsigned indent, const ub_field *f)
 }
 
 /* Prim (and variant) metadata: " (\n ... )" when there is any. */
-static void ub_write_prim_meta(ub_w *w, const ub_prim *prim, unsigned indent,
-                               const char *path)
+static void ub_write_prim_meta(ub_w *w, const ub_prim *prim, unsigned indent)
 {
     ub_buf *b = w->b;
     const ub_field *comment;
@@ -912,13 +910,25 @@ static void ub_write_prim_meta(ub_w *w, const ub_prim *prim, unsigned indent,
             continue;
         }
         if (ub_key_is(f, "relocates")) {
+            /* written relative to the prim's path */
+            size_t pn = ub_path_of(prim, NULL, 0);
+            char *path = malloc(pn + 2);
+            if (!path) {
+                w->oom = true;
+                continue;
+            }
+            ub_path_of(prim, path, pn + 1);
+            if (pn == 0)
+                path[pn++] = '/';
+            path[pn] = '\0';
             ub_write_relocates(w, indent + 1, v, path);
+            free(path);
             continue;
         }
         if ((ub_key_is(f, "prefixSubstitutions") ||
              ub_key_is(f, "suffixSubstitutions")) && v->kind == UB_V_DICT) {
             ub_ind(b, indent + 1);
-            ub_put_str(b, f->key);
+            ub_ps(b, f->key);
             PUTS(b, " = ");
             ub_write_dict(w, indent + 1, v->u.dict, true);
             continue;
@@ -975,7 +985,7 @@ static void ub_put_type_name(ub_buf *b, const ub_prop *p)
     /* type_name, not type->name: legacy names such as "Transform" keep
      * their spelling while storing as their base type */
     if (p->type_name)
-        ub_put_str(b, p->type_name);
+        ub_ps(b, p->type_name);
     else if (p->type)
         ub_ps(b, p->type->name);
     if (p->is_array)
@@ -1013,7 +1023,7 @@ static void ub_write_connect(ub_w *w, unsigned indent, const ub_prop *p,
         PUTS(b, "uniform ");
     ub_put_type_name(b, p);
     ub_pc(b, ' ');
-    ub_put_str(b, p->name);
+    ub_ps(b, p->name);
     PUTS(b, ".connect = ");
     uint32_t n = items->kind == UB_V_DATA ? items->count : 0;
     if (n == 0) {
@@ -1055,7 +1065,7 @@ static void ub_write_attribute(ub_w *w, const ub_prop *p, unsigned indent)
             PUTS(b, "uniform ");
         ub_put_type_name(b, p);
         ub_pc(b, ' ');
-        ub_put_str(b, p->name);
+        ub_ps(b, p->name);
         if (has_default) {
             PUTS(b, " = ");
             if (p->default_value.kind == UB_V_UNTYPED)
@@ -1073,7 +1083,7 @@ static void ub_write_attribute(ub_w *w, const ub_prop *p, unsigned indent)
             PUTS(b, "uniform ");
         ub_put_type_name(b, p);
         ub_pc(b, ' ');
-        ub_put_str(b, p->name);
+        ub_ps(b, p->name);
         PUTS(b, ".timeSamples = {\n");
         ub_write_samples(w, indent, &p->samples);
     }
@@ -1137,7 +1147,7 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
             PUTS(b, "custom ");
         ub_ps(b, varying);
         PUTS(b, "rel ");
-        ub_put_str(b, p->name);
+        ub_ps(b, p->name);
         if (explicit_targets) {
             const ub_value *t = &lo->part[UB_LO_EXPLICIT];
             if (t->kind != UB_V_DATA || t->count == 0)
@@ -1152,7 +1162,7 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
         PUTS(b, "custom ");
         ub_ps(b, varying);
         PUTS(b, "rel ");
-        ub_put_str(b, p->name);
+        ub_ps(b, p->name);
         ub_pc(b, '\n');
     }
     ub_ptrs_free(&sp);
@@ -1165,7 +1175,7 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
             ub_pc(b, ' ');
             ub_ps(b, varying);
             PUTS(b, "rel ");
-            ub_put_str(b, p->name);
+            ub_ps(b, p->name);
             ub_write_targets(w, indent, &lo->part[k]);
             ub_pc(b, '\n');
         }
@@ -1174,7 +1184,7 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
         ub_ind(b, indent);
         ub_ps(b, varying);
         PUTS(b, "rel ");
-        ub_put_str(b, p->name);
+        ub_ps(b, p->name);
         PUTS(b, ".timeSamples = {\n");
         ub_write_samples(w, indent, &p->samples);
     }
@@ -1182,7 +1192,7 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
         ub_ind(b, indent);
         ub_ps(b, varying);
         PUTS(b, "rel ");
-        ub_put_str(b, p->name);
+        ub_ps(b, p->name);
         PUTS(b, ".default = ");
         ub_put_path(b, p->default_target, strlen(p->default_target));
         /* OpenUSD indents the newline that ends this statement. */
@@ -1191,11 +1201,10 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
     }
 }
 
-static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent,
-                          const char *path);
+static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent);
 
 static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
-                                  unsigned indent, const char *path)
+                                  unsigned indent)
 {
     ub_buf *b = w->b;
     uint32_t nsets = prim->n_variant_sets;
@@ -1263,9 +1272,9 @@ static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
             const ub_prim *var = v[i];
             ub_ind(b, indent + 1);
             ub_put_q(b, var->name);
-            ub_write_prim_meta(w, var, indent + 1, path);
+            ub_write_prim_meta(w, var, indent + 1);
             PUTS(b, " {\n");
-            ub_write_body(w, var, indent + 1, path);
+            ub_write_body(w, var, indent + 1);
             ub_pc(b, '\n');
             ub_ind(b, indent + 1);
             PUTS(b, "}\n");
@@ -1282,8 +1291,7 @@ static uint32_t ub_order_count(const ub_value *v)
     return v->kind == UB_V_DATA ? v->count : 0;
 }
 
-static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent,
-                          const char *path)
+static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent)
 {
     ub_buf *b = w->b;
     if (ub_order_count(&prim->property_order) > 1) {
@@ -1323,13 +1331,14 @@ static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent,
             ub_pc(b, '\n');
         ub_write_prim(w, prim->children.v[i], indent + 1);
     }
-    ub_write_variant_sets(w, prim, indent + 1, path);
+    ub_write_variant_sets(w, prim, indent + 1);
 }
 
 static const char *const ub_specifiers[] = {"def", "over", "class"};
 
-/* The prim path is rebuilt from the parent chain only where it is needed
- * (relocates), so the common case does no path work. */
+/* The prim's path ("/A/B", "/A{v=x}B"), rebuilt from the parent chain
+ * only where it is needed (relocates); writes at most cap bytes of it and
+ * returns its full length. */
 static size_t ub_path_of(const ub_prim *p, char *out, size_t cap)
 {
     if (!p || !p->parent)
@@ -1366,38 +1375,17 @@ static void ub_write_prim(ub_w *w, const ub_prim *prim, unsigned indent)
     if (prim->type_name && prim->type_name[0] &&
         strcmp(prim->type_name, "__AnyType__") != 0) {
         ub_pc(b, ' ');
-        ub_put_str(b, prim->type_name);
+        ub_ps(b, prim->type_name);
     }
     ub_pc(b, ' ');
     ub_put_q(b, prim->name);
-    bool need_path = ub_find(&prim->meta, "relocates") != NULL;
-    char pathbuf[1024];
-    const char *path = "/";
-    char *heap = NULL;
-    if (need_path) {
-        size_t n = ub_path_of(prim, pathbuf, sizeof pathbuf);
-        if (n >= sizeof pathbuf) {
-            heap = malloc(n + 1);
-            if (!heap) {
-                w->oom = true;
-                return;
-            }
-            ub_path_of(prim, heap, n + 1);
-            heap[n] = '\0';
-            path = heap;
-        } else {
-            pathbuf[n] = '\0';
-            path = pathbuf;
-        }
-    }
-    ub_write_prim_meta(w, prim, indent, path);
+    ub_write_prim_meta(w, prim, indent);
     ub_pc(b, '\n');
     ub_ind(b, indent);
     PUTS(b, "{\n");
-    ub_write_body(w, prim, indent, path);
+    ub_write_body(w, prim, indent);
     ub_ind(b, indent);
     PUTS(b, "}\n");
-    free(heap);
 }
 
 static void ub_write_sublayers(ub_w *w, const ub_layer *l)
