@@ -111,11 +111,14 @@ size_t ub_fmt_i64(char *out, int64_t v)
 
 /* --- shortest round-trip digits (Ryu) ------------------------------------
  *
- * Ulf Adams, "Ryu: fast float-to-string conversion" (PLDI 2018).  One core
- * serves binary64 and binary32: the 125-bit tables are precise enough for
- * both, only the significand width and bias differ.  Among the shortest
- * digit strings inside the rounding interval it picks the one closest to
- * the exact value, ties to even -- the same answer as double-conversion's
+ * Ulf Adams, "Ryu: fast float-to-string conversion" (PLDI 2018).  The
+ * 128-bit core below works for any binary format up to binary64 (the
+ * 125-bit tables are precise enough; only significand width and bias
+ * differ) and serves double.  binary32 has a 64-bit variant, ub_ryu32,
+ * which gives the same digits as this core for every positive float (checked
+ * exhaustively when it was written).  Among the shortest digit strings
+ * inside the rounding interval both pick the one closest to the exact
+ * value, ties to even -- the same answer as double-conversion's
  * ToShortest / ToShortestSingle, which is what OpenUSD prints. */
 
 static inline uint32_t ub_pow5bits(uint32_t e)
