@@ -2204,9 +2204,13 @@ static size_t ck_stack_find(const ck_stack *st, const char *p, size_t n)
 static void ck_cycle_dfs(ck *c, ck_link *chain, size_t depth)
 {
     const ck_link site = chain[depth - 1];
-    const ck_stack *arcs = ck_stack_arcs(c, site.stack);
-    if (!arcs)
+    const ck_stack *sp = ck_stack_arcs(c, site.stack);
+    if (!sp)
         return;
+    /* a copy: the recursion below may grow (move) c->stacks, but never
+     * changes a stack once built */
+    const ck_stack stack_copy = *sp;
+    const ck_stack *arcs = &stack_copy;
     size_t plen = strlen(site.path);
     /* arcs on the site itself and on its ancestors (ancestral arcs) */
     for (size_t cut = plen; cut > 1 && !c->oom;) {

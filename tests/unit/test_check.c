@@ -338,6 +338,28 @@ static void test_template_expansion(void)
     done(&r);
 }
 
+static void test_long_cycle(void)
+{
+    /* a ring of 40 layers, each referencing the next: one cycle, found
+     * through 40 layer stacks */
+    for (int i = 0; i < 40; i++) {
+        char name[32], text[256];
+        snprintf(name, sizeof name, "ring%d.usda", i);
+        snprintf(text, sizeof text,
+                 "#usda 1.0\ndef \"P\" (\n    references = "
+                 "@ring%d.usda@</P>\n)\n{\n}\n",
+                 (i + 1) % 40);
+        put(name, text);
+    }
+    run r = check("ring0.usda", NULL);
+    const ub_diag *g = only(&r, "arc-cycle");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(g);
+    CU_ASSERT(strstr(g->loc.file, "ring39.usda") != NULL);
+    CU_ASSERT(strstr(g->message, "ring0.usda</P> -> ring1.usda</P>") != NULL);
+    CU_ASSERT_EQUAL(ub_diags_count(r.d), 1);
+    done(&r);
+}
+
 static int setup(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -370,6 +392,7 @@ int main(void)
     CU_add_test(s, "internal references", test_internal_refs_not_cycles);
     CU_add_test(s, "fractional offset", test_offset_fractional_same_rate);
     CU_add_test(s, "template expansion", test_template_expansion);
+    CU_add_test(s, "a cycle through 40 layers", test_long_cycle);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures() +
