@@ -554,13 +554,8 @@ static const char *ub_path_abs(ub_pctx *c, const char *s, ub_pathinfo *pi,
     size_t n = ub_str_len(s);
     if (!ub_path_split(s, n, pi))
         return NULL;
-    const char **comp = malloc(2 * UB_PATH_MAX_COMPS * sizeof *comp);
-    uint32_t *len = malloc(2 * UB_PATH_MAX_COMPS * sizeof *len);
-    if (!comp || !len) {
-        free(comp);
-        free(len);
-        ub_oom(c);
-    }
+    const char **comp = c->pcomp;
+    uint32_t *len = c->plen;
     uint32_t m = 0;
     const char *r = NULL;
     if (!pi->absolute) {
@@ -584,8 +579,6 @@ static const char *ub_path_abs(ub_pctx *c, const char *s, ub_pathinfo *pi,
     r = ub_path_text(c, true, comp, len, m, pi->prop, pi->prop ? pi->prop_len : 0);
     pi->absolute = true;
 out:
-    free(comp);
-    free(len);
     return r;
 }
 
@@ -1783,9 +1776,16 @@ void ub_act_meta_none(ub_pctx *c, ub_tokloc l)
         return;
     }
     if (c->meta_part != UB_LO_EXPLICIT && c->meta_kind == MK_UNKNOWN) {
+        /* an unknown list op set to None: an empty list */
+        ub_untyped *u = ub_alloc(c, sizeof *u);
+        *u = (ub_untyped){.kind = UB_U_LIST};
+        ub_value empty = {.kind = UB_V_UNTYPED};
+        empty.u.untyped = u;
         ub_value v = {0};
-        ub_listop_set(c, &v, NULL, c->meta_part, ub_value_block(), l,
-                      c->meta_key);
+        ub_field *f = ub_fields_find(c->meta, c->meta_key);
+        if (f && f->value.kind == UB_V_LISTOP)
+            v = f->value;
+        ub_listop_set(c, &v, NULL, c->meta_part, empty, l, c->meta_key);
         ub_set_meta(c, c->meta_key, v, c->meta_loc);
         return;
     }

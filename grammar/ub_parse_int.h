@@ -157,6 +157,10 @@ typedef struct ub_pctx {
 
     void *oom; /* jmp_buf * for out-of-memory escapes from the scanner */
 
+    /* components while making a path absolute: anchor + relative part */
+    const char *pcomp[512];
+    uint32_t plen[512];
+
     /* lookups by interned pointer: type names and metadata keys */
 #define UB_TYPE_CACHE 61
 #define UB_FIELD_CACHE 61
