@@ -30,7 +30,10 @@ ub_offset_status ub_offset_validate(ub_offset o)
 {
     if (!isfinite(o.offset) || !isfinite(o.scale))
         return UB_OFFSET_NONFINITE;
-    if (o.scale == 0.0)
+    /* OpenUSD also refuses an offset whose inverse is not finite: a scale
+     * so close to 0 that 1/scale (or offset/scale) overflows. */
+    if (o.scale == 0.0 || !isfinite(1.0 / o.scale) ||
+        !isfinite(o.offset / o.scale))
         return UB_OFFSET_SCALE_ZERO;
     if (o.scale < 0.0)
         return UB_OFFSET_SCALE_NEGATIVE;
@@ -50,7 +53,8 @@ const char *ub_offset_status_text(ub_offset_status s)
     case UB_OFFSET_NONFINITE:
         return "offset or scale is not a finite number";
     case UB_OFFSET_SCALE_ZERO:
-        return "scale is 0 (all times would collapse to one)";
+        return "scale is 0 or too close to 0 to invert (all times would "
+               "collapse to one)";
     case UB_OFFSET_SCALE_NEGATIVE:
         return "scale is negative (time runs backwards)";
     }

@@ -47,7 +47,9 @@ ub_offset ub_offset_inverse(ub_offset o);
 typedef enum ub_offset_status {
     UB_OFFSET_OK = 0,
     UB_OFFSET_NONFINITE,      /* offset or scale is inf or nan */
-    UB_OFFSET_SCALE_ZERO,     /* collapses all time to one instant */
+    UB_OFFSET_SCALE_ZERO,     /* collapses all time to one instant; also
+                                 a scale so close to 0 that the inverse
+                                 offset overflows */
     UB_OFFSET_SCALE_NEGATIVE, /* reverses time */
 } ub_offset_status;
 

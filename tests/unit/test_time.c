@@ -34,6 +34,10 @@ static void test_validate(void)
     CU_ASSERT_EQUAL(ub_offset_validate((ub_offset){-2.5, 0.5}), UB_OFFSET_OK);
     CU_ASSERT_EQUAL(ub_offset_validate((ub_offset){10, 0}),
                     UB_OFFSET_SCALE_ZERO);
+    CU_ASSERT_EQUAL(ub_offset_validate((ub_offset){10, 1e-320}),
+                    UB_OFFSET_SCALE_ZERO); /* 1/scale overflows */
+    CU_ASSERT_EQUAL(ub_offset_validate((ub_offset){1e300, 1e-10}),
+                    UB_OFFSET_SCALE_ZERO); /* offset/scale overflows */
     CU_ASSERT_EQUAL(ub_offset_validate((ub_offset){10, -1}),
                     UB_OFFSET_SCALE_NEGATIVE);
     CU_ASSERT_EQUAL(ub_offset_validate((ub_offset){INFINITY, 1}),
