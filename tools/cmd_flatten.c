@@ -15,22 +15,25 @@
 static void ub_flatten_usage(void)
 {
     printf(
-        "usage: usdbake flatten --layer-stack ROOT [-o OUT] [OPTIONS]\n"
+        "usage: usdbake flatten [--layer-stack] ROOT [-o OUT] [OPTIONS]\n"
         "\n"
-        "Merge the layer stack of ROOT (ROOT and its subLayers, recursively)\n"
-        "into one layer, as OpenUSD's `usdcat --flattenLayerStack` does:\n"
-        "every time (sample times, timecode values, timecode entries of\n"
-        "dictionaries) is mapped through the sublayers' offsets and\n"
-        "timeCodesPerSecond into ROOT's time frame, and relative asset paths\n"
-        "are anchored to the layers that wrote them.\n"
+        "Without --layer-stack: compose the stage of ROOT and write it as one\n"
+        "layer, as OpenUSD's `usdcat --flatten` does.\n"
+        "\n"
+        "With --layer-stack: merge only the layer stack of ROOT (ROOT and its\n"
+        "subLayers, recursively) into one layer, as OpenUSD's\n"
+        "`usdcat --flattenLayerStack` does: every time (sample times,\n"
+        "timecode values, timecode entries of dictionaries) is mapped through\n"
+        "the sublayers' offsets and timeCodesPerSecond into ROOT's time\n"
+        "frame, and relative asset paths are anchored to the layers that\n"
+        "wrote them.\n"
         "\n"
         "Broken stacks (a missing sublayer, a sublayer cycle, an offset with\n"
         "a scale of 0) are reported as errors and worked around as OpenUSD\n"
         "does; use --strict to refuse them.\n"
         "\n"
         "Options:\n"
-        "  --layer-stack        flatten the root layer stack (required: full\n"
-        "                       stage flattening is not implemented yet)\n"
+        "  --layer-stack        flatten the root layer stack only\n"
         "  -o, --output OUT     write to OUT ('-' or none: standard output),\n"
         "                       atomically\n"
         "  --format usda|usdb   output format (default: from OUT's extension,\n"
@@ -262,7 +265,8 @@ static int ub_flatten_run(int argc, char **argv)
 
 const ub_command ub_cmd_flatten = {
     .name = "flatten",
-    .summary = "merge a layer stack into one layer (--layer-stack)",
+    .summary = "compose a stage (or, --layer-stack, merge a layer stack) "
+               "into one layer",
     .run = ub_flatten_run,
     .usage = ub_flatten_usage,
 };
