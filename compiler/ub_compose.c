@@ -29,6 +29,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ub_clips.h"
 #include "ub_stack.h"
 #include "ub_time.h"
 
@@ -951,7 +952,8 @@ static void ub_dict_under(ub_cx *cx, ub_dict *strong, const ub_dict *weak,
         const ub_dict_entry *w = &weak->e[i];
         ub_dict_entry *s = ub_dict_find(strong, w->key);
         if (!s) {
-            ub_value c = ub_prepare(cx, ix, op, &w->value);
+            ub_value c = op ? ub_prepare(cx, ix, op, &w->value)
+                            : ub_value_clone(cx->a, &w->value);
             if (!ub_dict_set(cx->a, strong, w->key, c, w->loc))
                 cx->oom = true;
         } else if (s->value.kind == UB_V_DICT && s->value.u.dict &&
@@ -1099,6 +1101,257 @@ static bool ub_names_reorder(ub_names *nm, const ub_value *order)
     return true;
 }
 
+/* --- value clips ---------------------------------------------------------- */
+
+/* The clip sets that affect a prim: its own (strongest first), then its
+ * nearest ancestor's with clips (Usd_ClipCache). */
+typedef struct ub_clipsets {
+    ub_clip_set *v;
+    uint32_t n;
+    uint32_t n_own; /* v[0..n_own) are owned */
+} ub_clipsets;
+
+static void ub_clipsets_free(ub_clipsets *c)
+{
+    for (uint32_t i = 0; i < c->n_own; i++)
+        ub_clip_set_free(&c->v[i]);
+    free(c->v);
+}
+
+/* One clip set being composed. */
+typedef struct ub_csc {
+    const char *name;
+    ub_dict *info;
+    bool anchored;
+    int rank;      /* strength rank of the anchoring node */
+    int node;
+    uint32_t li;
+    ub_offset off; /* anchoring layer -> stage */
+    ub_loc loc;
+    int lso;       /* position in the node's clipSets list */
+} ub_csc;
+
+typedef struct ub_cscs {
+    ub_csc *v;
+    uint32_t n, cap;
+} ub_cscs;
+
+static ub_csc *ub_cscs_get(ub_cx *cx, ub_cscs *l, const char *name)
+{
+    for (uint32_t i = 0; i < l->n; i++)
+        if (l->v[i].name == name)
+            return &l->v[i];
+    if (l->n == l->cap) {
+        uint32_t cap = l->cap ? l->cap * 2 : 4;
+        ub_csc *nv = realloc(l->v, cap * sizeof *nv);
+        if (!nv) {
+            cx->oom = true;
+            return NULL;
+        }
+        l->v = nv;
+        l->cap = cap;
+    }
+    ub_csc *c = &l->v[l->n++];
+    memset(c, 0, sizeof *c);
+    c->name = name;
+    c->info = ub_dict_new(cx->a);
+    if (!c->info)
+        cx->oom = true;
+    return c->info ? c : NULL;
+}
+
+static void ub_map_clip_times(ub_dict *info, const char *key, ub_offset o)
+{
+    ub_dict_entry *e = NULL;
+    for (uint32_t i = 0; i < info->n && !e; i++)
+        if (strcmp(info->e[i].key, key) == 0)
+            e = &info->e[i];
+    ub_value *v = e ? &e->value : NULL;
+    if (!v || v->kind != UB_V_DATA || !v->type ||
+        v->type->base != UB_TY_DOUBLE2 || ub_offset_is_identity(o))
+        return;
+    for (uint32_t i = 0; i < v->count; i++)
+        ub_value_set_double(v, i, 0,
+                            ub_offset_apply(o, ub_value_get_double(v, i, 0)));
+}
+
+static bool ub_dict_has(const ub_dict *d, const char *key)
+{
+    for (uint32_t i = 0; i < d->n; i++)
+        if (strcmp(d->e[i].key, key) == 0)
+            return true;
+    return false;
+}
+
+static int ub_cmp_str(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The clip sets of one node, composed over its layers (weak to strong). */
+static void ub_node_clip_sets(ub_cx *cx, const ub_index *ix, int node,
+                              int rank, ub_cscs *out)
+{
+    const ub_node *n = &ix->v[node];
+    const char *k_sets = ub_intern_cstr(cx->t, "clipSets");
+    ub_items added = {.type = ub_type_get(UB_TY_STRING)};
+    for (size_t li = n->ls->n; li-- > 0 && !cx->oom;) {
+        const ub_layer *l = n->ls->layers[li];
+        ub_prim *p = ub_layer_find_prim(l, n->path);
+        if (!p)
+            continue;
+        ub_field *f = ub_fields_find(&p->meta, cx->k_clips);
+        if (f && f->value.kind == UB_V_DICT && f->value.u.dict) {
+            const ub_dict *clips = f->value.u.dict;
+            const char **names = malloc((clips->n + 1) * sizeof *names);
+            uint32_t nn = 0;
+            if (!names) {
+                cx->oom = true;
+                break;
+            }
+            ub_offset off =
+                ub_offset_compose(n->offset, n->ls->offsets[li]);
+            for (uint32_t i = 0; i < clips->n; i++) {
+                const ub_dict_entry *e = &clips->e[i];
+                if (!*e->key || e->value.kind != UB_V_DICT || !e->value.u.dict)
+                    continue;
+                ub_csc *c = ub_cscs_get(cx, out, e->key);
+                if (!c)
+                    break;
+                ub_value iv = ub_value_clone(cx->a, &e->value);
+                if (iv.kind != UB_V_DICT) {
+                    cx->oom = true;
+                    break;
+                }
+                if (ub_dict_has(iv.u.dict, "assetPaths") ||
+                    ub_dict_has(iv.u.dict, "templateAssetPath")) {
+                    c->anchored = true;
+                    c->rank = rank;
+                    c->node = node;
+                    c->li = (uint32_t)li;
+                    c->off = off;
+                    c->loc = f->loc;
+                }
+                ub_map_clip_times(iv.u.dict, "active", off);
+                ub_map_clip_times(iv.u.dict, "times", off);
+                ub_dict_under(cx, iv.u.dict, c->info, ix, NULL);
+                c->info = iv.u.dict;
+                names[nn++] = e->key;
+            }
+            qsort(names, nn, sizeof *names, ub_cmp_str);
+            for (uint32_t i = 0; i < nn; i++) {
+                bool have = false;
+                for (uint32_t j = 0; j < added.n; j++)
+                    have |= *(const char *const *)added.v[j].elem == names[i];
+                /* the element must outlive `names`: point at the key */
+                const char *const *keyp = NULL;
+                for (uint32_t j = 0; j < clips->n && !keyp; j++)
+                    if (clips->e[j].key == names[i])
+                        keyp = &clips->e[j].key;
+                if (!have && keyp &&
+                    !ub_items_insert(&added, added.n,
+                                     (ub_item){keyp, (uint32_t)li, node}))
+                    cx->oom = true;
+            }
+            free(names);
+        }
+        ub_field *sets = k_sets ? ub_fields_find(&p->meta, k_sets) : NULL;
+        if (sets && sets->value.kind == UB_V_LISTOP && sets->value.u.listop &&
+            sets->value.type && sets->value.type->scalar == UB_SC_STRING &&
+            !ub_items_apply(&added, sets->value.u.listop, (uint32_t)li, node))
+            cx->oom = true;
+    }
+    /* only the sets the clipSets list op keeps, in its order */
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < out->n; i++) {
+        int pos = -1;
+        for (uint32_t j = 0; j < added.n && pos < 0; j++)
+            if (*(const char *const *)added.v[j].elem == out->v[i].name)
+                pos = (int)j;
+        if (pos < 0)
+            continue;
+        out->v[i].lso = pos;
+        out->v[w++] = out->v[i];
+    }
+    out->n = w;
+    free(added.v);
+}
+
+static void ub_prim_clip_sets(ub_cx *cx, const ub_index *ix,
+                              const ub_clipsets *ancestral, ub_clipsets *out)
+{
+    memset(out, 0, sizeof *out);
+    int order[ix->n];
+    ub_strength_order(ix, order);
+    ub_cscs all = {0};
+    for (int k = 0; k < ix->n && !cx->oom; k++) {
+        ub_cscs here = {0};
+        ub_node_clip_sets(cx, ix, order[k], k, &here);
+        for (uint32_t i = 0; i < here.n && !cx->oom; i++) {
+            ub_csc *c = ub_cscs_get(cx, &all, here.v[i].name);
+            if (!c)
+                break;
+            if (!c->anchored && here.v[i].anchored) {
+                ub_dict *keep = c->info;
+                *c = here.v[i];
+                c->info = keep;
+            }
+            ub_dict_under(cx, c->info, here.v[i].info, ix, NULL);
+        }
+        free(here.v);
+    }
+    uint32_t n_own = 0;
+    for (uint32_t i = 0; i < all.n; i++)
+        n_own += all.v[i].anchored;
+    /* by anchoring node, then clipSets order */
+    for (uint32_t i = 1; i < all.n; i++)
+        for (uint32_t j = i; j > 0; j--) {
+            ub_csc *a = &all.v[j - 1], *b = &all.v[j];
+            if (a->rank < b->rank || (a->rank == b->rank && a->lso <= b->lso))
+                break;
+            ub_csc x = *a;
+            *a = *b;
+            *b = x;
+        }
+    uint32_t cap = n_own + (n_own ? ancestral->n : 0) + 1;
+    out->v = calloc(cap, sizeof *out->v);
+    if (!out->v) {
+        cx->oom = true;
+        free(all.v);
+        return;
+    }
+    for (uint32_t i = 0; i < all.n && !cx->oom; i++) {
+        const ub_csc *c = &all.v[i];
+        if (!c->anchored)
+            continue;
+        const ub_node *n = &ix->v[c->node];
+        ub_clip_set *cs = &out->v[out->n];
+        int r = ub_clip_set_init(cs, cx->ld, c->name, c->info,
+                                 n->ls->layers[c->li], c->off, c->loc,
+                                 cx->diags);
+        if (r < 0)
+            cx->oom = true;
+        if (r != 1)
+            continue;
+        cs->anchor_stack = n->ls;
+        cs->source_prim_path = ub_path_strip_variants(cx->t, n->path);
+        cs->source_li = c->li;
+        out->n++;
+    }
+    out->n_own = out->n;
+    free(all.v);
+    if (!out->n_own) {
+        /* none of its own: the ancestor's apply unchanged */
+        free(out->v);
+        out->v = ancestral->v;
+        out->n = ancestral->n;
+        out->n_own = 0;
+        return;
+    }
+    for (uint32_t i = 0; i < ancestral->n; i++)
+        out->v[out->n++] = ancestral->v[i];
+}
+
 /* --- properties ----------------------------------------------------------- */
 
 /* Targets or connections: list ops applied weakest first, each path
@@ -1157,8 +1410,34 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
     return arr;
 }
 
+/* The clip set providing attribute `name`'s value at node `node`, layer
+ * li, or NULL; *clip_prim receives the prim's path in the clips. */
+static const ub_clip_set *ub_clip_for(ub_cx *cx, const ub_index *ix,
+                                      const ub_clipsets *clips, int node,
+                                      uint32_t li, const char *name,
+                                      const char **clip_prim)
+{
+    const ub_node *n = &ix->v[node];
+    for (uint32_t i = 0; clips && i < clips->n; i++) {
+        const ub_clip_set *cs = &clips->v[i];
+        if (cs->anchor_stack != n->ls || cs->source_li != li)
+            continue;
+        const char *p = ub_path_strip_variants(cx->t, n->path);
+        const char *cp = p ? ub_path_replace_prefix(
+                                 cx->t, p, cs->source_prim_path,
+                                 cs->clip_prim_path)
+                           : NULL;
+        if (cp && ub_clip_set_has_attr(cs, cp, name)) {
+            *clip_prim = cp;
+            return cs;
+        }
+    }
+    return NULL;
+}
+
 static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
-                         const ub_op *ops, ub_prop *const *props, uint32_t n)
+                         const ub_op *ops, ub_prop *const *props, uint32_t n,
+                         const ub_clipsets *clips)
 {
     const ub_prop *first = props[0];
     const ub_prop *weakest = props[n - 1];
@@ -1186,40 +1465,66 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         op->is_array = typed->is_array;
         op->custom = weakest->custom;
         op->variability = weakest->variability;
-        bool value_found = false;
-        for (uint32_t k = 0; k < n; k++) {
-            const ub_prop *p = props[k];
-            bool has_samples = p->samples.authored && p->samples.n > 0;
-            if (!value_found && (has_samples ||
-                                 p->default_value.kind != UB_V_EMPTY)) {
-                value_found = true;
-                if (has_samples) {
-                    ub_samples s = {.authored = true, .loc = p->samples.loc};
-                    s.v = ub_arena_alloc(cx->a, p->samples.n * sizeof *s.v);
-                    if (!s.v) {
-                        cx->oom = true;
-                        return;
+        /* The value source: the strongest layer with samples or a default,
+         * or a clip set anchored at a layer before it. */
+        int order[ix->n];
+        ub_strength_order(ix, order);
+        uint32_t pk = 0;
+        bool found = false;
+        for (int o = 0; o < ix->n && !found; o++) {
+            int node = order[o];
+            for (uint32_t li = 0; li < ix->v[node].ls->n && !found; li++) {
+                if (pk < n && ops[pk].node == node && ops[pk].li == li) {
+                    const ub_prop *p = props[pk];
+                    if (p->samples.authored && p->samples.n > 0) {
+                        found = true;
+                        ub_samples s = {.authored = true,
+                                        .loc = p->samples.loc};
+                        s.v = ub_arena_alloc(cx->a,
+                                             p->samples.n * sizeof *s.v);
+                        if (!s.v) {
+                            cx->oom = true;
+                            return;
+                        }
+                        s.n = s.cap = p->samples.n;
+                        const ub_layer *l = ub_op_layer(ix, &ops[pk]);
+                        for (uint32_t i = 0; i < s.n; i++) {
+                            s.v[i].time = p->samples.v[i].time;
+                            s.v[i].value = ub_value_clone(
+                                cx->a, &p->samples.v[i].value);
+                            ub_anchor_value(cx, l, &s.v[i].value);
+                        }
+                        ub_offset so = ub_op_offset(ix, &ops[pk]);
+                        if (!ub_offset_is_identity(so) &&
+                            ub_samples_apply_offset(cx->a, &s, so) != 0)
+                            cx->oom = true;
+                        op->samples = s;
+                    } else if (p->default_value.kind != UB_V_EMPTY) {
+                        found = true;
                     }
-                    s.n = s.cap = p->samples.n;
-                    const ub_layer *l = ub_op_layer(ix, &ops[k]);
-                    for (uint32_t i = 0; i < s.n; i++) {
-                        s.v[i].time = p->samples.v[i].time;
-                        s.v[i].value =
-                            ub_value_clone(cx->a, &p->samples.v[i].value);
-                        ub_anchor_value(cx, l, &s.v[i].value);
-                    }
-                    ub_offset o = ub_op_offset(ix, &ops[k]);
-                    if (!ub_offset_is_identity(o) &&
-                        ub_samples_apply_offset(cx->a, &s, o) != 0)
+                    pk++;
+                }
+                const char *cp = NULL;
+                const ub_clip_set *cs =
+                    found ? NULL
+                          : ub_clip_for(cx, ix, clips, node, li, first->name,
+                                        &cp);
+                if (cs) {
+                    found = true;
+                    if (ub_clip_set_samples(cs, cp, first->name, cx->a,
+                                            &op->samples) != 0)
                         cx->oom = true;
-                    op->samples = s;
+                    for (uint32_t i = 0; i < op->samples.n; i++)
+                        ub_anchor_value(cx, cs->source_layer,
+                                        &op->samples.v[i].value);
                 }
             }
-            if (op->default_value.kind == UB_V_EMPTY &&
-                p->default_value.kind != UB_V_EMPTY)
-                op->default_value =
-                    ub_prepare(cx, ix, &ops[k], &p->default_value);
         }
+        for (uint32_t k = 0; k < n; k++)
+            if (op->default_value.kind == UB_V_EMPTY &&
+                props[k]->default_value.kind != UB_V_EMPTY)
+                op->default_value =
+                    ub_prepare(cx, ix, &ops[k], &props[k]->default_value);
         op->connections = ub_compose_paths(cx, ix, ops, props, n, false);
         ub_fields *metas[n];
         for (uint32_t k = 0; k < n; k++)
@@ -1244,7 +1549,7 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
 }
 
 static void ub_emit_props(ub_cx *cx, ub_prim *outp, const ub_index *ix,
-                          const ub_ops *ops)
+                          const ub_ops *ops, const ub_clipsets *clips)
 {
     ub_names nm = {0};
     for (uint32_t k = ops->n; k-- > 0;) {
@@ -1267,7 +1572,7 @@ static void ub_emit_props(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             props[np++] = p;
         }
         if (np)
-            ub_emit_prop(cx, outp, ix, pops, props, np);
+            ub_emit_prop(cx, outp, ix, pops, props, np, clips);
     }
     if (!pops || !props)
         cx->oom = true;
@@ -1329,10 +1634,10 @@ static bool ub_field_is_true(const ub_field *f)
 }
 
 static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
-                         const char *name);
+                         const char *name, const ub_clipsets *ancestral);
 
 static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
-                             const ub_ops *ops)
+                             const ub_ops *ops, const ub_clipsets *clips)
 {
     ub_names nm = {0};
     for (uint32_t k = ops->n; k-- > 0;) {
@@ -1357,14 +1662,14 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         if (!ok)
             cx->oom = true;
         else
-            ub_emit_prim(cx, outp, &child, nm.v[c]);
+            ub_emit_prim(cx, outp, &child, nm.v[c], clips);
         free(child.v);
     }
     free(nm.v);
 }
 
 static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
-                         const char *name)
+                         const char *name, const ub_clipsets *ancestral)
 {
     ub_index_expand(cx, ix);
     if (cx->oom || cx->failed)
@@ -1377,20 +1682,15 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
         return;
     }
     const ub_field *inst = ub_strongest_field(&ops, cx->k_instanceable);
-    const ub_field *clips = ub_strongest_field(&ops, cx->k_clips);
-    if (!clips)
-        clips = ub_strongest_field(&ops, cx->k_clip_sets);
-    if (ub_field_is_true(inst) || clips) {
-        const ub_field *f = clips ? clips : inst;
+    if (ub_field_is_true(inst)) {
+        const ub_field *f = inst;
         const ub_layer *l = NULL;
         for (uint32_t k = 0; k < ops.n && !l; k++)
             if (ub_fields_find(&ops.v[k].spec->meta, f->key) == f)
                 l = ub_op_layer(ix, &ops.v[k]);
         ub_report(cx, UB_ERROR, l, f->loc, "flatten-unsupported",
-                  "%s is not supported by usdbake flatten yet; nothing was "
-                  "written",
-                  clips ? "value clips (clips/clipSets metadata)"
-                        : "instancing (instanceable = true)");
+                  "instancing (instanceable = true) is not supported by "
+                  "usdbake flatten yet; nothing was written");
         cx->failed = true;
         free(ops.v);
         return;
@@ -1416,8 +1716,12 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
         metas[k] = &ops.v[k].spec->meta;
     ub_compose_meta(cx, &outp->meta, ix, ops.v, metas, ops.n, UB_SPEC_PRIM);
     free(metas);
-    ub_emit_props(cx, outp, ix, &ops);
-    ub_emit_children(cx, outp, ix, &ops);
+    ub_clipsets clips;
+    ub_prim_clip_sets(cx, ix, ancestral, &clips);
+    ub_emit_props(cx, outp, ix, &ops, &clips);
+    ub_emit_children(cx, outp, ix, &ops, &clips);
+    if (clips.n_own)
+        ub_clipsets_free(&clips);
     free(ops.v);
 }
 
@@ -1464,6 +1768,7 @@ ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
                 cx.oom = true;
         }
         ub_names nm = {0};
+        const ub_clipsets no_clips = {0};
         for (size_t k = rs->n; k-- > 0;) {
             const ub_prim *p = rs->layers[k]->root;
             for (uint32_t i = 0; i < p->children.n; i++)
@@ -1483,7 +1788,7 @@ ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
             if (!n.path || ub_index_add(&cx, &ix, &n) < 0)
                 cx.oom = true;
             else
-                ub_emit_prim(&cx, cx.out->root, &ix, nm.v[c]);
+                ub_emit_prim(&cx, cx.out->root, &ix, nm.v[c], &no_clips);
             free(ix.v);
         }
         free(nm.v);
