@@ -691,17 +691,8 @@ size_t ub_fmt_half(char *out, uint16_t h)
     bool neg = h >> 15;
     unsigned e = (h >> 10) & 0x1f;
     unsigned m = h & 0x3ff;
-    if (e == 31) {
-        if (m) { /* iostream prints NaN with its sign */
-            if (neg) {
-                memcpy(out, "-nan", 4);
-                return 4;
-            }
-            memcpy(out, "nan", 3);
-            return 3;
-        }
-        return ub_special(out, neg, false);
-    }
+    if (e == 31) /* iostream would print "-nan", which nothing reads back */
+        return ub_special(out, neg, m != 0);
     if (e == 0 && m == 0) {
         char *p = out;
         if (neg)
@@ -751,6 +742,8 @@ size_t ub_fmt_g6(char *out, double v)
 {
     /* Timecodes are few (metadata, a handful of samples), so the C
      * library's exact %g is fast enough here. */
+    if (isnan(v) || isinf(v)) /* "nan" whatever its sign, as ub_fmt_half */
+        return ub_special(out, v < 0, isnan(v));
     char tmp[UB_FMT_MAX + 8];
     int n = snprintf(tmp, sizeof tmp, "%g", v);
     if (n < 0)

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ub_parse.h"
 #include "ub_usda.h"
 
 static ub_strtab *strtab;
@@ -747,6 +748,230 @@ static void test_variant_set_order(void)
           "\n");
 }
 
+/* --- property: write -> parse -> write is a fixed point ------------------ */
+
+static uint64_t rng = 0x2545f4914f6cdd1du;
+static uint64_t rnd(void)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return rng;
+}
+
+/* Strings that exercise every quoting rule: both quotes, backslashes,
+ * control bytes, newlines (triple quotes), UTF-8 and invalid bytes. */
+static const char *rnd_string(void)
+{
+    static const char *const parts[] = {
+        "a", "Z", " ", "'", "\"", "\\", "\n", "\t", "\r", "\x01", "\x7f",
+        "\xc3\xa9", "\xe2\x82\xac", "\xff", "@", "<x>", "{", "#", "0.5",
+    };
+    char buf[64];
+    size_t n = 0, k = rnd() % 8;
+    for (size_t i = 0; i < k; i++) {
+        const char *p = parts[rnd() % (sizeof parts / sizeof *parts)];
+        size_t l = strlen(p);
+        memcpy(buf + n, p, l);
+        n += l;
+    }
+    return ub_intern(strtab, buf, n);
+}
+
+static const char *rnd_ident(const char *prefix)
+{
+    char buf[32];
+    snprintf(buf, sizeof buf, "%s%u", prefix, (unsigned)(rnd() % 1000));
+    return S(buf);
+}
+
+static void rnd_numeric(ub_value *v)
+{
+    size_t bytes = (size_t)v->count * ub_type_elem_size(v->type);
+    unsigned char *p = v->u.data;
+    for (size_t i = 0; i < bytes; i++)
+        p[i] = (unsigned char)rnd();
+    if (v->type->scalar == UB_SC_BOOL || v->type->scalar == UB_SC_UCHAR) {
+        if (v->type->scalar == UB_SC_BOOL)
+            for (size_t i = 0; i < bytes; i++)
+                p[i] &= 1;
+    }
+}
+
+static ub_value rnd_value(const ub_type *t, bool array)
+{
+    uint32_t n = array ? (uint32_t)(rnd() % 4) : 1;
+    ub_value v = ub_value_new(L->arena, t, n, array);
+    if (t->scalar == UB_SC_STRING) {
+        for (uint32_t i = 0; i < n; i++)
+            ((const char **)v.u.data)[i] =
+                t->id == UB_TY_ASSET ? rnd_ident("dir/file") : rnd_string();
+    } else {
+        rnd_numeric(&v);
+    }
+    return v;
+}
+
+static const ub_type_id attr_types[] = {
+    UB_TY_BOOL, UB_TY_UCHAR, UB_TY_INT, UB_TY_UINT, UB_TY_INT64,
+    UB_TY_UINT64, UB_TY_HALF, UB_TY_FLOAT, UB_TY_DOUBLE, UB_TY_TIMECODE,
+    UB_TY_STRING, UB_TY_TOKEN, UB_TY_ASSET, UB_TY_MATRIX2D, UB_TY_MATRIX4D,
+    UB_TY_QUATH, UB_TY_QUATF, UB_TY_QUATD, UB_TY_INT3, UB_TY_HALF2,
+    UB_TY_FLOAT3, UB_TY_DOUBLE4, UB_TY_POINT3F, UB_TY_COLOR4H,
+    UB_TY_TEXCOORD2F, UB_TY_FRAME4D,
+};
+
+static ub_dict *rnd_dict(int depth)
+{
+    ub_dict *d = ub_dict_new(L->arena);
+    int n = (int)(rnd() % 4);
+    for (int i = 0; i < n; i++) {
+        const char *key = rnd() % 4 ? rnd_ident("k") : rnd_ident("a key ");
+        if (depth < 2 && rnd() % 4 == 0) {
+            ub_dict_set(L->arena, d, key,
+                        (ub_value){.kind = UB_V_DICT,
+                                   .u.dict = rnd_dict(depth + 1)},
+                        noloc);
+        } else {
+            const ub_type *t = ub_type_get(
+                attr_types[rnd() % (sizeof attr_types / sizeof *attr_types)]);
+            ub_dict_set(L->arena, d, key, rnd_value(t, rnd() % 2), noloc);
+        }
+    }
+    return d;
+}
+
+static void rnd_prim(ub_prim *parent, int depth)
+{
+    const char *name = rnd_ident("prim");
+    if (ub_prim_find_child(L, parent, name))
+        return; /* names are unique among siblings */
+    ub_prim *p = ub_prim_new(L, parent, name, (ub_specifier)(rnd() % 3),
+                             noloc);
+    if (!p)
+        return;
+    if (rnd() % 2)
+        p->type_name = S(rnd() % 2 ? "Xform" : "Mesh");
+    if (rnd() % 3 == 0)
+        set_meta(&p->meta, "comment", str_value(UB_TY_STRING, rnd_string()));
+    if (rnd() % 3 == 0)
+        set_meta(&p->meta, "customData",
+                 (ub_value){.kind = UB_V_DICT, .u.dict = rnd_dict(0)});
+    if (rnd() % 3 == 0)
+        set_meta(&p->meta, "kind", str_value(UB_TY_TOKEN, "component"));
+    if (rnd() % 4 == 0) {
+        ub_value v;
+        ub_listop *lo = listop(&v, UB_TY_REFERENCE);
+        ub_reference r = {.asset = rnd_ident("ref"),
+                          .prim_path = S("/Model"),
+                          .offset = {(double)(rnd() % 7), 1.0}};
+        if (rnd() % 2)
+            r.custom_data = rnd_dict(1);
+        set_part(lo, rnd() % 2 ? UB_LO_EXPLICIT : UB_LO_PREPEND,
+                 refs(&r, 1, UB_TY_REFERENCE));
+        set_meta(&p->meta, "references", v);
+    }
+    int nprops = (int)(rnd() % 5);
+    for (int i = 0; i < nprops; i++) {
+        if (rnd() % 5 == 0) {
+            const char *rn = rnd_ident("rel");
+            if (ub_prop_find(L, p, rn))
+                continue;
+            ub_prop *r = ub_prop_new(L, p, rn, UB_REL, noloc);
+            if (!r)
+                continue;
+            r->custom = rnd() % 2;
+            ub_listop *lo = listop(&r->targets, UB_TY_PATH);
+            set_part(lo, rnd() % 2 ? UB_LO_EXPLICIT : UB_LO_APPEND,
+                     strs_value(UB_TY_PATH, (const char *[]){"/a", "/b/c"},
+                                (uint32_t)(rnd() % 3)));
+            continue;
+        }
+        const ub_type *t = ub_type_get(
+            attr_types[rnd() % (sizeof attr_types / sizeof *attr_types)]);
+        bool array = rnd() % 2;
+        const char *an = rnd_ident("attr");
+        if (ub_prop_find(L, p, an))
+            continue;
+        ub_prop *a = ub_prop_new(L, p, an, UB_ATTR, noloc);
+        if (!a)
+            continue;
+        a->type = t;
+        a->type_name = S(t->name);
+        a->is_array = array;
+        a->custom = rnd() % 2;
+        a->variability = rnd() % 3 == 0 ? UB_UNIFORM : UB_VARYING;
+        switch (rnd() % 4) {
+        case 0:
+            a->default_value = rnd_value(t, array);
+            break;
+        case 1:
+            a->default_value = ub_value_block();
+            break;
+        case 2:
+            a->samples.authored = true;
+            for (int k = 0; k < 3; k++)
+                ub_samples_set(L->arena, &a->samples,
+                               (double)(rnd() % 100) / 8,
+                               rnd() % 5 ? rnd_value(t, array)
+                                         : ub_value_block());
+            break;
+        default:
+            break;
+        }
+        if (rnd() % 3 == 0)
+            set_meta(&a->meta, "doc", str_value(UB_TY_STRING, rnd_string()));
+    }
+    if (depth < 3) {
+        int nkids = (int)(rnd() % 3);
+        for (int i = 0; i < nkids; i++)
+            rnd_prim(p, depth + 1);
+    }
+}
+
+static void test_roundtrip_random(void)
+{
+    int bad = 0;
+    for (int iter = 0; iter < 300 && bad < 3; iter++) {
+        ub_layer_free(L);
+        L = ub_layer_new(strtab, "random.usda");
+        if (rnd() % 2)
+            set_meta(&L->meta, "comment",
+                     str_value(UB_TY_STRING, rnd_string()));
+        int n = 1 + (int)(rnd() % 3);
+        for (int i = 0; i < n; i++)
+            rnd_prim(L->root, 0);
+        ub_buf first, second;
+        ub_buf_init(&first);
+        ub_buf_init(&second);
+        ub_usda_write(L, &first);
+        ub_diags *diags = ub_diags_new();
+        ub_layer *back = ub_parse_usda(strtab, "random.usda", first.data,
+                                       first.len, diags);
+        if (back)
+            ub_usda_write(back, &second);
+        if (!back || first.len != second.len ||
+            memcmp(first.data, second.data, first.len) != 0) {
+            bad++;
+            fprintf(stderr, "\nround trip %d failed (%s):\n%.*s\n", iter,
+                    back ? "texts differ" : "parse error", (int)first.len,
+                    first.data);
+            for (size_t i = 0; i < ub_diags_count(diags); i++)
+                fprintf(stderr, "  %u:%u: %s\n", ub_diags_at(diags, i)->loc.line,
+                        ub_diags_at(diags, i)->loc.col,
+                        ub_diags_at(diags, i)->message);
+            if (back)
+                fprintf(stderr, "second:\n%.*s\n", (int)second.len,
+                        second.data);
+        }
+        ub_layer_free(back);
+        ub_diags_free(diags);
+        ub_buf_free(&first);
+        ub_buf_free(&second);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+}
+
 typedef struct { const char *name; void (*fn)(void); } test_case;
 
 static const test_case cases[] = {
@@ -765,6 +990,7 @@ static const test_case cases[] = {
     {"relocates and string dictionaries", test_relocates_and_substitutions},
     {"variant set order", test_variant_set_order},
     {"deterministic", test_deterministic},
+    {"write, parse, write: a fixed point", test_roundtrip_random},
 };
 
 int main(void)
