@@ -29,7 +29,13 @@ int ub_yylex(UB_YYSTYPE *lval, UB_YYLTYPE *lloc, void *scanner);
 /* Only bison's own failures (memory exhausted) arrive here. */
 static void ub_yyerror(const UB_YYLTYPE *loc, ub_pctx *ctx, const char *msg)
 {
-    ub_perr(ctx, *loc, "%s", msg);
+    /* the parser stack is bounded (YYMAXDEPTH): only absurd nesting
+     * exhausts it, and the rest of the pipeline recurses too */
+    if (strcmp(msg, "memory exhausted") == 0)
+        ub_perr(ctx, *loc, "nested too deeply (prims, variants or values "
+                "nested thousands of levels deep)");
+    else
+        ub_perr(ctx, *loc, "%s", msg);
 }
 #define YYLLOC_DEFAULT(Cur, Rhs, N)                                       \
     do {                                                                  \

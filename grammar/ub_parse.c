@@ -2492,10 +2492,15 @@ void ub_act_rel_default(ub_pctx *c, const char *path, ub_tokloc l)
 
 void ub_act_dict_open(ub_pctx *c, ub_tokloc l)
 {
-    if (c->ndict == (int)(sizeof c->dstack / sizeof *c->dstack)) {
-        ub_perr(c, l, "dictionaries nested too deeply");
-        ub_oom(c); /* cannot continue consistently */
+    if (c->ndict == c->capdict) {
+        int cap = c->capdict ? c->capdict * 2 : 16;
+        ub_dictframe *nd = realloc(c->dstack, (size_t)cap * sizeof *nd);
+        if (!nd)
+            ub_oom(c);
+        c->dstack = nd;
+        c->capdict = cap;
     }
+    (void)l;
     ub_dictframe *f = &c->dstack[c->ndict++];
     f->dict = ub_dict_new(c->arena);
     if (!f->dict)
@@ -2675,6 +2680,7 @@ done:
     free(c->paths.v);
     free(c->paths.loc);
     free(c->refs.v);
+    free(c->dstack);
     free(c);
     return result;
 }

@@ -117,8 +117,8 @@ typedef struct ub_pctx {
     int meta_kind; /* how meta_key's value is stored (see ub_parse.c) */
 
     ub_vb vb;
-    ub_dictframe dstack[64];
-    int ndict;
+    ub_dictframe *dstack; /* open dictionaries, innermost last */
+    int ndict, capdict;
     const ub_type *elem_type; /* dictionary element being read */
     const char *elem_key;
     ub_tokloc elem_loc;
