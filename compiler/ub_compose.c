@@ -179,6 +179,11 @@ typedef struct ub_cx {
     ub_cstack **stacks;
     size_t n_stacks, cap_stacks;
     ub_layer *out;
+    /* instancing: prototypes made so far, and while one is written the
+     * instance path its namespace replaces */
+    struct ub_proto *protos;
+    uint32_t n_protos;
+    const char *remap_from, *remap_to;
     ub_arena *a;
     size_t n_recovered;
     bool oom, failed;
@@ -223,6 +228,8 @@ typedef struct ub_node {
     bool evaluated;       /* direct arcs (but variants) added */
     bool variants_done;
     bool root_identity;   /* class-based maps also map "/" to "/" */
+    bool inert;           /* kept for the graph, gives no opinions (the
+                             instance's own opinions in a prototype) */
     ub_stack *ls;
     const char *path;     /* site path, may hold variant selections */
     const char *src, *tgt; /* map to parent (variant-free); NULL: identity */
@@ -730,7 +737,7 @@ static const char *ub_variant_selection(ub_cx *cx, const ub_index *ix,
     ub_strength_order(ix, order);
     for (int k = 0; k < ix->n; k++) {
         const ub_node *n = &ix->v[order[k]];
-        for (size_t li = 0; li < n->ls->n; li++) {
+        for (size_t li = 0; !n->inert && li < n->ls->n; li++) {
             ub_prim *p = ub_layer_find_prim(n->ls->layers[li], n->path);
             ub_field *f = p ? ub_fields_find(&p->meta, cx->k_variants) : NULL;
             if (!f || f->value.kind != UB_V_DICT || !f->value.u.dict)
@@ -845,7 +852,7 @@ static bool ub_collect_ops(ub_cx *cx, const ub_index *ix, ub_ops *ops)
     }
     for (int k = 0; k < ix->n; k++) {
         const ub_node *n = &ix->v[order[k]];
-        for (size_t li = 0; li < n->ls->n; li++) {
+        for (size_t li = 0; !n->inert && li < n->ls->n; li++) {
             ub_prim *p = ub_layer_find_prim(n->ls->layers[li], n->path);
             if (p)
                 ops->v[ops->n++] = (ub_op){order[k], (uint32_t)li, p};
@@ -1379,6 +1386,11 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
     for (uint32_t i = 0; paths && i < it.n; i++) {
         const char *p = *(const char *const *)it.v[i].elem;
         const char *m = ub_map_to_root(cx, ix, it.v[i].node, p);
+        if (m && cx->remap_from)
+            m = ub_path_has_prefix(m, cx->remap_from)
+                    ? ub_path_replace_prefix(cx->t, m, cx->remap_from,
+                                             cx->remap_to)
+                    : m;
         bool dup = false;
         for (uint32_t j = 0; m && j < np; j++)
             dup |= paths[j] == m;
@@ -1473,6 +1485,8 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         bool found = false;
         for (int o = 0; o < ix->n && !found; o++) {
             int node = order[o];
+            if (ix->v[node].inert)
+                continue;
             for (uint32_t li = 0; li < ix->v[node].ls->n && !found; li++) {
                 if (pk < n && ops[pk].node == node && ops[pk].li == li) {
                     const ub_prop *p = props[pk];
@@ -1656,7 +1670,8 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             n.path = ub_path_child(cx->t, n.path, nm.v[c]);
             n.ancestral = true;
             n.evaluated = false;
-            n.variants_done = false;
+            n.variants_done = n.inert; /* no arcs from inert sites */
+            n.evaluated = n.inert;
             ok = n.path && ub_index_add(cx, &child, &n) >= 0;
         }
         if (!ok)
@@ -1666,6 +1681,109 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         free(child.v);
     }
     free(nm.v);
+}
+
+/* A prototype: the instance's own opinions (its root node and the nodes
+ * from above it) left out, so every instance with the same arcs shares
+ * it. */
+typedef struct ub_proto {
+    ub_node *key; /* the contributing nodes, strongest first */
+    int n;
+    const char *path;
+} ub_proto;
+
+static bool ub_proto_same(const ub_proto *p, const ub_node *k, int n)
+{
+    if (p->n != n)
+        return false;
+    for (int i = 0; i < n; i++)
+        if (p->key[i].arc != k[i].arc || p->key[i].ls != k[i].ls ||
+            p->key[i].path != k[i].path ||
+            p->key[i].offset.offset != k[i].offset.offset ||
+            p->key[i].offset.scale != k[i].offset.scale)
+            return false;
+    return true;
+}
+
+static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
+                                const ub_clipsets *ancestral)
+{
+    ub_index pi = {.depth = ix->depth};
+    pi.v = malloc((size_t)ix->n * sizeof *pi.v);
+    ub_node *key = malloc((size_t)ix->n * sizeof *key);
+    if (!pi.v || !key) {
+        free(pi.v);
+        free(key);
+        cx->oom = true;
+        return NULL;
+    }
+    memcpy(pi.v, ix->v, (size_t)ix->n * sizeof *pi.v);
+    pi.n = pi.cap = ix->n;
+    for (int i = 0; i < pi.n; i++)
+        if (i == 0 || pi.v[i].depth < ix->depth)
+            pi.v[i].inert = true;
+    int order[ix->n], nk = 0;
+    ub_strength_order(&pi, order);
+    for (int k = 0; k < pi.n; k++)
+        if (!pi.v[order[k]].inert)
+            key[nk++] = pi.v[order[k]];
+    for (uint32_t i = 0; i < cx->n_protos; i++)
+        if (ub_proto_same(&cx->protos[i], key, nk)) {
+            free(key);
+            free(pi.v);
+            return cx->protos[i].path;
+        }
+    ub_proto *np = realloc(cx->protos, (cx->n_protos + 1) * sizeof *np);
+    if (!np) {
+        free(key);
+        free(pi.v);
+        cx->oom = true;
+        return NULL;
+    }
+    cx->protos = np;
+    char name[64];
+    const char *path = NULL, *nm = NULL;
+    for (uint32_t id = cx->n_protos + 1; !path || !nm; id++) {
+        snprintf(name, sizeof name, "Flattened_Prototype_%u", id);
+        nm = ub_intern_cstr(cx->t, name);
+        path = nm ? ub_path_child(cx->t, "/", nm) : NULL;
+        if (!nm || !path) {
+            cx->oom = true;
+            free(key);
+            free(pi.v);
+            return NULL;
+        }
+        /* never the name of a prim of the stage */
+        bool clash = false;
+        for (size_t li = 0; li < ix->v[0].ls->n && !clash; li++)
+            clash = ub_layer_find_prim(ix->v[0].ls->layers[li], path) != NULL;
+        if (clash)
+            path = nm = NULL;
+    }
+    cx->protos[cx->n_protos++] = (ub_proto){key, nk, path};
+    ub_prim *pp = ub_prim_new(cx->out, cx->out->root, nm, UB_OVER,
+                              (ub_loc){NULL, 0, 0});
+    if (!pp) {
+        cx->oom = true;
+        free(pi.v);
+        return NULL;
+    }
+    const char *save_from = cx->remap_from, *save_to = cx->remap_to;
+    cx->remap_from = ub_path_strip_variants(cx->t, ix->v[0].path);
+    cx->remap_to = path;
+    ub_ops ops;
+    if (ub_collect_ops(cx, &pi, &ops)) {
+        ub_clipsets clips;
+        ub_prim_clip_sets(cx, &pi, ancestral, &clips);
+        ub_emit_children(cx, pp, &pi, &ops, &clips);
+        if (clips.n_own)
+            ub_clipsets_free(&clips);
+        free(ops.v);
+    }
+    cx->remap_from = save_from;
+    cx->remap_to = save_to;
+    free(pi.v);
+    return path;
 }
 
 static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
@@ -1681,17 +1799,13 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
         free(ops.v);
         return;
     }
-    const ub_field *inst = ub_strongest_field(&ops, cx->k_instanceable);
-    if (ub_field_is_true(inst)) {
-        const ub_field *f = inst;
-        const ub_layer *l = NULL;
-        for (uint32_t k = 0; k < ops.n && !l; k++)
-            if (ub_fields_find(&ops.v[k].spec->meta, f->key) == f)
-                l = ub_op_layer(ix, &ops.v[k]);
-        ub_report(cx, UB_ERROR, l, f->loc, "flatten-unsupported",
-                  "instancing (instanceable = true) is not supported by "
-                  "usdbake flatten yet; nothing was written");
-        cx->failed = true;
+    /* An instance: instanceable, with arcs of its own. */
+    bool instance = false;
+    if (ub_field_is_true(ub_strongest_field(&ops, cx->k_instanceable)))
+        for (int i = 1; i < ix->n && !instance; i++)
+            instance = !ix->v[i].inert && ix->v[i].depth >= ix->depth;
+    const char *proto = instance ? ub_prototype(cx, ix, ancestral) : NULL;
+    if (instance && !proto) {
         free(ops.v);
         return;
     }
@@ -1716,10 +1830,35 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
         metas[k] = &ops.v[k].spec->meta;
     ub_compose_meta(cx, &outp->meta, ix, ops.v, metas, ops.n, UB_SPEC_PRIM);
     free(metas);
+    if (proto) {
+        /* `add references = </Flattened_Prototype_N>` */
+        ub_value refs = ub_value_new(cx->a, ub_type_get(UB_TY_REFERENCE), 1,
+                                     true);
+        ub_listop *lo = ub_listop_new(cx->a);
+        const char *k_refs = cx->k_references;
+        if (refs.kind == UB_V_EMPTY || !lo) {
+            cx->oom = true;
+        } else {
+            ub_reference *r = refs.u.data;
+            memset(r, 0, sizeof *r);
+            r->asset = ub_intern_cstr(cx->t, "");
+            r->prim_path = proto;
+            r->offset = UB_OFFSET_IDENTITY;
+            lo->has[UB_LO_ADD] = true;
+            lo->part[UB_LO_ADD] = refs;
+            ub_value v = {.kind = UB_V_LISTOP,
+                          .type = ub_type_get(UB_TY_REFERENCE)};
+            v.u.listop = lo;
+            if (!r->asset || !ub_fields_set(cx->a, &outp->meta, k_refs, v,
+                                            ops.v[0].spec->loc))
+                cx->oom = true;
+        }
+    }
     ub_clipsets clips;
     ub_prim_clip_sets(cx, ix, ancestral, &clips);
     ub_emit_props(cx, outp, ix, &ops, &clips);
-    ub_emit_children(cx, outp, ix, &ops, &clips);
+    if (!proto)
+        ub_emit_children(cx, outp, ix, &ops, &clips);
     if (clips.n_own)
         ub_clipsets_free(&clips);
     free(ops.v);
@@ -1800,6 +1939,30 @@ ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
             cx.failed = true;
         }
     }
+    if (cx.n_protos && cx.out && !cx.oom) {
+        /* prototypes first, as UsdStage::Flatten writes them */
+        ub_prims *kids = &cx.out->root->children;
+        ub_prim **tmp = malloc(kids->n * sizeof *tmp);
+        if (tmp) {
+            uint32_t w = 0;
+            for (int pass = 0; pass < 2; pass++)
+                for (uint32_t i = 0; i < kids->n; i++) {
+                    bool is_proto = false;
+                    for (uint32_t k = 0; k < cx.n_protos && !is_proto; k++)
+                        is_proto = strcmp(cx.protos[k].path + 1,
+                                          kids->v[i]->name) == 0;
+                    if (is_proto == (pass == 0))
+                        tmp[w++] = kids->v[i];
+                }
+            memcpy(kids->v, tmp, kids->n * sizeof *tmp);
+            free(tmp);
+        } else {
+            cx.oom = true;
+        }
+    }
+    for (uint32_t i = 0; i < cx.n_protos; i++)
+        free(cx.protos[i].key);
+    free(cx.protos);
     for (size_t i = 0; i < cx.n_stacks; i++) {
         ub_stack_free(&cx.stacks[i]->st);
         free(cx.stacks[i]);
