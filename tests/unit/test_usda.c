@@ -871,6 +871,54 @@ static void rnd_prim(ub_prim *parent, int depth)
                  refs(&r, 1, UB_TY_REFERENCE));
         set_meta(&p->meta, "references", v);
     }
+    if (rnd() % 5 == 0) {
+        ub_value v;
+        ub_listop *lo = listop(&v, UB_TY_PAYLOAD);
+        ub_reference r = {.asset = rnd_ident("pay"), .prim_path = S(""),
+                          .offset = {0, rnd() % 2 ? 1.0 : 0.5}};
+        set_part(lo, UB_LO_APPEND, refs(&r, 1, UB_TY_PAYLOAD));
+        set_meta(&p->meta, "payload", v);
+    }
+    if (rnd() % 5 == 0) {
+        ub_value v;
+        ub_listop *lo = listop(&v, UB_TY_PATH);
+        /* Empty edits print nothing (as in OpenUSD), so only an explicit
+         * list may be empty here. */
+        bool expl = rnd() % 2;
+        set_part(lo, expl ? UB_LO_EXPLICIT : UB_LO_DELETE,
+                 strs_value(UB_TY_PATH, (const char *[]){"/C1", "/C2"},
+                            (uint32_t)(rnd() % 2) + !expl));
+        set_meta(&p->meta, rnd() % 2 ? "inherits" : "specializes", v);
+    }
+    if (rnd() % 5 == 0) {
+        ub_value v;
+        ub_listop *lo = listop(&v, UB_TY_TOKEN);
+        set_part(lo, UB_LO_PREPEND,
+                 strs_value(UB_TY_TOKEN, (const char *[]){"A", "B API"},
+                            1 + (uint32_t)(rnd() % 2)));
+        set_meta(&p->meta, "apiSchemas", v);
+    }
+    if (rnd() % 5 == 0) {
+        const char *names[] = {"x", "y", "z"};
+        p->property_order = strs_value(UB_TY_TOKEN, names,
+                                       (uint32_t)(rnd() % 4));
+        p->prim_order = strs_value(UB_TY_TOKEN, names + 1, 2);
+    }
+    if (rnd() % 5 == 0 && depth < 3) {
+        ub_variant_set *vs = ub_variant_set_get(L, p, rnd_ident("set"), noloc);
+        const char *vname = rnd_ident("v");
+        ub_prim *var = vs ? ub_variant_new(L, p, vs, vname, noloc) : NULL;
+        if (var) {
+            if (rnd() % 2)
+                set_meta(&var->meta, "kind", str_value(UB_TY_TOKEN, "group"));
+            rnd_prim(var, depth + 1);
+        }
+        ub_dict *sel = ub_dict_new(L->arena);
+        ub_dict_set(L->arena, sel, vs->name, str_value(UB_TY_STRING, vname),
+                    noloc);
+        set_meta(&p->meta, "variants",
+                 (ub_value){.kind = UB_V_DICT, .u.dict = sel});
+    }
     int nprops = (int)(rnd() % 5);
     for (int i = 0; i < nprops; i++) {
         if (rnd() % 5 == 0) {
@@ -882,9 +930,13 @@ static void rnd_prim(ub_prim *parent, int depth)
                 continue;
             r->custom = rnd() % 2;
             ub_listop *lo = listop(&r->targets, UB_TY_PATH);
-            set_part(lo, rnd() % 2 ? UB_LO_EXPLICIT : UB_LO_APPEND,
+            bool expl = rnd() % 2;
+            set_part(lo, expl ? UB_LO_EXPLICIT : UB_LO_APPEND,
                      strs_value(UB_TY_PATH, (const char *[]){"/a", "/b/c"},
-                                (uint32_t)(rnd() % 3)));
+                                (uint32_t)(rnd() % 2) + !expl));
+            r->varying_keyword = rnd() % 4 == 0;
+            if (rnd() % 4 == 0)
+                r->default_target = S("/d");
             continue;
         }
         const ub_type *t = ub_type_get(
@@ -921,6 +973,14 @@ static void rnd_prim(ub_prim *parent, int depth)
         }
         if (rnd() % 3 == 0)
             set_meta(&a->meta, "doc", str_value(UB_TY_STRING, rnd_string()));
+        if (rnd() % 5 == 0) {
+            ub_listop *lo = listop(&a->connections, UB_TY_PATH);
+            bool expl = rnd() % 2;
+            set_part(lo, expl ? UB_LO_EXPLICIT : UB_LO_PREPEND,
+                     strs_value(UB_TY_PATH,
+                                (const char *[]){"/s.outputs:a", "/t.b"},
+                                (uint32_t)(rnd() % 2) + !expl));
+        }
     }
     if (depth < 3) {
         int nkids = (int)(rnd() % 3);
@@ -938,6 +998,19 @@ static void test_roundtrip_random(void)
         if (rnd() % 2)
             set_meta(&L->meta, "comment",
                      str_value(UB_TY_STRING, rnd_string()));
+        if (rnd() % 2) {
+            ub_sublayer *sl = ub_layer_add_sublayer(L, rnd_ident("sub"),
+                                                    noloc);
+            if (sl)
+                sl->offset = (ub_offset){(double)(rnd() % 5), 1.0};
+            L->has_sublayers = true;
+        }
+        if (rnd() % 2)
+            set_meta(&L->meta, "customLayerData",
+                     (ub_value){.kind = UB_V_DICT, .u.dict = rnd_dict(0)});
+        if (rnd() % 2)
+            set_meta(&L->meta, "startTimeCode",
+                     dbl_value(UB_TY_DOUBLE, (double)(rnd() % 100) / 3));
         int n = 1 + (int)(rnd() % 3);
         for (int i = 0; i < n; i++)
             rnd_prim(L->root, 0);
