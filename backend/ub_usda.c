@@ -539,7 +539,10 @@ static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
              val->type->scalar == UB_SC_DICT)) {
             PUTS(b, "dictionary ");
         } else if (val->kind == UB_V_DATA && val->type) {
-            ub_ps(b, val->type->name);
+            /* OpenUSD names a dictionary value by its C++ type, which has
+             * no role: color3f and point3f values come back as float3. */
+            const ub_type *bt = ub_type_get(val->type->base);
+            ub_ps(b, (bt ? bt : val->type)->name);
             if (val->is_array)
                 PUTS(b, "[]");
             ub_pc(b, ' ');

@@ -555,6 +555,11 @@ static void test_dictionaries(void)
                 (ub_value){.kind = UB_V_DICT, .u.dict = inner}, noloc);
     ub_dict_set(L->arena, d, S("attr01a"), str_value(UB_TY_TOKEN, "test"),
                 noloc);
+    ub_value c = ub_value_new(L->arena, ub_type_get(UB_TY_COLOR3F), 1, false);
+    ub_dict_set(L->arena, d, S("color"), c, noloc);
+    ub_dict_set(L->arena, d, S("frame"),
+                ub_value_new(L->arena, ub_type_get(UB_TY_FRAME4D), 0, true),
+                noloc);
     set_meta(&a->meta, "customData", (ub_value){.kind = UB_V_DICT,
                                                  .u.dict = d});
     check("#usda 1.0\n"
@@ -570,6 +575,8 @@ static void test_dictionaries(void)
           "                dictionary e = {\n"
           "                }\n"
           "            }\n"
+          "            float3 color = (0, 0, 0)\n"
+          "            matrix4d[] frame = []\n"
           "        }\n"
           "    )\n"
           "}\n"
