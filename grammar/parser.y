@@ -110,8 +110,7 @@ static void ub_yyerror(const UB_YYLTYPE *loc, ub_pctx *ctx, const char *msg)
 %token <s> TOK_VARIANTS "'variants'"
 %token <s> TOK_VARYING "'varying'"
 
-%type <s> identifier name namespaced_name keyword prim_type_name dict_key
-%type <s> meta_key
+%type <s> identifier namespaced_name keyword prim_type_name dict_key
 %type <i> listop_kw specifier rel_type attr_variability
 %type <d> extended_number layer_offset_stmt
 
@@ -241,14 +240,12 @@ prim_metadata_list:
     | prim_metadata_list stmtsep prim_metadata
     ;
 
-meta_key:
-    identifier
-    | TOK_CUSTOMDATA
-    | TOK_SYMMETRYARGUMENTS
-    ;
-
 meta_head:
-    meta_key '=' { ub_act_meta_begin(ctx, $1, @1, UB_LO_EXPLICIT); }
+    TOK_IDENT '=' { ub_act_meta_begin(ctx, $1, @1, UB_LO_EXPLICIT); }
+    | TOK_CXXIDENT '=' { ub_act_meta_begin(ctx, $1, @1, UB_LO_EXPLICIT); }
+    | TOK_CUSTOMDATA '=' { ub_act_meta_begin(ctx, $1, @1, UB_LO_EXPLICIT); }
+    | TOK_SYMMETRYARGUMENTS '='
+        { ub_act_meta_begin(ctx, $1, @1, UB_LO_EXPLICIT); }
     ;
 
 prim_metadata:
@@ -425,7 +422,8 @@ prim_contents_list:
     ;
 
 prim_contents_list_item:
-    prim_property stmtsep
+    prim_attribute stmtsep
+    | prim_relationship stmtsep
     | prim_child_order_stmt stmtsep
     | prim_property_order_stmt stmtsep
     | prim_stmt newlines
@@ -465,11 +463,6 @@ prim_property_order_stmt:
         { ub_act_name_order(ctx, 1, @1); }
     ;
 
-prim_property:
-    prim_attribute
-    | prim_relationship
-    ;
-
 /* --- attributes ------------------------------------------------------- */
 
 attr_variability:
@@ -478,8 +471,10 @@ attr_variability:
     ;
 
 attr_type:
-    identifier { ub_act_attr_type(ctx, $1, false, @1); }
-    | identifier '[' ']' { ub_act_attr_type(ctx, $1, true, @1); }
+    TOK_IDENT { ub_act_attr_type(ctx, $1, false, @1); }
+    | TOK_CXXIDENT { ub_act_attr_type(ctx, $1, false, @1); }
+    | TOK_IDENT '[' ']' { ub_act_attr_type(ctx, $1, true, @1); }
+    | TOK_CXXIDENT '[' ']' { ub_act_attr_type(ctx, $1, true, @1); }
     ;
 
 attr_full_type:
@@ -584,12 +579,8 @@ attribute_metadata:
 
 attribute_assignment_opt:
     %empty
-    | '=' attribute_value
-    ;
-
-attribute_value:
-    typed_value { ub_act_default(ctx, false, @1); }
-    | TOK_NONE { ub_act_default(ctx, true, @1); }
+    | '=' typed_value { ub_act_default(ctx, false, @2); }
+    | '=' TOK_NONE { ub_act_default(ctx, true, @2); }
     ;
 
 /* --- dictionaries ------------------------------------------------------ */
@@ -619,8 +610,12 @@ typed_dictionary_element:
     ;
 
 dict_elem_head:
-    identifier dict_key '=' { ub_act_dict_elem_begin(ctx, $1, false, $2, @1, @2); }
-    | identifier '[' ']' dict_key '='
+    TOK_IDENT dict_key '=' { ub_act_dict_elem_begin(ctx, $1, false, $2, @1, @2); }
+    | TOK_CXXIDENT dict_key '='
+        { ub_act_dict_elem_begin(ctx, $1, false, $2, @1, @2); }
+    | TOK_IDENT '[' ']' dict_key '='
+        { ub_act_dict_elem_begin(ctx, $1, true, $4, @1, @4); }
+    | TOK_CXXIDENT '[' ']' dict_key '='
         { ub_act_dict_elem_begin(ctx, $1, true, $4, @1, @4); }
     ;
 
@@ -630,7 +625,9 @@ dict_nested_head:
 
 dict_key:
     TOK_STRING
-    | name
+    | TOK_IDENT
+    | TOK_CXXIDENT
+    | keyword
     ;
 
 string_dictionary:
@@ -666,19 +663,16 @@ metadata_value:
     ;
 
 typed_value:
-    typed_value_atomic
+    TOK_NUMBER { ub_vb_num(ctx, &$1, @1); }
+    | TOK_STRING { ub_vb_str(ctx, $1, @1); }
+    | TOK_IDENT { ub_vb_ident(ctx, $1, @1); }
+    | TOK_CXXIDENT { ub_vb_ident(ctx, $1, @1); }
+    | TOK_ASSET { ub_vb_asset(ctx, $1, @1); }
     | typed_value_tuple
     | typed_value_list
     | '[' ']' { ub_vb_empty_list(ctx, @1); }
     | TOK_PATHREF { ub_vb_path(ctx, $1, @1); }
     | TOK_TUPLES { ub_vb_tuples(ctx, $1, @1, true); }
-    ;
-
-typed_value_atomic:
-    TOK_NUMBER { ub_vb_num(ctx, &$1, @1); }
-    | TOK_STRING { ub_vb_str(ctx, $1, @1); }
-    | identifier { ub_vb_ident(ctx, $1, @1); }
-    | TOK_ASSET { ub_vb_asset(ctx, $1, @1); }
     ;
 
 typed_value_list:
@@ -699,7 +693,11 @@ typed_value_list_items:
     ;
 
 typed_value_list_item:
-    typed_value_atomic
+    TOK_NUMBER { ub_vb_num(ctx, &$1, @1); }
+    | TOK_STRING { ub_vb_str(ctx, $1, @1); }
+    | TOK_IDENT { ub_vb_ident(ctx, $1, @1); }
+    | TOK_CXXIDENT { ub_vb_ident(ctx, $1, @1); }
+    | TOK_ASSET { ub_vb_asset(ctx, $1, @1); }
     | TOK_NUMLIST { ub_vb_numlist(ctx, $1, @1); }
     | TOK_TUPLES { ub_vb_tuples(ctx, $1, @1, false); }
     | typed_value_list
@@ -724,7 +722,11 @@ typed_value_tuple_items:
     ;
 
 typed_value_tuple_item:
-    typed_value_atomic
+    TOK_NUMBER { ub_vb_num(ctx, &$1, @1); }
+    | TOK_STRING { ub_vb_str(ctx, $1, @1); }
+    | TOK_IDENT { ub_vb_ident(ctx, $1, @1); }
+    | TOK_CXXIDENT { ub_vb_ident(ctx, $1, @1); }
+    | TOK_ASSET { ub_vb_asset(ctx, $1, @1); }
     | TOK_NUMLIST { ub_vb_numlist(ctx, $1, @1); }
     | TOK_TUPLES { ub_vb_tuples(ctx, $1, @1, false); }
     | typed_value_tuple
@@ -805,11 +807,6 @@ relationship_target:
     ;
 
 /* --- names ---------------------------------------------------------------- */
-
-name:
-    identifier
-    | keyword
-    ;
 
 namespaced_name:
     TOK_IDENT
