@@ -89,13 +89,24 @@ static int ub_template_derive(ub_loader *ld, const ub_layer *src,
         *why = "templateStartTime is after templateEndTime";
         return -1;
     }
+    /* file format arguments ("p.###.usd:SDF_FORMAT_ARGS:a=1") name no
+     * file: they are not part of the path */
+    char *plain = strdup(tmpl);
+    if (!plain)
+        return -2;
+    char *args = strstr(plain, ":SDF_FORMAT_ARGS:");
+    if (args)
+        *args = '\0';
+    tmpl = plain;
     const char *slash = strrchr(tmpl, '/');
     const char *base = slash ? slash + 1 : tmpl;
     size_t dir_n = (size_t)(base - tmpl);
     /* tokens of the base name split at '.' */
     char *b = strdup(base);
-    if (!b)
+    if (!b) {
+        free(plain);
         return -2;
+    }
     char *tok[64];
     int nt = 0, int_i = -1, dec_i = -1, groups = 0;
     for (char *s = b, *e; nt < 64; s = e + 1) {
@@ -120,6 +131,7 @@ static int ub_template_derive(ub_loader *ld, const ub_layer *src,
     }
     if ((groups != 1 && groups != 2) || (groups == 2 && int_i != dec_i - 1)) {
         free(b);
+        free(plain);
         *why = "templateAssetPath must look like path/name.###.usd or "
                "path/name.###.###.usd";
         return -1;
@@ -196,6 +208,7 @@ static int ub_template_derive(ub_loader *ld, const ub_layer *src,
         nt_out++;
     }
     free(b);
+    free(plain);
     if (rc) {
         free(tm);
         free(ac);
@@ -207,6 +220,25 @@ static int ub_template_derive(ub_loader *ld, const ub_layer *src,
     *active = ac;
     *assets = as;
     return (int)n;
+}
+
+/* A clip or manifest layer.  One that does not exist is an empty layer to
+ * OpenUSD, which says so only if a value is ever looked for in it: a
+ * warning here, not an error. */
+static ub_layer *ub_clip_open(ub_loader *ld, const char *asset,
+                              const ub_layer *src, ub_loc loc,
+                              ub_diags *diags)
+{
+    if (!ub_loader_resolve(ld, asset, src)) {
+        ub_diag *d = ub_diag_add(diags, UB_WARNING, loc, "clip-missing",
+                                 src->source, src->source_len,
+                                 "clip layer '%s' does not exist; it is read "
+                                 "as an empty layer, as OpenUSD does",
+                                 asset);
+        ub_diag_set_hint(diags, d, "check the clip's asset path");
+        return NULL;
+    }
+    return ub_loader_open(ld, asset, src, loc);
 }
 
 /* --- setup ---------------------------------------------------------------- */
@@ -338,7 +370,7 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
         const char *asset = ASSET((uint32_t)ACT(order[k], 1));
         /* A clip that cannot be read is an empty layer to OpenUSD (after
          * an error); the loader has said why. */
-        c->layer = ub_loader_open(ld, asset, src, loc);
+        c->layer = ub_clip_open(ld, asset, src, loc, diags);
     }
     free(order);
     if (n_times) {
@@ -370,7 +402,7 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
     const ub_value *man = ub_info(info, "manifestAssetPath");
     if (man && man->type && man->type->id == UB_TY_ASSET && man->count &&
         *ub_value_str(man, 0))
-        cs->manifest = ub_loader_open(ld, ub_value_str(man, 0), src, loc);
+        cs->manifest = ub_clip_open(ld, ub_value_str(man, 0), src, loc, diags);
 done:
 #undef ACT
 #undef TIM
@@ -574,8 +606,9 @@ static int ub_clip_times(const ub_clip_set *cs, uint32_t k,
 /* The value at stage time t (Usd_ClipSet::QueryTimeSample). */
 static int ub_clip_value(const ub_clip_set *cs, const char *clip_prim,
                          const char *attr, double t, ub_arena *a,
-                         ub_value *out)
+                         ub_value *out, const ub_layer **from)
 {
+    *from = NULL;
     const ub_clip *c = &cs->clips[ub_clip_set_active(cs, t)];
     double in = ub_clip_set_to_internal(cs, t);
     const ub_prop *p = ub_clip_attr(c->layer, clip_prim, attr);
@@ -587,6 +620,7 @@ static int ub_clip_value(const ub_clip_set *cs, const char *clip_prim,
         *out = ub_value_clone(a, &v);
         if (out->kind == UB_V_EMPTY && v.kind != UB_V_EMPTY)
             return -1;
+        *from = c->layer;
         /* timecodes are relative to the clip's time */
         if (out->kind == UB_V_DATA && out->type &&
             out->type->id == UB_TY_TIMECODE)
@@ -600,12 +634,14 @@ static int ub_clip_value(const ub_clip_set *cs, const char *clip_prim,
         *out = ub_value_clone(a, &m->default_value);
         if (out->kind == UB_V_EMPTY)
             return -1;
+        *from = cs->manifest;
     }
     return 0;
 }
 
 int ub_clip_set_samples(const ub_clip_set *cs, const char *clip_prim,
-                        const char *attr, ub_arena *a, ub_samples *out)
+                        const char *attr, ub_arena *a, ub_samples *out,
+                        const ub_layer ***from)
 {
     memset(out, 0, sizeof *out);
     out->authored = true;
@@ -622,9 +658,12 @@ int ub_clip_set_samples(const ub_clip_set *cs, const char *clip_prim,
     }
     qsort(ts.v, ts.n, sizeof *ts.v, ub_cmp_double);
     int rc = 0;
+    *from = ub_arena_alloc(a, (ts.n ? ts.n : 1) * sizeof **from);
+    if (!*from)
+        rc = -1;
     for (uint32_t i = 0; i < ts.n && !rc; i++) {
         ub_value v;
-        rc = ub_clip_value(cs, clip_prim, attr, ts.v[i], a, &v);
+        rc = ub_clip_value(cs, clip_prim, attr, ts.v[i], a, &v, &(*from)[i]);
         if (!rc)
             rc = ub_samples_set(a, out, ts.v[i], v);
     }

@@ -82,8 +82,11 @@ bool ub_clip_set_has_attr(const ub_clip_set *cs, const char *clip_prim,
  * it is active), every `times` entry and every clip's start; the value at
  * each from the active clip (interpolated in the clip where it has no
  * sample there; the manifest's default, else a block, where the clip has
- * none).  Returns 0, or -1 when out of memory. */
+ * none).  (*from)[i] is the layer sample i's value came from (NULL for a
+ * block), for anchoring asset paths.  Returns 0, or -1 when out of
+ * memory. */
 int ub_clip_set_samples(const ub_clip_set *cs, const char *clip_prim,
-                        const char *attr, ub_arena *a, ub_samples *out);
+                        const char *attr, ub_arena *a, ub_samples *out,
+                        const ub_layer ***from);
 
 #endif

@@ -30,6 +30,7 @@
 #include <unistd.h>
 
 #include "ub_clips.h"
+#include "ub_expr.h"
 #include "ub_stack.h"
 #include "ub_time.h"
 
@@ -885,8 +886,20 @@ static bool ub_file_exists(const char *p)
 /* A relative asset path anchored to the directory of the layer that wrote
  * it, as UsdStage does for flattening (a search path only when the file
  * exists there). */
-static const char *ub_anchor(ub_cx *cx, const ub_layer *l, const char *asset)
+static const char *ub_anchor(ub_cx *cx, const ub_layer *l,
+                             const ub_dict *vars, const char *asset)
 {
+    if (ub_expr_is(asset)) {
+        /* evaluated with the layer stack's expressionVariables first; one
+         * that cannot be is kept as written, as OpenUSD keeps it */
+        const char *r = NULL;
+        ub_expr_status st = ub_expr_eval(cx->t, asset, vars, &r, NULL);
+        if (st == UB_EXPR_NOMEM)
+            cx->oom = true;
+        if (st != UB_EXPR_OK || !r)
+            return asset;
+        asset = r;
+    }
     size_t n = ub_str_len(asset);
     if (n == 0 || asset[0] == '/' || strcmp(l->path, "-") == 0)
         return asset;
@@ -922,15 +935,25 @@ static const char *ub_anchor(ub_cx *cx, const ub_layer *l, const char *asset)
     return r ? r : asset;
 }
 
-static void ub_anchor_value(ub_cx *cx, const ub_layer *l, ub_value *v)
+/* The expressionVariables of a layer stack (its root layer's). */
+static const ub_dict *ub_stack_vars(const ub_stack *ls)
+{
+    const ub_layer *l = ls->layers[0];
+    const char *k = ub_intern_cstr(l->strtab, "expressionVariables");
+    const ub_field *f = k ? ub_fields_find(&l->meta, k) : NULL;
+    return f && f->value.kind == UB_V_DICT ? f->value.u.dict : NULL;
+}
+
+static void ub_anchor_value(ub_cx *cx, const ub_layer *l, const ub_dict *vars,
+                            ub_value *v)
 {
     if (v->kind == UB_V_DATA && v->type && v->type->id == UB_TY_ASSET) {
         const char **s = v->u.data;
         for (uint32_t i = 0; i < v->count; i++)
-            s[i] = ub_anchor(cx, l, s[i]);
+            s[i] = ub_anchor(cx, l, vars, s[i]);
     } else if (v->kind == UB_V_DICT && v->u.dict) {
         for (uint32_t i = 0; i < v->u.dict->n; i++)
-            ub_anchor_value(cx, l, &v->u.dict->e[i].value);
+            ub_anchor_value(cx, l, vars, &v->u.dict->e[i].value);
     }
 }
 
@@ -947,7 +970,8 @@ static ub_value ub_prepare(ub_cx *cx, const ub_index *ix, const ub_op *op,
     ub_offset o = ub_op_offset(ix, op);
     if (!ub_offset_is_identity(o))
         ub_value_apply_offset(&c, o);
-    ub_anchor_value(cx, ub_op_layer(ix, op), &c);
+    ub_anchor_value(cx, ub_op_layer(ix, op),
+                    ub_stack_vars(ix->v[op->node].ls), &c);
     return c;
 }
 
@@ -1506,7 +1530,9 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                             s.v[i].time = p->samples.v[i].time;
                             s.v[i].value = ub_value_clone(
                                 cx->a, &p->samples.v[i].value);
-                            ub_anchor_value(cx, l, &s.v[i].value);
+                            ub_anchor_value(
+                                cx, l, ub_stack_vars(ix->v[node].ls),
+                                &s.v[i].value);
                         }
                         ub_offset so = ub_op_offset(ix, &ops[pk]);
                         if (!ub_offset_is_identity(so) &&
@@ -1525,12 +1551,16 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                                         &cp);
                 if (cs) {
                     found = true;
+                    const ub_layer **from = NULL;
                     if (ub_clip_set_samples(cs, cp, first->name, cx->a,
-                                            &op->samples) != 0)
+                                            &op->samples, &from) != 0)
                         cx->oom = true;
-                    for (uint32_t i = 0; i < op->samples.n; i++)
-                        ub_anchor_value(cx, cs->source_layer,
-                                        &op->samples.v[i].value);
+                    for (uint32_t i = 0; from && i < op->samples.n; i++)
+                        if (from[i])
+                            ub_anchor_value(
+                                cx, from[i],
+                                ub_stack_vars(cs->anchor_stack),
+                                &op->samples.v[i].value);
                 }
             }
         }
