@@ -545,8 +545,8 @@ time_sample_list_int:
     ;
 
 time_sample:
-    time_sample_head typed_value { ub_act_sample(ctx, false); }
-    | time_sample_head TOK_NONE { ub_act_sample(ctx, true); }
+    time_sample_head typed_value { ub_act_sample(ctx, false, @2); }
+    | time_sample_head TOK_NONE { ub_act_sample(ctx, true, @2); }
     ;
 
 time_sample_head:

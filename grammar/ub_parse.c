@@ -2428,10 +2428,9 @@ void ub_act_sample_begin(ub_pctx *c, double t)
         ub_vb_begin(c, NULL, NULL, false);
 }
 
-void ub_act_sample(ub_pctx *c, bool none)
+void ub_act_sample(ub_pctx *c, bool none, ub_tokloc l)
 {
-    ub_value v = none ? ub_value_block()
-                      : ub_vb_finish(c, (ub_tokloc){c->line, c->col});
+    ub_value v = none ? ub_value_block() : ub_vb_finish(c, l);
     if (v.kind == UB_V_EMPTY)
         return;
     if (ub_samples_set(c->arena, &c->prop->samples, c->sample_time, v) != 0)

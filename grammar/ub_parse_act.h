@@ -69,7 +69,7 @@ void ub_act_default(ub_pctx *c, bool none, ub_tokloc l);
 void ub_act_connections(ub_pctx *c, ub_tokloc l);
 void ub_act_samples_begin(ub_pctx *c, ub_tokloc l);
 void ub_act_sample_begin(ub_pctx *c, double t);
-void ub_act_sample(ub_pctx *c, bool none);
+void ub_act_sample(ub_pctx *c, bool none, ub_tokloc l);
 void ub_act_rel_begin(ub_pctx *c, int kind, const char *name, ub_tokloc l,
                       int part);
 void ub_act_targets(ub_pctx *c);

@@ -197,7 +197,8 @@ static void test_numbers(void)
         "#usda 1.0\n"
         "def \"A\" {\n"
         "    double[] d = [inf, -inf, nan, -0, 1e3, .5, 5., -2.5E-3, 0.1]\n"
-        "    float[] f = [0.1, 16777217, 1e39]\n"
+        "    float[] f = [0.1, 16777217, 1e39,\n"
+        "        1.000000059604644776257986737988403547205962240695953369140625]\n"
         "    float3 p = (1, -2.5, 3e2)\n"
         "    uint64 big = 18446744073709551615\n"
         "    int64 low = -9223372036854775808\n"
@@ -223,6 +224,9 @@ static void test_numbers(void)
     CU_ASSERT_EQUAL(F(f, 0), (float)0.1);
     CU_ASSERT_EQUAL(F(f, 1), 16777216.0f);
     CU_ASSERT(isinf(F(f, 2)));
+    /* 1 + 2^-24 + 2^-60: nearest float is 1 + 2^-23, but OpenUSD reads
+     * the double 1 + 2^-24 first, which then ties to even: 1.0f */
+    CU_ASSERT_EQUAL(F(f, 3), 1.0f);
     const ub_value *p = &prop("/A", "p")->default_value;
     CU_ASSERT_FALSE(p->is_array);
     CU_ASSERT_EQUAL(p->count, 1);
