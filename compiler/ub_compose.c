@@ -555,12 +555,27 @@ static bool ub_has_child_site(const ub_index *ix, int parent, int arc,
     return false;
 }
 
+/* A class path for a site inside a variant ("/A{v=x}B"): the part under
+ * the variant keeps its selection (Pcp's _DetermineInheritPath). */
+static const char *ub_class_site(ub_cx *cx, const char *cls, const char *site)
+{
+    const char *close = strrchr(site, '}');
+    if (!close || !cls)
+        return cls;
+    const char *vp = ub_intern(cx->t, site, (size_t)(close - site + 1));
+    const char *sv = vp ? ub_path_strip_variants(cx->t, vp) : NULL;
+    if (!sv)
+        return NULL;
+    const char *r = ub_path_replace_prefix(cx->t, cls, sv, vp);
+    return r ? r : cls;
+}
+
 /* A class-based arc added at c (under a non-root node) is implied to every
  * node above it, in that node's layer stack. */
 static void ub_imply_class(ub_cx *cx, ub_index *ix, int c)
 {
     ub_node cn = ix->v[c];
-    const char *cls = cn.path;
+    const char *cls = ub_path_strip_variants(cx->t, cn.path);
     int cur = cn.parent;
     while (cur >= 0 && ix->v[cur].parent >= 0 && !cx->oom) {
         int par = ix->v[cur].parent;
@@ -571,12 +586,15 @@ static void ub_imply_class(ub_cx *cx, ub_index *ix, int c)
         const char *inst = ub_path_strip_variants(cx->t, pn->path);
         if (!inst || cls == inst)
             return;
-        if (!(pn->ls == cn.ls && cls == cn.path) &&
-            !ub_has_child_site(ix, par, cn.arc, pn->ls, cls)) {
+        const char *site = ub_class_site(cx, cls, pn->path);
+        if (!site)
+            return;
+        if (!(pn->ls == cn.ls && site == cn.path) &&
+            !ub_has_child_site(ix, par, cn.arc, pn->ls, site)) {
             ub_node nn = {.arc = cn.arc,
                           .root_identity = true,
                           .ls = pn->ls,
-                          .path = cls,
+                          .path = site,
                           .src = cls,
                           .tgt = inst,
                           .offset = pn->offset,
@@ -612,10 +630,15 @@ static void ub_add_class_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
             cx->n_recovered++;
             continue;
         }
+        const char *site = ub_class_site(cx, cls, n->path);
+        if (!site) {
+            cx->oom = true;
+            break;
+        }
         ub_node nn = {.arc = (uint8_t)arc,
                       .root_identity = true,
                       .ls = n->ls,
-                      .path = cls,
+                      .path = site,
                       .src = cls,
                       .tgt = inst,
                       .offset = n->offset,
@@ -704,13 +727,21 @@ static void ub_add_ref_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
             cx->n_recovered++;
             authored = UB_OFFSET_IDENTITY;
         }
+        /* an internal arc inside a variant stays inside it */
+        const char *site = *r->asset ? tp : ub_class_site(cx, tp, n->path);
+        if (!site) {
+            cx->oom = true;
+            continue;
+        }
         ub_offset base = ub_offset_compose(n->offset, n->ls->offsets[li]);
         ub_offset o = ub_sublayer_offset(base, authored, ub_layer_tcps(from),
                                          ub_layer_tcps(target_root), NULL);
         const char *inst = ub_path_strip_variants(cx->t, n->path);
         ub_node nn = {.arc = (uint8_t)arc,
+                      /* internal arcs keep the whole namespace visible */
+                      .root_identity = !*r->asset,
                       .ls = ls,
-                      .path = tp,
+                      .path = site,
                       .src = tp,
                       .tgt = inst,
                       .offset = o,
@@ -1894,16 +1925,21 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
     free(ops.v);
 }
 
-static bool ub_has_relocates(const ub_cx *cx)
+/* The first relocates field of any layer read, or NULL. */
+static const ub_field *ub_find_relocates(const ub_cx *cx,
+                                         const ub_layer **where)
 {
     for (size_t s = 0; s < cx->n_stacks; s++)
         for (size_t i = 0; i < cx->stacks[s]->st.n; i++) {
             const ub_layer *l = cx->stacks[s]->st.layers[i];
             const char *k = ub_intern_cstr(l->strtab, "relocates");
-            if (k && ub_fields_find(&l->meta, k))
-                return true;
+            const ub_field *f = k ? ub_fields_find(&l->meta, k) : NULL;
+            if (f) {
+                *where = l;
+                return f;
+            }
         }
-    return false;
+    return NULL;
 }
 
 ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
@@ -1961,9 +1997,11 @@ ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
             free(ix.v);
         }
         free(nm.v);
-        if (!cx.failed && !cx.oom && ub_has_relocates(&cx)) {
-            ub_report(&cx, UB_ERROR, root, (ub_loc){root->path, 0, 0},
-                      "flatten-unsupported",
+        const ub_layer *rl = NULL;
+        const ub_field *rf =
+            !cx.failed && !cx.oom ? ub_find_relocates(&cx, &rl) : NULL;
+        if (rf) {
+            ub_report(&cx, UB_ERROR, rl, rf->loc, "flatten-unsupported",
                       "relocates are not supported by usdbake flatten "
                       "yet; nothing was written");
             cx.failed = true;

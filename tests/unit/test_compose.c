@@ -1,0 +1,309 @@
+/* CUnit tests for ub_compose (paths, strength order, path mapping, time
+ * offsets through arcs) and ub_clips (clip time mapping, active clips,
+ * baked samples).  Layers are written to a temporary directory and
+ * composed through the real loader. */
+#include <CUnit/Basic.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ub_clips.h"
+#include "ub_compose.h"
+#include "ub_parse.h"
+
+static ub_strtab *T;
+static char dir[256];
+
+static const char *S(const char *s)
+{
+    return ub_intern_cstr(T, s);
+}
+
+static void put(const char *name, const char *text)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* Compose dir/root and return the flattened layer (NULL on error). */
+static ub_layer *compose(const char *root, ub_loader **ld, ub_diags **d)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/%s", dir, root);
+    *d = ub_diags_new();
+    *ld = ub_loader_new(T, *d);
+    ub_layer *rl = ub_loader_open(*ld, p, NULL, (ub_loc){NULL, 0, 0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rl);
+    size_t rec = 0;
+    return ub_compose_flatten(*ld, rl, "out.usda", *d, &rec);
+}
+
+static ub_prop *prop(ub_layer *l, const char *path, const char *name)
+{
+    ub_prim *p = ub_layer_find_prim(l, path);
+    return p ? ub_prop_find(l, p, S(name)) : NULL;
+}
+
+static double dflt(ub_layer *l, const char *path, const char *name)
+{
+    ub_prop *a = prop(l, path, name);
+    if (!a || a->default_value.kind != UB_V_DATA)
+        return NAN;
+    return ub_value_get_double(&a->default_value, 0, 0);
+}
+
+static void test_paths(void)
+{
+    CU_ASSERT_PTR_EQUAL(ub_path_strip_variants(T, "/A{v=x}B"), S("/A/B"));
+    CU_ASSERT_PTR_EQUAL(ub_path_strip_variants(T, "/A{v=x}"), S("/A"));
+    CU_ASSERT_PTR_EQUAL(ub_path_strip_variants(T, "/A{v=x}{w=y}B.c"),
+                        S("/A/B.c"));
+    CU_ASSERT(ub_path_has_prefix("/A/B", "/A"));
+    CU_ASSERT(ub_path_has_prefix("/A.x", "/A"));
+    CU_ASSERT(ub_path_has_prefix("/A", "/"));
+    CU_ASSERT(!ub_path_has_prefix("/AB", "/A"));
+    CU_ASSERT_PTR_EQUAL(ub_path_replace_prefix(T, "/Ref/C.x", "/Ref", "/M"),
+                        S("/M/C.x"));
+    CU_ASSERT_PTR_EQUAL(ub_path_replace_prefix(T, "/Ref", "/Ref", "/M/N"),
+                        S("/M/N"));
+    CU_ASSERT_PTR_NULL(ub_path_replace_prefix(T, "/Other", "/Ref", "/M"));
+}
+
+static void test_find_prim_in_variant(void)
+{
+    static const char text[] =
+        "#usda 1.0\n"
+        "def \"A\" (\n    variantSets = \"v\"\n)\n{\n"
+        "    variantSet \"v\" = {\n"
+        "        \"x\" {\n            def \"B\"\n            {\n"
+        "            }\n        }\n    }\n}\n";
+    ub_diags *d = ub_diags_new();
+    ub_layer *l = ub_parse_usda(T, "v.usda", text, sizeof text - 1, d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    ub_prim *b = ub_layer_find_prim(l, "/A{v=x}B");
+    CU_ASSERT_PTR_NOT_NULL(b);
+    CU_ASSERT(b && strcmp(b->name, "B") == 0);
+    CU_ASSERT_PTR_NULL(ub_layer_find_prim(l, "/A/B"));
+    CU_ASSERT_PTR_NULL(ub_layer_find_prim(l, "/A{v=y}B"));
+    ub_layer_free(l);
+    ub_diags_free(d);
+}
+
+/* One attribute per arc type, each also authored by every weaker arc:
+ * the value says which arc won (local 1, inherit 2, variant 3,
+ * reference 4, payload 5, specialize 6). */
+static void test_strength_order(void)
+{
+    put("livrps.usda",
+        "#usda 1.0\n"
+        "class \"Cls\"\n{\n    double a = 2\n    double b = 2\n}\n"
+        "class \"Spec\"\n{\n    double a = 6\n    double b = 6\n"
+        "    double c = 6\n    double d = 6\n    double e = 6\n"
+        "    double f = 6\n}\n"
+        "def \"Shot\" (\n    inherits = </Cls>\n    specializes = </Spec>\n"
+        "    references = @./ref.usda@</Ref> (offset = 10; scale = 2)\n"
+        "    payload = @./pay.usda@</Pay>\n"
+        "    variantSets = \"v\"\n    variants = {\n"
+        "        string v = \"one\"\n    }\n)\n{\n"
+        "    double a = 1\n"
+        "    variantSet \"v\" = {\n"
+        "        \"one\" {\n            double a = 3\n            double b = 3\n"
+        "            double c = 3\n        }\n"
+        "        \"two\" {\n            double c = 99\n        }\n    }\n}\n");
+    put("ref.usda",
+        "#usda 1.0\n"
+        "def \"Ref\"\n{\n    double a = 4\n    double b = 4\n"
+        "    double c = 4\n    double d = 4\n"
+        "    double anim.timeSamples = {\n        1: 7,\n    }\n"
+        "    rel r = </Ref/Child>\n    rel out = </Elsewhere>\n"
+        "    def \"Child\"\n    {\n    }\n}\n");
+    put("pay.usda",
+        "#usda 1.0\n"
+        "def \"Pay\"\n{\n    double a = 5\n    double b = 5\n"
+        "    double c = 5\n    double d = 5\n    double e = 5\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("livrps.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    CU_ASSERT_EQUAL(dflt(out, "/Shot", "a"), 1);
+    CU_ASSERT_EQUAL(dflt(out, "/Shot", "b"), 2);
+    CU_ASSERT_EQUAL(dflt(out, "/Shot", "c"), 3);
+    CU_ASSERT_EQUAL(dflt(out, "/Shot", "d"), 4);
+    CU_ASSERT_EQUAL(dflt(out, "/Shot", "e"), 5);
+    CU_ASSERT_EQUAL(dflt(out, "/Shot", "f"), 6);
+    /* the reference's offset: time 1 lands at 1 * 2 + 10 */
+    ub_prop *anim = prop(out, "/Shot", "anim");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(anim);
+    CU_ASSERT_EQUAL(anim->samples.n, 1);
+    CU_ASSERT_EQUAL(anim->samples.v[0].time, 12);
+    /* targets mapped across the reference; one outside it is dropped */
+    ub_prop *r = prop(out, "/Shot", "r");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL_FATAL(r->targets.kind, UB_V_LISTOP);
+    const ub_value *ex = &r->targets.u.listop->part[UB_LO_EXPLICIT];
+    CU_ASSERT_EQUAL(ex->count, 1);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(ex, 0), S("/Shot/Child"));
+    CU_ASSERT_EQUAL(prop(out, "/Shot", "out")->targets.kind, UB_V_EMPTY);
+    /* the child comes from the reference; arcs are not written */
+    CU_ASSERT_PTR_NOT_NULL(ub_layer_find_prim(out, "/Shot/Child"));
+    ub_prim *shot = ub_layer_find_prim(out, "/Shot");
+    CU_ASSERT_PTR_NULL(ub_fields_find(&shot->meta, S("references")));
+    CU_ASSERT_PTR_NULL(ub_fields_find(&shot->meta, S("variants")));
+    CU_ASSERT_EQUAL(shot->specifier, UB_DEF);
+    CU_ASSERT_EQUAL(ub_layer_find_prim(out, "/Cls")->specifier, UB_CLASS);
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
+/* A class the referenced layer inherits is implied into the referencing
+ * layer stack, where a local opinion about it wins. */
+static void test_implied_inherit(void)
+{
+    put("implied.usda",
+        "#usda 1.0\n"
+        "def \"M\" (\n    references = @./model.usda@</Model>\n)\n{\n}\n"
+        "class \"Class\"\n{\n    double x = 1\n}\n");
+    put("model.usda",
+        "#usda 1.0\n"
+        "def \"Model\" (\n    inherits = </Class>\n)\n{\n}\n"
+        "class \"Class\"\n{\n    double x = 2\n    double y = 2\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("implied.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    CU_ASSERT_EQUAL(dflt(out, "/M", "x"), 1);
+    CU_ASSERT_EQUAL(dflt(out, "/M", "y"), 2);
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
+/* Relocates are refused loudly, never flattened wrongly. */
+static void test_unsupported_relocates(void)
+{
+    put("reloc.usda",
+        "#usda 1.0\n(\n    relocates = {\n        </A/B>: </A/C>\n    }\n)\n"
+        "def \"A\"\n{\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("reloc.usda", &ld, &d);
+    CU_ASSERT_PTR_NULL(out);
+    CU_ASSERT(ub_diags_errors(d) > 0);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
+/* A clip set built from a dictionary: times with a jump at 10. */
+static ub_dict *clip_info(ub_arena *a, const char *asset, const double *tm,
+                          int nt)
+{
+    ub_dict *d = ub_dict_new(a);
+    ub_value as = ub_value_new(a, ub_type_get(UB_TY_ASSET), 1, true);
+    ((const char **)as.u.data)[0] = S(asset);
+    ub_dict_set(a, d, S("assetPaths"), as, (ub_loc){0});
+    ub_value pp = ub_value_new(a, ub_type_get(UB_TY_STRING), 1, false);
+    ((const char **)pp.u.data)[0] = S("/Model");
+    ub_dict_set(a, d, S("primPath"), pp, (ub_loc){0});
+    ub_value ac = ub_value_new(a, ub_type_get(UB_TY_DOUBLE2), 1, true);
+    ((double *)ac.u.data)[0] = 0;
+    ((double *)ac.u.data)[1] = 0;
+    ub_dict_set(a, d, S("active"), ac, (ub_loc){0});
+    ub_value t = ub_value_new(a, ub_type_get(UB_TY_DOUBLE2), nt, true);
+    memcpy(t.u.data, tm, 2 * nt * sizeof *tm);
+    ub_dict_set(a, d, S("times"), t, (ub_loc){0});
+    return d;
+}
+
+static void test_clip_times(void)
+{
+    put("clip.usda",
+        "#usda 1.0\n"
+        "def \"Model\"\n{\n    double x.timeSamples = {\n"
+        "        0: 0,\n        10: 100,\n    }\n}\n");
+    put("clipsrc.usda", "#usda 1.0\n");
+    char p[512];
+    snprintf(p, sizeof p, "%s/clipsrc.usda", dir);
+    ub_diags *d = ub_diags_new();
+    ub_loader *ld = ub_loader_new(T, d);
+    ub_layer *src = ub_loader_open(ld, p, NULL, (ub_loc){NULL, 0, 0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(src);
+    ub_arena *a = ub_arena_new();
+    /* stage 0..10 plays the clip 0..10, then jumps back to 0 */
+    static const double tm[] = {0, 0, 10, 10, 10, 0, 20, 10};
+    ub_clip_set cs;
+    CU_ASSERT_EQUAL_FATAL(ub_clip_set_init(&cs, ld, S("default"),
+                                           clip_info(a, "./clip.usda", tm, 4),
+                                           src, UB_OFFSET_IDENTITY,
+                                           (ub_loc){0}, d),
+                          1);
+    CU_ASSERT_EQUAL(cs.n_times, 6); /* with the two sentinels */
+    CU_ASSERT(cs.times[2].jump);
+    CU_ASSERT_DOUBLE_EQUAL(ub_clip_set_to_internal(&cs, 5), 5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(ub_clip_set_to_internal(&cs, 10), 0, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(ub_clip_set_to_internal(&cs, 15), 5, 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(ub_clip_set_to_internal(&cs, 30), 10, 1e-12);
+    CU_ASSERT_EQUAL(ub_clip_set_active(&cs, -5), 0);
+    CU_ASSERT(ub_clip_set_has_attr(&cs, S("/Model"), S("x")));
+    CU_ASSERT(!ub_clip_set_has_attr(&cs, S("/Model"), S("y")));
+    ub_samples s;
+    const ub_layer **from;
+    CU_ASSERT_EQUAL_FATAL(
+        ub_clip_set_samples(&cs, S("/Model"), S("x"), a, &s, &from), 0);
+    /* 0, just before the jump, at it, and 20 */
+    CU_ASSERT_EQUAL_FATAL(s.n, 4);
+    CU_ASSERT_EQUAL(s.v[0].time, 0);
+    CU_ASSERT_DOUBLE_EQUAL(s.v[1].time, 10 - UB_CLIP_SAFE_STEP, 1e-15);
+    CU_ASSERT_EQUAL(s.v[2].time, 10);
+    CU_ASSERT_EQUAL(s.v[3].time, 20);
+    CU_ASSERT_DOUBLE_EQUAL(ub_value_get_double(&s.v[1].value, 0, 0), 100,
+                           1e-6);
+    CU_ASSERT_DOUBLE_EQUAL(ub_value_get_double(&s.v[2].value, 0, 0), 0, 0);
+    CU_ASSERT_DOUBLE_EQUAL(ub_value_get_double(&s.v[3].value, 0, 0), 100, 0);
+    ub_clip_set_free(&cs);
+    /* an index in `active` past assetPaths: ignored with a warning */
+    ub_dict *bad = clip_info(a, "./clip.usda", tm, 4);
+    ((double *)ub_dict_find(bad, S("active"))->value.u.data)[1] = 3;
+    size_t before = ub_diags_count(d);
+    CU_ASSERT_EQUAL(ub_clip_set_init(&cs, ld, S("default"), bad, src,
+                                     UB_OFFSET_IDENTITY, (ub_loc){0}, d),
+                    0);
+    CU_ASSERT(ub_diags_count(d) > before);
+    ub_arena_free(a);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
+int main(void)
+{
+    T = ub_strtab_new();
+    snprintf(dir, sizeof dir, "%s/ub-test-compose.XXXXXX",
+             getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp");
+    if (!T || !mkdtemp(dir))
+        return 1;
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("compose", NULL, NULL);
+    CU_add_test(s, "paths", test_paths);
+    CU_add_test(s, "prims inside variants", test_find_prim_in_variant);
+    CU_add_test(s, "strength order and mapping", test_strength_order);
+    CU_add_test(s, "implied inherits", test_implied_inherit);
+    CU_add_test(s, "relocates refused", test_unsupported_relocates);
+    CU_add_test(s, "clip times", test_clip_times);
+    CU_basic_set_mode(CU_BRM_NORMAL);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    ub_strtab_free(T);
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    if (system(cmd) != 0)
+        failed++;
+    return failed ? 1 : 0;
+}
