@@ -29,6 +29,8 @@ typedef struct ub_w {
     void *tmp; /* gather space for packed series */
     size_t tmp_cap;
     uint32_t last_ref; /* the previous record reference in SPEC */
+    ZSTD_CCtx *trial;  /* fast level for choosing layouts */
+    ub_buf cand[3], ztmp;
     bool failed, too_deep;
 } ub_w;
 
@@ -234,7 +236,8 @@ static bool decimal_of(double v, bool is_float, unsigned d, int64_t *k)
     double x = v * ub_usdb_pow10[d];
     if (!(fabs(x) < 9007199254740992.0)) /* also NaN */
         return false;
-    int64_t kk = llround(x);
+    /* any nearby integer will do: the check below is what counts */
+    int64_t kk = (int64_t)(x < 0 ? x - 0.5 : x + 0.5);
     double r = ub_usdb_decimal(kk, d);
     if (is_float) {
         float rf = (float)r, vf = (float)v;
@@ -262,7 +265,7 @@ static unsigned bitlen(uint64_t x)
  * for a small k); false when some value is not such a decimal. */
 static bool put_decimal_column(ub_buf *b, const unsigned char *src,
                                size_t stride, size_t n, bool is_float,
-                               int64_t *k)
+                               int64_t *k, uint8_t *kd, unsigned *digits)
 {
     unsigned d = 0;
     for (size_t i = 0; i < n; i++) {
@@ -277,22 +280,19 @@ static bool put_decimal_column(ub_buf *b, const unsigned char *src,
         while (!decimal_of(v, is_float, d, &k[i]))
             if (++d > UB_USDB_DEC_MAX)
                 return false;
+        kd[i] = (uint8_t)d;
     }
-    /* k at the column's d (exact: k * 10^(d - d_i) over 10^d is the same
-     * quotient), choosing delta coding when it makes the numbers smaller */
+    /* k at the column's d: k * 10^(d - d_i) over 10^d is the same exact
+     * quotient while k stays below 2^53.  Delta coding where it makes the
+     * numbers smaller. */
     uint64_t cost_plain = 0, cost_delta = 0, max_plain = 0, max_delta = 0;
     int64_t prev = 0;
     for (size_t i = 0; i < n; i++) {
-        double v;
-        if (is_float) {
-            float x;
-            memcpy(&x, src + i * stride, 4);
-            v = x;
-        } else {
-            memcpy(&v, src + i * stride, 8);
+        for (unsigned e = kd[i]; e < d; e++) {
+            k[i] *= 10;
+            if (k[i] >= ((int64_t)1 << 53) || k[i] <= -((int64_t)1 << 53))
+                return false;
         }
-        if (!decimal_of(v, is_float, d, &k[i]))
-            return false;
         uint64_t zp = zigzag64(k[i]), zd = zigzag64(k[i] - prev);
         prev = k[i];
         cost_plain += bitlen(zp);
@@ -300,6 +300,7 @@ static bool put_decimal_column(ub_buf *b, const unsigned char *src,
         max_plain = zp > max_plain ? zp : max_plain;
         max_delta = zd > max_delta ? zd : max_delta;
     }
+    *digits = d;
     bool delta = cost_delta < cost_plain;
     uint64_t mx = delta ? max_delta : max_plain;
     size_t w = mx > UINT32_MAX ? 8 : 4;
@@ -322,21 +323,32 @@ static bool put_decimal_column(ub_buf *b, const unsigned char *src,
 
 /* Float/double elements, column by column: decimal where every value of
  * the column is a short decimal, byte planes otherwise. */
-static void put_columns(ub_buf *b, const ub_type *t, const unsigned char *src,
+/* Returns whether every column was a decimal of at most 5 digits: data
+ * authored as short decimals, where no other layout does better. */
+static bool put_columns(ub_buf *b, const ub_type *t, const unsigned char *src,
                         size_t n)
 {
+    bool short_decimals = true;
     size_t s = ub_scalar_size(t->scalar);
     unsigned nc = ub_type_ncomp(t);
     size_t stride = nc * s;
     int64_t *k = malloc((n ? n : 1) * sizeof *k);
-    if (!k) {
+    uint8_t *kd = malloc(n ? n : 1);
+    if (!k || !kd) {
+        free(k);
+        free(kd);
         b->failed = true;
-        return;
+        return false;
     }
     for (unsigned c = 0; c < nc; c++) {
         size_t mark = b->len;
-        if (put_decimal_column(b, src + c * s, stride, n, s == 4, k))
+        unsigned digits;
+        if (put_decimal_column(b, src + c * s, stride, n, s == 4, k, kd,
+                               &digits)) {
+            short_decimals = short_decimals && digits <= 5;
             continue;
+        }
+        short_decimals = false;
         b->len = mark;
         put_u8(b, UB_USDB_COL_PLANES);
         unsigned char *col = (unsigned char *)ub_buf_reserve(b, n * s);
@@ -351,19 +363,32 @@ static void put_columns(ub_buf *b, const ub_type *t, const unsigned char *src,
         }
     }
     free(k);
+    free(kd);
+    return short_decimals;
 }
 
 /* count elements of t at data, as a numeric block (layout byte + data). */
-static void put_numeric(ub_buf *b, const ub_type *t, const void *data,
-                        uint32_t count)
+enum { PICK_AUTO, PICK_RAW, PICK_SMALL };
+
+/* Returns whether the layout chosen is certainly the best (see
+ * put_columns). */
+static bool put_numeric_as(ub_buf *b, const ub_type *t, const void *data,
+                           uint32_t count, int pick)
 {
     size_t s = ub_scalar_size(t->scalar);
     unsigned nc = ub_type_ncomp(t);
     size_t n = count, bytes = n * nc * s;
     const unsigned char *src = data;
     bool fp = t->scalar == UB_SC_FLOAT || t->scalar == UB_SC_DOUBLE;
-    if (fp && bytes < UB_USDB_SPLIT_MIN) {
+    bool raw = pick == PICK_RAW;
+    if (fp && ((bytes < UB_USDB_SPLIT_MIN && !raw) || pick == PICK_SMALL)) {
         put_u8(b, UB_USDB_LAYOUT_SMALL);
+        /* at most 1 + 10 bytes per component, written in place */
+        unsigned char *o = (unsigned char *)ub_buf_reserve(b, n * nc * 11);
+        if (!o)
+            return false;
+        unsigned char *o0 = o;
+        unsigned prev_d = 0;
         for (size_t k = 0; k < n * nc; k++) {
             double v;
             if (s == 4) {
@@ -374,34 +399,43 @@ static void put_numeric(ub_buf *b, const ub_type *t, const void *data,
                 memcpy(&v, src + k * 8, 8);
             }
             int64_t dk = 0;
-            unsigned d = 0;
-            while (d <= UB_USDB_DEC_MAX && !decimal_of(v, s == 4, d, &dk))
-                d++;
+            /* the previous value's digit count usually fits this one */
+            unsigned d = prev_d;
+            if (!decimal_of(v, s == 4, d, &dk))
+                for (d = 0; d <= UB_USDB_DEC_MAX; d++)
+                    if (decimal_of(v, s == 4, d, &dk))
+                        break;
             if (d <= UB_USDB_DEC_MAX) {
-                put_u8(b, d);
-                put_vu(b, zigzag64(dk));
+                prev_d = d;
+                *o++ = (unsigned char)d;
+                uint64_t z = zigzag64(dk);
+                do {
+                    unsigned char c7 = z & 0x7f;
+                    z >>= 7;
+                    *o++ = c7 | (z ? 0x80 : 0);
+                } while (z);
             } else { /* not a short decimal: its bits */
-                put_u8(b, UB_USDB_SMALL_RAW);
+                *o++ = UB_USDB_SMALL_RAW;
                 uint64_t u = load_comp(src + k * s, s);
                 for (size_t by = 0; by < s; by++)
-                    put_u8(b, (unsigned)(u >> (8 * by)) & 0xff);
+                    *o++ = (unsigned char)(u >> (8 * by));
             }
         }
-        return;
+        b->len += (size_t)(o - o0);
+        return false;
     }
-    unsigned layout = bytes < UB_USDB_SPLIT_MIN ? UB_USDB_LAYOUT_RAW
+    unsigned layout = bytes < UB_USDB_SPLIT_MIN || raw ? UB_USDB_LAYOUT_RAW
                       : is_int_scalar(t->scalar) ? UB_USDB_LAYOUT_DELTA
                       : (t->scalar == UB_SC_FLOAT || t->scalar == UB_SC_DOUBLE)
                           ? UB_USDB_LAYOUT_COLUMNS
                           : UB_USDB_LAYOUT_SPLIT;
     put_u8(b, layout);
     if (layout == UB_USDB_LAYOUT_COLUMNS) {
-        put_columns(b, t, src, n);
-        return;
+        return put_columns(b, t, src, n);
     }
     unsigned char *out = (unsigned char *)ub_buf_reserve(b, bytes);
     if (!out)
-        return;
+        return false;
     b->len += bytes;
     if (layout == UB_USDB_LAYOUT_RAW) {
         for (size_t k = 0; k < n * nc; k++) {
@@ -409,7 +443,7 @@ static void put_numeric(ub_buf *b, const ub_type *t, const void *data,
             for (size_t by = 0; by < s; by++)
                 *out++ = (unsigned char)(v >> (8 * by));
         }
-        return;
+        return false;
     }
     size_t stride = nc * s;
     unsigned bits = (unsigned)(s * 8);
@@ -430,6 +464,60 @@ static void put_numeric(ub_buf *b, const ub_type *t, const void *data,
                 col[by * n + i] = (unsigned char)(v >> (8 * by));
         }
     }
+    return false;
+}
+
+/* Which layout compresses better depends on the data: decimal columns and
+ * byte planes win on authored or noisy values, but full-precision meshes
+ * repeat whole vertices, which the raw and SMALL layouts keep as repeats.
+ * For big blocks, compress a sample in each with fast zstd and use the
+ * layout of the smallest. */
+static void put_numeric(ub_w *w, ub_buf *b, const ub_type *t,
+                        const void *data, uint32_t count)
+{
+    size_t bytes = (size_t)count * ub_type_elem_size(t);
+    if (bytes < UB_USDB_TRIAL_MIN || !w->trial) {
+        put_numeric_as(b, t, data, count, PICK_AUTO);
+        return;
+    }
+    bool fp = t->scalar == UB_SC_FLOAT || t->scalar == UB_SC_DOUBLE;
+    int ncand = fp ? 3 : 2;
+    ub_buf *cand[3] = {&w->cand[0], &w->cand[1], &w->cand[2]};
+    size_t z[3];
+    /* judge on a sample (the first ~16 KiB of elements), then encode all */
+    size_t es = ub_type_elem_size(t);
+    uint32_t sample = count;
+    if ((size_t)sample * es > UB_USDB_TRIAL_SAMPLE)
+        sample = (uint32_t)(UB_USDB_TRIAL_SAMPLE / es + 1);
+    for (int i = 0; i < ncand; i++) {
+        cand[i]->len = 0;
+        if (put_numeric_as(cand[i], t, data, sample, i) && i == 0) {
+            /* short decimals: nothing beats decimal columns */
+            if (sample == count)
+                ub_buf_append(b, cand[0]->data, cand[0]->len);
+            else
+                put_numeric_as(b, t, data, count, PICK_AUTO);
+            return;
+        }
+        size_t bound = ZSTD_compressBound(cand[i]->len);
+        char *dst = ub_buf_reserve(&w->ztmp, bound);
+        z[i] = dst && !cand[i]->failed
+                   ? ZSTD_compressCCtx(w->trial, dst, bound, cand[i]->data,
+                                       cand[i]->len, 1)
+                   : (size_t)-1;
+        if (ZSTD_isError(z[i]))
+            z[i] = (size_t)-1;
+    }
+    int bi = 0;
+    for (int i = 1; i < ncand; i++)
+        if (z[i] < z[bi])
+            bi = i;
+    if (cand[bi]->failed)
+        w->failed = true;
+    else if (sample == count)
+        ub_buf_append(b, cand[bi]->data, cand[bi]->len);
+    else
+        put_numeric_as(b, t, data, count, bi);
 }
 
 /* --- values ------------------------------------------------------------ */
@@ -509,7 +597,7 @@ static void put_value_body(ub_w *w, ub_buf *b, const ub_value *v, int depth)
         case UB_SC_NONE:
             break;
         default:
-            put_numeric(b, t, v->u.data, v->count);
+            put_numeric(w, b, t, v->u.data, v->count);
             break;
         }
         break;
@@ -641,7 +729,7 @@ static uint32_t series_rec(ub_w *w, const ub_samples *s)
             memcpy((char *)w->tmp + i * es, s->v[i].value.u.data, es);
         put_u8(b, UB_USDB_SERIES_PACKED);
         put_str(w, b, type_name(w, t));
-        put_numeric(b, t, w->tmp, s->n);
+        put_numeric(w, b, t, w->tmp, s->n);
     } else {
         put_u8(b, UB_USDB_SERIES_RECS);
         for (uint32_t i = 0; i < s->n; i++) /* deltas, as in SPEC */
@@ -779,6 +867,11 @@ static void ub_w_free(ub_w *w)
     ub_buf_free(&w->spec);
     ub_buf_free(&w->vbuf);
     ub_buf_free(&w->sbuf);
+    ub_buf_free(&w->cand[0]);
+    ub_buf_free(&w->cand[1]);
+    ub_buf_free(&w->cand[2]);
+    ub_buf_free(&w->ztmp);
+    ZSTD_freeCCtx(w->trial);
     free(w->tmp);
 }
 
@@ -798,6 +891,12 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     ub_buf_init(&w.spec);
     ub_buf_init(&w.vbuf);
     ub_buf_init(&w.sbuf);
+    ub_buf_init(&w.cand[0]);
+    ub_buf_init(&w.cand[1]);
+    ub_buf_init(&w.cand[2]);
+    ub_buf_init(&w.ztmp);
+    /* level 0 stores: no point in choosing layouts for zstd then */
+    w.trial = level > 0 ? ZSTD_createCCtx() : NULL;
     w.empty = ub_intern(layer->strtab, "", 0);
     if (!w.empty)
         return ub_w_fail(diags, layer, "out of memory");
@@ -840,15 +939,23 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
             put_vu(&ridx, w.rec_off[r + 1] - w.rec_off[r]);
     }
 
-    ub_w_section *secs = calloc((size_t)nchunks + 3, sizeof *secs);
+    /* The skeleton: everything a reader needs at open, in one frame. */
+    ub_buf skel;
+    ub_buf_init(&skel);
+    put_vu(&skel, strs.len);
+    ub_buf_append(&skel, strs.data, strs.len);
+    put_vu(&skel, ridx.len);
+    ub_buf_append(&skel, ridx.data, ridx.len);
+    ub_buf_append(&skel, w.spec.data, w.spec.len);
+
+    ub_w_section *secs = calloc((size_t)nchunks + 1, sizeof *secs);
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     int rc = 0;
     if (w.failed || strs.failed || ridx.failed || w.spec.failed ||
-        w.recs.failed || !secs || !cctx)
+        w.recs.failed || skel.failed || !secs || !cctx)
         rc = -1;
-    size_t base = out->len;
     if (rc == 0) {
-        unsigned char hdr[UB_USDB_HEADER_LEN] = {0};
+        unsigned char hdr[UB_USDB_HEADER_LEN];
         memcpy(hdr, UB_USDB_MAGIC, UB_USDB_MAGIC_LEN);
         ub_put_le16(hdr + 8, UB_USDB_MAJOR);
         ub_put_le16(hdr + 10, UB_USDB_MINOR);
@@ -856,14 +963,8 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     }
     size_t nsec = 0;
     if (rc == 0)
-        rc = put_section(cctx, level, out, UB_USDB_TAG_STRS, strs.data,
-                         strs.len, &secs[nsec++]);
-    if (rc == 0)
-        rc = put_section(cctx, level, out, UB_USDB_TAG_SPEC, w.spec.data,
-                         w.spec.len, &secs[nsec++]);
-    if (rc == 0)
-        rc = put_section(cctx, level, out, UB_USDB_TAG_RIDX, ridx.data,
-                         ridx.len, &secs[nsec++]);
+        rc = put_section(cctx, level, out, UB_USDB_TAG_SKEL, skel.data,
+                         skel.len, &secs[nsec++]);
     for (uint32_t c = 0; rc == 0 && c < nchunks; c++) {
         uint64_t a = w.rec_off[chunk_first[c]];
         uint64_t e = w.rec_off[chunk_first[c + 1]];
@@ -871,33 +972,34 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
                          (size_t)(e - a), &secs[nsec++]);
     }
     if (rc == 0) {
-        size_t index_off = out->len - base;
-        size_t ilen = 4 + nsec * UB_USDB_INDEX_ENTRY_LEN;
-        unsigned char *ix = (unsigned char *)ub_buf_reserve(out, ilen);
-        if (!ix) {
+        ub_buf ix;
+        ub_buf_init(&ix);
+        put_vu(&ix, nsec);
+        for (size_t i = 0; i < nsec; i++) {
+            unsigned char e[8];
+            ub_put_le32(e, secs[i].tag);
+            ub_buf_append(&ix, e, 4);
+            put_u8(&ix, secs[i].codec);
+            put_vu(&ix, secs[i].stored);
+            put_vu(&ix, secs[i].raw);
+            ub_put_le64(e, secs[i].hash);
+            ub_buf_append(&ix, e, 8);
+        }
+        if (ix.failed || ix.len > UINT32_MAX) {
             rc = -1;
         } else {
-            ub_put_le32(ix, (uint32_t)nsec);
-            for (size_t i = 0; i < nsec; i++) {
-                unsigned char *e = ix + 4 + i * UB_USDB_INDEX_ENTRY_LEN;
-                ub_put_le32(e, secs[i].tag);
-                ub_put_le32(e + 4, secs[i].codec);
-                ub_put_le64(e + 8, secs[i].offset - base);
-                ub_put_le64(e + 16, secs[i].stored);
-                ub_put_le64(e + 24, secs[i].raw);
-                ub_put_le64(e + 32, secs[i].hash);
-            }
-            out->len += ilen;
+            ub_buf_append(out, ix.data, ix.len);
             unsigned char tr[UB_USDB_TRAILER_LEN];
-            ub_put_le64(tr, index_off);
-            ub_put_le64(tr + 8, ilen);
-            ub_put_le64(tr + 16, XXH3_64bits(ix, ilen));
-            ub_put_le16(tr + 24, UB_USDB_MAJOR);
-            ub_put_le16(tr + 26, UB_USDB_MINOR);
-            memcpy(tr + 28, UB_USDB_TAIL_MAGIC, 4);
+            ub_put_le32(tr, (uint32_t)ix.len);
+            ub_put_le64(tr + 4, XXH3_64bits(ix.data, ix.len));
+            ub_put_le16(tr + 12, UB_USDB_MAJOR);
+            ub_put_le16(tr + 14, UB_USDB_MINOR);
+            memcpy(tr + 16, UB_USDB_TAIL_MAGIC, 4);
             ub_buf_append(out, tr, sizeof tr);
         }
+        ub_buf_free(&ix);
     }
+    ub_buf_free(&skel);
     if (out->failed)
         rc = -1;
     ZSTD_freeCCtx(cctx);

@@ -4,6 +4,7 @@
  *   ub_usdb_bench read FILE.usdb      open, then read every value through
  *                                     the runtime API (fields, defaults,
  *                                     every time sample); prints seconds
+ *   ub_usdb_bench sections FILE.usdb  the sections: name, offset, sizes
  *   ub_usdb_bench one FILE.usdb PRIM PROP
  *                                     open and read one attribute's value at
  *                                     time 1; prints the bytes decompressed
@@ -77,9 +78,11 @@ static int read_all(ub_usdb *f, size_t *values)
 int main(int argc, char **argv)
 {
     if (argc < 3 || (strcmp(argv[1], "read") != 0 &&
+                     strcmp(argv[1], "sections") != 0 &&
                      !(strcmp(argv[1], "one") == 0 && argc == 5))) {
         fprintf(stderr, "usage: ub_usdb_bench read FILE.usdb\n"
-                        "       ub_usdb_bench one FILE.usdb PRIM PROP\n");
+                        "       ub_usdb_bench one FILE.usdb PRIM PROP\n"
+                        "       ub_usdb_bench sections FILE.usdb\n");
         return 2;
     }
     ub_diags *d = ub_diags_new();
@@ -87,7 +90,16 @@ int main(int argc, char **argv)
     ub_usdb *f = ub_usdb_open(argv[2], NULL, d);
     int rc = f ? 0 : 1;
     size_t values = 0;
-    if (f && strcmp(argv[1], "read") == 0) {
+    if (f && strcmp(argv[1], "sections") == 0) {
+        /* name<TAB>offset<TAB>stored<TAB>raw, for tests and curiosity */
+        for (uint32_t i = 0; i < ub_usdb_section_count(f); i++) {
+            char name[48];
+            uint64_t off, st, raw;
+            ub_usdb_section(f, i, name, &off, &st, &raw);
+            printf("%s\t%llu\t%llu\t%llu\n", name, (unsigned long long)off,
+                   (unsigned long long)st, (unsigned long long)raw);
+        }
+    } else if (f && strcmp(argv[1], "read") == 0) {
         rc = read_all(f, &values) != 0;
         if (rc == 0)
             printf("read_s=%.4f values=%zu decompressed=%llu\n", now() - t0,

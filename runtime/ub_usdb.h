@@ -58,6 +58,13 @@ uint64_t ub_usdb_bytes_decompressed(const ub_usdb *f);
 /* Total raw (decompressed) size of every section of the file. */
 uint64_t ub_usdb_bytes_raw_total(const ub_usdb *f);
 
+/* The file's sections in file order, for tools and tests: section i's
+ * name as errors give it ("SKEL", "DATA chunk 3"), byte offset, stored
+ * and raw sizes. */
+uint32_t ub_usdb_section_count(const ub_usdb *f);
+int ub_usdb_section(const ub_usdb *f, uint32_t i, char name[48],
+                    uint64_t *offset, uint64_t *stored, uint64_t *raw);
+
 /* The whole layer as a ub_layer (its path is `path`), verifying every
  * section.  NULL on error. */
 ub_layer *ub_usdb_read_layer(ub_usdb *f, const char *path);

@@ -16,18 +16,15 @@
 #define UB_USDB_TAIL_MAGIC "UBEN"
 #define UB_USDB_MAJOR 1
 #define UB_USDB_MINOR 0
-#define UB_USDB_HEADER_LEN 16
-#define UB_USDB_TRAILER_LEN 32
-#define UB_USDB_INDEX_ENTRY_LEN 40
+#define UB_USDB_HEADER_LEN 12
+#define UB_USDB_TRAILER_LEN 20
 #define UB_USDB_CHUNK_TARGET ((size_t)1 << 18)
 #define UB_USDB_MAX_DEPTH 1000
 
 #define UB_USDB_TAG(a, b, c, d)                                       \
     ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 |       \
      (uint32_t)(d) << 24)
-#define UB_USDB_TAG_STRS UB_USDB_TAG('S', 'T', 'R', 'S')
-#define UB_USDB_TAG_SPEC UB_USDB_TAG('S', 'P', 'E', 'C')
-#define UB_USDB_TAG_RIDX UB_USDB_TAG('R', 'I', 'D', 'X')
+#define UB_USDB_TAG_SKEL UB_USDB_TAG('S', 'K', 'E', 'L')
 #define UB_USDB_TAG_DATA UB_USDB_TAG('D', 'A', 'T', 'A')
 
 enum { UB_USDB_CODEC_STORED = 0, UB_USDB_CODEC_ZSTD = 1 };
@@ -59,6 +56,9 @@ enum { UB_USDB_SERIES_RECS = 0, UB_USDB_SERIES_PACKED = 1 };
 /* Numeric blocks smaller than this are stored raw: splitting gains
  * nothing on a few bytes. */
 #define UB_USDB_SPLIT_MIN 64
+/* Blocks from this size get their layout chosen by trial compression. */
+#define UB_USDB_TRIAL_MIN 1024
+#define UB_USDB_TRIAL_SAMPLE 16384
 
 static inline uint64_t ub_le64(const unsigned char *p)
 {

@@ -358,53 +358,49 @@ static int parse_index(ub_usdb *f)
         ub_usdb_err(f, "trailer", "file truncated (%zu bytes)", n);
         return -1;
     }
-    unsigned major = ub_le16(b + 8);
-    if (major != UB_USDB_MAJOR && major == ub_le16(b + n - 8)) {
-        ub_usdb_err(f, "header",
-                    "format version %u.%u is not supported (this reader "
-                    "reads %d.x)",
-                    major, ub_le16(b + 10), UB_USDB_MAJOR);
-        return -1;
-    }
     const unsigned char *tr = b + n - UB_USDB_TRAILER_LEN;
-    if (memcmp(tr + 28, UB_USDB_TAIL_MAGIC, 4) != 0) {
+    unsigned major = ub_le16(b + 8), minor = ub_le16(b + 10);
+    if (memcmp(tr + 16, UB_USDB_TAIL_MAGIC, 4) != 0) {
         ub_usdb_err(f, "trailer",
                     "end marker missing (file truncated or damaged)");
         return -1;
     }
-    uint64_t ioff = ub_le64(tr), ilen = ub_le64(tr + 8);
-    uint64_t tail = n - UB_USDB_TRAILER_LEN;
+    if (major != UB_USDB_MAJOR && major == ub_le16(tr + 12)) {
+        ub_usdb_err(f, "header",
+                    "format version %u.%u is not supported (this reader "
+                    "reads %d.x)",
+                    major, minor, UB_USDB_MAJOR);
+        return -1;
+    }
     /* The trailer repeats the version, so damage to either shows. */
-    if (ub_le16(tr + 24) != major || ub_le16(tr + 26) != ub_le16(b + 10) ||
-        ub_le32(b + 12) != 0) {
-        ub_usdb_err(f, "header", "version %u.%u (reserved %u) does not "
-                                 "match the trailer's %u.%u",
-                    major, ub_le16(b + 10), ub_le32(b + 12),
-                    ub_le16(tr + 24), ub_le16(tr + 26));
+    if (ub_le16(tr + 12) != major || ub_le16(tr + 14) != minor) {
+        ub_usdb_err(f, "header", "version %u.%u does not match the "
+                                 "trailer's %u.%u",
+                    major, minor, ub_le16(tr + 12), ub_le16(tr + 14));
         return -1;
     }
-    if (ioff < UB_USDB_HEADER_LEN ||
-        ilen < 4 || ioff > tail || ilen != tail - ioff) {
-        ub_usdb_err(f, "trailer", "index position %llu+%llu does not fit "
-                                  "the %zu-byte file",
-                    (unsigned long long)ioff, (unsigned long long)ilen, n);
+    uint64_t ilen = ub_le32(tr);
+    uint64_t tail = n - UB_USDB_TRAILER_LEN;
+    if (ilen < 1 || ilen > tail - UB_USDB_HEADER_LEN) {
+        ub_usdb_err(f, "trailer", "index length %llu does not fit the "
+                                  "%zu-byte file",
+                    (unsigned long long)ilen, n);
         return -1;
     }
+    uint64_t ioff = tail - ilen;
     const unsigned char *ix = b + ioff;
 #ifndef UB_USDB_FUZZING
-    if (XXH3_64bits(ix, (size_t)ilen) != ub_le64(tr + 16)) {
+    if (XXH3_64bits(ix, (size_t)ilen) != ub_le64(tr + 4)) {
         ub_usdb_err(f, "index", "checksum mismatch (bytes %llu..%llu)",
                     (unsigned long long)ioff, (unsigned long long)tail);
         return -1;
     }
 #endif
-    uint32_t count = ub_le32(ix);
-    if ((ilen - 4) % UB_USDB_INDEX_ENTRY_LEN != 0 ||
-        (ilen - 4) / UB_USDB_INDEX_ENTRY_LEN != count) {
-        ub_usdb_err(f, "index", "%u sections do not fit %llu bytes", count,
-                    (unsigned long long)ilen);
+    cur c;
+    cur_init(&c, f, ix, (size_t)ilen, "index");
+    uint32_t count = get_count(&c, 15);
+    if (c.err)
         return -1;
-    }
     f->secs = calloc(count ? count : 1, sizeof *f->secs);
     f->data_secs = calloc(count ? count : 1, sizeof *f->data_secs);
     if (!f->secs || !f->data_secs) {
@@ -412,47 +408,54 @@ static int parse_index(ub_usdb *f)
         return -1;
     }
     f->nsecs = count;
-    uint64_t prev_end = UB_USDB_HEADER_LEN;
-    for (uint32_t i = 0; i < count; i++) {
-        const unsigned char *e = ix + 4 + (size_t)i * UB_USDB_INDEX_ENTRY_LEN;
-        rsec *s = &f->secs[i];
-        s->tag = ub_le32(e);
-        s->codec = ub_le32(e + 4);
-        s->off = ub_le64(e + 8);
-        s->stored = ub_le64(e + 16);
-        s->raw = ub_le64(e + 24);
-        s->hash = ub_le64(e + 32);
+    uint64_t off = UB_USDB_HEADER_LEN;
+    for (uint32_t i = 0; i < count && !c.err; i++) {
+        rsec *sc = &f->secs[i];
+        if (cur_left(&c) < 4) {
+            cur_fail(&c, "unexpected end of data");
+            break;
+        }
+        sc->tag = ub_le32(c.p);
+        c.p += 4;
+        sc->codec = get_u8(&c);
+        sc->stored = get_vu(&c);
+        sc->raw = get_vu(&c);
+        if (!c.err && cur_left(&c) < 8)
+            cur_fail(&c, "unexpected end of data");
+        if (c.err)
+            break;
+        sc->hash = ub_le64(c.p);
+        c.p += 8;
+        sc->off = off;
         char t[5];
-        tag_name(s->tag, t);
-        if (s->off != prev_end || s->off > ioff || s->stored > ioff - s->off) {
-            ub_usdb_err(f, "index", "section %u (%s) at %llu+%llu lies "
-                                    "outside the data area",
-                        i, t, (unsigned long long)s->off,
-                        (unsigned long long)s->stored);
-            return -1;
+        tag_name(sc->tag, t);
+        if (sc->stored > ioff - off) {
+            cur_fail(&c, "section %u (%s) of %llu bytes overruns the data "
+                         "area",
+                     i, t, (unsigned long long)sc->stored);
+            break;
         }
-        prev_end = s->off + s->stored;
-        if (s->codec > UB_USDB_CODEC_ZSTD ||
-            (s->codec == UB_USDB_CODEC_STORED && s->raw != s->stored) ||
-            s->raw > s->stored * 65536 + ((uint64_t)1 << 20) ||
-            s->raw > (uint64_t)SIZE_MAX / 2) {
-            ub_usdb_err(f, "index", "section %u (%s) has codec %u and "
-                                    "sizes %llu/%llu that cannot be right",
-                        i, t, s->codec, (unsigned long long)s->stored,
-                        (unsigned long long)s->raw);
-            return -1;
+        off += sc->stored;
+        if (sc->codec > UB_USDB_CODEC_ZSTD ||
+            (sc->codec == UB_USDB_CODEC_STORED && sc->raw != sc->stored) ||
+            sc->raw > sc->stored * 65536 + ((uint64_t)1 << 20) ||
+            sc->raw > (uint64_t)SIZE_MAX / 2) {
+            cur_fail(&c, "section %u (%s) has codec %u and sizes %llu/%llu "
+                         "that cannot be right",
+                     i, t, sc->codec, (unsigned long long)sc->stored,
+                     (unsigned long long)sc->raw);
+            break;
         }
-        f->raw_total += s->raw;
-        if (s->tag == UB_USDB_TAG_DATA)
+        f->raw_total += sc->raw;
+        if (sc->tag == UB_USDB_TAG_DATA)
             f->data_secs[f->nchunks++] = i;
     }
-    if (prev_end != ioff) {
-        ub_usdb_err(f, "index", "sections end at %llu, not at the index "
-                                "(%llu)",
-                    (unsigned long long)prev_end, (unsigned long long)ioff);
-        return -1;
-    }
-    return 0;
+    if (!c.err && c.p != c.end)
+        cur_fail(&c, "%zu bytes left over", cur_left(&c));
+    if (!c.err && off != ioff)
+        cur_fail(&c, "sections end at %llu, not at the index (%llu)",
+                 (unsigned long long)off, (unsigned long long)ioff);
+    return c.err ? -1 : 0;
 }
 
 static int find_sec(ub_usdb *f, uint32_t tag, const char *name)
@@ -477,7 +480,7 @@ static int find_sec(ub_usdb *f, uint32_t tag, const char *name)
 static int load_strs(ub_usdb *f, const unsigned char *d, size_t len)
 {
     cur c;
-    cur_init(&c, f, d, len, "section STRS");
+    cur_init(&c, f, d, len, "section SKEL (strings)");
     uint32_t n = get_count(&c, 1);
     if (c.err)
         return -1;
@@ -519,7 +522,7 @@ static int load_strs(ub_usdb *f, const unsigned char *d, size_t len)
 static int load_ridx(ub_usdb *f, const unsigned char *d, size_t len)
 {
     cur c;
-    cur_init(&c, f, d, len, "section RIDX");
+    cur_init(&c, f, d, len, "section SKEL (record index)");
     uint32_t nchunks = get_vu32(&c);
     if (!c.err && nchunks != f->nchunks)
         cur_fail(&c, "%u chunks listed, but the index has %u DATA sections",
@@ -752,7 +755,7 @@ static void dec_prim(cur *c, uint32_t idx, uint32_t parent,
 static int load_spec(ub_usdb *f, const unsigned char *d, size_t len)
 {
     cur c;
-    cur_init(&c, f, d, len, "section SPEC");
+    cur_init(&c, f, d, len, "section SKEL (tree)");
     dec_fields(&c, &f->layer_first_field, &f->layer_n_fields);
     f->has_sublayers = get_u8(&c) != 0;
     uint32_t ns = get_count(&c, 18);
@@ -818,10 +821,8 @@ static int ub_usdb_init(ub_usdb *f)
 {
     if (parse_index(f) != 0)
         return -1;
-    int s_strs = find_sec(f, UB_USDB_TAG_STRS, "STRS");
-    int s_spec = s_strs < 0 ? -1 : find_sec(f, UB_USDB_TAG_SPEC, "SPEC");
-    int s_ridx = s_spec < 0 ? -1 : find_sec(f, UB_USDB_TAG_RIDX, "RIDX");
-    if (s_ridx < 0)
+    int sk = find_sec(f, UB_USDB_TAG_SKEL, "SKEL");
+    if (sk < 0)
         return -1;
     f->chunks = calloc(f->nchunks ? f->nchunks : 1, sizeof *f->chunks);
     f->chunk_owned = calloc(f->nchunks ? f->nchunks : 1, 1);
@@ -829,22 +830,32 @@ static int ub_usdb_init(ub_usdb *f)
         ub_usdb_err(f, "index", "out of memory");
         return -1;
     }
-    const int order[3] = {s_strs, s_ridx, s_spec};
-    for (int i = 0; i < 3; i++) {
-        const unsigned char *d;
-        bool owned;
-        if (sec_load(f, (uint32_t)order[i], &d, &owned) != 0)
-            return -1;
-        size_t len = (size_t)f->secs[order[i]].raw;
-        int rc = i == 0   ? load_strs(f, d, len)
-                 : i == 1 ? load_ridx(f, d, len)
-                          : load_spec(f, d, len);
-        if (owned)
-            free((void *)d);
-        if (rc != 0)
-            return -1;
+    const unsigned char *d;
+    bool owned;
+    if (sec_load(f, (uint32_t)sk, &d, &owned) != 0)
+        return -1;
+    /* strings, record index, then the tree to the end */
+    cur c;
+    cur_init(&c, f, d, (size_t)f->secs[sk].raw, "section SKEL");
+    int rc = -1;
+    uint64_t ls = get_vu(&c);
+    if (!c.err && ls > cur_left(&c))
+        cur_fail(&c, "string table of %llu bytes overruns the section",
+                 (unsigned long long)ls);
+    if (!c.err && load_strs(f, c.p, (size_t)ls) == 0) {
+        c.p += ls;
+        uint64_t lr = get_vu(&c);
+        if (!c.err && lr > cur_left(&c))
+            cur_fail(&c, "record index of %llu bytes overruns the section",
+                     (unsigned long long)lr);
+        if (!c.err && load_ridx(f, c.p, (size_t)lr) == 0) {
+            c.p += lr;
+            rc = load_spec(f, c.p, cur_left(&c));
+        }
     }
-    return 0;
+    if (owned)
+        free((void *)d);
+    return rc;
 }
 
 ub_usdb *ub_usdb_open_memory(const void *data, size_t len, const char *name,
@@ -954,6 +965,25 @@ uint64_t ub_usdb_bytes_decompressed(const ub_usdb *f)
 uint64_t ub_usdb_bytes_raw_total(const ub_usdb *f)
 {
     return f->raw_total;
+}
+
+uint32_t ub_usdb_section_count(const ub_usdb *f)
+{
+    return f->nsecs;
+}
+
+int ub_usdb_section(const ub_usdb *f, uint32_t i, char name[48],
+                    uint64_t *offset, uint64_t *stored, uint64_t *raw)
+{
+    if (i >= f->nsecs)
+        return -1;
+    char label[48];
+    sec_label(f, i, label, sizeof label);
+    snprintf(name, 48, "%s", label + 8); /* without "section " */
+    *offset = f->secs[i].off;
+    *stored = f->secs[i].stored;
+    *raw = f->secs[i].raw;
+    return 0;
 }
 
 /* --- records ----------------------------------------------------------- */
@@ -1408,7 +1438,8 @@ static int read_val(ub_usdb *f, uint32_t val, ub_arena *a, ub_value *out)
     if (val == 0)
         return 0;
     if (val - 1 >= f->nrecs) { /* validated at open; belt and braces */
-        ub_usdb_err(f, "SPEC", "record %u out of range", val - 1);
+        ub_usdb_err(f, "section SKEL (tree)", "record %u out of range",
+                    val - 1);
         return -1;
     }
     cur c;
