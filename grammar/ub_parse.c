@@ -1625,10 +1625,67 @@ static ub_tokloc ub_tl(const ub_loc *l)
     return (ub_tokloc){l->line, l->col};
 }
 
+/* Metadata is gathered in a malloc'd scratch list and copied into the
+ * arena at its exact size once its owner is done: growing each small list
+ * in the arena would leave every outgrown copy behind (a third of a
+ * prim-heavy layer's memory). */
+static void ub_meta_flush(ub_pctx *c)
+{
+    ub_fields *t = c->ms_owner;
+    if (!t)
+        return;
+    if (c->ms_dirty) {
+        ub_field *v = ub_alloc(c, c->ms.n * sizeof *v);
+        memcpy(v, c->ms.v, c->ms.n * sizeof *v);
+        t->v = v;
+        t->n = t->cap = c->ms.n;
+    }
+    c->ms_owner = NULL;
+    c->ms_dirty = false;
+}
+
+/* The list of c->meta, for reading. */
+static const ub_fields *ub_meta_r(ub_pctx *c)
+{
+    return c->ms_owner == c->meta ? &c->ms : c->meta;
+}
+
+static ub_field *ub_meta_find(ub_pctx *c, const char *key)
+{
+    return ub_fields_find(ub_meta_r(c), key);
+}
+
 static void ub_set_meta(ub_pctx *c, const char *key, ub_value v, ub_tokloc l)
 {
-    if (!ub_fields_set(c->arena, c->meta, key, v, ub_mkloc(c, l)))
+    if (c->ms_owner != c->meta) {
+        ub_meta_flush(c);
+        uint32_t n = c->meta->n;
+        if (n + 1 > c->ms_cap) {
+            uint32_t cap = n + 16;
+            ub_field *nv = realloc(c->ms.v, cap * sizeof *nv);
+            if (!nv)
+                ub_oom(c);
+            c->ms.v = nv;
+            c->ms_cap = cap;
+        }
+        if (n)
+            memcpy(c->ms.v, c->meta->v, n * sizeof *c->ms.v);
+        c->ms.n = n;
+        c->ms_owner = c->meta;
+    }
+    if (c->ms.n + 1 > c->ms_cap) {
+        uint32_t cap = c->ms_cap * 2;
+        ub_field *nv = realloc(c->ms.v, cap * sizeof *nv);
+        if (!nv)
+            ub_oom(c);
+        c->ms.v = nv;
+        c->ms_cap = cap;
+    }
+    /* room for one more: ub_fields_set never grows it in the arena */
+    c->ms.cap = c->ms.n + 1;
+    if (!ub_fields_set(c->arena, &c->ms, key, v, ub_mkloc(c, l)))
         ub_oom(c);
+    c->ms_dirty = true;
 }
 
 static ub_value ub_str_value(ub_pctx *c, ub_type_id t, const char *s)
@@ -1758,7 +1815,7 @@ static void ub_listop_set(ub_pctx *c, ub_value *slot, const ub_type *t,
 static void ub_meta_listop(ub_pctx *c, const char *key, const ub_type *t,
                            int part, ub_value items, ub_tokloc l)
 {
-    ub_field *f = ub_fields_find(c->meta, key);
+    ub_field *f = ub_meta_find(c, key);
     ub_value v = f ? f->value : (ub_value){0};
     if (v.kind != UB_V_LISTOP)
         v = (ub_value){0};
@@ -1782,7 +1839,7 @@ void ub_act_meta_none(ub_pctx *c, ub_tokloc l)
         ub_value empty = {.kind = UB_V_UNTYPED};
         empty.u.untyped = u;
         ub_value v = {0};
-        ub_field *f = ub_fields_find(c->meta, c->meta_key);
+        ub_field *f = ub_meta_find(c, c->meta_key);
         if (f && f->value.kind == UB_V_LISTOP)
             v = f->value;
         ub_listop_set(c, &v, NULL, c->meta_part, empty, l, c->meta_key);
@@ -1828,7 +1885,7 @@ void ub_act_meta_end(ub_pctx *c)
     }
     if (c->meta_part != UB_LO_EXPLICIT) {
         ub_value lv = {0};
-        ub_field *f = ub_fields_find(c->meta, c->meta_key);
+        ub_field *f = ub_meta_find(c, c->meta_key);
         if (f && f->value.kind == UB_V_LISTOP)
             lv = f->value;
         ub_listop_set(c, &lv, NULL, c->meta_part, v, c->meta_loc,
@@ -2164,7 +2221,7 @@ void ub_act_variants(ub_pctx *c)
     if (!in)
         return;
     const char *key = c->kw[TOK_VARIANTS - TOK_ADD];
-    ub_field *f = ub_fields_find(c->meta, key);
+    ub_field *f = ub_meta_find(c, key);
     ub_dict *d = f && f->value.kind == UB_V_DICT ? f->value.u.dict : NULL;
     if (!d && !(d = ub_dict_new(c->arena)))
         ub_oom(c);
@@ -2664,6 +2721,7 @@ ub_layer *ub_parse_usda(ub_strtab *t, const char *path, const char *text,
         if (rc != 0 && c->nerrors == 0)
             ub_perr(c, (ub_tokloc){c->line, c->col}, "cannot parse layer");
     }
+    ub_meta_flush(c);
     if (c->nerrors == 0)
         result = c->layer;
     goto done;
@@ -2680,6 +2738,7 @@ done:
     free(c->paths.loc);
     free(c->refs.v);
     free(c->dstack);
+    free(c->ms.v);
     free(c);
     return result;
 }

@@ -109,6 +109,10 @@ typedef struct ub_pctx {
     ub_prop *prop;     /* current property */
     int spec;          /* UB_SPEC_* of the metadata being read */
     ub_fields *meta;   /* where metadata goes */
+    ub_fields ms;      /* scratch copy of one metadata list (ub_parse.c) */
+    ub_fields *ms_owner;
+    uint32_t ms_cap;
+    bool ms_dirty;
     int listop;        /* ub_listop_part of the statement being read */
 
     /* generic metadata being read */
