@@ -104,7 +104,7 @@ const ub_check_info *ub_check_find(const char *id)
 typedef struct ck_layer {
     ub_layer *layer;
     uint32_t first_edge, n_edges; /* its sublayer edges (contiguous) */
-    uint32_t first_arc, n_arcs;   /* its references and payloads */
+    uint32_t first_arc, n_arcs;   /* its arcs (contiguous) */
     double *itimes;               /* distinct integer sample times, sorted */
     size_t n_itimes;
     bool itimes_done;
@@ -148,11 +148,6 @@ typedef struct ck_stack {
     size_t group_cap;
 } ck_stack;
 
-typedef struct ck_site {
-    uint32_t stack;
-    const char *path;
-} ck_site;
-
 /* A memo from a pair of pointers to a number. */
 typedef struct ck_memo_slot {
     const void *a, *b;
@@ -173,8 +168,7 @@ typedef struct ck {
 
     ck_layer *layers;
     size_t n_layers, cap_layers;
-    struct { const ub_layer *k; uint32_t v; } *map;
-    size_t map_cap;
+    ck_memo layer_ix; /* (layer, NULL) -> index in layers */
 
     ck_edge *edges;
     size_t n_edges, cap_edges;
@@ -184,9 +178,7 @@ typedef struct ck {
     size_t n_stacks, cap_stacks;
     uint32_t stamp;
 
-    /* visited sites of the arc-cycle search */
-    ck_site *seen;
-    size_t seen_cap, seen_n;
+    ck_memo seen; /* (path, stack + 1): sites the arc-cycle search saw */
     ck_memo opened; /* (anchor layer, asset) -> ck_open result and index */
     ck_memo found;  /* (stack root layer, prim path) -> ck_prim_in_stack */
     size_t cycle_budget;
@@ -370,23 +362,10 @@ static void ck_memo_put(ck *c, ck_memo *m, const void *a, const void *b,
 
 /* --- layer registry ------------------------------------------------------- */
 
-static uint64_t ck_ptr_hash(const void *p)
-{
-    uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
-    return h ^ (h >> 29);
-}
-
 static int64_t ck_find_layer(const ck *c, const ub_layer *L)
 {
-    if (!c->map_cap)
-        return -1;
-    size_t mask = c->map_cap - 1;
-    for (size_t i = ck_ptr_hash(L) & mask;; i = (i + 1) & mask) {
-        if (!c->map[i].k)
-            return -1;
-        if (c->map[i].k == L)
-            return c->map[i].v;
-    }
+    const int64_t *m = ck_memo_get(&c->layer_ix, L, NULL);
+    return m ? *m : -1;
 }
 
 /* The index of L, registering it (to be walked) on first sight. */
@@ -395,37 +374,13 @@ static int64_t ck_add_layer(ck *c, ub_layer *L)
     int64_t found = ck_find_layer(c, L);
     if (found >= 0)
         return found;
-    if ((c->n_layers + 1) * 2 > c->map_cap) {
-        size_t cap = c->map_cap ? c->map_cap * 2 : 64;
-        void *nm = calloc(cap, sizeof *c->map);
-        if (!nm) {
-            c->oom = true;
-            return -1;
-        }
-        __typeof__(c->map) m = nm;
-        for (size_t i = 0; i < c->map_cap; i++) {
-            if (!c->map[i].k)
-                continue;
-            size_t j = ck_ptr_hash(c->map[i].k) & (cap - 1);
-            while (m[j].k)
-                j = (j + 1) & (cap - 1);
-            m[j] = c->map[i];
-        }
-        free(c->map);
-        c->map = m;
-        c->map_cap = cap;
-    }
     if (!ck_reserve(c, (void **)&c->layers, &c->cap_layers, c->n_layers,
                     sizeof *c->layers))
         return -1;
     uint32_t idx = (uint32_t)c->n_layers++;
     c->layers[idx] = (ck_layer){.layer = L, .stack = -1};
-    size_t mask = c->map_cap - 1, j = ck_ptr_hash(L) & mask;
-    while (c->map[j].k)
-        j = (j + 1) & mask;
-    c->map[j].k = L;
-    c->map[j].v = idx;
-    return idx;
+    ck_memo_put(c, &c->layer_ix, L, NULL, idx);
+    return c->oom ? -1 : (int64_t)idx;
 }
 
 typedef enum {
@@ -2107,36 +2062,11 @@ static const ck_stack *ck_stack_arcs(ck *c, uint32_t root)
 /* Record site (stack, path) as seen; returns whether it was already. */
 static bool ck_seen(ck *c, uint32_t stack, const char *path)
 {
-    if ((c->seen_n + 1) * 2 > c->seen_cap) {
-        size_t cap = c->seen_cap ? c->seen_cap * 2 : 256;
-        ck_site *ns = calloc(cap, sizeof *ns);
-        if (!ns) {
-            c->oom = true;
-            return true;
-        }
-        for (size_t i = 0; i < c->seen_cap; i++) {
-            if (!c->seen[i].path)
-                continue;
-            size_t j = (ck_ptr_hash(c->seen[i].path) ^ c->seen[i].stack) &
-                       (cap - 1);
-            while (ns[j].path)
-                j = (j + 1) & (cap - 1);
-            ns[j] = c->seen[i];
-        }
-        free(c->seen);
-        c->seen = ns;
-        c->seen_cap = cap;
-    }
-    size_t mask = c->seen_cap - 1;
-    size_t j = (ck_ptr_hash(path) ^ stack) & mask;
-    while (c->seen[j].path) {
-        if (c->seen[j].path == path && c->seen[j].stack == stack)
-            return true;
-        j = (j + 1) & mask;
-    }
-    c->seen[j] = (ck_site){stack, path};
-    c->seen_n++;
-    return false;
+    const void *key = (const void *)(uintptr_t)(stack + 1);
+    if (ck_memo_get(&c->seen, path, key))
+        return true;
+    ck_memo_put(c, &c->seen, path, key, 0);
+    return c->oom; /* out of memory: treat as seen, so the search ends */
 }
 
 /* Whether one path is a prefix (in namespace) of the other. */
@@ -2378,10 +2308,10 @@ int ub_check_run(ub_loader *ld, ub_strtab *t, const char *const *roots,
         free(c.stacks[i].v), free(c.stacks[i].group);
     free(c.stacks);
     free(c.layers);
-    free(c.map);
+    free(c.layer_ix.v);
     free(c.edges);
     free(c.arcs);
-    free(c.seen);
+    free(c.seen.v);
     free(c.opened.v);
     free(c.found.v);
     free(c.pbuf);
