@@ -624,17 +624,43 @@ static void ub_flat_map_clip_times(ub_value *v, ub_offset o)
                             ub_offset_apply(o, ub_value_get_double(v, i, 0)));
 }
 
+/* A value for the output layer.  Data the merge never changes (numbers,
+ * tokens, untyped text: most of a layer's bytes) keeps pointing at the
+ * input layer's storage, so flattening 100 MB does not copy 100 MB; what
+ * is mapped, anchored or merged (timecodes, assets, references,
+ * dictionaries, list ops) is copied into the output's arena first. */
+static ub_value ub_flat_copy(ub_flat *f, const ub_value *v)
+{
+    switch ((ub_vkind)v->kind) {
+    case UB_V_EMPTY:
+    case UB_V_BLOCK:
+    case UB_V_UNTYPED:
+        return *v;
+    case UB_V_DATA:
+        if (v->type && v->type->id != UB_TY_TIMECODE &&
+            v->type->id != UB_TY_ASSET && v->type->scalar != UB_SC_REF &&
+            v->type->scalar != UB_SC_DICT)
+            return *v;
+        break;
+    case UB_V_DICT:
+    case UB_V_LISTOP:
+        break;
+    }
+    ub_value c = ub_value_clone(f->a, v);
+    if (c.kind == UB_V_EMPTY)
+        f->oom = true;
+    return c;
+}
+
 /* Layer li's value of field `key`, copied into the output and made ready
  * to merge: times mapped to the root, asset paths anchored, list ops
  * fixed. */
 static ub_value ub_flat_prepare(ub_flat *f, uint32_t li, const char *key,
                                 const ub_value *v)
 {
-    ub_value c = ub_value_clone(f->a, v);
-    if (c.kind == UB_V_EMPTY && v->kind != UB_V_EMPTY) {
-        f->oom = true;
+    ub_value c = ub_flat_copy(f, v);
+    if (f->oom)
         return c;
-    }
     ub_offset o = f->s->offsets[li];
     bool map = !ub_offset_is_identity(o);
     if (key == f->k_clips) {
@@ -1220,10 +1246,10 @@ static void ub_flat_prim_fields(ub_flat *f, ub_prim *outp,
         ub_flat_fields(f, &outp->meta, &p->meta, sites[k].li, UB_REG_PRIM);
         if (outp->prim_order.kind == UB_V_EMPTY &&
             p->prim_order.kind != UB_V_EMPTY)
-            outp->prim_order = ub_value_clone(f->a, &p->prim_order);
+            outp->prim_order = ub_flat_copy(f, &p->prim_order);
         if (outp->property_order.kind == UB_V_EMPTY &&
             p->property_order.kind != UB_V_EMPTY)
-            outp->property_order = ub_value_clone(f->a, &p->property_order);
+            outp->property_order = ub_flat_copy(f, &p->property_order);
     }
     if (!spec_set)
         outp->specifier = UB_OVER;
@@ -1364,7 +1390,7 @@ static ub_samples ub_flat_samples(ub_flat *f, uint32_t li,
         bool assets = ub_is_asset_value(&in->v[0].value);
         for (uint32_t i = 0; i < in->n; i++) {
             s.v[i].time = in->v[i].time;
-            s.v[i].value = ub_value_clone(f->a, &in->v[i].value);
+            s.v[i].value = ub_flat_copy(f, &in->v[i].value);
             if (assets)
                 ub_flat_fix_assets_data(f, li, &s.v[i].value);
         }
@@ -1530,7 +1556,7 @@ ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
          i++)
         if (s->layers[i]->root->prim_order.kind != UB_V_EMPTY)
             f.out->root->prim_order =
-                ub_value_clone(f.a, &s->layers[i]->root->prim_order);
+                ub_flat_copy(&f, &s->layers[i]->root->prim_order);
     if (sites)
         ub_flat_body(&f, f.out->root, sites, (uint32_t)s->n);
     free(sites);

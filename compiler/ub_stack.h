@@ -43,7 +43,10 @@ void ub_stack_free(ub_stack *s);
 /* Flatten the stack into a new layer (interned in the root's table) whose
  * path is out_path (used only as its identity; asset paths in the output
  * are anchored to the layers that named them, as OpenUSD does).  Returns
- * NULL when out of memory; warnings about ignored specs go to diags. */
+ * NULL when out of memory; warnings about ignored specs go to diags.
+ * Values the merge does not change (numeric and token arrays: most of the
+ * bytes) share storage with the stack's layers instead of being copied:
+ * free the result before the layers (the loader). */
 ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
                            ub_diags *diags);
 

@@ -156,39 +156,33 @@ static bool ub_dict_apply_offset(ub_dict *d, ub_offset o)
 
 int ub_samples_apply_offset(ub_arena *a, ub_samples *s, ub_offset o)
 {
+    (void)a; /* done in place: mapping keeps (or exactly reverses) order */
     uint32_t n = s->n;
-    if (n == 0)
-        return 0;
-    ub_sample *nv = ub_arena_alloc(a, (size_t)n * sizeof *nv);
-    double *orig = ub_arena_alloc(a, (size_t)n * sizeof *orig);
-    if (!nv || !orig)
-        return -1;
-    bool reverse = o.scale < 0;
+    ub_sample *v = s->v;
     for (uint32_t i = 0; i < n; i++) {
-        uint32_t j = reverse ? n - 1 - i : i;
-        nv[i].time = ub_offset_apply(o, s->v[j].time);
-        nv[i].value = s->v[j].value;
-        ub_value_apply_offset(&nv[i].value, o);
-        orig[i] = s->v[j].time;
+        v[i].time = ub_offset_apply(o, v[i].time);
+        ub_value_apply_offset(&v[i].value, o);
     }
-    /* Mapping is monotonic, so collisions (from rounding, or a scale of 0
-     * that a caller chose to keep) are runs of equal times: keep the one
-     * whose original time is greatest. */
+    bool reverse = o.scale < 0;
+    if (reverse)
+        for (uint32_t i = 0, j = n ? n - 1 : 0; i < j; i++, j--) {
+            ub_sample t = v[i];
+            v[i] = v[j];
+            v[j] = t;
+        }
+    /* Mapping is monotonic (rounding included), so collisions are runs of
+     * equal times.  The sample with the greatest original time wins, as in
+     * OpenUSD: the last of a run when time runs forwards, the first when
+     * it was reversed. */
     uint32_t w = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (w > 0 && nv[w - 1].time == nv[i].time) {
-            if (orig[i] > orig[w - 1]) {
-                nv[w - 1] = nv[i];
-                orig[w - 1] = orig[i];
-            }
+        if (w > 0 && v[w - 1].time == v[i].time) {
+            if (!reverse)
+                v[w - 1] = v[i];
             continue;
         }
-        nv[w] = nv[i];
-        orig[w] = orig[i];
-        w++;
+        v[w++] = v[i];
     }
-    s->v = nv;
     s->n = w;
-    s->cap = n;
     return 0;
 }

@@ -102,12 +102,13 @@ ub_offset ub_sublayer_offset(ub_offset parent, ub_offset authored,
  * anything was changed. */
 bool ub_value_apply_offset(ub_value *v, ub_offset o);
 
-/* Map time samples through o, in place in the arena a: every sample time
- * is mapped and timecode-valued sample values are remapped too.  Samples
- * stay sorted (a negative scale reverses them).  When two samples land on
- * the same time after mapping, the one with the greater original time wins,
- * as in OpenUSD (its map assigns in original order).  Returns 0, or -1 when
- * out of memory. */
+/* Map time samples through o, IN PLACE (s->v and its values must be the
+ * caller's own copy): every sample time is mapped and timecode-valued
+ * sample values are remapped too.  Samples stay sorted (a negative scale
+ * reverses them).  When two samples land on the same time after mapping,
+ * the one with the greater original time wins, as in OpenUSD (its map
+ * assigns in original order).  `a` is unused (kept for the API); returns
+ * 0. */
 int ub_samples_apply_offset(ub_arena *a, ub_samples *s, ub_offset o);
 
 #endif
