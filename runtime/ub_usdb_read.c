@@ -131,7 +131,9 @@ static void ub_usdb_err(ub_usdb *f, const char *section, const char *fmt, ...)
 typedef struct cur {
     const unsigned char *start, *p, *end;
     ub_usdb *f;
-    char where[48];
+    const char *where;   /* static label */
+    int64_t chunk, rec;  /* for records; -1 otherwise (formatted on error
+                            only: decoding is hot) */
     bool err;
 } cur;
 
@@ -141,7 +143,8 @@ static void cur_init(cur *c, ub_usdb *f, const void *data, size_t len,
     c->start = c->p = data;
     c->end = c->p + len;
     c->f = f;
-    snprintf(c->where, sizeof c->where, "%s", where);
+    c->where = where;
+    c->chunk = c->rec = -1;
     c->err = false;
 }
 
@@ -158,7 +161,13 @@ static void cur_fail(cur *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    ub_usdb_err(c->f, c->where, "%s at byte %zu", msg,
+    char where[64];
+    if (c->rec >= 0)
+        snprintf(where, sizeof where, "section DATA chunk %lld record %lld",
+                 (long long)c->chunk, (long long)c->rec);
+    else
+        snprintf(where, sizeof where, "%s", c->where);
+    ub_usdb_err(c->f, where, "%s at byte %zu", msg,
                 (size_t)(c->p - c->start));
 }
 
@@ -180,6 +189,8 @@ static unsigned get_u8(cur *c)
 
 static uint64_t get_vu(cur *c)
 {
+    if (c->p < c->end && *c->p < 0x80) /* the common one-byte case */
+        return *c->p++;
     uint64_t v = 0;
     for (int shift = 0; shift < 70; shift += 7) {
         unsigned b = get_u8(c);
@@ -1000,10 +1011,9 @@ static int rec_bytes(ub_usdb *f, uint32_t rec, cur *c)
         f->chunks[r->chunk] = (unsigned char *)d;
         f->chunk_owned[r->chunk] = owned;
     }
-    char where[48];
-    snprintf(where, sizeof where, "section DATA chunk %u record %u",
-             r->chunk, rec);
-    cur_init(c, f, f->chunks[r->chunk] + r->off, r->len, where);
+    cur_init(c, f, f->chunks[r->chunk] + r->off, r->len, "section DATA");
+    c->chunk = r->chunk;
+    c->rec = rec;
     return 0;
 }
 
