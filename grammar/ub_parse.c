@@ -1883,6 +1883,12 @@ void ub_act_meta_end(ub_pctx *c)
                        c->meta_loc);
         return;
     }
+    if (c->meta_kind == MK_TYPED && v.type->id == UB_TY_DOUBLE &&
+        strcmp(c->meta_key, "framesPerSecond") == 0 && !(*(double *)v.u.data > 0.0)) {
+        ub_perr(c, c->meta_loc, "invalid value for field 'framesPerSecond': "
+                "it must be greater than 0");
+        return;
+    }
     if (c->meta_part != UB_LO_EXPLICIT) {
         ub_value lv = {0};
         ub_field *f = ub_meta_find(c, c->meta_key);

@@ -715,6 +715,8 @@ static void test_semantic_errors(void)
            19, "not a valid relocates path");
     reject("#usda 1.0\n(\n    subLayers = [@a\x01.usda@]\n)\n", 3, 18,
            "control characters");
+    reject("#usda 1.0\n(\n    framesPerSecond = 0\n)\n", 3, 5,
+           "greater than 0");
 }
 
 typedef struct {
