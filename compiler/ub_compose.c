@@ -185,6 +185,12 @@ typedef struct ub_cx {
     struct ub_proto *protos;
     uint32_t n_protos;
     const char *remap_from, *remap_to;
+    /* the root layer stack's relocates: source, target pairs (strongest
+     * first, one per source) */
+    const char **reloc;
+    uint32_t n_reloc;
+    const ub_layer *reloc_layer; /* where the first one is written */
+    ub_loc reloc_loc;
     ub_arena *a;
     size_t n_recovered;
     bool oom, failed;
@@ -288,7 +294,12 @@ static const char *ub_map_to_root(ub_cx *cx, const ub_index *ix, int i,
 
 static int ub_arc_rank(int arc)
 {
-    return arc;
+    static const int rank[] = {
+        [UB_ARC_ROOT] = 0,      [UB_ARC_INHERIT] = 1,
+        [UB_ARC_VARIANT] = 2,   [UB_ARC_RELOCATE] = 3,
+        [UB_ARC_REFERENCE] = 4, [UB_ARC_PAYLOAD] = 5,
+        [UB_ARC_SPECIALIZE] = 6};
+    return rank[arc];
 }
 
 static int ub_cmp_sibling(const ub_index *ix, int a, int b)
@@ -1163,6 +1174,30 @@ static bool ub_names_reorder(ub_names *nm, const ub_value *order)
     return true;
 }
 
+/* --- relocates ------------------------------------------------------------ */
+
+/* A stage path moved by the root layer stack's relocates (the longest
+ * source that is a prefix). */
+static const char *ub_relocate(ub_cx *cx, const char *p)
+{
+    const char *best = NULL, *to = NULL;
+    for (uint32_t i = 0; i < cx->n_reloc; i++) {
+        const char *s = cx->reloc[2 * i];
+        if (ub_path_has_prefix(p, s) && (!best || strlen(s) > strlen(best)))
+            best = s, to = cx->reloc[2 * i + 1];
+    }
+    const char *r = best ? ub_path_replace_prefix(cx->t, p, best, to) : p;
+    return r ? r : p;
+}
+
+static const char *ub_path_parent(ub_strtab *t, const char *p)
+{
+    const char *slash = strrchr(p, '/');
+    if (!slash || slash == p)
+        return ub_intern_cstr(t, "/");
+    return ub_intern(t, p, (size_t)(slash - p));
+}
+
 /* --- value clips ---------------------------------------------------------- */
 
 /* The clip sets that affect a prim: its own (strongest first), then its
@@ -1441,6 +1476,7 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
     for (uint32_t i = 0; paths && i < it.n; i++) {
         const char *p = *(const char *const *)it.v[i].elem;
         const char *m = ub_map_to_root(cx, ix, it.v[i].node, p);
+        m = m ? ub_relocate(cx, m) : NULL;
         if (m && cx->remap_from)
             m = ub_path_has_prefix(m, cx->remap_from)
                     ? ub_path_replace_prefix(cx->t, m, cx->remap_from,
@@ -1723,17 +1759,83 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         if (!ub_names_reorder(&nm, &p->prim_order))
             cx->oom = true;
     }
+    /* relocated children are renamed in place (Pcp) */
+    const char *here = ub_path_strip_variants(cx->t, ix->v[0].path);
+    const char **src_of = calloc(nm.n ? nm.n : 1, sizeof *src_of);
+    if (!src_of || !here)
+        cx->oom = true;
+    for (uint32_t c = 0; src_of && here && c < nm.n && !cx->oom; c++) {
+        const char *cp = ub_path_child(cx->t, here, nm.v[c]);
+        for (uint32_t r = 0; cp && r < cx->n_reloc; r++) {
+            if (cx->reloc[2 * r] != cp)
+                continue;
+            const char *tgt = cx->reloc[2 * r + 1];
+            if (ub_path_parent(cx->t, tgt) != here) {
+                ub_report(cx, UB_ERROR, cx->reloc_layer, cx->reloc_loc,
+                          "flatten-unsupported",
+                          "relocating <%s> to another parent (<%s>) is not "
+                          "supported by usdbake flatten yet; nothing was "
+                          "written",
+                          cp, tgt);
+                cx->failed = true;
+                break;
+            }
+            src_of[c] = cp;
+            nm.v[c] = ub_intern_cstr(cx->t, strrchr(tgt, '/') + 1);
+        }
+    }
+    /* a renamed child may meet a local opinion at its new name: one prim */
+    uint32_t w = 0;
+    for (uint32_t c = 0; src_of && c < nm.n; c++) {
+        uint32_t j = 0;
+        while (j < w && nm.v[j] != nm.v[c])
+            j++;
+        if (j < w) {
+            if (!src_of[j])
+                src_of[j] = src_of[c];
+            continue;
+        }
+        nm.v[w] = nm.v[c];
+        src_of[w++] = src_of[c];
+    }
+    if (src_of)
+        nm.n = w;
     for (uint32_t c = 0; c < nm.n && !cx->oom && !cx->failed; c++) {
         ub_index child = {.depth = ix->depth + 1};
         bool ok = true;
-        for (int i = 0; i < ix->n && ok; i++) {
-            ub_node n = ix->v[i];
-            n.path = ub_path_child(cx->t, n.path, nm.v[c]);
-            n.ancestral = true;
-            n.evaluated = false;
-            n.variants_done = n.inert; /* no arcs from inert sites */
-            n.evaluated = n.inert;
-            ok = n.path && ub_index_add(cx, &child, &n) >= 0;
+        int base = 0;
+        for (int pass = 0; pass < (src_of[c] ? 2 : 1) && ok; pass++) {
+            /* pass 1: the source's index under a relocate arc */
+            const char *name = nm.v[c];
+            if (pass == 1) {
+                name = strrchr(src_of[c], '/') + 1;
+                ub_node rn = {.arc = UB_ARC_RELOCATE,
+                              .inert = true, /* no opinions at a source */
+                              .evaluated = true,
+                              .variants_done = true,
+                              .ls = ix->v[0].ls,
+                              .path = src_of[c],
+                              .src = src_of[c],
+                              .tgt = ub_path_child(cx->t, here, nm.v[c]),
+                              .offset = ix->v[0].offset,
+                              .parent = 0,
+                              .depth = child.depth,
+                              .sib = 0};
+                base = ub_index_add(cx, &child, &rn);
+                ok = base >= 0 && rn.tgt;
+            }
+            for (int i = pass; i < ix->n && ok; i++) {
+                ub_node n = ix->v[i];
+                n.path = ub_path_child(cx->t, n.path,
+                                       pass ? ub_intern_cstr(cx->t, name)
+                                            : name);
+                n.ancestral = true;
+                n.variants_done = n.inert; /* no arcs from inert sites */
+                n.evaluated = n.inert;
+                if (pass == 1)
+                    n.parent = n.parent == 0 ? base : base + n.parent;
+                ok = n.path && ub_index_add(cx, &child, &n) >= 0;
+            }
         }
         if (!ok)
             cx->oom = true;
@@ -1741,6 +1843,7 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             ub_emit_prim(cx, outp, &child, nm.v[c], clips);
         free(child.v);
     }
+    free(src_of);
     free(nm.v);
 }
 
@@ -1860,6 +1963,20 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
         free(ops.v);
         return;
     }
+    /* Relocates authored on a prim (the legacy form) are not composed. */
+    const char *k_reloc = ub_intern_cstr(cx->t, "relocates");
+    for (uint32_t k = 0; k_reloc && k < ops.n; k++) {
+        const ub_field *f = ub_fields_find(&ops.v[k].spec->meta, k_reloc);
+        if (!f)
+            continue;
+        const ub_layer *l = ub_op_layer(ix, &ops.v[k]);
+        ub_report(cx, UB_ERROR, l, f->loc, "flatten-unsupported",
+                  "relocates on a prim are not supported by usdbake "
+                  "flatten yet; nothing was written");
+        cx->failed = true;
+        free(ops.v);
+        return;
+    }
     /* An instance: instanceable, with arcs of its own. */
     bool instance = false;
     if (ub_field_is_true(ub_strongest_field(&ops, cx->k_instanceable)))
@@ -1925,11 +2042,11 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
     free(ops.v);
 }
 
-/* The first relocates field of any layer read, or NULL. */
+/* The first relocates field outside the root layer stack, or NULL. */
 static const ub_field *ub_find_relocates(const ub_cx *cx,
                                          const ub_layer **where)
 {
-    for (size_t s = 0; s < cx->n_stacks; s++)
+    for (size_t s = 1; s < cx->n_stacks; s++)
         for (size_t i = 0; i < cx->stacks[s]->st.n; i++) {
             const ub_layer *l = cx->stacks[s]->st.layers[i];
             const char *k = ub_intern_cstr(l->strtab, "relocates");
@@ -1962,6 +2079,38 @@ ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
     ub_stack *rs = cx.out ? ub_cx_stack(&cx, root) : NULL;
     if (rs && !cx.oom) {
         cx.a = cx.out->arena;
+        /* the root stack's relocates, strongest first per source */
+        for (size_t li = 0; li < rs->n && !cx.oom; li++) {
+            const ub_layer *l = rs->layers[li];
+            const char *k = ub_intern_cstr(t, "relocates");
+            const ub_field *f = k ? ub_fields_find(&l->meta, k) : NULL;
+            if (!f || f->value.kind != UB_V_DATA || !f->value.type ||
+                f->value.type->id != UB_TY_PATH)
+                continue;
+            if (!cx.reloc_layer) {
+                cx.reloc_layer = l;
+                cx.reloc_loc = f->loc;
+            }
+            for (uint32_t i = 0; i + 1 < f->value.count; i += 2) {
+                const char *src = ub_value_str(&f->value, i);
+                const char *dst = ub_value_str(&f->value, i + 1);
+                bool dup = !*src || !*dst;
+                for (uint32_t r = 0; r < cx.n_reloc && !dup; r++)
+                    dup = cx.reloc[2 * r] == src;
+                if (dup)
+                    continue;
+                const char **nr = realloc(cx.reloc, (cx.n_reloc + 1) * 2 *
+                                                        sizeof *nr);
+                if (!nr) {
+                    cx.oom = true;
+                    break;
+                }
+                cx.reloc = nr;
+                cx.reloc[2 * cx.n_reloc] = src;
+                cx.reloc[2 * cx.n_reloc + 1] = dst;
+                cx.n_reloc++;
+            }
+        }
         /* stage metadata: the root layer's own */
         for (uint32_t i = 0; i < root->meta.n; i++) {
             const ub_field *f = &root->meta.v[i];
@@ -2002,8 +2151,9 @@ ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
             !cx.failed && !cx.oom ? ub_find_relocates(&cx, &rl) : NULL;
         if (rf) {
             ub_report(&cx, UB_ERROR, rl, rf->loc, "flatten-unsupported",
-                      "relocates are not supported by usdbake flatten "
-                      "yet; nothing was written");
+                      "relocates outside the root layer stack are not "
+                      "supported by usdbake flatten yet; nothing was "
+                      "written");
             cx.failed = true;
         }
     }
@@ -2031,6 +2181,7 @@ ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
     for (uint32_t i = 0; i < cx.n_protos; i++)
         free(cx.protos[i].key);
     free(cx.protos);
+    free(cx.reloc);
     for (size_t i = 0; i < cx.n_stacks; i++) {
         ub_stack_free(&cx.stacks[i]->st);
         free(cx.stacks[i]);

@@ -10,8 +10,9 @@
  * LIVRPS order of Pcp); values, metadata and property lists are resolved
  * from them and written into one new layer.
  *
- * Not supported (reported as errors, never silently ignored): relocates,
- * instancing (instanceable prims), value clips.
+ * Not supported (reported as errors, never silently ignored): relocates
+ * outside the root layer stack, on prims, or moving a prim to another
+ * parent.
  */
 #ifndef UB_COMPOSE_H
 #define UB_COMPOSE_H
@@ -31,6 +32,7 @@ typedef enum ub_arc {
     UB_ARC_REFERENCE,
     UB_ARC_PAYLOAD,
     UB_ARC_SPECIALIZE,
+    UB_ARC_RELOCATE, /* ranks between variants and references */
 } ub_arc;
 
 /* --- paths (text, interned in t) ------------------------------------------ */

@@ -185,17 +185,35 @@ static void test_implied_inherit(void)
     ub_diags_free(d);
 }
 
-/* Relocates are refused loudly, never flattened wrongly. */
-static void test_unsupported_relocates(void)
+/* Relocating to another parent is refused loudly, never flattened
+ * wrongly; a rename in place is composed. */
+static void test_relocates(void)
 {
     put("reloc.usda",
-        "#usda 1.0\n(\n    relocates = {\n        </A/B>: </A/C>\n    }\n)\n"
-        "def \"A\"\n{\n}\n");
+        "#usda 1.0\n(\n    relocates = {\n        </A/B>: </D/B>\n    }\n)\n"
+        "def \"A\"\n{\n    def \"B\"\n    {\n    }\n}\ndef \"D\"\n{\n}\n");
     ub_loader *ld;
     ub_diags *d;
     ub_layer *out = compose("reloc.usda", &ld, &d);
     CU_ASSERT_PTR_NULL(out);
     CU_ASSERT(ub_diags_errors(d) > 0);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+    /* the source comes from a reference (opinions at a source in the
+     * relocating layer stack itself are ignored, as Pcp ignores them) */
+    put("rename.usda",
+        "#usda 1.0\n(\n    relocates = {\n        </A/B>: </A/C>\n    }\n)\n"
+        "def \"A\" (\n    references = @./renamed.usda@</R>\n)\n{\n"
+        "    over \"B\"\n    {\n        double ignored = 1\n    }\n}\n");
+    put("renamed.usda",
+        "#usda 1.0\n"
+        "def \"R\"\n{\n    def \"B\"\n    {\n        double x = 1\n    }\n}\n");
+    out = compose("rename.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    CU_ASSERT_PTR_NULL(ub_layer_find_prim(out, "/A/B"));
+    CU_ASSERT_EQUAL(dflt(out, "/A/C", "x"), 1);
+    CU_ASSERT_PTR_NULL(prop(out, "/A/C", "ignored"));
+    ub_layer_free(out);
     ub_loader_free(ld);
     ub_diags_free(d);
 }
@@ -294,7 +312,7 @@ int main(void)
     CU_add_test(s, "prims inside variants", test_find_prim_in_variant);
     CU_add_test(s, "strength order and mapping", test_strength_order);
     CU_add_test(s, "implied inherits", test_implied_inherit);
-    CU_add_test(s, "relocates refused", test_unsupported_relocates);
+    CU_add_test(s, "relocates", test_relocates);
     CU_add_test(s, "clip times", test_clip_times);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
