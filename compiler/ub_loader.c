@@ -13,6 +13,10 @@
 
 typedef struct ub_loaded {
     const char *resolved; /* interned file path */
+    const char *abs;      /* absolute, normalised, interned: the identity
+                             (a relative and an absolute spelling of one
+                             path are one layer; a symlink is another
+                             layer, as for OpenUSD's resolver) */
     char *text;           /* malloc'd source, kept for diagnostics */
     size_t len;
     ub_layer *layer;      /* NULL when it failed to load */
@@ -239,6 +243,28 @@ const char *ub_loader_resolve(ub_loader *ld, const char *asset,
     return NULL;
 }
 
+/* path made absolute (against the current directory) and normalised,
+ * interned; NULL when out of memory. */
+static const char *ub_loader_abs(ub_loader *ld, const char *path)
+{
+    if (path[0] == '/')
+        return path; /* resolved paths are normalised already */
+    char cwd[4096];
+    if (!getcwd(cwd, sizeof cwd))
+        return NULL;
+    size_t cn = strlen(cwd), pn = strlen(path);
+    char *p = malloc(cn + 1 + pn + 1);
+    if (!p)
+        return NULL;
+    memcpy(p, cwd, cn);
+    p[cn] = '/';
+    memcpy(p + cn + 1, path, pn + 1);
+    const char *r = ub_path_normalize(p) == 0 ? ub_intern_cstr(ld->strtab, p)
+                                              : NULL;
+    free(p);
+    return r;
+}
+
 static ub_loaded *ub_loader_push(ub_loader *ld, const char *resolved)
 {
     if (ld->n_loaded == ld->cap_loaded) {
@@ -269,12 +295,17 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
                          "that names them, then along --search-path");
         return NULL;
     }
-    for (size_t i = 0; i < ld->n_loaded; i++)
-        if (ld->loaded[i].resolved == resolved && strcmp(resolved, "-") != 0)
-            return ld->loaded[i].layer;
+    bool is_stdin = strcmp(resolved, "-") == 0;
+    const char *abs = is_stdin ? NULL : ub_loader_abs(ld, resolved);
+    for (size_t i = 0; !is_stdin && i < ld->n_loaded; i++) {
+        const ub_loaded *l = &ld->loaded[i];
+        if (l->resolved == resolved || (abs && l->abs == abs))
+            return l->layer;
+    }
     ub_loaded *e = ub_loader_push(ld, resolved);
     if (!e)
         return NULL;
+    e->abs = abs;
     if (ub_read_file(resolved, &e->text, &e->len, ld->diags, named_at) != 0)
         return NULL;
     ld->bytes_read += e->len;
