@@ -896,7 +896,7 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     ub_buf_init(&w.cand[2]);
     ub_buf_init(&w.ztmp);
     /* level 0 stores: no point in choosing layouts for zstd then */
-    w.trial = level > 0 ? ZSTD_createCCtx() : NULL;
+    w.trial = level != 0 ? ZSTD_createCCtx() : NULL;
     w.empty = ub_intern(layer->strtab, "", 0);
     if (!w.empty)
         return ub_w_fail(diags, layer, "out of memory");
@@ -948,6 +948,8 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     ub_buf_append(&skel, ridx.data, ridx.len);
     ub_buf_append(&skel, w.spec.data, w.spec.len);
 
+    if (level < 0)
+        level = skel.len + w.recs.len <= UB_USDB_AUTO_SMALL ? 19 : 3;
     ub_w_section *secs = calloc((size_t)nchunks + 1, sizeof *secs);
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     int rc = 0;

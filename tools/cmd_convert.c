@@ -25,9 +25,10 @@ static void ub_convert_usage(void)
            "  -o, --output OUT   write to OUT (atomically)\n"
            "  -f, --format FMT   usda or usdb\n"
            "  -l, --level N      zstd level for usdb, 0 (store) to 22;\n"
-           "                     default %d\n"
+           "                     default: 19 for layers up to %zu MiB\n"
+           "                     encoded, 3 above (fast on big layers)\n"
            "  -h, --help         show this help\n",
-           UB_USDB_LEVEL_DEFAULT);
+           UB_USDB_AUTO_SMALL >> 20);
 }
 
 static const char *ub_ext_format(const char *path)
