@@ -2092,6 +2092,9 @@ typedef struct ck_link {
 } ck_link;
 
 #define CK_MAX_CHAIN 64
+/* Arcs below a site are followed only this deep into a chain: each step
+ * copies the chain, and the cycles they close are short in practice. */
+#define CK_MAX_CHILD_DEPTH 8
 
 static void ck_report_cycle(ck *c, const ck_link *chain, size_t n,
                             uint32_t ai, uint32_t stack, const char *path)
@@ -2131,6 +2134,40 @@ static size_t ck_stack_find(const ck_stack *st, const char *p, size_t n)
     return SIZE_MAX;
 }
 
+static void ck_cycle_dfs(ck *c, ck_link *chain, size_t depth);
+
+/* Follow arc ai from the top of chain to site (T, y): a cycle when y is
+ * related to a site of the chain in the same stack, else search on. */
+static void ck_cycle_follow(ck *c, ck_link *chain, size_t depth, uint32_t ai,
+                            uint32_t T, const char *y)
+{
+    for (size_t j = 0; j < depth; j++)
+        if (chain[j].stack == T && ck_related(chain[j].path, y)) {
+            ck_report_cycle(c, chain, depth, ai, T, y);
+            return;
+        }
+    if (c->cycle_budget == 0 || depth >= CK_MAX_CHAIN || ck_seen(c, T, y))
+        return;
+    c->cycle_budget--;
+    chain[depth] = (ck_link){T, y, ai};
+    ck_cycle_dfs(c, chain, depth + 1);
+}
+
+/* The stack and target path an arc leads to from a site in stack S. */
+static bool ck_arc_target(ck *c, const ck_arc *a, uint32_t S, uint32_t *T,
+                          const char **q)
+{
+    if (a->target >= 0)
+        *T = (uint32_t)a->target;
+    else if (a->target == CK_TARGET_INTERNAL)
+        *T = S;
+    else
+        return false;
+    *q = a->tpath ? a->tpath
+                  : ck_default_prim_path(c, c->layers[*T].layer, NULL);
+    return *q && (*q)[0] == '/' && !strchr(*q, '{');
+}
+
 static void ck_cycle_dfs(ck *c, ck_link *chain, size_t depth)
 {
     const ck_link site = chain[depth - 1];
@@ -2147,19 +2184,9 @@ static void ck_cycle_dfs(ck *c, ck_link *chain, size_t depth)
         size_t lo = ck_stack_find(arcs, site.path, cut);
         for (size_t k = lo; k < arcs->n && arcs->v[k].path == arcs->v[lo].path;
              k++) {
-            uint32_t ai = arcs->v[k].arc;
-            const ck_arc *a = &c->arcs[ai];
-            uint32_t T;
-            if (a->target >= 0)
-                T = (uint32_t)a->target;
-            else if (a->target == CK_TARGET_INTERNAL)
-                T = site.stack;
-            else
-                continue;
-            const char *q = a->tpath ? a->tpath
-                                     : ck_default_prim_path(
-                                           c, c->layers[T].layer, NULL);
-            if (!q || q[0] != '/' || strchr(q, '{'))
+            uint32_t ai = arcs->v[k].arc, T;
+            const char *q;
+            if (!ck_arc_target(c, &c->arcs[ai], site.stack, &T, &q))
                 continue;
             /* the site's path below p, mapped under the arc's target
              * (q itself, interned, for an arc on the site) */
@@ -2180,26 +2207,62 @@ static void ck_cycle_dfs(ck *c, ck_link *chain, size_t depth)
                     return;
                 }
             }
-            bool cycle = false;
-            for (size_t j = 0; j < depth && !cycle; j++)
-                cycle = chain[j].stack == T && ck_related(chain[j].path, yi);
-            if (cycle) {
-                ck_report_cycle(c, chain, depth, ai, T, yi);
-                continue;
-            }
-            if (c->cycle_budget == 0)
-                return;
-            c->cycle_budget--;
-            if (depth >= CK_MAX_CHAIN || ck_seen(c, T, yi))
-                continue;
-            chain[depth] = (ck_link){T, yi, ai};
-            ck_cycle_dfs(c, chain, depth + 1);
+            ck_cycle_follow(c, chain, depth, ai, T, yi);
         }
         /* up to the parent path */
         while (cut > 1 && site.path[cut - 1] != '/')
             cut--;
         if (cut > 1)
             cut--;
+    }
+    /* arcs below the site: they are the arcs of namespace children of the
+     * prim being composed, for which every site of the chain stands as
+     * many levels deeper (OpenUSD finds co-recursive class cycles so) */
+    if (depth > CK_MAX_CHILD_DEPTH)
+        return;
+    size_t lo = 0, hi = arcs->n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        int r = strncmp(arcs->v[mid].path, site.path, plen);
+        if (r < 0 || (r == 0 && (unsigned char)arcs->v[mid].path[plen] < '/'))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (size_t k = lo; k < arcs->n && !c->oom; k++) {
+        const char *p = arcs->v[k].path;
+        if (strncmp(p, site.path, plen) != 0 || p[plen] != '/')
+            break;
+        uint32_t ai = arcs->v[k].arc, T;
+        const char *q;
+        if (!ck_arc_target(c, &c->arcs[ai], site.stack, &T, &q))
+            continue;
+        const char *rel = p + plen;
+        size_t rl = strlen(rel);
+        ck_link *ext = malloc(CK_MAX_CHAIN * sizeof *ext);
+        if (!ext) {
+            c->oom = true;
+            return;
+        }
+        size_t made = 0;
+        for (; made + 1 < depth; made++) {
+            size_t n = strlen(chain[made].path);
+            char *e = malloc(n + rl + 1);
+            if (!e) {
+                c->oom = true;
+                break;
+            }
+            memcpy(e, chain[made].path, n);
+            memcpy(e + n, rel, rl + 1);
+            ext[made] = (ck_link){chain[made].stack, e, chain[made].arc};
+        }
+        if (!c->oom) {
+            ext[depth - 1] = (ck_link){site.stack, p, site.arc};
+            ck_cycle_follow(c, ext, depth, ai, T, q);
+        }
+        for (size_t j = 0; j < made; j++)
+            free((char *)ext[j].path);
+        free(ext);
     }
 }
 

@@ -360,6 +360,27 @@ static void test_long_cycle(void)
     done(&r);
 }
 
+static void test_corecursive_cycle(void)
+{
+    /* OpenUSD's ErrorArcCycle: /P1/C1 inherits /P2, /P2/C2 inherits /P1:
+     * composing /P1/C1/C2 leads back to /P1 through a namespace child */
+    put("corec.usda", "#usda 1.0\ndef \"P1\"\n{\n    over \"C1\" (\n"
+                      "        inherits = </P2>\n    )\n    {\n    }\n}\n"
+                      "def \"P2\"\n{\n    over \"C2\" (\n"
+                      "        inherits = </P1>\n    )\n    {\n    }\n}\n");
+    run r = check("corec.usda", NULL);
+    CU_ASSERT_EQUAL(ub_diags_errors(r.d), 2);
+    bool seen = false;
+    for (size_t i = 0; i < ub_diags_count(r.d); i++) {
+        const ub_diag *g = ub_diags_at(r.d, i);
+        if (strstr(g->message, "corec.usda</P1/C1/C2> -> corec.usda</P2/C2> "
+                               "-> corec.usda</P1>"))
+            seen = true;
+    }
+    CU_ASSERT(seen);
+    done(&r);
+}
+
 static int setup(void)
 {
     const char *tmp = getenv("TMPDIR");
@@ -393,6 +414,7 @@ int main(void)
     CU_add_test(s, "fractional offset", test_offset_fractional_same_rate);
     CU_add_test(s, "template expansion", test_template_expansion);
     CU_add_test(s, "a cycle through 40 layers", test_long_cycle);
+    CU_add_test(s, "co-recursive classes", test_corecursive_cycle);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures() +
