@@ -2259,19 +2259,17 @@ void ub_act_variants(ub_pctx *c)
 void ub_act_prim_begin(ub_pctx *c, int spec, const char *type,
                        const char *name, ub_tokloc l)
 {
-    ub_prim *parent = c->prim;
+    ub_prim *parent = c->prim, *dup;
+    ub_prim *p = ub_prim_find_or_new(c->layer, parent, name,
+                                     (ub_specifier)spec, ub_mkloc(c, l), &dup);
+    if (!p)
+        ub_oom(c);
     if (!ub_parse_is_identifier(name, ub_str_len(name)))
         ub_perr(c, l, "\"%s\" is not a valid prim name: expected an "
                 "identifier", name);
-    else if (ub_prim_find_child(c->layer, parent, name)) {
-        ub_prim *tmp = ub_prim_find_child(c->layer, parent, name);
+    else if (dup)
         ub_perr(c, l, "duplicate prim '%s' (first defined on line %u)",
-                ub_prim_path(c->layer, tmp), tmp->loc.line);
-    }
-    ub_prim *p = ub_prim_new(c->layer, parent, name, (ub_specifier)spec,
-                             ub_mkloc(c, l));
-    if (!p)
-        ub_oom(c);
+                ub_prim_path(c->layer, dup), dup->loc.line);
     p->type_name = type;
     c->prim = p;
     c->spec = UB_SPEC_PRIM;
@@ -2358,11 +2356,15 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
                        ub_tokloc l, int part)
 {
     ub_prim *prim = c->prim;
-    ub_prop *p = ub_prop_find(c->layer, prim, name);
+    bool created;
+    ub_prop *p = ub_prop_find_or_new(c->layer, prim, name, UB_ATTR,
+                                     ub_mkloc(c, l), &created);
+    if (!p)
+        ub_oom(c);
     c->paths.n = 0;
     c->none_list = false;
     c->prop_part = part;
-    if (p) {
+    if (!created) {
         if (p->kind != UB_ATTR) {
             ub_perr(c, l, "'%s' is already declared as a relationship "
                     "(line %u)", name, p->loc.line);
@@ -2380,9 +2382,6 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
                     ub_var_word(c->decl_var));
         }
     } else {
-        p = ub_prop_new(c->layer, prim, name, UB_ATTR, ub_mkloc(c, l));
-        if (!p)
-            ub_oom(c);
         p->type_name = c->decl_name;
         p->type = c->decl_type;
         p->is_array = c->decl_array;
@@ -2504,18 +2503,17 @@ void ub_act_rel_begin(ub_pctx *c, int kind, const char *name, ub_tokloc l,
                       int part)
 {
     ub_prim *prim = c->prim;
-    ub_prop *p = ub_prop_find(c->layer, prim, name);
+    bool created;
+    ub_prop *p = ub_prop_find_or_new(c->layer, prim, name, UB_REL,
+                                     ub_mkloc(c, l), &created);
+    if (!p)
+        ub_oom(c);
     c->paths.n = 0;
     c->none_list = false;
     c->prop_part = part;
-    if (p && p->kind != UB_REL) {
+    if (!created && p->kind != UB_REL)
         ub_perr(c, l, "'%s' is already declared as an attribute (line %u)",
                 name, p->loc.line);
-    } else if (!p) {
-        p = ub_prop_new(c->layer, prim, name, UB_REL, ub_mkloc(c, l));
-        if (!p)
-            ub_oom(c);
-    }
     if (kind & 1)
         p->custom = true;
     if (kind & 2)

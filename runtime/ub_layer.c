@@ -44,8 +44,8 @@ static ub_name_slot *ub_index_find(struct ub_name_index *ix,
     }
 }
 
-static int ub_index_put(struct ub_name_index *ix, const void *owner,
-                        const char *name, uint32_t kind, void *obj)
+/* Room for one more entry (the table stays at most half full). */
+static int ub_index_reserve(struct ub_name_index *ix)
 {
     if ((ix->count + 1) * 2 > ix->cap) {
         size_t cap = ix->cap ? ix->cap * 2 : 256;
@@ -65,17 +65,36 @@ static int ub_index_put(struct ub_name_index *ix, const void *owner,
         ix->slots = slots;
         ix->cap = cap;
     }
+    return 0;
+}
+
+/* The slot of (owner, name, kind): the entry's, or the free one where it
+ * would go.  Needs ub_index_reserve first. */
+static ub_name_slot *ub_index_slot(struct ub_name_index *ix, const void *owner,
+                                   const char *name, uint32_t kind)
+{
     size_t mask = ix->cap - 1;
     size_t i = ub_name_hash(owner, name, kind) & mask;
     while (ix->slots[i].owner) {
         if (ix->slots[i].owner == owner && ix->slots[i].name == name &&
-            ix->slots[i].kind == kind) {
-            ix->slots[i].obj = obj; /* keep the first: callers check first */
-            return 0;
-        }
+            ix->slots[i].kind == kind)
+            return &ix->slots[i];
         i = (i + 1) & mask;
     }
-    ix->slots[i] = (ub_name_slot){owner, name, obj, kind};
+    return &ix->slots[i];
+}
+
+static int ub_index_put(struct ub_name_index *ix, const void *owner,
+                        const char *name, uint32_t kind, void *obj)
+{
+    if (ub_index_reserve(ix) != 0)
+        return -1;
+    ub_name_slot *s = ub_index_slot(ix, owner, name, kind);
+    if (s->owner) {
+        s->obj = obj; /* keep the first: callers check first */
+        return 0;
+    }
+    *s = (ub_name_slot){owner, name, obj, kind};
     ix->count++;
     return 0;
 }
@@ -206,6 +225,59 @@ ub_prop *ub_prop_find(const ub_layer *layer, const ub_prim *prim,
 {
     ub_name_slot *s = ub_index_find(layer->index, prim, name, 1);
     return s ? s->obj : NULL;
+}
+
+/* One probe of the index for "find, else create" (the parser does this
+ * for every prim and property of a layer). */
+ub_prim *ub_prim_find_or_new(ub_layer *layer, ub_prim *parent,
+                             const char *name, ub_specifier spec, ub_loc loc,
+                             ub_prim **existing)
+{
+    *existing = NULL;
+    if (ub_index_reserve(layer->index) != 0)
+        return NULL;
+    ub_name_slot *s = ub_index_slot(layer->index, parent, name, 0);
+    if (s->owner) {
+        *existing = s->obj;
+        return ub_prim_new(layer, parent, name, spec, loc);
+    }
+    ub_prim *p = ub_arena_zalloc(layer->arena, sizeof *p);
+    if (!p)
+        return NULL;
+    p->name = name;
+    p->specifier = spec;
+    p->parent = parent;
+    p->loc = loc;
+    if (ub_ptrvec_push(layer->arena, (void ***)&parent->children.v,
+                       &parent->children.n, &parent->children.cap, p) != 0)
+        return NULL;
+    *s = (ub_name_slot){parent, name, p, 0};
+    layer->index->count++;
+    return p;
+}
+
+ub_prop *ub_prop_find_or_new(ub_layer *layer, ub_prim *prim, const char *name,
+                             ub_prop_kind kind, ub_loc loc, bool *created)
+{
+    *created = false;
+    if (ub_index_reserve(layer->index) != 0)
+        return NULL;
+    ub_name_slot *s = ub_index_slot(layer->index, prim, name, 1);
+    if (s->owner)
+        return s->obj;
+    ub_prop *p = ub_arena_zalloc(layer->arena, sizeof *p);
+    if (!p)
+        return NULL;
+    p->name = name;
+    p->kind = kind;
+    p->loc = loc;
+    if (ub_ptrvec_push(layer->arena, (void ***)&prim->props.v, &prim->props.n,
+                       &prim->props.cap, p) != 0)
+        return NULL;
+    *s = (ub_name_slot){prim, name, p, 1};
+    layer->index->count++;
+    *created = true;
+    return p;
 }
 
 ub_variant_set *ub_variant_set_get(ub_layer *layer, ub_prim *prim,

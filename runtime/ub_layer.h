@@ -177,6 +177,16 @@ ub_prop *ub_prop_new(ub_layer *layer, ub_prim *prim, const char *name,
                      ub_prop_kind kind, ub_loc loc);
 ub_prop *ub_prop_find(const ub_layer *layer, const ub_prim *prim,
                       const char *name);
+/* Find-or-create in one hash probe.  ub_prim_find_or_new always appends a
+ * new prim; *existing is the sibling of that name already there (a
+ * duplicate), or NULL.  ub_prop_find_or_new returns the existing property
+ * (*created false) or a new one of kind (*created true).  NULL only when
+ * out of memory. */
+ub_prim *ub_prim_find_or_new(ub_layer *layer, ub_prim *parent,
+                             const char *name, ub_specifier spec, ub_loc loc,
+                             ub_prim **existing);
+ub_prop *ub_prop_find_or_new(ub_layer *layer, ub_prim *prim, const char *name,
+                             ub_prop_kind kind, ub_loc loc, bool *created);
 ub_variant_set *ub_variant_set_get(ub_layer *layer, ub_prim *prim,
                                    const char *name, ub_loc loc);
 /* A new variant in set (no check for an existing one of that name). */
