@@ -32,6 +32,7 @@
 #include "ub_clips.h"
 #include "ub_expr.h"
 #include "ub_stack.h"
+#include "ub_usdb.h"
 #include "ub_time.h"
 
 /* --- paths -------------------------------------------------------------- */
@@ -1593,15 +1594,26 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                         }
                         s.n = s.cap = p->samples.n;
                         const ub_layer *l = ub_op_layer(ix, &ops[pk]);
+                        ub_offset so = ub_op_offset(ix, &ops[pk]);
+                        ub_offset inv = ub_offset_inverse(so);
                         for (uint32_t i = 0; i < s.n; i++) {
-                            s.v[i].time = p->samples.v[i].time;
-                            s.v[i].value = ub_value_clone(
-                                cx->a, &p->samples.v[i].value);
+                            double t = p->samples.v[i].time;
+                            /* OpenUSD reads the value back at the stage
+                             * time mapped into the layer, which rounding
+                             * may move off the sample: interpolate there */
+                            double lt = ub_offset_apply(
+                                inv, ub_offset_apply(so, t));
+                            ub_value v = p->samples.v[i].value;
+                            if (lt != t && isfinite(lt) &&
+                                ub_samples_value_at(&p->samples, lt, false,
+                                                    cx->a, &v) != 0)
+                                cx->oom = true;
+                            s.v[i].time = t;
+                            s.v[i].value = ub_value_clone(cx->a, &v);
                             ub_anchor_value(
                                 cx, l, ub_stack_vars(ix->v[node].ls),
                                 &s.v[i].value);
                         }
-                        ub_offset so = ub_op_offset(ix, &ops[pk]);
                         if (!ub_offset_is_identity(so) &&
                             ub_samples_apply_offset(cx->a, &s, so) != 0)
                             cx->oom = true;
