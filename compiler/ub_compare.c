@@ -470,8 +470,7 @@ static const char *ub_specifier_name(ub_specifier s)
 }
 
 /* Compare two ordered lists of names: report what only one side has, or
- * the order when both have the same names.  get(list, i) names item i;
- * has(layer, owner, name) looks one up. */
+ * the order when both have the same names.  at(list, i) names item i. */
 typedef const char *(*ub_name_at_fn)(const void *list, uint32_t i);
 
 static const char *ub_prop_name_at(const void *list, uint32_t i)
@@ -524,8 +523,8 @@ static void ub_cmp_names(ub_cmp *c, const char *what, const void *la,
         while (i < na && i < nb && at(la, i) == at(lb, i))
             i++;
         ub_cmp_report(c, loc_a, loc_b,
-                      "%s differ at position %u: '%s' vs '%s'", what, i,
-                      i < na ? at(la, i) : "(end)",
+                      "%s order differs at position %u: '%s' vs '%s'", what,
+                      i, i < na ? at(la, i) : "(end)",
                       i < nb ? at(lb, i) : "(end)");
     }
 }

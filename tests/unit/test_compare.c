@@ -240,7 +240,7 @@ static void test_properties_and_children(void)
     ub_prop *t = b.mesh->props.v[0];
     b.mesh->props.v[0] = b.mesh->props.v[1];
     b.mesh->props.v[1] = t;
-    expect_one(&a, &b, "/World/a", "property differ at position 0");
+    expect_one(&a, &b, "/World/a", "property order differs at position 0");
 
     a = build("a.usda");
     b = build("b.usda");
