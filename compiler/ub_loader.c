@@ -29,6 +29,11 @@ struct ub_loader {
     size_t n_search;
     ub_loaded *loaded;
     size_t n_loaded, cap_loaded;
+    /* abs path -> index + 1 in `loaded` (open addressing; 0 = empty), so
+     * opening the same layer from thousands of arcs stays cheap */
+    uint32_t *by_abs;
+    size_t by_abs_cap;
+    char *cwd; /* the current directory, read once */
     ub_loader_progress_fn progress;
     void *progress_ctx;
     uint64_t bytes_read;
@@ -63,6 +68,8 @@ void ub_loader_free(ub_loader *ld)
         free(ld->search[i]);
     free(ld->search);
     free(ld->loaded);
+    free(ld->by_abs);
+    free(ld->cwd);
     free(ld);
 }
 
@@ -249,20 +256,73 @@ static const char *ub_loader_abs(ub_loader *ld, const char *path)
 {
     if (path[0] == '/')
         return path; /* resolved paths are normalised already */
-    char cwd[4096];
-    if (!getcwd(cwd, sizeof cwd))
-        return NULL;
-    size_t cn = strlen(cwd), pn = strlen(path);
+    if (!ld->cwd) {
+        char buf[4096];
+        if (!getcwd(buf, sizeof buf) || !(ld->cwd = strdup(buf)))
+            return NULL;
+    }
+    size_t cn = strlen(ld->cwd), pn = strlen(path);
     char *p = malloc(cn + 1 + pn + 1);
     if (!p)
         return NULL;
-    memcpy(p, cwd, cn);
+    memcpy(p, ld->cwd, cn);
     p[cn] = '/';
     memcpy(p + cn + 1, path, pn + 1);
     const char *r = ub_path_normalize(p) == 0 ? ub_intern_cstr(ld->strtab, p)
                                               : NULL;
     free(p);
     return r;
+}
+
+static size_t ub_loader_hash(const char *p)
+{
+    uint64_t x = (uint64_t)(uintptr_t)p;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (size_t)x;
+}
+
+/* The loaded entry with this absolute path, or NULL. */
+static ub_loaded *ub_loader_find(ub_loader *ld, const char *abs)
+{
+    if (!ld->by_abs_cap)
+        return NULL;
+    size_t mask = ld->by_abs_cap - 1;
+    for (size_t i = ub_loader_hash(abs) & mask; ld->by_abs[i];
+         i = (i + 1) & mask)
+        if (ld->loaded[ld->by_abs[i] - 1].abs == abs)
+            return &ld->loaded[ld->by_abs[i] - 1];
+    return NULL;
+}
+
+/* Index entry `idx` of `loaded` under its absolute path. */
+static int ub_loader_index(ub_loader *ld, size_t idx)
+{
+    if ((ld->n_loaded + 1) * 2 > ld->by_abs_cap) {
+        size_t cap = ld->by_abs_cap ? ld->by_abs_cap * 2 : 64;
+        uint32_t *t = calloc(cap, sizeof *t);
+        if (!t)
+            return -1;
+        for (size_t i = 0; i < ld->by_abs_cap; i++) {
+            uint32_t v = ld->by_abs[i];
+            if (!v)
+                continue;
+            size_t j = ub_loader_hash(ld->loaded[v - 1].abs) & (cap - 1);
+            while (t[j])
+                j = (j + 1) & (cap - 1);
+            t[j] = v;
+        }
+        free(ld->by_abs);
+        ld->by_abs = t;
+        ld->by_abs_cap = cap;
+    }
+    size_t mask = ld->by_abs_cap - 1;
+    size_t j = ub_loader_hash(ld->loaded[idx].abs) & mask;
+    while (ld->by_abs[j])
+        j = (j + 1) & mask;
+    ld->by_abs[j] = (uint32_t)(idx + 1);
+    return 0;
 }
 
 static ub_loaded *ub_loader_push(ub_loader *ld, const char *resolved)
@@ -297,15 +357,20 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
     }
     bool is_stdin = strcmp(resolved, "-") == 0;
     const char *abs = is_stdin ? NULL : ub_loader_abs(ld, resolved);
-    for (size_t i = 0; !is_stdin && i < ld->n_loaded; i++) {
-        const ub_loaded *l = &ld->loaded[i];
-        if (l->resolved == resolved || (abs && l->abs == abs))
-            return l->layer;
+    if (!is_stdin && !abs) {
+        ub_diag_add(ld->diags, UB_ERROR, named_at, NULL, NULL, 0,
+                    "out of memory opening '%s'", resolved);
+        return NULL;
     }
+    const ub_loaded *seen = abs ? ub_loader_find(ld, abs) : NULL;
+    if (seen)
+        return seen->layer;
     ub_loaded *e = ub_loader_push(ld, resolved);
     if (!e)
         return NULL;
     e->abs = abs;
+    if (abs && ub_loader_index(ld, (size_t)(e - ld->loaded)) != 0)
+        return NULL;
     if (ub_read_file(resolved, &e->text, &e->len, ld->diags, named_at) != 0)
         return NULL;
     ld->bytes_read += e->len;
