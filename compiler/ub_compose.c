@@ -197,7 +197,7 @@ typedef struct ub_cx {
     bool oom, failed;
     const char *k_references, *k_payload, *k_inherits, *k_specializes,
         *k_variants, *k_variant_sets, *k_active, *k_instanceable, *k_clips,
-        *k_clip_sets;
+        *k_clip_sets, *k_api_schemas;
 } ub_cx;
 
 static ub_stack *ub_cx_stack(ub_cx *cx, ub_layer *root)
@@ -1175,6 +1175,73 @@ static bool ub_names_reorder(ub_names *nm, const ub_value *order)
     return true;
 }
 
+/* --- schemas ------------------------------------------------------------- */
+
+/* Whether OpenUSD's standard schemas declare attribute `name` uniform on a
+ * prim of this type with these applied API schemas: the prim definition's
+ * variability wins over authored opinions (UsdStage).  Only the schemas'
+ * uniform attributes matter, so that is all this table holds. */
+static bool ub_in(const char *s, const char *const *list)
+{
+    for (; s && *list; list++)
+        if (strcmp(s, *list) == 0)
+            return true;
+    return false;
+}
+
+static bool ub_schema_uniform(const char *type, const ub_value *api,
+                              const char *name)
+{
+    static const char *const gprims[] = {
+        "Mesh", "Cube", "Sphere", "Cylinder", "Cone", "Capsule", "Plane",
+        "Points", "BasisCurves", "NurbsCurves", "NurbsPatch",
+        "HermiteCurves", "TetMesh", "Cylinder_1", "Capsule_1", NULL};
+    static const char *const xformables[] = {
+        "Xform", "Camera", "PointInstancer", "SkelRoot", "Skeleton",
+        "DistantLight", "DomeLight", "DomeLight_1", "SphereLight",
+        "RectLight", "DiskLight", "CylinderLight", "PortalLight",
+        "GeometryLight", "Volume", NULL};
+    static const char *const gprim_attrs[] = {"doubleSided", "orientation",
+                                              NULL};
+    static const char *const mesh_attrs[] = {
+        "subdivisionScheme", "interpolateBoundary",
+        "faceVaryingLinearInterpolation", "triangleSubdivisionRule", NULL};
+    static const char *const curve_attrs[] = {"type", "basis", "wrap", NULL};
+    static const char *const model_attrs[] = {
+        "model:drawMode", "model:applyDrawMode", "model:drawModeColor",
+        "model:cardGeometry", NULL};
+    static const char *const shader_attrs[] = {
+        "info:id", "info:implementationSource", "info:sourceAsset",
+        "info:sourceCode", "info:sourceAsset:subIdentifier", NULL};
+    bool gprim = ub_in(type, gprims);
+    bool xformable = gprim || ub_in(type, xformables);
+    bool imageable = xformable || (type && strcmp(type, "Scope") == 0);
+    if (gprim && ub_in(name, gprim_attrs))
+        return true;
+    if (xformable && strcmp(name, "xformOpOrder") == 0)
+        return true;
+    if (imageable && strcmp(name, "purpose") == 0)
+        return true;
+    if (type && strcmp(type, "Mesh") == 0 && ub_in(name, mesh_attrs))
+        return true;
+    if (type && strcmp(type, "BasisCurves") == 0 && ub_in(name, curve_attrs))
+        return true;
+    if (type && strcmp(type, "GeomSubset") == 0 &&
+        (strcmp(name, "elementType") == 0 || strcmp(name, "familyName") == 0))
+        return true;
+    if (type && (strcmp(type, "Shader") == 0 || strcmp(type, "NodeDefAPI") == 0) &&
+        ub_in(name, shader_attrs))
+        return true;
+    if (ub_in(name, model_attrs) && api && api->kind == UB_V_LISTOP &&
+        api->u.listop) {
+        const ub_value *e = &api->u.listop->part[UB_LO_EXPLICIT];
+        for (uint32_t i = 0; e->kind == UB_V_DATA && i < e->count; i++)
+            if (strcmp(ub_value_str(e, i), "GeomModelAPI") == 0)
+                return true;
+    }
+    return false;
+}
+
 /* --- relocates ------------------------------------------------------------ */
 
 /* A stage path moved by the root layer stack's relocates (the longest
@@ -1569,6 +1636,10 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         op->is_array = typed->is_array;
         op->custom = weakest->custom;
         op->variability = weakest->variability;
+        const ub_field *api = ub_fields_find(&outp->meta, cx->k_api_schemas);
+        if (ub_schema_uniform(outp->type_name, api ? &api->value : NULL,
+                              first->name))
+            op->variability = UB_UNIFORM;
         /* The value source: the strongest layer with samples or a default,
          * or a clip set anchored at a layer before it. */
         int order[ix->n];
@@ -2087,6 +2158,7 @@ ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
     cx.k_instanceable = ub_intern_cstr(t, "instanceable");
     cx.k_clips = ub_intern_cstr(t, "clips");
     cx.k_clip_sets = ub_intern_cstr(t, "clipSets");
+    cx.k_api_schemas = ub_intern_cstr(t, "apiSchemas");
     cx.out = ub_layer_new(t, out_path ? out_path : "flattened.usda");
     ub_stack *rs = cx.out ? ub_cx_stack(&cx, root) : NULL;
     if (rs && !cx.oom) {
