@@ -165,6 +165,10 @@ typedef struct ub_pctx {
     const char *pcomp[512];
     uint32_t plen[512];
 
+    /* the scanner's identifier cache (lexer.l) */
+#define UB_ICACHE 1024
+    const char *icache[UB_ICACHE];
+
     /* lookups by interned pointer: type names and metadata keys */
 #define UB_TYPE_CACHE 61
 #define UB_FIELD_CACHE 61
