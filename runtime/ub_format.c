@@ -1101,6 +1101,42 @@ void ub_put_element(ub_buf *b, const ub_type *t, const void *elem)
     /* Dictionaries and opaque values have no inline text. */
 }
 
+/* Mesh data repeats values (a uv or a point shared by several faces), so
+ * float arrays keep a small direct-mapped cache of recent texts: a hit
+ * costs a copy instead of a shortest-digits search.  It lives on the
+ * caller's stack for one value; the output is the same either way. */
+#define UB_FC_SLOTS 256
+#define UB_FC_TEXT 19 /* longest float text is 17 bytes */
+
+typedef struct ub_float_cache {
+    uint64_t valid_words[UB_FC_SLOTS / 64];
+    struct {
+        uint32_t bits;
+        uint8_t len;
+        char text[UB_FC_TEXT];
+    } slot[UB_FC_SLOTS];
+} ub_float_cache;
+
+static inline size_t ub_float_cached(ub_float_cache *fc, char *p, float x)
+{
+    uint32_t bits;
+    memcpy(&bits, &x, sizeof bits);
+    unsigned h = (bits * 2654435761u) >> 24;
+    uint64_t bit = UINT64_C(1) << (h & 63);
+    if ((fc->valid_words[h >> 6] & bit) && fc->slot[h].bits == bits) {
+        memcpy(p, fc->slot[h].text, UB_FC_TEXT);
+        return fc->slot[h].len;
+    }
+    size_t n = ub_fmt_float(p, x);
+    if (n <= UB_FC_TEXT) {
+        fc->valid_words[h >> 6] |= bit;
+        fc->slot[h].bits = bits;
+        fc->slot[h].len = (uint8_t)n;
+        memcpy(fc->slot[h].text, p, UB_FC_TEXT);
+    }
+    return n;
+}
+
 void ub_put_value(ub_buf *b, const ub_value *v)
 {
     if (v->kind == UB_V_BLOCK) {
@@ -1122,6 +1158,9 @@ void ub_put_value(ub_buf *b, const ub_value *v)
         /* Reserve for a batch of elements at a time: one capacity check
          * per batch instead of per number. */
         size_t emax = ub_numeric_elem_max(t) + 2;
+        ub_float_cache fc;
+        fc.valid_words[0] = fc.valid_words[1] = fc.valid_words[2] =
+            fc.valid_words[3] = 0;
         uint32_t i = 0;
         while (i < v->count) {
             uint32_t batch = v->count - i;
@@ -1148,7 +1187,7 @@ void ub_put_value(ub_buf *b, const ub_value *v)
                             *p++ = ',';
                             *p++ = ' ';
                         }
-                        p += ub_fmt_float(p, *f++);
+                        p += ub_float_cached(&fc, p, *f++);
                     }
                     if (nc > 1)
                         *p++ = ')';

@@ -346,6 +346,51 @@ static void test_float_closest(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
+/* Big float arrays (where the writer reuses texts of repeated values)
+ * print exactly as their elements one by one. */
+static void test_float_array_repeats(void)
+{
+    ub_arena *a = ub_arena_new();
+    ub_value v = ub_value_new(a, ub_type_get(UB_TY_TEXCOORD2F), 5000, true);
+    float *f = v.u.data;
+    for (int i = 0; i < 10000; i++) {
+        uint32_t r = (uint32_t)rnd();
+        if (i % 3 == 0) { /* fresh values, many hash collisions */
+            memcpy(&f[i], &r, 4);
+            if (!isfinite(f[i]))
+                f[i] = -0.0f;
+        } else { /* repeats of a few values */
+            f[i] = (float)(r % 37) / 8.0f - 2.0f;
+        }
+    }
+    ub_buf got, want;
+    ub_buf_init(&got);
+    ub_buf_init(&want);
+    ub_put_value(&got, &v);
+    ub_buf_putc(&want, '[');
+    for (int i = 0; i < 5000; i++) {
+        char t[2 * UB_FMT_MAX + 8];
+        size_t n = 0;
+        if (i) {
+            t[n++] = ',';
+            t[n++] = ' ';
+        }
+        t[n++] = '(';
+        n += ub_fmt_float(t + n, f[2 * i]);
+        t[n++] = ',';
+        t[n++] = ' ';
+        n += ub_fmt_float(t + n, f[2 * i + 1]);
+        t[n++] = ')';
+        ub_buf_append(&want, t, n);
+    }
+    ub_buf_putc(&want, ']');
+    CU_ASSERT_EQUAL(got.len, want.len);
+    CU_ASSERT(got.len == want.len && memcmp(got.data, want.data, got.len) == 0);
+    ub_buf_free(&got);
+    ub_buf_free(&want);
+    ub_arena_free(a);
+}
+
 static const char *V(ub_buf *b)
 {
     ub_buf_putc(b, '\0');
@@ -469,6 +514,8 @@ int main(void)
     CU_add_test(s, "float: round trip and shortest", test_float_roundtrip);
     CU_add_test(s, "double: closest of the shortest", test_double_closest);
     CU_add_test(s, "float: closest of the shortest", test_float_closest);
+    CU_add_test(s, "float arrays with repeated values",
+                test_float_array_repeats);
     CU_add_test(s, "strings and asset paths", test_quoting);
     CU_add_test(s, "values", test_values);
     CU_basic_set_mode(CU_BRM_VERBOSE);
