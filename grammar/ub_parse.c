@@ -320,18 +320,15 @@ static bool ub_is_ns_identifier(const char *s, size_t n)
     return true;
 }
 
-/* Variant names: identifier characters plus '|' and '-', optionally after
- * a leading '.'; a variant selection may also be empty. */
-static bool ub_is_variant_name(const char *s, size_t n, bool allow_empty)
+/* Variant (and variant set) names as OpenUSD's path grammar has them: an
+ * optional leading '.', then XID_Continue characters, '|' and '-' (so even
+ * "" and "." pass). */
+static bool ub_is_variant_name(const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
     size_t i = 0;
-    if (n == 0)
-        return allow_empty;
-    if (u[0] == '.')
+    if (n && u[0] == '.')
         i = 1;
-    if (i == n)
-        return false;
     while (i < n) {
         uint32_t cp;
         size_t k = ub_utf8(u + i, n - i, &cp);
@@ -460,7 +457,7 @@ static bool ub_path_split(const char *s, size_t n, ub_pathinfo *pi)
                 size_t v = e + 1, w = v;
                 while (w < n && s[w] != '}')
                     w++;
-                if (w == n || !ub_is_variant_name(s + v, w - v, true))
+                if (w == n || !ub_is_variant_name(s + v, w - v))
                     return false;
                 pi->variant_sel = true;
                 i = w + 1;
@@ -2021,9 +2018,10 @@ void ub_act_variant_sets(ub_pctx *c, int part, ub_tokloc l)
     uint32_t n = c->paths.n;
     c->paths.n = 0;
     for (uint32_t i = 0; i < n; i++)
-        if (!ub_parse_is_identifier(c->paths.v[i], ub_str_len(c->paths.v[i]))) {
+        if (!ub_is_variant_name(c->paths.v[i], ub_str_len(c->paths.v[i]))) {
             ub_perr(c, c->paths.loc[i], "\"%s\" is not a valid variant set "
-                    "name: expected an identifier", c->paths.v[i]);
+                    "name (letters, digits, '_', '|', '-', optionally after "
+                    "a leading '.')", c->paths.v[i]);
             return;
         }
     ub_meta_listop(c, c->kw[TOK_VARIANTSETS - TOK_ADD],
@@ -2033,17 +2031,9 @@ void ub_act_variant_sets(ub_pctx *c, int part, ub_tokloc l)
 
 void ub_act_name_order(ub_pctx *c, int props, ub_tokloc l)
 {
+    /* stored unchecked, as OpenUSD does: an order may name anything */
     uint32_t n = c->paths.n;
     c->paths.n = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        size_t len = ub_str_len(c->paths.v[i]);
-        if (props ? !ub_is_ns_identifier(c->paths.v[i], len)
-                  : !ub_parse_is_identifier(c->paths.v[i], len)) {
-            ub_perr(c, c->paths.loc[i], "\"%s\" is not a valid %s name",
-                    c->paths.v[i], props ? "property" : "prim");
-            return;
-        }
-    }
     (void)l;
     ub_value v = ub_paths_value(c, UB_TY_TOKEN, n);
     if (props)
@@ -2240,7 +2230,7 @@ void ub_act_variants(ub_pctx *c)
             return;
         }
         const char *sel = ub_value_str(&e->value, 0);
-        if (!ub_is_variant_name(sel, ub_str_len(sel), true)) {
+        if (!ub_is_variant_name(sel, ub_str_len(sel))) {
             ub_perr(c, ub_tl(&e->loc), "\"%s\" is not a valid variant name "
                     "(letters, digits, '_', '|', '-', optionally after a "
                     "leading '.')", sel);
@@ -2291,9 +2281,10 @@ void ub_act_prim_end(ub_pctx *c)
 
 void ub_act_variant_set_begin(ub_pctx *c, const char *name, ub_tokloc l)
 {
-    if (!ub_parse_is_identifier(name, ub_str_len(name)))
-        ub_perr(c, l, "\"%s\" is not a valid variant set name: expected an "
-                "identifier", name);
+    if (!ub_is_variant_name(name, ub_str_len(name)))
+        ub_perr(c, l, "\"%s\" is not a valid variant set name (letters, "
+                "digits, '_', '|', '-', optionally after a leading '.')",
+                name);
     if (!ub_variant_set_get(c->layer, c->prim, name, ub_mkloc(c, l)))
         ub_oom(c);
     c->vset_owner = c->prim;
@@ -2310,7 +2301,7 @@ void ub_act_variant_set_end(ub_pctx *c)
 void ub_act_variant_begin(ub_pctx *c, const char *name, ub_tokloc l)
 {
     ub_prim *owner = c->vset_owner;
-    if (!ub_is_variant_name(name, ub_str_len(name), false))
+    if (!ub_is_variant_name(name, ub_str_len(name)))
         ub_perr(c, l, "\"%s\" is not a valid variant name (letters, digits, "
                 "'_', '|', '-', optionally after a leading '.')", name);
     ub_variant_set *set = ub_variant_set_get(c->layer, owner, c->vset_name,

@@ -582,13 +582,15 @@ static void test_variants(void)
         "            }\n"
         "        }\n"
         "        \"y\" { }\n"
+        "        \".a-b|c\" { }\n"
         "    }\n"
         "}\n"));
     ub_prim *a = prim("/A");
     CU_ASSERT_EQUAL_FATAL(a->n_variant_sets, 1);
     ub_variant_set *vs = &a->variant_sets[0];
     CU_ASSERT_STRING_EQUAL(vs->name, "v");
-    CU_ASSERT_EQUAL_FATAL(vs->variants.n, 2);
+    /* variant names follow the path grammar: '.', '-' and '|' allowed */
+    CU_ASSERT_EQUAL_FATAL(vs->variants.n, 3);
     ub_prim *x = vs->variants.v[0];
     CU_ASSERT_STRING_EQUAL(x->name, "x");
     CU_ASSERT_PTR_EQUAL(x->variant_set, S("v"));
