@@ -6,13 +6,15 @@
  *
  *   double   shortest text that reads back as the same double
  *            (TfStringify: double-conversion ToShortest, decimal notation
- *            for decimal exponents -6..14, else "1e+21"-free "1e21")
+ *            for decimal exponents -6..14, else "1e21", "1e-7": no '+', no
+ *            exponent padding)
  *   float    shortest text that reads back as the same float
  *   half     iostream's default for the half widened to float: %g with six
  *            significant digits (1.807h prints 1.80664)
  *   timecode iostream's default for a double: %g, six digits
  *   ints     decimal; uchar as a number; bool as 0/1 inside values
- *   inf, -inf, nan
+ *   inf, -inf, nan  ("nan" whatever its sign: iostream's "-nan" for a
+ *            half or timecode would not read back)
  *
  * The ub_fmt_* functions write into a caller buffer of at least UB_FMT_MAX
  * bytes, add no NUL and return the length; they never allocate.
