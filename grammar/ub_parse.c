@@ -2110,6 +2110,11 @@ void ub_act_ref(ub_pctx *c, const char *asset, const char *path,
                     "variant selections: <%s>", path);
             return;
         }
+        if (ub_str_len(path) && !pi.absolute) {
+            ub_perr(c, pl, "the prim path of a reference or payload must be "
+                    "empty or absolute: <%s>", path);
+            return;
+        }
         r.prim_path = canon;
     }
     ub_rlist *rl = &c->refs;
