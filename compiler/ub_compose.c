@@ -236,6 +236,7 @@ typedef struct ub_node {
     bool evaluated;       /* direct arcs (but variants) added */
     bool variants_done;
     bool root_identity;   /* class-based maps also map "/" to "/" */
+    bool implied;         /* a class arc implied from below */
     bool inert;           /* kept for the graph, gives no opinions (the
                              instance's own opinions in a prototype) */
     ub_stack *ls;
@@ -604,6 +605,7 @@ static void ub_imply_class(ub_cx *cx, ub_index *ix, int c)
         if (!(pn->ls == cn.ls && site == cn.path) &&
             !ub_has_child_site(ix, par, cn.arc, pn->ls, site)) {
             ub_node nn = {.arc = cn.arc,
+                          .implied = true,
                           .root_identity = true,
                           .ls = pn->ls,
                           .path = site,
@@ -795,6 +797,82 @@ static const char *ub_variant_selection(ub_cx *cx, const ub_index *ix,
     return NULL;
 }
 
+/* Variant sets on an ancestor of a newly added node's site apply to it:
+ * a class or subroot reference inside a prim with variants sees the
+ * selected variant's opinions (Pcp's ancestral variant arcs).  The
+ * selection is the stage's at that ancestor, else the node's own layer
+ * stack's. */
+static void ub_eval_ancestral_variants(ub_cx *cx, ub_index *ix, int i)
+{
+    const ub_node *n = &ix->v[i];
+    if (n->ancestral || n->implied || n->parent < 0 ||
+        n->arc == UB_ARC_VARIANT ||
+        n->arc == UB_ARC_RELOCATE || strchr(n->path, '{'))
+        return;
+    const char *path = n->path;
+    for (const char *slash = strrchr(path, '/'); slash && slash > path;
+         slash = strrchr(path, '/')) {
+        /* ancestor A = path[0..slash) */
+        const char *anc = ub_intern(cx->t, path, (size_t)(slash - path));
+        if (!anc) {
+            cx->oom = true;
+            return;
+        }
+        ub_node tmp = *n;
+        tmp.path = anc;
+        ub_index one = {.v = &tmp, .n = 1, .cap = 1};
+        ub_items sets = {0};
+        ub_node_listop(cx, &one, 0, cx->k_variant_sets, &sets);
+        const char *root_anc = ub_map_to_root(cx, ix, i, anc);
+        for (uint32_t k = 0; k < sets.n && !cx->oom; k++) {
+            const char *set = *(const char *const *)sets.v[k].elem;
+            const char *sel = NULL;
+            const ub_stack *stacks[2] = {ix->v[0].ls, n->ls};
+            const char *where[2] = {root_anc, anc};
+            for (int w = 0; w < 2 && !sel; w++)
+                for (size_t li = 0; where[w] && li < stacks[w]->n && !sel;
+                     li++) {
+                    ub_prim *p = ub_layer_find_prim(stacks[w]->layers[li],
+                                                    where[w]);
+                    ub_field *f =
+                        p ? ub_fields_find(&p->meta, cx->k_variants) : NULL;
+                    ub_dict_entry *e =
+                        f && f->value.kind == UB_V_DICT && f->value.u.dict
+                            ? ub_dict_find(f->value.u.dict, set)
+                            : NULL;
+                    if (e && e->value.kind == UB_V_DATA && e->value.type &&
+                        e->value.type->scalar == UB_SC_STRING &&
+                        e->value.count)
+                        sel = ub_value_str(&e->value, 0);
+                }
+            if (!sel || !*sel)
+                continue;
+            size_t need = strlen(n->path) + strlen(set) + strlen(sel) + 4;
+            char *b = malloc(need);
+            if (!b) {
+                cx->oom = true;
+                break;
+            }
+            snprintf(b, need, "%s{%s=%s}%s", anc, set, sel,
+                     n->path + strlen(anc) + 1);
+            const char *vp = ub_intern_cstr(cx->t, b);
+            free(b);
+            ub_node nn = {.arc = UB_ARC_VARIANT,
+                          .ls = n->ls,
+                          .path = vp,
+                          .offset = n->offset,
+                          .parent = i,
+                          .depth = ix->depth,
+                          .sib = (int)k};
+            if (!vp || ub_index_add(cx, ix, &nn) < 0)
+                cx->oom = true;
+            n = &ix->v[i];
+        }
+        free(sets.v);
+        path = anc;
+    }
+}
+
 static void ub_eval_variants(ub_cx *cx, ub_index *ix, int i)
 {
     ub_items it = {0};
@@ -861,6 +939,7 @@ static void ub_index_expand(ub_cx *cx, ub_index *ix)
             if (!ix->v[order[k]].variants_done) {
                 ix->v[order[k]].variants_done = true;
                 ub_eval_variants(cx, ix, order[k]);
+                ub_eval_ancestral_variants(cx, ix, order[k]);
                 progress = true;
             }
         if (!progress)
