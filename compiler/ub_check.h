@@ -72,7 +72,8 @@ typedef enum ub_check_kind {
 typedef struct ub_check_info {
     ub_check_kind kind;
     const char *id;       /* stable: "offset-scale-zero" */
-    ub_severity severity; /* UB_ERROR or UB_WARNING */
+    ub_severity severity; /* UB_ERROR or UB_WARNING (default-prim-missing
+                             is a warning where nothing uses the prim) */
     const char *summary;  /* one line, for --list */
 } ub_check_info;
 
