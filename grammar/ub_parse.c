@@ -1742,9 +1742,38 @@ void ub_act_display_unit(ub_pctx *c, const char *id, ub_tokloc l)
             "cm, dm, m, km, in, ft, yd, mi, deg, rad, default", id);
 }
 
+/* Fields of the spec that are not metadata: OpenUSD refuses to set them
+ * with `key = value` ("registered as a non-metadata field"). */
+static bool ub_non_metadata_field(const char *key, int spec)
+{
+    static const char *const layer[] = {"comment", "primChildren",
+                                        "primOrder", "subLayerOffsets",
+                                        NULL};
+    static const char *const prim[] = {
+        "specifier", "comment", "inheritPaths", "primChildren", "primOrder",
+        "propertyOrder", "variantSelection", "variantSetChildren",
+        "variantSetNames", NULL};
+    static const char *const attr[] = {"variability", "comment", "typeName",
+                                       "connectionChildren",
+                                       "connectionPaths", NULL};
+    static const char *const rel[] = {"variability", "comment",
+                                      "targetChildren", "targetPaths", NULL};
+    const char *const *l = spec == UB_SPEC_LAYER  ? layer
+                           : spec == UB_SPEC_PRIM ? prim
+                           : spec == UB_SPEC_ATTR ? attr
+                                                  : rel;
+    for (; *l; l++)
+        if (strcmp(*l, key) == 0)
+            return true;
+    return false;
+}
+
 void ub_act_meta_begin(ub_pctx *c, const char *key, ub_tokloc l, int part)
 {
     const struct ub_field_def *f = ub_field_lookup(c, key, c->spec);
+    if (!f && ub_non_metadata_field(key, c->spec))
+        ub_perr(c, l, "'%s' is not metadata: it cannot be set with '%s = "
+                "...' here", key, key);
     c->meta_key = key;
     c->meta_loc = l;
     c->meta_part = part;

@@ -719,6 +719,8 @@ static void test_semantic_errors(void)
            "control characters");
     reject("#usda 1.0\n(\n    framesPerSecond = 0\n)\n", 3, 5,
            "greater than 0");
+    reject("#usda 1.0\ndef \"A\" (\n    specifier = \"def\"\n) {}\n", 3, 5,
+           "'specifier' is not metadata");
     reject("#usda 1.0\ndef \"A\" (\n    references = @a.usda@<B>\n) {}\n", 3, 26,
            "empty or absolute");
 }
