@@ -1333,6 +1333,7 @@ static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent)
         if (i)
             ub_pc(b, '\n');
         ub_write_prim(w, prim->children.v[i], indent + 1);
+        ub_buf_drain(w->b); /* nothing before a prim is ever revisited */
     }
     ub_write_variant_sets(w, prim, indent + 1);
 }
@@ -1495,6 +1496,7 @@ int ub_usda_write(const ub_layer *layer, ub_buf *out)
         for (uint32_t i = 0; i < root->children.n; i++) {
             ub_pc(out, '\n');
             ub_write_prim(&w, root->children.v[i], 0);
+            ub_buf_drain(out);
         }
     }
     ub_pc(out, '\n');

@@ -86,3 +86,29 @@ void ub_buf_printf(ub_buf *b, const char *fmt, ...)
     va_end(ap);
     b->len += (size_t)n;
 }
+
+void ub_buf_set_sink(ub_buf *b, ub_buf_sink_fn sink, void *ctx,
+                     size_t threshold)
+{
+    b->sink = sink;
+    b->sink_ctx = ctx;
+    b->sink_threshold = threshold;
+}
+
+int ub_buf_flush(ub_buf *b)
+{
+    if (b->failed)
+        return -1;
+    if (b->sink && b->len) {
+        if (b->sink(b->sink_ctx, b->data, b->len) != 0)
+            b->failed = b->sink_failed = true;
+        b->len = 0;
+    }
+    return b->failed ? -1 : 0;
+}
+
+void ub_buf_drain(ub_buf *b)
+{
+    if (b->sink && b->len > b->sink_threshold)
+        ub_buf_flush(b);
+}

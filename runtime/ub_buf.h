@@ -9,10 +9,17 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/* Where a streaming buffer hands its bytes; returns 0, or -1 on failure. */
+typedef int (*ub_buf_sink_fn)(void *ctx, const void *data, size_t len);
+
 typedef struct ub_buf {
     char *data;
     size_t len, cap;
-    bool failed; /* an allocation failed; later appends are ignored */
+    bool failed; /* an allocation or the sink failed; appends are ignored */
+    ub_buf_sink_fn sink; /* NULL: everything stays in memory */
+    void *sink_ctx;
+    size_t sink_threshold;
+    bool sink_failed; /* the failure was the sink's (it reported it) */
 } ub_buf;
 
 void ub_buf_init(ub_buf *b);
@@ -24,5 +31,17 @@ void ub_buf_puts(ub_buf *b, const char *s);
 void ub_buf_putc(ub_buf *b, char c);
 void ub_buf_printf(ub_buf *b, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
+
+/* Streaming: once set, ub_buf_drain hands the buffered bytes to sink when
+ * more than threshold bytes are waiting, so a 100 MB output need not be
+ * held in memory.  Writers call ub_buf_drain only at points after which
+ * they never revisit what they wrote (between prims); bytes are never
+ * handed over anywhere else. */
+void ub_buf_set_sink(ub_buf *b, ub_buf_sink_fn sink, void *ctx,
+                     size_t threshold);
+void ub_buf_drain(ub_buf *b);
+/* Hand everything still buffered to the sink.  Returns 0, or -1 when the
+ * buffer has failed (out of memory or a sink error). */
+int ub_buf_flush(ub_buf *b);
 
 #endif

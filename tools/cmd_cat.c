@@ -62,23 +62,34 @@ static int ub_cat_run(int argc, char **argv)
         fprintf(stderr, "usdbake: error: out of memory\n");
         status = UB_EXIT_INPUT;
     }
-    for (int i = 0; ld && i < n_inputs; i++) {
-        ub_layer *layer = ub_loader_open(ld, inputs[i], NULL,
-                                         (ub_loc){NULL, 0, 0});
-        if (!layer || ub_usda_write(layer, &text) != 0) {
+    /* Read every input before writing anything, so a bad second input
+     * leaves no output at all, even on standard output. */
+    ub_layer *layers[n_inputs > 0 ? n_inputs : 1];
+    for (int i = 0; ld && i < n_inputs && status == UB_EXIT_OK; i++) {
+        layers[i] = ub_loader_open(ld, inputs[i], NULL, (ub_loc){NULL, 0, 0});
+        if (!layers[i])
             status = UB_EXIT_INPUT;
-            break;
-        }
     }
     if (diags)
         ub_cli_print_diags(diags);
-    if (status == UB_EXIT_OK && text.failed) {
-        fprintf(stderr, "usdbake: error: out of memory\n");
+    ub_out sink;
+    if (status == UB_EXIT_OK && ub_out_open(&sink, out) != 0)
         status = UB_EXIT_INPUT;
+    if (status == UB_EXIT_OK) {
+        /* Stream in 1 MiB pieces: the text of a 100 MB layer is never
+         * held whole. */
+        ub_buf_set_sink(&text, ub_out_write, &sink, 1u << 20);
+        for (int i = 0; i < n_inputs && !text.failed; i++)
+            ub_usda_write(layers[i], &text);
+        if (ub_buf_flush(&text) != 0) {
+            if (!text.sink_failed)
+                fprintf(stderr, "usdbake: error: out of memory\n");
+            ub_out_abort(&sink);
+            status = UB_EXIT_INPUT;
+        } else if (ub_out_commit(&sink) != 0) {
+            status = UB_EXIT_INPUT;
+        }
     }
-    if (status == UB_EXIT_OK &&
-        ub_cli_write_output(out, text.data, text.len) != 0)
-        status = UB_EXIT_INPUT;
     ub_buf_free(&text);
     ub_loader_free(ld);
     ub_diags_free(diags);

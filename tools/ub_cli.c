@@ -42,52 +42,96 @@ static int ub_write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
-int ub_cli_write_output(const char *path, const void *data, size_t len)
+int ub_out_open(ub_out *o, const char *path)
 {
+    memset(o, 0, sizeof *o);
+    o->fd = -1;
     if (!path || strcmp(path, "-") == 0) {
-        if (ub_write_all(STDOUT_FILENO, data, len) != 0) {
-            fprintf(stderr, "usdbake: error: cannot write to standard "
-                            "output: %s\n", strerror(errno));
-            return -1;
-        }
+        o->fd = STDOUT_FILENO;
         return 0;
     }
     size_t n = strlen(path);
-    char *tmp = malloc(n + 16);
-    if (!tmp)
+    o->path = strdup(path);
+    o->tmp = malloc(n + 16);
+    if (!o->path || !o->tmp) {
+        fprintf(stderr, "usdbake: error: out of memory\n");
+        ub_out_abort(o);
         return -1;
-    memcpy(tmp, path, n);
-    memcpy(tmp + n, ".tmp.XXXXXX", 12);
-    int fd = mkstemp(tmp);
-    if (fd < 0) {
-        fprintf(stderr, "usdbake: error: cannot create '%s': %s\n", tmp,
+    }
+    memcpy(o->tmp, path, n);
+    memcpy(o->tmp + n, ".tmp.XXXXXX", 12);
+    o->fd = mkstemp(o->tmp);
+    if (o->fd < 0) {
+        fprintf(stderr, "usdbake: error: cannot create '%s': %s\n", o->tmp,
                 strerror(errno));
-        free(tmp);
+        free(o->tmp);
+        o->tmp = NULL;
+        ub_out_abort(o);
         return -1;
     }
     /* mkstemp makes the file 0600; outputs should get the usual umask. */
     mode_t mask = umask(0);
     umask(mask);
-    if (fchmod(fd, 0666 & ~mask) != 0 || ub_write_all(fd, data, len) != 0 ||
-        close(fd) != 0) {
-        int e = errno;
-        close(fd);
-        unlink(tmp);
+    if (fchmod(o->fd, 0666 & ~mask) != 0) {
         fprintf(stderr, "usdbake: error: cannot write '%s': %s\n", path,
-                strerror(e));
-        free(tmp);
+                strerror(errno));
+        ub_out_abort(o);
         return -1;
     }
-    if (rename(tmp, path) != 0) {
-        int e = errno;
-        unlink(tmp);
-        fprintf(stderr, "usdbake: error: cannot write '%s': %s\n", path,
-                strerror(e));
-        free(tmp);
-        return -1;
-    }
-    free(tmp);
     return 0;
+}
+
+int ub_out_write(void *out, const void *data, size_t len)
+{
+    ub_out *o = out;
+    if (ub_write_all(o->fd, data, len) == 0)
+        return 0;
+    fprintf(stderr, "usdbake: error: cannot write %s%s%s: %s\n",
+            o->path ? "'" : "", o->path ? o->path : "to standard output",
+            o->path ? "'" : "", strerror(errno));
+    return -1;
+}
+
+int ub_out_commit(ub_out *o)
+{
+    int status = 0;
+    if (o->tmp) {
+        if (close(o->fd) != 0 || rename(o->tmp, o->path) != 0) {
+            fprintf(stderr, "usdbake: error: cannot write '%s': %s\n",
+                    o->path, strerror(errno));
+            unlink(o->tmp);
+            status = -1;
+        }
+        o->fd = -1;
+    }
+    free(o->tmp);
+    free(o->path);
+    o->tmp = o->path = NULL;
+    return status;
+}
+
+void ub_out_abort(ub_out *o)
+{
+    if (o->tmp) {
+        close(o->fd);
+        unlink(o->tmp);
+    }
+    free(o->tmp);
+    free(o->path);
+    o->tmp = o->path = NULL;
+    o->fd = -1;
+}
+
+int ub_cli_write_output(const char *path, const void *data, size_t len)
+{
+    ub_out o;
+    if (ub_out_open(&o, path) != 0)
+        return -1;
+    if (ub_out_write(&o, data, len) != 0) {
+        ub_out_abort(&o);
+        return -1;
+    }
+    return ub_out_commit(&o);
 }
 
 int ub_cli_opt_value(int argc, char **argv, int *i, const char *name,

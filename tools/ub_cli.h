@@ -43,6 +43,21 @@ int ub_cli_usage_error(const char *cmd, const char *fmt, ...)
  * leaves a partial file.  Returns 0, or -1 after printing why. */
 int ub_cli_write_output(const char *path, const void *data, size_t len);
 
+/* An output being written: standard output, or a temporary file beside
+ * the destination that ub_out_commit renames into place and ub_out_abort
+ * removes.  ub_out_write fits ub_buf_sink_fn, so writers can stream. */
+typedef struct ub_out {
+    char *path; /* destination; NULL for standard output */
+    char *tmp;  /* the temporary file, while open */
+    int fd;
+} ub_out;
+
+/* Returns 0, or -1 after printing why. */
+int ub_out_open(ub_out *o, const char *path);
+int ub_out_write(void *out, const void *data, size_t len);
+int ub_out_commit(ub_out *o);
+void ub_out_abort(ub_out *o);
+
 /* Whether the option at argv[*i] is `name` (taking a value): on a match,
  * stores the value (from "--opt=v" or the next argument), advances *i and
  * returns 1; returns -1 when the value is missing, 0 when no match. */

@@ -996,6 +996,71 @@ static void rnd_prim(ub_prim *parent, int depth)
     }
 }
 
+/* A sink that appends to another buffer, counting how often it is fed. */
+typedef struct {
+    ub_buf collected;
+    int calls;
+} stream_sink;
+
+static int stream_collect(void *ctx, const void *data, size_t len)
+{
+    stream_sink *s = ctx;
+    s->calls++;
+    ub_buf_append(&s->collected, data, len);
+    return 0;
+}
+
+static int stream_fail(void *ctx, const void *data, size_t len)
+{
+    (void)ctx;
+    (void)data;
+    (void)len;
+    return -1;
+}
+
+/* Streaming in tiny pieces must give exactly the in-memory bytes. */
+static void check_streamed_equals(const ub_layer *layer, const ub_buf *whole)
+{
+    stream_sink sink = {.calls = 0};
+    ub_buf_init(&sink.collected);
+    ub_buf streamed;
+    ub_buf_init(&streamed);
+    ub_buf_set_sink(&streamed, stream_collect, &sink, 1);
+    ub_usda_write(layer, &streamed);
+    CU_ASSERT_EQUAL(ub_buf_flush(&streamed), 0);
+    CU_ASSERT_EQUAL(sink.collected.len, whole->len);
+    if (sink.collected.len == whole->len)
+        CU_ASSERT(memcmp(sink.collected.data, whole->data, whole->len) == 0);
+    CU_ASSERT(sink.calls >= 1);
+    ub_buf_free(&streamed);
+    ub_buf_free(&sink.collected);
+}
+
+static void test_streaming(void)
+{
+    ub_prim *a = ub_prim_new(L, L->root, ub_intern_cstr(strtab, "A"), UB_DEF,
+                             noloc);
+    for (int i = 0; i < 50; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "C%d", i);
+        ub_prim_new(L, a, ub_intern_cstr(strtab, name), UB_DEF, noloc);
+    }
+    ub_buf whole;
+    ub_buf_init(&whole);
+    ub_usda_write(L, &whole);
+    check_streamed_equals(L, &whole);
+    ub_buf_free(&whole);
+
+    /* A failing sink fails the buffer: nothing claims success. */
+    ub_buf failing;
+    ub_buf_init(&failing);
+    ub_buf_set_sink(&failing, stream_fail, NULL, 1);
+    ub_usda_write(L, &failing);
+    CU_ASSERT_EQUAL(ub_buf_flush(&failing), -1);
+    CU_ASSERT(failing.sink_failed);
+    ub_buf_free(&failing);
+}
+
 static void test_roundtrip_random(void)
 {
     int bad = 0;
@@ -1025,6 +1090,7 @@ static void test_roundtrip_random(void)
         ub_buf_init(&first);
         ub_buf_init(&second);
         ub_usda_write(L, &first);
+        check_streamed_equals(L, &first);
         ub_diags *diags = ub_diags_new();
         ub_layer *back = ub_parse_usda(strtab, "random.usda", first.data,
                                        first.len, diags);
@@ -1070,6 +1136,7 @@ static const test_case cases[] = {
     {"relocates and string dictionaries", test_relocates_and_substitutions},
     {"variant set order", test_variant_set_order},
     {"deterministic", test_deterministic},
+    {"streaming to a sink between prims", test_streaming},
     {"write, parse, write: a fixed point", test_roundtrip_random},
 };
 
