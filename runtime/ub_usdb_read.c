@@ -1320,6 +1320,12 @@ static void dec_data(cur *c, ub_arena *a, ub_value *out, int depth)
         cur_fail(c, "%u %s elements overrun the record", count, t->name);
         return;
     }
+    /* opaque values take no bytes; the model never has more than one, and
+     * a damaged count must not make writers loop for billions */
+    if (!min && count > 1) {
+        cur_fail(c, "%u %s elements (at most 1)", count, t->name);
+        return;
+    }
     ub_value v = ub_value_new(a, t, count, out->is_array);
     if (v.kind != UB_V_DATA) {
         cur_fail(c, "out of memory");
