@@ -1193,22 +1193,62 @@ static void ub_compose_meta(ub_cx *cx, ub_fields *out, const ub_index *ix,
 
 /* --- names ---------------------------------------------------------------- */
 
+/* An ordered set of interned names; hashed once it grows (a prim may have
+ * 100k children). */
 typedef struct ub_names {
     const char **v;
     uint32_t n, cap;
+    const char **h; /* open addressing by pointer, hcap a power of 2 */
+    uint32_t hcap;
 } ub_names;
 
-static int ub_names_find(const ub_names *nm, const char *s)
+static uint32_t ub_ptr_hash(const char *s)
 {
-    for (uint32_t i = 0; i < nm->n; i++)
-        if (nm->v[i] == s)
-            return (int)i;
-    return -1;
+    uint64_t x = (uint64_t)(uintptr_t)s;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (uint32_t)x;
+}
+
+static bool ub_names_has(const ub_names *nm, const char *s)
+{
+    if (!nm->hcap) {
+        for (uint32_t i = 0; i < nm->n; i++)
+            if (nm->v[i] == s)
+                return true;
+        return false;
+    }
+    for (uint32_t k = ub_ptr_hash(s) & (nm->hcap - 1); nm->h[k];
+         k = (k + 1) & (nm->hcap - 1))
+        if (nm->h[k] == s)
+            return true;
+    return false;
+}
+
+static bool ub_names_rehash(ub_names *nm)
+{
+    uint32_t hcap = 64;
+    while (hcap < nm->n * 4)
+        hcap *= 2;
+    const char **h = calloc(hcap, sizeof *h);
+    if (!h)
+        return false;
+    for (uint32_t i = 0; i < nm->n; i++) {
+        uint32_t k = ub_ptr_hash(nm->v[i]) & (hcap - 1);
+        while (h[k])
+            k = (k + 1) & (hcap - 1);
+        h[k] = nm->v[i];
+    }
+    free(nm->h);
+    nm->h = h;
+    nm->hcap = hcap;
+    return true;
 }
 
 static bool ub_names_add(ub_names *nm, const char *s)
 {
-    if (ub_names_find(nm, s) >= 0)
+    if (ub_names_has(nm, s))
         return true;
     if (nm->n == nm->cap) {
         uint32_t cap = nm->cap ? nm->cap * 2 : 16;
@@ -1219,7 +1259,21 @@ static bool ub_names_add(ub_names *nm, const char *s)
         nm->cap = cap;
     }
     nm->v[nm->n++] = s;
+    if (nm->n >= 16 && nm->n * 2 >= nm->hcap)
+        return ub_names_rehash(nm);
+    if (nm->hcap) {
+        uint32_t k = ub_ptr_hash(s) & (nm->hcap - 1);
+        while (nm->h[k])
+            k = (k + 1) & (nm->hcap - 1);
+        nm->h[k] = s;
+    }
     return true;
+}
+
+static void ub_names_free(ub_names *nm)
+{
+    free(nm->v);
+    free(nm->h);
 }
 
 /* `reorder nameChildren`: the named ones first in that order, the rest
@@ -1234,17 +1288,17 @@ static bool ub_names_reorder(ub_names *nm, const ub_value *order)
     uint32_t w = 0;
     for (uint32_t i = 0; i < order->count; i++) {
         const char *s = ub_value_str(order, i);
-        int k = ub_names_find(nm, s);
         bool dup = false;
         for (uint32_t j = 0; j < w; j++)
             dup |= nv[j] == s;
-        if (k >= 0 && !dup)
+        if (ub_names_has(nm, s) && !dup)
             nv[w++] = s;
     }
+    uint32_t named = w; /* the rest keep their order after these */
     for (uint32_t i = 0; i < nm->n; i++) {
         bool dup = false;
-        for (uint32_t j = 0; j < w; j++)
-            dup |= nv[j] == nm->v[i];
+        for (uint32_t j = 0; j < named && !dup; j++)
+            dup = nv[j] == nm->v[i];
         if (!dup)
             nv[w++] = nm->v[i];
     }
@@ -1851,7 +1905,7 @@ static void ub_emit_props(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         cx->oom = true;
     free(pops);
     free(props);
-    free(nm.v);
+    ub_names_free(&nm);
 }
 
 /* --- prims ---------------------------------------------------------------- */
@@ -2006,7 +2060,7 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         free(child.v);
     }
     free(src_of);
-    free(nm.v);
+    ub_names_free(&nm);
 }
 
 /* A prototype: the instance's own opinions (its root node and the nodes
@@ -2308,7 +2362,7 @@ ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
                 ub_emit_prim(&cx, cx.out->root, &ix, nm.v[c], &no_clips);
             free(ix.v);
         }
-        free(nm.v);
+        ub_names_free(&nm);
         const ub_layer *rl = NULL;
         const ub_field *rf =
             !cx.failed && !cx.oom ? ub_find_relocates(&cx, &rl) : NULL;
