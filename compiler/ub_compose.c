@@ -334,8 +334,16 @@ static void ub_order_visit(const ub_index *ix, int i, int *out, int *n,
                            int *deferred, int *nd)
 {
     out[(*n)++] = i;
-    int kids[ix->n];
     int nk = 0;
+    for (int k = 0; k < ix->n; k++)
+        nk += ix->v[k].parent == i;
+    if (!nk)
+        return;
+    /* on the heap: a chain of arcs may be deep */
+    int *kids = malloc((size_t)nk * sizeof *kids);
+    if (!kids)
+        return; /* the caller sees fewer nodes than ix->n */
+    nk = 0;
     for (int k = 0; k < ix->n; k++)
         if (ix->v[k].parent == i)
             kids[nk++] = k;
@@ -346,6 +354,7 @@ static void ub_order_visit(const ub_index *ix, int i, int *out, int *n,
         else
             ub_order_visit(ix, kids[k], out, n, deferred, nd);
     }
+    free(kids);
 }
 
 /* Fills out[0..ix->n) with the nodes strongest first. */
@@ -371,6 +380,14 @@ static void ub_strength_order(const ub_index *ix, int *out)
         deferred[done] = x;
         done++;
         ub_order_visit(ix, x, out, &n, deferred, &nd);
+    }
+    /* only when out of memory above: every node still appears once */
+    for (int k = 0; n < ix->n && k < ix->n; k++) {
+        bool seen = false;
+        for (int m = 0; m < n && !seen; m++)
+            seen = out[m] == k;
+        if (!seen)
+            out[n++] = k;
     }
 }
 
