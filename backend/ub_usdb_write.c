@@ -28,7 +28,7 @@ typedef struct ub_w {
     const char *type_names[UB_TY_COUNT]; /* interned on first use */
     void *tmp; /* gather space for packed series */
     size_t tmp_cap;
-    uint32_t last_ref; /* the previous record reference in SPEC */
+    int64_t tree_max_str, tree_max_rec; /* highest ids the tree used */
     ZSTD_CCtx *trial;  /* fast level for choosing layouts */
     ub_buf cand[3], ztmp;
     bool failed, too_deep;
@@ -117,14 +117,35 @@ static uint32_t str_id(ub_w *w, const char *s)
     return w->nstrs - 1;
 }
 
+/* A reference in the tree (doc: "tree references"): ids above every one
+ * referenced before are fresh, coded by how many they skip (a new prim's
+ * name is 1); older ones by their number, so a value the tree uses again
+ * and again is the same bytes every time. */
+static uint64_t tree_code(int64_t *max, uint32_t id)
+{
+    if ((int64_t)id > *max) {
+        uint64_t skip = (uint64_t)((int64_t)id - *max - 1);
+        *max = id;
+        return 1 + 2 * skip;
+    }
+    return 2 + 2 * (uint64_t)id;
+}
+
 static void put_str(ub_w *w, ub_buf *b, const char *s)
 {
-    put_vu(b, str_id(w, s));
+    uint32_t id = str_id(w, s);
+    put_vu(b, b == &w->spec ? tree_code(&w->tree_max_str, id) : id);
 }
 
 static void put_opt_str(ub_w *w, ub_buf *b, const char *s)
 {
-    put_vu(b, s ? (uint64_t)str_id(w, s) + 1 : 0);
+    if (!s) {
+        put_vu(b, 0);
+        return;
+    }
+    uint32_t id = str_id(w, s);
+    put_vu(b, b == &w->spec ? tree_code(&w->tree_max_str, id)
+                            : (uint64_t)id + 1);
 }
 
 /* A type is named by its usda name, so type ids are no part of the format. */
@@ -633,13 +654,10 @@ static uint32_t value_rec(ub_w *w, const ub_value *v)
     return rec_intern(w, &w->vbuf);
 }
 
-/* A record reference in SPEC: 1 + zigzag(record - previous reference).
- * The walk creates records in order, so fresh ones are +1 (or a few more
- * after a series' samples): one repetitive byte instead of a counter. */
+/* A record reference in the tree, coded as tree_code says. */
 static void put_ref(ub_w *w, ub_buf *b, uint32_t rec)
 {
-    put_vu(b, zigzag64((int64_t)rec - (int64_t)w->last_ref) + 1);
-    w->last_ref = rec;
+    put_vu(b, tree_code(&w->tree_max_rec, rec));
 }
 
 /* A `val`: 0 for EMPTY, else a reference. */
@@ -886,7 +904,8 @@ static int ub_w_fail(ub_diags *diags, const ub_layer *layer, const char *why)
 int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
                   ub_diags *diags)
 {
-    ub_w w = {.layer = layer, .diags = diags};
+    ub_w w = {.layer = layer, .diags = diags, .tree_max_str = -1,
+              .tree_max_rec = -1};
     ub_buf_init(&w.recs);
     ub_buf_init(&w.spec);
     ub_buf_init(&w.vbuf);

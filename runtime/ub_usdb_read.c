@@ -102,7 +102,8 @@ struct ub_usdb {
     rsub *subs;
     uint32_t nsubs;
     uint64_t decompressed, raw_total;
-    uint32_t last_ref; /* while decoding SPEC: the previous reference */
+    int64_t tree_max_str, tree_max_rec; /* decoding the tree: highest ids
+                                           referenced so far */
     rseries cache;
 };
 
@@ -132,6 +133,7 @@ typedef struct cur {
     const unsigned char *start, *p, *end;
     ub_usdb *f;
     const char *where;   /* static label */
+    bool tree;           /* references are tree references */
     int64_t chunk, rec;  /* for records; -1 otherwise (formatted on error
                             only: decoding is hot) */
     bool err;
@@ -145,6 +147,7 @@ static void cur_init(cur *c, ub_usdb *f, const void *data, size_t len,
     c->f = f;
     c->where = where;
     c->chunk = c->rec = -1;
+    c->tree = false;
     c->err = false;
 }
 
@@ -246,8 +249,59 @@ static double get_f64(cur *c)
     return d;
 }
 
+/* A tree reference (see tree_code in the writer): returns the id, or
+ * UINT32_MAX after an error. */
+static uint32_t get_tree_ref(cur *c, int64_t *max, uint64_t v, uint32_t n,
+                             const char *what)
+{
+    int64_t id;
+    if (v & 1) {
+        uint64_t skip = (v - 1) / 2;
+        if (skip >= (uint64_t)n) {
+            cur_fail(c, "%s reference out of range", what);
+            return UINT32_MAX;
+        }
+        id = *max + 1 + (int64_t)skip;
+    } else {
+        id = (int64_t)((v - 2) / 2);
+        if (id > *max) {
+            cur_fail(c, "%s %lld referenced before its first use", what,
+                     (long long)id);
+            return UINT32_MAX;
+        }
+    }
+    if (id < 0 || id >= (int64_t)n) {
+        cur_fail(c, "%s %lld out of range (%u)", what, (long long)id, n);
+        return UINT32_MAX;
+    }
+    if (id > *max)
+        *max = id;
+    return (uint32_t)id;
+}
+
+/* An optional string in the tree: string + 1, or 0. */
+static uint32_t get_tree_opt_str(cur *c)
+{
+    uint64_t v = get_vu(c);
+    if (c->err || v == 0)
+        return 0;
+    uint32_t id = get_tree_ref(c, &c->f->tree_max_str, v, c->f->nstrs,
+                               "string");
+    return c->err ? 0 : id + 1;
+}
+
 static uint32_t get_str_id(cur *c)
 {
+    if (c->tree) {
+        uint64_t v = get_vu(c);
+        if (!c->err && v == 0)
+            cur_fail(c, "missing string");
+        if (c->err)
+            return 0;
+        uint32_t id = get_tree_ref(c, &c->f->tree_max_str, v, c->f->nstrs,
+                                   "string");
+        return c->err ? 0 : id;
+    }
     uint32_t s = get_vu32(c);
     if (!c->err && s >= c->f->nstrs) {
         cur_fail(c, "string %u out of range (%u strings)", s, c->f->nstrs);
@@ -585,23 +639,15 @@ static int64_t unzigzag64(uint64_t z)
     return (int64_t)((z >> 1) ^ (0 - (z & 1)));
 }
 
-/* A reference in SPEC (0 none, else 1 + zigzag delta from the previous
- * one); returns record + 1, or 0. */
+/* A record reference in the tree (0 none); returns record + 1, or 0. */
 static uint32_t get_val(cur *c)
 {
     uint64_t v = get_vu(c);
     if (c->err || v == 0)
         return 0;
-    /* wrapping: a damaged delta must not overflow */
-    int64_t rec = (int64_t)((uint64_t)c->f->last_ref +
-                            (uint64_t)unzigzag64(v - 1));
-    if (rec < 0 || rec >= (int64_t)c->f->nrecs) {
-        cur_fail(c, "record %lld out of range (%u records)", (long long)rec,
-                 c->f->nrecs);
-        return 0;
-    }
-    c->f->last_ref = (uint32_t)rec;
-    return (uint32_t)rec + 1;
+    uint32_t rec = get_tree_ref(c, &c->f->tree_max_rec, v, c->f->nrecs,
+                                "record");
+    return c->err ? 0 : rec + 1;
 }
 
 #define GROW(arr, n, cap, add, c)                                          \
@@ -680,10 +726,8 @@ static void dec_prop(cur *c, uint32_t idx)
         cur_fail(c, "unknown variability %u", p.variability);
         return;
     }
-    p.type_name = get_vu32(c);
-    if (!c->err && p.type_name && p.type_name - 1 >= f->nstrs)
-        cur_fail(c, "string %u out of range", p.type_name - 1);
-    uint32_t ty = get_vu32(c);
+    p.type_name = get_tree_opt_str(c);
+    uint32_t ty = get_tree_opt_str(c);
     if (!c->err && ty) {
         if (ty - 1 >= f->nstrs)
             cur_fail(c, "string %u out of range", ty - 1);
@@ -694,9 +738,7 @@ static void dec_prop(cur *c, uint32_t idx)
     p.series = get_val(c);
     p.conn = get_val(c);
     p.targets = get_val(c);
-    p.default_target = get_vu32(c);
-    if (!c->err && p.default_target && p.default_target - 1 >= f->nstrs)
-        cur_fail(c, "string %u out of range", p.default_target - 1);
+    p.default_target = get_tree_opt_str(c);
     dec_fields(c, &p.first_field, &p.n_fields);
     if (!c->err)
         f->props[idx] = p;
@@ -718,9 +760,7 @@ static void dec_prim(cur *c, uint32_t idx, uint32_t parent,
         cur_fail(c, "unknown specifier %u", p.spec);
         return;
     }
-    p.type_name = get_vu32(c);
-    if (!c->err && p.type_name && p.type_name - 1 >= f->nstrs)
-        cur_fail(c, "string %u out of range", p.type_name - 1);
+    p.type_name = get_tree_opt_str(c);
     dec_fields(c, &p.first_field, &p.n_fields);
     p.prim_order = get_val(c);
     p.prop_order = get_val(c);
@@ -767,6 +807,8 @@ static int load_spec(ub_usdb *f, const unsigned char *d, size_t len)
 {
     cur c;
     cur_init(&c, f, d, len, "section SKEL (tree)");
+    c.tree = true;
+    f->tree_max_str = f->tree_max_rec = -1;
     dec_fields(&c, &f->layer_first_field, &f->layer_n_fields);
     f->has_sublayers = get_u8(&c) != 0;
     uint32_t ns = get_count(&c, 18);
