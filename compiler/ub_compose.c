@@ -1676,12 +1676,37 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
                                  const ub_op *ops, ub_prop *const *props,
                                  uint32_t n, bool targets)
 {
+    /* Each opinion's paths are mapped into stage namespace first, so that
+     * a stronger `delete` of a stage path removes a weaker target authored
+     * across an arc (Pcp applies the list ops to translated paths). */
     ub_items it = {.type = ub_type_get(UB_TY_PATH)};
-    for (uint32_t k = n; k-- > 0;) {
+    for (uint32_t k = n; k-- > 0 && !cx->oom;) {
         const ub_value *v = targets ? &props[k]->targets
                                     : &props[k]->connections;
-        if (v->kind == UB_V_LISTOP && v->u.listop &&
-            !ub_items_apply(&it, v->u.listop, ops[k].li, ops[k].node))
+        if (v->kind != UB_V_LISTOP || !v->u.listop)
+            continue;
+        ub_listop mapped = *v->u.listop;
+        for (int part = 0; part < UB_LO_NPARTS; part++) {
+            const ub_value *pv = &v->u.listop->part[part];
+            if (!mapped.has[part] || pv->kind != UB_V_DATA)
+                continue;
+            ub_value nv = ub_value_new(cx->a, ub_type_get(UB_TY_PATH),
+                                       pv->count, true);
+            if (nv.kind == UB_V_EMPTY && pv->count) {
+                cx->oom = true;
+                break;
+            }
+            uint32_t w = 0;
+            for (uint32_t i = 0; i < pv->count; i++) {
+                const char *m = ub_map_to_root(cx, ix, ops[k].node,
+                                               ub_value_str(pv, i));
+                if (m)
+                    ((const char **)nv.u.data)[w++] = m;
+            }
+            nv.count = w;
+            mapped.part[part] = nv;
+        }
+        if (!ub_items_apply(&it, &mapped, ops[k].li, ops[k].node))
             cx->oom = true;
     }
     ub_value arr = {0};
@@ -1692,9 +1717,8 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
     const char **paths = malloc(it.n * sizeof *paths);
     uint32_t np = 0;
     for (uint32_t i = 0; paths && i < it.n; i++) {
-        const char *p = *(const char *const *)it.v[i].elem;
-        const char *m = ub_map_to_root(cx, ix, it.v[i].node, p);
-        m = m ? ub_relocate(cx, m) : NULL;
+        const char *m = *(const char *const *)it.v[i].elem;
+        m = ub_relocate(cx, m);
         if (m && cx->remap_from)
             m = ub_path_has_prefix(m, cx->remap_from)
                     ? ub_path_replace_prefix(cx->t, m, cx->remap_from,
