@@ -298,6 +298,87 @@ static void test_clip_times(void)
     ub_diags_free(d);
 }
 
+/* Template metadata: one clip per existing file over [start, end]. */
+static void test_clip_template(void)
+{
+    static const char clip[] =
+        "#usda 1.0\ndef \"Model\"\n{\n    double x.timeSamples = {\n"
+        "        0: 1,\n    }\n}\n";
+    put("tmpl.001.usda", clip);
+    put("tmpl.002.usda", clip);
+    put("tsrc.usda", "#usda 1.0\n");
+    char p[512];
+    snprintf(p, sizeof p, "%s/tsrc.usda", dir);
+    ub_diags *d = ub_diags_new();
+    ub_loader *ld = ub_loader_new(T, d);
+    ub_layer *src = ub_loader_open(ld, p, NULL, (ub_loc){NULL, 0, 0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(src);
+    ub_arena *a = ub_arena_new();
+    ub_dict *info = ub_dict_new(a);
+    ub_value v = ub_value_new(a, ub_type_get(UB_TY_STRING), 1, false);
+    ((const char **)v.u.data)[0] = S("./tmpl.###.usda");
+    ub_dict_set(a, info, S("templateAssetPath"), v, (ub_loc){0});
+    v = ub_value_new(a, ub_type_get(UB_TY_STRING), 1, false);
+    ((const char **)v.u.data)[0] = S("/Model");
+    ub_dict_set(a, info, S("primPath"), v, (ub_loc){0});
+    const char *keys[] = {"templateStartTime", "templateEndTime",
+                          "templateStride"};
+    const double vals[] = {1, 3, 1};
+    for (int i = 0; i < 3; i++) {
+        v = ub_value_new(a, ub_type_get(UB_TY_DOUBLE), 1, false);
+        *(double *)v.u.data = vals[i];
+        ub_dict_set(a, info, S(keys[i]), v, (ub_loc){0});
+    }
+    ub_clip_set cs;
+    /* the layer offset moves the derived times, not the files chosen */
+    CU_ASSERT_EQUAL_FATAL(ub_clip_set_init(&cs, ld, S("default"), info, src,
+                                           (ub_offset){100, 1}, (ub_loc){0},
+                                           d),
+                          1);
+    CU_ASSERT_EQUAL(cs.n_clips, 2); /* tmpl.003.usda does not exist */
+    CU_ASSERT_EQUAL(cs.clips[0].authored_start, 101);
+    CU_ASSERT_EQUAL(cs.clips[1].authored_start, 102);
+    CU_ASSERT_PTR_NOT_NULL(cs.clips[1].layer);
+    /* stage 102 is clip time 2 (times = [(101, 1), (102, 2)]) */
+    CU_ASSERT_DOUBLE_EQUAL(ub_clip_set_to_internal(&cs, 102), 2, 1e-12);
+    ub_clip_set_free(&cs);
+    ub_arena_free(a);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
+/* A class inside a prim with variants sees the selected variant, the
+ * selection coming from the referencing layer. */
+static void test_ancestral_variant(void)
+{
+    put("anc.usda",
+        "#usda 1.0\n"
+        "def \"M\" (\n    references = @./ancmodel.usda@</Model>\n"
+        "    variants = {\n        string look = \"b\"\n    }\n)\n{\n}\n");
+    put("ancmodel.usda",
+        "#usda 1.0\n"
+        "def \"Model\" (\n    variantSets = \"look\"\n"
+        "    variants = {\n        string look = \"a\"\n    }\n)\n{\n"
+        "    class \"Class\"\n    {\n    }\n"
+        "    def \"Thing\" (\n        inherits = </Model/Class>\n    )\n"
+        "    {\n    }\n"
+        "    variantSet \"look\" = {\n"
+        "        \"a\" {\n            over \"Class\"\n            {\n"
+        "                double v = 1\n            }\n        }\n"
+        "        \"b\" {\n            over \"Class\"\n            {\n"
+        "                double v = 2\n            }\n        }\n"
+        "    }\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("anc.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    CU_ASSERT_EQUAL(dflt(out, "/M/Thing", "v"), 2);
+    CU_ASSERT_EQUAL(dflt(out, "/M/Class", "v"), 2);
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
 int main(void)
 {
     T = ub_strtab_new();
@@ -314,6 +395,8 @@ int main(void)
     CU_add_test(s, "implied inherits", test_implied_inherit);
     CU_add_test(s, "relocates", test_relocates);
     CU_add_test(s, "clip times", test_clip_times);
+    CU_add_test(s, "clip templates", test_clip_template);
+    CU_add_test(s, "ancestral variants", test_ancestral_variant);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
