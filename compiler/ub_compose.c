@@ -186,12 +186,10 @@ typedef struct ub_cx {
     struct ub_proto *protos;
     uint32_t n_protos;
     const char *remap_from, *remap_to;
-    /* the root layer stack's relocates: source, target pairs (strongest
-     * first, one per source) */
-    const char **reloc;
+    /* relocates found so far, in stage paths (strongest first, one per
+     * source) */
+    struct ub_reloc *reloc;
     uint32_t n_reloc;
-    const ub_layer *reloc_layer; /* where the first one is written */
-    ub_loc reloc_loc;
     ub_arena *a;
     size_t n_recovered;
     bool oom, failed;
@@ -1394,15 +1392,49 @@ static bool ub_schema_uniform(const char *type, const ub_value *api,
 
 /* --- relocates ------------------------------------------------------------ */
 
+typedef struct ub_reloc {
+    const char *src, *tgt;  /* in the stage's namespace */
+    ub_stack *ls;           /* the layer stack that says so */
+    const char *ls_src;     /* the source in its namespace */
+} ub_reloc;
+
+static void ub_reloc_add(ub_cx *cx, const char *src, const char *tgt,
+                         ub_stack *ls, const char *ls_src)
+{
+    if (!src || !tgt || !*src || !*tgt)
+        return;
+    for (uint32_t r = 0; r < cx->n_reloc; r++)
+        if (cx->reloc[r].src == src)
+            return;
+    ub_reloc *nr = realloc(cx->reloc, (cx->n_reloc + 1) * sizeof *nr);
+    if (!nr) {
+        cx->oom = true;
+        return;
+    }
+    cx->reloc = nr;
+    cx->reloc[cx->n_reloc++] = (ub_reloc){src, tgt, ls, ls_src};
+}
+
+/* The relocates field of a layer (pairs of paths), or NULL. */
+static const ub_value *ub_layer_relocates(const ub_layer *l)
+{
+    const char *k = ub_intern_cstr(l->strtab, "relocates");
+    const ub_field *f = k ? ub_fields_find(&l->meta, k) : NULL;
+    return f && f->value.kind == UB_V_DATA && f->value.type &&
+                   f->value.type->id == UB_TY_PATH
+               ? &f->value
+               : NULL;
+}
+
 /* A stage path moved by the root layer stack's relocates (the longest
  * source that is a prefix). */
 static const char *ub_relocate(ub_cx *cx, const char *p)
 {
     const char *best = NULL, *to = NULL;
     for (uint32_t i = 0; i < cx->n_reloc; i++) {
-        const char *s = cx->reloc[2 * i];
+        const char *s = cx->reloc[i].src;
         if (ub_path_has_prefix(p, s) && (!best || strlen(s) > strlen(best)))
-            best = s, to = cx->reloc[2 * i + 1];
+            best = s, to = cx->reloc[i].tgt;
     }
     const char *r = best ? ub_path_replace_prefix(cx->t, p, best, to) : p;
     return r ? r : p;
@@ -1414,6 +1446,30 @@ static const char *ub_path_parent(ub_strtab *t, const char *p)
     if (!slash || slash == p)
         return ub_intern_cstr(t, "/");
     return ub_intern(t, p, (size_t)(slash - p));
+}
+
+/* Relocates of the layer stacks in a prim's index that move its
+ * descendants, mapped into the stage's namespace (Pcp applies a layer
+ * stack's relocates wherever that stack is composed). */
+static void ub_register_relocates(ub_cx *cx, const ub_index *ix)
+{
+    for (int i = 0; i < ix->n && !cx->oom; i++) {
+        const ub_node *n = &ix->v[i];
+        const char *site = ub_path_strip_variants(cx->t, n->path);
+        for (size_t li = 0; site && li < n->ls->n; li++) {
+            const ub_value *r = ub_layer_relocates(n->ls->layers[li]);
+            for (uint32_t k = 0; r && k + 1 < r->count; k += 2) {
+                const char *src = ub_value_str(r, k);
+                const char *tgt = ub_value_str(r, k + 1);
+                if (!*src || !*tgt || src == site ||
+                    !ub_path_has_prefix(src, site) ||
+                    !ub_path_has_prefix(tgt, site))
+                    continue;
+                ub_reloc_add(cx, ub_map_to_root(cx, ix, i, src),
+                             ub_map_to_root(cx, ix, i, tgt), n->ls, src);
+            }
+        }
+    }
 }
 
 /* --- value clips ---------------------------------------------------------- */
@@ -2004,6 +2060,89 @@ static bool ub_field_is_true(const ub_field *f)
 static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
                          const char *name, const ub_clipsets *ancestral);
 
+/* The start of a child's index: every node of its parent's continued at
+ * the child's name (ancestral opinions). */
+static bool ub_index_child(ub_cx *cx, const ub_index *ix, const char *name,
+                           ub_index *child)
+{
+    for (int i = 0; i < ix->n; i++) {
+        ub_node n = ix->v[i];
+        n.path = ub_path_child(cx->t, n.path, name);
+        n.ancestral = true;
+        n.variants_done = n.inert; /* no arcs from inert sites */
+        n.evaluated = n.inert;
+        if (!n.path || ub_index_add(cx, child, &n) < 0)
+            return false;
+    }
+    return true;
+}
+
+/* The full index of a stage prim path, built from its root prim down. */
+static bool ub_index_for_path(ub_cx *cx, const char *path, ub_index *out)
+{
+    ub_stack *rs = cx->stacks[0] ? &cx->stacks[0]->st : NULL;
+    const char *p = path + 1;
+    size_t n = strcspn(p, "/");
+    ub_node root = {.arc = UB_ARC_ROOT,
+                    .ls = rs,
+                    .path = ub_intern(cx->t, path, n + 1),
+                    .offset = UB_OFFSET_IDENTITY,
+                    .parent = -1};
+    *out = (ub_index){.depth = 1};
+    if (!rs || !root.path || ub_index_add(cx, out, &root) < 0)
+        return false;
+    ub_index_expand(cx, out);
+    for (p += n; *p == '/' && !cx->oom && !cx->failed; p += n) {
+        p++;
+        n = strcspn(p, "/");
+        const char *name = ub_intern(cx->t, p, n);
+        ub_index next = {.depth = out->depth + 1};
+        bool ok = name && ub_index_child(cx, out, name, &next);
+        free(out->v);
+        *out = next;
+        if (!ok)
+            return false;
+        ub_index_expand(cx, out);
+    }
+    return !cx->oom;
+}
+
+/* Add to a relocation target's index the source's index under a relocate
+ * arc.  Opinions at the source in the layer stack that relocates it are
+ * ignored, as Pcp ignores them. */
+static bool ub_index_relocated(ub_cx *cx, ub_index *child, const ub_reloc *r)
+{
+    ub_index src;
+    if (!ub_index_for_path(cx, r->src, &src)) {
+        free(src.v);
+        return false;
+    }
+    ub_node rn = {.arc = UB_ARC_RELOCATE,
+                  .inert = true,
+                  .evaluated = true,
+                  .variants_done = true,
+                  .ls = r->ls,
+                  .path = r->ls_src,
+                  .src = r->src,
+                  .tgt = r->tgt,
+                  .offset = UB_OFFSET_IDENTITY,
+                  .parent = 0,
+                  .depth = child->depth,
+                  .sib = 0};
+    int base = ub_index_add(cx, child, &rn);
+    bool ok = base >= 0;
+    for (int i = 1; i < src.n && ok; i++) {
+        ub_node n = src.v[i];
+        n.evaluated = n.variants_done = true; /* already expanded */
+        n.parent = n.parent == 0 ? base : base + n.parent;
+        if (n.ls == r->ls && n.path == r->ls_src)
+            n.inert = true;
+        ok = ub_index_add(cx, child, &n) >= 0;
+    }
+    free(src.v);
+    return ok;
+}
+
 static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                              const ub_ops *ops, const ub_clipsets *clips)
 {
@@ -2016,83 +2155,67 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         if (!ub_names_reorder(&nm, &p->prim_order))
             cx->oom = true;
     }
-    /* relocated children are renamed in place (Pcp) */
+    /* Relocated children (Pcp): a source renamed under the same parent
+     * keeps its place; one moved elsewhere leaves, and arrives at the end
+     * of its new parent's children. */
     const char *here = ub_path_strip_variants(cx->t, ix->v[0].path);
-    const char **src_of = calloc(nm.n ? nm.n : 1, sizeof *src_of);
-    if (!src_of || !here)
+    uint32_t cap = nm.n + cx->n_reloc + 1;
+    /* indices into cx->reloc plus one (0: none): the table grows while
+     * children are composed */
+    uint32_t *rel = calloc(cap, sizeof *rel);
+    const char **nv = realloc(nm.v, cap * sizeof *nv);
+    if (!rel || !here || !nv) {
         cx->oom = true;
-    for (uint32_t c = 0; src_of && here && c < nm.n && !cx->oom; c++) {
-        const char *cp = ub_path_child(cx->t, here, nm.v[c]);
-        for (uint32_t r = 0; cp && r < cx->n_reloc; r++) {
-            if (cx->reloc[2 * r] != cp)
-                continue;
-            const char *tgt = cx->reloc[2 * r + 1];
-            if (ub_path_parent(cx->t, tgt) != here) {
-                ub_report(cx, UB_ERROR, cx->reloc_layer, cx->reloc_loc,
-                          "flatten-unsupported",
-                          "relocating <%s> to another parent (<%s>) is not "
-                          "supported by usdbake flatten yet; nothing was "
-                          "written",
-                          cp, tgt);
-                cx->failed = true;
-                break;
-            }
-            src_of[c] = cp;
-            nm.v[c] = ub_intern_cstr(cx->t, strrchr(tgt, '/') + 1);
-        }
+    } else {
+        nm.v = nv;
+        nm.cap = cap;
     }
-    /* a renamed child may meet a local opinion at its new name: one prim */
     uint32_t w = 0;
-    for (uint32_t c = 0; src_of && c < nm.n; c++) {
+    for (uint32_t c = 0; !cx->oom && c < nm.n; c++) {
+        const char *cp = ub_path_child(cx->t, here, nm.v[c]);
+        uint32_t r = 0;
+        for (uint32_t k = 0; cp && k < cx->n_reloc && !r; k++)
+            if (cx->reloc[k].src == cp)
+                r = k + 1;
+        if (r && ub_path_parent(cx->t, cx->reloc[r - 1].tgt) != here)
+            continue; /* moved to another parent */
+        rel[w] = r;
+        nm.v[w++] = r ? ub_intern_cstr(cx->t,
+                                       strrchr(cx->reloc[r - 1].tgt, '/') + 1)
+                      : nm.v[c];
+    }
+    for (uint32_t k = 0; !cx->oom && k < cx->n_reloc; k++) {
+        const ub_reloc *r = &cx->reloc[k];
+        if (ub_path_parent(cx->t, r->tgt) != here ||
+            ub_path_parent(cx->t, r->src) == here)
+            continue;
+        rel[w] = k + 1;
+        nm.v[w++] = ub_intern_cstr(cx->t, strrchr(r->tgt, '/') + 1);
+    }
+    if (!cx->oom)
+        nm.n = w;
+    /* a renamed child may meet a local opinion at its new name: one prim */
+    w = 0;
+    for (uint32_t c = 0; !cx->oom && c < nm.n; c++) {
         uint32_t j = 0;
         while (j < w && nm.v[j] != nm.v[c])
             j++;
         if (j < w) {
-            if (!src_of[j])
-                src_of[j] = src_of[c];
+            if (!rel[j])
+                rel[j] = rel[c];
             continue;
         }
         nm.v[w] = nm.v[c];
-        src_of[w++] = src_of[c];
+        rel[w++] = rel[c];
     }
-    if (src_of)
+    if (!cx->oom)
         nm.n = w;
     for (uint32_t c = 0; c < nm.n && !cx->oom && !cx->failed; c++) {
         ub_index child = {.depth = ix->depth + 1};
-        bool ok = true;
-        int base = 0;
-        for (int pass = 0; pass < (src_of[c] ? 2 : 1) && ok; pass++) {
-            /* pass 1: the source's index under a relocate arc */
-            const char *name = nm.v[c];
-            if (pass == 1) {
-                name = strrchr(src_of[c], '/') + 1;
-                ub_node rn = {.arc = UB_ARC_RELOCATE,
-                              .inert = true, /* no opinions at a source */
-                              .evaluated = true,
-                              .variants_done = true,
-                              .ls = ix->v[0].ls,
-                              .path = src_of[c],
-                              .src = src_of[c],
-                              .tgt = ub_path_child(cx->t, here, nm.v[c]),
-                              .offset = ix->v[0].offset,
-                              .parent = 0,
-                              .depth = child.depth,
-                              .sib = 0};
-                base = ub_index_add(cx, &child, &rn);
-                ok = base >= 0 && rn.tgt;
-            }
-            for (int i = pass; i < ix->n && ok; i++) {
-                ub_node n = ix->v[i];
-                n.path = ub_path_child(cx->t, n.path,
-                                       pass ? ub_intern_cstr(cx->t, name)
-                                            : name);
-                n.ancestral = true;
-                n.variants_done = n.inert; /* no arcs from inert sites */
-                n.evaluated = n.inert;
-                if (pass == 1)
-                    n.parent = n.parent == 0 ? base : base + n.parent;
-                ok = n.path && ub_index_add(cx, &child, &n) >= 0;
-            }
+        bool ok = ub_index_child(cx, ix, nm.v[c], &child);
+        if (ok && rel[c]) {
+            ub_reloc r = cx->reloc[rel[c] - 1]; /* a copy: see above */
+            ok = ub_index_relocated(cx, &child, &r);
         }
         if (!ok)
             cx->oom = true;
@@ -2100,7 +2223,7 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             ub_emit_prim(cx, outp, &child, nm.v[c], clips);
         free(child.v);
     }
-    free(src_of);
+    free(rel);
     ub_names_free(&nm);
 }
 
@@ -2213,10 +2336,23 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
     ub_index_expand(cx, ix);
     if (cx->oom || cx->failed)
         return;
+    ub_register_relocates(cx, ix);
     ub_ops ops;
     if (!ub_collect_ops(cx, ix, &ops))
         return;
-    if (!ops.n || ub_field_is_false(ub_strongest_field(&ops, cx->k_active))) {
+    /* A relocation target exists even with no opinions (as an over). */
+    bool relocated = false;
+    for (int i = 0; i < ix->n && !relocated; i++)
+        relocated = ix->v[i].arc == UB_ARC_RELOCATE;
+    if ((!ops.n && !relocated) ||
+        ub_field_is_false(ub_strongest_field(&ops, cx->k_active))) {
+        free(ops.v);
+        return;
+    }
+    if (!ops.n) {
+        if (!ub_prim_new(cx->out, outparent, name, UB_OVER,
+                         (ub_loc){NULL, 0, 0}))
+            cx->oom = true;
         free(ops.v);
         return;
     }
@@ -2299,23 +2435,6 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
     free(ops.v);
 }
 
-/* The first relocates field outside the root layer stack, or NULL. */
-static const ub_field *ub_find_relocates(const ub_cx *cx,
-                                         const ub_layer **where)
-{
-    for (size_t s = 1; s < cx->n_stacks; s++)
-        for (size_t i = 0; i < cx->stacks[s]->st.n; i++) {
-            const ub_layer *l = cx->stacks[s]->st.layers[i];
-            const char *k = ub_intern_cstr(l->strtab, "relocates");
-            const ub_field *f = k ? ub_fields_find(&l->meta, k) : NULL;
-            if (f) {
-                *where = l;
-                return f;
-            }
-        }
-    return NULL;
-}
-
 ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
                              const char *out_path, ub_diags *diags,
                              size_t *n_recovered)
@@ -2345,29 +2464,10 @@ ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
             if (!f || f->value.kind != UB_V_DATA || !f->value.type ||
                 f->value.type->id != UB_TY_PATH)
                 continue;
-            if (!cx.reloc_layer) {
-                cx.reloc_layer = l;
-                cx.reloc_loc = f->loc;
-            }
-            for (uint32_t i = 0; i + 1 < f->value.count; i += 2) {
-                const char *src = ub_value_str(&f->value, i);
-                const char *dst = ub_value_str(&f->value, i + 1);
-                bool dup = !*src || !*dst;
-                for (uint32_t r = 0; r < cx.n_reloc && !dup; r++)
-                    dup = cx.reloc[2 * r] == src;
-                if (dup)
-                    continue;
-                const char **nr = realloc(cx.reloc, (cx.n_reloc + 1) * 2 *
-                                                        sizeof *nr);
-                if (!nr) {
-                    cx.oom = true;
-                    break;
-                }
-                cx.reloc = nr;
-                cx.reloc[2 * cx.n_reloc] = src;
-                cx.reloc[2 * cx.n_reloc + 1] = dst;
-                cx.n_reloc++;
-            }
+            for (uint32_t i = 0; i + 1 < f->value.count; i += 2)
+                ub_reloc_add(&cx, ub_value_str(&f->value, i),
+                             ub_value_str(&f->value, i + 1), rs,
+                             ub_value_str(&f->value, i));
         }
         /* stage metadata: the root layer's own */
         for (uint32_t i = 0; i < root->meta.n; i++) {
@@ -2404,16 +2504,6 @@ ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
             free(ix.v);
         }
         ub_names_free(&nm);
-        const ub_layer *rl = NULL;
-        const ub_field *rf =
-            !cx.failed && !cx.oom ? ub_find_relocates(&cx, &rl) : NULL;
-        if (rf) {
-            ub_report(&cx, UB_ERROR, rl, rf->loc, "flatten-unsupported",
-                      "relocates outside the root layer stack are not "
-                      "supported by usdbake flatten yet; nothing was "
-                      "written");
-            cx.failed = true;
-        }
     }
     if (cx.n_protos && cx.out && !cx.oom) {
         /* prototypes first, as UsdStage::Flatten writes them */

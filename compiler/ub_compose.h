@@ -11,8 +11,7 @@
  * from them and written into one new layer.
  *
  * Not supported (reported as errors, never silently ignored): relocates
- * outside the root layer stack, on prims, or moving a prim to another
- * parent.
+ * authored on prims (the legacy form; layer relocates are composed).
  */
 #ifndef UB_COMPOSE_H
 #define UB_COMPOSE_H

@@ -185,8 +185,9 @@ static void test_implied_inherit(void)
     ub_diags_free(d);
 }
 
-/* Relocating to another parent is refused loudly, never flattened
- * wrongly; a rename in place is composed. */
+/* Relocates: a prim moved to another parent leaves the old one (and,
+ * with its only opinions at the source, arrives as an empty over); a
+ * rename in place is composed. */
 static void test_relocates(void)
 {
     put("reloc.usda",
@@ -195,8 +196,12 @@ static void test_relocates(void)
     ub_loader *ld;
     ub_diags *d;
     ub_layer *out = compose("reloc.usda", &ld, &d);
-    CU_ASSERT_PTR_NULL(out);
-    CU_ASSERT(ub_diags_errors(d) > 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    CU_ASSERT_PTR_NULL(ub_layer_find_prim(out, "/A/B"));
+    ub_prim *moved = ub_layer_find_prim(out, "/D/B");
+    CU_ASSERT_PTR_NOT_NULL(moved);
+    CU_ASSERT(moved && moved->specifier == UB_OVER);
+    ub_layer_free(out);
     ub_loader_free(ld);
     ub_diags_free(d);
     /* the source comes from a reference (opinions at a source in the
