@@ -790,6 +790,15 @@ static void ub_eval_arcs(ub_cx *cx, ub_index *ix, int i)
     ub_add_class_arcs(cx, ix, i, UB_ARC_SPECIALIZE, cx->k_specializes);
 }
 
+/* The expressionVariables of a layer stack (its root layer's). */
+static const ub_dict *ub_stack_vars(const ub_stack *ls)
+{
+    const ub_layer *l = ls->layers[0];
+    const char *k = ub_intern_cstr(l->strtab, "expressionVariables");
+    const ub_field *f = k ? ub_fields_find(&l->meta, k) : NULL;
+    return f && f->value.kind == UB_V_DICT ? f->value.u.dict : NULL;
+}
+
 /* The strongest selection for variant set `set` over the whole index. */
 static const char *ub_variant_selection(ub_cx *cx, const ub_index *ix,
                                         const char *set)
@@ -895,6 +904,29 @@ static void ub_eval_variants(ub_cx *cx, ub_index *ix, int i)
     for (uint32_t k = 0; k < it.n && !cx->oom; k++) {
         const char *set = *(const char *const *)it.v[k].elem;
         const char *sel = ub_variant_selection(cx, ix, set);
+        if (sel && ub_expr_is(sel)) {
+            /* a selection may be a variable expression, evaluated with
+             * the expressionVariables of the node's layer stack */
+            const char *r = NULL, *what = NULL;
+            ub_expr_status st = ub_expr_eval(cx->t, sel,
+                                             ub_stack_vars(ix->v[i].ls), &r,
+                                             &what);
+            if (st == UB_EXPR_NOMEM) {
+                cx->oom = true;
+                break;
+            }
+            if (st != UB_EXPR_OK) {
+                const ub_layer *l = ix->v[i].ls->layers[0];
+                ub_report(cx, UB_ERROR, l, (ub_loc){l->path, 0, 0},
+                          "variant-selection-expression",
+                          "variant selection %s for set '%s' at <%s>: %s%s%s",
+                          sel, set, ix->v[i].path, ub_expr_status_text(st),
+                          what ? ": " : "", what ? what : "");
+                cx->failed = true;
+                break;
+            }
+            sel = r;
+        }
         if (!sel || !*sel)
             continue;
         const ub_node *n = &ix->v[i];
@@ -1072,14 +1104,6 @@ static const char *ub_anchor(ub_cx *cx, const ub_layer *l,
     return r ? r : asset;
 }
 
-/* The expressionVariables of a layer stack (its root layer's). */
-static const ub_dict *ub_stack_vars(const ub_stack *ls)
-{
-    const ub_layer *l = ls->layers[0];
-    const char *k = ub_intern_cstr(l->strtab, "expressionVariables");
-    const ub_field *f = k ? ub_fields_find(&l->meta, k) : NULL;
-    return f && f->value.kind == UB_V_DICT ? f->value.u.dict : NULL;
-}
 
 static void ub_anchor_value(ub_cx *cx, const ub_layer *l, const ub_dict *vars,
                             ub_value *v)
