@@ -42,14 +42,26 @@ void ub_arena_free(ub_arena *a)
     free(a);
 }
 
+/* The alignment a block of `size` bytes needs: whatever type it holds has
+ * an alignment that divides its size, so the largest power of two not above
+ * the size (capped at max_align_t's) is always enough.  Millions of 8-byte
+ * values then take 8 bytes, not 16. */
+static size_t ub_arena_align_for(size_t size)
+{
+    size_t align = alignof(max_align_t);
+    while (align > 1 && align > size)
+        align >>= 1;
+    return align;
+}
+
 void *ub_arena_alloc(ub_arena *a, size_t size)
 {
-    const size_t align = alignof(max_align_t);
-    size = (size + align - 1) & ~(align - 1);
     if (size == 0)
-        size = align;
+        size = 1;
+    const size_t align = ub_arena_align_for(size);
     ub_chunk *c = a->head;
-    if (!c || c->size - c->used < size) {
+    size_t at = c ? (c->used + align - 1) & ~(align - 1) : 0;
+    if (!c || at > c->size || c->size - at < size) {
         size_t want = a->next_size;
         if (want < size)
             want = size;
@@ -62,9 +74,10 @@ void *ub_arena_alloc(ub_arena *a, size_t size)
         c->used = 0;
         c->prev = a->head;
         a->head = c;
+        at = 0;
     }
-    void *p = c->data + c->used;
-    c->used += size;
+    void *p = c->data + at;
+    c->used = at + size;
     a->total += size;
     return p;
 }

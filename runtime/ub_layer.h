@@ -76,13 +76,13 @@ typedef enum ub_variability {
 typedef struct ub_prop {
     const char *name;      /* interned, may be namespaced ("xformOp:translate") */
     ub_prop_kind kind;
-    bool custom;
     ub_variability variability;
+    bool custom;
     bool varying_keyword;  /* relationship declared `varying rel` */
+    bool is_array;         /* attributes: declared T[] */
     /* attributes */
     const char *type_name; /* interned, as authored without "[]" */
     const ub_type *type;   /* NULL when the type name is unknown */
-    bool is_array;
     ub_value default_value; /* EMPTY, BLOCK or DATA (UNTYPED when type==NULL) */
     ub_samples samples;
     ub_value connections;   /* LISTOP of UB_TY_PATH, or EMPTY */

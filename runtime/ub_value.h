@@ -112,11 +112,13 @@ typedef struct ub_dict ub_dict;
 typedef struct ub_listop ub_listop;
 typedef struct ub_untyped ub_untyped;
 
+/* 24 bytes: a layer holds millions of these, so the small fields share
+ * one word. */
 typedef struct ub_value {
     uint8_t kind;     /* ub_vkind */
     bool is_array;    /* DATA: declared as T[] (even with one element) */
-    const ub_type *type; /* DATA: declared type; LISTOP: element type */
     uint32_t count;   /* DATA: elements (1 for a scalar) */
+    const ub_type *type; /* DATA: declared type; LISTOP: element type */
     union {
         void *data;   /* DATA: count * ub_type_elem_size(type) bytes */
         ub_dict *dict;
