@@ -2180,8 +2180,8 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             cx->oom = true;
     }
     /* Relocated children (Pcp): a source renamed under the same parent
-     * keeps its place; one moved elsewhere leaves, and arrives at the end
-     * of its new parent's children. */
+     * keeps its place; one moved elsewhere leaves, and arrives first among
+     * its new parent's children. */
     const char *here = ub_path_strip_variants(cx->t, ix->v[0].path);
     uint32_t cap = nm.n + cx->n_reloc + 1;
     /* indices into cx->reloc plus one (0: none): the table grows while
@@ -2208,13 +2208,19 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                                        strrchr(cx->reloc[r - 1].tgt, '/') + 1)
                       : nm.v[c];
     }
+    /* prims moved in from elsewhere come first (as Pcp lists a layer
+     * stack's relocation targets before its specs' children) */
+    uint32_t front = 0;
     for (uint32_t k = 0; !cx->oom && k < cx->n_reloc; k++) {
         const ub_reloc *r = &cx->reloc[k];
         if (ub_path_parent(cx->t, r->tgt) != here ||
             ub_path_parent(cx->t, r->src) == here)
             continue;
-        rel[w] = k + 1;
-        nm.v[w++] = ub_intern_cstr(cx->t, strrchr(r->tgt, '/') + 1);
+        memmove(nm.v + front + 1, nm.v + front, (w - front) * sizeof *nm.v);
+        memmove(rel + front + 1, rel + front, (w - front) * sizeof *rel);
+        rel[front] = k + 1;
+        nm.v[front++] = ub_intern_cstr(cx->t, strrchr(r->tgt, '/') + 1);
+        w++;
     }
     if (!cx->oom)
         nm.n = w;
