@@ -4,10 +4,12 @@
 #include "ub_usdb.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,8 +19,7 @@ typedef struct ub_loaded {
                              (a relative and an absolute spelling of one
                              path are one layer; a symlink is another
                              layer, as for OpenUSD's resolver) */
-    char *text;           /* malloc'd source, kept for diagnostics */
-    size_t len;
+    ub_file file;         /* the source, kept for diagnostics */
     ub_layer *layer;      /* NULL when it failed to load */
 } ub_loaded;
 
@@ -62,7 +63,7 @@ void ub_loader_free(ub_loader *ld)
         return;
     for (size_t i = 0; i < ld->n_loaded; i++) {
         ub_layer_free(ld->loaded[i].layer);
-        free(ld->loaded[i].text);
+        ub_file_release(&ld->loaded[i].file);
     }
     for (size_t i = 0; i < ld->n_search; i++)
         free(ld->search[i]);
@@ -135,6 +136,41 @@ int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,
     *data = buf;
     *len = n;
     return 0;
+}
+
+int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
+                 ub_loc named_at)
+{
+    memset(f, 0, sizeof *f);
+    struct stat st;
+    int fd = strcmp(path, "-") == 0 ? -1 : open(path, O_RDONLY);
+    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
+        st.st_size > 0) {
+        void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
+                       0);
+        close(fd);
+        if (p != MAP_FAILED) {
+            /* The parser reads front to back exactly once. */
+            madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
+            f->data = p;
+            f->len = (size_t)st.st_size;
+            f->mapped = true;
+            return 0;
+        }
+    } else if (fd >= 0) {
+        close(fd);
+    }
+    /* Empty files, pipes, stdin, and anything mmap refuses. */
+    return ub_read_file(path, &f->data, &f->len, diags, named_at);
+}
+
+void ub_file_release(ub_file *f)
+{
+    if (f->mapped)
+        munmap(f->data, f->len);
+    else
+        free(f->data);
+    memset(f, 0, sizeof *f);
 }
 
 int ub_path_normalize(char *p)
@@ -371,13 +407,13 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
     e->abs = abs;
     if (abs && ub_loader_index(ld, (size_t)(e - ld->loaded)) != 0)
         return NULL;
-    if (ub_read_file(resolved, &e->text, &e->len, ld->diags, named_at) != 0)
+    if (ub_file_load(resolved, &e->file, ld->diags, named_at) != 0)
         return NULL;
-    ld->bytes_read += e->len;
+    ld->bytes_read += e->file.len;
     if (ld->progress)
         ld->progress(ld->progress_ctx, resolved, ld->bytes_read);
     /* Sniffed by content, not by name: a .usd may be text or crate. */
-    if (e->len >= 8 && memcmp(e->text, "PXR-USDC", 8) == 0) {
+    if (e->file.len >= 8 && memcmp(e->file.data, "PXR-USDC", 8) == 0) {
         /* Point at where the layer was named, when it was named in a
          * layer; otherwise at the file itself. */
         bool named = named_at.file && named_at.line;
@@ -395,12 +431,12 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
     }
     /* usdbake binary (.usdb), also sniffed by content (owned by the
      * binary-format module, runtime/ub_usdb.h). */
-    if (ub_usdb_sniff(e->text, e->len)) {
-        e->layer = ub_usdb_load(ld->strtab, resolved, e->text, e->len,
+    if (ub_usdb_sniff(e->file.data, e->file.len)) {
+        e->layer = ub_usdb_load(ld->strtab, resolved, e->file.data, e->file.len,
                                 ld->diags);
         return e->layer;
     }
-    e->layer = ub_parse_usda(ld->strtab, resolved, e->text, e->len,
+    e->layer = ub_parse_usda(ld->strtab, resolved, e->file.data, e->file.len,
                              ld->diags);
     return e->layer;
 }

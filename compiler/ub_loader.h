@@ -9,6 +9,7 @@
 #ifndef UB_LOADER_H
 #define UB_LOADER_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -60,6 +61,21 @@ ub_layer *ub_loader_at(const ub_loader *ld, size_t i);
  * memory.  ub_loader_resolve returns normalised paths, so one file has one
  * spelling (and one ub_layer). */
 int ub_path_normalize(char *p);
+
+/* A file's bytes: mapped read-only for a regular file (no copy, and the
+ * kernel can drop clean pages under pressure), read into malloc'd memory
+ * for a pipe or standard input. */
+typedef struct ub_file {
+    char *data;
+    size_t len;
+    bool mapped;
+} ub_file;
+
+/* Returns 0, or -1 with an error in diags naming the file and the reason.
+ * "-" is standard input. */
+int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
+                 ub_loc named_at);
+void ub_file_release(ub_file *f);
 
 /* Read a whole file ("-" = stdin) into malloc'd memory.  Returns 0, or -1
  * with an error in diags naming the file and the reason. */
