@@ -27,6 +27,41 @@ static uint64_t ub_name_hash(const void *owner, const char *name, uint32_t k)
     return h;
 }
 
+/* Owners with at most this many children (or properties) are searched by
+ * scanning their list: most prims have a handful, and the scan touches
+ * memory the caller is already using where the shared table would miss the
+ * cache on every probe.  Bigger owners have all their entries indexed. */
+#define UB_INDEX_MIN 16
+
+/* The list (owner, kind) names: children for kind 0, properties for 1. */
+static void *const *ub_index_list(const void *owner, uint32_t kind,
+                                  uint32_t *n)
+{
+    const ub_prim *p = owner;
+    if (kind) {
+        *n = p->props.n;
+        return (void *const *)p->props.v;
+    }
+    *n = p->children.n;
+    return (void *const *)p->children.v;
+}
+
+static const char *ub_entry_name(const void *obj, uint32_t kind)
+{
+    return kind ? ((const ub_prop *)obj)->name : ((const ub_prim *)obj)->name;
+}
+
+/* The first entry of the list called name (the index keeps the first). */
+static void *ub_list_find(const void *owner, const char *name, uint32_t kind)
+{
+    uint32_t n;
+    void *const *v = ub_index_list(owner, kind, &n);
+    for (uint32_t i = 0; i < n; i++)
+        if (ub_entry_name(v[i], kind) == name)
+            return v[i];
+    return NULL;
+}
+
 static ub_name_slot *ub_index_find(struct ub_name_index *ix,
                                    const void *owner, const char *name,
                                    uint32_t kind)
@@ -84,18 +119,38 @@ static ub_name_slot *ub_index_slot(struct ub_name_index *ix, const void *owner,
     return &ix->slots[i];
 }
 
-static int ub_index_put(struct ub_name_index *ix, const void *owner,
-                        const char *name, uint32_t kind, void *obj)
+/* The first entry of (owner, kind) called name, or NULL. */
+static void *ub_index_lookup(struct ub_name_index *ix, const void *owner,
+                             const char *name, uint32_t kind)
 {
-    if (ub_index_reserve(ix) != 0)
-        return -1;
-    ub_name_slot *s = ub_index_slot(ix, owner, name, kind);
-    if (s->owner) {
-        s->obj = obj; /* keep the first: callers check first */
+    uint32_t n;
+    ub_index_list(owner, kind, &n);
+    if (n <= UB_INDEX_MIN)
+        return ub_list_find(owner, name, kind);
+    ub_name_slot *s = ub_index_find(ix, owner, name, kind);
+    return s ? s->obj : NULL;
+}
+
+/* Keep the index in step after an entry was appended to (owner, kind):
+ * the list that just outgrew the scan is indexed whole, a bigger one gets
+ * its new entry unless an earlier one has the name. */
+static int ub_index_added(struct ub_name_index *ix, const void *owner,
+                          uint32_t kind)
+{
+    uint32_t n;
+    void *const *v = ub_index_list(owner, kind, &n);
+    if (n <= UB_INDEX_MIN)
         return 0;
+    for (uint32_t i = n == UB_INDEX_MIN + 1 ? 0 : n - 1; i < n; i++) {
+        if (ub_index_reserve(ix) != 0)
+            return -1;
+        const char *name = ub_entry_name(v[i], kind);
+        ub_name_slot *s = ub_index_slot(ix, owner, name, kind);
+        if (!s->owner) {
+            *s = (ub_name_slot){owner, name, v[i], kind};
+            ix->count++;
+        }
     }
-    *s = (ub_name_slot){owner, name, obj, kind};
-    ix->count++;
     return 0;
 }
 
@@ -170,8 +225,7 @@ ub_prim *ub_prim_new(ub_layer *layer, ub_prim *parent, const char *name,
     if (ub_ptrvec_push(layer->arena, (void ***)&parent->children.v,
                        &parent->children.n, &parent->children.cap, p) != 0)
         return NULL;
-    if (!ub_index_find(layer->index, parent, name, 0) &&
-        ub_index_put(layer->index, parent, name, 0, p) != 0)
+    if (ub_index_added(layer->index, parent, 0) != 0)
         return NULL;
     return p;
 }
@@ -198,8 +252,7 @@ ub_prim *ub_variant_new(ub_layer *layer, ub_prim *owner, ub_variant_set *set,
 ub_prim *ub_prim_find_child(const ub_layer *layer, const ub_prim *parent,
                             const char *name)
 {
-    ub_name_slot *s = ub_index_find(layer->index, parent, name, 0);
-    return s ? s->obj : NULL;
+    return ub_index_lookup(layer->index, parent, name, 0);
 }
 
 ub_prop *ub_prop_new(ub_layer *layer, ub_prim *prim, const char *name,
@@ -214,8 +267,7 @@ ub_prop *ub_prop_new(ub_layer *layer, ub_prim *prim, const char *name,
     if (ub_ptrvec_push(layer->arena, (void ***)&prim->props.v, &prim->props.n,
                        &prim->props.cap, p) != 0)
         return NULL;
-    if (!ub_index_find(layer->index, prim, name, 1) &&
-        ub_index_put(layer->index, prim, name, 1, p) != 0)
+    if (ub_index_added(layer->index, prim, 1) != 0)
         return NULL;
     return p;
 }
@@ -223,61 +275,23 @@ ub_prop *ub_prop_new(ub_layer *layer, ub_prim *prim, const char *name,
 ub_prop *ub_prop_find(const ub_layer *layer, const ub_prim *prim,
                       const char *name)
 {
-    ub_name_slot *s = ub_index_find(layer->index, prim, name, 1);
-    return s ? s->obj : NULL;
+    return ub_index_lookup(layer->index, prim, name, 1);
 }
 
-/* One probe of the index for "find, else create" (the parser does this
- * for every prim and property of a layer). */
 ub_prim *ub_prim_find_or_new(ub_layer *layer, ub_prim *parent,
                              const char *name, ub_specifier spec, ub_loc loc,
                              ub_prim **existing)
 {
-    *existing = NULL;
-    if (ub_index_reserve(layer->index) != 0)
-        return NULL;
-    ub_name_slot *s = ub_index_slot(layer->index, parent, name, 0);
-    if (s->owner) {
-        *existing = s->obj;
-        return ub_prim_new(layer, parent, name, spec, loc);
-    }
-    ub_prim *p = ub_arena_zalloc(layer->arena, sizeof *p);
-    if (!p)
-        return NULL;
-    p->name = name;
-    p->specifier = spec;
-    p->parent = parent;
-    p->loc = loc;
-    if (ub_ptrvec_push(layer->arena, (void ***)&parent->children.v,
-                       &parent->children.n, &parent->children.cap, p) != 0)
-        return NULL;
-    *s = (ub_name_slot){parent, name, p, 0};
-    layer->index->count++;
-    return p;
+    *existing = ub_index_lookup(layer->index, parent, name, 0);
+    return ub_prim_new(layer, parent, name, spec, loc);
 }
 
 ub_prop *ub_prop_find_or_new(ub_layer *layer, ub_prim *prim, const char *name,
                              ub_prop_kind kind, ub_loc loc, bool *created)
 {
-    *created = false;
-    if (ub_index_reserve(layer->index) != 0)
-        return NULL;
-    ub_name_slot *s = ub_index_slot(layer->index, prim, name, 1);
-    if (s->owner)
-        return s->obj;
-    ub_prop *p = ub_arena_zalloc(layer->arena, sizeof *p);
-    if (!p)
-        return NULL;
-    p->name = name;
-    p->kind = kind;
-    p->loc = loc;
-    if (ub_ptrvec_push(layer->arena, (void ***)&prim->props.v, &prim->props.n,
-                       &prim->props.cap, p) != 0)
-        return NULL;
-    *s = (ub_name_slot){prim, name, p, 1};
-    layer->index->count++;
-    *created = true;
-    return p;
+    ub_prop *p = ub_index_lookup(layer->index, prim, name, 1);
+    *created = !p;
+    return p ? p : ub_prop_new(layer, prim, name, kind, loc);
 }
 
 ub_variant_set *ub_variant_set_get(ub_layer *layer, ub_prim *prim,
