@@ -436,8 +436,11 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
                                 ld->diags);
         return e->layer;
     }
-    e->layer = ub_parse_usda(ld->strtab, resolved, e->file.data, e->file.len,
-                             ld->diags);
+    e->layer = e->file.mapped
+                   ? ub_parse_usda_mapped(ld->strtab, resolved, e->file.data,
+                                          e->file.len, ld->diags)
+                   : ub_parse_usda(ld->strtab, resolved, e->file.data,
+                                   e->file.len, ld->diags);
     return e->layer;
 }
 

@@ -15,6 +15,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#ifdef __linux__
+#include <sys/mman.h>
+#endif
 
 #include "ub_parse_int.h"
 #include "parser.h"
@@ -2712,12 +2715,32 @@ void ub_act_syntax_error(ub_pctx *c, ub_tokloc l, bool lexical,
             expected ? expected : "");
 }
 
-ub_layer *ub_parse_usda(ub_strtab *t, const char *path, const char *text,
-                        size_t len, ub_diags *diags)
+/* Called as the scanner takes text: the mapped pages it has copied into its
+ * own buffer are dropped in steps of a few MiB (a multiple of any page
+ * size, counted from the page-aligned start of the mapping). */
+void ub_parse_drop_read(ub_pctx *c)
+{
+#if defined(__linux__) && defined(MADV_DONTNEED)
+    const size_t step = 4u * 1024u * 1024u;
+    size_t upto = c->src_pos / step * step;
+    if (!c->src_mapped || upto <= c->src_dropped)
+        return;
+    (void)madvise((void *)(uintptr_t)(c->src + c->src_dropped),
+                  upto - c->src_dropped, MADV_DONTNEED);
+    c->src_dropped = upto;
+#else
+    (void)c;
+#endif
+}
+
+static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
+                               const char *text, size_t len, bool mapped,
+                               ub_diags *diags)
 {
     ub_pctx *volatile c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
+    c->src_mapped = mapped;
     jmp_buf jb;
     c->oom = &jb;
     c->strtab = t;
@@ -2770,6 +2793,18 @@ done:
     free(c->ms.v);
     free(c);
     return result;
+}
+
+ub_layer *ub_parse_usda(ub_strtab *t, const char *path, const char *text,
+                        size_t len, ub_diags *diags)
+{
+    return ub_parse_text(t, path, text, len, false, diags);
+}
+
+ub_layer *ub_parse_usda_mapped(ub_strtab *t, const char *path,
+                               const char *text, size_t len, ub_diags *diags)
+{
+    return ub_parse_text(t, path, text, len, true, diags);
 }
 
 int ub_parse_is_usda(const char *text, size_t len)

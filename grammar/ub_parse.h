@@ -20,6 +20,13 @@
 ub_layer *ub_parse_usda(ub_strtab *t, const char *path, const char *text,
                         size_t len, ub_diags *diags);
 
+/* ub_parse_usda for text that is a read-only mapping of a file (mmap,
+ * PROT_READ): pages already read are given back to the kernel as parsing
+ * goes, so a big layer's text does not stay resident next to its model.
+ * The mapping stays valid; a later read of it faults the file back in. */
+ub_layer *ub_parse_usda_mapped(ub_strtab *t, const char *path,
+                               const char *text, size_t len, ub_diags *diags);
+
 /* Whether text begins like a usda layer ("#usda " or the legacy "#sdf "). */
 int ub_parse_is_usda(const char *text, size_t len);
 

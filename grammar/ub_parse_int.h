@@ -96,6 +96,8 @@ typedef struct ub_pctx {
     const char *path; /* the layer's path pointer, used in every ub_loc */
     const char *src;
     size_t src_len, src_pos;
+    bool src_mapped;    /* ub_parse_usda_mapped: read pages may be dropped */
+    size_t src_dropped; /* text before this offset has been dropped */
     uint32_t line, col; /* scanner position */
     int nerrors;
     const char *lex_error; /* detail for a SYNERR token */
@@ -201,6 +203,7 @@ double ub_parse_double(const char *s, size_t n);
 
 /* Unescape a quoted string body as OpenUSD does and intern it. */
 const char *ub_parse_unescape(ub_pctx *ctx, const char *s, size_t n);
+void ub_parse_drop_read(ub_pctx *ctx);
 /* Whether s is a valid (UTF-8) identifier: XID_Start XID_Continue*. */
 bool ub_parse_is_identifier(const char *s, size_t n);
 /* Whether s is a valid asset path (no control characters). */
