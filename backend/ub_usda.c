@@ -218,6 +218,20 @@ static int ub_cmp_dict_entry(const void *a, const void *b)
     return strcmp(ea->key, eb->key);
 }
 
+/* qsort of a pointer array, skipped when it is already strictly in order
+ * (the usual case: layers written by a canonical writer come sorted).
+ * Strictly: with no ties, every sort agrees on the result. */
+static void ub_sort_ptrs(const void **v, size_t n,
+                         int (*cmp)(const void *, const void *))
+{
+    size_t i = 1;
+    while (i < n && cmp(&v[i - 1], &v[i]) < 0)
+        i++;
+    if (i < n)
+        qsort(v, n, sizeof *v, cmp);
+}
+
+
 /* String element i; "" when a model left it unset. */
 static const char *ub_sv(const ub_value *v, uint32_t i)
 {
@@ -514,8 +528,7 @@ static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
         return;
     for (uint32_t i = 0; i < n; i++)
         v[i] = &d->e[i];
-    if (n > 1)
-        qsort(v, n, sizeof *v, ub_cmp_dict_entry);
+    ub_sort_ptrs(v, n, ub_cmp_dict_entry);
     for (uint32_t i = 0; i < n; i++) {
         const ub_dict_entry *e = v[i];
         const ub_value *val = &e->value;
@@ -827,9 +840,7 @@ static uint32_t ub_sorted_fields(ub_w *w, const ub_fields *meta,
             continue;
         v[n++] = f;
     }
-    if (n > 1)
-        qsort(v, n, sizeof *v,
-              byte_order ? ub_cmp_field_bytes : ub_cmp_field_dict);
+    ub_sort_ptrs(v, n, byte_order ? ub_cmp_field_bytes : ub_cmp_field_dict);
     return n;
 }
 
@@ -1266,7 +1277,7 @@ static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
             break;
         for (uint32_t i = 0; i < n; i++)
             v[i] = vs->variants.v[i];
-        qsort(v, n, sizeof *v, ub_cmp_prim_name);
+        ub_sort_ptrs(v, n, ub_cmp_prim_name);
         ub_ind(b, indent);
         PUTS(b, "variantSet ");
         ub_put_q(b, vs->name);
@@ -1316,8 +1327,7 @@ static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent)
         if (!v)
             return;
         memcpy(v, prim->props.v, np * sizeof *v);
-        if (np > 1)
-            qsort(v, np, sizeof *v, ub_cmp_prop);
+        ub_sort_ptrs(v, np, ub_cmp_prop);
         for (uint32_t i = 0; i < np; i++) {
             const ub_prop *p = v[i];
             if (p->kind == UB_ATTR)
