@@ -129,12 +129,6 @@ static void ub_check_json(ub_buf *b, ub_diags *d, bool werror,
                   errors, warnings, n_layers);
 }
 
-static void ub_check_progress(void *ctx, const char *path, uint64_t bytes)
-{
-    (void)path;
-    ub_progress_update(ctx, bytes);
-}
-
 static void ub_check_list(void)
 {
     for (int i = 0; i < UB_CHK_COUNT; i++) {
@@ -215,7 +209,7 @@ static int ub_check_cmd(int argc, char **argv)
         /* reading and parsing the layers is the long part */
         ub_progress prog;
         ub_progress_start(&prog, "checking layers", 0);
-        ub_loader_set_progress(ld, ub_check_progress, &prog);
+        ub_loader_set_progress(ld, ub_progress_loader_hook, &prog);
         ub_check_run(ld, strtab, roots, (size_t)n_roots, &opt, diags);
         ub_progress_end(&prog);
         ub_diags_sort(diags);

@@ -91,12 +91,6 @@ static int ub_write_deps(const char *deps, const char *out, ub_loader *ld)
     return r;
 }
 
-static void ub_flatten_progress(void *ctx, const char *path, uint64_t bytes)
-{
-    (void)path;
-    ub_progress_update(ctx, bytes);
-}
-
 static bool ub_ends_with(const char *s, const char *suffix)
 {
     size_t n = strlen(s), m = strlen(suffix);
@@ -195,7 +189,7 @@ static int ub_flatten_run(int argc, char **argv)
     ub_progress prog;
     ub_progress_start(&prog, "reading layers", 0);
     if (!oom)
-        ub_loader_set_progress(ld, ub_flatten_progress, &prog);
+        ub_loader_set_progress(ld, ub_progress_loader_hook, &prog);
     ub_layer *rl = !oom ? ub_loader_open(ld, root, NULL, (ub_loc){NULL, 0, 0})
                       : NULL;
     if (status == UB_EXIT_OK && !rl)

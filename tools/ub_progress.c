@@ -73,3 +73,9 @@ void ub_progress_end(ub_progress *p)
     }
     p->drawn = false;
 }
+
+void ub_progress_loader_hook(void *ctx, const char *path, uint64_t bytes)
+{
+    (void)path;
+    ub_progress_update(ctx, bytes);
+}

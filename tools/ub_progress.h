@@ -30,4 +30,8 @@ void ub_progress_update(ub_progress *p, uint64_t done);
 /* Erase the bar (if one was drawn). */
 void ub_progress_end(ub_progress *p);
 
+/* A ub_loader_progress_fn: pass a ub_progress as ctx to
+ * ub_loader_set_progress and the bar follows the bytes read. */
+void ub_progress_loader_hook(void *ctx, const char *path, uint64_t bytes);
+
 #endif
