@@ -196,6 +196,39 @@ static inline uint64_t ub_mulshift(uint64_t m, const uint64_t *mul,
 #endif
 }
 
+/* The rare exact case of Ryu's digit removal, shared by the binary64 and
+ * binary32 paths: an interval end or the value itself is an exact
+ * decimal, so trailing zeros must be tracked to round half to even and to
+ * honour an inclusive bound.  Returns the digits; *removed counts the
+ * digits dropped. */
+static uint64_t ub_ryu_trim_exact(uint64_t vr, uint64_t vp, uint64_t vm,
+                                  bool vm_tz, bool vr_tz, uint8_t last,
+                                  bool accept_bounds, int32_t *removed)
+{
+    while (vp / 10 > vm / 10) {
+        vm_tz &= vm % 10 == 0;
+        vr_tz &= last == 0;
+        last = (uint8_t)(vr % 10);
+        vr /= 10;
+        vp /= 10;
+        vm /= 10;
+        (*removed)++;
+    }
+    if (vm_tz) {
+        while (vm % 10 == 0) {
+            vr_tz &= last == 0;
+            last = (uint8_t)(vr % 10);
+            vr /= 10;
+            vp /= 10;
+            vm /= 10;
+            (*removed)++;
+        }
+    }
+    if (vr_tz && last == 5 && vr % 2 == 0)
+        last = 4; /* exactly halfway: round to even */
+    return vr + ((vr == vm && (!accept_bounds || !vm_tz)) || last >= 5);
+}
+
 /* The shortest, closest decimal for the finite nonzero value with raw
  * significand bits `ieee_m` and raw exponent `ieee_e` of a format with
  * `mbits` significand bits and exponent bias `bias`. */
@@ -279,28 +312,8 @@ static void ub_ryu(uint64_t ieee_m, uint32_t ieee_e, int mbits, int bias,
     uint8_t last = 0;
     uint64_t output;
     if (vm_tz || vr_tz) {
-        while (vp / 10 > vm / 10) {
-            vm_tz &= vm % 10 == 0;
-            vr_tz &= last == 0;
-            last = (uint8_t)(vr % 10);
-            vr /= 10;
-            vp /= 10;
-            vm /= 10;
-            removed++;
-        }
-        if (vm_tz) {
-            while (vm % 10 == 0) {
-                vr_tz &= last == 0;
-                last = (uint8_t)(vr % 10);
-                vr /= 10;
-                vp /= 10;
-                vm /= 10;
-                removed++;
-            }
-        }
-        if (vr_tz && last == 5 && vr % 2 == 0)
-            last = 4; /* exactly halfway: round to even */
-        output = vr + ((vr == vm && (!accept_bounds || !vm_tz)) || last >= 5);
+        output = ub_ryu_trim_exact(vr, vp, vm, vm_tz, vr_tz, last,
+                                   accept_bounds, &removed);
     } else {
         bool round_up = false;
         if (vp / 100 > vm / 100) {
@@ -444,28 +457,8 @@ static void ub_ryu32(uint32_t ieee_m, uint32_t ieee_e, uint32_t *out_digits,
     int32_t removed = 0;
     uint32_t output;
     if (vm_tz || vr_tz) {
-        while (vp / 10 > vm / 10) {
-            vm_tz &= vm % 10 == 0;
-            vr_tz &= last == 0;
-            last = (uint8_t)(vr % 10);
-            vr /= 10;
-            vp /= 10;
-            vm /= 10;
-            removed++;
-        }
-        if (vm_tz) {
-            while (vm % 10 == 0) {
-                vr_tz &= last == 0;
-                last = (uint8_t)(vr % 10);
-                vr /= 10;
-                vp /= 10;
-                vm /= 10;
-                removed++;
-            }
-        }
-        if (vr_tz && last == 5 && vr % 2 == 0)
-            last = 4;
-        output = vr + ((vr == vm && (!accept_bounds || !vm_tz)) || last >= 5);
+        output = (uint32_t)ub_ryu_trim_exact(vr, vp, vm, vm_tz, vr_tz, last,
+                                   accept_bounds, &removed);
     } else {
         /* Common case: two digits at a time while the interval allows;
          * only the highest removed digit matters for rounding. */
