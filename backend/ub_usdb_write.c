@@ -9,6 +9,32 @@
 
 #include "ub_usdb_format.h"
 
+/* Hash slots keep their key beside the id, so a probe touches one cache
+ * line instead of chasing the id into the key arrays. */
+typedef struct ub_w_sslot {
+    const char *s; /* NULL: empty */
+    uint32_t id;
+} ub_w_sslot;
+
+/* A record's slot: its hash's low half (the probe start and a filter)
+ * and id + 1 (0: empty).  8 bytes, so the table for a million records
+ * stays 8 MiB. */
+typedef struct ub_w_rslot {
+    uint32_t id1, h32;
+} ub_w_rslot;
+
+/* The record cache keeps the whole hash and length. */
+typedef struct ub_w_rcent {
+    uint64_t hash;
+    uint32_t id1, len;
+} ub_w_rcent;
+
+/* Direct-mapped caches in front of the tables: a layer names the same few
+ * keys, type names and small values (a token, an xformOpOrder) over and
+ * over, and these stay in L1 while the big tables do not. */
+#define UB_W_SCACHE 1024
+#define UB_W_RCACHE 1024
+
 typedef struct ub_w {
     const ub_layer *layer;
     ub_diags *diags;
@@ -16,16 +42,20 @@ typedef struct ub_w {
     /* string table: interned pointer -> id */
     const char **strs;
     uint32_t nstrs, capstrs;
-    uint32_t *str_slots; /* id + 1, 0 empty */
+    ub_w_sslot *str_slots;
     size_t str_cap;
-    /* records, concatenated; rec_off has nrecs + 1 entries */
+    ub_w_sslot *scache;
+    /* records, concatenated; rec_off has nrecs + 1 entries.  A record is
+     * encoded in place at the end of recs and dropped again when an equal
+     * one exists. */
     ub_buf recs;
-    uint64_t *rec_off, *rec_hash;
+    uint64_t *rec_off;
     uint32_t nrecs, caprecs;
-    uint32_t *rec_slots;
+    ub_w_rslot *rec_slots;
     size_t rec_cap;
-    ub_buf spec, vbuf, sbuf;
-    const char *type_names[UB_TY_COUNT]; /* interned on first use */
+    ub_w_rcent *rcache;
+    ub_buf spec;
+    uint32_t type_sid[UB_TY_COUNT]; /* type name's string id + 1 */
     void *tmp; /* gather space for packed series */
     size_t tmp_cap;
     int64_t tree_max_str, tree_max_rec; /* highest ids the tree used */
@@ -39,67 +69,82 @@ static void ub_w_oom(ub_w *w)
     w->failed = true;
 }
 
-static void put_u8(ub_buf *b, unsigned v)
+/* Room for n more bytes of b: the inline test is all most writes cost. */
+static inline unsigned char *room(ub_buf *b, size_t n)
 {
-    ub_buf_putc(b, (char)(unsigned char)v);
+    if (b->cap - b->len >= n && !b->failed)
+        return (unsigned char *)b->data + b->len;
+    return (unsigned char *)ub_buf_reserve(b, n);
 }
 
-static void put_vu(ub_buf *b, uint64_t v)
+static inline void put_u8(ub_buf *b, unsigned v)
 {
-    unsigned char tmp[10];
-    int n = 0;
-    do {
-        unsigned char c = v & 0x7f;
+    unsigned char *p = room(b, 1);
+    if (p) {
+        *p = (unsigned char)v;
+        b->len++;
+    }
+}
+
+static inline void put_vu(ub_buf *b, uint64_t v)
+{
+    unsigned char *p = room(b, 10);
+    if (!p)
+        return;
+    size_t n = 0;
+    while (v >= 0x80) {
+        p[n++] = (unsigned char)(v | 0x80);
         v >>= 7;
-        tmp[n++] = c | (v ? 0x80 : 0);
-    } while (v);
-    ub_buf_append(b, tmp, (size_t)n);
+    }
+    p[n++] = (unsigned char)v;
+    b->len += n;
 }
 
 static void put_f64(ub_buf *b, double d)
 {
     uint64_t u;
     memcpy(&u, &d, sizeof u);
-    unsigned char tmp[8];
-    ub_put_le64(tmp, u);
-    ub_buf_append(b, tmp, 8);
+    unsigned char *p = room(b, 8);
+    if (p) {
+        ub_put_le64(p, u);
+        b->len += 8;
+    }
 }
 
 /* --- strings ----------------------------------------------------------- */
 
-static size_t ptr_hash(const void *p)
+static inline size_t ptr_hash(const void *p)
 {
     uint64_t h = (uint64_t)(uintptr_t)p * 0x9e3779b97f4a7c15ull;
     return (size_t)(h ^ (h >> 29));
 }
 
-static uint32_t str_id(ub_w *w, const char *s)
+static uint32_t str_id_slow(ub_w *w, const char *s, size_t h)
 {
-    if (!s)
-        s = w->empty;
     if ((w->nstrs + 1) * 2 > w->str_cap) {
         size_t cap = w->str_cap ? w->str_cap * 2 : 1024;
-        uint32_t *slots = calloc(cap, sizeof *slots);
+        ub_w_sslot *slots = calloc(cap, sizeof *slots);
         if (!slots) {
             ub_w_oom(w);
             return 0;
         }
-        for (uint32_t i = 0; i < w->nstrs; i++) {
-            size_t j = ptr_hash(w->strs[i]) & (cap - 1);
-            while (slots[j])
+        for (size_t i = 0; i < w->str_cap; i++) {
+            if (!w->str_slots[i].s)
+                continue;
+            size_t j = ptr_hash(w->str_slots[i].s) & (cap - 1);
+            while (slots[j].s)
                 j = (j + 1) & (cap - 1);
-            slots[j] = i + 1;
+            slots[j] = w->str_slots[i];
         }
         free(w->str_slots);
         w->str_slots = slots;
         w->str_cap = cap;
     }
     size_t mask = w->str_cap - 1;
-    size_t j = ptr_hash(s) & mask;
-    while (w->str_slots[j]) {
-        uint32_t id = w->str_slots[j] - 1;
-        if (w->strs[id] == s)
-            return id;
+    size_t j = h & mask;
+    while (w->str_slots[j].s) {
+        if (w->str_slots[j].s == s)
+            return w->str_slots[j].id;
         j = (j + 1) & mask;
     }
     if (w->nstrs == w->capstrs) {
@@ -113,8 +158,21 @@ static uint32_t str_id(ub_w *w, const char *s)
         w->capstrs = cap;
     }
     w->strs[w->nstrs] = s;
-    w->str_slots[j] = ++w->nstrs;
-    return w->nstrs - 1;
+    w->str_slots[j] = (ub_w_sslot){s, w->nstrs};
+    return w->nstrs++;
+}
+
+static inline uint32_t str_id(ub_w *w, const char *s)
+{
+    if (!s)
+        s = w->empty;
+    size_t h = ptr_hash(s);
+    ub_w_sslot *c = &w->scache[(h >> 20) & (UB_W_SCACHE - 1)];
+    if (c->s == s)
+        return c->id;
+    uint32_t id = str_id_slow(w, s, h);
+    *c = (ub_w_sslot){s, id};
+    return id;
 }
 
 /* A reference in the tree (doc: "tree references"): ids above every one
@@ -131,91 +189,127 @@ static uint64_t tree_code(int64_t *max, uint32_t id)
     return 2 + 2 * (uint64_t)id;
 }
 
-static void put_str(ub_w *w, ub_buf *b, const char *s)
+/* String id in b: tree coded in the tree, plain elsewhere. */
+static inline void put_sid(ub_w *w, ub_buf *b, uint32_t id)
 {
-    uint32_t id = str_id(w, s);
     put_vu(b, b == &w->spec ? tree_code(&w->tree_max_str, id) : id);
 }
 
-static void put_opt_str(ub_w *w, ub_buf *b, const char *s)
+static inline void put_opt_sid(ub_w *w, ub_buf *b, uint32_t id)
 {
-    if (!s) {
-        put_vu(b, 0);
-        return;
-    }
-    uint32_t id = str_id(w, s);
     put_vu(b, b == &w->spec ? tree_code(&w->tree_max_str, id)
                             : (uint64_t)id + 1);
 }
 
-/* A type is named by its usda name, so type ids are no part of the format. */
-static const char *type_name(ub_w *w, const ub_type *t)
+static inline void put_str(ub_w *w, ub_buf *b, const char *s)
 {
-    if (!w->type_names[t->id])
-        w->type_names[t->id] = ub_intern_cstr(w->layer->strtab, t->name);
-    if (!w->type_names[t->id])
+    put_sid(w, b, str_id(w, s));
+}
+
+static inline void put_opt_str(ub_w *w, ub_buf *b, const char *s)
+{
+    if (!s)
+        put_vu(b, 0);
+    else
+        put_opt_sid(w, b, str_id(w, s));
+}
+
+/* A type is named by its usda name, so type ids are no part of the format.
+ * Its string id, remembered per type. */
+static uint32_t type_sid(ub_w *w, const ub_type *t)
+{
+    if (w->type_sid[t->id])
+        return w->type_sid[t->id] - 1;
+    const char *name = ub_intern_cstr(w->layer->strtab, t->name);
+    if (!name) {
         ub_w_oom(w);
-    return w->type_names[t->id];
+        return 0;
+    }
+    uint32_t id = str_id(w, name);
+    w->type_sid[t->id] = id + 1;
+    return id;
 }
 
 /* --- records ----------------------------------------------------------- */
 
-/* The record whose bytes are src's, adding it when no byte-equal record
- * exists.  Equal hashes alone never merge two records. */
-static uint32_t rec_intern(ub_w *w, const ub_buf *src)
+static bool rec_equal(const ub_w *w, uint32_t id, const char *p, size_t len)
 {
-    if (src->failed) {
+    return w->rec_off[id + 1] - w->rec_off[id] == len &&
+           memcmp(w->recs.data + w->rec_off[id], p, len) == 0;
+}
+
+static int rec_grow(ub_w *w)
+{
+    size_t cap = w->rec_cap ? w->rec_cap * 2 : 1024;
+    if (cap > (size_t)1 << 32) /* h32 picks the slot */
+        return -1;
+    ub_w_rslot *slots = calloc(cap, sizeof *slots);
+    if (!slots)
+        return -1;
+    for (size_t i = 0; i < w->rec_cap; i++) {
+        if (!w->rec_slots[i].id1)
+            continue;
+        size_t j = w->rec_slots[i].h32 & (cap - 1);
+        while (slots[j].id1)
+            j = (j + 1) & (cap - 1);
+        slots[j] = w->rec_slots[i];
+    }
+    free(w->rec_slots);
+    w->rec_slots = slots;
+    w->rec_cap = cap;
+    return 0;
+}
+
+/* The record encoded at recs[start..len): an earlier byte-equal record
+ * (dropping the new bytes), else a new one.  Equal hashes alone never
+ * merge two records. */
+static uint32_t rec_intern(ub_w *w, size_t start)
+{
+    ub_buf *r = &w->recs;
+    if (r->failed) {
         ub_w_oom(w);
         return 0;
     }
-    uint64_t h = XXH3_64bits(src->data, src->len);
-    if ((w->nrecs + 1) * 2 > w->rec_cap) {
-        size_t cap = w->rec_cap ? w->rec_cap * 2 : 1024;
-        uint32_t *slots = calloc(cap, sizeof *slots);
-        if (!slots) {
-            ub_w_oom(w);
-            return 0;
-        }
-        for (uint32_t i = 0; i < w->nrecs; i++) {
-            size_t j = (size_t)w->rec_hash[i] & (cap - 1);
-            while (slots[j])
-                j = (j + 1) & (cap - 1);
-            slots[j] = i + 1;
-        }
-        free(w->rec_slots);
-        w->rec_slots = slots;
-        w->rec_cap = cap;
+    const char *p = r->data + start;
+    size_t len = r->len - start;
+    uint64_t h = XXH3_64bits(p, len);
+    ub_w_rcent *c = &w->rcache[(h >> 32) & (UB_W_RCACHE - 1)];
+    if (c->hash == h && c->len == (uint32_t)len && c->id1 &&
+        rec_equal(w, c->id1 - 1, p, len)) {
+        r->len = start;
+        return c->id1 - 1;
+    }
+    if ((w->nrecs + 1) * 2 > w->rec_cap && rec_grow(w) != 0) {
+        ub_w_oom(w);
+        return 0;
     }
     size_t mask = w->rec_cap - 1;
-    size_t j = (size_t)h & mask;
-    while (w->rec_slots[j]) {
-        uint32_t id = w->rec_slots[j] - 1;
-        if (w->rec_hash[id] == h &&
-            w->rec_off[id + 1] - w->rec_off[id] == src->len &&
-            memcmp(w->recs.data + w->rec_off[id], src->data, src->len) == 0)
+    uint32_t h32 = (uint32_t)h;
+    size_t j = h32 & mask;
+    while (w->rec_slots[j].id1) {
+        uint32_t id = w->rec_slots[j].id1 - 1;
+        if (w->rec_slots[j].h32 == h32 && rec_equal(w, id, p, len)) {
+            /* used twice: likely again, keep it at hand */
+            *c = (ub_w_rcent){h, id + 1, (uint32_t)len};
+            r->len = start;
             return id;
+        }
         j = (j + 1) & mask;
     }
     if (w->nrecs + 2 > w->caprecs) {
         uint32_t cap = w->caprecs ? w->caprecs * 2 : 1024;
         uint64_t *o = realloc(w->rec_off, cap * sizeof *o);
-        if (o)
-            w->rec_off = o;
-        uint64_t *hh = realloc(w->rec_hash, cap * sizeof *hh);
-        if (hh)
-            w->rec_hash = hh;
-        if (!o || !hh) {
+        if (!o) {
             ub_w_oom(w);
             return 0;
         }
+        w->rec_off = o;
         w->caprecs = cap;
     }
     uint32_t id = w->nrecs++;
-    w->rec_off[id] = w->recs.len;
-    w->rec_hash[id] = h;
-    ub_buf_append(&w->recs, src->data, src->len);
-    w->rec_off[id + 1] = w->recs.len;
-    w->rec_slots[j] = id + 1;
+    w->rec_off[id] = start;
+    w->rec_off[id + 1] = r->len;
+    w->rec_slots[j] = (ub_w_rslot){id + 1, h32};
     return id;
 }
 
@@ -577,7 +671,7 @@ static void put_value_body(ub_w *w, ub_buf *b, const ub_value *v, int depth)
     put_u8(b, v->kind);
     put_u8(b, (v->is_array ? 1 : 0) | (v->type ? 2 : 0));
     if (v->type)
-        put_str(w, b, type_name(w, v->type));
+        put_sid(w, b, type_sid(w, v->type));
     switch ((ub_vkind)v->kind) {
     case UB_V_EMPTY:
     case UB_V_BLOCK:
@@ -648,10 +742,10 @@ static void put_value_body(ub_w *w, ub_buf *b, const ub_value *v, int depth)
 /* The record of value v. */
 static uint32_t value_rec(ub_w *w, const ub_value *v)
 {
-    w->vbuf.len = 0;
-    put_u8(&w->vbuf, UB_USDB_REC_VALUE);
-    put_value_body(w, &w->vbuf, v, 0);
-    return rec_intern(w, &w->vbuf);
+    size_t start = w->recs.len;
+    put_u8(&w->recs, UB_USDB_REC_VALUE);
+    put_value_body(w, &w->recs, v, 0);
+    return rec_intern(w, start);
 }
 
 /* A record reference in the tree, coded as tree_code says. */
@@ -717,8 +811,8 @@ static uint32_t series_rec(ub_w *w, const ub_samples *s)
         for (uint32_t i = 0; i < s->n; i++)
             ids[i] = value_rec(w, &s->v[i].value);
     }
-    ub_buf *b = &w->sbuf;
-    b->len = 0;
+    ub_buf *b = &w->recs;
+    size_t start = b->len;
     put_u8(b, UB_USDB_REC_SERIES);
     put_vu(b, s->n);
     double t0, step;
@@ -746,7 +840,7 @@ static uint32_t series_rec(ub_w *w, const ub_samples *s)
         for (uint32_t i = 0; i < s->n; i++)
             memcpy((char *)w->tmp + i * es, s->v[i].value.u.data, es);
         put_u8(b, UB_USDB_SERIES_PACKED);
-        put_str(w, b, type_name(w, t));
+        put_sid(w, b, type_sid(w, t));
         put_numeric(w, b, t, w->tmp, s->n);
     } else {
         put_u8(b, UB_USDB_SERIES_RECS);
@@ -755,15 +849,29 @@ static uint32_t series_rec(ub_w *w, const ub_samples *s)
                                (int64_t)(i ? ids[i - 1] : 0)));
     }
     free(ids);
-    return rec_intern(w, b);
+    return rec_intern(w, start);
 }
 
 /* --- the tree ---------------------------------------------------------- */
+
+/* The tree walk chases pointers through the layer's arena (a prim's
+ * property structs, their field arrays, each value's data), and every
+ * step would miss the cache: prefetch an element or two ahead. */
+#define prefetch(p) __builtin_prefetch(p)
+
+static void prefetch_prop(const ub_prop *p)
+{
+    prefetch(p->meta.v);
+    prefetch(p->default_value.u.data);
+    prefetch(p->samples.v);
+}
 
 static void put_fields(ub_w *w, const ub_fields *f)
 {
     put_vu(&w->spec, f->n);
     for (uint32_t i = 0; i < f->n; i++) {
+        if (i + 1 < f->n)
+            prefetch(f->v[i + 1].value.u.data);
         put_str(w, &w->spec, f->v[i].key);
         put_val(w, &w->spec, &f->v[i].value);
     }
@@ -778,7 +886,10 @@ static void put_prop(ub_w *w, const ub_prop *p)
                   (p->samples.authored ? 16 : 0));
     put_u8(b, p->variability);
     put_opt_str(w, b, p->type_name);
-    put_opt_str(w, b, p->type ? type_name(w, p->type) : NULL);
+    if (p->type)
+        put_opt_sid(w, b, type_sid(w, p->type));
+    else
+        put_vu(b, 0);
     put_val(w, b, &p->default_value);
     if (p->samples.authored || p->samples.n) {
         put_ref(w, b, series_rec(w, &p->samples));
@@ -798,18 +909,38 @@ static void put_prim(ub_w *w, const ub_prim *p, int depth)
         return;
     }
     ub_buf *b = &w->spec;
+    const ub_prop *const *props = (const ub_prop *const *)p->props.v;
+    uint32_t np = p->props.n;
+    for (uint32_t i = 0; i < np && i < 2; i++)
+        prefetch(props[i]);
+    if (p->meta.n)
+        prefetch(p->meta.v[0].value.u.data);
     put_str(w, b, p->name);
     put_u8(b, p->specifier);
     put_opt_str(w, b, p->type_name);
     put_fields(w, &p->meta);
     put_val(w, b, &p->prim_order);
     put_val(w, b, &p->property_order);
-    put_vu(b, p->props.n);
-    for (uint32_t i = 0; i < p->props.n; i++)
-        put_prop(w, p->props.v[i]);
-    put_vu(b, p->children.n);
-    for (uint32_t i = 0; i < p->children.n; i++)
-        put_prim(w, p->children.v[i], depth + 1);
+    put_vu(b, np);
+    for (uint32_t i = 0; i < np; i++) {
+        if (i + 2 < np)
+            prefetch(props[i + 2]);
+        if (i + 1 < np)
+            prefetch_prop(props[i + 1]);
+        put_prop(w, props[i]);
+    }
+    const ub_prim *const *kids = (const ub_prim *const *)p->children.v;
+    uint32_t nk = p->children.n;
+    put_vu(b, nk);
+    for (uint32_t i = 0; i < nk; i++) {
+        if (i + 2 < nk)
+            prefetch(kids[i + 2]);
+        if (i + 1 < nk) {
+            prefetch(kids[i + 1]->meta.v);
+            prefetch(kids[i + 1]->props.v);
+        }
+        put_prim(w, kids[i], depth + 1);
+    }
     put_vu(b, p->n_variant_sets);
     for (uint32_t i = 0; i < p->n_variant_sets; i++) {
         const ub_variant_set *vs = &p->variant_sets[i];
@@ -878,13 +1009,12 @@ static void ub_w_free(ub_w *w)
 {
     free(w->strs);
     free(w->str_slots);
+    free(w->scache);
+    free(w->rcache);
     ub_buf_free(&w->recs);
     free(w->rec_off);
-    free(w->rec_hash);
     free(w->rec_slots);
     ub_buf_free(&w->spec);
-    ub_buf_free(&w->vbuf);
-    ub_buf_free(&w->sbuf);
     ub_buf_free(&w->cand[0]);
     ub_buf_free(&w->cand[1]);
     ub_buf_free(&w->cand[2]);
@@ -908,8 +1038,6 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
               .tree_max_rec = -1};
     ub_buf_init(&w.recs);
     ub_buf_init(&w.spec);
-    ub_buf_init(&w.vbuf);
-    ub_buf_init(&w.sbuf);
     ub_buf_init(&w.cand[0]);
     ub_buf_init(&w.cand[1]);
     ub_buf_init(&w.cand[2]);
@@ -917,8 +1045,12 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     /* level 0 stores: no point in choosing layouts for zstd then */
     w.trial = level != 0 ? ZSTD_createCCtx() : NULL;
     w.empty = ub_intern(layer->strtab, "", 0);
-    if (!w.empty)
+    w.scache = calloc(UB_W_SCACHE, sizeof *w.scache);
+    w.rcache = calloc(UB_W_RCACHE, sizeof *w.rcache);
+    if (!w.empty || !w.scache || !w.rcache) {
+        ub_w_free(&w);
         return ub_w_fail(diags, layer, "out of memory");
+    }
     put_layer(&w);
     if (w.too_deep) {
         ub_w_free(&w);
