@@ -121,3 +121,22 @@ size_t ub_arena_bytes(const ub_arena *a)
 {
     return a->total;
 }
+
+void ub_arena_adopt(ub_arena *dst, ub_arena *src)
+{
+    if (!src->head)
+        return;
+    /* src's chunks go below dst's head, which keeps taking allocations */
+    ub_chunk *oldest = src->head;
+    while (oldest->prev)
+        oldest = oldest->prev;
+    if (dst->head) {
+        oldest->prev = dst->head->prev;
+        dst->head->prev = src->head;
+    } else {
+        dst->head = src->head;
+    }
+    dst->total += src->total;
+    src->head = NULL;
+    src->total = 0;
+}

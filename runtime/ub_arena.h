@@ -29,4 +29,10 @@ void *ub_arena_grow(ub_arena *a, void *old, size_t old_n, size_t new_cap,
 /* Bytes handed out so far (for benchmarks and memory reports). */
 size_t ub_arena_bytes(const ub_arena *a);
 
+/* Move everything src holds into dst (dst frees it from now on), leaving
+ * src empty but usable: for data built in another arena, e.g. by another
+ * thread, that joins dst's owner.  Allocation continues in dst's current
+ * chunk. */
+void ub_arena_adopt(ub_arena *dst, ub_arena *src);
+
 #endif

@@ -2,6 +2,8 @@
 
 #include "ub_arena.h"
 
+#include <pthread.h>
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,10 +15,23 @@ typedef struct {
     uint64_t hash;
 } ub_slot;
 
-struct ub_strtab {
+/* The table is split by hash into shards, each with its own slots, arena
+ * and lock, so that two threads interning at once rarely meet.  The locks
+ * are only taken while the table is concurrent: a single-threaded run pays
+ * one predictable branch per call. */
+#define UB_SHARD_BITS 4
+#define UB_SHARDS (1u << UB_SHARD_BITS)
+
+typedef struct {
+    alignas(64) pthread_mutex_t lock; /* own cache lines: no false sharing */
     ub_arena *arena;
     ub_slot *slots;
     size_t cap, count, bytes;
+} ub_shard;
+
+struct ub_strtab {
+    bool concurrent;
+    ub_shard shard[UB_SHARDS];
 };
 
 static uint64_t ub_hash_bytes(const char *s, size_t n)
@@ -33,15 +48,29 @@ static uint64_t ub_hash_bytes(const char *s, size_t n)
 
 ub_strtab *ub_strtab_new(void)
 {
-    ub_strtab *t = calloc(1, sizeof *t);
+    ub_strtab *t = aligned_alloc(alignof(ub_strtab), sizeof *t);
     if (!t)
         return NULL;
-    t->arena = ub_arena_new();
-    t->cap = 1024;
-    t->slots = calloc(t->cap, sizeof *t->slots);
-    if (!t->arena || !t->slots) {
-        ub_arena_free(t->arena);
-        free(t->slots);
+    memset(t, 0, sizeof *t);
+    unsigned i = 0;
+    for (; i < UB_SHARDS; i++) {
+        ub_shard *sh = &t->shard[i];
+        sh->cap = 64;
+        sh->arena = ub_arena_new();
+        sh->slots = calloc(sh->cap, sizeof *sh->slots);
+        if (!sh->arena || !sh->slots ||
+            pthread_mutex_init(&sh->lock, NULL) != 0) {
+            ub_arena_free(sh->arena);
+            free(sh->slots);
+            break;
+        }
+    }
+    if (i < UB_SHARDS) {
+        while (i-- > 0) {
+            pthread_mutex_destroy(&t->shard[i].lock);
+            ub_arena_free(t->shard[i].arena);
+            free(t->shard[i].slots);
+        }
         free(t);
         return NULL;
     }
@@ -52,9 +81,17 @@ void ub_strtab_free(ub_strtab *t)
 {
     if (!t)
         return;
-    ub_arena_free(t->arena);
-    free(t->slots);
+    for (unsigned i = 0; i < UB_SHARDS; i++) {
+        pthread_mutex_destroy(&t->shard[i].lock);
+        ub_arena_free(t->shard[i].arena);
+        free(t->shard[i].slots);
+    }
     free(t);
+}
+
+void ub_strtab_set_concurrent(ub_strtab *t, bool on)
+{
+    t->concurrent = on;
 }
 
 size_t ub_str_len(const char *interned)
@@ -64,7 +101,7 @@ size_t ub_str_len(const char *interned)
     return n;
 }
 
-static int ub_strtab_grow(ub_strtab *t)
+static int ub_shard_grow(ub_shard *t)
 {
     size_t cap = t->cap * 2;
     ub_slot *slots = calloc(cap, sizeof *slots);
@@ -84,11 +121,9 @@ static int ub_strtab_grow(ub_strtab *t)
     return 0;
 }
 
-const char *ub_intern(ub_strtab *t, const char *s, size_t n)
+static const char *ub_shard_intern(ub_shard *t, uint64_t h, const char *s,
+                                   size_t n)
 {
-    if (n > UINT32_MAX)
-        return NULL;
-    uint64_t h = ub_hash_bytes(s, n);
     size_t mask = t->cap - 1;
     for (size_t i = h & mask;; i = (i + 1) & mask) {
         ub_slot *slot = &t->slots[i];
@@ -98,7 +133,7 @@ const char *ub_intern(ub_strtab *t, const char *s, size_t n)
             memcmp(slot->str, s, n) == 0)
             return slot->str;
     }
-    if ((t->count + 1) * 4 > t->cap * 3 && ub_strtab_grow(t) != 0)
+    if ((t->count + 1) * 4 > t->cap * 3 && ub_shard_grow(t) != 0)
         return NULL;
     uint32_t len = (uint32_t)n;
     char *mem = ub_arena_alloc(t->arena, sizeof len + n + 1);
@@ -120,6 +155,20 @@ const char *ub_intern(ub_strtab *t, const char *s, size_t n)
     return str;
 }
 
+const char *ub_intern(ub_strtab *t, const char *s, size_t n)
+{
+    if (n > UINT32_MAX)
+        return NULL;
+    uint64_t h = ub_hash_bytes(s, n);
+    ub_shard *sh = &t->shard[h >> (64 - UB_SHARD_BITS)];
+    if (!t->concurrent)
+        return ub_shard_intern(sh, h, s, n);
+    pthread_mutex_lock(&sh->lock);
+    const char *r = ub_shard_intern(sh, h, s, n);
+    pthread_mutex_unlock(&sh->lock);
+    return r;
+}
+
 const char *ub_intern_cstr(ub_strtab *t, const char *s)
 {
     return ub_intern(t, s, strlen(s));
@@ -127,10 +176,16 @@ const char *ub_intern_cstr(ub_strtab *t, const char *s)
 
 size_t ub_strtab_count(const ub_strtab *t)
 {
-    return t->count;
+    size_t n = 0;
+    for (unsigned i = 0; i < UB_SHARDS; i++)
+        n += t->shard[i].count;
+    return n;
 }
 
 size_t ub_strtab_bytes(const ub_strtab *t)
 {
-    return t->bytes;
+    size_t n = 0;
+    for (unsigned i = 0; i < UB_SHARDS; i++)
+        n += t->shard[i].bytes;
+    return n;
 }

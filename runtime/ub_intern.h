@@ -10,6 +10,7 @@
 #ifndef UB_INTERN_H
 #define UB_INTERN_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -17,6 +18,13 @@ typedef struct ub_strtab ub_strtab;
 
 ub_strtab *ub_strtab_new(void);
 void ub_strtab_free(ub_strtab *t);
+
+/* A table is used by one thread at a time unless it is made concurrent:
+ * then ub_intern (and ub_intern_cstr) may be called from several threads at
+ * once; the other functions still need one thread.  Switch it only while no
+ * other thread uses t (e.g. before starting the threads and after joining
+ * them).  Off by default: a single-threaded user takes no locks. */
+void ub_strtab_set_concurrent(ub_strtab *t, bool on);
 
 /* The unique copy of s[0..n) (NUL-terminated); NULL when out of memory.
  * Strings may contain NUL bytes: use ub_str_len for their length. */

@@ -468,3 +468,98 @@ const char *ub_prim_path(ub_layer *layer, const ub_prim *prim)
     *end = '\0';
     return s;
 }
+
+/* Append list src[0..n) to an arena-backed pointer vector in one step. */
+static int ub_ptrvec_append(ub_arena *a, void ***v, uint32_t *n,
+                            uint32_t *cap, void *const *src, uint32_t k)
+{
+    if (!k)
+        return 0;
+    if (*n + k > *cap) {
+        uint32_t nc = *n + k;
+        void **nv = ub_arena_grow(a, *v, *n, nc, sizeof *nv);
+        if (!nv)
+            return -1;
+        *v = nv;
+        *cap = nc;
+    }
+    memcpy(*v + *n, src, k * sizeof *src);
+    *n += k;
+    return 0;
+}
+
+/* Index (owner, kind) from entry `first` on, after entries were appended
+ * (a list that just outgrew the scan is indexed whole; the first entry of
+ * a name stays the indexed one). */
+static int ub_index_from(struct ub_name_index *ix, const void *owner,
+                         uint32_t kind, uint32_t first)
+{
+    uint32_t n;
+    void *const *v = ub_index_list(owner, kind, &n);
+    if (n <= UB_INDEX_MIN)
+        return 0;
+    for (uint32_t i = first > UB_INDEX_MIN ? first : 0; i < n; i++) {
+        if (ub_index_reserve(ix) != 0)
+            return -1;
+        const char *name = ub_entry_name(v[i], kind);
+        ub_name_slot *s = ub_index_slot(ix, owner, name, kind);
+        if (!s->owner) {
+            *s = (ub_name_slot){owner, name, v[i], kind};
+            ix->count++;
+        }
+    }
+    return 0;
+}
+
+static bool ub_is_from(const void *owner, ub_prim *const *from, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (owner == from[i])
+            return true;
+    return false;
+}
+
+int ub_layer_graft(ub_layer *dst, ub_layer *src, ub_prim *const *from,
+                   ub_prim *const *into, uint32_t n)
+{
+    struct ub_name_index *six = src->index;
+    ub_arena *sa = src->arena; /* src itself lives in it: read it first */
+    ub_arena_adopt(dst->arena, sa);
+    int rc = 0;
+    for (uint32_t i = 0; i < n && rc == 0; i++) {
+        ub_prim *f = from[i], *t = into[i];
+        for (uint32_t k = 0; k < f->children.n; k++)
+            f->children.v[k]->parent = t;
+        uint32_t nc = t->children.n, np = t->props.n;
+        if (ub_ptrvec_append(dst->arena, (void ***)&t->children.v,
+                             &t->children.n, &t->children.cap,
+                             (void *const *)f->children.v,
+                             f->children.n) != 0 ||
+            ub_ptrvec_append(dst->arena, (void ***)&t->props.v, &t->props.n,
+                             &t->props.cap, (void *const *)f->props.v,
+                             f->props.n) != 0 ||
+            ub_index_from(dst->index, t, 0, nc) != 0 ||
+            ub_index_from(dst->index, t, 1, np) != 0)
+            rc = -1;
+        f->children = (ub_prims){0};
+        f->props = (ub_props){0};
+    }
+    /* entries of the prims that moved whole keep their owners */
+    for (size_t i = 0; six && i < six->cap && rc == 0; i++) {
+        ub_name_slot *s = &six->slots[i];
+        if (!s->owner || ub_is_from(s->owner, from, n))
+            continue;
+        if (ub_index_reserve(dst->index) != 0) {
+            rc = -1;
+            break;
+        }
+        *ub_index_slot(dst->index, s->owner, s->name, s->kind) = *s;
+        dst->index->count++;
+    }
+    if (six) {
+        free(six->slots);
+        free(six);
+    }
+    ub_arena_free(sa);
+    return rc;
+}
