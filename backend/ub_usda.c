@@ -1305,7 +1305,10 @@ static uint32_t ub_order_count(const ub_value *v)
     return v->kind == UB_V_DATA ? v->count : 0;
 }
 
-static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent)
+/* A body in canonical order: reorder statements, properties, children,
+ * variant sets.  A stream writes the children's text itself, between
+ * ub_write_body_head and ub_write_body_tail. */
+static void ub_write_body_head(ub_w *w, const ub_prim *prim, unsigned indent)
 {
     ub_buf *b = w->b;
     if (ub_order_count(&prim->property_order) > 1) {
@@ -1339,13 +1342,23 @@ static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent)
     }
     if (np && prim->children.n)
         ub_pc(b, '\n');
+}
+
+static void ub_write_body_tail(ub_w *w, const ub_prim *prim, unsigned indent)
+{
+    ub_write_variant_sets(w, prim, indent + 1);
+}
+
+static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent)
+{
+    ub_write_body_head(w, prim, indent);
     for (uint32_t i = 0; i < prim->children.n; i++) {
         if (i)
-            ub_pc(b, '\n');
+            ub_pc(w->b, '\n');
         ub_write_prim(w, prim->children.v[i], indent + 1);
         ub_buf_drain(w->b); /* nothing before a prim is ever revisited */
     }
-    ub_write_variant_sets(w, prim, indent + 1);
+    ub_write_body_tail(w, prim, indent);
 }
 
 static const char *const ub_specifiers[] = {"def", "over", "class"};
@@ -1379,7 +1392,8 @@ static size_t ub_path_of(const ub_prim *p, char *out, size_t cap)
     return n + slash + l;
 }
 
-static void ub_write_prim(ub_w *w, const ub_prim *prim, unsigned indent)
+/* A prim's text up to its children, and from its children on. */
+static void ub_write_prim_head(ub_w *w, const ub_prim *prim, unsigned indent)
 {
     ub_buf *b = w->b;
     ub_ind(b, indent);
@@ -1397,9 +1411,26 @@ static void ub_write_prim(ub_w *w, const ub_prim *prim, unsigned indent)
     ub_pc(b, '\n');
     ub_ind(b, indent);
     PUTS(b, "{\n");
-    ub_write_body(w, prim, indent);
-    ub_ind(b, indent);
-    PUTS(b, "}\n");
+    ub_write_body_head(w, prim, indent);
+}
+
+static void ub_write_prim_tail(ub_w *w, const ub_prim *prim, unsigned indent)
+{
+    ub_write_body_tail(w, prim, indent);
+    ub_ind(w->b, indent);
+    PUTS(w->b, "}\n");
+}
+
+static void ub_write_prim(ub_w *w, const ub_prim *prim, unsigned indent)
+{
+    ub_write_prim_head(w, prim, indent);
+    for (uint32_t i = 0; i < prim->children.n; i++) {
+        if (i)
+            ub_pc(w->b, '\n');
+        ub_write_prim(w, prim->children.v[i], indent + 1);
+        ub_buf_drain(w->b); /* nothing before a prim is ever revisited */
+    }
+    ub_write_prim_tail(w, prim, indent);
 }
 
 static void ub_write_sublayers(ub_w *w, const ub_layer *l)
@@ -1491,18 +1522,27 @@ static void ub_write_header(ub_w *w, const ub_layer *l)
         PUTS(b, ")\n");
 }
 
+/* What comes before the root prims: the cookie, the layer's metadata and
+ * its rootPrims order. */
+static void ub_write_top(ub_w *w, const ub_layer *layer)
+{
+    ub_buf *out = w->b;
+    PUTS(out, "#usda 1.0\n");
+    ub_write_header(w, layer);
+    const ub_prim *root = layer->root;
+    if (root && ub_order_count(&root->prim_order) > 1) {
+        PUTS(out, "\nreorder rootPrims = ");
+        ub_write_name_vector(out, &root->prim_order);
+        ub_pc(out, '\n');
+    }
+}
+
 int ub_usda_write(const ub_layer *layer, ub_buf *out)
 {
     ub_w w = {.b = out, .oom = false};
-    PUTS(out, "#usda 1.0\n");
-    ub_write_header(&w, layer);
+    ub_write_top(&w, layer);
     const ub_prim *root = layer->root;
     if (root) {
-        if (ub_order_count(&root->prim_order) > 1) {
-            PUTS(out, "\nreorder rootPrims = ");
-            ub_write_name_vector(out, &root->prim_order);
-            ub_pc(out, '\n');
-        }
         for (uint32_t i = 0; i < root->children.n; i++) {
             ub_pc(out, '\n');
             ub_write_prim(&w, root->children.v[i], 0);
@@ -1513,4 +1553,129 @@ int ub_usda_write(const ub_layer *layer, ub_buf *out)
     if (w.oom)
         out->failed = true;
     return out->failed ? -1 : 0;
+}
+
+/* --- streaming -------------------------------------------------------------- */
+
+/* Prims arrive children first.  When a prim closes, every prim still open
+ * above it has all that precedes its children (metadata, properties) --
+ * unless a property is authored after a child, which the parser reports
+ * through ub_usda_stream_reopened -- so the open prims' heads are written
+ * then, the closed prim whole (or just its tail when its head went out
+ * with its first child), and nothing is ever kept but the open chain. */
+struct ub_usda_stream {
+    ub_buf *out;
+    /* per depth (1 = root prims): the open prim whose head is written,
+     * and how many of its children have been written */
+    const ub_prim **head;
+    uint32_t *nchildren;
+    uint32_t depth_cap;
+    uint32_t root_children;
+    bool top_done, reopened, oom;
+};
+
+ub_usda_stream *ub_usda_stream_new(ub_buf *out)
+{
+    ub_usda_stream *s = calloc(1, sizeof *s);
+    if (s)
+        s->out = out;
+    return s;
+}
+
+void ub_usda_stream_free(ub_usda_stream *s)
+{
+    if (!s)
+        return;
+    free(s->head);
+    free(s->nchildren);
+    free(s);
+}
+
+static bool ub_stream_reserve(ub_usda_stream *s, unsigned depth)
+{
+    if (depth < s->depth_cap)
+        return true;
+    uint32_t cap = depth + 16;
+    const ub_prim **h = realloc(s->head, cap * sizeof *h);
+    if (h)
+        s->head = h;
+    uint32_t *n = realloc(s->nchildren, cap * sizeof *n);
+    if (n)
+        s->nchildren = n;
+    if (!h || !n)
+        return false;
+    for (uint32_t i = s->depth_cap; i < cap; i++) {
+        s->head[i] = NULL;
+        s->nchildren[i] = 0;
+    }
+    s->depth_cap = cap;
+    return true;
+}
+
+/* The blank line before a prim that is not its parent's first (and
+ * before every root prim, after the header). */
+static void ub_stream_sep(ub_usda_stream *s, unsigned depth)
+{
+    uint32_t *n = depth > 1 ? &s->nchildren[depth - 1] : &s->root_children;
+    if (depth == 1 || *n)
+        ub_pc(s->out, '\n');
+    ++*n;
+}
+
+void ub_usda_stream_prim(void *ctx, const ub_layer *layer,
+                         const ub_prim *prim, unsigned depth)
+{
+    ub_usda_stream *s = ctx;
+    if (!ub_stream_reserve(s, depth + 1)) {
+        s->oom = true;
+        return;
+    }
+    ub_w w = {.b = s->out, .oom = false};
+    if (!s->top_done) {
+        ub_write_top(&w, layer);
+        s->top_done = true;
+    }
+    /* heads of the open ancestors not written yet, outermost first */
+    const ub_prim *chain[depth > 1 ? depth - 1 : 1];
+    const ub_prim *a = prim->parent;
+    for (unsigned d = depth - 1; d >= 1; d--, a = a->parent)
+        chain[d - 1] = a;
+    for (unsigned d = 1; d < depth; d++) {
+        if (s->head[d] == chain[d - 1])
+            continue;
+        ub_stream_sep(s, d);
+        ub_write_prim_head(&w, chain[d - 1], d - 1);
+        s->head[d] = chain[d - 1];
+        s->nchildren[d] = 0;
+    }
+    if (s->head[depth] == prim) {
+        ub_write_prim_tail(&w, prim, depth - 1);
+    } else {
+        ub_stream_sep(s, depth);
+        ub_write_prim(&w, prim, depth - 1); /* it has no children */
+    }
+    s->head[depth] = NULL;
+    s->oom |= w.oom;
+    ub_buf_drain(s->out);
+}
+
+void ub_usda_stream_reopened(void *ctx, const ub_prim *prim)
+{
+    (void)prim;
+    ((ub_usda_stream *)ctx)->reopened = true;
+}
+
+int ub_usda_stream_end(ub_usda_stream *s, const ub_layer *layer)
+{
+    if (s->reopened)
+        return 1;
+    if (!s->top_done) {
+        ub_w w = {.b = s->out, .oom = false};
+        ub_write_top(&w, layer);
+        s->oom |= w.oom;
+    }
+    ub_pc(s->out, '\n');
+    if (s->oom)
+        s->out->failed = true;
+    return s->out->failed ? -1 : 0;
 }

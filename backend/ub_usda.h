@@ -13,4 +13,24 @@
  * gives the same bytes. */
 int ub_usda_write(const ub_layer *layer, ub_buf *out);
 
+/* The same text, written while the layer is read: pass
+ * ub_usda_stream_prim and ub_usda_stream_reopened as the callbacks of a
+ * streaming parse (ub_parse_usda_stream, ub_loader_set_stream) with the
+ * stream as their context, then call ub_usda_stream_end with the layer the
+ * parse returned.  Memory: the prims still open, not the layer.  The bytes
+ * equal ub_usda_write's for the same layer. */
+typedef struct ub_usda_stream ub_usda_stream;
+
+ub_usda_stream *ub_usda_stream_new(ub_buf *out);
+void ub_usda_stream_free(ub_usda_stream *s);
+void ub_usda_stream_prim(void *stream, const ub_layer *layer,
+                         const ub_prim *prim, unsigned depth);
+void ub_usda_stream_reopened(void *stream, const ub_prim *prim);
+/* Returns 0; -1 when out of memory (out->failed); or 1 when the text
+ * could not be streamed -- something that belongs before a prim's
+ * children (a property, a reorder statement) was authored after one of
+ * them -- and the caller must start over, rewinding what went to out,
+ * with a whole-layer parse. */
+int ub_usda_stream_end(ub_usda_stream *s, const ub_layer *layer);
+
 #endif

@@ -38,7 +38,13 @@ struct ub_loader {
     ub_loader_progress_fn progress;
     void *progress_ctx;
     uint64_t bytes_read;
+    const ub_parse_stream *stream; /* not owned */
 };
+
+void ub_loader_set_stream(ub_loader *ld, const ub_parse_stream *stream)
+{
+    ld->stream = stream;
+}
 
 void ub_loader_set_progress(ub_loader *ld, ub_loader_progress_fn fn,
                             void *ctx)
@@ -434,6 +440,12 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
     if (ub_usdb_sniff(e->file.data, e->file.len)) {
         e->layer = ub_usdb_load(ld->strtab, resolved, e->file.data, e->file.len,
                                 ld->diags);
+        return e->layer;
+    }
+    if (ld->stream) {
+        e->layer = ub_parse_usda_stream(ld->strtab, resolved, e->file.data,
+                                        e->file.len, e->file.mapped,
+                                        ld->stream, ld->diags);
         return e->layer;
     }
     e->layer = e->file.mapped

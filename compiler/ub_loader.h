@@ -16,6 +16,7 @@
 #include "ub_diag.h"
 #include "ub_intern.h"
 #include "ub_layer.h"
+#include "ub_parse.h"
 
 typedef struct ub_loader ub_loader;
 
@@ -49,6 +50,12 @@ typedef void (*ub_loader_progress_fn)(void *ctx, const char *path,
                                       uint64_t bytes_read);
 void ub_loader_set_progress(ub_loader *ld, ub_loader_progress_fn fn,
                             void *ctx);
+
+/* Optional: text layers opened from now on are read by a streaming parse
+ * (ub_parse_usda_stream): their prims go to stream as they close and the
+ * layers kept are stubs (layer->streamed).  For a command that writes each
+ * prim once and needs no composition (cat).  NULL turns it off. */
+void ub_loader_set_stream(ub_loader *ld, const ub_parse_stream *stream);
 
 /* Every layer read so far, in the order first read (for dependency
  * lists). */

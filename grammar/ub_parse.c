@@ -2061,8 +2061,11 @@ void ub_act_variant_sets(ub_pctx *c, int part, ub_tokloc l)
                    ub_paths_value(c, UB_TY_STRING, n), l);
 }
 
+static void ub_stream_late(ub_pctx *c);
+
 void ub_act_name_order(ub_pctx *c, int props, ub_tokloc l)
 {
+    ub_stream_late(c);
     /* stored unchecked, as OpenUSD does: an order may name anything */
     uint32_t n = c->paths.n;
     c->paths.n = 0;
@@ -2283,14 +2286,58 @@ void ub_act_variants(ub_pctx *c)
 
 /* --- actions: prims and variants ------------------------------------------------ */
 
+/* Streaming hands over prims outside variants only: a variant's body is
+ * written inside its owner's text, so it stays whole until the owner is. */
+static bool ub_outside_variants(const ub_prim *p)
+{
+    for (; p; p = p->parent)
+        if (p->variant_set)
+            return false;
+    return true;
+}
+
+/* Whether the prim beginning under parent is streamed.  After an error
+ * nothing is streamed or released any more: the layer is dropped anyway,
+ * and marks must stay paired with the prims that took them. */
+static bool ub_streams(const ub_pctx *c, const ub_prim *parent)
+{
+    return c->stream && c->nerrors == 0 && ub_outside_variants(parent);
+}
+
+/* A statement whose text comes before a prim's children (a property, a
+ * reorder) authored after one of them: a stream has already written that
+ * part of the prim, so it must be told. */
+static void ub_stream_late(ub_pctx *c)
+{
+    const ub_prim *p = c->prim;
+    if (c->stream && p->children.n && ub_outside_variants(p) &&
+        c->stream->prim_reopened)
+        c->stream->prim_reopened(c->stream->ctx, p);
+}
+
 void ub_act_prim_begin(ub_pctx *c, int spec, const char *type,
                        const char *name, ub_tokloc l)
 {
     ub_prim *parent = c->prim, *dup;
+    bool streamed = ub_streams(c, parent);
+    if (streamed)
+        ub_meta_flush(c); /* the parent's metadata must outlive the mark */
     ub_prim *p = ub_prim_find_or_new(c->layer, parent, name,
                                      (ub_specifier)spec, ub_mkloc(c, l), &dup);
     if (!p)
         ub_oom(c);
+    if (streamed) {
+        if (c->nmarks == c->capmarks) {
+            uint32_t cap = c->capmarks ? c->capmarks * 2 : 16;
+            ub_arena_mark *m = realloc(c->marks, cap * sizeof *m);
+            if (!m)
+                ub_oom(c);
+            c->marks = m;
+            c->capmarks = cap;
+        }
+        /* p itself stays: as a stub it answers duplicate checks */
+        c->marks[c->nmarks++] = ub_arena_get_mark(c->arena);
+    }
     if (!ub_parse_is_identifier(name, ub_str_len(name)))
         ub_perr(c, l, "\"%s\" is not a valid prim name: expected an "
                 "identifier", name);
@@ -2303,9 +2350,23 @@ void ub_act_prim_begin(ub_pctx *c, int spec, const char *type,
     c->meta = &p->meta;
 }
 
+/* Hand a closed prim to the stream, then give its memory back. */
+static void ub_stream_prim(ub_pctx *c, ub_prim *p)
+{
+    ub_meta_flush(c);
+    unsigned depth = 0;
+    for (const ub_prim *q = p; q->parent; q = q->parent)
+        depth++;
+    c->stream->prim_done(c->stream->ctx, c->layer, p, depth);
+    ub_prim_drop_body(c->layer, p);
+    ub_arena_release(c->arena, c->marks[--c->nmarks]);
+}
+
 void ub_act_prim_end(ub_pctx *c)
 {
     ub_prim *p = c->prim;
+    if (!p->variant_set && ub_streams(c, p->parent) && c->nmarks)
+        ub_stream_prim(c, p);
     if (p->variant_set) {
         /* back to the enclosing variant set */
         c->vset_owner = p->parent;
@@ -2385,6 +2446,7 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
 {
     ub_prim *prim = c->prim;
     bool created;
+    ub_stream_late(c);
     ub_prop *p = ub_prop_find_or_new(c->layer, prim, name, UB_ATTR,
                                      ub_mkloc(c, l), &created);
     if (!p)
@@ -2532,6 +2594,7 @@ void ub_act_rel_begin(ub_pctx *c, int kind, const char *name, ub_tokloc l,
 {
     ub_prim *prim = c->prim;
     bool created;
+    ub_stream_late(c);
     ub_prop *p = ub_prop_find_or_new(c->layer, prim, name, UB_REL,
                                      ub_mkloc(c, l), &created);
     if (!p)
@@ -2735,12 +2798,13 @@ void ub_parse_drop_read(ub_pctx *c)
 
 static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
                                const char *text, size_t len, bool mapped,
-                               ub_diags *diags)
+                               const ub_parse_stream *stream, ub_diags *diags)
 {
     ub_pctx *volatile c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
     c->src_mapped = mapped;
+    c->stream = stream && stream->prim_done ? stream : NULL;
     jmp_buf jb;
     c->oom = &jb;
     c->strtab = t;
@@ -2751,6 +2815,7 @@ static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
     ub_layer *volatile result = NULL;
     if (!c->layer)
         goto oom;
+    c->layer->streamed = c->stream != NULL;
     c->path = c->layer->path;
     c->arena = c->layer->arena;
     c->layer->source = text;
@@ -2791,6 +2856,7 @@ done:
     free(c->refs.v);
     free(c->dstack);
     free(c->ms.v);
+    free(c->marks);
     free(c);
     return result;
 }
@@ -2798,13 +2864,21 @@ done:
 ub_layer *ub_parse_usda(ub_strtab *t, const char *path, const char *text,
                         size_t len, ub_diags *diags)
 {
-    return ub_parse_text(t, path, text, len, false, diags);
+    return ub_parse_text(t, path, text, len, false, NULL, diags);
 }
 
 ub_layer *ub_parse_usda_mapped(ub_strtab *t, const char *path,
                                const char *text, size_t len, ub_diags *diags)
 {
-    return ub_parse_text(t, path, text, len, true, diags);
+    return ub_parse_text(t, path, text, len, true, NULL, diags);
+}
+
+ub_layer *ub_parse_usda_stream(ub_strtab *t, const char *path,
+                               const char *text, size_t len, bool mapped,
+                               const ub_parse_stream *stream,
+                               ub_diags *diags)
+{
+    return ub_parse_text(t, path, text, len, mapped, stream, diags);
 }
 
 int ub_parse_is_usda(const char *text, size_t len)

@@ -5,6 +5,7 @@
 #ifndef UB_PARSE_H
 #define UB_PARSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 #include "ub_diag.h"
@@ -26,6 +27,31 @@ ub_layer *ub_parse_usda(ub_strtab *t, const char *path, const char *text,
  * The mapping stays valid; a later read of it faults the file back in. */
 ub_layer *ub_parse_usda_mapped(ub_strtab *t, const char *path,
                                const char *text, size_t len, ub_diags *diags);
+
+/* Streaming: hand each prim over as soon as its body closes, so that a
+ * layer far bigger than memory can be read.  prim_done is called for every
+ * prim that is not inside a variant, children before their parent, with
+ * depth 1 for root prims; the prim's own children have already been handed
+ * over and are stubs (see ub_prim_drop_body).  After prim_done returns, the
+ * prim becomes a stub too and its memory is reused.  It is not called once
+ * the layer has an error (the layer will not be returned).  The layer
+ * returned has `streamed` set: the pseudo-root keeps the layer metadata,
+ * sublayers, rootPrims order and the stubs of the root prims. */
+typedef struct ub_parse_stream {
+    void (*prim_done)(void *ctx, const ub_layer *layer, const ub_prim *prim,
+                      unsigned depth);
+    /* Optional: a property or reorder statement of prim (the pseudo-root
+     * for `reorder rootPrims`) comes after one of its children was handed
+     * over -- text that belongs before the children. */
+    void (*prim_reopened)(void *ctx, const ub_prim *prim);
+    void *ctx;
+} ub_parse_stream;
+
+/* ub_parse_usda (mapped: ub_parse_usda_mapped), streaming its prims. */
+ub_layer *ub_parse_usda_stream(ub_strtab *t, const char *path,
+                               const char *text, size_t len, bool mapped,
+                               const ub_parse_stream *stream,
+                               ub_diags *diags);
 
 /* Whether text begins like a usda layer ("#usda " or the legacy "#sdf "). */
 int ub_parse_is_usda(const char *text, size_t len);

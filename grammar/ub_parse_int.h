@@ -163,6 +163,12 @@ typedef struct ub_pctx {
 
     void *oom; /* jmp_buf * for out-of-memory escapes from the scanner */
 
+    /* streaming (ub_parse_usda_stream): the arena mark taken as each open
+     * streamed prim began, innermost last */
+    const ub_parse_stream *stream;
+    ub_arena_mark *marks;
+    uint32_t nmarks, capmarks;
+
     /* components while making a path absolute: anchor + relative part */
     const char *pcomp[512];
     uint32_t plen[512];

@@ -18,6 +18,9 @@ typedef struct ub_chunk {
 
 struct ub_arena {
     ub_chunk *head;
+    ub_chunk *spare; /* the biggest chunk a release gave back, kept for
+                        reuse: a reader releasing and allocating across a
+                        chunk boundary must not malloc and free each time */
     size_t next_size;
     size_t total;
 };
@@ -39,6 +42,7 @@ void ub_arena_free(ub_arena *a)
         free(c);
         c = prev;
     }
+    free(a->spare);
     free(a);
 }
 
@@ -65,12 +69,17 @@ void *ub_arena_alloc(ub_arena *a, size_t size)
         size_t want = a->next_size;
         if (want < size)
             want = size;
-        if (a->next_size < UB_ARENA_MAX_CHUNK)
-            a->next_size *= 2;
-        c = malloc(sizeof *c + want);
-        if (!c)
-            return NULL;
-        c->size = want;
+        if (a->spare && a->spare->size >= want) {
+            c = a->spare;
+            a->spare = NULL;
+        } else {
+            if (a->next_size < UB_ARENA_MAX_CHUNK)
+                a->next_size *= 2;
+            c = malloc(sizeof *c + want);
+            if (!c)
+                return NULL;
+            c->size = want;
+        }
         c->used = 0;
         c->prev = a->head;
         a->head = c;
@@ -139,4 +148,26 @@ void ub_arena_adopt(ub_arena *dst, ub_arena *src)
     dst->total += src->total;
     src->head = NULL;
     src->total = 0;
+}
+
+ub_arena_mark ub_arena_get_mark(const ub_arena *a)
+{
+    return (ub_arena_mark){a->head, a->head ? a->head->used : 0, a->total};
+}
+
+void ub_arena_release(ub_arena *a, ub_arena_mark m)
+{
+    while (a->head && a->head != m.chunk) {
+        ub_chunk *c = a->head;
+        a->head = c->prev;
+        if (!a->spare || c->size > a->spare->size) {
+            free(a->spare);
+            a->spare = c;
+        } else {
+            free(c);
+        }
+    }
+    if (a->head)
+        a->head->used = m.used;
+    a->total = m.total;
 }

@@ -35,4 +35,16 @@ size_t ub_arena_bytes(const ub_arena *a);
  * chunk. */
 void ub_arena_adopt(ub_arena *dst, ub_arena *src);
 
+/* Stack discipline for a streaming reader: everything allocated after a
+ * mark is handed back by releasing it, so a layer read prim by prim needs
+ * memory for one open subtree, not the whole file.  Marks must be released
+ * innermost first; memory from after the mark must no longer be used. */
+typedef struct ub_arena_mark {
+    void *chunk;   /* private */
+    size_t used, total;
+} ub_arena_mark;
+
+ub_arena_mark ub_arena_get_mark(const ub_arena *a);
+void ub_arena_release(ub_arena *a, ub_arena_mark m);
+
 #endif

@@ -154,6 +154,68 @@ static int ub_index_added(struct ub_name_index *ix, const void *owner,
     return 0;
 }
 
+/* Remove (owner, name, kind) if present, shifting later entries of its
+ * probe run back so that every remaining entry stays reachable. */
+static void ub_index_remove(struct ub_name_index *ix, const void *owner,
+                            const char *name, uint32_t kind)
+{
+    ub_name_slot *s = ub_index_find(ix, owner, name, kind);
+    if (!s)
+        return;
+    size_t mask = ix->cap - 1;
+    size_t hole = (size_t)(s - ix->slots);
+    for (size_t j = (hole + 1) & mask; ix->slots[j].owner;
+         j = (j + 1) & mask) {
+        const ub_name_slot *e = &ix->slots[j];
+        size_t home = ub_name_hash(e->owner, e->name, e->kind) & mask;
+        /* e may fill the hole unless its home lies cyclically in
+         * (hole, j]: then the hole is not on its probe path */
+        bool stays = hole < j ? (home > hole && home <= j)
+                              : (home > hole || home <= j);
+        if (!stays) {
+            ix->slots[hole] = *e;
+            hole = j;
+        }
+    }
+    ix->slots[hole] = (ub_name_slot){0};
+    ix->count--;
+}
+
+/* Drop the index entries of an owner's lists (kept only for big ones). */
+static void ub_index_forget(struct ub_name_index *ix, const ub_prim *owner)
+{
+    for (uint32_t kind = 0; kind < 2; kind++) {
+        uint32_t n;
+        void *const *v = ub_index_list(owner, kind, &n);
+        if (n <= UB_INDEX_MIN)
+            continue;
+        for (uint32_t i = 0; i < n; i++)
+            ub_index_remove(ix, owner, ub_entry_name(v[i], kind), kind);
+    }
+}
+
+static void ub_prim_forget_tree(struct ub_name_index *ix, const ub_prim *p)
+{
+    ub_index_forget(ix, p);
+    for (uint32_t i = 0; i < p->children.n; i++)
+        ub_prim_forget_tree(ix, p->children.v[i]);
+    for (uint32_t s = 0; s < p->n_variant_sets; s++)
+        for (uint32_t i = 0; i < p->variant_sets[s].variants.n; i++)
+            ub_prim_forget_tree(ix, p->variant_sets[s].variants.v[i]);
+}
+
+void ub_prim_drop_body(ub_layer *layer, ub_prim *prim)
+{
+    ub_prim_forget_tree(layer->index, prim);
+    prim->meta = (ub_fields){0};
+    prim->props = (ub_props){0};
+    prim->children = (ub_prims){0};
+    prim->n_variant_sets = prim->cap_variant_sets = 0;
+    prim->variant_sets = NULL;
+    prim->prim_order = (ub_value){0};
+    prim->property_order = (ub_value){0};
+}
+
 ub_layer *ub_layer_new(ub_strtab *strtab, const char *path)
 {
     ub_arena *a = ub_arena_new();

@@ -156,6 +156,9 @@ typedef struct ub_layer {
     ub_sublayer *sublayers;
     ub_prim *root;         /* pseudo-root: root prims are its children;
                               `reorder rootPrims` is its prim_order */
+    bool streamed;         /* read by a streaming parse: every prim below
+                              the pseudo-root is a stub (ub_prim_drop_body),
+                              its contents went to the stream */
     struct ub_name_index *index; /* private: (owner, name) -> child/prop */
 } ub_layer;
 
@@ -206,6 +209,13 @@ bool ub_fields_remove(ub_fields *f, const char *key);
 int ub_samples_set(ub_arena *a, ub_samples *s, double time, ub_value value);
 /* The sample at exactly time t, or NULL. */
 ub_sample *ub_samples_find(const ub_samples *s, double time);
+
+/* Forget everything inside prim -- metadata, properties, children,
+ * variant sets, orders -- keeping its name, specifier, type name, parent
+ * and location: a stub that still answers "which names exist here" for
+ * duplicate checks.  The streaming parser calls it before handing the
+ * prim's memory back to the arena. */
+void ub_prim_drop_body(ub_layer *layer, ub_prim *prim);
 
 /* The path of a prim or property as text ("/World/a", "/World/a.size",
  * variant selections as "/A{v=x}B"), allocated in the layer's arena. */

@@ -4,6 +4,7 @@
 
 #include "ub_cli.h"
 #include "ub_loader.h"
+#include "ub_parse.h"
 #include "ub_usda.h"
 
 static void ub_cat_usage(void)
@@ -19,6 +20,54 @@ static void ub_cat_usage(void)
            "  -o, --output OUT  write to OUT (atomically; nothing is left\n"
            "                    behind on error)\n"
            "  -h, --help        show this help\n");
+}
+
+/* Append the text of one input to text.  Text layers are streamed: each
+ * prim is written as it closes and its memory reused, so a layer far
+ * bigger than memory can be converted.  Returns 0, or -1 after the error
+ * was reported (in the loader's diagnostics, or printed). */
+static int ub_cat_one(ub_loader *ld, ub_strtab *strtab, const char *input,
+                      ub_buf *text, ub_out *file)
+{
+    size_t start = text->len;
+    ub_usda_stream *st = ub_usda_stream_new(text);
+    if (!st) {
+        fprintf(stderr, "usdbake: error: out of memory\n");
+        return -1;
+    }
+    ub_parse_stream ps = {.prim_done = ub_usda_stream_prim,
+                          .prim_reopened = ub_usda_stream_reopened,
+                          .ctx = st};
+    ub_loader_set_stream(ld, &ps);
+    ub_layer *layer = ub_loader_open(ld, input, NULL, (ub_loc){NULL, 0, 0});
+    ub_loader_set_stream(ld, NULL);
+    int r = !layer                ? -1
+            : layer->streamed     ? ub_usda_stream_end(st, layer)
+            : ub_usda_write(layer, text); /* a .usdb input */
+    ub_usda_stream_free(st);
+    if (r == 1) {
+        /* The layer cannot be streamed (a property authored after a child
+         * prim): start this input over from its text, whole.  Its
+         * diagnostics were reported by the first reading. */
+        if (file) {
+            if (ub_out_rewind(file) != 0)
+                return -1;
+            text->len = 0;
+        } else {
+            text->len = start;
+        }
+        ub_diags *quiet = ub_diags_new();
+        ub_layer *whole =
+            quiet ? ub_parse_usda(strtab, layer->path,
+                                  layer->source, layer->source_len, quiet)
+                  : NULL;
+        r = whole ? ub_usda_write(whole, text) : -1;
+        ub_layer_free(whole);
+        ub_diags_free(quiet);
+    }
+    if (r != 0 && layer && !text->sink_failed)
+        fprintf(stderr, "usdbake: error: out of memory\n");
+    return r != 0 ? -1 : 0;
 }
 
 static int ub_cat_run(int argc, char **argv)
@@ -62,34 +111,46 @@ static int ub_cat_run(int argc, char **argv)
         fprintf(stderr, "usdbake: error: out of memory\n");
         status = UB_EXIT_INPUT;
     }
-    /* Read every input before writing anything, so a bad second input
-     * leaves no output at all, even on standard output. */
-    ub_layer *layers[n_inputs > 0 ? n_inputs : 1];
-    for (int i = 0; ld && i < n_inputs && status == UB_EXIT_OK; i++) {
-        layers[i] = ub_loader_open(ld, inputs[i], NULL, (ub_loc){NULL, 0, 0});
-        if (!layers[i])
+    /* A file is written as the layer is read (to a temporary name, removed
+     * on error).  Standard output gets nothing until every input has been
+     * read, so a bad second input leaves no output at all. */
+    bool to_file = out && strcmp(out, "-") != 0;
+    ub_out sink;
+    bool sink_open = false;
+    if (status == UB_EXIT_OK && to_file) {
+        if (ub_out_open(&sink, out) != 0)
+            status = UB_EXIT_INPUT;
+        else
+            sink_open = true;
+    }
+    if (sink_open)
+        ub_buf_set_sink(&text, ub_out_write, &sink, 1u << 20);
+    for (int i = 0; i < n_inputs && status == UB_EXIT_OK; i++) {
+        if (ub_cat_one(ld, strtab, inputs[i], &text, sink_open ? &sink : NULL) != 0)
             status = UB_EXIT_INPUT;
     }
     if (diags)
         ub_cli_print_diags(diags);
-    ub_out sink;
-    if (status == UB_EXIT_OK && ub_out_open(&sink, out) != 0)
-        status = UB_EXIT_INPUT;
+    if (status == UB_EXIT_OK && !sink_open) {
+        if (ub_out_open(&sink, out) != 0)
+            status = UB_EXIT_INPUT;
+        else
+            sink_open = true;
+    }
     if (status == UB_EXIT_OK) {
-        /* Stream in 1 MiB pieces: the text of a 100 MB layer is never
-         * held whole. */
-        ub_buf_set_sink(&text, ub_out_write, &sink, 1u << 20);
-        for (int i = 0; i < n_inputs && !text.failed; i++)
-            ub_usda_write(layers[i], &text);
+        if (!text.sink)
+            ub_buf_set_sink(&text, ub_out_write, &sink, 1u << 20);
         if (ub_buf_flush(&text) != 0) {
             if (!text.sink_failed)
                 fprintf(stderr, "usdbake: error: out of memory\n");
-            ub_out_abort(&sink);
             status = UB_EXIT_INPUT;
         } else if (ub_out_commit(&sink) != 0) {
             status = UB_EXIT_INPUT;
         }
+        sink_open = false;
     }
+    if (sink_open)
+        ub_out_abort(&sink);
     ub_buf_free(&text);
     ub_loader_free(ld);
     ub_diags_free(diags);

@@ -110,6 +110,17 @@ int ub_out_commit(ub_out *o)
     return status;
 }
 
+int ub_out_rewind(ub_out *o)
+{
+    if (o->tmp && ftruncate(o->fd, 0) == 0 &&
+        lseek(o->fd, 0, SEEK_SET) == 0)
+        return 0;
+    fprintf(stderr, "usdbake: error: cannot rewrite %s%s%s: %s\n",
+            o->path ? "'" : "", o->path ? o->path : "standard output",
+            o->path ? "'" : "", o->tmp ? strerror(errno) : "not a file");
+    return -1;
+}
+
 void ub_out_abort(ub_out *o)
 {
     if (o->tmp) {

@@ -56,6 +56,9 @@ typedef struct ub_out {
 int ub_out_open(ub_out *o, const char *path);
 int ub_out_write(void *out, const void *data, size_t len);
 int ub_out_commit(ub_out *o);
+/* Start a file output over (empty it).  Returns 0, or -1 after printing
+ * why; standard output cannot be rewound. */
+int ub_out_rewind(ub_out *o);
 void ub_out_abort(ub_out *o);
 
 /* Whether the option at argv[*i] is `name` (taking a value): on a match,

@@ -9,6 +9,7 @@
 #include "ub_usda.h"
 
 static ub_strtab *strtab;
+static int stream_text(const char *text, size_t len, ub_buf *out);
 static ub_layer *L;
 static ub_buf out;
 static const ub_loc noloc = {NULL, 0, 0};
@@ -1112,10 +1113,110 @@ static void test_roundtrip_random(void)
         }
         ub_layer_free(back);
         ub_diags_free(diags);
+        /* canonical text streams back unchanged */
+        ub_buf third;
+        if (first.data && (stream_text(first.data, first.len, &third) != 0 ||
+                           third.len != first.len ||
+                           memcmp(first.data, third.data, first.len) != 0)) {
+            bad++;
+            fprintf(stderr, "\nstreamed text %d differs:\n%.*s\n", iter,
+                    (int)third.len, third.data ? third.data : "");
+        }
+        ub_buf_free(&third);
         ub_buf_free(&first);
         ub_buf_free(&second);
     }
     CU_ASSERT_EQUAL(bad, 0);
+}
+
+/* Stream-parse text (ub_parse_usda_stream into ub_usda_stream): returns
+ * ub_usda_stream_end's result (-2 for a parse error) and the text in out. */
+static int stream_text(const char *text, size_t len, ub_buf *out)
+{
+    ub_buf_init(out);
+    ub_usda_stream *st = ub_usda_stream_new(out);
+    ub_parse_stream ps = {.prim_done = ub_usda_stream_prim,
+                          .prim_reopened = ub_usda_stream_reopened,
+                          .ctx = st};
+    ub_diags *diags = ub_diags_new();
+    ub_layer *l = ub_parse_usda_stream(strtab, "stream.usda", text, len,
+                                       false, &ps, diags);
+    int r = l ? ub_usda_stream_end(st, l) : -2;
+    CU_ASSERT(!l || l->streamed);
+    ub_layer_free(l);
+    ub_diags_free(diags);
+    ub_usda_stream_free(st);
+    return r;
+}
+
+/* The text ub_usda_write gives for the whole parsed layer. */
+static void whole_text(const char *text, ub_buf *out)
+{
+    ub_buf_init(out);
+    ub_diags *diags = ub_diags_new();
+    ub_layer *l = ub_parse_usda(strtab, "stream.usda", text, strlen(text),
+                                diags);
+    CU_ASSERT_PTR_NOT_NULL(l);
+    if (l)
+        ub_usda_write(l, out);
+    ub_layer_free(l);
+    ub_diags_free(diags);
+}
+
+static void test_stream_parse(void)
+{
+    /* streamed exactly as the whole layer is written */
+    static const char *const same[] = {
+        "#usda 1.0\n",
+        "#usda 1.0\n(\n    doc = \"d\"\n)\n\nreorder rootPrims = [\"b\", \"a\"]\n"
+        "def \"a\" {\n}\ndef \"b\" (kind = \"x\") {\n  float f = 1\n"
+        "  def \"c\" {\n    def \"d\" {\n    }\n    def \"e\" {\n    }\n  }\n"
+        "  def \"g\" {\n  }\n}\n",
+        /* variant sets after children are written after them anyway */
+        "#usda 1.0\ndef \"a\" {\n  def \"c\" {\n  }\n"
+        "  variantSet \"v\" = {\n    \"x\" {\n      def \"in\" {\n"
+        "        def \"deeper\" {\n        }\n      }\n    }\n  }\n"
+        "  def \"d\" {\n  }\n}\n",
+        /* properties and metadata of a prim with no children */
+        "#usda 1.0\nover \"a\" (\n  active = false\n)\n{\n"
+        "  rel r = </a>\n  int i.timeSamples = { 1: 2 }\n}\n",
+    };
+    for (size_t i = 0; i < sizeof same / sizeof *same; i++) {
+        ub_buf s, w;
+        CU_ASSERT_EQUAL(stream_text(same[i], strlen(same[i]), &s), 0);
+        whole_text(same[i], &w);
+        CU_ASSERT_EQUAL(s.len, w.len);
+        CU_ASSERT(s.len == w.len && memcmp(s.data, w.data, s.len) == 0);
+        ub_buf_free(&s);
+        ub_buf_free(&w);
+    }
+    /* text that belongs before a child authored after it: start over */
+    static const char *const late[] = {
+        "#usda 1.0\ndef \"a\" {\n  def \"c\" {\n  }\n  float f = 1\n}\n",
+        "#usda 1.0\ndef \"a\" {\n  def \"c\" {\n  }\n  rel r\n}\n",
+        "#usda 1.0\ndef \"a\" {\n  def \"c\" {\n  }\n"
+        "  reorder nameChildren = [\"c\"]\n}\n",
+        "#usda 1.0\ndef \"a\" {\n}\nreorder rootPrims = [\"a\"]\n",
+    };
+    for (size_t i = 0; i < sizeof late / sizeof *late; i++) {
+        ub_buf s;
+        CU_ASSERT_EQUAL(stream_text(late[i], strlen(late[i]), &s), 1);
+        ub_buf_free(&s);
+    }
+    /* inside a variant, order is the variant's business: no start over */
+    ub_buf s;
+    static const char in_variant[] =
+        "#usda 1.0\ndef \"a\" {\n"
+        "  variantSet \"v\" = {\n    \"x\" {\n"
+        "      def \"c\" {\n      }\n"
+        "      float f = 1\n    }\n  }\n}\n";
+    CU_ASSERT_EQUAL(stream_text(in_variant, sizeof in_variant - 1, &s), 0);
+    ub_buf_free(&s);
+    /* a parse error: no layer */
+    static const char broken[] =
+        "#usda 1.0\ndef \"a\" {\n  def \"c\" {\n  }\n  float f = (\n}\n";
+    CU_ASSERT_EQUAL(stream_text(broken, sizeof broken - 1, &s), -2);
+    ub_buf_free(&s);
 }
 
 typedef struct { const char *name; void (*fn)(void); } test_case;
@@ -1138,6 +1239,7 @@ static const test_case cases[] = {
     {"deterministic", test_deterministic},
     {"streaming to a sink between prims", test_streaming},
     {"write, parse, write: a fixed point", test_roundtrip_random},
+    {"streaming parse and write", test_stream_parse},
 };
 
 int main(void)
