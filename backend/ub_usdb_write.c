@@ -2,6 +2,7 @@
 #include "ub_usdb_write.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -29,6 +30,36 @@ typedef struct ub_w_rcent {
     uint32_t id1, len;
 } ub_w_rcent;
 
+typedef struct ub_w_section {
+    uint32_t tag, codec;
+    uint64_t offset, stored, raw, hash;
+} ub_w_section;
+
+/* A closed DATA chunk, copied for the compressing thread (recs moves when
+ * it grows). */
+typedef struct ub_w_job {
+    struct ub_w_job *next;
+    char *raw;
+    size_t len;
+    ub_w_section sec; /* filled in by the thread */
+} ub_w_job;
+
+/* The compressing thread: DATA chunks are compressed while the tree is
+ * still being encoded, one after another in chunk order into one buffer,
+ * each an independent frame, so the bytes are those of compressing them
+ * in the encoding thread. */
+typedef struct ub_w_zq {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t th;
+    ub_w_job *head, *tail, *todo; /* every job, in order; the next one */
+    bool closed;                  /* no more jobs will come */
+    bool failed;                  /* written by the thread, read after join */
+    int level;
+    ZSTD_CCtx *cctx;
+    ub_buf out; /* the jobs' stored bytes, in order */
+} ub_w_zq;
+
 /* Direct-mapped caches in front of the tables: a layer names the same few
  * keys, type names and small values (a token, an xformOpOrder) over and
  * over, and these stay in L1 while the big tables do not. */
@@ -54,6 +85,12 @@ typedef struct ub_w {
     ub_w_rslot *rec_slots;
     size_t rec_cap;
     ub_w_rcent *rcache;
+    /* chunks of records (doc: record index), closed as records arrive */
+    uint32_t *chunk_first, nchunks, capchunks, chunk_start;
+    int level;       /* as asked; -1 until "auto" is decided */
+    ub_w_zq *zq;     /* running compressing thread, or NULL */
+    uint32_t nqueued; /* chunks handed to it */
+    bool zq_off;     /* no thread: level 0, or it could not start */
     ub_buf spec;
     uint32_t type_sid[UB_TY_COUNT]; /* type name's string id + 1 */
     void *tmp; /* gather space for packed series */
@@ -260,6 +297,8 @@ static int rec_grow(ub_w *w)
     return 0;
 }
 
+static void chunk_note(ub_w *w, uint32_t id);
+
 /* The record encoded at recs[start..len): an earlier byte-equal record
  * (dropping the new bytes), else a new one.  Equal hashes alone never
  * merge two records. */
@@ -310,6 +349,7 @@ static uint32_t rec_intern(ub_w *w, size_t start)
     w->rec_off[id] = start;
     w->rec_off[id + 1] = r->len;
     w->rec_slots[j] = (ub_w_rslot){id + 1, h32};
+    chunk_note(w, id);
     return id;
 }
 
@@ -970,11 +1010,6 @@ static void put_layer(ub_w *w)
 
 /* --- sections ---------------------------------------------------------- */
 
-typedef struct ub_w_section {
-    uint32_t tag, codec;
-    uint64_t offset, stored, raw, hash;
-} ub_w_section;
-
 /* Append one section's stored bytes to out and describe it in *sec. */
 static int put_section(ZSTD_CCtx *cctx, int level, ub_buf *out, uint32_t tag,
                        const void *raw, size_t raw_len, ub_w_section *sec)
@@ -1005,8 +1040,180 @@ static int put_section(ZSTD_CCtx *cctx, int level, ub_buf *out, uint32_t tag,
     return 0;
 }
 
+/* The level "auto" resolves to for a layer whose skeleton and records
+ * take `bytes` (UB_USDB_LEVEL_DEFAULT in ub_usdb_write.h). */
+static int auto_level(size_t bytes)
+{
+    return bytes <= UB_USDB_AUTO_SMALL ? 19 : 3;
+}
+
+static void *zq_main(void *arg)
+{
+    ub_w_zq *q = arg;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        while (!q->todo && !q->closed)
+            pthread_cond_wait(&q->cv, &q->mu);
+        ub_w_job *j = q->todo;
+        if (j)
+            q->todo = j->next;
+        pthread_mutex_unlock(&q->mu);
+        if (!j)
+            return NULL;
+        if (!q->failed && put_section(q->cctx, q->level, &q->out,
+                                      UB_USDB_TAG_DATA, j->raw, j->len,
+                                      &j->sec) != 0)
+            q->failed = true;
+        free(j->raw);
+        j->raw = NULL;
+    }
+}
+
+static ub_w_zq *zq_start(int level)
+{
+    ub_w_zq *q = calloc(1, sizeof *q);
+    if (!q)
+        return NULL;
+    q->level = level;
+    ub_buf_init(&q->out);
+    q->cctx = ZSTD_createCCtx();
+    if (!q->cctx || pthread_mutex_init(&q->mu, NULL) != 0) {
+        ZSTD_freeCCtx(q->cctx);
+        free(q);
+        return NULL;
+    }
+    if (pthread_cond_init(&q->cv, NULL) != 0) {
+        pthread_mutex_destroy(&q->mu);
+        ZSTD_freeCCtx(q->cctx);
+        free(q);
+        return NULL;
+    }
+    if (pthread_create(&q->th, NULL, zq_main, q) != 0) {
+        pthread_cond_destroy(&q->cv);
+        pthread_mutex_destroy(&q->mu);
+        ZSTD_freeCCtx(q->cctx);
+        free(q);
+        return NULL;
+    }
+    return q;
+}
+
+static int zq_push(ub_w_zq *q, const char *raw, size_t len)
+{
+    ub_w_job *j = calloc(1, sizeof *j);
+    char *copy = malloc(len ? len : 1);
+    if (!j || !copy) {
+        free(j);
+        free(copy);
+        return -1;
+    }
+    memcpy(copy, raw, len);
+    j->raw = copy;
+    j->len = len;
+    pthread_mutex_lock(&q->mu);
+    if (q->tail)
+        q->tail->next = j;
+    else
+        q->head = j;
+    q->tail = j;
+    if (!q->todo)
+        q->todo = j;
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    return 0;
+}
+
+/* Tell the thread no more jobs come and wait for it; the results stay. */
+static void zq_join(ub_w_zq *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->closed = true;
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    pthread_join(q->th, NULL);
+}
+
+static void zq_free(ub_w_zq *q)
+{
+    if (!q)
+        return;
+    zq_join(q);
+    for (ub_w_job *j = q->head, *n; j; j = n) {
+        n = j->next;
+        free(j->raw);
+        free(j);
+    }
+    pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->mu);
+    ZSTD_freeCCtx(q->cctx);
+    ub_buf_free(&q->out);
+    free(q);
+}
+
+/* Hand the closed chunks to the compressing thread, starting it once the
+ * level is known: "auto" is level 3 as soon as the tree and records
+ * outgrow UB_USDB_AUTO_SMALL (they only grow). */
+static void zq_feed(ub_w *w)
+{
+    if (w->zq_off || w->nqueued == w->nchunks)
+        return;
+    if (!w->zq) {
+        if (w->level < 0) {
+            size_t bytes = w->spec.len + (size_t)w->rec_off[w->nrecs];
+            if (bytes <= UB_USDB_AUTO_SMALL)
+                return; /* maybe 19: ub_usdb_write decides at the end */
+            w->level = auto_level(bytes);
+        }
+        if (w->level == 0 || !(w->zq = zq_start(w->level))) {
+            w->zq_off = true; /* compressed in this thread at the end */
+            return;
+        }
+    }
+    for (; w->nqueued < w->nchunks; w->nqueued++) {
+        uint32_t c = w->nqueued;
+        uint64_t a = w->rec_off[w->chunk_first[c]];
+        uint64_t e = w->rec_off[w->chunk_first[c + 1]];
+        if (zq_push(w->zq, w->recs.data + a, (size_t)(e - a)) != 0) {
+            w->failed = true;
+            return;
+        }
+    }
+}
+
+/* Records [chunk_start, end) make a chunk. */
+static void chunk_close(ub_w *w, uint32_t end)
+{
+    if (w->nchunks + 2 > w->capchunks) {
+        uint32_t cap = w->capchunks ? w->capchunks * 2 : 64;
+        uint32_t *n = realloc(w->chunk_first, cap * sizeof *n);
+        if (!n) {
+            ub_w_oom(w);
+            return;
+        }
+        w->chunk_first = n;
+        w->capchunks = cap;
+    }
+    w->chunk_first[w->nchunks++] = w->chunk_start;
+    w->chunk_first[w->nchunks] = end;
+    w->chunk_start = end;
+}
+
+/* Record id was just added: a chunk closes when adding a record would
+ * take it past the target (a bigger record gets a chunk to itself). */
+static void chunk_note(ub_w *w, uint32_t id)
+{
+    if (id > w->chunk_start &&
+        w->rec_off[id + 1] - w->rec_off[w->chunk_start] >
+            UB_USDB_CHUNK_TARGET) {
+        chunk_close(w, id);
+        zq_feed(w);
+    }
+}
+
 static void ub_w_free(ub_w *w)
 {
+    zq_free(w->zq); /* first: the thread may be working */
+    free(w->chunk_first);
     free(w->strs);
     free(w->str_slots);
     free(w->scache);
@@ -1035,7 +1242,7 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
                   ub_diags *diags)
 {
     ub_w w = {.layer = layer, .diags = diags, .tree_max_str = -1,
-              .tree_max_rec = -1};
+              .tree_max_rec = -1, .level = level, .zq_off = level == 0};
     ub_buf_init(&w.recs);
     ub_buf_init(&w.spec);
     ub_buf_init(&w.cand[0]);
@@ -1068,21 +1275,10 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     for (uint32_t i = 0; i < w.nstrs; i++)
         ub_buf_append(&strs, w.strs[i], ub_str_len(w.strs[i]));
 
-    /* Chunks: consecutive records up to the target size each. */
-    uint32_t nchunks = 0, *chunk_first = NULL;
-    chunk_first = malloc(((size_t)w.nrecs + 1) * sizeof *chunk_first);
-    if (!chunk_first)
-        w.failed = true;
-    for (uint32_t r = 0; chunk_first && r < w.nrecs;) {
-        uint32_t e = r + 1;
-        while (e < w.nrecs &&
-               w.rec_off[e + 1] - w.rec_off[r] <= UB_USDB_CHUNK_TARGET)
-            e++;
-        chunk_first[nchunks++] = r;
-        r = e;
-    }
-    if (chunk_first)
-        chunk_first[nchunks] = w.nrecs;
+    /* The last chunk; chunk_first[nchunks] is nrecs. */
+    if (w.chunk_start < w.nrecs)
+        chunk_close(&w, w.nrecs);
+    uint32_t nchunks = w.nchunks, *chunk_first = w.chunk_first;
     put_vu(&ridx, nchunks);
     for (uint32_t c = 0; c < nchunks; c++) {
         put_vu(&ridx, chunk_first[c + 1] - chunk_first[c]);
@@ -1100,7 +1296,11 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     ub_buf_append(&skel, w.spec.data, w.spec.len);
 
     if (level < 0)
-        level = skel.len + w.recs.len <= UB_USDB_AUTO_SMALL ? 19 : 3;
+        level = auto_level(skel.len + w.recs.len);
+    /* while the skeleton compresses here */
+    w.level = level;
+    if (!w.failed)
+        zq_feed(&w);
     ub_w_section *secs = calloc((size_t)nchunks + 1, sizeof *secs);
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     int rc = 0;
@@ -1118,7 +1318,17 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     if (rc == 0)
         rc = put_section(cctx, level, out, UB_USDB_TAG_SKEL, skel.data,
                          skel.len, &secs[nsec++]);
-    for (uint32_t c = 0; rc == 0 && c < nchunks; c++) {
+    if (w.zq) {
+        zq_join(w.zq);
+        if (w.zq->failed)
+            rc = -1;
+        ub_w_job *j = w.zq->head;
+        for (uint32_t c = 0; rc == 0 && j && c < nchunks; c++, j = j->next)
+            secs[nsec++] = j->sec;
+        if (rc == 0)
+            ub_buf_append(out, w.zq->out.data, w.zq->out.len);
+    }
+    for (uint32_t c = 0; !w.zq && rc == 0 && c < nchunks; c++) {
         uint64_t a = w.rec_off[chunk_first[c]];
         uint64_t e = w.rec_off[chunk_first[c + 1]];
         rc = put_section(cctx, level, out, UB_USDB_TAG_DATA, w.recs.data + a,
@@ -1157,7 +1367,6 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
         rc = -1;
     ZSTD_freeCCtx(cctx);
     free(secs);
-    free(chunk_first);
     ub_buf_free(&strs);
     ub_buf_free(&ridx);
     ub_w_free(&w);
