@@ -26,9 +26,10 @@ static void ub_cat_usage(void)
  * prim is written as it closes and its memory reused, so a layer far
  * bigger than memory can be converted.  Returns 0, or -1 after the error
  * was reported (in the loader's diagnostics, or printed). */
-static int ub_cat_one(ub_loader *ld, ub_strtab *strtab, const char *input,
-                      ub_buf *text, ub_out *file)
+static int ub_cat_one(ub_session *ss, const char *input, ub_buf *text,
+                      ub_out *file)
 {
+    ub_loader *ld = ss->loader;
     size_t start = text->len;
     ub_usda_stream *st = ub_usda_stream_new(text);
     if (!st) {
@@ -58,7 +59,7 @@ static int ub_cat_one(ub_loader *ld, ub_strtab *strtab, const char *input,
         }
         ub_diags *quiet = ub_diags_new();
         ub_layer *whole =
-            quiet ? ub_parse_usda(strtab, layer->path,
+            quiet ? ub_parse_usda(ss->strtab, layer->path,
                                   layer->source, layer->source_len, quiet)
                   : NULL;
         r = whole ? ub_usda_write(whole, text) : -1;
@@ -101,16 +102,11 @@ static int ub_cat_run(int argc, char **argv)
         return ub_cli_usage_error("cat", "-o takes exactly one input, got %d",
                                   n_inputs);
 
-    ub_strtab *strtab = ub_strtab_new();
-    ub_diags *diags = ub_diags_new();
-    ub_loader *ld = strtab && diags ? ub_loader_new(strtab, diags) : NULL;
+    ub_session ss;
+    int status = ub_session_open(&ss, NULL, 0) == 0 ? UB_EXIT_OK
+                                                    : UB_EXIT_INPUT;
     ub_buf text;
     ub_buf_init(&text);
-    int status = UB_EXIT_OK;
-    if (!ld) {
-        fprintf(stderr, "usdbake: error: out of memory\n");
-        status = UB_EXIT_INPUT;
-    }
     /* A file is written as the layer is read (to a temporary name, removed
      * on error).  Standard output gets nothing until every input has been
      * read, so a bad second input leaves no output at all. */
@@ -126,11 +122,12 @@ static int ub_cat_run(int argc, char **argv)
     if (sink_open)
         ub_buf_set_sink(&text, ub_out_write, &sink, 1u << 20);
     for (int i = 0; i < n_inputs && status == UB_EXIT_OK; i++) {
-        if (ub_cat_one(ld, strtab, inputs[i], &text, sink_open ? &sink : NULL) != 0)
+        if (ub_cat_one(&ss, inputs[i], &text, sink_open ? &sink : NULL) !=
+            0)
             status = UB_EXIT_INPUT;
     }
-    if (diags)
-        ub_cli_print_diags(diags);
+    if (ss.diags)
+        ub_cli_print_diags(ss.diags);
     if (status == UB_EXIT_OK && !sink_open) {
         if (ub_out_open(&sink, out) != 0)
             status = UB_EXIT_INPUT;
@@ -152,9 +149,7 @@ static int ub_cat_run(int argc, char **argv)
     if (sink_open)
         ub_out_abort(&sink);
     ub_buf_free(&text);
-    ub_loader_free(ld);
-    ub_diags_free(diags);
-    ub_strtab_free(strtab);
+    ub_session_close(&ss);
     return status;
 }
 

@@ -193,24 +193,18 @@ static int ub_check_cmd(int argc, char **argv)
     if (n_roots == 0)
         return ub_cli_usage_error("check", "no root layer given");
 
-    ub_strtab *strtab = ub_strtab_new();
-    ub_diags *diags = ub_diags_new();
-    ub_loader *ld = strtab && diags ? ub_loader_new(strtab, diags) : NULL;
+    ub_session ss;
     int status = UB_EXIT_OK;
-    for (int i = 0; ld && i < n_search; i++)
-        if (ub_loader_add_search_path(ld, search[i]) != 0) {
-            ub_loader_free(ld);
-            ld = NULL;
-        }
-    if (!ld) {
-        fprintf(stderr, "usdbake: error: out of memory\n");
+    if (ub_session_open(&ss, search, n_search) != 0) {
         status = UB_EXIT_INPUT;
     } else {
+        ub_loader *ld = ss.loader;
+        ub_diags *diags = ss.diags;
         /* reading and parsing the layers is the long part */
         ub_progress prog;
         ub_progress_start(&prog, "checking layers", 0);
         ub_loader_set_progress(ld, ub_progress_loader_hook, &prog);
-        ub_check_run(ld, strtab, roots, (size_t)n_roots, &opt, diags);
+        ub_check_run(ld, ss.strtab, roots, (size_t)n_roots, &opt, diags);
         ub_progress_end(&prog);
         ub_diags_sort(diags);
         size_t errors = ub_diags_errors(diags);
@@ -243,9 +237,7 @@ static int ub_check_cmd(int argc, char **argv)
         if (errors)
             status = UB_EXIT_INPUT;
     }
-    ub_loader_free(ld);
-    ub_diags_free(diags);
-    ub_strtab_free(strtab);
+    ub_session_close(&ss);
     return status;
 }
 

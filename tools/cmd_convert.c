@@ -104,28 +104,25 @@ static int ub_convert_run(int argc, char **argv)
             ".usdb, or give --format",
             out);
 
-    ub_strtab *strtab = ub_strtab_new();
-    ub_diags *diags = ub_diags_new();
-    ub_loader *ld = strtab && diags ? ub_loader_new(strtab, diags) : NULL;
+    ub_session ss;
     ub_buf bytes;
     ub_buf_init(&bytes);
     int status = UB_EXIT_OK;
-    if (!ld) {
-        fprintf(stderr, "usdbake: error: out of memory\n");
+    if (ub_session_open(&ss, NULL, 0) != 0) {
         status = UB_EXIT_INPUT;
     } else {
         ub_layer *layer =
-            ub_loader_open(ld, input, NULL, (ub_loc){NULL, 0, 0});
+            ub_loader_open(ss.loader, input, NULL, (ub_loc){NULL, 0, 0});
         int rc = -1;
         if (layer)
             rc = strcmp(format, "usdb") == 0
-                     ? ub_usdb_write(layer, level, &bytes, diags)
+                     ? ub_usdb_write(layer, level, &bytes, ss.diags)
                      : ub_usda_write(layer, &bytes);
         if (!layer || rc != 0)
             status = UB_EXIT_INPUT;
     }
-    if (diags)
-        ub_cli_print_diags(diags);
+    if (ss.diags)
+        ub_cli_print_diags(ss.diags);
     if (status == UB_EXIT_OK && bytes.failed) {
         fprintf(stderr, "usdbake: error: out of memory\n");
         status = UB_EXIT_INPUT;
@@ -134,9 +131,7 @@ static int ub_convert_run(int argc, char **argv)
         ub_cli_write_output(out, bytes.data, bytes.len) != 0)
         status = UB_EXIT_INPUT;
     ub_buf_free(&bytes);
-    ub_loader_free(ld);
-    ub_diags_free(diags);
-    ub_strtab_free(strtab);
+    ub_session_close(&ss);
     return status;
 }
 

@@ -93,20 +93,21 @@ static int ub_diff_run(int argc, char **argv)
     if (quiet)
         opts.max_differences = 1;
 
-    ub_strtab *strtab = ub_strtab_new();
-    ub_diags *diags = ub_diags_new();
-    ub_loader *ld = strtab && diags ? ub_loader_new(strtab, diags) : NULL;
+    ub_session ss = {0};
     ub_differences *found = ub_differences_new();
     int status = UB_EXIT_USAGE;
-    if (!ld || !found) {
+    if (!found) {
         fprintf(stderr, "usdbake: error: out of memory\n");
         goto done;
     }
+    if (ub_session_open(&ss, NULL, 0) != 0)
+        goto done;
+    ub_loader *ld = ss.loader;
     ub_layer *a = ub_loader_open(ld, inputs[0], NULL, (ub_loc){NULL, 0, 0});
     ub_layer *b = a ? ub_loader_open(ld, inputs[1], NULL,
                                      (ub_loc){NULL, 0, 0})
                     : NULL;
-    ub_cli_print_diags(diags);
+    ub_cli_print_diags(ss.diags);
     if (!a || !b)
         goto done; /* cannot compare: trouble, as diff(1) says with 2 */
     long n = ub_compare_layers(a, b, &opts, found);
@@ -125,9 +126,7 @@ static int ub_diff_run(int argc, char **argv)
     status = n ? 1 : UB_EXIT_OK;
 done:
     ub_differences_free(found);
-    ub_loader_free(ld);
-    ub_diags_free(diags);
-    ub_strtab_free(strtab);
+    ub_session_close(&ss);
     return status;
 }
 

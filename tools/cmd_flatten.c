@@ -169,22 +169,15 @@ static int ub_flatten_run(int argc, char **argv)
         return ub_cli_usage_error("flatten",
                                   "--deps needs an output file (-o OUT)");
 
-    ub_strtab *strtab = ub_strtab_new();
-    ub_diags *diags = ub_diags_new();
-    ub_loader *ld = strtab && diags ? ub_loader_new(strtab, diags) : NULL;
+    ub_session ss;
+    bool oom = ub_session_open(&ss, search, n_search) != 0;
+    ub_loader *ld = ss.loader;
+    ub_diags *diags = ss.diags;
     ub_stack stack = {0};
     ub_layer *flat = NULL;
     ub_buf text;
     ub_buf_init(&text);
-    int status = UB_EXIT_OK;
-    bool oom = !ld;
-    for (int i = 0; ld && i < n_search; i++)
-        if (ub_loader_add_search_path(ld, search[i]) != 0)
-            oom = true;
-    if (oom) {
-        fprintf(stderr, "usdbake: error: out of memory\n");
-        status = UB_EXIT_INPUT;
-    }
+    int status = oom ? UB_EXIT_INPUT : UB_EXIT_OK;
     /* Reading and parsing the stack is the long part. */
     ub_progress prog;
     ub_progress_start(&prog, "reading layers", 0);
@@ -251,9 +244,7 @@ static int ub_flatten_run(int argc, char **argv)
     ub_buf_free(&text);
     ub_layer_free(flat);
     ub_stack_free(&stack);
-    ub_loader_free(ld);
-    ub_diags_free(diags);
-    ub_strtab_free(strtab);
+    ub_session_close(&ss);
     return status;
 }
 

@@ -42,6 +42,30 @@ static int ub_write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
+int ub_session_open(ub_session *s, const char *const *search, int n_search)
+{
+    s->strtab = ub_strtab_new();
+    s->diags = ub_diags_new();
+    s->loader = s->strtab && s->diags ? ub_loader_new(s->strtab, s->diags)
+                                      : NULL;
+    bool ok = s->loader != NULL;
+    for (int i = 0; ok && i < n_search; i++)
+        ok = ub_loader_add_search_path(s->loader, search[i]) == 0;
+    if (ok)
+        return 0;
+    fprintf(stderr, "usdbake: error: out of memory\n");
+    ub_session_close(s);
+    return -1;
+}
+
+void ub_session_close(ub_session *s)
+{
+    ub_loader_free(s->loader);
+    ub_diags_free(s->diags);
+    ub_strtab_free(s->strtab);
+    *s = (ub_session){0};
+}
+
 int ub_out_open(ub_out *o, const char *path)
 {
     memset(o, 0, sizeof *o);

@@ -10,6 +10,7 @@
 
 #include "ub_buf.h"
 #include "ub_diag.h"
+#include "ub_loader.h"
 
 enum {
     UB_EXIT_OK = 0,
@@ -30,6 +31,19 @@ extern const ub_command ub_cmd_diff;
 extern const ub_command ub_cmd_flatten;
 extern const ub_command ub_cmd_check;
 extern const ub_command ub_cmd_convert;
+
+/* What every command that reads layers holds: one string table, one
+ * diagnostic list and a loader over both (with the -I search paths). */
+typedef struct ub_session {
+    ub_strtab *strtab;
+    ub_diags *diags;
+    ub_loader *loader;
+} ub_session;
+
+/* Returns 0, or -1 after printing "out of memory" (s is then empty, and
+ * ub_session_close is still fine). */
+int ub_session_open(ub_session *s, const char *const *search, int n_search);
+void ub_session_close(ub_session *s);
 
 /* Print every diagnostic to stderr in the compiler style (sorted). */
 void ub_cli_print_diags(ub_diags *d);
