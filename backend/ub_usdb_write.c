@@ -5,6 +5,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <xxhash.h>
 #include <zstd.h>
 
@@ -60,6 +61,15 @@ typedef struct ub_w_zq {
     ub_buf out; /* the jobs' stored bytes, in order */
 } ub_w_zq;
 
+/* A record encoded but not yet looked up (see pend_add). */
+typedef struct ub_w_pend {
+    uint64_t hash;
+    size_t len;
+    size_t hole; /* spec offset of its tree reference, or SIZE_MAX */
+    uint32_t id; /* set by pend_flush */
+} ub_w_pend;
+#define UB_W_NPEND 8
+
 /* Direct-mapped caches in front of the tables: a layer names the same few
  * keys, type names and small values (a token, an xformOpOrder) over and
  * over, and these stay in L1 while the big tables do not. */
@@ -85,6 +95,10 @@ typedef struct ub_w {
     ub_w_rslot *rec_slots;
     size_t rec_cap;
     ub_w_rcent *rcache;
+    size_t committed; /* recs bytes of numbered records; candidates follow */
+    ub_w_pend pend[UB_W_NPEND];
+    unsigned npend;
+    ub_buf tail; /* spec bytes moved aside while holes are filled */
     /* chunks of records (doc: record index), closed as records arrive */
     uint32_t *chunk_first, nchunks, capchunks, chunk_start;
     int level;       /* as asked; -1 until "auto" is decided */
@@ -104,6 +118,37 @@ typedef struct ub_w {
 static void ub_w_oom(ub_w *w)
 {
     w->failed = true;
+}
+
+/* The hash tables are probed at random, a TLB miss per probe once they
+ * span megabytes: where the system has them, ask for huge pages.  Zeroed
+ * memory either way. */
+#define UB_W_HUGE ((size_t)2 << 20)
+
+static void *table_alloc(size_t n, size_t size)
+{
+#if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
+    if (n * size >= UB_W_HUGE) {
+        void *p = mmap(NULL, n * size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return NULL;
+        madvise(p, n * size, MADV_HUGEPAGE); /* a hint: failure is fine */
+        return p;
+    }
+#endif
+    return calloc(n, size);
+}
+
+static void table_free(void *p, size_t n, size_t size)
+{
+#if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
+    if (p && n * size >= UB_W_HUGE) {
+        munmap(p, n * size);
+        return;
+    }
+#endif
+    free(p);
 }
 
 /* Room for n more bytes of b: the inline test is all most writes cost. */
@@ -160,7 +205,7 @@ static uint32_t str_id_slow(ub_w *w, const char *s, size_t h)
 {
     if ((w->nstrs + 1) * 2 > w->str_cap) {
         size_t cap = w->str_cap ? w->str_cap * 2 : 1024;
-        ub_w_sslot *slots = calloc(cap, sizeof *slots);
+        ub_w_sslot *slots = table_alloc(cap, sizeof *slots);
         if (!slots) {
             ub_w_oom(w);
             return 0;
@@ -173,7 +218,7 @@ static uint32_t str_id_slow(ub_w *w, const char *s, size_t h)
                 j = (j + 1) & (cap - 1);
             slots[j] = w->str_slots[i];
         }
-        free(w->str_slots);
+        table_free(w->str_slots, w->str_cap, sizeof *slots);
         w->str_slots = slots;
         w->str_cap = cap;
     }
@@ -280,7 +325,7 @@ static int rec_grow(ub_w *w)
     size_t cap = w->rec_cap ? w->rec_cap * 2 : 1024;
     if (cap > (size_t)1 << 32) /* h32 picks the slot */
         return -1;
-    ub_w_rslot *slots = calloc(cap, sizeof *slots);
+    ub_w_rslot *slots = table_alloc(cap, sizeof *slots);
     if (!slots)
         return -1;
     for (size_t i = 0; i < w->rec_cap; i++) {
@@ -291,7 +336,7 @@ static int rec_grow(ub_w *w)
             j = (j + 1) & (cap - 1);
         slots[j] = w->rec_slots[i];
     }
-    free(w->rec_slots);
+    table_free(w->rec_slots, w->rec_cap, sizeof *slots);
     w->rec_slots = slots;
     w->rec_cap = cap;
     return 0;
@@ -299,25 +344,16 @@ static int rec_grow(ub_w *w)
 
 static void chunk_note(ub_w *w, uint32_t id);
 
-/* The record encoded at recs[start..len): an earlier byte-equal record
- * (dropping the new bytes), else a new one.  Equal hashes alone never
- * merge two records. */
-static uint32_t rec_intern(ub_w *w, size_t start)
+/* The id of the record whose bytes are at recs[at..at+len), hash h: an
+ * earlier byte-equal record, else a new one, moved down to the end of the
+ * numbered records.  Equal hashes alone never merge two records. */
+static uint32_t rec_resolve(ub_w *w, uint64_t h, size_t at, size_t len)
 {
-    ub_buf *r = &w->recs;
-    if (r->failed) {
-        ub_w_oom(w);
-        return 0;
-    }
-    const char *p = r->data + start;
-    size_t len = r->len - start;
-    uint64_t h = XXH3_64bits(p, len);
+    const char *p = w->recs.data + at;
     ub_w_rcent *c = &w->rcache[(h >> 32) & (UB_W_RCACHE - 1)];
     if (c->hash == h && c->len == (uint32_t)len && c->id1 &&
-        rec_equal(w, c->id1 - 1, p, len)) {
-        r->len = start;
+        rec_equal(w, c->id1 - 1, p, len))
         return c->id1 - 1;
-    }
     if ((w->nrecs + 1) * 2 > w->rec_cap && rec_grow(w) != 0) {
         ub_w_oom(w);
         return 0;
@@ -330,7 +366,6 @@ static uint32_t rec_intern(ub_w *w, size_t start)
         if (w->rec_slots[j].h32 == h32 && rec_equal(w, id, p, len)) {
             /* used twice: likely again, keep it at hand */
             *c = (ub_w_rcent){h, id + 1, (uint32_t)len};
-            r->len = start;
             return id;
         }
         j = (j + 1) & mask;
@@ -345,12 +380,78 @@ static uint32_t rec_intern(ub_w *w, size_t start)
         w->rec_off = o;
         w->caprecs = cap;
     }
+    if (at != w->committed)
+        memmove(w->recs.data + w->committed, p, len);
     uint32_t id = w->nrecs++;
-    w->rec_off[id] = start;
-    w->rec_off[id + 1] = r->len;
+    w->rec_off[id] = w->committed;
+    w->committed += len;
+    w->rec_off[id + 1] = w->committed;
     w->rec_slots[j] = (ub_w_rslot){id + 1, h32};
     chunk_note(w, id);
     return id;
+}
+
+/* Number the pending records in order and write their tree references
+ * into the holes left for them. */
+static void pend_flush(ub_w *w)
+{
+    unsigned n = w->npend;
+    w->npend = 0;
+    if (!n)
+        return;
+    if (w->recs.failed || w->failed) {
+        ub_w_oom(w);
+        return;
+    }
+    size_t at = w->committed, first = SIZE_MAX;
+    for (unsigned k = 0; k < n; k++) {
+        w->pend[k].id = rec_resolve(w, w->pend[k].hash, at, w->pend[k].len);
+        at += w->pend[k].len;
+        if (first == SIZE_MAX)
+            first = w->pend[k].hole;
+    }
+    w->recs.len = w->committed;
+    if (first == SIZE_MAX)
+        return;
+    /* spec[first..) moves aside; the references go back in between */
+    ub_buf *sp = &w->spec;
+    w->tail.len = 0;
+    ub_buf_append(&w->tail, sp->data + first, sp->len - first);
+    if (w->tail.failed) {
+        ub_w_oom(w);
+        return;
+    }
+    sp->len = first;
+    size_t pos = first;
+    for (unsigned k = 0; k < n; k++) {
+        size_t hole = w->pend[k].hole;
+        if (hole == SIZE_MAX)
+            continue;
+        ub_buf_append(sp, w->tail.data + (pos - first), hole - pos);
+        pos = hole;
+        put_vu(sp, tree_code(&w->tree_max_rec, w->pend[k].id));
+    }
+    ub_buf_append(sp, w->tail.data + (pos - first), w->tail.len - (pos - first));
+}
+
+/* The record just encoded at recs[start..): looked up later, in a batch,
+ * so that the table probes (cache misses, mostly) overlap; meanwhile its
+ * slot is prefetched.  `tree`: the tree refers to it here, at the end of
+ * spec, where pend_flush will write the reference. */
+static void pend_add(ub_w *w, size_t start, bool tree)
+{
+    ub_buf *r = &w->recs;
+    if (r->failed) {
+        ub_w_oom(w);
+        return;
+    }
+    uint64_t h = XXH3_64bits(r->data + start, r->len - start);
+    if (w->rec_cap)
+        __builtin_prefetch(&w->rec_slots[(uint32_t)h & (w->rec_cap - 1)]);
+    w->pend[w->npend++] =
+        (ub_w_pend){h, r->len - start, tree ? w->spec.len : SIZE_MAX, 0};
+    if (w->npend == UB_W_NPEND)
+        pend_flush(w);
 }
 
 /* --- numeric blocks ---------------------------------------------------- */
@@ -779,29 +880,23 @@ static void put_value_body(ub_w *w, ub_buf *b, const ub_value *v, int depth)
     }
 }
 
-/* The record of value v. */
-static uint32_t value_rec(ub_w *w, const ub_value *v)
+/* Value v as a pending record (pend_add). */
+static void value_rec(ub_w *w, const ub_value *v, bool tree)
 {
     size_t start = w->recs.len;
     put_u8(&w->recs, UB_USDB_REC_VALUE);
     put_value_body(w, &w->recs, v, 0);
-    return rec_intern(w, start);
+    pend_add(w, start, tree);
 }
 
-/* A record reference in the tree, coded as tree_code says. */
-static void put_ref(ub_w *w, ub_buf *b, uint32_t rec)
-{
-    put_vu(b, tree_code(&w->tree_max_rec, rec));
-}
-
-/* A `val`: 0 for EMPTY, else a reference. */
-static void put_val(ub_w *w, ub_buf *b, const ub_value *v)
+/* A `val` in the tree: 0 for EMPTY, else a reference. */
+static void put_val(ub_w *w, const ub_value *v)
 {
     if (v->kind == UB_V_EMPTY && !v->type && !v->is_array) {
-        put_vu(b, 0);
+        put_vu(&w->spec, 0);
         return;
     }
-    put_ref(w, b, value_rec(w, v));
+    value_rec(w, v, true);
 }
 
 static bool packable(const ub_samples *s)
@@ -838,7 +933,8 @@ static bool times_arithmetic(const ub_samples *s, double *t0, double *step)
     return true;
 }
 
-static uint32_t series_rec(ub_w *w, const ub_samples *s)
+/* The series s as a pending record the tree refers to. */
+static void series_rec(ub_w *w, const ub_samples *s)
 {
     bool packed = packable(s);
     uint32_t *ids = NULL;
@@ -846,10 +942,15 @@ static uint32_t series_rec(ub_w *w, const ub_samples *s)
         ids = malloc(s->n * sizeof *ids);
         if (!ids) {
             ub_w_oom(w);
-            return 0;
+            return;
         }
-        for (uint32_t i = 0; i < s->n; i++)
-            ids[i] = value_rec(w, &s->v[i].value);
+    }
+    /* the samples' ids go into the series: number everything first */
+    pend_flush(w);
+    for (uint32_t i = 0; ids && i < s->n; i++) {
+        value_rec(w, &s->v[i].value, false);
+        pend_flush(w);
+        ids[i] = w->pend[0].id;
     }
     ub_buf *b = &w->recs;
     size_t start = b->len;
@@ -872,7 +973,7 @@ static uint32_t series_rec(ub_w *w, const ub_samples *s)
             void *nt = realloc(w->tmp, need);
             if (!nt) {
                 ub_w_oom(w);
-                return 0;
+                return;
             }
             w->tmp = nt;
             w->tmp_cap = need;
@@ -889,7 +990,7 @@ static uint32_t series_rec(ub_w *w, const ub_samples *s)
                                (int64_t)(i ? ids[i - 1] : 0)));
     }
     free(ids);
-    return rec_intern(w, start);
+    pend_add(w, start, true);
 }
 
 /* --- the tree ---------------------------------------------------------- */
@@ -913,7 +1014,7 @@ static void put_fields(ub_w *w, const ub_fields *f)
         if (i + 1 < f->n)
             prefetch(f->v[i + 1].value.u.data);
         put_str(w, &w->spec, f->v[i].key);
-        put_val(w, &w->spec, &f->v[i].value);
+        put_val(w, &f->v[i].value);
     }
 }
 
@@ -930,14 +1031,14 @@ static void put_prop(ub_w *w, const ub_prop *p)
         put_opt_sid(w, b, type_sid(w, p->type));
     else
         put_vu(b, 0);
-    put_val(w, b, &p->default_value);
+    put_val(w, &p->default_value);
     if (p->samples.authored || p->samples.n) {
-        put_ref(w, b, series_rec(w, &p->samples));
+        series_rec(w, &p->samples);
     } else {
         put_vu(b, 0);
     }
-    put_val(w, b, &p->connections);
-    put_val(w, b, &p->targets);
+    put_val(w, &p->connections);
+    put_val(w, &p->targets);
     put_opt_str(w, b, p->default_target);
     put_fields(w, &p->meta);
 }
@@ -959,8 +1060,8 @@ static void put_prim(ub_w *w, const ub_prim *p, int depth)
     put_u8(b, p->specifier);
     put_opt_str(w, b, p->type_name);
     put_fields(w, &p->meta);
-    put_val(w, b, &p->prim_order);
-    put_val(w, b, &p->property_order);
+    put_val(w, &p->prim_order);
+    put_val(w, &p->property_order);
     put_vu(b, np);
     for (uint32_t i = 0; i < np; i++) {
         if (i + 2 < np)
@@ -1215,13 +1316,14 @@ static void ub_w_free(ub_w *w)
     zq_free(w->zq); /* first: the thread may be working */
     free(w->chunk_first);
     free(w->strs);
-    free(w->str_slots);
+    table_free(w->str_slots, w->str_cap, sizeof *w->str_slots);
     free(w->scache);
     free(w->rcache);
     ub_buf_free(&w->recs);
     free(w->rec_off);
-    free(w->rec_slots);
+    table_free(w->rec_slots, w->rec_cap, sizeof *w->rec_slots);
     ub_buf_free(&w->spec);
+    ub_buf_free(&w->tail);
     ub_buf_free(&w->cand[0]);
     ub_buf_free(&w->cand[1]);
     ub_buf_free(&w->cand[2]);
@@ -1245,6 +1347,7 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
               .tree_max_rec = -1, .level = level, .zq_off = level == 0};
     ub_buf_init(&w.recs);
     ub_buf_init(&w.spec);
+    ub_buf_init(&w.tail);
     ub_buf_init(&w.cand[0]);
     ub_buf_init(&w.cand[1]);
     ub_buf_init(&w.cand[2]);
@@ -1259,6 +1362,7 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
         return ub_w_fail(diags, layer, "out of memory");
     }
     put_layer(&w);
+    pend_flush(&w);
     if (w.too_deep) {
         ub_w_free(&w);
         return ub_w_fail(diags, layer,
