@@ -109,6 +109,11 @@ static void ub_yyerror(const UB_YYLTYPE *loc, ub_pctx *ctx, const char *msg)
 %token <s> TOK_VARIANTSETS "'variantSets'"
 %token <s> TOK_VARIANTS "'variants'"
 %token <s> TOK_VARYING "'varying'"
+/* never in a layer's text: the scanner makes them for a split parse
+ * (ub_parse.c), and syntax errors never name them */
+%token TOK_SPLIT "split point"
+%token TOK_START_TAIL "start of a tail"
+%token TOK_TAIL_END "end of a tail"
 
 %type <s> identifier namespaced_name keyword prim_type_name dict_key
 %type <i> listop_kw specifier rel_type attr_variability
@@ -118,6 +123,7 @@ static void ub_yyerror(const UB_YYLTYPE *loc, ub_pctx *ctx, const char *msg)
 
 file:
     TOK_MAGIC { ub_act_magic(ctx, $1, @1); } layer_body
+    | TOK_START_TAIL tail TOK_TAIL_END
     ;
 
 layer_body:
@@ -197,6 +203,8 @@ layer_offset_stmt:
 prim_list:
     prim_stmt
     | prim_list newlines prim_stmt
+    | prim_list newlines TOK_SPLIT { if (ub_act_split(ctx)) YYACCEPT; }
+        prim_stmt
     ;
 
 /* --- prims ----------------------------------------------------------- */
@@ -428,6 +436,25 @@ prim_contents_list_item:
     | prim_property_order_stmt stmtsep
     | prim_stmt newlines
     | variantset_stmt newlines
+    | TOK_SPLIT { if (ub_act_split(ctx)) YYACCEPT; }
+    ;
+
+/* The tail of a split parse: what follows a statement start inside the
+ * prim (or at the root) where the split is, each `}` closing one more
+ * enclosing level.  The head checks that the levels fit (ub_act_split).
+ * It ends with a token of its own, not the end of file: LALR shares the
+ * states of prim bodies between here and a serial parse, and the end of
+ * file must not become a lookahead there (it would change which state
+ * reports a truncated layer, and so what the message expects). */
+tail:
+    prim_contents_list_opt
+    | tail_closed { ctx->tail_nl_missing = true; }
+    | tail_closed newlines
+    | tail_closed newlines prim_contents_list
+    ;
+
+tail_closed:
+    tail '}' { ub_act_tail_close(ctx); }
     ;
 
 variantset_stmt:
@@ -888,6 +915,14 @@ static int yyreport_syntax_error(const yypcontext_t *yc, ub_pctx *ctx)
 {
     yysymbol_kind_t expected[YYNTOKENS];
     int n = yypcontext_expected_tokens(yc, expected, YYNTOKENS);
+    /* the split parse's own tokens are nothing a user can write */
+    int kept = 0;
+    for (int i = 0; i < n; i++)
+        if (expected[i] != YYSYMBOL_TOK_SPLIT &&
+            expected[i] != YYSYMBOL_TOK_START_TAIL &&
+            expected[i] != YYSYMBOL_TOK_TAIL_END)
+            expected[kept++] = expected[i];
+    n = n < 0 ? n : kept;
     yysymbol_kind_t got = yypcontext_token(yc);
     const UB_YYLTYPE *loc = yypcontext_location(yc);
     char want[512] = "";

@@ -9,12 +9,15 @@
 
 #include <errno.h>
 #include <math.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <unistd.h>
 #ifdef __linux__
 #include <sys/mman.h>
 #endif
@@ -48,8 +51,14 @@ static ub_loc ub_mkloc(const ub_pctx *c, ub_tokloc l)
     return (ub_loc){c->path, l.line, l.col};
 }
 
+static void ub_split_give_up(ub_pctx *c);
+
 void ub_perr(ub_pctx *c, ub_tokloc l, const char *fmt, ...)
 {
+    if (c->split_role != UB_SPLIT_NONE) {
+        ub_split_give_up(c);
+        return;
+    }
     c->nerrors++;
     if (c->nerrors > UB_MAX_ERRORS)
         return;
@@ -559,6 +568,10 @@ static const char *ub_path_abs(ub_pctx *c, const char *s, ub_pathinfo *pi,
     uint32_t m = 0;
     const char *r = NULL;
     if (!pi->absolute) {
+        /* a split parse's tail does not know the path of the levels it
+         * did not open */
+        if (c->split_role == UB_SPLIT_TAIL)
+            ub_split_give_up(c);
         m = ub_anchor(anchor, comp, len);
         if (m == UINT32_MAX)
             goto out;
@@ -645,6 +658,10 @@ static void ub_vb_fail(ub_pctx *c, ub_tokloc l, const char *fmt, ...)
     if (c->vb.failed)
         return; /* one message per value */
     c->vb.failed = true;
+    if (c->split_role != UB_SPLIT_NONE) {
+        ub_split_give_up(c);
+        return;
+    }
     c->nerrors++;
     if (c->nerrors > UB_MAX_ERRORS)
         return;
@@ -2070,6 +2087,8 @@ void ub_act_name_order(ub_pctx *c, int props, ub_tokloc l)
     uint32_t n = c->paths.n;
     c->paths.n = 0;
     (void)l;
+    if (c->split_role == UB_SPLIT_TAIL && !c->prim->parent)
+        ub_split_give_up(c); /* an order on a level the tail did not open */
     ub_value v = ub_paths_value(c, UB_TY_TOKEN, n);
     if (props)
         c->prim->property_order = v;
@@ -2778,13 +2797,15 @@ void ub_act_syntax_error(ub_pctx *c, ub_tokloc l, bool lexical,
             expected ? expected : "");
 }
 
+#define UB_DROP_STEP (4u * 1024u * 1024u)
+
 /* Called as the scanner takes text: the mapped pages it has copied into its
  * own buffer are dropped in steps of a few MiB (a multiple of any page
  * size, counted from the page-aligned start of the mapping). */
 void ub_parse_drop_read(ub_pctx *c)
 {
 #if defined(__linux__) && defined(MADV_DONTNEED)
-    const size_t step = 4u * 1024u * 1024u;
+    const size_t step = UB_DROP_STEP;
     size_t upto = c->src_pos / step * step;
     if (!c->src_mapped || upto <= c->src_dropped)
         return;
@@ -2796,9 +2817,29 @@ void ub_parse_drop_read(ub_pctx *c)
 #endif
 }
 
+/* Free a parse context's scratch memory (not its layer). */
+static void ub_pctx_free(ub_pctx *c)
+{
+    ub_lex_destroy(c);
+    free(c->vb.buf);
+    free(c->vb.nodes);
+    free(c->paths.v);
+    free(c->paths.loc);
+    free(c->refs.v);
+    free(c->dstack);
+    free(c->ms.v);
+    free(c->marks);
+    free(c->ph);
+    free(c);
+}
+
+static void ub_split_start(ub_pctx *c, struct ub_split *sp);
+static void ub_split_join(struct ub_split *sp, bool cancel);
+
 static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
                                const char *text, size_t len, bool mapped,
-                               const ub_parse_stream *stream, ub_diags *diags)
+                               const ub_parse_stream *stream,
+                               struct ub_split *sp, ub_diags *diags)
 {
     ub_pctx *volatile c = calloc(1, sizeof *c);
     if (!c)
@@ -2830,6 +2871,9 @@ static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
         c->kw[i] = ub_in(c, ub_kw_names[i], strlen(ub_kw_names[i]));
     if (ub_lex_init(c) != 0)
         goto oom;
+    c->src_end = len;
+    if (sp)
+        ub_split_start(c, sp);
     if (len == 0 || text[0] != '#') {
         ub_perr(c, (ub_tokloc){1, 1}, "not a usda layer: the first line must "
                 "be '#usda 1.0'");
@@ -2846,31 +2890,341 @@ oom:
     ub_diag_add(diags, UB_ERROR, (ub_loc){path, 0, 0}, NULL, NULL, 0,
                 "out of memory while reading the layer");
 done:
-    ub_lex_destroy(c);
+    if (sp)
+        ub_split_join(sp, true);
     if (!result)
         ub_layer_free(c->layer);
-    free(c->vb.buf);
-    free(c->vb.nodes);
-    free(c->paths.v);
-    free(c->paths.loc);
-    free(c->refs.v);
-    free(c->dstack);
-    free(c->ms.v);
-    free(c->marks);
-    free(c);
+    ub_pctx_free(c);
     return result;
+}
+
+/* --- split parse ------------------------------------------------------------------ *
+ *
+ * A big layer is read by two threads.  The head parses text[0..at) as
+ * usual; the tail parses text[at..len) from a statement start inside some
+ * prim (or at the root), not knowing which: it starts in the `tail` rule
+ * with a placeholder for that prim, and each `}` too many opens a
+ * placeholder for the next enclosing level.  Its line count starts where
+ * the head's ends, so every location is already right.  At `at` the head
+ * waits for the tail; if the tail succeeded and the head stands at a
+ * statement start whose enclosing prims match the placeholders, the
+ * placeholders' contents are grafted onto them (TOK_SPLIT).  Anything
+ * else -- a tail that gave up, a split inside a string or variant, a
+ * name on both sides -- and the head reads on from `at` alone, as a
+ * serial parse would.  An error in the head before that point makes the
+ * whole layer parse again serially, so diagnostics are always a serial
+ * parse's.  Nothing depends on timing: the head always waits for the
+ * tail's verdict.
+ */
+
+typedef struct ub_split {
+    /* set before the tail starts */
+    ub_strtab *strtab;
+    const char *path; /* the head layer's path: every loc shares it */
+    const char *src;
+    size_t len, at;
+    bool mapped;
+    pthread_t thread;
+    bool started, joined;
+    atomic_bool cancel; /* the head gave up: the tail may stop */
+    /* the tail's result, read after the join */
+    ub_layer *tail;     /* NULL when the tail gave up */
+    ub_prim **ph;       /* its levels, innermost first; the last is the root */
+    uint32_t nph;
+    ub_diags *tail_diags;
+    uint32_t line0;     /* the line number at `at` */
+    int outcome;        /* UB_PARSE_* */
+} ub_split;
+
+static void ub_split_give_up(ub_pctx *c)
+{
+    c->nerrors++;
+    c->lex_hook = UB_LEX_STOP;
+}
+
+bool ub_split_cancelled(const ub_pctx *c)
+{
+    return atomic_load_explicit(&c->split->cancel, memory_order_relaxed);
+}
+
+/* Line ends before text[at], counted as the scanner counts them. */
+static uint32_t ub_lines_before(const char *s, size_t at)
+{
+    uint32_t n = 0;
+    for (const char *p = s, *end = s + at;
+         (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
+        n++;
+    for (const char *p = s, *end = s + at;
+         (p = memchr(p, '\r', (size_t)(end - p))) != NULL; p++)
+        if (p + 1 == end || p[1] != '\n')
+            n++;
+    return n;
+}
+
+static void ub_tail_push(ub_pctx *c, ub_prim *p)
+{
+    if (c->nph == c->capph) {
+        uint32_t cap = c->capph ? c->capph * 2 : 8;
+        ub_prim **v = realloc(c->ph, cap * sizeof *v);
+        if (!v)
+            ub_oom(c);
+        c->ph = v;
+        c->capph = cap;
+    }
+    c->ph[c->nph++] = p;
+}
+
+void ub_act_tail_close(ub_pctx *c)
+{
+    if (c->tail_nl_missing) {
+        ub_split_give_up(c); /* `} }` on one line: no prim body allows it */
+        return;
+    }
+    ub_prim *p = ub_alloc(c, sizeof *p);
+    *p = (ub_prim){.name = c->prim->name, .specifier = UB_OVER};
+    ub_tail_push(c, p);
+    c->prim = p;
+    c->prop = NULL;
+    c->spec = UB_SPEC_PRIM;
+    c->meta = &p->meta;
+}
+
+/* The tail thread. */
+static void *ub_split_tail(void *arg)
+{
+    ub_split *sp = arg;
+    ub_pctx *volatile c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    jmp_buf jb;
+    c->oom = &jb;
+    c->strtab = sp->strtab;
+    c->diags = sp->tail_diags;
+    c->src = sp->src;
+    c->src_len = c->src_end = sp->len;
+    c->src_pos = sp->at;
+    c->src_mapped = sp->mapped;
+    c->src_dropped = (sp->at + UB_DROP_STEP - 1) / UB_DROP_STEP * UB_DROP_STEP;
+    c->split = sp;
+    c->split_role = UB_SPLIT_TAIL;
+    c->lex_hook = UB_LEX_START_TAIL;
+    c->layer = ub_layer_new(sp->strtab, sp->path);
+    if (!c->layer)
+        goto done;
+    c->path = sp->path;
+    c->arena = c->layer->arena;
+    c->prim = c->layer->root; /* the innermost level */
+    c->meta = &c->prim->meta;
+    c->spec = UB_SPEC_PRIM;
+    c->cur_offset = UB_OFFSET_IDENTITY;
+    if (setjmp(jb) != 0)
+        goto done;
+    ub_tail_push(c, c->prim);
+    for (size_t i = 0; i < sizeof ub_kw_names / sizeof *ub_kw_names; i++)
+        c->kw[i] = ub_in(c, ub_kw_names[i], strlen(ub_kw_names[i]));
+    sp->line0 = 1 + ub_lines_before(sp->src, sp->at);
+    if (ub_lex_init(c) != 0)
+        goto done;
+    c->line = sp->line0;
+    if (ub_yyparse(c) != 0 || c->nerrors || ub_diags_errors(c->diags))
+        goto done;
+    ub_meta_flush(c);
+    sp->tail = c->layer;
+    sp->ph = c->ph;
+    sp->nph = c->nph;
+    c->layer = NULL;
+    c->ph = NULL;
+done:
+    ub_layer_free(c->layer);
+    ub_pctx_free(c);
+    return NULL;
+}
+
+static void ub_split_start(ub_pctx *c, ub_split *sp)
+{
+    sp->path = c->path;
+    sp->tail_diags = ub_diags_new();
+    if (!sp->tail_diags)
+        return;
+    ub_strtab_set_concurrent(sp->strtab, true);
+    if (pthread_create(&sp->thread, NULL, ub_split_tail, sp) != 0) {
+        ub_strtab_set_concurrent(sp->strtab, false);
+        return; /* a serial parse, then */
+    }
+    sp->started = true;
+    c->split = sp;
+    c->split_role = UB_SPLIT_HEAD;
+    c->src_end = sp->at;
+}
+
+static void ub_split_join(ub_split *sp, bool cancel)
+{
+    if (!sp->started || sp->joined)
+        return;
+    if (cancel)
+        atomic_store(&sp->cancel, true);
+    pthread_join(sp->thread, NULL);
+    sp->joined = true;
+    ub_strtab_set_concurrent(sp->strtab, false);
+}
+
+/* The head goes on alone from `at`: from here on it is a serial parse. */
+static void ub_split_read_on(ub_pctx *c)
+{
+    c->src_end = c->src_len;
+    c->split_role = UB_SPLIT_NONE;
+    c->split->outcome = UB_PARSE_SPLIT_READ_ON;
+}
+
+int ub_split_eof(ub_pctx *c, bool at_statement)
+{
+    if (c->split_role == UB_SPLIT_TAIL) {
+        /* a newline at the end lets the last root prim end without one,
+         * as the root level allows; then the tail's own end (parser.y) */
+        if (c->tail_eof_nl)
+            return c->tail_end_sent ? 0 : (c->tail_end_sent = true,
+                                           TOK_TAIL_END);
+        c->tail_eof_nl = true;
+        return TOK_NL;
+    }
+    if (c->split_role != UB_SPLIT_HEAD)
+        return 0;
+    ub_split *sp = c->split;
+    ub_split_join(sp, false);
+    if (at_statement && sp->tail && c->nerrors == 0 && c->line == sp->line0 &&
+        c->col == 1)
+        return TOK_SPLIT; /* the grammar decides (ub_act_split) */
+    ub_split_read_on(c);
+    return UB_SPLIT_READ_ON;
+}
+
+/* Whether the tail's levels fit the prims open in the head: the same
+ * number, none a variant, the last the root, no name on both sides. */
+static bool ub_split_fits(ub_pctx *c, ub_split *sp, ub_prim **into)
+{
+    ub_prim *r = c->prim;
+    for (uint32_t k = 0; k < sp->nph; k++, r = r->parent) {
+        const ub_prim *x = sp->ph[k];
+        bool last = k + 1 == sp->nph;
+        if (!r || r->variant_set || !r->parent != last)
+            return false;
+        if (x->meta.n || x->n_variant_sets ||
+            x->prim_order.kind != UB_V_EMPTY ||
+            x->property_order.kind != UB_V_EMPTY || (last && x->props.n))
+            return false;
+        for (uint32_t i = 0; i < x->children.n; i++)
+            if (ub_prim_find_child(c->layer, r, x->children.v[i]->name))
+                return false;
+        for (uint32_t i = 0; i < x->props.n; i++)
+            if (ub_prop_find(c->layer, r, x->props.v[i]->name))
+                return false;
+        into[k] = r;
+    }
+    return true;
+}
+
+bool ub_act_split(ub_pctx *c)
+{
+    ub_split *sp = c->split;
+    ub_prim **into = malloc(sp->nph * sizeof *into);
+    if (!into)
+        ub_oom(c);
+    if (c->prop || !ub_split_fits(c, sp, into)) {
+        free(into);
+        ub_split_read_on(c);
+        ub_lex_restart(c);
+        return false;
+    }
+    ub_meta_flush(c);
+    ub_layer *tail = sp->tail;
+    sp->tail = NULL;
+    int rc = ub_layer_graft(c->layer, tail, sp->ph, into, sp->nph);
+    free(into);
+    if (rc != 0)
+        ub_oom(c);
+    ub_diags_take(c->diags, sp->tail_diags);
+    sp->outcome = UB_PARSE_SPLIT_GRAFTED;
+    return true;
+}
+
+/* Layers smaller than this are read by one thread: starting a thread and
+ * grafting would eat the gain. */
+#define UB_SPLIT_MIN (8u * 1024u * 1024u)
+
+size_t ub_parse_split_point(const char *text, size_t len, size_t from)
+{
+    static const char *const kw[] = {"def", "over", "class"};
+    size_t i = from ? from - 1 : 0;
+    while (i < len) {
+        const char *nl = memchr(text + i, '\n', len - i);
+        if (!nl)
+            break;
+        size_t s = (size_t)(nl - text) + 1, p = s;
+        while (p < len && (text[p] == ' ' || text[p] == '\t'))
+            p++;
+        for (size_t k = 0; k < 3; k++) {
+            size_t n = strlen(kw[k]);
+            if (len - p > n && memcmp(text + p, kw[k], n) == 0 &&
+                (text[p + n] == ' ' || text[p + n] == '\t'))
+                return s;
+        }
+        i = s;
+    }
+    return len;
+}
+
+ub_layer *ub_parse_usda_opts(ub_strtab *t, const char *path,
+                             const char *text, size_t len,
+                             ub_parse_opts *opts, ub_diags *diags)
+{
+    bool mapped = opts && opts->mapped;
+    int mode = opts ? opts->split : 0;
+    size_t at = len;
+    if (mode > 0)
+        at = ub_parse_split_point(text, len, opts->split_at);
+    else if (mode == 0 && len >= UB_SPLIT_MIN &&
+             sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+        at = ub_parse_split_point(text, len, len / 2);
+    if (opts)
+        opts->outcome = UB_PARSE_SERIAL;
+    ub_diags *d1 = at < len ? ub_diags_new() : NULL;
+    if (!d1)
+        return ub_parse_text(t, path, text, len, mapped, NULL, NULL, diags);
+    ub_split sp = {.strtab = t, .src = text, .len = len, .at = at,
+                   .mapped = mapped};
+    atomic_init(&sp.cancel, false);
+    ub_layer *l = ub_parse_text(t, path, text, len, mapped, NULL, &sp, d1);
+    if (sp.started && !l && sp.outcome != UB_PARSE_SPLIT_READ_ON) {
+        /* the head met an error: its diagnostics are the serial ones only
+         * once it reads the whole layer alone */
+        ub_diags_free(d1);
+        d1 = NULL;
+        sp.outcome = UB_PARSE_SPLIT_REPARSED;
+        l = ub_parse_text(t, path, text, len, mapped, NULL, NULL, diags);
+    }
+    if (d1) {
+        ub_diags_take(diags, d1);
+        ub_diags_free(d1);
+    }
+    ub_layer_free(sp.tail); /* a tail not grafted */
+    free(sp.ph);
+    ub_diags_free(sp.tail_diags);
+    if (opts)
+        opts->outcome = sp.outcome;
+    return l;
 }
 
 ub_layer *ub_parse_usda(ub_strtab *t, const char *path, const char *text,
                         size_t len, ub_diags *diags)
 {
-    return ub_parse_text(t, path, text, len, false, NULL, diags);
+    return ub_parse_usda_opts(t, path, text, len, NULL, diags);
 }
 
 ub_layer *ub_parse_usda_mapped(ub_strtab *t, const char *path,
                                const char *text, size_t len, ub_diags *diags)
 {
-    return ub_parse_text(t, path, text, len, true, NULL, diags);
+    ub_parse_opts o = {.mapped = true};
+    return ub_parse_usda_opts(t, path, text, len, &o, diags);
 }
 
 ub_layer *ub_parse_usda_stream(ub_strtab *t, const char *path,
@@ -2878,7 +3232,7 @@ ub_layer *ub_parse_usda_stream(ub_strtab *t, const char *path,
                                const ub_parse_stream *stream,
                                ub_diags *diags)
 {
-    return ub_parse_text(t, path, text, len, mapped, stream, diags);
+    return ub_parse_text(t, path, text, len, mapped, stream, NULL, diags);
 }
 
 int ub_parse_is_usda(const char *text, size_t len)

@@ -53,6 +53,41 @@ ub_layer *ub_parse_usda_stream(ub_strtab *t, const char *path,
                                const ub_parse_stream *stream,
                                ub_diags *diags);
 
+/* Big layers are read by two threads ("split parse"): ub_parse_usda and
+ * ub_parse_usda_mapped split a layer of 8 MiB or more at a line near its
+ * middle that begins with def, over or class when two CPUs are online.
+ * The result -- layer, locations, diagnostics -- is always exactly the
+ * one a single thread gives (where the split does not fit, the parse
+ * falls back to reading on alone, or to a serial parse).  While it runs,
+ * the string table is made concurrent (ub_strtab_set_concurrent).  The
+ * options make the choice explicit (tests): */
+enum {
+    UB_PARSE_SERIAL = 0,      /* one thread */
+    UB_PARSE_SPLIT_GRAFTED,   /* two threads, the second half grafted */
+    UB_PARSE_SPLIT_READ_ON,   /* the first thread read on past the split */
+    UB_PARSE_SPLIT_REPARSED,  /* an error before the split: parsed again
+                                 by one thread */
+};
+
+typedef struct ub_parse_opts {
+    bool mapped;     /* as ub_parse_usda_mapped */
+    int split;       /* 0: by size and CPUs; > 0: split at the first
+                        candidate line at or after split_at, whatever the
+                        size; < 0: never */
+    size_t split_at;
+    int outcome;     /* set: UB_PARSE_* */
+} ub_parse_opts;
+
+/* ub_parse_usda with options (opts may be NULL). */
+ub_layer *ub_parse_usda_opts(ub_strtab *t, const char *path,
+                             const char *text, size_t len,
+                             ub_parse_opts *opts, ub_diags *diags);
+
+/* Where a split parse would split text: the start of the first line
+ * beginning at or after offset `from` whose first word is def, over or
+ * class followed by a blank; len when there is none. */
+size_t ub_parse_split_point(const char *text, size_t len, size_t from);
+
 /* Whether text begins like a usda layer ("#usda " or the legacy "#sdf "). */
 int ub_parse_is_usda(const char *text, size_t len);
 

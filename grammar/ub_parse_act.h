@@ -49,6 +49,11 @@ void ub_act_variants(ub_pctx *c);
 void ub_act_variant_sets(ub_pctx *c, int part, ub_tokloc l);
 void ub_act_string_dict(ub_pctx *c, const char *key, ub_tokloc l);
 
+/* split parse: the head grafts the tail (false: reads on instead); the
+ * tail closes one enclosing level */
+bool ub_act_split(ub_pctx *c);
+void ub_act_tail_close(ub_pctx *c);
+
 /* prims and variants */
 void ub_act_prim_begin(ub_pctx *c, int spec, const char *type,
                        const char *name, ub_tokloc l);

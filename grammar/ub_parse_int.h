@@ -163,6 +163,18 @@ typedef struct ub_pctx {
 
     void *oom; /* jmp_buf * for out-of-memory escapes from the scanner */
 
+    /* split parse (ub_parse.c, "split parse"): the head reads text up to
+     * src_end while a second thread reads the tail from there */
+    size_t src_end;         /* the scanner reads text[src_pos..src_end) */
+    int split_role;         /* UB_SPLIT_NONE / _HEAD / _TAIL */
+    int lex_hook;           /* UB_LEX_*: the scanner's next call is special */
+    bool tail_eof_nl;       /* tail: the extra newline at the end was sent */
+    bool tail_end_sent;     /* tail: TOK_TAIL_END was sent */
+    bool tail_nl_missing;   /* tail: a `}` not followed by a newline yet */
+    struct ub_split *split;
+    ub_prim **ph;           /* tail: the enclosing levels, innermost first */
+    uint32_t nph, capph;
+
     /* streaming (ub_parse_usda_stream): the arena mark taken as each open
      * streamed prim began, innermost last */
     const ub_parse_stream *stream;
@@ -203,6 +215,18 @@ typedef struct ub_pctx {
 /* Scanner (lexer.l). */
 int ub_lex_init(ub_pctx *ctx);
 void ub_lex_destroy(ub_pctx *ctx);
+/* Read on from src_pos after the scanner reported the end of its input. */
+void ub_lex_restart(ub_pctx *ctx);
+
+/* Split parse (ub_parse.c).  Roles of a parse context: */
+enum { UB_SPLIT_NONE = 0, UB_SPLIT_HEAD, UB_SPLIT_TAIL };
+/* lex_hook: what the scanner does first on its next call */
+enum { UB_LEX_PLAIN = 0, UB_LEX_START_TAIL, UB_LEX_STOP };
+/* What ub_split_eof tells the scanner at the end of its input: a token to
+ * return (0: the end), or to read on from src_pos. */
+#define UB_SPLIT_READ_ON (-1)
+int ub_split_eof(ub_pctx *ctx, bool at_statement);
+bool ub_split_cancelled(const ub_pctx *ctx);
 
 /* Number parsing shared with the scanner: correctly rounded. */
 double ub_parse_double(const char *s, size_t n);

@@ -1,0 +1,435 @@
+/* Unit tests of the split parse (ub_parse.h): a layer read by two threads,
+ * split at a line that starts with def / over / class, must be exactly the
+ * layer one thread reads -- same canonical text, same locations, same
+ * diagnostics -- wherever the split falls, including splits that cannot
+ * work (inside a string, a variant, before an error), which must fall back.
+ * Every candidate line of every layer of the conformance corpus is tried
+ * ($UB_CONFORMANCE_DIR, default $srcdir/../shared/conformance; skipped
+ * when absent). */
+#include <CUnit/Basic.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "ub_buf.h"
+#include "ub_parse.h"
+#include "ub_usda.h"
+
+static ub_strtab *strtab;
+
+/* One parse: the layer, its canonical text and its diagnostics. */
+typedef struct run {
+    ub_layer *layer;
+    ub_buf text;
+    ub_diags *diags;
+    int outcome;
+} run;
+
+static void run_parse(run *r, const char *text, size_t len, int split,
+                      size_t at)
+{
+    ub_parse_opts o = {.split = split, .split_at = at};
+    r->diags = ub_diags_new();
+    r->layer = ub_parse_usda_opts(strtab, "t.usda", text, len, &o, r->diags);
+    r->outcome = o.outcome;
+    ub_buf_init(&r->text);
+    if (r->layer)
+        ub_usda_write(r->layer, &r->text);
+}
+
+static void run_free(run *r)
+{
+    ub_layer_free(r->layer);
+    ub_buf_free(&r->text);
+    ub_diags_free(r->diags);
+}
+
+static bool same_loc(const ub_loc *a, const ub_loc *b, const ub_layer *lb)
+{
+    /* every location of a layer names the layer's own path */
+    return a->line == b->line && a->col == b->col && b->file == lb->path &&
+           strcmp(a->file, b->file) == 0;
+}
+
+static bool same_fields(const ub_fields *a, const ub_fields *b,
+                        const ub_layer *lb)
+{
+    if (a->n != b->n)
+        return false;
+    for (uint32_t i = 0; i < a->n; i++)
+        if (a->v[i].key != b->v[i].key ||
+            !same_loc(&a->v[i].loc, &b->v[i].loc, lb))
+            return false;
+    return true;
+}
+
+/* The model of b has a's shape and locations, and b's own lookups work
+ * (names found through the layer's index are the first of their name). */
+static bool same_prim(const ub_prim *a, const ub_prim *b, ub_layer *lb)
+{
+    if (a->name != b->name || a->specifier != b->specifier ||
+        a->type_name != b->type_name || a->children.n != b->children.n ||
+        a->props.n != b->props.n ||
+        a->n_variant_sets != b->n_variant_sets ||
+        !same_fields(&a->meta, &b->meta, lb))
+        return false;
+    if (b->parent && !same_loc(&a->loc, &b->loc, lb))
+        return false;
+    for (uint32_t i = 0; i < b->props.n; i++) {
+        const ub_prop *pa = a->props.v[i], *pb = b->props.v[i];
+        if (pa->name != pb->name || !same_loc(&pa->loc, &pb->loc, lb) ||
+            !same_fields(&pa->meta, &pb->meta, lb) ||
+            pa->samples.loc.line != pb->samples.loc.line ||
+            ub_prop_find(lb, b, pb->name) != pb)
+            return false;
+    }
+    for (uint32_t i = 0; i < b->children.n; i++) {
+        const ub_prim *cb = b->children.v[i];
+        if (cb->parent != b)
+            return false;
+        const ub_prim *want = cb;
+        for (uint32_t j = 0; j < i && want == cb; j++)
+            if (b->children.v[j]->name == cb->name)
+                want = b->children.v[j];
+        if (ub_prim_find_child(lb, b, cb->name) != want)
+            return false;
+        if (!same_prim(a->children.v[i], cb, lb))
+            return false;
+    }
+    for (uint32_t s = 0; s < b->n_variant_sets; s++) {
+        const ub_variant_set *va = &a->variant_sets[s], *vb = &b->variant_sets[s];
+        if (va->name != vb->name || va->variants.n != vb->variants.n)
+            return false;
+        for (uint32_t i = 0; i < vb->variants.n; i++)
+            if (vb->variants.v[i]->parent != b ||
+                !same_prim(va->variants.v[i], vb->variants.v[i], lb))
+                return false;
+    }
+    return true;
+}
+
+static bool same_diags(const ub_diags *a, const ub_diags *b)
+{
+    if (ub_diags_count(a) != ub_diags_count(b))
+        return false;
+    for (size_t i = 0; i < ub_diags_count(a); i++) {
+        const ub_diag *x = ub_diags_at(a, i), *y = ub_diags_at(b, i);
+        if (x->severity != y->severity || x->loc.line != y->loc.line ||
+            x->loc.col != y->loc.col || strcmp(x->message, y->message) != 0 ||
+            (x->line_text == NULL) != (y->line_text == NULL) ||
+            (x->line_text && strcmp(x->line_text, y->line_text) != 0))
+            return false;
+    }
+    return true;
+}
+
+/* Whether a split parse at candidate `at` equals the serial parse s. */
+static bool same_as_serial(const run *s, const char *text, size_t len,
+                           size_t at, const char *name, int *outcome)
+{
+    run r;
+    run_parse(&r, text, len, 1, at);
+    bool ok = (s->layer == NULL) == (r.layer == NULL) &&
+              s->text.len == r.text.len &&
+              memcmp(s->text.data, r.text.data, s->text.len) == 0 &&
+              same_diags(s->diags, r.diags) &&
+              (!s->layer || same_prim(s->layer->root, r.layer->root, r.layer));
+    if (!ok)
+        fprintf(stderr, "\n%s: split at offset %zu (outcome %d) differs from "
+                "the serial parse\n", name, at, r.outcome);
+    if (outcome)
+        *outcome = r.outcome;
+    run_free(&r);
+    return ok;
+}
+
+/* Try every candidate line (or `max` of them, spread out); count the
+ * outcomes in counts[UB_PARSE_*]. */
+static bool check_splits(const char *text, size_t len, const char *name,
+                         size_t max, unsigned counts[4])
+{
+    run s;
+    run_parse(&s, text, len, -1, 0);
+    size_t n = 0;
+    for (size_t at = ub_parse_split_point(text, len, 0); at < len;
+         at = ub_parse_split_point(text, len, at + 1))
+        n++;
+    size_t step = max && n > max ? n / max : 1, i = 0;
+    bool ok = true;
+    for (size_t at = ub_parse_split_point(text, len, 0); at < len && ok;
+         at = ub_parse_split_point(text, len, at + 1), i++) {
+        if (i % step)
+            continue;
+        int oc = 0;
+        ok = same_as_serial(&s, text, len, at, name, &oc);
+        if (counts && oc >= 0 && oc < 4)
+            counts[oc]++;
+    }
+    run_free(&s);
+    return ok;
+}
+
+/* Split a small layer at the line holding `mark`; the outcome must be
+ * `want` and the result the serial one. */
+static void split_at_mark(const char *text, const char *mark, int want)
+{
+    const char *m = strstr(text, mark);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    size_t at = (size_t)(m - text);
+    while (at > 0 && text[at - 1] != '\n')
+        at--;
+    size_t len = strlen(text);
+    CU_ASSERT_EQUAL(ub_parse_split_point(text, len, at), at);
+    run s;
+    run_parse(&s, text, len, -1, 0);
+    int oc = -1;
+    CU_ASSERT(same_as_serial(&s, text, len, at, mark, &oc));
+    if (oc != want)
+        fprintf(stderr, "\nsplit at '%s': outcome %d, wanted %d\n", mark, oc,
+                want);
+    CU_ASSERT_EQUAL(oc, want);
+    run_free(&s);
+}
+
+/* A prim-heavy layer like the benchmark's, nested and with metadata. */
+static char *bench_like(unsigned nprims, size_t *len)
+{
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_buf_puts(&b, "#usda 1.0\n(\n    defaultPrim = \"World\"\n    "
+                    "upAxis = \"Y\"\n)\n\ndef Xform \"World\"\n{\n    "
+                    "def Scope \"Looks\"\n    {\n");
+    for (unsigned i = 0; i < 20; i++)
+        ub_buf_printf(&b, "        def Material \"look_%02u\"\n        {\n"
+                          "        }\n\n", i);
+    ub_buf_puts(&b, "    }\n\n");
+    for (unsigned i = 0; i < nprims; i++) {
+        ub_buf_printf(
+            &b,
+            "    def Xform \"prop_%06u\" (\n        customData = {\n"
+            "            int id = %u\n            double weight = %u.5\n"
+            "        }\n        doc = \"prop %u\"\n        kind = \"group\"\n"
+            "        prepend apiSchemas = [\"MaterialBindingAPI\"]\n    )\n"
+            "    {\n        custom string department = \"layout\"\n"
+            "        rel material:binding = </World/Looks/look_%02u>\n"
+            "        float radius = %u.25 (\n            doc = \"cm\"\n"
+            "        )\n        double3 xformOp:translate = (%u, 1.5, -2)\n"
+            "        float3 xformOp:rotateXYZ.timeSamples = {\n"
+            "            1: (0, 7.5, 0),\n            2: (0, 15, 0),\n"
+            "        }\n        uniform token[] xformOpOrder = "
+            "[\"xformOp:translate\"]\n",
+            i, i, i, i, i % 20, i % 17, i);
+        if (i % 7 == 0)
+            ub_buf_printf(&b, "\n        def Mesh \"geo\"\n        {\n"
+                              "            int[] faceVertexCounts = [4, 4]\n"
+                              "            def Scope \"inner_%u\"\n"
+                              "            {\n            }\n        }\n", i);
+        ub_buf_puts(&b, "    }\n\n");
+    }
+    ub_buf_puts(&b, "    float worldScale = 2\n}\n\nover \"Other\"\n{\n}\n\n"
+                    "class \"_base\"\n{\n    def \"x\"\n    {\n    }\n}\n");
+    *len = b.len;
+    return b.data;
+}
+
+static void test_bench_like(void)
+{
+    size_t len;
+    char *text = bench_like(120, &len);
+    unsigned counts[4] = {0};
+    CU_ASSERT(check_splits(text, len, "bench-like", 0, counts));
+    /* the split really happens, not just the fallbacks */
+    CU_ASSERT(counts[UB_PARSE_SPLIT_GRAFTED] > 100);
+    free(text);
+}
+
+static void test_auto_threshold(void)
+{
+    size_t len;
+    char *text = bench_like(50, &len);
+    run r;
+    run_parse(&r, text, len, 0, 0);
+    CU_ASSERT_PTR_NOT_NULL(r.layer);
+    CU_ASSERT_EQUAL(r.outcome, UB_PARSE_SERIAL); /* small: one thread */
+    run_free(&r);
+    free(text);
+}
+
+static void test_split_points(void)
+{
+    const char *t = "#usda 1.0\ndef \"a\" {\n}\n  over\t\"b\" {\n}\n"
+                    "define = 1\nclass \"c\" {\n}\n";
+    size_t len = strlen(t);
+    size_t a = ub_parse_split_point(t, len, 0);
+    CU_ASSERT_EQUAL(a, 10u);
+    size_t b = ub_parse_split_point(t, len, a + 1);
+    CU_ASSERT_EQUAL(b, (size_t)(strstr(t, "  over") - t));
+    size_t c = ub_parse_split_point(t, len, b + 1);
+    CU_ASSERT_EQUAL(c, (size_t)(strstr(t, "class") - t));
+    CU_ASSERT_EQUAL(ub_parse_split_point(t, len, c + 1), len);
+}
+
+/* Layers whose split cannot work: the result must still be the serial
+ * one, by reading on or by parsing again. */
+static void test_fallbacks(void)
+{
+    /* inside a triple-quoted string: the head sees a broken string */
+    split_at_mark("#usda 1.0\ndef \"a\" (\n    doc = \"\"\"text\n"
+                  "def \"inside\" {\n}\n\"\"\"\n)\n{\n}\n"
+                  "def \"b\"\n{\n}\n",
+                  "def \"inside\"", UB_PARSE_SPLIT_REPARSED);
+    /* inside a variant body */
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n    variantSet \"v\" = {\n"
+                  "        \"x\" {\n            def \"in\"\n            {\n"
+                  "            }\n        }\n    }\n}\n",
+                  "def \"in\"", UB_PARSE_SPLIT_READ_ON);
+    /* a relative path after the split */
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n    def \"b\"\n    {\n"
+                  "        rel r = <../c>\n    }\n    def \"c\"\n    {\n"
+                  "    }\n}\n",
+                  "def \"b\"", UB_PARSE_SPLIT_READ_ON);
+    /* the same prim on both sides: the serial error */
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n    def \"b\"\n    {\n    }\n"
+                  "    def \"c\"\n    {\n    }\n    def \"b\"\n    {\n"
+                  "    }\n}\n",
+                  "def \"c\"", UB_PARSE_SPLIT_READ_ON);
+    /* the same property on both sides: one property, as serially */
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n    double x = 1\n"
+                  "    def \"c\"\n    {\n    }\n"
+                  "    double x.timeSamples = {\n        1: 2,\n    }\n}\n",
+                  "def \"c\"", UB_PARSE_SPLIT_READ_ON);
+    /* a syntax error after the split: the serial error */
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n    def \"b\"\n    {\n"
+                  "        double = 1\n    }\n}\n",
+                  "def \"b\"", UB_PARSE_SPLIT_READ_ON);
+    /* an error before the split */
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n    foo bar baz\n    def \"b\"\n"
+                  "    {\n    }\n}\n",
+                  "def \"b\"", UB_PARSE_SPLIT_REPARSED);
+    /* a `}` too many, and one too few */
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n    def \"b\"\n    {\n    }\n}\n"
+                  "}\n",
+                  "def \"b\"", UB_PARSE_SPLIT_READ_ON);
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n    def \"b\"\n    {\n    }\n",
+                  "def \"b\"", UB_PARSE_SPLIT_READ_ON);
+    /* two `}` on one line, and an attribute at the root */
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n    def \"b\"\n    {\n"
+                  "    } }\n",
+                  "def \"b\"", UB_PARSE_SPLIT_READ_ON);
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n    def \"b\"\n    {\n    }\n}\n"
+                  "double x = 1\n",
+                  "def \"b\"", UB_PARSE_SPLIT_READ_ON);
+    /* reorder statements on a level the tail did not open */
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n    def \"b\"\n    {\n    }\n"
+                  "    reorder nameChildren = [\"b\"]\n}\n",
+                  "def \"b\"", UB_PARSE_SPLIT_READ_ON);
+    /* inside a block comment */
+    split_at_mark("#usda 1.0\n/* a comment\ndef \"x\" {\n}\n*/\n"
+                  "def \"b\"\n{\n}\n",
+                  "def \"x\"", UB_PARSE_SPLIT_READ_ON);
+}
+
+/* Splits that work, at the edges of what the grammar allows. */
+static void test_grafts(void)
+{
+    /* at the root, the last prim without a final newline */
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n}\n\ndef \"b\"\n{\n}",
+                  "def \"b\"", UB_PARSE_SPLIT_GRAFTED);
+    /* the first statement of a prim body, deep, with CRLF line ends */
+    split_at_mark("#usda 1.0\r\ndef \"a\"\r\n{\r\n    def \"b\"\r\n    {\r\n"
+                  "        def \"c\"\r\n        {\r\n            int x = 1\r\n"
+                  "        }\r\n        int y = 2\r\n    }\r\n}\r\n"
+                  "def \"z\" {\r\n}\r\n",
+                  "def \"c\"", UB_PARSE_SPLIT_GRAFTED);
+    /* properties and more children after the split, on every level */
+    split_at_mark("#usda 1.0\n(\n    doc = \"x\"\n)\ndef \"a\" (\n"
+                  "    kind = \"group\"\n)\n{\n    int p = 1\n"
+                  "    over \"b\"\n    {\n        int q = 2\n    }\n"
+                  "    int r = 3\n    rel s = </a/b>\n    class \"c\" {\n"
+                  "    }\n}\ndef \"d\"\n{\n}\n",
+                  "over \"b\"", UB_PARSE_SPLIT_GRAFTED);
+}
+
+/* A directory tree's .usda files, every candidate split of each. */
+static void split_tree(const char *dir, unsigned *files, bool *ok,
+                       unsigned counts[4])
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL && *ok) {
+        if (e->d_name[0] == '.')
+            continue;
+        size_t n = strlen(dir) + strlen(e->d_name) + 2;
+        char *p = malloc(n);
+        snprintf(p, n, "%s/%s", dir, e->d_name);
+        struct stat st;
+        if (stat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+            split_tree(p, files, ok, counts);
+        } else if (n > 6 && strcmp(p + strlen(p) - 5, ".usda") == 0) {
+            FILE *f = fopen(p, "rb");
+            char *text = f ? malloc((size_t)st.st_size + 1) : NULL;
+            size_t len = text ? fread(text, 1, (size_t)st.st_size, f) : 0;
+            if (text) {
+                (*files)++;
+                /* big layers: a sample, about 20 MB of parsing each */
+                size_t max = len ? 20000000 / len : 200;
+                max = max < 8 ? 8 : max > 200 ? 200 : max;
+                *ok = check_splits(text, len, p, max, counts);
+            }
+            free(text);
+            if (f)
+                fclose(f);
+        }
+        free(p);
+    }
+    closedir(d);
+}
+
+static void test_conformance(void)
+{
+    char buf[4096];
+    const char *dir = getenv("UB_CONFORMANCE_DIR");
+    if (!dir) {
+        snprintf(buf, sizeof buf, "%s/../shared/conformance",
+                 getenv("srcdir") ? getenv("srcdir") : ".");
+        dir = buf;
+    }
+    struct stat st;
+    if (stat(dir, &st) != 0) {
+        fprintf(stderr, "\nskipped: no conformance corpus at %s\n", dir);
+        return;
+    }
+    unsigned files = 0, counts[4] = {0};
+    bool ok = true;
+    split_tree(dir, &files, &ok, counts);
+    fprintf(stderr, "\n%u layers: %u grafted, %u read on, %u parsed again\n",
+            files, counts[1], counts[2], counts[3]);
+    CU_ASSERT(ok);
+    CU_ASSERT(files > 0);
+    CU_ASSERT(counts[UB_PARSE_SPLIT_GRAFTED] > 0);
+}
+
+int main(void)
+{
+    strtab = ub_strtab_new();
+    if (!strtab || CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    CU_pSuite s = CU_add_suite("split", NULL, NULL);
+    CU_add_test(s, "split points", test_split_points);
+    CU_add_test(s, "grafts", test_grafts);
+    CU_add_test(s, "fallbacks", test_fallbacks);
+    CU_add_test(s, "bench-like layer, every split", test_bench_like);
+    CU_add_test(s, "small layers are read by one thread", test_auto_threshold);
+    CU_add_test(s, "conformance corpus, every split", test_conformance);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed =
+        CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    ub_strtab_free(strtab);
+    return failed ? 1 : 0;
+}
