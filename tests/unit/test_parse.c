@@ -5,6 +5,7 @@
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ub_parse.h"
@@ -301,6 +302,59 @@ static void test_number_runs(void)
     CU_ASSERT_EQUAL_FATAL(s->n, 3);
     CU_ASSERT_EQUAL(s->v[0].time, 0.0);
     CU_ASSERT_EQUAL(D(&s->v[2].value, 0), 6.0);
+}
+
+/* Runs far longer than the scanner's buffer, in every number spelling,
+ * are read element for element: the run is read by hand up to where the
+ * buffer ends, and must resume there exactly. */
+static void test_long_number_runs(void)
+{
+    static const char *const forms[] = {"%d", "-%d", "%d.5", "-%d.25",
+                                        ".%d", "-.%d", "%de2", "%d.5E-1",
+                                        "%d.", "%de+1"};
+    enum { N = 30000 };
+    static char text[N * 48 + 4096];
+    static double want[N];
+    char *t = text;
+    t += sprintf(t, "#usda 1.0\ndef \"A\" {\n    double[] d = [");
+    for (int i = 0; i < N; i++) {
+        char num[32];
+        snprintf(num, sizeof num, forms[i % 10], i % 997);
+        want[i] = strtod(num, NULL);
+        /* separators of every width, all on one line */
+        t += sprintf(t, "%s%s", i ? (i % 7 == 0 ? " ,  " : i % 3 ? ", " : ",")
+                                  : "",
+                     num);
+    }
+    t += sprintf(t, "]\n    double3[] v = [");
+    for (int i = 0; i < N / 3; i++)
+        t += sprintf(t, "%s(%d.5,%s-%d, %de1 )", i ? ", " : "", i,
+                     i % 2 ? "  " : " ", i % 89, i % 13);
+    t += sprintf(t, "]\n}\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(text));
+    const ub_value *d = &prop("/A", "d")->default_value;
+    CU_ASSERT_EQUAL_FATAL(d->count, N);
+    int bad = 0;
+    for (int i = 0; i < N; i++)
+        bad += D(d, i) != want[i];
+    CU_ASSERT_EQUAL(bad, 0);
+    const ub_value *v = &prop("/A", "v")->default_value;
+    CU_ASSERT_EQUAL_FATAL(v->count, N / 3);
+    bad = 0;
+    for (int i = 0; i < N / 3; i++)
+        bad += D(v, 3 * i) != i + 0.5 || D(v, 3 * i + 1) != -(i % 89) ||
+               D(v, 3 * i + 2) != (i % 13) * 10.0;
+    CU_ASSERT_EQUAL(bad, 0);
+    /* a bad element deep in a run is reported where it is */
+    t = text;
+    t += sprintf(t, "#usda 1.0\ndef \"A\" {\n    double[] d = [");
+    for (int i = 0; i < 5000; i++)
+        t += sprintf(t, "%d, ", i);
+    *t = '\0';
+    /* the column of the 'x' of "1x" */
+    size_t col = (size_t)(t - strrchr(text, '\n')) + 1;
+    sprintf(t, "1x, 2]\n}\n");
+    reject(text, 3, (unsigned)col, "unexpected identifier 'x'");
 }
 
 static void test_utf8_identifiers(void)
@@ -736,6 +790,7 @@ static const test_case cases[] = {
     {"scanner: comments", test_comments},
     {"scanner: numbers to declared types", test_numbers},
     {"scanner: number runs", test_number_runs},
+    {"scanner: number runs longer than a buffer", test_long_number_runs},
     {"scanner: UTF-8 identifiers", test_utf8_identifiers},
     {"layer metadata", test_layer_metadata},
     {"prims and prim metadata", test_prims},
