@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+/* inline: most records are a few bytes, where the call is the cost */
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 #include <zstd.h>
 
@@ -25,10 +27,14 @@ typedef struct ub_w_rslot {
     uint32_t id1, h32;
 } ub_w_rslot;
 
-/* The record cache keeps the whole hash and length. */
+/* The record cache keeps the whole hash and length, and the bytes of a
+ * short record: hot records lie all over recs, and comparing against
+ * them there costs a TLB and a cache miss each. */
+#define UB_W_RBYTES 48
 typedef struct ub_w_rcent {
     uint64_t hash;
     uint32_t id1, len;
+    char bytes[UB_W_RBYTES];
 } ub_w_rcent;
 
 typedef struct ub_w_section {
@@ -314,10 +320,37 @@ static uint32_t type_sid(ub_w *w, const ub_type *t)
 
 /* --- records ----------------------------------------------------------- */
 
+/* memcmp for the short records most are, in words (the last one
+ * overlapping), without a call. */
+static inline bool bytes_equal(const char *a, const char *b, size_t n)
+{
+    if (n < 8) {
+        if (n < 4)
+            return memcmp(a, b, n) == 0;
+        uint32_t x0, y0, x1, y1;
+        memcpy(&x0, a, 4);
+        memcpy(&y0, b, 4);
+        memcpy(&x1, a + n - 4, 4);
+        memcpy(&y1, b + n - 4, 4);
+        return ((x0 ^ y0) | (x1 ^ y1)) == 0;
+    }
+    if (n > 64)
+        return memcmp(a, b, n) == 0;
+    uint64_t x, y, d = 0;
+    for (size_t i = 0; i + 8 < n; i += 8) {
+        memcpy(&x, a + i, 8);
+        memcpy(&y, b + i, 8);
+        d |= x ^ y;
+    }
+    memcpy(&x, a + n - 8, 8);
+    memcpy(&y, b + n - 8, 8);
+    return (d | (x ^ y)) == 0;
+}
+
 static bool rec_equal(const ub_w *w, uint32_t id, const char *p, size_t len)
 {
     return w->rec_off[id + 1] - w->rec_off[id] == len &&
-           memcmp(w->recs.data + w->rec_off[id], p, len) == 0;
+           bytes_equal(w->recs.data + w->rec_off[id], p, len);
 }
 
 static int rec_grow(ub_w *w)
@@ -352,7 +385,8 @@ static uint32_t rec_resolve(ub_w *w, uint64_t h, size_t at, size_t len)
     const char *p = w->recs.data + at;
     ub_w_rcent *c = &w->rcache[(h >> 32) & (UB_W_RCACHE - 1)];
     if (c->hash == h && c->len == (uint32_t)len && c->id1 &&
-        rec_equal(w, c->id1 - 1, p, len))
+        (len <= UB_W_RBYTES ? bytes_equal(c->bytes, p, len)
+                            : rec_equal(w, c->id1 - 1, p, len)))
         return c->id1 - 1;
     if ((w->nrecs + 1) * 2 > w->rec_cap && rec_grow(w) != 0) {
         ub_w_oom(w);
@@ -365,7 +399,11 @@ static uint32_t rec_resolve(ub_w *w, uint64_t h, size_t at, size_t len)
         uint32_t id = w->rec_slots[j].id1 - 1;
         if (w->rec_slots[j].h32 == h32 && rec_equal(w, id, p, len)) {
             /* used twice: likely again, keep it at hand */
-            *c = (ub_w_rcent){h, id + 1, (uint32_t)len};
+            c->hash = h;
+            c->id1 = id + 1;
+            c->len = (uint32_t)len;
+            if (len <= UB_W_RBYTES)
+                memcpy(c->bytes, p, len);
             return id;
         }
         j = (j + 1) & mask;

@@ -406,6 +406,79 @@ static void test_deterministic_and_levels(void)
     ub_layer_free(L);
 }
 
+static ub_value str1(ub_arena *a, ub_type_id id, const char *text)
+{
+    ub_value v = ub_value_new(a, TY(id), 1, false);
+    ((const char **)v.u.data)[0] = S(text);
+    return v;
+}
+
+/* A prim-heavy layer: unique names and docs, values that repeat (kinds,
+ * translations, token samples) and values that do not. */
+static ub_layer *many_prims(int n)
+{
+    ub_layer *L = ub_layer_new(T, "many.usda");
+    ub_arena *a = L->arena;
+    static const char *kinds[] = {"component", "group", "assembly"};
+    for (int i = 0; i < n; i++) {
+        char name[32], doc[64];
+        snprintf(name, sizeof name, "prop_%06d", i);
+        snprintf(doc, sizeof doc, "prop %d, placed by layout", i);
+        ub_prim *p = ub_prim_new(L, L->root, S(name), UB_DEF, (ub_loc){0});
+        p->type_name = S("Xform");
+        ub_fields_set(a, &p->meta, S("doc"), str1(a, UB_TY_STRING, doc),
+                      (ub_loc){0});
+        ub_fields_set(a, &p->meta, S("kind"),
+                      str1(a, UB_TY_TOKEN, kinds[i % 3]), (ub_loc){0});
+        attr(L, p, "radius", UB_TY_FLOAT, false)->default_value =
+            scalar(a, UB_TY_FLOAT, i * 0.25);
+        attr(L, p, "xformOp:translate", UB_TY_DOUBLE3, false)
+            ->default_value = scalar(a, UB_TY_DOUBLE3, i % 97);
+        ub_prop *v = attr(L, p, "visibility", UB_TY_TOKEN, false);
+        ub_samples_set(a, &v->samples, 1, str1(a, UB_TY_TOKEN, "inherited"));
+        ub_samples_set(a, &v->samples, 2,
+                       str1(a, UB_TY_TOKEN,
+                            i % 2 ? "invisible" : kinds[i % 3]));
+    }
+    return L;
+}
+
+/* The default level decides by size; a big layer's records are
+ * compressed on a second thread while the rest is still being encoded,
+ * before the writer knows the final size.  Either way the bytes are
+ * those of the level chosen, asked for explicitly, and read back to the
+ * same layer. */
+static void test_auto_level_same_bytes(void)
+{
+    ub_layer *small = rich_layer(), *big = many_prims(120000);
+    struct {
+        ub_layer *L;
+        int level;
+    } c[] = {{small, 19}, {big, 3}};
+    for (int k = 0; k < 2; k++) {
+        ub_buf dflt, again, expl;
+        write(c[k].L, UB_USDB_LEVEL_DEFAULT, &dflt);
+        write(c[k].L, UB_USDB_LEVEL_DEFAULT, &again);
+        write(c[k].L, c[k].level, &expl);
+        CU_ASSERT(dflt.len == expl.len &&
+                  memcmp(dflt.data, expl.data, dflt.len) == 0);
+        CU_ASSERT(dflt.len == again.len &&
+                  memcmp(dflt.data, again.data, dflt.len) == 0);
+        ub_diags *d = ub_diags_new();
+        ub_layer *R = ub_usdb_load(T, "x.usdb", dflt.data, dflt.len, d);
+        CU_ASSERT_PTR_NOT_NULL(R);
+        if (R)
+            CU_ASSERT(layer_same(c[k].L, R));
+        ub_layer_free(R);
+        ub_diags_free(d);
+        ub_buf_free(&dflt);
+        ub_buf_free(&again);
+        ub_buf_free(&expl);
+    }
+    ub_layer_free(small);
+    ub_layer_free(big);
+}
+
 /* Equal arrays and equal sample series are stored once: a layer with the
  * same big array on 20 prims is hardly bigger than with one. */
 static void test_dedup(void)
@@ -754,6 +827,8 @@ int main(void)
                 test_roundtrip_every_encoding);
     CU_add_test(s, "deterministic output; levels", test_deterministic_and_levels);
     CU_add_test(s, "equal arrays and series stored once", test_dedup);
+    CU_add_test(s, "default level: the bytes of the level it picks",
+                test_auto_level_same_bytes);
     CU_add_test(s, "decimal float columns", test_decimal_columns_compress);
     CU_add_test(s, "runtime: tree and lookups", test_runtime_tree);
     CU_add_test(s, "runtime: value at a time", test_value_at);
