@@ -15,7 +15,7 @@ int ub_usda_write(const ub_layer *layer, ub_buf *out);
 
 /* The same text, written while the layer is read: pass
  * ub_usda_stream_prim and ub_usda_stream_reopened as the callbacks of a
- * streaming parse (ub_parse_usda_stream, ub_loader_set_stream) with the
+ * streaming parse (ub_parse_opts.stream, ub_loader_set_stream) with the
  * stream as their context, then call ub_usda_stream_end with the layer the
  * parse returned.  Memory: the prims still open, not the layer.  The bytes
  * equal ub_usda_write's for the same layer. */

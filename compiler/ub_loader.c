@@ -37,9 +37,17 @@ struct ub_loader {
     char *cwd; /* the current directory, read once */
     ub_loader_progress_fn progress;
     void *progress_ctx;
-    uint64_t bytes_read;
+    uint64_t bytes_read; /* of the layers read whole */
+    const char *reading; /* the layer being parsed */
     const ub_parse_stream *stream; /* not owned */
 };
+
+/* Progress within one big layer, for the loader's progress hook. */
+static void ub_loader_parsed(void *ctx, size_t bytes)
+{
+    ub_loader *ld = ctx;
+    ld->progress(ld->progress_ctx, ld->reading, ld->bytes_read + bytes);
+}
 
 void ub_loader_set_stream(ub_loader *ld, const ub_parse_stream *stream)
 {
@@ -415,9 +423,6 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
         return NULL;
     if (ub_file_load(resolved, &e->file, ld->diags, named_at) != 0)
         return NULL;
-    ld->bytes_read += e->file.len;
-    if (ld->progress)
-        ld->progress(ld->progress_ctx, resolved, ld->bytes_read);
     /* Sniffed by content, not by name: a .usd may be text or crate. */
     if (e->file.len >= 8 && memcmp(e->file.data, "PXR-USDC", 8) == 0) {
         /* Point at where the layer was named, when it was named in a
@@ -440,19 +445,18 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
     if (ub_usdb_sniff(e->file.data, e->file.len)) {
         e->layer = ub_usdb_load(ld->strtab, resolved, e->file.data, e->file.len,
                                 ld->diags);
-        return e->layer;
+    } else {
+        ub_parse_opts po = {.mapped = e->file.mapped,
+                            .stream = ld->stream,
+                            .progress = ld->progress ? ub_loader_parsed : NULL,
+                            .progress_ctx = ld};
+        ld->reading = resolved;
+        e->layer = ub_parse_usda_opts(ld->strtab, resolved, e->file.data,
+                                      e->file.len, &po, ld->diags);
     }
-    if (ld->stream) {
-        e->layer = ub_parse_usda_stream(ld->strtab, resolved, e->file.data,
-                                        e->file.len, e->file.mapped,
-                                        ld->stream, ld->diags);
-        return e->layer;
-    }
-    e->layer = e->file.mapped
-                   ? ub_parse_usda_mapped(ld->strtab, resolved, e->file.data,
-                                          e->file.len, ld->diags)
-                   : ub_parse_usda(ld->strtab, resolved, e->file.data,
-                                   e->file.len, ld->diags);
+    ld->bytes_read += e->file.len;
+    if (ld->progress)
+        ld->progress(ld->progress_ctx, resolved, ld->bytes_read);
     return e->layer;
 }
 

@@ -43,16 +43,17 @@ const char *ub_loader_resolve(ub_loader *ld, const char *asset,
 ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
                          const ub_layer *anchor, ub_loc named_at);
 
-/* Optional: called after each file is read, with the bytes read so far
- * by this loader (for a command's progress bar; the library never draws
- * anything itself). */
+/* Optional: called as layers are read, with the bytes read so far by this
+ * loader (for a command's progress bar; the library never draws anything
+ * itself): now and then while a big layer is parsed, and after each
+ * layer. */
 typedef void (*ub_loader_progress_fn)(void *ctx, const char *path,
                                       uint64_t bytes_read);
 void ub_loader_set_progress(ub_loader *ld, ub_loader_progress_fn fn,
                             void *ctx);
 
 /* Optional: text layers opened from now on are read by a streaming parse
- * (ub_parse_usda_stream): their prims go to stream as they close and the
+ * (ub_parse_opts.stream): their prims go to stream as they close and the
  * layers kept are stubs (layer->streamed).  For a command that writes each
  * prim once and needs no composition (cat).  NULL turns it off. */
 void ub_loader_set_stream(ub_loader *ld, const ub_parse_stream *stream);

@@ -2799,22 +2799,27 @@ void ub_act_syntax_error(ub_pctx *c, ub_tokloc l, bool lexical,
 
 #define UB_DROP_STEP (4u * 1024u * 1024u)
 
-/* Called as the scanner takes text: the mapped pages it has copied into its
- * own buffer are dropped in steps of a few MiB (a multiple of any page
- * size, counted from the page-aligned start of the mapping). */
-void ub_parse_drop_read(ub_pctx *c)
+static void ub_split_progress(ub_pctx *c);
+
+/* Called as the scanner takes a block of text.  Mapped pages it has copied
+ * into its own buffer are dropped in steps of a few MiB (a multiple of any
+ * page size, counted from the page-aligned start of the mapping), and the
+ * caller hears how far reading has come. */
+void ub_parse_took_text(ub_pctx *c)
 {
 #if defined(__linux__) && defined(MADV_DONTNEED)
     const size_t step = UB_DROP_STEP;
     size_t upto = c->src_pos / step * step;
-    if (!c->src_mapped || upto <= c->src_dropped)
-        return;
-    (void)madvise((void *)(uintptr_t)(c->src + c->src_dropped),
-                  upto - c->src_dropped, MADV_DONTNEED);
-    c->src_dropped = upto;
-#else
-    (void)c;
+    if (c->src_mapped && upto > c->src_dropped) {
+        (void)madvise((void *)(uintptr_t)(c->src + c->src_dropped),
+                      upto - c->src_dropped, MADV_DONTNEED);
+        c->src_dropped = upto;
+    }
 #endif
+    if (c->split)
+        ub_split_progress(c);
+    else if (c->progress)
+        c->progress(c->progress_ctx, c->src_pos);
 }
 
 /* Free a parse context's scratch memory (not its layer). */
@@ -2837,15 +2842,17 @@ static void ub_split_start(ub_pctx *c, struct ub_split *sp);
 static void ub_split_join(struct ub_split *sp, bool cancel);
 
 static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
-                               const char *text, size_t len, bool mapped,
-                               const ub_parse_stream *stream,
-                               struct ub_split *sp, ub_diags *diags)
+                               const char *text, size_t len,
+                               const ub_parse_opts *o, struct ub_split *sp,
+                               ub_diags *diags)
 {
     ub_pctx *volatile c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    c->src_mapped = mapped;
-    c->stream = stream && stream->prim_done ? stream : NULL;
+    c->src_mapped = o && o->mapped;
+    c->stream = o && o->stream && o->stream->prim_done ? o->stream : NULL;
+    c->progress = o ? o->progress : NULL;
+    c->progress_ctx = o ? o->progress_ctx : NULL;
     jmp_buf jb;
     c->oom = &jb;
     c->strtab = t;
@@ -2927,6 +2934,7 @@ typedef struct ub_split {
     pthread_t thread;
     bool started, joined;
     atomic_bool cancel; /* the head gave up: the tail may stop */
+    atomic_size_t tail_read; /* bytes the tail has read, for progress */
     /* the tail's result, read after the join */
     ub_layer *tail;     /* NULL when the tail gave up */
     ub_prim **ph;       /* its levels, innermost first; the last is the root */
@@ -2940,6 +2948,22 @@ static void ub_split_give_up(ub_pctx *c)
 {
     c->nerrors++;
     c->lex_hook = UB_LEX_STOP;
+}
+
+/* The head reports both threads' reading; the tail only counts its own. */
+static void ub_split_progress(ub_pctx *c)
+{
+    ub_split *sp = c->split;
+    if (c->split_role == UB_SPLIT_TAIL) {
+        atomic_store_explicit(&sp->tail_read, c->src_pos - sp->at,
+                              memory_order_relaxed);
+    } else if (c->progress) {
+        size_t tail = c->split_role == UB_SPLIT_HEAD
+                          ? atomic_load_explicit(&sp->tail_read,
+                                                 memory_order_relaxed)
+                          : 0;
+        c->progress(c->progress_ctx, c->src_pos + tail);
+    }
 }
 
 bool ub_split_cancelled(const ub_pctx *c)
@@ -3173,34 +3197,48 @@ size_t ub_parse_split_point(const char *text, size_t len, size_t from)
     return len;
 }
 
+static ub_layer *ub_parse_whole(ub_strtab *t, const char *path,
+                                const char *text, size_t len,
+                                ub_parse_opts *opts, ub_diags *diags);
+
 ub_layer *ub_parse_usda_opts(ub_strtab *t, const char *path,
                              const char *text, size_t len,
                              ub_parse_opts *opts, ub_diags *diags)
 {
-    bool mapped = opts && opts->mapped;
-    int mode = opts ? opts->split : 0;
+    if (opts)
+        opts->outcome = UB_PARSE_SERIAL;
+    ub_layer *l = ub_parse_whole(t, path, text, len, opts, diags);
+    if (l && opts && opts->progress)
+        opts->progress(opts->progress_ctx, len);
+    return l;
+}
+
+static ub_layer *ub_parse_whole(ub_strtab *t, const char *path,
+                                const char *text, size_t len,
+                                ub_parse_opts *opts, ub_diags *diags)
+{
+    int mode = opts && !opts->stream ? opts->split : -1;
     size_t at = len;
     if (mode > 0)
         at = ub_parse_split_point(text, len, opts->split_at);
     else if (mode == 0 && len >= UB_SPLIT_MIN &&
              sysconf(_SC_NPROCESSORS_ONLN) >= 2)
         at = ub_parse_split_point(text, len, len / 2);
-    if (opts)
-        opts->outcome = UB_PARSE_SERIAL;
     ub_diags *d1 = at < len ? ub_diags_new() : NULL;
     if (!d1)
-        return ub_parse_text(t, path, text, len, mapped, NULL, NULL, diags);
+        return ub_parse_text(t, path, text, len, opts, NULL, diags);
     ub_split sp = {.strtab = t, .src = text, .len = len, .at = at,
-                   .mapped = mapped};
+                   .mapped = opts && opts->mapped};
     atomic_init(&sp.cancel, false);
-    ub_layer *l = ub_parse_text(t, path, text, len, mapped, NULL, &sp, d1);
+    atomic_init(&sp.tail_read, 0);
+    ub_layer *l = ub_parse_text(t, path, text, len, opts, &sp, d1);
     if (sp.started && !l && sp.outcome != UB_PARSE_SPLIT_READ_ON) {
         /* the head met an error: its diagnostics are the serial ones only
          * once it reads the whole layer alone */
         ub_diags_free(d1);
         d1 = NULL;
         sp.outcome = UB_PARSE_SPLIT_REPARSED;
-        l = ub_parse_text(t, path, text, len, mapped, NULL, NULL, diags);
+        l = ub_parse_text(t, path, text, len, opts, NULL, diags);
     }
     if (d1) {
         ub_diags_take(diags, d1);
@@ -3225,14 +3263,6 @@ ub_layer *ub_parse_usda_mapped(ub_strtab *t, const char *path,
 {
     ub_parse_opts o = {.mapped = true};
     return ub_parse_usda_opts(t, path, text, len, &o, diags);
-}
-
-ub_layer *ub_parse_usda_stream(ub_strtab *t, const char *path,
-                               const char *text, size_t len, bool mapped,
-                               const ub_parse_stream *stream,
-                               ub_diags *diags)
-{
-    return ub_parse_text(t, path, text, len, mapped, stream, NULL, diags);
 }
 
 int ub_parse_is_usda(const char *text, size_t len)

@@ -28,8 +28,8 @@ ub_layer *ub_parse_usda(ub_strtab *t, const char *path, const char *text,
 ub_layer *ub_parse_usda_mapped(ub_strtab *t, const char *path,
                                const char *text, size_t len, ub_diags *diags);
 
-/* Streaming: hand each prim over as soon as its body closes, so that a
- * layer far bigger than memory can be read.  prim_done is called for every
+/* Streaming (ub_parse_opts.stream, below): hand each prim over as soon as
+ * its body closes, so that a layer far bigger than memory can be read.  prim_done is called for every
  * prim that is not inside a variant, children before their parent, with
  * depth 1 for root prims; the prim's own children have already been handed
  * over and are stubs (see ub_prim_drop_body).  After prim_done returns, the
@@ -46,12 +46,6 @@ typedef struct ub_parse_stream {
     void (*prim_reopened)(void *ctx, const ub_prim *prim);
     void *ctx;
 } ub_parse_stream;
-
-/* ub_parse_usda (mapped: ub_parse_usda_mapped), streaming its prims. */
-ub_layer *ub_parse_usda_stream(ub_strtab *t, const char *path,
-                               const char *text, size_t len, bool mapped,
-                               const ub_parse_stream *stream,
-                               ub_diags *diags);
 
 /* Big layers are read by two threads ("split parse"): ub_parse_usda and
  * ub_parse_usda_mapped split a layer of 8 MiB or more at a line near its
@@ -76,6 +70,14 @@ typedef struct ub_parse_opts {
                         size; < 0: never */
     size_t split_at;
     int outcome;     /* set: UB_PARSE_* */
+    /* Stream the prims (see ub_parse_stream); a streaming parse is never
+     * split. */
+    const ub_parse_stream *stream;
+    /* Called now and then, from the calling thread, with the bytes of text
+     * read so far (both threads' of a split parse), and with len at the end
+     * of a successful parse: for a progress bar. */
+    void (*progress)(void *ctx, size_t bytes_read);
+    void *progress_ctx;
 } ub_parse_opts;
 
 /* ub_parse_usda with options (opts may be NULL). */

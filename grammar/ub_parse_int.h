@@ -175,9 +175,11 @@ typedef struct ub_pctx {
     ub_prim **ph;           /* tail: the enclosing levels, innermost first */
     uint32_t nph, capph;
 
-    /* streaming (ub_parse_usda_stream): the arena mark taken as each open
+    /* streaming (ub_parse_opts.stream): the arena mark taken as each open
      * streamed prim began, innermost last */
     const ub_parse_stream *stream;
+    void (*progress)(void *ctx, size_t bytes_read);
+    void *progress_ctx;
     ub_arena_mark *marks;
     uint32_t nmarks, capmarks;
 
@@ -233,7 +235,7 @@ double ub_parse_double(const char *s, size_t n);
 
 /* Unescape a quoted string body as OpenUSD does and intern it. */
 const char *ub_parse_unescape(ub_pctx *ctx, const char *s, size_t n);
-void ub_parse_drop_read(ub_pctx *ctx);
+void ub_parse_took_text(ub_pctx *ctx);
 /* Whether s is a valid (UTF-8) identifier: XID_Start XID_Continue*. */
 bool ub_parse_is_identifier(const char *s, size_t n);
 /* Whether s is a valid asset path (no control characters). */

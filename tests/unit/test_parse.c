@@ -4,6 +4,7 @@
  * the location and wording of errors. */
 #include <CUnit/Basic.h>
 #include <math.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,6 +356,51 @@ static void test_long_number_runs(void)
     size_t col = (size_t)(t - strrchr(text, '\n')) + 1;
     sprintf(t, "1x, 2]\n}\n");
     reject(text, 3, (unsigned)col, "unexpected identifier 'x'");
+}
+
+/* Progress: reported from the calling thread only, never backwards, and
+ * ending at the whole length -- serial and split alike. */
+typedef struct {
+    size_t calls, last, len;
+    bool backwards, other_thread;
+    pthread_t self;
+} progress_log;
+
+static void on_progress(void *ctx, size_t bytes)
+{
+    progress_log *p = ctx;
+    p->calls++;
+    p->backwards |= bytes < p->last;
+    p->other_thread |= !pthread_equal(pthread_self(), p->self);
+    p->last = bytes;
+}
+
+static void test_progress(void)
+{
+    size_t cap = 3u << 20;
+    char *text = malloc(cap + 256);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(text);
+    size_t n = (size_t)sprintf(text, "#usda 1.0\n");
+    for (int i = 0; n < cap; i++)
+        n += (size_t)sprintf(text + n, "def \"p%d\"\n{\n    int x = %d\n}\n",
+                             i, i);
+    for (int split = -1; split <= 1; split += 2) {
+        progress_log log = {.self = pthread_self()};
+        ub_parse_opts o = {.split = split, .split_at = n / 2,
+                           .progress = on_progress, .progress_ctx = &log};
+        ub_diags *d = ub_diags_new();
+        ub_layer *l = ub_parse_usda_opts(strtab, "p.usda", text, n, &o, d);
+        CU_ASSERT_PTR_NOT_NULL(l);
+        CU_ASSERT(log.calls >= 10); /* 3 MB in 128 KiB blocks */
+        CU_ASSERT_FALSE(log.backwards);
+        CU_ASSERT_FALSE(log.other_thread);
+        CU_ASSERT_EQUAL(log.last, n);
+        if (split > 0)
+            CU_ASSERT_EQUAL(o.outcome, UB_PARSE_SPLIT_GRAFTED);
+        ub_layer_free(l);
+        ub_diags_free(d);
+    }
+    free(text);
 }
 
 static void test_utf8_identifiers(void)
@@ -791,6 +837,7 @@ static const test_case cases[] = {
     {"scanner: numbers to declared types", test_numbers},
     {"scanner: number runs", test_number_runs},
     {"scanner: number runs longer than a buffer", test_long_number_runs},
+    {"progress reports", test_progress},
     {"scanner: UTF-8 identifiers", test_utf8_identifiers},
     {"layer metadata", test_layer_metadata},
     {"prims and prim metadata", test_prims},

@@ -1129,7 +1129,7 @@ static void test_roundtrip_random(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
-/* Stream-parse text (ub_parse_usda_stream into ub_usda_stream): returns
+/* Stream-parse text (ub_parse_opts.stream into ub_usda_stream): returns
  * ub_usda_stream_end's result (-2 for a parse error) and the text in out. */
 static int stream_text(const char *text, size_t len, ub_buf *out)
 {
@@ -1139,8 +1139,9 @@ static int stream_text(const char *text, size_t len, ub_buf *out)
                           .prim_reopened = ub_usda_stream_reopened,
                           .ctx = st};
     ub_diags *diags = ub_diags_new();
-    ub_layer *l = ub_parse_usda_stream(strtab, "stream.usda", text, len,
-                                       false, &ps, diags);
+    ub_parse_opts po = {.stream = &ps};
+    ub_layer *l = ub_parse_usda_opts(strtab, "stream.usda", text, len, &po,
+                                     diags);
     int r = l ? ub_usda_stream_end(st, l) : -2;
     CU_ASSERT(!l || l->streamed);
     ub_layer_free(l);
