@@ -5,6 +5,7 @@
 #include "ub_cli.h"
 #include "ub_loader.h"
 #include "ub_parse.h"
+#include "ub_progress.h"
 #include "ub_usda.h"
 
 static void ub_cat_usage(void)
@@ -121,11 +122,20 @@ static int ub_cat_run(int argc, char **argv)
     }
     if (sink_open)
         ub_buf_set_sink(&text, ub_out_write, &sink, 1u << 20);
+    /* the text is written as it is read: one bar covers both */
+    uint64_t total = 0;
+    for (int i = 0; i < n_inputs; i++)
+        total += ub_cli_file_size(inputs[i]);
+    ub_progress prog;
+    ub_progress_start(&prog, "cat", total);
+    if (status == UB_EXIT_OK)
+        ub_loader_set_progress(ss.loader, ub_progress_loader_hook, &prog);
     for (int i = 0; i < n_inputs && status == UB_EXIT_OK; i++) {
         if (ub_cat_one(&ss, inputs[i], &text, sink_open ? &sink : NULL) !=
             0)
             status = UB_EXIT_INPUT;
     }
+    ub_progress_end(&prog);
     if (ss.diags)
         ub_cli_print_diags(ss.diags);
     if (status == UB_EXIT_OK && !sink_open) {

@@ -5,6 +5,7 @@
 
 #include "ub_cli.h"
 #include "ub_loader.h"
+#include "ub_progress.h"
 #include "ub_usda.h"
 #include "ub_usdb_write.h"
 
@@ -111,8 +112,12 @@ static int ub_convert_run(int argc, char **argv)
     if (ub_session_open(&ss, NULL, 0) != 0) {
         status = UB_EXIT_INPUT;
     } else {
+        ub_progress prog;
+        ub_progress_start(&prog, "reading", ub_cli_file_size(input));
+        ub_loader_set_progress(ss.loader, ub_progress_loader_hook, &prog);
         ub_layer *layer =
             ub_loader_open(ss.loader, input, NULL, (ub_loc){NULL, 0, 0});
+        ub_progress_end(&prog);
         int rc = -1;
         if (layer)
             rc = strcmp(format, "usdb") == 0

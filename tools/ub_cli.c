@@ -42,6 +42,14 @@ static int ub_write_all(int fd, const void *data, size_t len)
     return 0;
 }
 
+uint64_t ub_cli_file_size(const char *path)
+{
+    struct stat st;
+    if (strcmp(path, "-") == 0 || stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+        return 0;
+    return (uint64_t)st.st_size;
+}
+
 int ub_session_open(ub_session *s, const char *const *search, int n_search)
 {
     s->strtab = ub_strtab_new();

@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ub_buf.h"
 #include "ub_diag.h"
@@ -44,6 +45,10 @@ typedef struct ub_session {
  * ub_session_close is still fine). */
 int ub_session_open(ub_session *s, const char *const *search, int n_search);
 void ub_session_close(ub_session *s);
+
+/* The size of a regular file (a progress bar's total); 0 for "-", a pipe
+ * or what cannot be read. */
+uint64_t ub_cli_file_size(const char *path);
 
 /* Print every diagnostic to stderr in the compiler style (sorted). */
 void ub_cli_print_diags(ub_diags *d);
