@@ -121,6 +121,8 @@ typedef struct ub_w {
     bool failed, too_deep;
 } ub_w;
 
+#define prefetch(p) __builtin_prefetch(p)
+
 static void ub_w_oom(ub_w *w)
 {
     w->failed = true;
@@ -441,6 +443,24 @@ static void pend_flush(ub_w *w)
         ub_w_oom(w);
         return;
     }
+    /* An equal record found in the table costs two more misses (its
+     * offset, then its bytes): start them for the whole batch first.
+     * Hints only; rec_resolve decides. */
+    size_t mask = w->rec_cap - 1;
+    uint32_t hit[UB_W_NPEND];
+    for (unsigned k = 0; k < n && w->rec_cap; k++) {
+        uint32_t h32 = (uint32_t)w->pend[k].hash;
+        hit[k] = 0;
+        for (size_t j = h32 & mask; w->rec_slots[j].id1; j = (j + 1) & mask)
+            if (w->rec_slots[j].h32 == h32) {
+                hit[k] = w->rec_slots[j].id1;
+                prefetch(&w->rec_off[hit[k] - 1]);
+                break;
+            }
+    }
+    for (unsigned k = 0; k < n && w->rec_cap; k++)
+        if (hit[k])
+            prefetch(w->recs.data + w->rec_off[hit[k] - 1]);
     size_t at = w->committed, first = SIZE_MAX;
     for (unsigned k = 0; k < n; k++) {
         w->pend[k].id = rec_resolve(w, w->pend[k].hash, at, w->pend[k].len);
@@ -485,7 +505,8 @@ static void pend_add(ub_w *w, size_t start, bool tree)
     }
     uint64_t h = XXH3_64bits(r->data + start, r->len - start);
     if (w->rec_cap)
-        __builtin_prefetch(&w->rec_slots[(uint32_t)h & (w->rec_cap - 1)]);
+        prefetch(&w->rec_slots[(uint32_t)h & (w->rec_cap - 1)]);
+    prefetch(&w->rcache[(h >> 32) & (UB_W_RCACHE - 1)]);
     w->pend[w->npend++] =
         (ub_w_pend){h, r->len - start, tree ? w->spec.len : SIZE_MAX, 0};
     if (w->npend == UB_W_NPEND)
@@ -1036,13 +1057,28 @@ static void series_rec(ub_w *w, const ub_samples *s)
 /* The tree walk chases pointers through the layer's arena (a prim's
  * property structs, their field arrays, each value's data), and every
  * step would miss the cache: prefetch an element or two ahead. */
-#define prefetch(p) __builtin_prefetch(p)
+
+/* Every cache line of p[0..bytes), up to a few. */
+static inline void prefetch_range(const void *p, size_t bytes)
+{
+    const char *c = p;
+    if (bytes > 512)
+        bytes = 512;
+    for (size_t o = 0; o < bytes; o += 64)
+        prefetch(c + o);
+}
 
 static void prefetch_prop(const ub_prop *p)
 {
-    prefetch(p->meta.v);
+    prefetch_range(p->meta.v, p->meta.n * sizeof *p->meta.v);
     prefetch(p->default_value.u.data);
     prefetch(p->samples.v);
+}
+
+static void prefetch_prim(const ub_prim *p)
+{
+    prefetch_range(p->meta.v, p->meta.n * sizeof *p->meta.v);
+    prefetch_range(p->props.v, p->props.n * sizeof *p->props.v);
 }
 
 static void put_fields(ub_w *w, const ub_fields *f)
@@ -1091,7 +1127,7 @@ static void put_prim(ub_w *w, const ub_prim *p, int depth)
     const ub_prop *const *props = (const ub_prop *const *)p->props.v;
     uint32_t np = p->props.n;
     for (uint32_t i = 0; i < np && i < 2; i++)
-        prefetch(props[i]);
+        prefetch_range(props[i], sizeof *props[i]);
     if (p->meta.n)
         prefetch(p->meta.v[0].value.u.data);
     put_str(w, b, p->name);
@@ -1103,7 +1139,7 @@ static void put_prim(ub_w *w, const ub_prim *p, int depth)
     put_vu(b, np);
     for (uint32_t i = 0; i < np; i++) {
         if (i + 2 < np)
-            prefetch(props[i + 2]);
+            prefetch_range(props[i + 2], sizeof *props[i + 2]);
         if (i + 1 < np)
             prefetch_prop(props[i + 1]);
         put_prop(w, props[i]);
@@ -1113,11 +1149,9 @@ static void put_prim(ub_w *w, const ub_prim *p, int depth)
     put_vu(b, nk);
     for (uint32_t i = 0; i < nk; i++) {
         if (i + 2 < nk)
-            prefetch(kids[i + 2]);
-        if (i + 1 < nk) {
-            prefetch(kids[i + 1]->meta.v);
-            prefetch(kids[i + 1]->props.v);
-        }
+            prefetch_range(kids[i + 2], sizeof *kids[i + 2]);
+        if (i + 1 < nk)
+            prefetch_prim(kids[i + 1]);
         put_prim(w, kids[i], depth + 1);
     }
     put_vu(b, p->n_variant_sets);
