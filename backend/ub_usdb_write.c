@@ -1462,14 +1462,24 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
             put_vu(&ridx, w.rec_off[r + 1] - w.rec_off[r]);
     }
 
-    /* The skeleton: everything a reader needs at open, in one frame. */
-    ub_buf skel;
-    ub_buf_init(&skel);
-    put_vu(&skel, strs.len);
-    ub_buf_append(&skel, strs.data, strs.len);
-    put_vu(&skel, ridx.len);
-    ub_buf_append(&skel, ridx.data, ridx.len);
-    ub_buf_append(&skel, w.spec.data, w.spec.len);
+    /* The skeleton: everything a reader needs at open, in one frame.  The
+     * tree is most of it: it moves up in its own buffer for the rest to
+     * go in front, instead of being copied into fresh pages. */
+    ub_buf pre;
+    ub_buf_init(&pre);
+    put_vu(&pre, strs.len);
+    ub_buf_append(&pre, strs.data, strs.len);
+    put_vu(&pre, ridx.len);
+    ub_buf_append(&pre, ridx.data, ridx.len);
+    ub_buf skel = w.spec;
+    ub_buf_init(&w.spec);
+    if (!pre.failed && ub_buf_reserve(&skel, pre.len)) {
+        memmove(skel.data + pre.len, skel.data, skel.len);
+        memcpy(skel.data, pre.data, pre.len);
+        skel.len += pre.len;
+    }
+    skel.failed = skel.failed || pre.failed;
+    ub_buf_free(&pre);
 
     if (level < 0)
         level = auto_level(skel.len + w.recs.len);
@@ -1480,8 +1490,8 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     ub_w_section *secs = calloc((size_t)nchunks + 1, sizeof *secs);
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     int rc = 0;
-    if (w.failed || strs.failed || ridx.failed || w.spec.failed ||
-        w.recs.failed || skel.failed || !secs || !cctx)
+    if (w.failed || strs.failed || ridx.failed || w.recs.failed ||
+        skel.failed || !secs || !cctx)
         rc = -1;
     if (rc == 0) {
         unsigned char hdr[UB_USDB_HEADER_LEN];
