@@ -234,6 +234,47 @@ static char *bench_like(unsigned nprims, size_t *len)
     return b.data;
 }
 
+/* An array-heavy layer: meshes with point arrays and sampled arrays. */
+static char *arrays_like(unsigned nmesh, size_t *len)
+{
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_buf_puts(&b, "#usda 1.0\n(\n    startTimeCode = 1\n"
+                    "    endTimeCode = 3\n)\n\ndef Xform \"Set\"\n{\n");
+    for (unsigned i = 0; i < nmesh; i++) {
+        ub_buf_printf(&b, "    def Mesh \"mesh_%u\"\n    {\n"
+                          "        int[] faceVertexIndices = [", i);
+        for (unsigned k = 0; k < 60; k++)
+            ub_buf_printf(&b, "%s%u", k ? ", " : "", (k * 7 + i) % 40);
+        ub_buf_puts(&b, "]\n        point3f[] points.timeSamples = {\n");
+        for (unsigned t = 1; t <= 3; t++) {
+            ub_buf_printf(&b, "            %u: [", t);
+            for (unsigned k = 0; k < 40; k++)
+                ub_buf_printf(&b, "%s(%u.5, %u, -%u.25)", k ? ", " : "", k,
+                              t, i);
+            ub_buf_puts(&b, "],\n");
+        }
+        ub_buf_puts(&b, "        }\n        texCoord2f[] primvars:st = [\n");
+        for (unsigned k = 0; k < 12; k++)
+            ub_buf_printf(&b, "            (0.%u, 1),\n", k);
+        ub_buf_puts(&b, "        ] (\n            interpolation = "
+                        "\"vertex\"\n        )\n    }\n\n");
+    }
+    ub_buf_puts(&b, "}\n");
+    *len = b.len;
+    return b.data;
+}
+
+static void test_arrays_like(void)
+{
+    size_t len;
+    char *text = arrays_like(60, &len);
+    unsigned counts[4] = {0};
+    CU_ASSERT(check_splits(text, len, "arrays-like", 0, counts));
+    CU_ASSERT_EQUAL(counts[UB_PARSE_SPLIT_GRAFTED], 60);
+    free(text);
+}
+
 static void test_bench_like(void)
 {
     size_t len;
@@ -423,6 +464,7 @@ int main(void)
     CU_add_test(s, "grafts", test_grafts);
     CU_add_test(s, "fallbacks", test_fallbacks);
     CU_add_test(s, "bench-like layer, every split", test_bench_like);
+    CU_add_test(s, "array-heavy layer, every split", test_arrays_like);
     CU_add_test(s, "small layers are read by one thread", test_auto_threshold);
     CU_add_test(s, "conformance corpus, every split", test_conformance);
     CU_basic_set_mode(CU_BRM_VERBOSE);
