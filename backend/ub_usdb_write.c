@@ -79,7 +79,8 @@ typedef struct ub_w_pend {
 /* Direct-mapped caches in front of the tables: a layer names the same few
  * keys, type names and small values (a token, an xformOpOrder) over and
  * over, and these stay in L1 while the big tables do not. */
-#define UB_W_SCACHE 1024
+#define UB_W_SCACHE 4096
+#define UB_W_SCACHE_SHIFT 52 /* 64 - log2(UB_W_SCACHE) */
 #define UB_W_RCACHE 1024
 
 typedef struct ub_w {
@@ -209,7 +210,7 @@ static inline size_t ptr_hash(const void *p)
     return (size_t)(h ^ (h >> 29));
 }
 
-static uint32_t str_id_slow(ub_w *w, const char *s, size_t h)
+static uint32_t str_id_slow(ub_w *w, const char *s, size_t h, ub_w_sslot *c)
 {
     if ((w->nstrs + 1) * 2 > w->str_cap) {
         size_t cap = w->str_cap ? w->str_cap * 2 : 1024;
@@ -233,8 +234,12 @@ static uint32_t str_id_slow(ub_w *w, const char *s, size_t h)
     size_t mask = w->str_cap - 1;
     size_t j = h & mask;
     while (w->str_slots[j].s) {
-        if (w->str_slots[j].s == s)
-            return w->str_slots[j].id;
+        if (w->str_slots[j].s == s) {
+            /* used again: likely more, keep it at hand (first uses do
+             * not go in, or unique names would push out the hot ones) */
+            *c = w->str_slots[j];
+            return c->id;
+        }
         j = (j + 1) & mask;
     }
     if (w->nstrs == w->capstrs) {
@@ -257,12 +262,12 @@ static inline uint32_t str_id(ub_w *w, const char *s)
     if (!s)
         s = w->empty;
     size_t h = ptr_hash(s);
-    ub_w_sslot *c = &w->scache[(h >> 20) & (UB_W_SCACHE - 1)];
+    /* the multiply's top bits: the best mixed, and apart from h's low ones */
+    ub_w_sslot *c = &w->scache[((uint64_t)(uintptr_t)s *
+                                0x9e3779b97f4a7c15ull) >> UB_W_SCACHE_SHIFT];
     if (c->s == s)
         return c->id;
-    uint32_t id = str_id_slow(w, s, h);
-    *c = (ub_w_sslot){s, id};
-    return id;
+    return str_id_slow(w, s, h, c);
 }
 
 /* A reference in the tree (doc: "tree references"): ids above every one
