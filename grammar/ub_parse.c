@@ -2915,7 +2915,8 @@ done:
  * the head's ends, so every location is already right.  At `at` the head
  * waits for the tail; if the tail succeeded and the head stands at a
  * statement start whose enclosing prims match the placeholders, the
- * placeholders' contents are grafted onto them (TOK_SPLIT).  Anything
+ * placeholders' contents (children, properties, variant sets) are grafted
+ * onto them (TOK_SPLIT).  Anything
  * else -- a tail that gave up, a split inside a string or variant, a
  * name on both sides -- and the head reads on from `at` alone, as a
  * serial parse would.  An error in the head before that point makes the
@@ -3132,10 +3133,14 @@ static bool ub_split_fits(ub_pctx *c, ub_split *sp, ub_prim **into)
         bool last = k + 1 == sp->nph;
         if (!r || r->variant_set || !r->parent != last)
             return false;
-        if (x->meta.n || x->n_variant_sets ||
-            x->prim_order.kind != UB_V_EMPTY ||
-            x->property_order.kind != UB_V_EMPTY || (last && x->props.n))
+        if (x->meta.n || x->prim_order.kind != UB_V_EMPTY ||
+            x->property_order.kind != UB_V_EMPTY ||
+            (last && (x->props.n || x->n_variant_sets)))
             return false;
+        for (uint32_t i = 0; i < x->n_variant_sets; i++)
+            for (uint32_t j = 0; j < r->n_variant_sets; j++)
+                if (x->variant_sets[i].name == r->variant_sets[j].name)
+                    return false; /* serially, one set gets both parts */
         for (uint32_t i = 0; i < x->children.n; i++)
             if (ub_prim_find_child(c->layer, r, x->children.v[i]->name))
                 return false;

@@ -603,8 +603,27 @@ int ub_layer_graft(ub_layer *dst, ub_layer *src, ub_prim *const *from,
             ub_index_from(dst->index, t, 0, nc) != 0 ||
             ub_index_from(dst->index, t, 1, np) != 0)
             rc = -1;
+        if (rc == 0 && f->n_variant_sets) {
+            uint32_t nv = t->n_variant_sets + f->n_variant_sets;
+            ub_variant_set *v = ub_arena_grow(dst->arena, t->variant_sets,
+                                              t->n_variant_sets, nv,
+                                              sizeof *v);
+            if (v) {
+                memcpy(v + t->n_variant_sets, f->variant_sets,
+                       f->n_variant_sets * sizeof *v);
+                for (uint32_t k = t->n_variant_sets; k < nv; k++)
+                    for (uint32_t j = 0; j < v[k].variants.n; j++)
+                        v[k].variants.v[j]->parent = t;
+                t->variant_sets = v;
+                t->n_variant_sets = t->cap_variant_sets = nv;
+            } else {
+                rc = -1;
+            }
+        }
         f->children = (ub_prims){0};
         f->props = (ub_props){0};
+        f->n_variant_sets = f->cap_variant_sets = 0;
+        f->variant_sets = NULL;
     }
     /* entries of the prims that moved whole keep their owners */
     for (size_t i = 0; six && i < six->cap && rc == 0; i++) {

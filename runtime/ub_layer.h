@@ -223,9 +223,10 @@ const char *ub_prim_path(ub_layer *layer, const ub_prim *prim);
 
 /* Move layer src, built apart (e.g. by another thread) with dst's string
  * table, into dst: src's memory joins dst's arena and its name lookups
- * join dst's, except that the children and properties of each from[i] are
- * appended to into[i] (their parent becomes into[i]).  The caller makes
- * sure no appended name is already a child / property of into[i].  src is
+ * join dst's, except that the children, properties and variant sets of
+ * each from[i] are appended to into[i] (their parent becomes into[i]).
+ * The caller makes sure no appended name is already a child / property /
+ * variant set of into[i].  src is
  * consumed (do not ub_layer_free it); from[i] are left empty.  -1 when out
  * of memory: dst is then only fit for ub_layer_free. */
 int ub_layer_graft(ub_layer *dst, ub_layer *src, ub_prim *const *from,

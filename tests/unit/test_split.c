@@ -133,7 +133,8 @@ static bool same_as_serial(const run *s, const char *text, size_t len,
     run_parse(&r, text, len, 1, at);
     bool ok = (s->layer == NULL) == (r.layer == NULL) &&
               s->text.len == r.text.len &&
-              memcmp(s->text.data, r.text.data, s->text.len) == 0 &&
+              (!s->text.len ||
+               memcmp(s->text.data, r.text.data, s->text.len) == 0) &&
               same_diags(s->diags, r.diags) &&
               (!s->layer || same_prim(s->layer->root, r.layer->root, r.layer));
     if (!ok)
@@ -366,6 +367,16 @@ static void test_fallbacks(void)
     split_at_mark("#usda 1.0\ndef \"a\"\n{\n    def \"b\"\n    {\n    }\n"
                   "    reorder nameChildren = [\"b\"]\n}\n",
                   "def \"b\"", UB_PARSE_SPLIT_READ_ON);
+    /* a variant set begun on both sides: serially one set gets both */
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n    variantSet \"v\" = {\n"
+                  "        \"x\" {\n        }\n    }\n    def \"b\"\n    {\n"
+                  "    }\n    variantSet \"v\" = {\n        \"y\" {\n"
+                  "        }\n    }\n}\n",
+                  "def \"b\"", UB_PARSE_SPLIT_READ_ON);
+    /* a variant set at the root: the serial syntax error */
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n}\ndef \"b\"\n{\n}\n"
+                  "variantSet \"v\" = {\n    \"y\" {\n    }\n}\n",
+                  "def \"b\"", UB_PARSE_SPLIT_READ_ON);
     /* inside a block comment */
     split_at_mark("#usda 1.0\n/* a comment\ndef \"x\" {\n}\n*/\n"
                   "def \"b\"\n{\n}\n",
@@ -391,6 +402,20 @@ static void test_grafts(void)
                   "    int r = 3\n    rel s = </a/b>\n    class \"c\" {\n"
                   "    }\n}\ndef \"d\"\n{\n}\n",
                   "over \"b\"", UB_PARSE_SPLIT_GRAFTED);
+    /* variant sets after the split, on two levels, one set also before */
+    split_at_mark("#usda 1.0\ndef \"a\" (\n    variants = {\n"
+                  "        string v = \"x\"\n    }\n)\n{\n"
+                  "    variantSet \"u\" = {\n        \"p\" {\n        }\n"
+                  "    }\n    def \"b\"\n    {\n        def \"c\"\n"
+                  "        {\n        }\n        variantSet \"w\" = {\n"
+                  "            \"q\" {\n                def \"d\" {\n"
+                  "                }\n            }\n        }\n    }\n"
+                  "    variantSet \"v\" = {\n        \"x\" (\n"
+                  "            doc = \"in x\"\n        ) {\n"
+                  "            def \"e\"\n            {\n"
+                  "                rel r = </a/e>\n            }\n"
+                  "        }\n        \"z\" {\n        }\n    }\n}\n",
+                  "def \"c\"", UB_PARSE_SPLIT_GRAFTED);
 }
 
 /* A directory tree's .usda files, every candidate split of each. */
