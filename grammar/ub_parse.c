@@ -2936,6 +2936,7 @@ typedef struct ub_split {
     bool started, joined;
     atomic_bool cancel; /* the head gave up: the tail may stop */
     atomic_size_t tail_read; /* bytes the tail has read, for progress */
+    size_t reported;    /* the head's last progress report */
     /* the tail's result, read after the join */
     ub_layer *tail;     /* NULL when the tail gave up */
     ub_prim **ph;       /* its levels, innermost first; the last is the root */
@@ -2963,7 +2964,11 @@ static void ub_split_progress(ub_pctx *c)
                           ? atomic_load_explicit(&sp->tail_read,
                                                  memory_order_relaxed)
                           : 0;
-        c->progress(c->progress_ctx, c->src_pos + tail);
+        /* a head reading on after the split reads the tail's text again:
+         * the bar waits for it rather than going back */
+        if (c->src_pos + tail > sp->reported)
+            sp->reported = c->src_pos + tail;
+        c->progress(c->progress_ctx, sp->reported);
     }
 }
 

@@ -287,6 +287,41 @@ static void test_bench_like(void)
     free(text);
 }
 
+static void on_progress(void *ctx, size_t bytes)
+{
+    size_t *last = ctx;
+    if (bytes < *last)
+        *last = SIZE_MAX; /* went backwards */
+    else if (*last != SIZE_MAX)
+        *last = bytes;
+}
+
+/* A head that reads on after the split reads the tail's text again; its
+ * progress reports must not go back. */
+static void test_read_on_progress(void)
+{
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_buf_puts(&b, "#usda 1.0\ndef \"w\"\n{\n");
+    for (unsigned i = 0; b.len < (2u << 20); i++)
+        ub_buf_printf(&b, "    def \"p%u\"\n    {\n        rel r = </w>\n"
+                          "    }\n", i);
+    /* the tail gives up at its very end, after reading all of it */
+    ub_buf_puts(&b, "    def \"last\"\n    {\n        rel r = <../p0>\n"
+                    "    }\n}\n");
+    size_t last = 0;
+    ub_parse_opts o = {.split = 1, .split_at = b.len / 2,
+                       .progress = on_progress, .progress_ctx = &last};
+    ub_diags *d = ub_diags_new();
+    ub_layer *l = ub_parse_usda_opts(strtab, "t.usda", b.data, b.len, &o, d);
+    CU_ASSERT_PTR_NOT_NULL(l);
+    CU_ASSERT_EQUAL(o.outcome, UB_PARSE_SPLIT_READ_ON); /* relative path */
+    CU_ASSERT_EQUAL(last, b.len);
+    ub_layer_free(l);
+    ub_diags_free(d);
+    ub_buf_free(&b);
+}
+
 static void test_auto_threshold(void)
 {
     size_t len;
@@ -491,6 +526,7 @@ int main(void)
     CU_add_test(s, "bench-like layer, every split", test_bench_like);
     CU_add_test(s, "array-heavy layer, every split", test_arrays_like);
     CU_add_test(s, "small layers are read by one thread", test_auto_threshold);
+    CU_add_test(s, "progress of a head reading on", test_read_on_progress);
     CU_add_test(s, "conformance corpus, every split", test_conformance);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
