@@ -42,39 +42,27 @@ typedef struct ub_w_section {
     uint64_t offset, stored, raw, hash;
 } ub_w_section;
 
-/* A closed DATA chunk, copied for the compressing thread (recs moves when
- * it grows). */
-typedef struct ub_w_job {
-    struct ub_w_job *next;
-    char *raw;
-    size_t len;
-    ub_w_section sec; /* filled in by the thread */
-} ub_w_job;
-
-/* The compressing thread: DATA chunks are compressed while the tree is
- * still being encoded, one after another in chunk order into one buffer,
- * each an independent frame, so the bytes are those of compressing them
- * in the encoding thread. */
-typedef struct ub_w_zq {
-    pthread_mutex_t mu;
-    pthread_cond_t cv;
-    pthread_t th;
-    ub_w_job *head, *tail, *todo; /* every job, in order; the next one */
-    bool closed;                  /* no more jobs will come */
-    bool failed;                  /* written by the thread, read after join */
-    int level;
-    ZSTD_CCtx *cctx;
-    ub_buf out; /* the jobs' stored bytes, in order */
-} ub_w_zq;
-
-/* A record encoded but not yet looked up (see pend_add). */
+/* A record the tree walk encoded, waiting to be numbered. */
 typedef struct ub_w_pend {
     uint64_t hash;
     size_t len;
-    size_t hole; /* spec offset of its tree reference, or SIZE_MAX */
-    uint32_t id; /* set by pend_flush */
+    size_t hole; /* offset of its reference in the batch's tree bytes, or
+                    SIZE_MAX when the tree does not refer to it */
+    uint32_t id; /* set when numbered */
 } ub_w_pend;
-#define UB_W_NPEND 8
+#define UB_W_NPEND 64
+
+/* What the walk hands to the numbering thread: records encoded one after
+ * another, and the tree bytes written meanwhile with holes where the
+ * records' references go. */
+typedef struct ub_w_batch {
+    struct ub_w_batch *next;
+    ub_buf recs, tree;
+    ub_w_pend pend[UB_W_NPEND];
+    unsigned npend;
+    bool sync; /* the walk waits for its ids (a series needs them) */
+    bool done;
+} ub_w_batch;
 
 /* Direct-mapped caches in front of the tables: a layer names the same few
  * keys, type names and small values (a token, an xformOpOrder) over and
@@ -82,6 +70,41 @@ typedef struct ub_w_pend {
 #define UB_W_SCACHE 4096
 #define UB_W_SCACHE_SHIFT 52 /* 64 - log2(UB_W_SCACHE) */
 #define UB_W_RCACHE 1024
+
+/* The numbering side: deduplicates records, numbers them in order, fills
+ * the tree's record references in, closes chunks and compresses them
+ * once the level is known.  It runs on its own thread while the walk
+ * encodes (or inline when no thread can be had); batches are taken in
+ * order, so the bytes are those of doing everything in one thread. */
+typedef struct ub_w_num {
+    /* records, concatenated; rec_off has nrecs + 1 entries */
+    ub_buf recs;
+    uint64_t *rec_off;
+    uint32_t nrecs, caprecs;
+    ub_w_rslot *rec_slots;
+    size_t rec_cap;
+    ub_w_rcent *rcache;
+    ub_buf spec; /* the tree */
+    int64_t tree_max_rec;
+    /* chunks of records (doc: record index), closed as records arrive */
+    uint32_t *chunk_first, nchunks, capchunks, chunk_start;
+    int level;        /* as asked; -1 until "auto" is decided */
+    uint32_t nzipped; /* chunks compressed so far, into zout */
+    ZSTD_CCtx *cctx;
+    ub_buf zout;
+    ub_w_section *zsec;
+    uint32_t capzsec;
+    bool failed;
+} ub_w_num;
+
+/* The queue between the walk and the numbering thread. */
+typedef struct ub_w_q {
+    pthread_mutex_t mu;
+    pthread_cond_t cv, cv_done;
+    pthread_t th;
+    ub_w_batch *head, *tail;
+    bool closed;
+} ub_w_q;
 
 typedef struct ub_w {
     const ub_layer *layer;
@@ -93,30 +116,17 @@ typedef struct ub_w {
     ub_w_sslot *str_slots;
     size_t str_cap;
     ub_w_sslot *scache;
-    /* records, concatenated; rec_off has nrecs + 1 entries.  A record is
-     * encoded in place at the end of recs and dropped again when an equal
-     * one exists. */
-    ub_buf recs;
-    uint64_t *rec_off;
-    uint32_t nrecs, caprecs;
-    ub_w_rslot *rec_slots;
-    size_t rec_cap;
-    ub_w_rcent *rcache;
-    size_t committed; /* recs bytes of numbered records; candidates follow */
+    /* the batch being filled: records and tree bytes since the last one */
+    ub_buf recs, spec;
     ub_w_pend pend[UB_W_NPEND];
     unsigned npend;
-    ub_buf tail; /* spec bytes moved aside while holes are filled */
-    /* chunks of records (doc: record index), closed as records arrive */
-    uint32_t *chunk_first, nchunks, capchunks, chunk_start;
-    int level;       /* as asked; -1 until "auto" is decided */
-    ub_w_zq *zq;     /* running compressing thread, or NULL */
-    uint32_t nqueued; /* chunks handed to it */
-    bool zq_off;     /* no thread: level 0, or it could not start */
-    ub_buf spec;
+    ub_w_batch *free; /* batches to reuse (under q->mu when q) */
+    ub_w_q *q;        /* the numbering thread, or NULL: inline */
+    ub_w_num num;     /* the thread's until it is joined */
     uint32_t type_sid[UB_TY_COUNT]; /* type name's string id + 1 */
     void *tmp; /* gather space for packed series */
     size_t tmp_cap;
-    int64_t tree_max_str, tree_max_rec; /* highest ids the tree used */
+    int64_t tree_max_str; /* highest string id the tree used */
     ZSTD_CCtx *trial;  /* fast level for choosing layouts */
     ub_buf cand[3], ztmp;
     bool failed, too_deep;
@@ -354,57 +364,153 @@ static inline bool bytes_equal(const char *a, const char *b, size_t n)
     return (d | (x ^ y)) == 0;
 }
 
-static bool rec_equal(const ub_w *w, uint32_t id, const char *p, size_t len)
+static bool rec_equal(const ub_w_num *n, uint32_t id, const char *p,
+                      size_t len)
 {
-    return w->rec_off[id + 1] - w->rec_off[id] == len &&
-           bytes_equal(w->recs.data + w->rec_off[id], p, len);
+    return n->rec_off[id + 1] - n->rec_off[id] == len &&
+           bytes_equal(n->recs.data + n->rec_off[id], p, len);
 }
 
-static int rec_grow(ub_w *w)
+static int rec_grow(ub_w_num *n)
 {
-    size_t cap = w->rec_cap ? w->rec_cap * 2 : 1024;
+    size_t cap = n->rec_cap ? n->rec_cap * 2 : 1024;
     if (cap > (size_t)1 << 32) /* h32 picks the slot */
         return -1;
     ub_w_rslot *slots = table_alloc(cap, sizeof *slots);
     if (!slots)
         return -1;
-    for (size_t i = 0; i < w->rec_cap; i++) {
-        if (!w->rec_slots[i].id1)
+    for (size_t i = 0; i < n->rec_cap; i++) {
+        if (!n->rec_slots[i].id1)
             continue;
-        size_t j = w->rec_slots[i].h32 & (cap - 1);
+        size_t j = n->rec_slots[i].h32 & (cap - 1);
         while (slots[j].id1)
             j = (j + 1) & (cap - 1);
-        slots[j] = w->rec_slots[i];
+        slots[j] = n->rec_slots[i];
     }
-    table_free(w->rec_slots, w->rec_cap, sizeof *slots);
-    w->rec_slots = slots;
-    w->rec_cap = cap;
+    table_free(n->rec_slots, n->rec_cap, sizeof *slots);
+    n->rec_slots = slots;
+    n->rec_cap = cap;
     return 0;
 }
 
-static void chunk_note(ub_w *w, uint32_t id);
+/* --- sections ---------------------------------------------------------- */
 
-/* The id of the record whose bytes are at recs[at..at+len), hash h: an
- * earlier byte-equal record, else a new one, moved down to the end of the
- * numbered records.  Equal hashes alone never merge two records. */
-static uint32_t rec_resolve(ub_w *w, uint64_t h, size_t at, size_t len)
+/* Append one section's stored bytes to out and describe it in *sec. */
+static int put_section(ZSTD_CCtx *cctx, int level, ub_buf *out, uint32_t tag,
+                       const void *raw, size_t raw_len, ub_w_section *sec)
 {
-    const char *p = w->recs.data + at;
-    ub_w_rcent *c = &w->rcache[(h >> 32) & (UB_W_RCACHE - 1)];
+    size_t bound = ZSTD_compressBound(raw_len);
+    char *dst = ub_buf_reserve(out, bound);
+    if (!dst)
+        return -1;
+    size_t z = raw_len; /* level 0: store every section */
+    if (level > 0)
+        z = ZSTD_compressCCtx(cctx, dst, bound, raw, raw_len, level);
+    if (ZSTD_isError(z))
+        return -1;
+    sec->tag = tag;
+    sec->offset = out->len;
+    sec->raw = raw_len;
+    if (z < raw_len) {
+        sec->codec = UB_USDB_CODEC_ZSTD;
+        sec->stored = z;
+    } else { /* incompressible: store, so reading costs a memcpy at most */
+        sec->codec = UB_USDB_CODEC_STORED;
+        sec->stored = raw_len;
+        if (raw_len)
+            memcpy(dst, raw, raw_len);
+    }
+    sec->hash = XXH3_64bits(dst, sec->stored);
+    out->len += sec->stored;
+    return 0;
+}
+
+/* The level "auto" resolves to for a layer whose skeleton and records
+ * take `bytes` (UB_USDB_LEVEL_DEFAULT in ub_usdb_write.h). */
+static int auto_level(size_t bytes)
+{
+    return bytes <= UB_USDB_AUTO_SMALL ? 19 : 3;
+}
+
+/* Compress the closed chunks once the level is known: "auto" is level 3
+ * as soon as the tree and records outgrow UB_USDB_AUTO_SMALL (they only
+ * grow); the rest is left to the end. */
+static void num_compress(ub_w_num *n)
+{
+    if (n->level < 0) {
+        size_t bytes = n->spec.len + n->recs.len;
+        if (bytes <= UB_USDB_AUTO_SMALL)
+            return; /* maybe 19: ub_usdb_write decides at the end */
+        n->level = auto_level(bytes);
+    }
+    if (n->level == 0 || n->failed)
+        return; /* level 0 stores: copied at the end */
+    if (!n->cctx && !(n->cctx = ZSTD_createCCtx())) {
+        n->failed = true;
+        return;
+    }
+    for (; n->nzipped < n->nchunks; n->nzipped++) {
+        uint32_t c = n->nzipped;
+        if (c == n->capzsec) {
+            uint32_t cap = n->capzsec ? n->capzsec * 2 : 64;
+            ub_w_section *z = realloc(n->zsec, cap * sizeof *z);
+            if (!z) {
+                n->failed = true;
+                return;
+            }
+            n->zsec = z;
+            n->capzsec = cap;
+        }
+        uint64_t a = n->rec_off[n->chunk_first[c]];
+        uint64_t e = n->rec_off[n->chunk_first[c + 1]];
+        if (put_section(n->cctx, n->level, &n->zout, UB_USDB_TAG_DATA,
+                        n->recs.data + a, (size_t)(e - a),
+                        &n->zsec[c]) != 0) {
+            n->failed = true;
+            return;
+        }
+    }
+}
+
+/* Records [chunk_start, end) make a chunk. */
+static void chunk_close(ub_w_num *n, uint32_t end)
+{
+    if (n->nchunks + 2 > n->capchunks) {
+        uint32_t cap = n->capchunks ? n->capchunks * 2 : 64;
+        uint32_t *c = realloc(n->chunk_first, cap * sizeof *c);
+        if (!c) {
+            n->failed = true;
+            return;
+        }
+        n->chunk_first = c;
+        n->capchunks = cap;
+    }
+    n->chunk_first[n->nchunks++] = n->chunk_start;
+    n->chunk_first[n->nchunks] = end;
+    n->chunk_start = end;
+}
+
+/* The id of the record p[0..len), hash h: an earlier byte-equal record,
+ * else a new one appended to recs.  Equal hashes alone never merge two
+ * records.  A chunk closes when adding a record would take it past the
+ * target (a bigger record gets a chunk to itself). */
+static uint32_t num_record(ub_w_num *n, uint64_t h, const char *p, size_t len)
+{
+    ub_w_rcent *c = &n->rcache[(h >> 32) & (UB_W_RCACHE - 1)];
     if (c->hash == h && c->len == (uint32_t)len && c->id1 &&
         (len <= UB_W_RBYTES ? bytes_equal(c->bytes, p, len)
-                            : rec_equal(w, c->id1 - 1, p, len)))
+                            : rec_equal(n, c->id1 - 1, p, len)))
         return c->id1 - 1;
-    if ((w->nrecs + 1) * 2 > w->rec_cap && rec_grow(w) != 0) {
-        ub_w_oom(w);
+    if ((n->nrecs + 1) * 2 > n->rec_cap && rec_grow(n) != 0) {
+        n->failed = true;
         return 0;
     }
-    size_t mask = w->rec_cap - 1;
+    size_t mask = n->rec_cap - 1;
     uint32_t h32 = (uint32_t)h;
     size_t j = h32 & mask;
-    while (w->rec_slots[j].id1) {
-        uint32_t id = w->rec_slots[j].id1 - 1;
-        if (w->rec_slots[j].h32 == h32 && rec_equal(w, id, p, len)) {
+    while (n->rec_slots[j].id1) {
+        uint32_t id = n->rec_slots[j].id1 - 1;
+        if (n->rec_slots[j].h32 == h32 && rec_equal(n, id, p, len)) {
             /* used twice: likely again, keep it at hand */
             c->hash = h;
             c->id1 = id + 1;
@@ -415,92 +521,232 @@ static uint32_t rec_resolve(ub_w *w, uint64_t h, size_t at, size_t len)
         }
         j = (j + 1) & mask;
     }
-    if (w->nrecs + 2 > w->caprecs) {
-        uint32_t cap = w->caprecs ? w->caprecs * 2 : 1024;
-        uint64_t *o = realloc(w->rec_off, cap * sizeof *o);
+    if (n->nrecs + 2 > n->caprecs) {
+        uint32_t cap = n->caprecs ? n->caprecs * 2 : 1024;
+        uint64_t *o = realloc(n->rec_off, cap * sizeof *o);
         if (!o) {
-            ub_w_oom(w);
+            n->failed = true;
             return 0;
         }
-        w->rec_off = o;
-        w->caprecs = cap;
+        n->rec_off = o;
+        n->caprecs = cap;
     }
-    if (at != w->committed)
-        memmove(w->recs.data + w->committed, p, len);
-    uint32_t id = w->nrecs++;
-    w->rec_off[id] = w->committed;
-    w->committed += len;
-    w->rec_off[id + 1] = w->committed;
-    w->rec_slots[j] = (ub_w_rslot){id + 1, h32};
-    chunk_note(w, id);
+    uint32_t id = n->nrecs++;
+    n->rec_off[id] = n->recs.len;
+    ub_buf_append(&n->recs, p, len);
+    n->rec_off[id + 1] = n->recs.len;
+    n->rec_slots[j] = (ub_w_rslot){id + 1, h32};
+    if (id > n->chunk_start &&
+        n->rec_off[id + 1] - n->rec_off[n->chunk_start] >
+            UB_USDB_CHUNK_TARGET) {
+        chunk_close(n, id);
+        num_compress(n);
+    }
     return id;
 }
 
-/* Number the pending records in order and write their tree references
- * into the holes left for them. */
-static void pend_flush(ub_w *w)
+/* Number a batch's records in order and copy its tree bytes to the tree
+ * with their references filled in. */
+static void num_batch(ub_w_num *n, ub_w_batch *b)
 {
-    unsigned n = w->npend;
-    w->npend = 0;
-    if (!n)
-        return;
-    if (w->recs.failed || w->failed) {
-        ub_w_oom(w);
+    if (n->failed || n->recs.failed || n->spec.failed) {
+        n->failed = true;
         return;
     }
-    /* An equal record found in the table costs two more misses (its
-     * offset, then its bytes): start them for the whole batch first.
-     * Hints only; rec_resolve decides. */
-    size_t mask = w->rec_cap - 1;
+    /* The table probes miss the cache: start them all, and for an equal
+     * record found, the misses on its offset and bytes.  Hints only. */
+    size_t mask = n->rec_cap - 1;
     uint32_t hit[UB_W_NPEND];
-    for (unsigned k = 0; k < n && w->rec_cap; k++) {
-        uint32_t h32 = (uint32_t)w->pend[k].hash;
+    for (unsigned k = 0; k < b->npend && n->rec_cap; k++) {
+        prefetch(&n->rec_slots[(uint32_t)b->pend[k].hash & mask]);
+        prefetch(&n->rcache[(b->pend[k].hash >> 32) & (UB_W_RCACHE - 1)]);
+    }
+    for (unsigned k = 0; k < b->npend && n->rec_cap; k++) {
+        uint32_t h32 = (uint32_t)b->pend[k].hash;
         hit[k] = 0;
-        for (size_t j = h32 & mask; w->rec_slots[j].id1; j = (j + 1) & mask)
-            if (w->rec_slots[j].h32 == h32) {
-                hit[k] = w->rec_slots[j].id1;
-                prefetch(&w->rec_off[hit[k] - 1]);
+        for (size_t j = h32 & mask; n->rec_slots[j].id1; j = (j + 1) & mask)
+            if (n->rec_slots[j].h32 == h32) {
+                hit[k] = n->rec_slots[j].id1;
+                prefetch(&n->rec_off[hit[k] - 1]);
                 break;
             }
     }
-    for (unsigned k = 0; k < n && w->rec_cap; k++)
+    for (unsigned k = 0; k < b->npend && n->rec_cap; k++)
         if (hit[k])
-            prefetch(w->recs.data + w->rec_off[hit[k] - 1]);
-    size_t at = w->committed, first = SIZE_MAX;
-    for (unsigned k = 0; k < n; k++) {
-        w->pend[k].id = rec_resolve(w, w->pend[k].hash, at, w->pend[k].len);
-        at += w->pend[k].len;
-        if (first == SIZE_MAX)
-            first = w->pend[k].hole;
+            prefetch(n->recs.data + n->rec_off[hit[k] - 1]);
+    size_t at = 0;
+    for (unsigned k = 0; k < b->npend; k++) {
+        b->pend[k].id = num_record(n, b->pend[k].hash, b->recs.data + at,
+                                   b->pend[k].len);
+        at += b->pend[k].len;
     }
-    w->recs.len = w->committed;
-    if (first == SIZE_MAX)
-        return;
-    /* spec[first..) moves aside; the references go back in between */
-    ub_buf *sp = &w->spec;
-    w->tail.len = 0;
-    ub_buf_append(&w->tail, sp->data + first, sp->len - first);
-    if (w->tail.failed) {
-        ub_w_oom(w);
-        return;
-    }
-    sp->len = first;
-    size_t pos = first;
-    for (unsigned k = 0; k < n; k++) {
-        size_t hole = w->pend[k].hole;
+    size_t pos = 0;
+    for (unsigned k = 0; k < b->npend; k++) {
+        size_t hole = b->pend[k].hole;
         if (hole == SIZE_MAX)
             continue;
-        ub_buf_append(sp, w->tail.data + (pos - first), hole - pos);
+        ub_buf_append(&n->spec, b->tree.data + pos, hole - pos);
         pos = hole;
-        put_vu(sp, tree_code(&w->tree_max_rec, w->pend[k].id));
+        put_vu(&n->spec, tree_code(&n->tree_max_rec, b->pend[k].id));
     }
-    ub_buf_append(sp, w->tail.data + (pos - first), w->tail.len - (pos - first));
+    ub_buf_append(&n->spec, b->tree.data + pos, b->tree.len - pos);
 }
 
-/* The record just encoded at recs[start..): looked up later, in a batch,
- * so that the table probes (cache misses, mostly) overlap; meanwhile its
- * slot is prefetched.  `tree`: the tree refers to it here, at the end of
- * spec, where pend_flush will write the reference. */
+static void *num_main(void *arg)
+{
+    ub_w *w = arg;
+    ub_w_q *q = w->q;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        while (!q->head && !q->closed)
+            pthread_cond_wait(&q->cv, &q->mu);
+        ub_w_batch *b = q->head;
+        if (b && !(q->head = b->next))
+            q->tail = NULL;
+        pthread_mutex_unlock(&q->mu);
+        if (!b)
+            return NULL;
+        num_batch(&w->num, b);
+        pthread_mutex_lock(&q->mu);
+        if (b->sync) {
+            b->done = true;
+            pthread_cond_broadcast(&q->cv_done);
+        } else {
+            b->next = w->free;
+            w->free = b;
+        }
+        pthread_mutex_unlock(&q->mu);
+    }
+}
+
+/* Start the numbering thread; false when none can be had. */
+static bool num_start(ub_w *w)
+{
+    ub_w_q *q = calloc(1, sizeof *q);
+    if (!q)
+        return false;
+    if (pthread_mutex_init(&q->mu, NULL) != 0)
+        goto no_mutex;
+    if (pthread_cond_init(&q->cv, NULL) != 0)
+        goto no_cv;
+    if (pthread_cond_init(&q->cv_done, NULL) != 0)
+        goto no_cv_done;
+    w->q = q;
+    if (pthread_create(&q->th, NULL, num_main, w) == 0)
+        return true;
+    w->q = NULL;
+    pthread_cond_destroy(&q->cv_done);
+no_cv_done:
+    pthread_cond_destroy(&q->cv);
+no_cv:
+    pthread_mutex_destroy(&q->mu);
+no_mutex:
+    free(q);
+    return false;
+}
+
+/* Wait for the thread to number everything handed to it, and end it:
+ * the numbering side is the caller's again. */
+static void num_join(ub_w *w)
+{
+    ub_w_q *q = w->q;
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->mu);
+    q->closed = true;
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+    pthread_join(q->th, NULL);
+    pthread_cond_destroy(&q->cv_done);
+    pthread_cond_destroy(&q->cv);
+    pthread_mutex_destroy(&q->mu);
+    free(q);
+    w->q = NULL;
+}
+
+static void batch_free(ub_w_batch *b)
+{
+    ub_buf_free(&b->recs);
+    ub_buf_free(&b->tree);
+    free(b);
+}
+
+/* A sync batch whose ids have been read goes back for reuse. */
+static void batch_release(ub_w *w, ub_w_batch *b)
+{
+    if (w->q)
+        pthread_mutex_lock(&w->q->mu);
+    b->next = w->free;
+    w->free = b;
+    if (w->q)
+        pthread_mutex_unlock(&w->q->mu);
+}
+
+/* Hand the records and tree bytes since the last batch to the numbering
+ * side (the buffers change hands: no copy).  `sync`: wait until they are
+ * numbered and return the batch, for the caller to read the ids from and
+ * release. */
+static ub_w_batch *hand_off(ub_w *w, bool sync)
+{
+    ub_w_batch *b = NULL;
+    if (!w->recs.failed && !w->spec.failed) {
+        if (w->q)
+            pthread_mutex_lock(&w->q->mu);
+        if ((b = w->free))
+            w->free = b->next;
+        if (w->q)
+            pthread_mutex_unlock(&w->q->mu);
+        if (!b)
+            b = calloc(1, sizeof *b); /* zeroed: empty ub_bufs */
+    }
+    if (!b) {
+        ub_w_oom(w);
+        w->npend = 0;
+        w->recs.len = w->spec.len = 0;
+        return NULL;
+    }
+    ub_buf t = b->recs;
+    b->recs = w->recs;
+    w->recs = t;
+    t = b->tree;
+    b->tree = w->spec;
+    w->spec = t;
+    w->recs.len = w->spec.len = 0;
+    memcpy(b->pend, w->pend, w->npend * sizeof *w->pend);
+    b->npend = w->npend;
+    w->npend = 0;
+    b->next = NULL;
+    b->sync = sync;
+    b->done = false;
+    if (!w->q) {
+        num_batch(&w->num, b);
+        if (sync)
+            return b;
+        batch_release(w, b);
+        return NULL;
+    }
+    pthread_mutex_lock(&w->q->mu);
+    if (w->q->tail)
+        w->q->tail->next = b;
+    else
+        w->q->head = b;
+    w->q->tail = b;
+    pthread_cond_signal(&w->q->cv);
+    while (sync && !b->done)
+        pthread_cond_wait(&w->q->cv_done, &w->q->mu);
+    pthread_mutex_unlock(&w->q->mu);
+    return sync ? b : NULL;
+}
+
+/* Before a record is encoded: room for it in the batch. */
+static void pend_room(ub_w *w)
+{
+    if (w->npend == UB_W_NPEND)
+        hand_off(w, false);
+}
+
+/* The record just encoded at recs[start..): numbered later, in its batch.
+ * `tree`: the tree refers to it here, at the end of spec. */
 static void pend_add(ub_w *w, size_t start, bool tree)
 {
     ub_buf *r = &w->recs;
@@ -509,13 +755,8 @@ static void pend_add(ub_w *w, size_t start, bool tree)
         return;
     }
     uint64_t h = XXH3_64bits(r->data + start, r->len - start);
-    if (w->rec_cap)
-        prefetch(&w->rec_slots[(uint32_t)h & (w->rec_cap - 1)]);
-    prefetch(&w->rcache[(h >> 32) & (UB_W_RCACHE - 1)]);
     w->pend[w->npend++] =
         (ub_w_pend){h, r->len - start, tree ? w->spec.len : SIZE_MAX, 0};
-    if (w->npend == UB_W_NPEND)
-        pend_flush(w);
 }
 
 /* --- numeric blocks ---------------------------------------------------- */
@@ -947,6 +1188,7 @@ static void put_value_body(ub_w *w, ub_buf *b, const ub_value *v, int depth)
 /* Value v as a pending record (pend_add). */
 static void value_rec(ub_w *w, const ub_value *v, bool tree)
 {
+    pend_room(w);
     size_t start = w->recs.len;
     put_u8(&w->recs, UB_USDB_REC_VALUE);
     put_value_body(w, &w->recs, v, 0);
@@ -1009,13 +1251,21 @@ static void series_rec(ub_w *w, const ub_samples *s)
             return;
         }
     }
-    /* the samples' ids go into the series: number everything first */
-    pend_flush(w);
-    for (uint32_t i = 0; ids && i < s->n; i++) {
-        value_rec(w, &s->v[i].value, false);
-        pend_flush(w);
-        ids[i] = w->pend[0].id;
+    /* the samples' ids go into the series: number them first, a batch
+     * at a time, waiting for the numbering side */
+    for (uint32_t i = 0; ids && i < s->n;) {
+        pend_room(w);
+        unsigned k0 = w->npend;
+        uint32_t i0 = i;
+        for (; i < s->n && w->npend < UB_W_NPEND; i++)
+            value_rec(w, &s->v[i].value, false);
+        ub_w_batch *b = hand_off(w, true);
+        for (uint32_t k = i0; k < i; k++)
+            ids[k] = b ? b->pend[k0 + (k - i0)].id : 0;
+        if (b)
+            batch_release(w, b);
     }
+    pend_room(w);
     ub_buf *b = &w->recs;
     size_t start = b->len;
     put_u8(b, UB_USDB_REC_SERIES);
@@ -1037,6 +1287,7 @@ static void series_rec(ub_w *w, const ub_samples *s)
             void *nt = realloc(w->tmp, need);
             if (!nt) {
                 ub_w_oom(w);
+                free(ids);
                 return;
             }
             w->tmp = nt;
@@ -1186,221 +1437,30 @@ static void put_layer(ub_w *w)
     put_prim(w, l->root, 0);
 }
 
-/* --- sections ---------------------------------------------------------- */
-
-/* Append one section's stored bytes to out and describe it in *sec. */
-static int put_section(ZSTD_CCtx *cctx, int level, ub_buf *out, uint32_t tag,
-                       const void *raw, size_t raw_len, ub_w_section *sec)
-{
-    size_t bound = ZSTD_compressBound(raw_len);
-    char *dst = ub_buf_reserve(out, bound);
-    if (!dst)
-        return -1;
-    size_t z = raw_len; /* level 0: store every section */
-    if (level > 0)
-        z = ZSTD_compressCCtx(cctx, dst, bound, raw, raw_len, level);
-    if (ZSTD_isError(z))
-        return -1;
-    sec->tag = tag;
-    sec->offset = out->len;
-    sec->raw = raw_len;
-    if (z < raw_len) {
-        sec->codec = UB_USDB_CODEC_ZSTD;
-        sec->stored = z;
-    } else { /* incompressible: store, so reading costs a memcpy at most */
-        sec->codec = UB_USDB_CODEC_STORED;
-        sec->stored = raw_len;
-        if (raw_len)
-            memcpy(dst, raw, raw_len);
-    }
-    sec->hash = XXH3_64bits(dst, sec->stored);
-    out->len += sec->stored;
-    return 0;
-}
-
-/* The level "auto" resolves to for a layer whose skeleton and records
- * take `bytes` (UB_USDB_LEVEL_DEFAULT in ub_usdb_write.h). */
-static int auto_level(size_t bytes)
-{
-    return bytes <= UB_USDB_AUTO_SMALL ? 19 : 3;
-}
-
-static void *zq_main(void *arg)
-{
-    ub_w_zq *q = arg;
-    for (;;) {
-        pthread_mutex_lock(&q->mu);
-        while (!q->todo && !q->closed)
-            pthread_cond_wait(&q->cv, &q->mu);
-        ub_w_job *j = q->todo;
-        if (j)
-            q->todo = j->next;
-        pthread_mutex_unlock(&q->mu);
-        if (!j)
-            return NULL;
-        if (!q->failed && put_section(q->cctx, q->level, &q->out,
-                                      UB_USDB_TAG_DATA, j->raw, j->len,
-                                      &j->sec) != 0)
-            q->failed = true;
-        free(j->raw);
-        j->raw = NULL;
-    }
-}
-
-static ub_w_zq *zq_start(int level)
-{
-    ub_w_zq *q = calloc(1, sizeof *q);
-    if (!q)
-        return NULL;
-    q->level = level;
-    ub_buf_init(&q->out);
-    q->cctx = ZSTD_createCCtx();
-    if (!q->cctx || pthread_mutex_init(&q->mu, NULL) != 0) {
-        ZSTD_freeCCtx(q->cctx);
-        free(q);
-        return NULL;
-    }
-    if (pthread_cond_init(&q->cv, NULL) != 0) {
-        pthread_mutex_destroy(&q->mu);
-        ZSTD_freeCCtx(q->cctx);
-        free(q);
-        return NULL;
-    }
-    if (pthread_create(&q->th, NULL, zq_main, q) != 0) {
-        pthread_cond_destroy(&q->cv);
-        pthread_mutex_destroy(&q->mu);
-        ZSTD_freeCCtx(q->cctx);
-        free(q);
-        return NULL;
-    }
-    return q;
-}
-
-static int zq_push(ub_w_zq *q, const char *raw, size_t len)
-{
-    ub_w_job *j = calloc(1, sizeof *j);
-    char *copy = malloc(len ? len : 1);
-    if (!j || !copy) {
-        free(j);
-        free(copy);
-        return -1;
-    }
-    memcpy(copy, raw, len);
-    j->raw = copy;
-    j->len = len;
-    pthread_mutex_lock(&q->mu);
-    if (q->tail)
-        q->tail->next = j;
-    else
-        q->head = j;
-    q->tail = j;
-    if (!q->todo)
-        q->todo = j;
-    pthread_cond_signal(&q->cv);
-    pthread_mutex_unlock(&q->mu);
-    return 0;
-}
-
-/* Tell the thread no more jobs come and wait for it; the results stay. */
-static void zq_join(ub_w_zq *q)
-{
-    pthread_mutex_lock(&q->mu);
-    q->closed = true;
-    pthread_cond_signal(&q->cv);
-    pthread_mutex_unlock(&q->mu);
-    pthread_join(q->th, NULL);
-}
-
-static void zq_free(ub_w_zq *q)
-{
-    if (!q)
-        return;
-    zq_join(q);
-    for (ub_w_job *j = q->head, *n; j; j = n) {
-        n = j->next;
-        free(j->raw);
-        free(j);
-    }
-    pthread_cond_destroy(&q->cv);
-    pthread_mutex_destroy(&q->mu);
-    ZSTD_freeCCtx(q->cctx);
-    ub_buf_free(&q->out);
-    free(q);
-}
-
-/* Hand the closed chunks to the compressing thread, starting it once the
- * level is known: "auto" is level 3 as soon as the tree and records
- * outgrow UB_USDB_AUTO_SMALL (they only grow). */
-static void zq_feed(ub_w *w)
-{
-    if (w->zq_off || w->nqueued == w->nchunks)
-        return;
-    if (!w->zq) {
-        if (w->level < 0) {
-            size_t bytes = w->spec.len + (size_t)w->rec_off[w->nrecs];
-            if (bytes <= UB_USDB_AUTO_SMALL)
-                return; /* maybe 19: ub_usdb_write decides at the end */
-            w->level = auto_level(bytes);
-        }
-        if (w->level == 0 || !(w->zq = zq_start(w->level))) {
-            w->zq_off = true; /* compressed in this thread at the end */
-            return;
-        }
-    }
-    for (; w->nqueued < w->nchunks; w->nqueued++) {
-        uint32_t c = w->nqueued;
-        uint64_t a = w->rec_off[w->chunk_first[c]];
-        uint64_t e = w->rec_off[w->chunk_first[c + 1]];
-        if (zq_push(w->zq, w->recs.data + a, (size_t)(e - a)) != 0) {
-            w->failed = true;
-            return;
-        }
-    }
-}
-
-/* Records [chunk_start, end) make a chunk. */
-static void chunk_close(ub_w *w, uint32_t end)
-{
-    if (w->nchunks + 2 > w->capchunks) {
-        uint32_t cap = w->capchunks ? w->capchunks * 2 : 64;
-        uint32_t *n = realloc(w->chunk_first, cap * sizeof *n);
-        if (!n) {
-            ub_w_oom(w);
-            return;
-        }
-        w->chunk_first = n;
-        w->capchunks = cap;
-    }
-    w->chunk_first[w->nchunks++] = w->chunk_start;
-    w->chunk_first[w->nchunks] = end;
-    w->chunk_start = end;
-}
-
-/* Record id was just added: a chunk closes when adding a record would
- * take it past the target (a bigger record gets a chunk to itself). */
-static void chunk_note(ub_w *w, uint32_t id)
-{
-    if (id > w->chunk_start &&
-        w->rec_off[id + 1] - w->rec_off[w->chunk_start] >
-            UB_USDB_CHUNK_TARGET) {
-        chunk_close(w, id);
-        zq_feed(w);
-    }
-}
+/* --- the file --------------------------------------------------------- */
 
 static void ub_w_free(ub_w *w)
 {
-    zq_free(w->zq); /* first: the thread may be working */
-    free(w->chunk_first);
+    num_join(w); /* first: the thread may be working */
+    for (ub_w_batch *b = w->free, *nx; b; b = nx) {
+        nx = b->next;
+        batch_free(b);
+    }
+    ub_w_num *n = &w->num;
+    ub_buf_free(&n->recs);
+    free(n->rec_off);
+    table_free(n->rec_slots, n->rec_cap, sizeof *n->rec_slots);
+    free(n->rcache);
+    ub_buf_free(&n->spec);
+    free(n->chunk_first);
+    ZSTD_freeCCtx(n->cctx);
+    ub_buf_free(&n->zout);
+    free(n->zsec);
     free(w->strs);
     table_free(w->str_slots, w->str_cap, sizeof *w->str_slots);
     free(w->scache);
-    free(w->rcache);
     ub_buf_free(&w->recs);
-    free(w->rec_off);
-    table_free(w->rec_slots, w->rec_cap, sizeof *w->rec_slots);
     ub_buf_free(&w->spec);
-    ub_buf_free(&w->tail);
     ub_buf_free(&w->cand[0]);
     ub_buf_free(&w->cand[1]);
     ub_buf_free(&w->cand[2]);
@@ -1420,31 +1480,28 @@ static int ub_w_fail(ub_diags *diags, const ub_layer *layer, const char *why)
 int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
                   ub_diags *diags)
 {
-    ub_w w = {.layer = layer, .diags = diags, .tree_max_str = -1,
-              .tree_max_rec = -1, .level = level, .zq_off = level == 0};
-    ub_buf_init(&w.recs);
-    ub_buf_init(&w.spec);
-    ub_buf_init(&w.tail);
-    ub_buf_init(&w.cand[0]);
-    ub_buf_init(&w.cand[1]);
-    ub_buf_init(&w.cand[2]);
-    ub_buf_init(&w.ztmp);
+    ub_w w = {.layer = layer, .diags = diags, .tree_max_str = -1};
+    w.num.tree_max_rec = -1;
+    w.num.level = level;
     /* level 0 stores: no point in choosing layouts for zstd then */
     w.trial = level != 0 ? ZSTD_createCCtx() : NULL;
     w.empty = ub_intern(layer->strtab, "", 0);
     w.scache = calloc(UB_W_SCACHE, sizeof *w.scache);
-    w.rcache = calloc(UB_W_RCACHE, sizeof *w.rcache);
-    if (!w.empty || !w.scache || !w.rcache) {
+    w.num.rcache = calloc(UB_W_RCACHE, sizeof *w.num.rcache);
+    if (!w.empty || !w.scache || !w.num.rcache) {
         ub_w_free(&w);
         return ub_w_fail(diags, layer, "out of memory");
     }
+    num_start(&w); /* else numbered inline */
     put_layer(&w);
-    pend_flush(&w);
+    hand_off(&w, false); /* the rest of the tree */
+    num_join(&w);
     if (w.too_deep) {
         ub_w_free(&w);
         return ub_w_fail(diags, layer,
                          "values or prims nested more than 1000 levels deep");
     }
+    ub_w_num *n = &w.num;
 
     /* STRS and RIDX, now that every string and record is known. */
     ub_buf strs, ridx;
@@ -1457,14 +1514,14 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
         ub_buf_append(&strs, w.strs[i], ub_str_len(w.strs[i]));
 
     /* The last chunk; chunk_first[nchunks] is nrecs. */
-    if (w.chunk_start < w.nrecs)
-        chunk_close(&w, w.nrecs);
-    uint32_t nchunks = w.nchunks, *chunk_first = w.chunk_first;
+    if (n->chunk_start < n->nrecs)
+        chunk_close(n, n->nrecs);
+    uint32_t nchunks = n->nchunks, *chunk_first = n->chunk_first;
     put_vu(&ridx, nchunks);
     for (uint32_t c = 0; c < nchunks; c++) {
         put_vu(&ridx, chunk_first[c + 1] - chunk_first[c]);
         for (uint32_t r = chunk_first[c]; r < chunk_first[c + 1]; r++)
-            put_vu(&ridx, w.rec_off[r + 1] - w.rec_off[r]);
+            put_vu(&ridx, n->rec_off[r + 1] - n->rec_off[r]);
     }
 
     /* The skeleton: everything a reader needs at open, in one frame.  The
@@ -1476,8 +1533,8 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     ub_buf_append(&pre, strs.data, strs.len);
     put_vu(&pre, ridx.len);
     ub_buf_append(&pre, ridx.data, ridx.len);
-    ub_buf skel = w.spec;
-    ub_buf_init(&w.spec);
+    ub_buf skel = n->spec;
+    ub_buf_init(&n->spec);
     if (!pre.failed && ub_buf_reserve(&skel, pre.len)) {
         memmove(skel.data + pre.len, skel.data, skel.len);
         memcpy(skel.data, pre.data, pre.len);
@@ -1487,16 +1544,12 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     ub_buf_free(&pre);
 
     if (level < 0)
-        level = auto_level(skel.len + w.recs.len);
-    /* while the skeleton compresses here */
-    w.level = level;
-    if (!w.failed)
-        zq_feed(&w);
+        level = auto_level(skel.len + n->recs.len);
     ub_w_section *secs = calloc((size_t)nchunks + 1, sizeof *secs);
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     int rc = 0;
-    if (w.failed || strs.failed || ridx.failed || w.recs.failed ||
-        skel.failed || !secs || !cctx)
+    if (w.failed || n->failed || strs.failed || ridx.failed ||
+        n->recs.failed || skel.failed || !secs || !cctx)
         rc = -1;
     if (rc == 0) {
         unsigned char hdr[UB_USDB_HEADER_LEN];
@@ -1509,20 +1562,16 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     if (rc == 0)
         rc = put_section(cctx, level, out, UB_USDB_TAG_SKEL, skel.data,
                          skel.len, &secs[nsec++]);
-    if (w.zq) {
-        zq_join(w.zq);
-        if (w.zq->failed)
-            rc = -1;
-        ub_w_job *j = w.zq->head;
-        for (uint32_t c = 0; rc == 0 && j && c < nchunks; c++, j = j->next)
-            secs[nsec++] = j->sec;
-        if (rc == 0)
-            ub_buf_append(out, w.zq->out.data, w.zq->out.len);
+    /* chunks compressed during the walk, then the rest */
+    if (rc == 0 && n->nzipped) {
+        for (uint32_t c = 0; c < n->nzipped; c++)
+            secs[nsec++] = n->zsec[c];
+        ub_buf_append(out, n->zout.data, n->zout.len);
     }
-    for (uint32_t c = 0; !w.zq && rc == 0 && c < nchunks; c++) {
-        uint64_t a = w.rec_off[chunk_first[c]];
-        uint64_t e = w.rec_off[chunk_first[c + 1]];
-        rc = put_section(cctx, level, out, UB_USDB_TAG_DATA, w.recs.data + a,
+    for (uint32_t c = n->nzipped; rc == 0 && c < nchunks; c++) {
+        uint64_t a = n->rec_off[chunk_first[c]];
+        uint64_t e = n->rec_off[chunk_first[c + 1]];
+        rc = put_section(cctx, level, out, UB_USDB_TAG_DATA, n->recs.data + a,
                          (size_t)(e - a), &secs[nsec++]);
     }
     if (rc == 0) {
