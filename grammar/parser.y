@@ -202,6 +202,7 @@ layer_offset_stmt:
 
 prim_list:
     prim_stmt
+    | TOK_SPLIT { if (ub_act_split(ctx)) YYACCEPT; } prim_stmt
     | prim_list newlines prim_stmt
     | prim_list newlines TOK_SPLIT { if (ub_act_split(ctx)) YYACCEPT; }
         prim_stmt

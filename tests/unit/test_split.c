@@ -272,7 +272,10 @@ static void test_arrays_like(void)
     char *text = arrays_like(60, &len);
     unsigned counts[4] = {0};
     CU_ASSERT(check_splits(text, len, "arrays-like", 0, counts));
-    CU_ASSERT_EQUAL(counts[UB_PARSE_SPLIT_GRAFTED], 60);
+    /* every candidate: the root prim and each mesh */
+    CU_ASSERT_EQUAL(counts[UB_PARSE_SPLIT_GRAFTED], 61);
+    CU_ASSERT_EQUAL(counts[UB_PARSE_SPLIT_READ_ON] +
+                        counts[UB_PARSE_SPLIT_REPARSED], 0);
     free(text);
 }
 
@@ -421,6 +424,11 @@ static void test_fallbacks(void)
 /* Splits that work, at the edges of what the grammar allows. */
 static void test_grafts(void)
 {
+    /* the first root prim, after layer metadata and without */
+    split_at_mark("#usda 1.0\n(\n    doc = \"d\"\n)\n\ndef \"a\"\n{\n}\n",
+                  "def \"a\"", UB_PARSE_SPLIT_GRAFTED);
+    split_at_mark("#usda 1.0\nover \"a\"\n{\n}\n",
+                  "over \"a\"", UB_PARSE_SPLIT_GRAFTED);
     /* at the root, the last prim without a final newline */
     split_at_mark("#usda 1.0\ndef \"a\"\n{\n}\n\ndef \"b\"\n{\n}",
                   "def \"b\"", UB_PARSE_SPLIT_GRAFTED);
