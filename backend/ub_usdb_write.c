@@ -49,7 +49,13 @@ typedef struct ub_w_pend {
     size_t hole; /* offset of its reference in the batch's tree bytes, or
                     SIZE_MAX when the tree does not refer to it */
     uint32_t id; /* set when numbered */
+    uint8_t kind; /* enum below */
 } ub_w_pend;
+/* A series' per-sample records are numbered before the series, whose
+ * record ends in their ids: the walk encodes the samples (SAMPLE) and the
+ * series up to its ids (SERIES), and the numbering side appends the ids,
+ * then hashes it. */
+enum { UB_W_PLAIN, UB_W_SAMPLE, UB_W_SERIES };
 #define UB_W_NPEND 64
 
 /* What the walk hands to the numbering thread: records encoded one after
@@ -60,8 +66,6 @@ typedef struct ub_w_batch {
     ub_buf recs, tree;
     ub_w_pend pend[UB_W_NPEND];
     unsigned npend;
-    bool sync; /* the walk waits for its ids (a series needs them) */
-    bool done;
 } ub_w_batch;
 
 /* Direct-mapped caches in front of the tables: a layer names the same few
@@ -86,6 +90,8 @@ typedef struct ub_w_num {
     ub_w_rcent *rcache;
     ub_buf spec; /* the tree */
     int64_t tree_max_rec;
+    uint32_t *sample_ids, nsample, capsample; /* the series' so far */
+    ub_buf series; /* a series record being completed */
     /* chunks of records (doc: record index), closed as records arrive */
     uint32_t *chunk_first, nchunks, capchunks, chunk_start;
     int level;        /* as asked; -1 until "auto" is decided */
@@ -100,7 +106,7 @@ typedef struct ub_w_num {
 /* The queue between the walk and the numbering thread. */
 typedef struct ub_w_q {
     pthread_mutex_t mu;
-    pthread_cond_t cv, cv_done;
+    pthread_cond_t cv;
     pthread_t th;
     ub_w_batch *head, *tail;
     bool closed;
@@ -210,6 +216,11 @@ static void put_f64(ub_buf *b, double d)
         ub_put_le64(p, u);
         b->len += 8;
     }
+}
+
+static uint64_t zigzag64(int64_t d)
+{
+    return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
 }
 
 /* --- strings ----------------------------------------------------------- */
@@ -432,44 +443,46 @@ static int auto_level(size_t bytes)
     return bytes <= UB_USDB_AUTO_SMALL ? 19 : 3;
 }
 
-/* Compress the closed chunks once the level is known: "auto" is level 3
- * as soon as the tree and records outgrow UB_USDB_AUTO_SMALL (they only
- * grow); the rest is left to the end. */
-static void num_compress(ub_w_num *n)
+/* Compress the next closed chunk, once the level is known: "auto" is
+ * level 3 as soon as the tree and records outgrow UB_USDB_AUTO_SMALL
+ * (they only grow); else ub_usdb_write decides at the end and compresses
+ * the rest itself.  Returns whether there was one. */
+static bool num_compress_one(ub_w_num *n)
 {
+    if (n->nzipped == n->nchunks || n->failed)
+        return false;
     if (n->level < 0) {
         size_t bytes = n->spec.len + n->recs.len;
         if (bytes <= UB_USDB_AUTO_SMALL)
-            return; /* maybe 19: ub_usdb_write decides at the end */
+            return false;
         n->level = auto_level(bytes);
     }
-    if (n->level == 0 || n->failed)
-        return; /* level 0 stores: copied at the end */
+    if (n->level == 0)
+        return false; /* level 0 stores: copied at the end */
     if (!n->cctx && !(n->cctx = ZSTD_createCCtx())) {
         n->failed = true;
-        return;
+        return false;
     }
-    for (; n->nzipped < n->nchunks; n->nzipped++) {
-        uint32_t c = n->nzipped;
-        if (c == n->capzsec) {
-            uint32_t cap = n->capzsec ? n->capzsec * 2 : 64;
-            ub_w_section *z = realloc(n->zsec, cap * sizeof *z);
-            if (!z) {
-                n->failed = true;
-                return;
-            }
-            n->zsec = z;
-            n->capzsec = cap;
-        }
-        uint64_t a = n->rec_off[n->chunk_first[c]];
-        uint64_t e = n->rec_off[n->chunk_first[c + 1]];
-        if (put_section(n->cctx, n->level, &n->zout, UB_USDB_TAG_DATA,
-                        n->recs.data + a, (size_t)(e - a),
-                        &n->zsec[c]) != 0) {
+    uint32_t c = n->nzipped;
+    if (c == n->capzsec) {
+        uint32_t cap = n->capzsec ? n->capzsec * 2 : 64;
+        ub_w_section *z = realloc(n->zsec, cap * sizeof *z);
+        if (!z) {
             n->failed = true;
-            return;
+            return false;
         }
+        n->zsec = z;
+        n->capzsec = cap;
     }
+    uint64_t a = n->rec_off[n->chunk_first[c]];
+    uint64_t e = n->rec_off[n->chunk_first[c + 1]];
+    if (put_section(n->cctx, n->level, &n->zout, UB_USDB_TAG_DATA,
+                    n->recs.data + a, (size_t)(e - a), &n->zsec[c]) != 0) {
+        n->failed = true;
+        return false;
+    }
+    n->nzipped++;
+    return true;
 }
 
 /* Records [chunk_start, end) make a chunk. */
@@ -540,9 +553,26 @@ static uint32_t num_record(ub_w_num *n, uint64_t h, const char *p, size_t len)
         n->rec_off[id + 1] - n->rec_off[n->chunk_start] >
             UB_USDB_CHUNK_TARGET) {
         chunk_close(n, id);
-        num_compress(n);
     }
     return id;
+}
+
+/* A series with per-sample records: its bytes up to the ids, then the
+ * ids of the samples numbered since the last series, as deltas. */
+static uint32_t num_series(ub_w_num *n, const char *head, size_t len)
+{
+    ub_buf *b = &n->series;
+    b->len = 0;
+    ub_buf_append(b, head, len);
+    for (uint32_t i = 0; i < n->nsample; i++) /* deltas, as in SPEC */
+        put_vu(b, zigzag64((int64_t)n->sample_ids[i] -
+                           (int64_t)(i ? n->sample_ids[i - 1] : 0)));
+    n->nsample = 0;
+    if (b->failed) {
+        n->failed = true;
+        return 0;
+    }
+    return num_record(n, XXH3_64bits(b->data, b->len), b->data, b->len);
 }
 
 /* Number a batch's records in order and copy its tree bytes to the tree
@@ -576,9 +606,27 @@ static void num_batch(ub_w_num *n, ub_w_batch *b)
             prefetch(n->recs.data + n->rec_off[hit[k] - 1]);
     size_t at = 0;
     for (unsigned k = 0; k < b->npend; k++) {
-        b->pend[k].id = num_record(n, b->pend[k].hash, b->recs.data + at,
-                                   b->pend[k].len);
-        at += b->pend[k].len;
+        ub_w_pend *pk = &b->pend[k];
+        const char *p = b->recs.data + at;
+        at += pk->len;
+        if (pk->kind == UB_W_SERIES) {
+            pk->id = num_series(n, p, pk->len);
+            continue;
+        }
+        pk->id = num_record(n, pk->hash, p, pk->len);
+        if (pk->kind == UB_W_SAMPLE) {
+            if (n->nsample == n->capsample) {
+                uint32_t cap = n->capsample ? n->capsample * 2 : 64;
+                uint32_t *ids = realloc(n->sample_ids, cap * sizeof *ids);
+                if (!ids) {
+                    n->failed = true;
+                    return;
+                }
+                n->sample_ids = ids;
+                n->capsample = cap;
+            }
+            n->sample_ids[n->nsample++] = pk->id;
+        }
     }
     size_t pos = 0;
     for (unsigned k = 0; k < b->npend; k++) {
@@ -598,8 +646,19 @@ static void *num_main(void *arg)
     ub_w_q *q = w->q;
     for (;;) {
         pthread_mutex_lock(&q->mu);
-        while (!q->head && !q->closed)
+        /* Compress when there is nothing to number, a chunk at a time:
+         * the walk may be waiting for a series' ids.  At the end, what
+         * is left, before the walk's thread needs it. */
+        while (!q->head) {
+            pthread_mutex_unlock(&q->mu);
+            bool did = num_compress_one(&w->num);
+            pthread_mutex_lock(&q->mu);
+            if (did || q->head)
+                continue;
+            if (q->closed)
+                break;
             pthread_cond_wait(&q->cv, &q->mu);
+        }
         ub_w_batch *b = q->head;
         if (b && !(q->head = b->next))
             q->tail = NULL;
@@ -608,13 +667,8 @@ static void *num_main(void *arg)
             return NULL;
         num_batch(&w->num, b);
         pthread_mutex_lock(&q->mu);
-        if (b->sync) {
-            b->done = true;
-            pthread_cond_broadcast(&q->cv_done);
-        } else {
-            b->next = w->free;
-            w->free = b;
-        }
+        b->next = w->free;
+        w->free = b;
         pthread_mutex_unlock(&q->mu);
     }
 }
@@ -629,14 +683,10 @@ static bool num_start(ub_w *w)
         goto no_mutex;
     if (pthread_cond_init(&q->cv, NULL) != 0)
         goto no_cv;
-    if (pthread_cond_init(&q->cv_done, NULL) != 0)
-        goto no_cv_done;
     w->q = q;
     if (pthread_create(&q->th, NULL, num_main, w) == 0)
         return true;
     w->q = NULL;
-    pthread_cond_destroy(&q->cv_done);
-no_cv_done:
     pthread_cond_destroy(&q->cv);
 no_cv:
     pthread_mutex_destroy(&q->mu);
@@ -657,7 +707,6 @@ static void num_join(ub_w *w)
     pthread_cond_signal(&q->cv);
     pthread_mutex_unlock(&q->mu);
     pthread_join(q->th, NULL);
-    pthread_cond_destroy(&q->cv_done);
     pthread_cond_destroy(&q->cv);
     pthread_mutex_destroy(&q->mu);
     free(q);
@@ -671,22 +720,9 @@ static void batch_free(ub_w_batch *b)
     free(b);
 }
 
-/* A sync batch whose ids have been read goes back for reuse. */
-static void batch_release(ub_w *w, ub_w_batch *b)
-{
-    if (w->q)
-        pthread_mutex_lock(&w->q->mu);
-    b->next = w->free;
-    w->free = b;
-    if (w->q)
-        pthread_mutex_unlock(&w->q->mu);
-}
-
 /* Hand the records and tree bytes since the last batch to the numbering
- * side (the buffers change hands: no copy).  `sync`: wait until they are
- * numbered and return the batch, for the caller to read the ids from and
- * release. */
-static ub_w_batch *hand_off(ub_w *w, bool sync)
+ * side (the buffers change hands: no copy). */
+static void hand_off(ub_w *w)
 {
     ub_w_batch *b = NULL;
     if (!w->recs.failed && !w->spec.failed) {
@@ -703,7 +739,7 @@ static ub_w_batch *hand_off(ub_w *w, bool sync)
         ub_w_oom(w);
         w->npend = 0;
         w->recs.len = w->spec.len = 0;
-        return NULL;
+        return;
     }
     ub_buf t = b->recs;
     b->recs = w->recs;
@@ -716,14 +752,11 @@ static ub_w_batch *hand_off(ub_w *w, bool sync)
     b->npend = w->npend;
     w->npend = 0;
     b->next = NULL;
-    b->sync = sync;
-    b->done = false;
     if (!w->q) {
         num_batch(&w->num, b);
-        if (sync)
-            return b;
-        batch_release(w, b);
-        return NULL;
+        b->next = w->free;
+        w->free = b;
+        return;
     }
     pthread_mutex_lock(&w->q->mu);
     if (w->q->tail)
@@ -732,31 +765,31 @@ static ub_w_batch *hand_off(ub_w *w, bool sync)
         w->q->head = b;
     w->q->tail = b;
     pthread_cond_signal(&w->q->cv);
-    while (sync && !b->done)
-        pthread_cond_wait(&w->q->cv_done, &w->q->mu);
     pthread_mutex_unlock(&w->q->mu);
-    return sync ? b : NULL;
 }
 
 /* Before a record is encoded: room for it in the batch. */
 static void pend_room(ub_w *w)
 {
     if (w->npend == UB_W_NPEND)
-        hand_off(w, false);
+        hand_off(w);
 }
 
 /* The record just encoded at recs[start..): numbered later, in its batch.
  * `tree`: the tree refers to it here, at the end of spec. */
-static void pend_add(ub_w *w, size_t start, bool tree)
+static void pend_add(ub_w *w, size_t start, bool tree, int kind)
 {
     ub_buf *r = &w->recs;
     if (r->failed) {
         ub_w_oom(w);
         return;
     }
-    uint64_t h = XXH3_64bits(r->data + start, r->len - start);
-    w->pend[w->npend++] =
-        (ub_w_pend){h, r->len - start, tree ? w->spec.len : SIZE_MAX, 0};
+    uint64_t h = kind == UB_W_SERIES
+                     ? 0 /* hashed when complete */
+                     : XXH3_64bits(r->data + start, r->len - start);
+    w->pend[w->npend++] = (ub_w_pend){h, r->len - start,
+                                      tree ? w->spec.len : SIZE_MAX, 0,
+                                      (uint8_t)kind};
 }
 
 /* --- numeric blocks ---------------------------------------------------- */
@@ -809,11 +842,6 @@ static bool decimal_of(double v, bool is_float, unsigned d, int64_t *k)
     }
     *k = kk;
     return true;
-}
-
-static uint64_t zigzag64(int64_t d)
-{
-    return ((uint64_t)d << 1) ^ (uint64_t)(d >> 63);
 }
 
 static unsigned bitlen(uint64_t x)
@@ -1186,13 +1214,13 @@ static void put_value_body(ub_w *w, ub_buf *b, const ub_value *v, int depth)
 }
 
 /* Value v as a pending record (pend_add). */
-static void value_rec(ub_w *w, const ub_value *v, bool tree)
+static void value_rec(ub_w *w, const ub_value *v, bool tree, int kind)
 {
     pend_room(w);
     size_t start = w->recs.len;
     put_u8(&w->recs, UB_USDB_REC_VALUE);
     put_value_body(w, &w->recs, v, 0);
-    pend_add(w, start, tree);
+    pend_add(w, start, tree, kind);
 }
 
 /* A `val` in the tree: 0 for EMPTY, else a reference. */
@@ -1202,7 +1230,7 @@ static void put_val(ub_w *w, const ub_value *v)
         put_vu(&w->spec, 0);
         return;
     }
-    value_rec(w, v, true);
+    value_rec(w, v, true, UB_W_PLAIN);
 }
 
 static bool packable(const ub_samples *s)
@@ -1243,28 +1271,8 @@ static bool times_arithmetic(const ub_samples *s, double *t0, double *step)
 static void series_rec(ub_w *w, const ub_samples *s)
 {
     bool packed = packable(s);
-    uint32_t *ids = NULL;
-    if (!packed && s->n) {
-        ids = malloc(s->n * sizeof *ids);
-        if (!ids) {
-            ub_w_oom(w);
-            return;
-        }
-    }
-    /* the samples' ids go into the series: number them first, a batch
-     * at a time, waiting for the numbering side */
-    for (uint32_t i = 0; ids && i < s->n;) {
-        pend_room(w);
-        unsigned k0 = w->npend;
-        uint32_t i0 = i;
-        for (; i < s->n && w->npend < UB_W_NPEND; i++)
-            value_rec(w, &s->v[i].value, false);
-        ub_w_batch *b = hand_off(w, true);
-        for (uint32_t k = i0; k < i; k++)
-            ids[k] = b ? b->pend[k0 + (k - i0)].id : 0;
-        if (b)
-            batch_release(w, b);
-    }
+    for (uint32_t i = 0; !packed && i < s->n; i++)
+        value_rec(w, &s->v[i].value, false, UB_W_SAMPLE);
     pend_room(w);
     ub_buf *b = &w->recs;
     size_t start = b->len;
@@ -1280,32 +1288,28 @@ static void series_rec(ub_w *w, const ub_samples *s)
         for (uint32_t i = 0; i < s->n; i++)
             put_f64(b, s->v[i].time);
     }
-    if (packed) {
-        const ub_type *t = s->v[0].value.type;
-        size_t es = ub_type_elem_size(t), need = es * s->n;
-        if (need > w->tmp_cap) {
-            void *nt = realloc(w->tmp, need);
-            if (!nt) {
-                ub_w_oom(w);
-                free(ids);
-                return;
-            }
-            w->tmp = nt;
-            w->tmp_cap = need;
-        }
-        for (uint32_t i = 0; i < s->n; i++)
-            memcpy((char *)w->tmp + i * es, s->v[i].value.u.data, es);
-        put_u8(b, UB_USDB_SERIES_PACKED);
-        put_sid(w, b, type_sid(w, t));
-        put_numeric(w, b, t, w->tmp, s->n);
-    } else {
-        put_u8(b, UB_USDB_SERIES_RECS);
-        for (uint32_t i = 0; i < s->n; i++) /* deltas, as in SPEC */
-            put_vu(b, zigzag64((int64_t)ids[i] -
-                               (int64_t)(i ? ids[i - 1] : 0)));
+    if (!packed) {
+        put_u8(b, UB_USDB_SERIES_RECS); /* the ids follow: num_series */
+        pend_add(w, start, true, UB_W_SERIES);
+        return;
     }
-    free(ids);
-    pend_add(w, start, true);
+    const ub_type *t = s->v[0].value.type;
+    size_t es = ub_type_elem_size(t), need = es * s->n;
+    if (need > w->tmp_cap) {
+        void *nt = realloc(w->tmp, need);
+        if (!nt) {
+            ub_w_oom(w);
+            return;
+        }
+        w->tmp = nt;
+        w->tmp_cap = need;
+    }
+    for (uint32_t i = 0; i < s->n; i++)
+        memcpy((char *)w->tmp + i * es, s->v[i].value.u.data, es);
+    put_u8(b, UB_USDB_SERIES_PACKED);
+    put_sid(w, b, type_sid(w, t));
+    put_numeric(w, b, t, w->tmp, s->n);
+    pend_add(w, start, true, UB_W_PLAIN);
 }
 
 /* --- the tree ---------------------------------------------------------- */
@@ -1452,6 +1456,8 @@ static void ub_w_free(ub_w *w)
     table_free(n->rec_slots, n->rec_cap, sizeof *n->rec_slots);
     free(n->rcache);
     ub_buf_free(&n->spec);
+    free(n->sample_ids);
+    ub_buf_free(&n->series);
     free(n->chunk_first);
     ZSTD_freeCCtx(n->cctx);
     ub_buf_free(&n->zout);
@@ -1494,16 +1500,9 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     }
     num_start(&w); /* else numbered inline */
     put_layer(&w);
-    hand_off(&w, false); /* the rest of the tree */
-    num_join(&w);
-    if (w.too_deep) {
-        ub_w_free(&w);
-        return ub_w_fail(diags, layer,
-                         "values or prims nested more than 1000 levels deep");
-    }
-    ub_w_num *n = &w.num;
+    hand_off(&w); /* the rest of the tree */
 
-    /* STRS and RIDX, now that every string and record is known. */
+    /* STRS while the numbering side finishes; then RIDX. */
     ub_buf strs, ridx;
     ub_buf_init(&strs);
     ub_buf_init(&ridx);
@@ -1512,6 +1511,14 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
         put_vu(&strs, ub_str_len(w.strs[i]));
     for (uint32_t i = 0; i < w.nstrs; i++)
         ub_buf_append(&strs, w.strs[i], ub_str_len(w.strs[i]));
+    num_join(&w);
+    if (w.too_deep) {
+        ub_buf_free(&strs);
+        ub_w_free(&w);
+        return ub_w_fail(diags, layer,
+                         "values or prims nested more than 1000 levels deep");
+    }
+    ub_w_num *n = &w.num;
 
     /* The last chunk; chunk_first[nchunks] is nrecs. */
     if (n->chunk_start < n->nrecs)
