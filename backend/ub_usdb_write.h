@@ -23,8 +23,12 @@
 /* Append the .usdb encoding of layer to out, compressing with zstd at
  * `level` (UB_USDB_LEVEL_MIN..MAX; 0 stores sections uncompressed;
  * UB_USDB_LEVEL_DEFAULT chooses by size).  Deterministic: the same layer and
- * level always give the same bytes.  Returns 0, or -1 after adding an
- * error to diags (out of memory, nesting deeper than the format allows). */
+ * level always give the same bytes.  Records are deduplicated and
+ * compressed on one helper thread while the tree is encoded (joined
+ * before returning; without one, all is done in the caller's thread, to
+ * the same bytes); the layer must not change meanwhile.  Returns 0, or -1
+ * after adding an error to diags (out of memory, nesting deeper than the
+ * format allows). */
 int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
                   ub_diags *diags);
 
