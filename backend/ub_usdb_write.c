@@ -56,7 +56,11 @@ typedef struct ub_w_pend {
  * series up to its ids (SERIES), and the numbering side appends the ids,
  * then hashes it. */
 enum { UB_W_PLAIN, UB_W_SAMPLE, UB_W_SERIES };
-#define UB_W_NPEND 64
+/* A batch ends at this many records or bytes of records: big enough that
+ * handing over (a lock, maybe a wake-up) is rare, small enough that the
+ * numbering side need not wait long for work. */
+#define UB_W_NPEND 256
+#define UB_W_BATCH_BYTES ((size_t)64 << 10)
 
 /* What the walk hands to the numbering thread: records encoded one after
  * another, and the tree bytes written meanwhile with holes where the
@@ -771,7 +775,7 @@ static void hand_off(ub_w *w)
 /* Before a record is encoded: room for it in the batch. */
 static void pend_room(ub_w *w)
 {
-    if (w->npend == UB_W_NPEND)
+    if (w->npend == UB_W_NPEND || w->recs.len >= UB_W_BATCH_BYTES)
         hand_off(w);
 }
 
