@@ -403,6 +403,20 @@ static void test_progress(void)
     free(text);
 }
 
+/* A layer cut short is reported just after its last visible character,
+ * whatever token that ends (a number run, a newline, a comment). */
+static void test_end_of_file_location(void)
+{
+    reject("#usda 1.0\ndef \"A\" {\n    int[] a = [1, 2, 3", 3, 23,
+           "unexpected end of file");
+    reject("#usda 1.0\ndef \"A\" {\n    int[] a = [1, 2, 3\n\n  \n", 3, 23,
+           "unexpected end of file");
+    reject("#usda 1.0\r\ndef \"A\" {\r\n    int a = 1\r\n\r\n", 3, 14,
+           "unexpected end of file");
+    reject("#usda 1.0\ndef \"A\" {\n    /* open comment\n", 3, 20,
+           "unexpected end of file");
+}
+
 static void test_utf8_identifiers(void)
 {
     CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
@@ -838,6 +852,7 @@ static const test_case cases[] = {
     {"scanner: number runs", test_number_runs},
     {"scanner: number runs longer than a buffer", test_long_number_runs},
     {"progress reports", test_progress},
+    {"end of file: where it is reported", test_end_of_file_location},
     {"scanner: UTF-8 identifiers", test_utf8_identifiers},
     {"layer metadata", test_layer_metadata},
     {"prims and prim metadata", test_prims},
