@@ -836,6 +836,12 @@ static bool decimal_of(double v, bool is_float, unsigned d, int64_t *k)
         return false;
     /* any nearby integer will do: the check below is what counts */
     int64_t kk = (int64_t)(x < 0 ? x - 0.5 : x + 0.5);
+    /* Most tries fail, and the division is their cost: when x is far
+     * from kk the check cannot pass (if it passes, kk / 10^d is v to
+     * within a float's rounding, so |x - kk| <= |x| 2^-22 plus far less
+     * than 2^-60), so fail without dividing. */
+    if (fabs(x - (double)kk) > fabs(x) * 0x1p-21 + 0x1p-60)
+        return false;
     double r = ub_usdb_decimal(kk, d);
     if (is_float) {
         float rf = (float)r, vf = (float)v;
