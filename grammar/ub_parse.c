@@ -3215,10 +3215,12 @@ ub_layer *ub_parse_usda_opts(ub_strtab *t, const char *path,
                              const char *text, size_t len,
                              ub_parse_opts *opts, ub_diags *diags)
 {
-    if (opts)
-        opts->outcome = UB_PARSE_SERIAL;
+    ub_parse_opts defaults = {0}; /* no options: exactly the default ones */
+    if (!opts)
+        opts = &defaults;
+    opts->outcome = UB_PARSE_SERIAL;
     ub_layer *l = ub_parse_whole(t, path, text, len, opts, diags);
-    if (l && opts && opts->progress)
+    if (l && opts->progress)
         opts->progress(opts->progress_ctx, len);
     return l;
 }
@@ -3227,7 +3229,7 @@ static ub_layer *ub_parse_whole(ub_strtab *t, const char *path,
                                 const char *text, size_t len,
                                 ub_parse_opts *opts, ub_diags *diags)
 {
-    int mode = opts && !opts->stream ? opts->split : -1;
+    int mode = opts->stream ? -1 : opts->split; /* streams are serial */
     size_t at = len;
     if (mode > 0)
         at = ub_parse_split_point(text, len, opts->split_at);
@@ -3238,7 +3240,7 @@ static ub_layer *ub_parse_whole(ub_strtab *t, const char *path,
     if (!d1)
         return ub_parse_text(t, path, text, len, opts, NULL, diags);
     ub_split sp = {.strtab = t, .src = text, .len = len, .at = at,
-                   .mapped = opts && opts->mapped};
+                   .mapped = opts->mapped};
     atomic_init(&sp.cancel, false);
     atomic_init(&sp.tail_read, 0);
     ub_layer *l = ub_parse_text(t, path, text, len, opts, &sp, d1);
@@ -3257,8 +3259,7 @@ static ub_layer *ub_parse_whole(ub_strtab *t, const char *path,
     ub_layer_free(sp.tail); /* a tail not grafted */
     free(sp.ph);
     ub_diags_free(sp.tail_diags);
-    if (opts)
-        opts->outcome = sp.outcome;
+    opts->outcome = sp.outcome;
     return l;
 }
 

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "ub_parse.h"
 
@@ -378,7 +379,7 @@ static void on_progress(void *ctx, size_t bytes)
 static void test_progress(void)
 {
     size_t cap = 3u << 20;
-    char *text = malloc(cap + 256);
+    char *text = malloc((9u << 20) + 256);
     CU_ASSERT_PTR_NOT_NULL_FATAL(text);
     size_t n = (size_t)sprintf(text, "#usda 1.0\n");
     for (int i = 0; n < cap; i++)
@@ -400,6 +401,19 @@ static void test_progress(void)
         ub_layer_free(l);
         ub_diags_free(d);
     }
+    /* no options are the default options: a big layer is split when two
+     * CPUs are online (ub_parse_usda passes none) */
+    while (n < (9u << 20))
+        n += (size_t)sprintf(text + n, "def \"q%zu\"\n{\n}\n", n);
+    ub_parse_opts none = {0};
+    ub_diags *d = ub_diags_new();
+    ub_layer *l = ub_parse_usda_opts(strtab, "p.usda", text, n, &none, d);
+    CU_ASSERT_PTR_NOT_NULL(l);
+    CU_ASSERT_EQUAL(none.outcome, sysconf(_SC_NPROCESSORS_ONLN) >= 2
+                                      ? UB_PARSE_SPLIT_GRAFTED
+                                      : UB_PARSE_SERIAL);
+    ub_layer_free(l);
+    ub_diags_free(d);
     free(text);
 }
 
