@@ -42,6 +42,8 @@ char *ub_buf_reserve(ub_buf *b, size_t n)
 
 void ub_buf_append(ub_buf *b, const void *p, size_t n)
 {
+    if (n == 0)
+        return; /* p may then be a NULL empty buffer's data */
     char *w = ub_buf_reserve(b, n);
     if (!w)
         return;
