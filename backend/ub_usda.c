@@ -1349,15 +1349,20 @@ static void ub_write_body_tail(ub_w *w, const ub_prim *prim, unsigned indent)
     ub_write_variant_sets(w, prim, indent + 1);
 }
 
-static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent)
+static void ub_write_children(ub_w *w, const ub_prim *prim, unsigned indent)
 {
-    ub_write_body_head(w, prim, indent);
     for (uint32_t i = 0; i < prim->children.n; i++) {
         if (i)
             ub_pc(w->b, '\n');
         ub_write_prim(w, prim->children.v[i], indent + 1);
         ub_buf_drain(w->b); /* nothing before a prim is ever revisited */
     }
+}
+
+static void ub_write_body(ub_w *w, const ub_prim *prim, unsigned indent)
+{
+    ub_write_body_head(w, prim, indent);
+    ub_write_children(w, prim, indent);
     ub_write_body_tail(w, prim, indent);
 }
 
@@ -1424,12 +1429,7 @@ static void ub_write_prim_tail(ub_w *w, const ub_prim *prim, unsigned indent)
 static void ub_write_prim(ub_w *w, const ub_prim *prim, unsigned indent)
 {
     ub_write_prim_head(w, prim, indent);
-    for (uint32_t i = 0; i < prim->children.n; i++) {
-        if (i)
-            ub_pc(w->b, '\n');
-        ub_write_prim(w, prim->children.v[i], indent + 1);
-        ub_buf_drain(w->b); /* nothing before a prim is ever revisited */
-    }
+    ub_write_children(w, prim, indent);
     ub_write_prim_tail(w, prim, indent);
 }
 

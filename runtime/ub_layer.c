@@ -131,17 +131,17 @@ static void *ub_index_lookup(struct ub_name_index *ix, const void *owner,
     return s ? s->obj : NULL;
 }
 
-/* Keep the index in step after an entry was appended to (owner, kind):
- * the list that just outgrew the scan is indexed whole, a bigger one gets
- * its new entry unless an earlier one has the name. */
-static int ub_index_added(struct ub_name_index *ix, const void *owner,
-                          uint32_t kind)
+/* Index (owner, kind) from entry `first` on, after entries were appended
+ * (a list that just outgrew the scan is indexed whole; the first entry of
+ * a name stays the indexed one). */
+static int ub_index_from(struct ub_name_index *ix, const void *owner,
+                         uint32_t kind, uint32_t first)
 {
     uint32_t n;
     void *const *v = ub_index_list(owner, kind, &n);
     if (n <= UB_INDEX_MIN)
         return 0;
-    for (uint32_t i = n == UB_INDEX_MIN + 1 ? 0 : n - 1; i < n; i++) {
+    for (uint32_t i = first > UB_INDEX_MIN ? first : 0; i < n; i++) {
         if (ub_index_reserve(ix) != 0)
             return -1;
         const char *name = ub_entry_name(v[i], kind);
@@ -287,7 +287,7 @@ ub_prim *ub_prim_new(ub_layer *layer, ub_prim *parent, const char *name,
     if (ub_ptrvec_push(layer->arena, (void ***)&parent->children.v,
                        &parent->children.n, &parent->children.cap, p) != 0)
         return NULL;
-    if (ub_index_added(layer->index, parent, 0) != 0)
+    if (ub_index_from(layer->index, parent, 0, parent->children.n - 1) != 0)
         return NULL;
     return p;
 }
@@ -329,7 +329,7 @@ ub_prop *ub_prop_new(ub_layer *layer, ub_prim *prim, const char *name,
     if (ub_ptrvec_push(layer->arena, (void ***)&prim->props.v, &prim->props.n,
                        &prim->props.cap, p) != 0)
         return NULL;
-    if (ub_index_added(layer->index, prim, 1) != 0)
+    if (ub_index_from(layer->index, prim, 1, prim->props.n - 1) != 0)
         return NULL;
     return p;
 }
@@ -550,28 +550,6 @@ static int ub_ptrvec_append(ub_arena *a, void ***v, uint32_t *n,
     return 0;
 }
 
-/* Index (owner, kind) from entry `first` on, after entries were appended
- * (a list that just outgrew the scan is indexed whole; the first entry of
- * a name stays the indexed one). */
-static int ub_index_from(struct ub_name_index *ix, const void *owner,
-                         uint32_t kind, uint32_t first)
-{
-    uint32_t n;
-    void *const *v = ub_index_list(owner, kind, &n);
-    if (n <= UB_INDEX_MIN)
-        return 0;
-    for (uint32_t i = first > UB_INDEX_MIN ? first : 0; i < n; i++) {
-        if (ub_index_reserve(ix) != 0)
-            return -1;
-        const char *name = ub_entry_name(v[i], kind);
-        ub_name_slot *s = ub_index_slot(ix, owner, name, kind);
-        if (!s->owner) {
-            *s = (ub_name_slot){owner, name, v[i], kind};
-            ix->count++;
-        }
-    }
-    return 0;
-}
 
 static bool ub_is_from(const void *owner, ub_prim *const *from, uint32_t n)
 {
