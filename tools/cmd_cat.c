@@ -40,17 +40,25 @@ static int ub_cat_one(ub_session *ss, const char *input, ub_buf *text,
     ub_parse_stream ps = {.prim_done = ub_usda_stream_prim,
                           .prim_reopened = ub_usda_stream_reopened,
                           .ctx = st};
+    size_t known = ub_loader_count(ld);
     ub_loader_set_stream(ld, &ps);
     ub_layer *layer = ub_loader_open(ld, input, NULL, (ub_loc){NULL, 0, 0});
     ub_loader_set_stream(ld, NULL);
-    int r = !layer                ? -1
-            : layer->streamed     ? ub_usda_stream_end(st, layer)
-            : ub_usda_write(layer, text); /* a .usdb input */
+    int r;
+    if (!layer)
+        r = -1;
+    else if (!layer->streamed)
+        r = ub_usda_write(layer, text); /* a .usdb input */
+    else if (ub_loader_count(ld) == known)
+        r = 1; /* named before: the loader kept only its stubs */
+    else
+        r = ub_usda_stream_end(st, layer);
     ub_usda_stream_free(st);
     if (r == 1) {
         /* The layer cannot be streamed (a property authored after a child
-         * prim): start this input over from its text, whole.  Its
-         * diagnostics were reported by the first reading. */
+         * prim) or was streamed already: write it from its text, whole.
+         * Its diagnostics were reported by the first reading.  (A file
+         * output has exactly one input, so rewinding it loses nothing.) */
         if (file) {
             if (ub_out_rewind(file) != 0)
                 return -1;
