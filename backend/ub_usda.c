@@ -1563,14 +1563,18 @@ int ub_usda_write(const ub_layer *layer, ub_buf *out)
  * through ub_usda_stream_reopened -- so the open prims' heads are written
  * then, the closed prim whole (or just its tail when its head went out
  * with its first child), and nothing is ever kept but the open chain. */
+/* What the stream knows of one depth (0: the pseudo-root, 1: root prims):
+ * the open prim there whose head is written, and how many of its children
+ * have been written. */
+typedef struct ub_stream_level {
+    const ub_prim *head;
+    uint32_t nchildren;
+} ub_stream_level;
+
 struct ub_usda_stream {
     ub_buf *out;
-    /* per depth (1 = root prims): the open prim whose head is written,
-     * and how many of its children have been written */
-    const ub_prim **head;
-    uint32_t *nchildren;
-    uint32_t depth_cap;
-    uint32_t root_children;
+    ub_stream_level *level;
+    uint32_t nlevels;
     bool top_done, reopened, oom;
 };
 
@@ -1586,29 +1590,21 @@ void ub_usda_stream_free(ub_usda_stream *s)
 {
     if (!s)
         return;
-    free(s->head);
-    free(s->nchildren);
+    free(s->level);
     free(s);
 }
 
 static bool ub_stream_reserve(ub_usda_stream *s, unsigned depth)
 {
-    if (depth < s->depth_cap)
+    if (depth < s->nlevels)
         return true;
-    uint32_t cap = depth + 16;
-    const ub_prim **h = realloc(s->head, cap * sizeof *h);
-    if (h)
-        s->head = h;
-    uint32_t *n = realloc(s->nchildren, cap * sizeof *n);
-    if (n)
-        s->nchildren = n;
-    if (!h || !n)
+    uint32_t n = depth + 16;
+    ub_stream_level *v = realloc(s->level, n * sizeof *v);
+    if (!v)
         return false;
-    for (uint32_t i = s->depth_cap; i < cap; i++) {
-        s->head[i] = NULL;
-        s->nchildren[i] = 0;
-    }
-    s->depth_cap = cap;
+    memset(v + s->nlevels, 0, (n - s->nlevels) * sizeof *v);
+    s->level = v;
+    s->nlevels = n;
     return true;
 }
 
@@ -1616,10 +1612,24 @@ static bool ub_stream_reserve(ub_usda_stream *s, unsigned depth)
  * before every root prim, after the header). */
 static void ub_stream_sep(ub_usda_stream *s, unsigned depth)
 {
-    uint32_t *n = depth > 1 ? &s->nchildren[depth - 1] : &s->root_children;
+    uint32_t *n = &s->level[depth - 1].nchildren;
     if (depth == 1 || *n)
         ub_pc(s->out, '\n');
     ++*n;
+}
+
+/* Write the head of the open prim p at depth d, after those of its open
+ * ancestors not written yet (a head is only ever written after its
+ * parent's). */
+static void ub_stream_open(ub_usda_stream *s, ub_w *w, const ub_prim *p,
+                           unsigned d)
+{
+    if (d == 0 || s->level[d].head == p)
+        return;
+    ub_stream_open(s, w, p->parent, d - 1);
+    ub_stream_sep(s, d);
+    ub_write_prim_head(w, p, d - 1);
+    s->level[d] = (ub_stream_level){p, 0};
 }
 
 void ub_usda_stream_prim(void *ctx, const ub_layer *layer,
@@ -1635,26 +1645,14 @@ void ub_usda_stream_prim(void *ctx, const ub_layer *layer,
         ub_write_top(&w, layer);
         s->top_done = true;
     }
-    /* heads of the open ancestors not written yet, outermost first */
-    const ub_prim *chain[depth > 1 ? depth - 1 : 1];
-    const ub_prim *a = prim->parent;
-    for (unsigned d = depth - 1; d >= 1; d--, a = a->parent)
-        chain[d - 1] = a;
-    for (unsigned d = 1; d < depth; d++) {
-        if (s->head[d] == chain[d - 1])
-            continue;
-        ub_stream_sep(s, d);
-        ub_write_prim_head(&w, chain[d - 1], d - 1);
-        s->head[d] = chain[d - 1];
-        s->nchildren[d] = 0;
-    }
-    if (s->head[depth] == prim) {
+    ub_stream_open(s, &w, prim->parent, depth - 1);
+    if (s->level[depth].head == prim) {
         ub_write_prim_tail(&w, prim, depth - 1);
     } else {
         ub_stream_sep(s, depth);
         ub_write_prim(&w, prim, depth - 1); /* it has no children */
     }
-    s->head[depth] = NULL;
+    s->level[depth].head = NULL;
     s->oom |= w.oom;
     ub_buf_drain(s->out);
 }
