@@ -444,20 +444,38 @@ static void ub_items_remove_at(ub_items *it, uint32_t at)
     it->n--;
 }
 
+/* Put the items of part p of lo into it: each at the front, in order, or
+ * at the end.  An item already there stays where it is (explicit, add) or
+ * moves (prepend, append). */
+static bool ub_items_put_part(ub_items *it, const ub_listop *lo,
+                              ub_listop_part p, bool front, bool move,
+                              uint32_t li, int node)
+{
+    const ub_value *v = &lo->part[p];
+    if (!(p == UB_LO_EXPLICIT || lo->has[p]) || v->kind != UB_V_DATA)
+        return true;
+    for (uint32_t i = 0; i < v->count; i++) {
+        const void *x = ub_value_elem(v, i);
+        int k = ub_items_find(it, x);
+        if (k >= 0) {
+            if (!move)
+                continue;
+            ub_items_remove_at(it, (uint32_t)k);
+        }
+        if (!ub_items_insert(it, front ? i : it->n, (ub_item){x, li, node}))
+            return false;
+    }
+    return true;
+}
+
 static bool ub_items_apply(ub_items *it, const ub_listop *lo, uint32_t li,
                            int node)
 {
     const ub_type *t = it->type;
     if (lo->is_explicit) {
         it->n = 0;
-        const ub_value *e = &lo->part[UB_LO_EXPLICIT];
-        for (uint32_t i = 0; e->kind == UB_V_DATA && i < e->count; i++) {
-            const void *x = ub_value_elem(e, i);
-            if (ub_items_find(it, x) < 0 &&
-                !ub_items_insert(it, it->n, (ub_item){x, li, node}))
-                return false;
-        }
-        return true;
+        return ub_items_put_part(it, lo, UB_LO_EXPLICIT, false, false, li,
+                                 node);
     }
     const ub_value *d = &lo->part[UB_LO_DELETE];
     for (uint32_t i = 0; lo->has[UB_LO_DELETE] && d->kind == UB_V_DATA &&
@@ -467,36 +485,10 @@ static bool ub_items_apply(ub_items *it, const ub_listop *lo, uint32_t li,
         if (k >= 0)
             ub_items_remove_at(it, (uint32_t)k);
     }
-    const ub_value *ad = &lo->part[UB_LO_ADD];
-    for (uint32_t i = 0;
-         lo->has[UB_LO_ADD] && ad->kind == UB_V_DATA && i < ad->count; i++) {
-        const void *x = ub_value_elem(ad, i);
-        if (ub_items_find(it, x) < 0 &&
-            !ub_items_insert(it, it->n, (ub_item){x, li, node}))
-            return false;
-    }
-    const ub_value *pre = &lo->part[UB_LO_PREPEND];
-    for (uint32_t i = 0; lo->has[UB_LO_PREPEND] && pre->kind == UB_V_DATA &&
-                         i < pre->count;
-         i++) {
-        const void *x = ub_value_elem(pre, i);
-        int k = ub_items_find(it, x);
-        if (k >= 0)
-            ub_items_remove_at(it, (uint32_t)k);
-        if (!ub_items_insert(it, i, (ub_item){x, li, node}))
-            return false;
-    }
-    const ub_value *app = &lo->part[UB_LO_APPEND];
-    for (uint32_t i = 0; lo->has[UB_LO_APPEND] && app->kind == UB_V_DATA &&
-                         i < app->count;
-         i++) {
-        const void *x = ub_value_elem(app, i);
-        int k = ub_items_find(it, x);
-        if (k >= 0)
-            ub_items_remove_at(it, (uint32_t)k);
-        if (!ub_items_insert(it, it->n, (ub_item){x, li, node}))
-            return false;
-    }
+    if (!ub_items_put_part(it, lo, UB_LO_ADD, false, false, li, node) ||
+        !ub_items_put_part(it, lo, UB_LO_PREPEND, true, true, li, node) ||
+        !ub_items_put_part(it, lo, UB_LO_APPEND, false, true, li, node))
+        return false;
     const ub_value *ro = &lo->part[UB_LO_REORDER];
     if (lo->has[UB_LO_REORDER] && ro->kind == UB_V_DATA && ro->count) {
         /* the named items first, in the given order; the rest after, in
