@@ -915,62 +915,10 @@ static void ub_names_free(ub_names *nm)
     free(nm->set);
 }
 
-static bool ub_token_in(const ub_value *order, const char *name)
-{
-    for (uint32_t i = 0; i < order->count; i++)
-        if (ub_value_str(order, i) == name)
-            return true;
-    return false;
-}
-
-/* `reorder nameChildren`, as SdfListOp's reorder applies it: each named
- * child, with the unnamed children that follow it, moves into the given
- * order; unnamed children before any named one stay first. */
+/* `reorder nameChildren`, as SdfListOp's reorder applies it. */
 static int ub_names_reorder(ub_names *nm, const ub_value *order)
 {
-    if (order->kind != UB_V_DATA || order->count == 0 || nm->n == 0 ||
-        !order->type || order->type->scalar != UB_SC_STRING)
-        return 0;
-    const char **res = malloc(nm->n * sizeof *res);
-    bool *taken = calloc(nm->n, sizeof *taken);
-    if (!res || !taken) {
-        free(res);
-        free(taken);
-        return -1;
-    }
-    uint32_t w = 0;
-    for (uint32_t k = 0; k < order->count; k++) {
-        const char *name = ub_value_str(order, k);
-        bool dup = false;
-        for (uint32_t j = 0; j < k && !dup; j++)
-            dup = ub_value_str(order, j) == name;
-        if (dup)
-            continue;
-        uint32_t i = 0;
-        while (i < nm->n && (nm->v[i] != name || taken[i]))
-            i++;
-        if (i == nm->n)
-            continue;
-        do {
-            taken[i] = true;
-            res[w++] = nm->v[i++];
-            while (i < nm->n && taken[i])
-                i++;
-        } while (i < nm->n && !ub_token_in(order, nm->v[i]));
-    }
-    uint32_t rest = 0;
-    for (uint32_t i = 0; i < nm->n; i++)
-        if (!taken[i])
-            rest++;
-    memmove(res + rest, res, w * sizeof *res);
-    uint32_t r = 0;
-    for (uint32_t i = 0; i < nm->n; i++)
-        if (!taken[i])
-            res[r++] = nm->v[i];
-    memcpy(nm->v, res, nm->n * sizeof *res);
-    free(res);
-    free(taken);
-    return 0;
+    return ub_reorder_names(nm->v, nm->n, order);
 }
 
 static bool ub_names_has(const ub_names *nm, const char *name)

@@ -1,6 +1,7 @@
 #include "ub_value.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define T(id, name, base, sc, r, c, role, interp) \
@@ -201,6 +202,75 @@ ub_dict_entry *ub_dict_set(ub_arena *a, ub_dict *d, const char *key,
 ub_listop *ub_listop_new(ub_arena *a)
 {
     return ub_arena_zalloc(a, sizeof(ub_listop));
+}
+
+static bool ub_reorder_named(uint32_t m,
+                             bool (*is)(void *, uint32_t, uint32_t),
+                             void *ctx, uint32_t item)
+{
+    for (uint32_t k = 0; k < m; k++)
+        if (is(ctx, item, k))
+            return true;
+    return false;
+}
+
+int ub_reorder_perm(uint32_t n, uint32_t m,
+                    bool (*is)(void *ctx, uint32_t item, uint32_t entry),
+                    void *ctx, uint32_t *perm)
+{
+    bool *taken = calloc(n ? n : 1, sizeof *taken);
+    if (!taken)
+        return -1;
+    uint32_t w = 0;
+    for (uint32_t k = 0; k < m; k++) {
+        /* an entry named twice finds its item taken the second time */
+        uint32_t i = 0;
+        while (i < n && (taken[i] || !is(ctx, i, k)))
+            i++;
+        if (i == n)
+            continue;
+        do {
+            taken[i] = true;
+            perm[w++] = i++;
+            while (i < n && taken[i])
+                i++;
+        } while (i < n && !ub_reorder_named(m, is, ctx, i));
+    }
+    uint32_t rest = n - w;
+    memmove(perm + rest, perm, w * sizeof *perm);
+    uint32_t r = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (!taken[i])
+            perm[r++] = i;
+    free(taken);
+    return 0;
+}
+
+static bool ub_name_is_entry(void *ctx, uint32_t item, uint32_t entry)
+{
+    const void *const *c = ctx; /* {names, order} */
+    const char *const *v = c[0];
+    return v[item] == ub_value_str(c[1], entry);
+}
+
+int ub_reorder_names(const char **v, uint32_t n, const ub_value *order)
+{
+    if (order->kind != UB_V_DATA || order->count == 0 || n == 0 ||
+        !order->type || order->type->scalar != UB_SC_STRING)
+        return 0;
+    uint32_t *perm = malloc(n * sizeof *perm);
+    const char **was = malloc(n * sizeof *was);
+    const void *ctx[2] = {was, order};
+    int rc = perm && was ? 0 : -1;
+    if (rc == 0) {
+        memcpy(was, v, n * sizeof *v);
+        rc = ub_reorder_perm(n, order->count, ub_name_is_entry, ctx, perm);
+    }
+    for (uint32_t j = 0; rc == 0 && j < n; j++)
+        v[j] = was[perm[j]];
+    free(perm);
+    free(was);
+    return rc;
 }
 
 static ub_dict *ub_dict_clone(ub_arena *a, const ub_dict *d);

@@ -221,6 +221,20 @@ ub_dict_entry *ub_dict_set(ub_arena *a, ub_dict *d, const char *key,
 ub_dict_entry *ub_dict_find(const ub_dict *d, const char *key);
 ub_listop *ub_listop_new(ub_arena *a);
 
+/* A list op's reorder (OpenUSD's SdfListOp "ordered items", which is also
+ * how `reorder nameChildren` applies): each item the order names moves,
+ * in the order's order, together with the unnamed items that follow it;
+ * unnamed items before any named one stay first.  The n items must be
+ * distinct; is(ctx, i, k) tells whether item i is order entry k (of m).
+ * Writes the result as indices: perm[j] is the item now at position j.
+ * Returns 0, or -1 when out of memory. */
+int ub_reorder_perm(uint32_t n, uint32_t m,
+                    bool (*is)(void *ctx, uint32_t item, uint32_t entry),
+                    void *ctx, uint32_t *perm);
+/* The same reorder of n distinct interned names in place, by an order
+ * that is a token or string array (anything else changes nothing). */
+int ub_reorder_names(const char **v, uint32_t n, const ub_value *order);
+
 /* Deep copy of v into arena a (strings stay interned in the same table). */
 ub_value ub_value_clone(ub_arena *a, const ub_value *v);
 

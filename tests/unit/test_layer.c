@@ -1,5 +1,6 @@
-/* Unit tests for runtime/ub_arena's marks and runtime/ub_layer's stubs:
- * what a streaming reader relies on to reuse memory safely. */
+/* Unit tests for runtime/ub_arena's marks and runtime/ub_layer's stubs
+ * (what a streaming reader relies on to reuse memory safely), and for the
+ * list op reorder of runtime/ub_value. */
 #include <CUnit/Basic.h>
 #include <stdio.h>
 #include <string.h>
@@ -116,6 +117,41 @@ static void test_drop_body_forgets_lookups(void)
     ub_strtab_free(t);
 }
 
+static bool is_entry(void *ctx, uint32_t item, uint32_t entry)
+{
+    const char *const *c = ctx; /* items "xayb...", then order */
+    const char *items = c[0], *order = c[1];
+    return items[item] == order[entry];
+}
+
+/* SdfListOp's reorder: named items move with the unnamed ones after them,
+ * unnamed ones before any named stay first; unknown and repeated entries
+ * change nothing. */
+static void test_reorder(void)
+{
+    static const struct {
+        const char *items, *order, *want;
+    } cases[] = {
+        {"xayb", "ba", "xbay"}, {"abc", "ca", "cab"}, {"ab", "zbb", "ab"},
+        {"abcd", "dcba", "dcba"}, {"abcd", "", "abcd"}, {"a", "a", "a"},
+        {"xyab", "b", "xyab"}, {"abxy", "ba", "bxya"},
+    };
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        uint32_t n = (uint32_t)strlen(cases[c].items), perm[8];
+        const char *ctx[2] = {cases[c].items, cases[c].order};
+        CU_ASSERT_EQUAL_FATAL(ub_reorder_perm(n, (uint32_t)strlen(ctx[1]),
+                                              is_entry, ctx, perm),
+                              0);
+        char got[9] = {0};
+        for (uint32_t j = 0; j < n; j++)
+            got[j] = cases[c].items[perm[j]];
+        if (strcmp(got, cases[c].want) != 0)
+            fprintf(stderr, "\nreorder %s by %s: %s, wanted %s\n",
+                    cases[c].items, cases[c].order, got, cases[c].want);
+        CU_ASSERT_STRING_EQUAL(got, cases[c].want);
+    }
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -124,6 +160,7 @@ int main(void)
     CU_add_test(s, "release reuses memory", test_release_reuses_memory);
     CU_add_test(s, "release across chunks", test_release_across_chunks);
     CU_add_test(s, "drop body forgets lookups", test_drop_body_forgets_lookups);
+    CU_add_test(s, "list op reorder", test_reorder);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures() +
