@@ -444,6 +444,20 @@ static void ub_items_remove_at(ub_items *it, uint32_t at)
     it->n--;
 }
 
+/* Items being reordered, and the reorder part's elements. */
+typedef struct ub_items_order {
+    const ub_item *v;
+    const ub_type *type;
+    const ub_value *order;
+} ub_items_order;
+
+static bool ub_items_is_entry(void *ctx, uint32_t item, uint32_t entry)
+{
+    const ub_items_order *o = ctx;
+    return ub_elem_eq(o->type, o->v[item].elem,
+                      ub_value_elem(o->order, entry));
+}
+
 /* Put the items of part p of lo into it: each at the front, in order, or
  * at the end.  An item already there stays where it is (explicit, add) or
  * moves (prepend, append). */
@@ -490,26 +504,23 @@ static bool ub_items_apply(ub_items *it, const ub_listop *lo, uint32_t li,
         !ub_items_put_part(it, lo, UB_LO_APPEND, false, true, li, node))
         return false;
     const ub_value *ro = &lo->part[UB_LO_REORDER];
-    if (lo->has[UB_LO_REORDER] && ro->kind == UB_V_DATA && ro->count) {
-        /* the named items first, in the given order; the rest after, in
-         * their order */
-        ub_items r = {.type = t};
-        for (uint32_t i = 0; i < ro->count; i++) {
-            int k = ub_items_find(it, ub_value_elem(ro, i));
-            if (k >= 0 && ub_items_find(&r, it->v[k].elem) < 0 &&
-                !ub_items_insert(&r, r.n, it->v[k])) {
-                free(r.v);
-                return false;
-            }
+    if (lo->has[UB_LO_REORDER] && ro->kind == UB_V_DATA && ro->count &&
+        it->n) {
+        uint32_t *perm = malloc(it->n * sizeof *perm);
+        ub_item *was = malloc(it->n * sizeof *was);
+        ub_items_order o = {was, t, ro};
+        bool ok = perm && was;
+        if (ok) {
+            memcpy(was, it->v, it->n * sizeof *was);
+            ok = ub_reorder_perm(it->n, ro->count, ub_items_is_entry, &o,
+                                 perm) == 0;
         }
-        for (uint32_t i = 0; i < it->n; i++)
-            if (ub_items_find(&r, it->v[i].elem) < 0 &&
-                !ub_items_insert(&r, r.n, it->v[i])) {
-                free(r.v);
-                return false;
-            }
-        free(it->v);
-        *it = r;
+        for (uint32_t j = 0; ok && j < it->n; j++)
+            it->v[j] = was[perm[j]];
+        free(perm);
+        free(was);
+        if (!ok)
+            return false;
     }
     return true;
 }
@@ -1307,36 +1318,10 @@ static void ub_names_free(ub_names *nm)
     free(nm->h);
 }
 
-/* `reorder nameChildren`: the named ones first in that order, the rest
- * after them in their order. */
+/* `reorder nameChildren`, as Pcp applies it (SdfListOp's reorder). */
 static bool ub_names_reorder(ub_names *nm, const ub_value *order)
 {
-    if (order->kind != UB_V_DATA || !order->count || !nm->n)
-        return true;
-    const char **nv = malloc(nm->n * sizeof *nv);
-    if (!nv)
-        return false;
-    uint32_t w = 0;
-    for (uint32_t i = 0; i < order->count; i++) {
-        const char *s = ub_value_str(order, i);
-        bool dup = false;
-        for (uint32_t j = 0; j < w; j++)
-            dup |= nv[j] == s;
-        if (ub_names_has(nm, s) && !dup)
-            nv[w++] = s;
-    }
-    uint32_t named = w; /* the rest keep their order after these */
-    for (uint32_t i = 0; i < nm->n; i++) {
-        bool dup = false;
-        for (uint32_t j = 0; j < named && !dup; j++)
-            dup = nv[j] == nm->v[i];
-        if (!dup)
-            nv[w++] = nm->v[i];
-    }
-    free(nm->v);
-    nm->v = nv;
-    nm->cap = nm->n;
-    return true;
+    return ub_reorder_names(nm->v, nm->n, order) == 0;
 }
 
 /* --- schemas ------------------------------------------------------------- */

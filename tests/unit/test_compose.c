@@ -384,6 +384,33 @@ static void test_ancestral_variant(void)
     ub_diags_free(d);
 }
 
+/* `reorder nameChildren` moves each named child with the unnamed ones
+ * after it; unnamed ones before stay first (as Pcp applies it, through
+ * SdfListOp's reorder). */
+static void test_reorder(void)
+{
+    put("reorder.usda",
+        "#usda 1.0\n"
+        "def \"P\"\n{\n"
+        "    reorder nameChildren = [\"b\", \"a\"]\n"
+        "    def \"x\" {\n    }\n    def \"a\" {\n    }\n"
+        "    def \"y\" {\n    }\n    def \"b\" {\n    }\n"
+        "}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("reorder.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    ub_prim *p = ub_layer_find_prim(out, "/P");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    static const char *const want[] = {"x", "b", "a", "y"};
+    CU_ASSERT_EQUAL_FATAL(p->children.n, 4);
+    for (int i = 0; i < 4; i++)
+        CU_ASSERT_STRING_EQUAL(p->children.v[i]->name, want[i]);
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
 int main(void)
 {
     T = ub_strtab_new();
@@ -395,6 +422,7 @@ int main(void)
         return 1;
     CU_pSuite s = CU_add_suite("compose", NULL, NULL);
     CU_add_test(s, "paths", test_paths);
+    CU_add_test(s, "reorder", test_reorder);
     CU_add_test(s, "prims inside variants", test_find_prim_in_variant);
     CU_add_test(s, "strength order and mapping", test_strength_order);
     CU_add_test(s, "implied inherits", test_implied_inherit);
