@@ -1244,15 +1244,6 @@ typedef struct ub_names {
     uint32_t hcap;
 } ub_names;
 
-static uint32_t ub_ptr_hash(const char *s)
-{
-    uint64_t x = (uint64_t)(uintptr_t)s;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (uint32_t)x;
-}
-
 static bool ub_names_has(const ub_names *nm, const char *s)
 {
     if (!nm->hcap) {
@@ -1261,7 +1252,7 @@ static bool ub_names_has(const ub_names *nm, const char *s)
                 return true;
         return false;
     }
-    for (uint32_t k = ub_ptr_hash(s) & (nm->hcap - 1); nm->h[k];
+    for (uint32_t k = ub_interned_hash(s) & (nm->hcap - 1); nm->h[k];
          k = (k + 1) & (nm->hcap - 1))
         if (nm->h[k] == s)
             return true;
@@ -1277,7 +1268,7 @@ static bool ub_names_rehash(ub_names *nm)
     if (!h)
         return false;
     for (uint32_t i = 0; i < nm->n; i++) {
-        uint32_t k = ub_ptr_hash(nm->v[i]) & (hcap - 1);
+        uint32_t k = ub_interned_hash(nm->v[i]) & (hcap - 1);
         while (h[k])
             k = (k + 1) & (hcap - 1);
         h[k] = nm->v[i];
@@ -1304,7 +1295,7 @@ static bool ub_names_add(ub_names *nm, const char *s)
     if (nm->n >= 16 && nm->n * 2 >= nm->hcap)
         return ub_names_rehash(nm);
     if (nm->hcap) {
-        uint32_t k = ub_ptr_hash(s) & (nm->hcap - 1);
+        uint32_t k = ub_interned_hash(s) & (nm->hcap - 1);
         while (nm->h[k])
             k = (k + 1) & (nm->hcap - 1);
         nm->h[k] = s;

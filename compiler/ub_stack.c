@@ -841,15 +841,6 @@ typedef struct ub_names {
     uint32_t set_cap;
 } ub_names;
 
-static uint32_t ub_ptr_hash(const void *p)
-{
-    uint64_t x = (uint64_t)(uintptr_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (uint32_t)x;
-}
-
 static int ub_names_grow_set(ub_names *nm)
 {
     uint32_t cap = nm->set_cap ? nm->set_cap * 2 : 64;
@@ -859,7 +850,7 @@ static int ub_names_grow_set(ub_names *nm)
     for (uint32_t i = 0; i < nm->set_cap; i++) {
         if (!nm->set[i].key)
             continue;
-        uint32_t h = ub_ptr_hash(nm->set[i].key) & (cap - 1);
+        uint32_t h = ub_interned_hash(nm->set[i].key) & (cap - 1);
         while (set[h].key)
             h = (h + 1) & (cap - 1);
         set[h] = nm->set[i];
@@ -875,7 +866,7 @@ static int64_t ub_names_slot(const ub_names *nm, const char *name)
 {
     if (!nm->set_cap)
         return -1;
-    uint32_t h = ub_ptr_hash(name) & (nm->set_cap - 1);
+    uint32_t h = ub_interned_hash(name) & (nm->set_cap - 1);
     while (nm->set[h].key) {
         if (nm->set[h].key == name)
             return nm->set[h].slot;
@@ -890,7 +881,7 @@ static int64_t ub_names_add(ub_names *nm, const char *name)
 {
     if ((nm->n + 1) * 2 > nm->set_cap && ub_names_grow_set(nm) != 0)
         return -1;
-    uint32_t h = ub_ptr_hash(name) & (nm->set_cap - 1);
+    uint32_t h = ub_interned_hash(name) & (nm->set_cap - 1);
     while (nm->set[h].key) {
         if (nm->set[h].key == name)
             return nm->set[h].slot;

@@ -31,6 +31,17 @@ void ub_strtab_set_concurrent(ub_strtab *t, bool on);
 const char *ub_intern(ub_strtab *t, const char *s, size_t n);
 const char *ub_intern_cstr(ub_strtab *t, const char *s);
 
+/* A hash of an interned string's pointer, for tables keyed by interned
+ * names (equal strings are one pointer, so the bytes need no reading). */
+static inline uint32_t ub_interned_hash(const char *s)
+{
+    uint64_t x = (uint64_t)(uintptr_t)s;
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    return (uint32_t)x;
+}
+
 /* Length of an interned string (stored beside it; O(1)). */
 size_t ub_str_len(const char *interned);
 
