@@ -68,6 +68,7 @@ typedef struct crate {
     ub_layer *L;
     ub_arena *a;
     uint64_t budget;    /* values still allowed to be decoded */
+    ub_loc loc;         /* of what is being built: "file:<spec path>" */
 } crate;
 
 /* --- errors ------------------------------------------------------------ */
@@ -1226,7 +1227,7 @@ static int cr_dict_at(crate *c, cur *k, ub_dict **out, int nest)
         ub_value v;
         if (c->failed || cr_vtvalue(c, k, &v, nest) != 0)
             return -1;
-        if (!ub_dict_set(c->a, d, key, v, (ub_loc){c->name, 0, 0}))
+        if (!ub_dict_set(c->a, d, key, v, c->loc))
             return (cr_oom(c), -1);
     }
     *out = d;
@@ -1243,7 +1244,7 @@ static ub_reference *cr_ref_items(crate *c, cur *k, bool payload, uint64_t n,
         r[i].asset = cr_str(c, rd_u32(k, "a reference's asset"));
         r[i].prim_path = cr_path_text(c, rd_u32(k, "a reference's path"));
         r[i].offset = UB_OFFSET_IDENTITY;
-        r[i].loc = (ub_loc){c->name, 0, 0};
+        r[i].loc = c->loc;
         if (!payload || c->ver >= UB_CRATE_V_PAYLOAD_LISTOP) {
             r[i].offset.offset = rd_f64(k, "a layer offset");
             r[i].offset.scale = rd_f64(k, "a layer offset");
@@ -1331,7 +1332,7 @@ static int cr_listop(crate *c, unsigned ct, uint64_t payload, ub_value *out,
         }
         lo->has[parts[i].part] = true;
         lo->part[parts[i].part] = items;
-        lo->loc[parts[i].part] = (ub_loc){c->name, 0, 0};
+        lo->loc[parts[i].part] = c->loc;
     }
     if (lo->is_explicit && !lo->has[UB_LO_EXPLICIT]) {
         lo->has[UB_LO_EXPLICIT] = true;
@@ -1466,7 +1467,7 @@ static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest)
             if (v.kind != UB_V_DATA)
                 return (cr_oom(c), -1);
             *(const char **)v.u.data = sel;
-            if (!ub_dict_set(c->a, d, key, v, (ub_loc){c->name, 0, 0}))
+            if (!ub_dict_set(c->a, d, key, v, c->loc))
                 return (cr_oom(c), -1);
         }
         *out = (ub_value){.kind = UB_V_DICT};
@@ -1632,7 +1633,7 @@ static int cr_samples(crate *c, uint64_t rep, const ub_type *want,
         return -1;
     }
     s->authored = true;
-    s->loc = (ub_loc){c->name, 0, 0};
+    s->loc = c->loc;
     for (uint64_t i = 0; i < n; i++) {
         uint64_t vr = rd_u64(&k, "a sample value");
         ub_value v;
@@ -1682,7 +1683,7 @@ static void cr_set_meta(crate *c, ub_fields *meta, const char *key,
     ub_value v;
     if (cr_value(c, rep, &v, 0) != 0)
         return;
-    if (!ub_fields_set(c->a, meta, cr_key(c, key), v, (ub_loc){c->name, 0, 0}))
+    if (!ub_fields_set(c->a, meta, cr_key(c, key), v, c->loc))
         cr_oom(c);
 }
 
@@ -1711,9 +1712,26 @@ static const char *cr_enum_text(crate *c, uint64_t rep)
     return ub_value_str(&v, 0);
 }
 
+/* Diagnostics about a crate layer have no line: they name the spec, as
+ * "file:</World/a.size>". */
+static void cr_set_loc(crate *c, const char *path)
+{
+    size_t n = strlen(c->name) + strlen(path) + 4;
+    char *b = malloc(n);
+    if (!b) {
+        cr_oom(c);
+        return;
+    }
+    snprintf(b, n, "%s:<%s>", c->name, path);
+    c->loc = (ub_loc){ub_intern_cstr(c->t, b), 0, 0};
+    free(b);
+}
+
 static void cr_build_prop(crate *c, ub_prop *p, uint32_t spec)
 {
     const char *path = cr_path_text(c, c->spec[spec].path);
+    cr_set_loc(c, path);
+    p->loc = c->loc;
     const cr_field *tf = cr_spec_field(c, spec, K(c, "typeName"));
     if (tf && p->kind == UB_ATTR) {
         cr_where(c, "spec <%s> field 'typeName'", path);
@@ -1765,6 +1783,7 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t spec)
 static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
                           unsigned depth);
 
+
 static void cr_build_props(crate *c, ub_prim *prim, uint32_t pidx,
                            uint32_t spec)
 {
@@ -1783,7 +1802,7 @@ static void cr_build_props(crate *c, ub_prim *prim, uint32_t pidx,
         ub_prop *p = ub_prop_find_or_new(
             c->L, prim, name,
             st == UB_CRATE_SPEC_ATTRIBUTE ? UB_ATTR : UB_REL,
-            (ub_loc){c->name, 0, 0}, &created);
+            prim->loc, &created);
         if (!p) {
             cr_oom(c);
             return;
@@ -1811,7 +1830,7 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
         if (ss == NONE || c->spec[ss].type != UB_CRATE_SPEC_VARIANT_SET)
             continue;
         ub_variant_set *vs = ub_variant_set_get(c->L, prim, set,
-                                                (ub_loc){c->name, 0, 0});
+                                                prim->loc);
         if (!vs) {
             cr_oom(c);
             return;
@@ -1835,8 +1854,7 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
                 dup |= vs->variants.v[k]->name == var;
             if (dup)
                 continue;
-            ub_prim *v = ub_variant_new(c->L, prim, vs, var,
-                                        (ub_loc){c->name, 0, 0});
+            ub_prim *v = ub_variant_new(c->L, prim, vs, var, prim->loc);
             if (!v) {
                 cr_oom(c);
                 return;
@@ -1856,6 +1874,11 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
     }
     const char *path = cr_path_text(c, pidx);
     bool root = prim == c->L->root;
+    if (root)
+        c->loc = (ub_loc){c->name, 0, 0};
+    else
+        cr_set_loc(c, path);
+    prim->loc = c->loc;
     uint32_t i = c->spec[spec].fset;
     const char *sub_key = K(c, "subLayers"), *off_key = K(c, "subLayerOffsets");
     const uint64_t *sub_rep = NULL, *off_rep = NULL;
@@ -1911,7 +1934,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         c->L->has_sublayers = true;
         for (uint32_t j = 0; j < subs.count; j++) {
             ub_sublayer *s = ub_layer_add_sublayer(
-                c->L, ub_value_str(&subs, j), (ub_loc){c->name, 0, 0});
+                c->L, ub_value_str(&subs, j), c->loc);
             if (!s) {
                 cr_oom(c);
                 return;
@@ -1937,8 +1960,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
             continue;
         if (ub_prim_find_child(c->L, prim, name))
             continue; /* listed twice: one prim, built once */
-        ub_prim *child = ub_prim_new(c->L, prim, name, UB_OVER,
-                                     (ub_loc){c->name, 0, 0});
+        ub_prim *child = ub_prim_new(c->L, prim, name, UB_OVER, prim->loc);
         if (!child) {
             cr_oom(c);
             return;
