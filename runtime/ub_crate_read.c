@@ -2014,7 +2014,7 @@ ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
         return NULL;
     }
     c.a = c.L->arena;
-    if (root != NONE && c.spec_of[root] != NONE) {
+    if (root != NONE && c.spec_of && c.spec_of[root] != NONE) {
         if (c.spec[c.spec_of[root]].type != UB_CRATE_SPEC_PSEUDO_ROOT) {
             cr_where(&c, "section SPECS");
             cr_err(&c, "the spec at </> is not the pseudo-root");
