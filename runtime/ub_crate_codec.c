@@ -128,31 +128,17 @@ int ub_crate_ints_decode(const void *enc, size_t n, size_t count,
             *why = "integer data past the end";
             return -1;
         }
-        switch (sz) {
-        case 0:
+        if (sz == 0) {
             d = common;
-            break;
-        case 1: {
-            int8_t x;
-            memcpy(&x, v, 1);
-            d = x;
-            break;
-        }
-        case 2: {
-            int16_t x;
-            memcpy(&x, v, 2);
-            d = x;
-            break;
-        }
-        case 4: {
-            int32_t x;
-            memcpy(&x, v, 4);
-            d = x;
-            break;
-        }
-        default:
-            memcpy(&d, v, 8);
-            break;
+        } else {
+            /* little-endian, sign-extended from sz bytes */
+            uint64_t u = 0;
+            memcpy(&u, v, sz);
+            if (sz < 8) {
+                uint64_t sign = 1ull << (8 * sz - 1);
+                u = (u ^ sign) - sign;
+            }
+            d = (int64_t)u;
         }
         v += sz;
         prev += (uint64_t)d;

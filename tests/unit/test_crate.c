@@ -639,6 +639,26 @@ static void test_stored_values(void)
     ub_layer_free(L);
 }
 
+/* A double[16] as a lookup table {0.25, 0.5} (its first nlut entries)
+ * and indexes 1 0 0 1 0 0 ... */
+static ub_layer *lut_array(uint32_t ver, uint32_t nlut)
+{
+    bb d = {0};
+    u64(&d, 16);
+    u8(&d, 't');
+    u32(&d, nlut);
+    for (uint32_t i = 0; i < nlut; i++)
+        f64(&d, 0.25 * (i + 1));
+    uint32_t ix[16];
+    for (int i = 0; i < 16; i++)
+        ix[i] = (uint32_t)(i % 3 == 0);
+    cints(&d, ix, 16, 4);
+    return with_default(ver, "double[]",
+                        rep(UB_CRATE_DOUBLE, DATA, false, true) |
+                            UB_CRATE_REP_IS_COMPRESSED,
+                        &d, NULL, 0);
+}
+
 static void test_compressed_arrays(void)
 {
     uint32_t ver = V(0, 8, 0);
@@ -684,35 +704,12 @@ static void test_compressed_arrays(void)
     CU_ASSERT_EQUAL(dflt(L, 17, 0), 12);
     ub_layer_free(L);
     /* a lookup table: code 't', its size, its values, compressed indexes */
-    d = (bb){0};
-    u64(&d, 16);
-    u8(&d, 't');
-    u32(&d, 2);
-    f64(&d, 0.25);
-    f64(&d, 0.5);
-    uint32_t ix[16];
-    for (int i = 0; i < 16; i++)
-        ix[i] = (uint32_t)(i % 3 == 0);
-    cints(&d, ix, 16, 4);
-    L = with_default(ver, "double[]",
-                     rep(UB_CRATE_DOUBLE, DATA, false, true) |
-                         UB_CRATE_REP_IS_COMPRESSED,
-                     &d, NULL, 0);
+    L = lut_array(ver, 2);
     CU_ASSERT_EQUAL(dflt(L, 0, 0), 0.5);
     CU_ASSERT_EQUAL(dflt(L, 1, 0), 0.25);
     ub_layer_free(L);
     /* an index past the table */
-    d = (bb){0};
-    u64(&d, 16);
-    u8(&d, 't');
-    u32(&d, 1);
-    f64(&d, 0.25);
-    ix[3] = 1;
-    cints(&d, ix, 16, 4);
-    L = with_default(ver, "double[]",
-                     rep(UB_CRATE_DOUBLE, DATA, false, true) |
-                         UB_CRATE_REP_IS_COMPRESSED,
-                     &d, NULL, 0);
+    L = lut_array(ver, 1);
     CU_ASSERT_PTR_NULL(L);
     CU_ASSERT(has_error("past the table"));
     ub_layer_free(L);
