@@ -36,6 +36,31 @@ typedef struct cr_spec {
     uint32_t path, fset, type;
 } cr_spec;
 
+/* Field names the reader acts on, interned once per file. */
+enum {
+    K_TYPENAME, K_SPECIFIER, K_PRIMCHILDREN, K_PROPERTIES,
+    K_VARIANTSETCHILDREN, K_VARIANTCHILDREN, K_TARGETCHILDREN,
+    K_CONNECTIONCHILDREN, K_VARIABILITY, K_CUSTOM, K_DEFAULT, K_TIMESAMPLES,
+    K_CONNECTIONPATHS, K_TARGETPATHS, K_PRIMORDER, K_PROPERTYORDER,
+    K_SUBLAYERS, K_SUBLAYEROFFSETS,
+    /* renamed to their text-format keys (cr_text_key) */
+    K_DOCUMENTATION, K_VARIANTSETNAMES, K_VARIANTSELECTION, K_INHERITPATHS,
+    K_LAYERRELOCATES,
+    K_COUNT
+};
+static const char *const cr_key_names[K_COUNT] = {
+    "typeName", "specifier", "primChildren", "properties",
+    "variantSetChildren", "variantChildren", "targetChildren",
+    "connectionChildren", "variability", "custom", "default", "timeSamples",
+    "connectionPaths", "targetPaths", "primOrder", "propertyOrder",
+    "subLayers", "subLayerOffsets",
+    "documentation", "variantSetNames", "variantSelection", "inheritPaths",
+    "layerRelocates",
+};
+static const char *const cr_text_names[] = {
+    "doc", "variantSets", "variants", "inherits", "relocates",
+};
+
 typedef struct crate {
     const unsigned char *d;
     size_t len;
@@ -44,7 +69,9 @@ typedef struct crate {
     ub_strtab *t;
     ub_diags *diags;
     bool failed;
-    char where[192];
+    /* where we are, formatted only for an error: "section TOKENS", "spec
+     * </A.b> field 'default'", or a fixed place ("bootstrap header") */
+    const char *w_place, *w_path, *w_field;
     const unsigned char *toc;
     uint64_t nsec;
     const char **tok;
@@ -69,6 +96,8 @@ typedef struct crate {
     ub_arena *a;
     uint64_t budget;    /* values still allowed to be decoded */
     ub_loc loc;         /* of what is being built: "file:<spec path>" */
+    const char *key[K_COUNT];   /* cr_key_names, interned */
+    const char *text_key[K_COUNT - K_DOCUMENTATION]; /* cr_text_names */
 } crate;
 
 /* --- errors ------------------------------------------------------------ */
@@ -86,24 +115,28 @@ static void cr_err(crate *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    char where[256];
+    if (c->w_field)
+        snprintf(where, sizeof where, "%s <%s> field '%s'", c->w_place,
+                 c->w_path, c->w_field);
+    else if (c->w_path)
+        snprintf(where, sizeof where, "%s %s", c->w_place, c->w_path);
+    else
+        snprintf(where, sizeof where, "%s", c->w_place);
     ub_diag *d = ub_diag_add(c->diags, UB_ERROR, (ub_loc){c->name, 0, 0},
                              "usdc-damaged", NULL, 0,
-                             "damaged usdc (crate) file: %s: %s", c->where,
-                             msg);
+                             "damaged usdc (crate) file: %s: %s", where, msg);
     ub_diag_set_hint(c->diags, d,
                      "the file was truncated or altered after OpenUSD "
                      "wrote it; write it again from its source");
 }
 
-static void cr_where(crate *c, const char *fmt, ...)
-    __attribute__((format(printf, 2, 3)));
-
-static void cr_where(crate *c, const char *fmt, ...)
+static void cr_where(crate *c, const char *place, const char *path,
+                     const char *field)
 {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(c->where, sizeof c->where, fmt, ap);
-    va_end(ap);
+    c->w_place = place;
+    c->w_path = path;
+    c->w_field = field;
 }
 
 static void *cr_oom(crate *c)
@@ -344,7 +377,7 @@ static bool cr_section(crate *c, const char *name, cur *k)
         int64_t start, size;
         memcpy(&start, e + 16, 8);
         memcpy(&size, e + 24, 8);
-        cr_where(c, "section %s", name);
+        cr_where(c, "section", name, NULL);
         if (start < 0 || size < 0 || (uint64_t)start > c->len ||
             (uint64_t)size > c->len - (uint64_t)start) {
             cr_err(c, "the section (at %lld, %lld bytes) lies outside the "
@@ -362,7 +395,7 @@ static bool cr_section(crate *c, const char *name, cur *k)
 
 static int cr_read_boot(crate *c)
 {
-    cr_where(c, "bootstrap header");
+    cr_where(c, "bootstrap header", NULL, NULL);
     if (c->len < UB_CRATE_BOOTSTRAP_SIZE) {
         cr_err(c, "the file is %zu bytes, too small for the %d-byte header",
                c->len, UB_CRATE_BOOTSTRAP_SIZE);
@@ -386,7 +419,7 @@ static int cr_read_boot(crate *c)
     }
     int64_t toc;
     memcpy(&toc, c->d + 16, 8);
-    cr_where(c, "table of contents");
+    cr_where(c, "table of contents", NULL, NULL);
     if (toc < 0 || (uint64_t)toc >= c->len) {
         cr_err(c, "table of contents at offset %lld but the file is %zu "
                "bytes (truncated?)", (long long)toc, c->len);
@@ -1648,33 +1681,28 @@ static int cr_samples(crate *c, uint64_t rep, const ub_type *want,
     return 0;
 }
 
-/* Fields that only order or list children: read by the tree walk. */
-static bool cr_structural(const char *key)
+/* Which of the reader's keys a field name is (K_COUNT: none). */
+static int cr_key_id(const crate *c, const char *key)
 {
-    static const char *const keys[] = {
-        "primChildren", "properties", "variantSetChildren",
-        "variantChildren", "targetChildren", "connectionChildren",
-        "specifier", "typeName"};
-    for (size_t i = 0; i < sizeof keys / sizeof *keys; i++)
-        if (strcmp(keys[i], key) == 0)
-            return true;
-    return false;
+    for (int i = 0; i < K_COUNT; i++)
+        if (c->key[i] == key)
+            return i;
+    return K_COUNT;
+}
+
+/* Fields that only order or list children: read by the tree walk. */
+static bool cr_structural(int id)
+{
+    return id <= K_CONNECTIONCHILDREN;
 }
 
 /* The text-format key of a crate field. */
-static const char *cr_key(crate *c, const char *key)
+static const char *cr_text_key(crate *c, const char *key)
 {
-    static const char *const map[][2] = {
-        {"documentation", "doc"},
-        {"variantSetNames", "variantSets"},
-        {"variantSelection", "variants"},
-        {"inheritPaths", "inherits"},
-        {"layerRelocates", "relocates"},
-    };
-    for (size_t i = 0; i < sizeof map / sizeof *map; i++)
-        if (strcmp(map[i][0], key) == 0)
-            return K(c, map[i][1]);
-    return key;
+    int id = cr_key_id(c, key);
+    return id >= K_DOCUMENTATION && id < K_COUNT
+               ? c->text_key[id - K_DOCUMENTATION]
+               : key;
 }
 
 static void cr_set_meta(crate *c, ub_fields *meta, const char *key,
@@ -1683,7 +1711,7 @@ static void cr_set_meta(crate *c, ub_fields *meta, const char *key,
     ub_value v;
     if (cr_value(c, rep, &v, 0) != 0)
         return;
-    if (!ub_fields_set(c->a, meta, cr_key(c, key), v, c->loc))
+    if (!ub_fields_set(c->a, meta, cr_text_key(c, key), v, c->loc))
         cr_oom(c);
 }
 
@@ -1699,14 +1727,30 @@ static bool cr_bool(crate *c, uint64_t rep)
     return *(uint8_t *)v.u.data != 0;
 }
 
-/* An enum field's value as its text ("uniform", "over"). */
-static const char *cr_enum_text(crate *c, uint64_t rep)
+/* An enum field (specifier, variability) as its number, checked to be
+ * below n. */
+static uint32_t cr_enum_field(crate *c, uint64_t rep, unsigned type,
+                              uint32_t n)
+{
+    unsigned ct = (unsigned)((rep >> UB_CRATE_REP_TYPE_SHIFT) &
+                             UB_CRATE_REP_TYPE_MASK);
+    uint32_t x = (uint32_t)(rep & UB_CRATE_REP_PAYLOAD_MASK);
+    if (ct != type || (rep & UB_CRATE_REP_IS_ARRAY) || x >= n) {
+        cr_err(c, "expected a %s", type == UB_CRATE_SPECIFIER ? "specifier"
+                                                              : "variability");
+        return 0;
+    }
+    return x;
+}
+
+/* A token field's value (typeName). */
+static const char *cr_token_text(crate *c, uint64_t rep)
 {
     ub_value v;
     if (cr_value(c, rep, &v, 0) != 0)
         return "";
     if (v.kind != UB_V_DATA || v.type->id != UB_TY_TOKEN || v.is_array) {
-        cr_err(c, "expected a specifier, variability or token");
+        cr_err(c, "expected a token");
         return "";
     }
     return ub_value_str(&v, 0);
@@ -1732,10 +1776,10 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t spec)
     const char *path = cr_path_text(c, c->spec[spec].path);
     cr_set_loc(c, path);
     p->loc = c->loc;
-    const cr_field *tf = cr_spec_field(c, spec, K(c, "typeName"));
+    const cr_field *tf = cr_spec_field(c, spec, c->key[K_TYPENAME]);
     if (tf && p->kind == UB_ATTR) {
-        cr_where(c, "spec <%s> field 'typeName'", path);
-        const char *tn = cr_enum_text(c, tf->rep);
+        cr_where(c, "spec", path, "typeName");
+        const char *tn = cr_token_text(c, tf->rep);
         size_t n = strlen(tn);
         p->is_array = n > 2 && strcmp(tn + n - 2, "[]") == 0;
         if (p->is_array)
@@ -1753,26 +1797,27 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t spec)
     uint32_t i = c->spec[spec].fset;
     for (const cr_field *f; !c->failed && (f = cr_next_field(c, &i));) {
         const char *key = c->tok[f->tok];
-        cr_where(c, "spec <%s> field '%s'", path, key);
-        if (cr_structural(key))
+        cr_where(c, "spec", path, key);
+        int id = cr_key_id(c, key);
+        bool attr = p->kind == UB_ATTR;
+        if (cr_structural(id))
             continue;
-        if (strcmp(key, "variability") == 0) {
-            const char *s = cr_enum_text(c, f->rep);
+        if (id == K_VARIABILITY) {
+            uint32_t v = cr_enum_field(c, f->rep, UB_CRATE_VARIABILITY, 3);
             if (p->kind == UB_REL)
-                p->varying_keyword = strcmp(s, "varying") == 0;
+                p->varying_keyword = v == 0;
             else
-                p->variability = strcmp(s, "varying") == 0 ? UB_VARYING
-                                                           : UB_UNIFORM;
-        } else if (strcmp(key, "custom") == 0) {
+                p->variability = v == 0 ? UB_VARYING : UB_UNIFORM;
+        } else if (id == K_CUSTOM) {
             p->custom = cr_bool(c, f->rep);
-        } else if (strcmp(key, "default") == 0 && p->kind == UB_ATTR) {
+        } else if (id == K_DEFAULT && attr) {
             if (cr_value(c, f->rep, &p->default_value, 0) == 0)
                 cr_retype(&p->default_value, p->type);
-        } else if (strcmp(key, "timeSamples") == 0 && p->kind == UB_ATTR) {
+        } else if (id == K_TIMESAMPLES && attr) {
             cr_samples(c, f->rep, p->type, &p->samples);
-        } else if (strcmp(key, "connectionPaths") == 0 && p->kind == UB_ATTR) {
+        } else if (id == K_CONNECTIONPATHS && attr) {
             cr_value(c, f->rep, &p->connections, 0);
-        } else if (strcmp(key, "targetPaths") == 0 && p->kind == UB_REL) {
+        } else if (id == K_TARGETPATHS && !attr) {
             cr_value(c, f->rep, &p->targets, 0);
         } else {
             cr_set_meta(c, &p->meta, key, f->rep);
@@ -1787,7 +1832,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
 static void cr_build_props(crate *c, ub_prim *prim, uint32_t pidx,
                            uint32_t spec)
 {
-    ub_value names = cr_names(c, spec, K(c, "properties"));
+    ub_value names = cr_names(c, spec, c->key[K_PROPERTIES]);
     for (uint32_t i = 0; i < names.count && !c->failed; i++) {
         const char *name = ub_value_str(&names, i);
         uint32_t ci = cr_find_child(c, pidx, name, true);
@@ -1815,7 +1860,7 @@ static void cr_build_props(crate *c, ub_prim *prim, uint32_t pidx,
 static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
                               uint32_t spec, unsigned depth)
 {
-    ub_value sets = cr_names(c, spec, K(c, "variantSetChildren"));
+    ub_value sets = cr_names(c, spec, c->key[K_VARIANTSETCHILDREN]);
     for (uint32_t i = 0; i < sets.count && !c->failed; i++) {
         const char *set = ub_value_str(&sets, i);
         char *e = malloc(strlen(set) + 4);
@@ -1835,7 +1880,7 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
             cr_oom(c);
             return;
         }
-        ub_value vars = cr_names(c, ss, K(c, "variantChildren"));
+        ub_value vars = cr_names(c, ss, c->key[K_VARIANTCHILDREN]);
         for (uint32_t j = 0; j < vars.count && !c->failed; j++) {
             const char *var = ub_value_str(&vars, j);
             char *ve = malloc(strlen(set) + strlen(var) + 4);
@@ -1880,41 +1925,39 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         cr_set_loc(c, path);
     prim->loc = c->loc;
     uint32_t i = c->spec[spec].fset;
-    const char *sub_key = K(c, "subLayers"), *off_key = K(c, "subLayerOffsets");
     const uint64_t *sub_rep = NULL, *off_rep = NULL;
     for (const cr_field *f; !c->failed && (f = cr_next_field(c, &i));) {
         const char *key = c->tok[f->tok];
-        cr_where(c, "spec <%s> field '%s'", path, key);
-        if (strcmp(key, "specifier") == 0 && !root && !prim->variant_set) {
-            const char *s = cr_enum_text(c, f->rep);
-            prim->specifier = strcmp(s, "def") == 0     ? UB_DEF
-                              : strcmp(s, "class") == 0 ? UB_CLASS
-                                                        : UB_OVER;
-        } else if (strcmp(key, "typeName") == 0 && !root) {
-            const char *s = cr_enum_text(c, f->rep);
+        cr_where(c, "spec", path, key);
+        int id = cr_key_id(c, key);
+        if (id == K_SPECIFIER && !root && !prim->variant_set) {
+            /* SdfSpecifier: def, over, class, as ub_specifier */
+            prim->specifier = (ub_specifier)cr_enum_field(
+                c, f->rep, UB_CRATE_SPECIFIER, 3);
+        } else if (id == K_TYPENAME && !root) {
+            const char *s = cr_token_text(c, f->rep);
             prim->type_name = s[0] ? s : NULL;
-        } else if (cr_structural(key)) {
+        } else if (cr_structural(id)) {
             continue;
-        } else if (strcmp(key, "primOrder") == 0 ||
-                   strcmp(key, "propertyOrder") == 0) {
+        } else if (id == K_PRIMORDER || id == K_PROPERTYORDER) {
             ub_value v;
             if (cr_value(c, f->rep, &v, 0) == 0) {
                 if (v.kind == UB_V_DATA && v.type->id == UB_TY_TOKEN)
-                    *(key[1] == 'r' ? &prim->prim_order
-                                    : &prim->property_order) = v;
+                    *(id == K_PRIMORDER ? &prim->prim_order
+                                        : &prim->property_order) = v;
                 else
                     cr_err(c, "expected a list of names");
             }
-        } else if (root && key == sub_key) {
+        } else if (root && id == K_SUBLAYERS) {
             sub_rep = &f->rep;
-        } else if (root && key == off_key) {
+        } else if (root && id == K_SUBLAYEROFFSETS) {
             off_rep = &f->rep;
         } else {
             cr_set_meta(c, root ? &c->L->meta : &prim->meta, key, f->rep);
         }
     }
     if (sub_rep && !c->failed) {
-        cr_where(c, "spec </> field 'subLayers'");
+        cr_where(c, "spec", "/", "subLayers");
         ub_value subs, offs = {0};
         if (cr_value(c, *sub_rep, &subs, 0) != 0)
             return;
@@ -1923,7 +1966,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
             return;
         }
         if (off_rep) {
-            cr_where(c, "spec </> field 'subLayerOffsets'");
+            cr_where(c, "spec", "/", "subLayerOffsets");
             if (cr_value(c, *off_rep, &offs, 0) != 0)
                 return;
             if (offs.kind != UB_V_DATA || offs.type->id != UB_TY_DOUBLE2) {
@@ -1951,7 +1994,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         return;
     cr_build_props(c, prim, pidx, spec);
     cr_build_variants(c, prim, pidx, spec, depth);
-    ub_value kids = cr_names(c, spec, K(c, "primChildren"));
+    ub_value kids = cr_names(c, spec, c->key[K_PRIMCHILDREN]);
     for (uint32_t j = 0; j < kids.count && !c->failed; j++) {
         const char *name = ub_value_str(&kids, j);
         uint32_t ci = cr_find_child(c, pidx, name, false);
@@ -1996,6 +2039,10 @@ ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
 {
     crate c = {.d = data, .len = len, .name = path, .t = t, .diags = diags};
     c.budget = (uint64_t)len * 64 + (1u << 20);
+    for (int i = 0; i < K_COUNT; i++)
+        c.key[i] = ub_intern_cstr(t, cr_key_names[i]);
+    for (int i = 0; i < K_COUNT - K_DOCUMENTATION; i++)
+        c.text_key[i] = ub_intern_cstr(t, cr_text_names[i]);
     if (cr_read_boot(&c) != 0 || cr_read_tokens(&c) != 0 ||
         cr_read_strings(&c) != 0 || cr_read_fields(&c) != 0 ||
         cr_read_fieldsets(&c) != 0 || cr_read_paths(&c) != 0 ||
@@ -2016,7 +2063,7 @@ ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
     c.a = c.L->arena;
     if (root != NONE && c.spec_of && c.spec_of[root] != NONE) {
         if (c.spec[c.spec_of[root]].type != UB_CRATE_SPEC_PSEUDO_ROOT) {
-            cr_where(&c, "section SPECS");
+            cr_where(&c, "section", "SPECS", NULL);
             cr_err(&c, "the spec at </> is not the pseudo-root");
         } else {
             cr_build_prim(&c, c.L->root, root, 0);
