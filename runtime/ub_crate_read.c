@@ -96,6 +96,14 @@ typedef struct crate {
     ub_arena *a;
     uint64_t budget;    /* values still allowed to be decoded */
     ub_loc loc;         /* of what is being built: "file:<spec path>" */
+    /* arrays decoded so far, by value representation: OpenUSD stores an
+     * array once however many samples and fields use it, and so is it
+     * decoded once here (values are never changed in place) */
+    struct cr_memo {
+        uint64_t rep;
+        ub_value v;
+    } *memo;
+    size_t memo_n, memo_cap;
     const char *key[K_COUNT];   /* cr_key_names, interned */
     const char *text_key[K_COUNT - K_DOCUMENTATION]; /* cr_text_names */
 } crate;
@@ -1213,6 +1221,51 @@ static int cr_array(crate *c, unsigned ct, uint64_t rep, ub_value *out)
     return c->failed ? -1 : 0;
 }
 
+static size_t cr_memo_slot(const crate *c, uint64_t rep)
+{
+    uint64_t x = rep * 0x9e3779b97f4a7c15ull;
+    size_t mask = c->memo_cap - 1;
+    size_t h = (size_t)(x ^ (x >> 31)) & mask;
+    while (c->memo[h].rep && c->memo[h].rep != rep)
+        h = (h + 1) & mask;
+    return h;
+}
+
+/* cr_array, decoding each stored array once. */
+static int cr_array_memo(crate *c, unsigned ct, uint64_t rep, ub_value *out)
+{
+    if ((rep & UB_CRATE_REP_PAYLOAD_MASK) == 0)
+        return cr_array(c, ct, rep, out);
+    if (c->memo_cap) {
+        size_t h = cr_memo_slot(c, rep);
+        if (c->memo[h].rep == rep) {
+            *out = c->memo[h].v;
+            return 0;
+        }
+    }
+    if (cr_array(c, ct, rep, out) != 0)
+        return -1;
+    if ((c->memo_n + 1) * 2 > c->memo_cap) {
+        size_t cap = c->memo_cap ? c->memo_cap * 2 : 256;
+        struct cr_memo *old = c->memo;
+        size_t old_cap = c->memo_cap;
+        c->memo = calloc(cap, sizeof *c->memo);
+        if (!c->memo) {
+            c->memo = old;
+            return 0; /* no memo: decoded again next time */
+        }
+        c->memo_cap = cap;
+        for (size_t i = 0; i < old_cap; i++)
+            if (old[i].rep)
+                c->memo[cr_memo_slot(c, old[i].rep)] = old[i];
+        free(old);
+    }
+    size_t h = cr_memo_slot(c, rep);
+    c->memo[h] = (struct cr_memo){rep, *out};
+    c->memo_n++;
+    return 0;
+}
+
 /* n uint32 indexes at k as an array of t, each mapped by ct's rule. */
 static int cr_index_array(crate *c, cur *k, unsigned ct, ub_type_id t,
                           ub_value *out)
@@ -1428,7 +1481,7 @@ static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest)
             cr_err(c, "value type %u has no array form", ct);
             return -1;
         }
-        return cr_array(c, ct, rep, out);
+        return cr_array_memo(c, ct, rep, out);
     }
     if (cr_type(ct))
         return cr_scalar(c, ct, rep, out);
@@ -2032,6 +2085,7 @@ static void cr_free(crate *c)
     free(c->spec_of);
     free(c->child);
     free(c->buf);
+    free(c->memo);
 }
 
 ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
