@@ -744,6 +744,37 @@ static void test_samples_and_dicts(void)
     CU_ASSERT_EQUAL(a->samples.v[1].value.kind, UB_V_BLOCK);
     ub_layer_free(L);
 
+    /* samples sharing one stored array (as OpenUSD dedups them) */
+    d = (bb){0};
+    u64(&d, 3);
+    f64(&d, 1);
+    f64(&d, 2);
+    f64(&d, 3);
+    uint64_t arr = DATA + d.n;
+    u64(&d, 2);
+    f32(&d, 0.5f);
+    f32(&d, 1.5f);
+    ts = DATA + d.n;
+    u64(&d, 8);
+    u64(&d, rep(UB_CRATE_DOUBLE_VECTOR, times_at, false, false));
+    u64(&d, 8);
+    u64(&d, 3);
+    for (int i = 0; i < 3; i++)
+        u64(&d, rep(UB_CRATE_FLOAT, arr, false, true));
+    f[0].rep = rep(UB_CRATE_TIME_SAMPLES, ts, false, false);
+    s = (layer_spec){.ver = ver, .tname = "float[]", .attr = f, .nattr = 1,
+                     .data = d};
+    L = read_spec(&s);
+    a = attr_of(L);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(a->samples.n, 3);
+    for (uint32_t i = 0; i < a->samples.n; i++) {
+        CU_ASSERT_EQUAL(a->samples.v[i].value.count, 2);
+        CU_ASSERT_EQUAL(ub_value_get_double(&a->samples.v[i].value, 1, 0),
+                        1.5);
+    }
+    ub_layer_free(L);
+
     /* a dictionary in prim metadata: {"a": 7, "b": {}} */
     const char *toks[] = {"customData", "a", "b"};
     d = (bb){0};
