@@ -712,7 +712,8 @@ static void ub_vb_uclose(ub_pctx *c)
     ub_untyped_frame f = v->frames[--v->nframes];
     uint32_t n = v->nnodes - f.start;
     ub_untyped *kids = ub_alloc(c, n * sizeof *kids);
-    memcpy(kids, v->nodes + f.start, n * sizeof *kids);
+    if (n) /* an empty list before any node: v->nodes is still NULL */
+        memcpy(kids, v->nodes + f.start, n * sizeof *kids);
     v->nnodes = f.start;
     ub_vb_node(c, f.kind, NULL);
     v->nodes[v->nnodes - 1].n = n;

@@ -28,6 +28,8 @@ typedef struct bb {
 
 static void put(bb *b, const void *p, size_t n)
 {
+    if (n == 0)
+        return;
     if (b->n + n > b->cap) {
         b->cap = (b->n + n) * 2 + 64;
         b->d = realloc(b->d, b->cap);
