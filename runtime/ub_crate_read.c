@@ -125,7 +125,7 @@ static void cr_err(crate *c, const char *fmt, ...)
     va_end(ap);
     char where[256];
     if (c->w_field)
-        snprintf(where, sizeof where, "%s <%s> field '%s'", c->w_place,
+        snprintf(where, sizeof where, "%s %s field '%s'", c->w_place,
                  c->w_path, c->w_field);
     else if (c->w_path)
         snprintf(where, sizeof where, "%s %s", c->w_place, c->w_path);
@@ -312,64 +312,73 @@ static const char *cr_str(crate *c, uint64_t i)
     return cr_tok(c, c->str[i]);
 }
 
-/* The text of path i ("" for an index no path was given, as OpenUSD's
- * empty path), interned. */
-static const char *cr_path_text(crate *c, uint64_t i)
+/* Path i's text between pre and post ("" for the path no item gave, as
+ * OpenUSD's empty path), interned; NULL after an error. */
+static const char *cr_path_wrap(crate *c, uint64_t i, const char *pre,
+                                const char *post)
 {
     if (i >= c->npath) {
         cr_err(c, "path index %llu out of range (%llu paths)",
                (unsigned long long)i, (unsigned long long)c->npath);
-        return "";
+        return NULL;
     }
-    if (c->ptext[i])
-        return c->ptext[i];
-    if (!c->path[i].kind)
-        return c->ptext[i] = ub_intern(c->t, "", 0);
     uint32_t chain[CR_MAX_DEPTH];
     uint32_t n = 0;
-    for (uint32_t j = (uint32_t)i; c->path[j].kind != PK_ROOT;
+    for (uint32_t j = (uint32_t)i; c->path[i].kind && c->path[j].kind !=
+                                                          PK_ROOT;
          j = c->path[j].parent) {
         if (n == CR_MAX_DEPTH) {
             cr_err(c, "a path is nested deeper than %d levels",
                    CR_MAX_DEPTH);
-            return "";
+            return NULL;
         }
         chain[n++] = j;
     }
-    size_t len = 1;
+    size_t npre = strlen(pre), npost = strlen(post);
+    size_t len = npre + 1 + npost;
     for (uint32_t k = 0; k < n; k++)
         len += ub_str_len(c->path[chain[k]].elem) + 1;
-    if (len > CR_MAX_PATH) {
+    if (len > CR_MAX_PATH + npre + npost) {
         cr_err(c, "a path is longer than %d bytes", CR_MAX_PATH);
-        return "";
+        return NULL;
     }
     if (len + 1 > c->buf_cap) {
         char *b = realloc(c->buf, len + 1);
-        if (!b) {
-            cr_oom(c);
-            return "";
-        }
+        if (!b)
+            return cr_oom(c);
         c->buf = b;
         c->buf_cap = len + 1;
     }
     char *b = c->buf;
-    size_t w = 0;
-    b[w++] = '/';
+    memcpy(b, pre, npre);
+    size_t w = npre;
+    if (c->path[i].kind)
+        b[w++] = '/';
     while (n--) {
         const cr_path *p = &c->path[chain[n]];
         size_t el = ub_str_len(p->elem);
         if (p->kind == PK_PROP)
             b[w++] = '.';
-        else if (p->kind == PK_CHILD && w > 1 && b[w - 1] != '}')
+        else if (p->kind == PK_CHILD && w > npre + 1 && b[w - 1] != '}')
             b[w++] = '/';
         memcpy(b + w, p->elem, el);
         w += el;
     }
+    memcpy(b + w, post, npost);
+    w += npost;
     const char *s = ub_intern(c->t, b, w);
-    if (!s) {
-        cr_oom(c);
+    return s ? s : cr_oom(c);
+}
+
+/* The text of path i, interned (and remembered: values name the same
+ * paths again and again). */
+static const char *cr_path_text(crate *c, uint64_t i)
+{
+    if (i < c->npath && c->ptext[i])
+        return c->ptext[i];
+    const char *s = cr_path_wrap(c, i, "", "");
+    if (!s)
         return "";
-    }
     return c->ptext[i] = s;
 }
 
@@ -1810,24 +1819,29 @@ static const char *cr_token_text(crate *c, uint64_t rep)
 }
 
 /* Diagnostics about a crate layer have no line: they name the spec, as
- * "file:</World/a.size>". */
-static void cr_set_loc(crate *c, const char *path)
+ * "file:</World/a.size>".  Returns the spec's path as "</World/a.size>"
+ * (inside that string) for the messages of damage. */
+static const char *cr_set_loc(crate *c, uint32_t pidx)
 {
-    size_t n = strlen(c->name) + strlen(path) + 4;
-    char *b = malloc(n);
-    if (!b) {
+    size_t n = strlen(c->name);
+    char *pre = malloc(n + 3);
+    if (!pre) {
         cr_oom(c);
-        return;
+        return "";
     }
-    snprintf(b, n, "%s:<%s>", c->name, path);
-    c->loc = (ub_loc){ub_intern_cstr(c->t, b), 0, 0};
-    free(b);
+    memcpy(pre, c->name, n);
+    memcpy(pre + n, ":<", 3);
+    const char *s = cr_path_wrap(c, pidx, pre, ">");
+    free(pre);
+    if (!s)
+        return "";
+    c->loc = (ub_loc){s, 0, 0};
+    return s + n + 1;
 }
 
 static void cr_build_prop(crate *c, ub_prop *p, uint32_t spec)
 {
-    const char *path = cr_path_text(c, c->spec[spec].path);
-    cr_set_loc(c, path);
+    const char *path = cr_set_loc(c, c->spec[spec].path);
     p->loc = c->loc;
     const cr_field *tf = cr_spec_field(c, spec, c->key[K_TYPENAME]);
     if (tf && p->kind == UB_ATTR) {
@@ -1970,12 +1984,12 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         cr_err(c, "prims nested deeper than %d levels", CR_MAX_DEPTH);
         return;
     }
-    const char *path = cr_path_text(c, pidx);
     bool root = prim == c->L->root;
+    const char *path = "</>";
     if (root)
         c->loc = (ub_loc){c->name, 0, 0};
     else
-        cr_set_loc(c, path);
+        path = cr_set_loc(c, pidx);
     prim->loc = c->loc;
     uint32_t i = c->spec[spec].fset;
     const uint64_t *sub_rep = NULL, *off_rep = NULL;
@@ -2010,7 +2024,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         }
     }
     if (sub_rep && !c->failed) {
-        cr_where(c, "spec", "/", "subLayers");
+        cr_where(c, "spec", "</>", "subLayers");
         ub_value subs, offs = {0};
         if (cr_value(c, *sub_rep, &subs, 0) != 0)
             return;
@@ -2019,7 +2033,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
             return;
         }
         if (off_rep) {
-            cr_where(c, "spec", "/", "subLayerOffsets");
+            cr_where(c, "spec", "</>", "subLayerOffsets");
             if (cr_value(c, *off_rep, &offs, 0) != 0)
                 return;
             if (offs.kind != UB_V_DATA || offs.type->id != UB_TY_DOUBLE2) {
