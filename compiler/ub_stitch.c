@@ -458,11 +458,13 @@ static const char *ub_rel_asset(ub_strtab *t, const char *file,
 }
 
 /* base with ".<tag>" before its last '.', as OpenUSD names the topology
- * and manifest layers; NULL when base has no '.'. */
+ * and manifest layers (but a '.' in a directory name is not taken for the
+ * extension's); NULL when the file name has no '.'. */
 static const char *ub_sibling_name(ub_strtab *t, const char *base,
                                    const char *tag)
 {
-    const char *dot = strrchr(base, '.');
+    const char *slash = strrchr(base, '/');
+    const char *dot = strrchr(slash ? slash : base, '.');
     if (!dot)
         return NULL;
     size_t pre = (size_t)(dot - base), tl = strlen(tag), rest = strlen(dot);
