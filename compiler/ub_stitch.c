@@ -277,7 +277,6 @@ static void ub_merge_prop(ub_merge *m, ub_prim *dp, const ub_prop *s)
         ub_merge_value(m, &d->targets, &s->targets);
         if (!d->default_target)
             d->default_target = s->default_target;
-        d->custom = d->custom || s->custom;
         if (m->samples && s->samples.authored && !d->samples.authored) {
             d->samples.authored = true;
             d->samples.loc = ub_merge_loc(m, s->samples.loc);

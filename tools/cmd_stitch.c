@@ -157,92 +157,117 @@ static int ub_write_layers(ub_layer *const *layers, const char *const *paths,
     return status;
 }
 
-static int ub_stitch_run(int argc, char **argv)
+/* Both commands' command lines. */
+typedef struct ub_stitch_args {
+    ub_stitch_opts o;
+    const char *out;
+    bool merge, no_comment, has_stride, blocks;
+    char **inputs;
+    size_t n;
+} ub_stitch_args;
+
+/* Parse argv of cmd ("stitch" or "clip-manifest", which takes only -o,
+ * --clip-path, --threads and --write-blocks).  Returns UB_EXIT_OK, or an
+ * exit status after printing why; a->inputs is to be freed either way. */
+static int ub_stitch_parse(const char *cmd, int argc, char **argv,
+                           ub_stitch_args *a)
 {
-    ub_stitch_opts o = {0};
-    const char *out = NULL;
-    bool merge = false, no_comment = false, options_done = false;
-    bool has_stride = false;
-    char **inputs = calloc((size_t)argc, sizeof *inputs);
-    size_t n = 0;
+    bool manifest = strcmp(cmd, "clip-manifest") == 0, options_done = false;
+    ub_stitch_opts *o = &a->o;
     int st = UB_EXIT_OK;
-    if (!inputs) {
+    *a = (ub_stitch_args){0};
+    a->inputs = calloc((size_t)argc, sizeof *a->inputs);
+    if (!a->inputs) {
         fprintf(stderr, "usdbake: error: out of memory\n");
         return UB_EXIT_INPUT;
     }
     for (int i = 1; i < argc && st == UB_EXIT_OK; i++) {
         const char *v = NULL, *opt = argv[i];
+        double *num = NULL;
+        bool *flag = NULL;
         int r = 0;
         if (options_done || argv[i][0] != '-' || !argv[i][1]) {
-            inputs[n++] = argv[i];
-        } else if (strcmp(opt, "--") == 0) {
-            options_done = true;
-        } else if (strcmp(opt, "--merge") == 0) {
-            merge = true;
-        } else if (strcmp(opt, "--no-comment") == 0) {
-            no_comment = true;
-        } else if (strcmp(opt, "--interpolate-missing") == 0) {
-            o.interpolate_missing = true;
-        } else if ((r = ub_cli_opt_value(argc, argv, &i, "-o", &v)) ||
-                   (r = ub_cli_opt_value(argc, argv, &i, "--out", &v)) ||
-                   (r = ub_cli_opt_value(argc, argv, &i, "--output", &v))) {
-            out = v;
-        } else if ((r = ub_cli_opt_value(argc, argv, &i, "--clip-path",
-                                         &v))) {
-            o.clip_path = v;
-        } else if ((r = ub_cli_opt_value(argc, argv, &i, "--clip-set", &v))) {
-            o.clip_set = v;
-        } else if ((r = ub_cli_opt_value(argc, argv, &i, "--template-path",
-                                         &v))) {
-            o.template_path = v;
-        } else if ((r = ub_cli_opt_value(argc, argv, &i, "--start-time-code",
-                                         &v))) {
-            if (r > 0 && ub_number("stitch", opt, v, &o.start) != 0)
-                st = UB_EXIT_USAGE;
-            o.has_start = true;
-        } else if ((r = ub_cli_opt_value(argc, argv, &i, "--end-time-code",
-                                         &v))) {
-            if (r > 0 && ub_number("stitch", opt, v, &o.end) != 0)
-                st = UB_EXIT_USAGE;
-            o.has_end = true;
-        } else if ((r = ub_cli_opt_value(argc, argv, &i, "--stride", &v))) {
-            if (r > 0 && ub_number("stitch", opt, v, &o.stride) != 0)
-                st = UB_EXIT_USAGE;
-            has_stride = true;
-        } else if ((r = ub_cli_opt_value(argc, argv, &i, "--active-offset",
-                                         &v))) {
-            if (r > 0 && ub_number("stitch", opt, v, &o.active_offset) != 0)
-                st = UB_EXIT_USAGE;
-            o.has_active_offset = true;
-        } else if ((r = ub_cli_opt_value(argc, argv, &i, "--threads", &v))) {
-            if (r > 0 && ub_threads_opt("stitch", v, &o.threads) != 0)
-                st = UB_EXIT_USAGE;
-        } else {
-            st = ub_cli_usage_error("stitch", "unknown option '%s'", opt);
+            a->inputs[a->n++] = argv[i];
+            continue;
         }
-        if (r < 0)
-            st = ub_cli_usage_error("stitch", "%s needs a value", opt);
+        if (strcmp(opt, "--") == 0)
+            options_done = true;
+        else if (manifest && strcmp(opt, "--write-blocks") == 0)
+            a->blocks = true;
+        else if (!manifest && strcmp(opt, "--merge") == 0)
+            a->merge = true;
+        else if (!manifest && strcmp(opt, "--no-comment") == 0)
+            a->no_comment = true;
+        else if (!manifest && strcmp(opt, "--interpolate-missing") == 0)
+            o->interpolate_missing = true;
+        else if ((r = ub_cli_opt_value(argc, argv, &i, "-o", &v)) ||
+                 (r = ub_cli_opt_value(argc, argv, &i, "--out", &v)) ||
+                 (r = ub_cli_opt_value(argc, argv, &i, "--output", &v)))
+            a->out = v;
+        else if ((r = ub_cli_opt_value(argc, argv, &i, "--clip-path", &v)))
+            o->clip_path = v;
+        else if ((r = ub_cli_opt_value(argc, argv, &i, "--threads", &v))) {
+            if (r > 0 && ub_threads_opt(cmd, v, &o->threads) != 0)
+                st = UB_EXIT_USAGE;
+        } else if (manifest)
+            st = ub_cli_usage_error(cmd, "unknown option '%s'", opt);
+        else if ((r = ub_cli_opt_value(argc, argv, &i, "--clip-set", &v)))
+            o->clip_set = v;
+        else if ((r = ub_cli_opt_value(argc, argv, &i, "--template-path",
+                                       &v)))
+            o->template_path = v;
+        else if ((r = ub_cli_opt_value(argc, argv, &i, "--start-time-code",
+                                       &v)))
+            num = &o->start, flag = &o->has_start;
+        else if ((r = ub_cli_opt_value(argc, argv, &i, "--end-time-code",
+                                       &v)))
+            num = &o->end, flag = &o->has_end;
+        else if ((r = ub_cli_opt_value(argc, argv, &i, "--stride", &v)))
+            num = &o->stride, flag = &a->has_stride;
+        else if ((r = ub_cli_opt_value(argc, argv, &i, "--active-offset",
+                                       &v)))
+            num = &o->active_offset, flag = &o->has_active_offset;
+        else
+            st = ub_cli_usage_error(cmd, "unknown option '%s'", opt);
+        if (r < 0) {
+            st = ub_cli_usage_error(cmd, "%s needs a value", opt);
+        } else if (num) {
+            *flag = true;
+            if (ub_number(cmd, opt, v, num) != 0)
+                st = UB_EXIT_USAGE;
+        }
     }
+    if (st == UB_EXIT_OK && !a->n)
+        st = ub_cli_usage_error(cmd, "no input layers given");
+    else if (st == UB_EXIT_OK && !a->merge && !o->clip_path)
+        st = ub_cli_usage_error(cmd, "--clip-path PRIM is required");
+    return st;
+}
+
+static int ub_stitch_run(int argc, char **argv)
+{
+    ub_stitch_args a;
+    int st = ub_stitch_parse("stitch", argc, argv, &a);
+    ub_stitch_opts o = a.o;
+    const char *out = a.out;
+    size_t n = a.n;
+    char **inputs = a.inputs;
     if (st != UB_EXIT_OK)
         goto done;
     if (!out || strcmp(out, "-") == 0)
         st = ub_cli_usage_error("stitch", "-o OUT is required (a file: "
                                           "stitch writes several layers "
                                           "named after it)");
-    else if (!n)
-        st = ub_cli_usage_error("stitch", "no input layers given");
-    else if (!merge && !o.clip_path)
-        st = ub_cli_usage_error("stitch", "--clip-path PRIM is required");
-    else if (merge && (o.clip_path || o.template_path))
+    else if (a.merge && (o.clip_path || o.template_path))
         st = ub_cli_usage_error("stitch", "--merge takes no clip options");
-    else if (o.template_path && !(o.has_start && o.has_end && has_stride))
+    else if (o.template_path && !(o.has_start && o.has_end && a.has_stride))
         st = ub_cli_usage_error("stitch",
                                 "--template-path needs --start-time-code, "
                                 "--end-time-code and --stride");
-    else if (!o.template_path && (has_stride || o.has_active_offset))
+    else if (!o.template_path && (a.has_stride || o.has_active_offset))
         st = ub_cli_usage_error("stitch", "%s needs --template-path",
-                                has_stride ? "--stride" : "--active-offset");
-    else if (has_stride && o.stride <= 0)
+                                a.has_stride ? "--stride" : "--active-offset");
+    else if (a.has_stride && o.stride <= 0)
         st = ub_cli_usage_error("stitch", "--stride must be above 0");
     else
         st = ub_cli_check_format("stitch", out);
@@ -255,10 +280,10 @@ static int ub_stitch_run(int argc, char **argv)
         goto done;
     }
     char *comment = NULL;
-    if (!merge && !no_comment)
+    if (!a.merge && !a.no_comment)
         o.comment = comment = ub_generated_comment(argc, argv);
     o.out_path = out;
-    if (merge) {
+    if (a.merge) {
         ub_layer *l = ub_stitch_layers(ss.strtab, (const char *const *)inputs,
                                        n, out, o.threads, ss.diags);
         if (!l || ub_write_layers(&l, &out, 1, ss.diags) != 0)
@@ -289,69 +314,31 @@ done:
 
 static int ub_clip_manifest_run(int argc, char **argv)
 {
-    const char *out = NULL, *clip_path = NULL;
-    bool blocks = false, options_done = false;
-    unsigned threads = 0;
-    char **inputs = calloc((size_t)argc, sizeof *inputs);
-    size_t n = 0;
-    int st = UB_EXIT_OK;
-    if (!inputs) {
-        fprintf(stderr, "usdbake: error: out of memory\n");
-        return UB_EXIT_INPUT;
-    }
-    for (int i = 1; i < argc && st == UB_EXIT_OK; i++) {
-        const char *v = NULL, *opt = argv[i];
-        int r = 0;
-        if (options_done || argv[i][0] != '-' || !argv[i][1])
-            inputs[n++] = argv[i];
-        else if (strcmp(opt, "--") == 0)
-            options_done = true;
-        else if (strcmp(opt, "--write-blocks") == 0)
-            blocks = true;
-        else if ((r = ub_cli_opt_value(argc, argv, &i, "-o", &v)) ||
-                 (r = ub_cli_opt_value(argc, argv, &i, "--out", &v)) ||
-                 (r = ub_cli_opt_value(argc, argv, &i, "--output", &v)))
-            out = v;
-        else if ((r = ub_cli_opt_value(argc, argv, &i, "--clip-path", &v)))
-            clip_path = v;
-        else if ((r = ub_cli_opt_value(argc, argv, &i, "--threads", &v))) {
-            if (r > 0 && ub_threads_opt("clip-manifest", v, &threads) != 0)
-                st = UB_EXIT_USAGE;
-        } else
-            st = ub_cli_usage_error("clip-manifest", "unknown option '%s'",
-                                    opt);
-        if (r < 0)
-            st = ub_cli_usage_error("clip-manifest", "%s needs a value", opt);
-    }
-    if (st == UB_EXIT_OK && !n)
-        st = ub_cli_usage_error("clip-manifest", "no clip layers given");
-    else if (st == UB_EXIT_OK && !clip_path)
-        st = ub_cli_usage_error("clip-manifest",
-                                "--clip-path PRIM is required");
-    else if (st == UB_EXIT_OK)
-        st = ub_cli_check_format("clip-manifest", out);
+    ub_stitch_args a;
+    int st = ub_stitch_parse("clip-manifest", argc, argv, &a);
+    if (st == UB_EXIT_OK)
+        st = ub_cli_check_format("clip-manifest", a.out);
     if (st != UB_EXIT_OK) {
-        free(inputs);
+        free(a.inputs);
         return st;
     }
     ub_session ss;
     if (ub_session_open(&ss, NULL, 0) != 0) {
-        free(inputs);
+        free(a.inputs);
         return UB_EXIT_INPUT;
     }
-    ub_layer *m = ub_stitch_manifest(ss.strtab, (const char *const *)inputs,
-                                     n, clip_path, blocks,
-                                     out && strcmp(out, "-") ? out
-                                                             : "manifest.usda",
-                                     threads, ss.diags);
-    const char *path = out ? out : "-";
-    if (!m || ub_write_layers(&m, &path, 1, ss.diags) != 0)
+    const char *out = a.out ? a.out : "-";
+    ub_layer *m = ub_stitch_manifest(
+        ss.strtab, (const char *const *)a.inputs, a.n, a.o.clip_path,
+        a.blocks, strcmp(out, "-") ? out : "manifest.usda", a.o.threads,
+        ss.diags);
+    if (!m || ub_write_layers(&m, &out, 1, ss.diags) != 0)
         st = UB_EXIT_INPUT;
     if (!m)
         ub_cli_print_diags(ss.diags);
     ub_layer_free(m);
     ub_session_close(&ss);
-    free(inputs);
+    free(a.inputs);
     return st;
 }
 
