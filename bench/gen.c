@@ -5,6 +5,9 @@
  *   ub_gen arrays OUT [MB]  meshes with points/normals/uv arrays, animated
  *                           transforms and some animated points (array-heavy)
  *   ub_gen prims OUT [MB]   ~100k small prims with metadata (prim-heavy)
+ *   ub_gen frames DIR [MB]  a file-per-frame crowd simulation: 2000 frames
+ *                           (scaled by MB/100) DIR/sim.NNNN.usda of 20
+ *                           agents x 500 points, for `usdbake stitch`
  *
  * MB defaults to 100; generation stops at the first prim that reaches it.
  */
@@ -183,11 +186,71 @@ static void prims(gen *g, long long target)
     out(g, "}\n\n");
 }
 
+/* One frame of the crowd: 20 agents of 500 points each, moving; their
+ * ids and purpose do not change (they go to the stitched topology). */
+static void frame(gen *g, int f)
+{
+    out(g, "#usda 1.0\n(\n    endTimeCode = %d\n    startTimeCode = %d\n"
+           ")\n\ndef Xform \"World\"\n{\n    def Scope \"crowd\"\n    {\n",
+        f, f);
+    for (int a = 0; a < 20; a++) {
+        out(g, "        def Points \"agent_%02d\"\n        {\n", a);
+        out(g, "            int64[] ids = [");
+        for (int i = 0; i < 500; i++)
+            out(g, "%s%d", i ? ", " : "", a * 500 + i);
+        out(g, "]\n            point3f[] points.timeSamples = {\n"
+               "                %d: [",
+            f);
+        for (int i = 0; i < 500; i++)
+            out(g, "%s(%.4f, %.4f, %.4f)", i ? ", " : "",
+                gen_real(g, -100, 100), gen_real(g, 0, 10),
+                gen_real(g, -100, 100));
+        out(g, "],\n            }\n"
+               "            uniform token purpose = \"render\"\n"
+               "            float speed.timeSamples = {\n"
+               "                %d: %.4f,\n            }\n        }\n",
+            f, gen_real(g, 0, 3));
+    }
+    out(g, "    }\n}\n");
+}
+
+static int frames(const char *dir, long long mb)
+{
+    long long n = 2000 * mb / 100;
+    if (n < 10)
+        n = 10;
+    gen g = {NULL, 0x9E3779B97F4A7C15ULL, 0};
+    size_t dl = strlen(dir);
+    char *path = malloc(dl + 32);
+    if (!path)
+        return 1;
+    for (long long f = 1; f <= n; f++) {
+        snprintf(path, dl + 32, "%s/sim.%04lld.usda", dir, f);
+        g.f = fopen(path, "wb");
+        if (!g.f) {
+            fprintf(stderr, "ub_gen: cannot write %s: %s\n", path,
+                    strerror(errno));
+            free(path);
+            return 1;
+        }
+        frame(&g, (int)f);
+        if (fclose(g.f) != 0) {
+            fprintf(stderr, "ub_gen: cannot write %s: %s\n", path,
+                    strerror(errno));
+            free(path);
+            return 1;
+        }
+    }
+    free(path);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 3 || argc > 4 ||
-        (strcmp(argv[1], "arrays") != 0 && strcmp(argv[1], "prims") != 0)) {
-        fprintf(stderr, "usage: ub_gen arrays|prims OUT [MB]\n");
+        (strcmp(argv[1], "arrays") != 0 && strcmp(argv[1], "prims") != 0 &&
+         strcmp(argv[1], "frames") != 0)) {
+        fprintf(stderr, "usage: ub_gen arrays|prims|frames OUT [MB]\n");
         return 2;
     }
     long long mb = argc == 4 ? atoll(argv[3]) : 100;
@@ -195,6 +258,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "ub_gen: MB must be positive\n");
         return 2;
     }
+    if (strcmp(argv[1], "frames") == 0)
+        return frames(argv[2], mb);
     gen g = {fopen(argv[2], "wb"), 0x9E3779B97F4A7C15ULL, 0};
     if (!g.f) {
         fprintf(stderr, "ub_gen: cannot write %s: %s\n", argv[2],

@@ -804,6 +804,40 @@ static void ub_flat_reduce(ub_flat *f, ub_value *cur, uint32_t li,
     /* Anything else: the stronger opinion stands. */
 }
 
+int ub_stack_merge_opinion(ub_arena *a, ub_value *strong,
+                           const ub_value *weak)
+{
+    ub_flat f = {.a = a};
+    if (weak->kind == UB_V_EMPTY)
+        return 0;
+    bool fresh = strong->kind == UB_V_EMPTY;
+    if (!fresh && (strong->kind != weak->kind ||
+                   (strong->kind != UB_V_DICT && strong->kind != UB_V_LISTOP)))
+        return 0;
+    if (!fresh && strong->kind == UB_V_LISTOP &&
+        (!strong->u.listop || !weak->u.listop || !strong->type ||
+         strong->type != weak->type))
+        return 0;
+    ub_value c = ub_value_clone(a, weak);
+    if (c.kind == UB_V_EMPTY)
+        return -1;
+    if (c.kind == UB_V_LISTOP && c.u.listop && c.type)
+        ub_flat_fix_listop(&f, c.u.listop, c.type);
+    if (fresh) {
+        *strong = c;
+    } else if (strong->kind == UB_V_DICT) {
+        if (strong->u.dict && c.u.dict)
+            ub_flat_dict_over(&f, strong->u.dict, c.u.dict);
+    } else {
+        ub_flat_fix_listop(&f, strong->u.listop, strong->type);
+        ub_listop *r = ub_flat_compose_listops(&f, strong->u.listop,
+                                               c.u.listop, strong->type);
+        if (r)
+            strong->u.listop = r;
+    }
+    return f.oom ? -1 : 0;
+}
+
 static bool ub_flat_registered(ub_flat *f, int kind, const ub_field *w,
                                uint32_t li);
 

@@ -50,6 +50,17 @@ void ub_stack_free(ub_stack *s);
 ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
                            ub_diags *diags);
 
+/* Merge the weaker opinion *weak of a metadata field under the stronger
+ * *strong as flattening does: an empty strong takes a copy of weak;
+ * dictionaries merge key by key (the stronger key wins); list ops compose
+ * (added items become appended ones, reorders are dropped, as OpenUSD
+ * does when two list ops do not compose as they are); anything else: the
+ * stronger opinion stands.  *strong must live in arena a (it may be
+ * changed in place); what is taken from weak is copied into a.  Returns 0,
+ * or -1 when out of memory. */
+int ub_stack_merge_opinion(ub_arena *a, ub_value *strong,
+                           const ub_value *weak);
+
 /* Whether OpenUSD (with its standard schema plugins) registers metadata
  * field `key` for a spec of this kind; flattening drops the others, as
  * OpenUSD does. */

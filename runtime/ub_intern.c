@@ -4,6 +4,7 @@
 
 #include <pthread.h>
 #include <stdalign.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,7 +31,7 @@ typedef struct {
 } ub_shard;
 
 struct ub_strtab {
-    bool concurrent;
+    atomic_uint concurrent; /* nesting depth of ub_strtab_set_concurrent */
     ub_shard shard[UB_SHARDS];
 };
 
@@ -52,6 +53,7 @@ ub_strtab *ub_strtab_new(void)
     if (!t)
         return NULL;
     memset(t, 0, sizeof *t);
+    atomic_init(&t->concurrent, 0u);
     unsigned i = 0;
     for (; i < UB_SHARDS; i++) {
         ub_shard *sh = &t->shard[i];
@@ -91,7 +93,10 @@ void ub_strtab_free(ub_strtab *t)
 
 void ub_strtab_set_concurrent(ub_strtab *t, bool on)
 {
-    t->concurrent = on;
+    if (on)
+        atomic_fetch_add(&t->concurrent, 1);
+    else
+        atomic_fetch_sub(&t->concurrent, 1);
 }
 
 size_t ub_str_len(const char *interned)
@@ -161,7 +166,7 @@ const char *ub_intern(ub_strtab *t, const char *s, size_t n)
         return NULL;
     uint64_t h = ub_hash_bytes(s, n);
     ub_shard *sh = &t->shard[h >> (64 - UB_SHARD_BITS)];
-    if (!t->concurrent)
+    if (!atomic_load_explicit(&t->concurrent, memory_order_relaxed))
         return ub_shard_intern(sh, h, s, n);
     pthread_mutex_lock(&sh->lock);
     const char *r = ub_shard_intern(sh, h, s, n);

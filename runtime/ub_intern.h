@@ -23,7 +23,10 @@ void ub_strtab_free(ub_strtab *t);
  * then ub_intern (and ub_intern_cstr) may be called from several threads at
  * once; the other functions still need one thread.  Switch it only while no
  * other thread uses t (e.g. before starting the threads and after joining
- * them).  Off by default: a single-threaded user takes no locks. */
+ * them).  Off by default: a single-threaded user takes no locks.  Calls
+ * nest: the table stays concurrent until every `on` has had its `off`, so a
+ * split parse inside a worker of a parallel reader does not switch it off
+ * under the other workers. */
 void ub_strtab_set_concurrent(ub_strtab *t, bool on);
 
 /* The unique copy of s[0..n) (NUL-terminated); NULL when out of memory.

@@ -8,6 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ub_usda.h"
+#include "ub_usdb_write.h"
+
 void ub_cli_print_diags(ub_diags *d)
 {
     ub_diags_sort(d);
@@ -194,4 +197,32 @@ int ub_cli_opt_value(int argc, char **argv, int *i, const char *name,
         return -1;
     *value = argv[++*i];
     return 1;
+}
+
+static bool ub_cli_ext(const char *path, const char *ext)
+{
+    size_t n = path ? strlen(path) : 0, m = strlen(ext);
+    return n >= m && strcmp(path + n - m, ext) == 0;
+}
+
+int ub_cli_check_format(const char *cmd, const char *path)
+{
+    if (ub_cli_ext(path, ".usdc"))
+        return ub_cli_usage_error(cmd,
+                                  "cannot write '%s': writing usdc (crate) "
+                                  "is not supported yet; use .usda or .usdb",
+                                  path);
+    return 0;
+}
+
+int ub_cli_encode(const ub_layer *layer, const char *path, ub_buf *out,
+                  ub_diags *diags)
+{
+    if (ub_cli_ext(path, ".usdb"))
+        return ub_usdb_write(layer, UB_USDB_LEVEL_DEFAULT, out, diags);
+    if (ub_usda_write(layer, out) != 0 || out->failed) {
+        fprintf(stderr, "usdbake: error: out of memory\n");
+        return -1;
+    }
+    return 0;
 }

@@ -11,6 +11,7 @@
 
 #include "ub_buf.h"
 #include "ub_diag.h"
+#include "ub_layer.h"
 #include "ub_loader.h"
 
 enum {
@@ -32,6 +33,8 @@ extern const ub_command ub_cmd_diff;
 extern const ub_command ub_cmd_flatten;
 extern const ub_command ub_cmd_check;
 extern const ub_command ub_cmd_convert;
+extern const ub_command ub_cmd_stitch;
+extern const ub_command ub_cmd_clip_manifest;
 
 /* What every command that reads layers holds: one string table, one
  * diagnostic list and a loader over both (with the -I search paths). */
@@ -79,6 +82,16 @@ int ub_out_commit(ub_out *o);
  * why; standard output cannot be rewound. */
 int ub_out_rewind(ub_out *o);
 void ub_out_abort(ub_out *o);
+
+/* The one place where an output's file name picks its writer: ".usdb" is
+ * usdbake binary, anything else (and "-") usda text.  ub_cli_check_format
+ * tells before any work whether path can be written (0), or prints why not
+ * as a usage error of cmd and returns UB_EXIT_USAGE.  ub_cli_encode appends
+ * layer's bytes in that format to out; returns 0, or -1 (errors in diags,
+ * or printed). */
+int ub_cli_check_format(const char *cmd, const char *path);
+int ub_cli_encode(const ub_layer *layer, const char *path, ub_buf *out,
+                  ub_diags *diags);
 
 /* Whether the option at argv[*i] is `name` (taking a value): on a match,
  * stores the value (from "--opt=v" or the next argument), advances *i and

@@ -15,6 +15,8 @@ static const ub_command *const ub_commands[] = {
     &ub_cmd_flatten,
     &ub_cmd_check,
     &ub_cmd_convert,
+    &ub_cmd_stitch,
+    &ub_cmd_clip_manifest,
 };
 
 #define UB_NCOMMANDS (sizeof ub_commands / sizeof ub_commands[0])
@@ -28,7 +30,7 @@ static void ub_main_usage(FILE *out)
             "\n"
             "Commands:\n");
     for (size_t i = 0; i < UB_NCOMMANDS; i++)
-        fprintf(out, "  %-10s %s\n", ub_commands[i]->name,
+        fprintf(out, "  %-13s %s\n", ub_commands[i]->name,
                 ub_commands[i]->summary);
     fprintf(out,
             "\n"
