@@ -198,6 +198,8 @@ typedef struct ub_cx {
         *k_variants, *k_variant_sets, *k_active, *k_instanceable, *k_clips,
         *k_clip_sets, *k_api_schemas;
     const ub_schema_reg *schemas;
+    const ub_meta_field *fields; /* the plugins' metadata fields */
+    size_t n_fields;
 } ub_cx;
 
 static ub_stack *ub_cx_stack(ub_cx *cx, ub_layer *root)
@@ -1186,7 +1188,8 @@ static void ub_compose_meta(ub_cx *cx, ub_fields *out, const ub_index *ix,
         for (uint32_t i = 0; i < m->n; i++) {
             const ub_field *f = &m->v[i];
             if (ub_private_field(cx, f->key) ||
-                !ub_stack_field_registered(kind, f->key))
+                !ub_stack_field_registered_with(cx->fields, cx->n_fields,
+                                                kind, f->key))
                 continue;
             ub_field *have = ub_fields_find(out, f->key);
             if (f->value.kind == UB_V_LISTOP) {
@@ -2470,6 +2473,7 @@ ub_layer *ub_compose_flatten_schemas(ub_loader *ld, ub_layer *root,
 {
     ub_cx cx = {.ld = ld, .diags = diags, .t = root->strtab,
                 .schemas = schemas};
+    cx.fields = ub_loader_fields(ld, &cx.n_fields);
     ub_strtab *t = cx.t;
     cx.k_references = ub_intern_cstr(t, "references");
     cx.k_payload = ub_intern_cstr(t, "payload");
@@ -2503,7 +2507,8 @@ ub_layer *ub_compose_flatten_schemas(ub_loader *ld, ub_layer *root,
         for (uint32_t i = 0; i < root->meta.n; i++) {
             const ub_field *f = &root->meta.v[i];
             if (ub_private_field(&cx, f->key) ||
-                !ub_stack_field_registered(UB_SPEC_LAYER, f->key))
+                !ub_stack_field_registered_with(cx.fields, cx.n_fields,
+                                                UB_SPEC_LAYER, f->key))
                 continue;
             ub_value c = ub_value_clone(cx.a, &f->value);
             if (!ub_fields_set(cx.a, &cx.out->meta, f->key, c, f->loc))

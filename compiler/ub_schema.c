@@ -37,7 +37,7 @@ struct ub_schema_reg {
     size_t hcap;
     ub_strtab *t;
     ub_arena *arena; /* what plugins add */
-    ub_schema_field *fields;
+    ub_meta_field *fields;
     size_t n_fields;
     char **visited;  /* plugInfo.json files read (each once) */
     size_t n_visited;
@@ -48,20 +48,12 @@ const char *ub_schema_release(void)
     return UB_SCHEMA_TABLES_RELEASE;
 }
 
-static uint64_t ub_schema_hash(const char *s, size_t n)
-{
-    uint64_t h = 1469598103934665603u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 1099511628211u;
-    return h;
-}
-
 static const ub_schema_def *ub_schema_findn(const ub_schema_reg *r,
                                             const char *name, size_t n)
 {
     if (!r->hcap)
         return NULL;
-    size_t k = ub_schema_hash(name, n) & (r->hcap - 1);
+    size_t k = ub_hash_bytes(name, n) & (r->hcap - 1);
     for (; r->hash[k]; k = (k + 1) & (r->hcap - 1)) {
         const ub_schema_def *d = &r->defs[r->hash[k] - 1];
         if (strncmp(d->name, name, n) == 0 && d->name[n] == '\0')
@@ -94,7 +86,7 @@ static int ub_schema_rehash(ub_schema_reg *r, size_t cap)
     r->hash = h;
     r->hcap = cap;
     for (size_t i = 0; i < r->n; i++) {
-        size_t k = ub_schema_hash(r->defs[i].name, strlen(r->defs[i].name)) &
+        size_t k = ub_hash_bytes(r->defs[i].name, strlen(r->defs[i].name)) &
                    (cap - 1);
         while (h[k])
             k = (k + 1) & (cap - 1);
@@ -121,11 +113,48 @@ static int ub_schema_reg_add(ub_schema_reg *r, const ub_schema_def *d)
     r->defs[r->n++] = *d;
     if (r->n * 2 > r->hcap)
         return ub_schema_rehash(r, r->hcap ? r->hcap * 2 : 256);
-    size_t k = ub_schema_hash(d->name, strlen(d->name)) & (r->hcap - 1);
+    size_t k = ub_hash_bytes(d->name, strlen(d->name)) & (r->hcap - 1);
     while (r->hash[k])
         k = (k + 1) & (r->hcap - 1);
     r->hash[k] = (uint32_t)r->n;
     return 1;
+}
+
+static bool ub_schema_is_a(const ub_schema_reg *r, const ub_schema_def *d,
+                           const char *type);
+
+static int ub_schema_cmp_desc(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)b, *(const char *const *)a);
+}
+
+/* Each schema's auto-applied API schemas, strongest first: reverse
+ * dictionary order, as UsdSchemaRegistry sorts them. */
+static int ub_schema_reg_index(ub_schema_reg *r)
+{
+    for (size_t i = 0; i < r->n; i++) {
+        ub_schema_def *d = &r->defs[i];
+        const char **autos = NULL;
+        uint32_t na = 0;
+        for (size_t j = 0; j < r->n; j++) {
+            const ub_schema_def *a = &r->defs[j];
+            for (uint32_t k = 0; k < a->n_auto_to; k++) {
+                if (!ub_schema_is_a(r, d, a->auto_to[k]))
+                    continue;
+                autos = ub_arena_grow(r->arena, autos, na, na + 1,
+                                      sizeof *autos);
+                if (!autos)
+                    return -1;
+                autos[na++] = a->name;
+                break;
+            }
+        }
+        if (na > 1)
+            qsort(autos, na, sizeof *autos, ub_schema_cmp_desc);
+        d->auto_applied = autos;
+        d->n_auto_applied = na;
+    }
+    return 0;
 }
 
 ub_schema_reg *ub_schema_reg_new(ub_strtab *t)
@@ -154,6 +183,10 @@ ub_schema_reg *ub_schema_reg_new(ub_strtab *t)
             ub_schema_reg_free(r);
             return NULL;
         }
+    }
+    if (ub_schema_reg_index(r) != 0) {
+        ub_schema_reg_free(r);
+        return NULL;
     }
     return r;
 }
@@ -203,11 +236,6 @@ static bool ub_schema_is_a(const ub_schema_reg *r, const ub_schema_def *d,
         d = ub_schema_find(r, d->base);
     }
     return false;
-}
-
-static int ub_schema_cmp_desc(const void *a, const void *b)
-{
-    return strcmp(*(const char *const *)b, *(const char *const *)a);
 }
 
 typedef struct ub_schema_query {
@@ -284,22 +312,8 @@ static bool ub_schema_find_in(const ub_schema_query *q, const ub_schema_def *d,
     bool found = false;
     for (uint32_t i = 0; i < d->n_apis && !found; i++)
         found = ub_schema_find_api(q, d->apis[i], inst, depth + 1);
-    if (!found) {
-        /* auto-applied: strongest in reverse dictionary order */
-        const char *autos[64];
-        size_t na = 0;
-        for (size_t i = 0; i < q->r->n && na < 64; i++) {
-            const ub_schema_def *a = &q->r->defs[i];
-            for (uint32_t k = 0; k < a->n_auto_to; k++)
-                if (ub_schema_is_a(q->r, d, a->auto_to[k])) {
-                    autos[na++] = a->name;
-                    break;
-                }
-        }
-        qsort(autos, na, sizeof *autos, ub_schema_cmp_desc);
-        for (size_t i = 0; i < na && !found; i++)
-            found = ub_schema_find_api(q, autos[i], inst, depth + 1);
-    }
+    for (uint32_t i = 0; i < d->n_auto_applied && !found; i++)
+        found = ub_schema_find_api(q, d->auto_applied[i], inst, depth + 1);
     if (found && over) {
         /* an override restates a built-in property of the same type */
         const char *a = q->out->type_name, *b = over->type_name;
@@ -332,18 +346,14 @@ bool ub_schema_lookup(const ub_schema_reg *r, const char *prim_type,
 
 /* --- a studio's schemas and metadata: plugInfo.json files ------------------ */
 
-size_t ub_schema_field_count(const ub_schema_reg *r)
+const ub_meta_field *ub_schema_fields(const ub_schema_reg *r, size_t *n)
 {
-    return r->n_fields;
+    *n = r->n_fields;
+    return r->fields;
 }
 
-const ub_schema_field *ub_schema_field_at(const ub_schema_reg *r, size_t i)
-{
-    return i < r->n_fields ? &r->fields[i] : NULL;
-}
-
-const ub_schema_field *ub_schema_field_find(const ub_schema_reg *r,
-                                            const char *name)
+const ub_meta_field *ub_schema_field_find(const ub_schema_reg *r,
+                                          const char *name)
 {
     for (size_t i = 0; name && i < r->n_fields; i++)
         if (r->fields[i].name == name || strcmp(r->fields[i].name, name) == 0)
@@ -651,7 +661,7 @@ static void ub_plug_fields(ub_plug *p, const ub_json *md, const char *plugin)
             return;
         if (ub_schema_field_find(p->r, name))
             continue; /* the first declaration stands */
-        ub_schema_field *nf = ub_arena_grow(p->r->arena, p->r->fields,
+        ub_meta_field *nf = ub_arena_grow(p->r->arena, p->r->fields,
                                             p->r->n_fields,
                                             p->r->n_fields + 1,
                                             sizeof *nf);
@@ -660,7 +670,7 @@ static void ub_plug_fields(ub_plug *p, const ub_json *md, const char *plugin)
             return;
         }
         p->r->fields = nf;
-        p->r->fields[p->r->n_fields++] = (ub_schema_field){
+        p->r->fields[p->r->n_fields++] = (ub_meta_field){
             .name = name, .type_name = ub_plug_intern(p, type),
             .applies_to = applies, .plugin = plugin, .loc = f->loc};
     }
@@ -843,5 +853,7 @@ int ub_schema_reg_load_plugins(ub_schema_reg *r, const char *pluginpath,
         if (*s == ':')
             s++;
     }
+    if (!p.oom && ub_schema_reg_index(r) != 0)
+        p.oom = true;
     return p.oom ? -1 : 0;
 }

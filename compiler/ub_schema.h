@@ -31,6 +31,7 @@
 
 #include "ub_diag.h"
 #include "ub_intern.h"
+#include "ub_parse.h"
 
 typedef enum ub_schema_kind {
     UB_SCHEMA_CONCRETE,    /* concreteTyped: a prim type with a definition */
@@ -64,6 +65,10 @@ typedef struct ub_schema_def {
     uint32_t n_auto_to;
     const char *const *overrides; /* apiSchemaOverridePropertyNames */
     uint32_t n_overrides;
+    /* computed by the registry: the API schemas auto-applied to it (their
+     * auto_to names it or a schema it derives from), strongest first */
+    const char *const *auto_applied;
+    uint32_t n_auto_applied;
 } ub_schema_def;
 
 typedef struct ub_schema_reg ub_schema_reg;
@@ -89,28 +94,13 @@ void ub_schema_reg_free(ub_schema_reg *r);
 int ub_schema_reg_load_plugins(ub_schema_reg *r, const char *pluginpath,
                                ub_diags *diags);
 
-/* A metadata field a plugin declares (plugInfo.json "SdfMetadata"). */
-enum {
-    UB_APPLIES_LAYERS = 1,
-    UB_APPLIES_PRIMS = 2,
-    UB_APPLIES_ATTRIBUTES = 4,
-    UB_APPLIES_RELATIONSHIPS = 8,
-    UB_APPLIES_VARIANTS = 16,
-    UB_APPLIES_ALL = 31,
-};
-typedef struct ub_schema_field {
-    const char *name;       /* interned */
-    const char *type_name;  /* "double", "timecode[]", "intlistop", ... */
-    unsigned applies_to;    /* UB_APPLIES_* bits */
-    const char *plugin;     /* the plugin's Name */
-    ub_loc loc;             /* where its plugInfo.json declares it */
-} ub_schema_field;
-
-size_t ub_schema_field_count(const ub_schema_reg *r);
-const ub_schema_field *ub_schema_field_at(const ub_schema_reg *r, size_t i);
+/* The metadata fields the plugins declare (plugInfo.json "SdfMetadata"),
+ * in the order read; *n receives how many.  Hand them to the parser
+ * (ub_parse_opts, ub_loader_set_fields) and to flattening. */
+const ub_meta_field *ub_schema_fields(const ub_schema_reg *r, size_t *n);
 /* The field named `name` (interned or not), or NULL. */
-const ub_schema_field *ub_schema_field_find(const ub_schema_reg *r,
-                                            const char *name);
+const ub_meta_field *ub_schema_field_find(const ub_schema_reg *r,
+                                          const char *name);
 const char *ub_schema_release(void);
 
 /* The schema named `name`, or NULL.  A studio's schema of the same name as

@@ -61,6 +61,11 @@ int ub_session_open(ub_session *s, const char *const *search, int n_search)
               ub_schema_reg_load_plugins(s->schemas,
                                          getenv("PXR_PLUGINPATH_NAME"),
                                          s->diags) == 0;
+    if (ok) {
+        size_t nf;
+        const ub_meta_field *f = ub_schema_fields(s->schemas, &nf);
+        ub_loader_set_fields(s->loader, f, nf);
+    }
     for (int i = 0; ok && i < n_search; i++)
         ok = ub_loader_add_search_path(s->loader, search[i]) == 0;
     if (ok)

@@ -12,6 +12,7 @@
 #include "ub_compose.h"
 #include "ub_parse.h"
 #include "ub_schema.h"
+#include "ub_stack.h"
 
 static ub_strtab *T;
 static ub_schema_reg *R;
@@ -261,7 +262,8 @@ static void put_plugin(void)
         "    \"Info\": {\n"
         "      \"SdfMetadata\": {\n"
         "        \"studioTags\": {\"type\": \"tokenlistop\",\n"
-        "                       \"appliesTo\": [\"prims\"]}\n"
+        "                       \"appliesTo\": [\"prims\"]},\n"
+        "        \"studioFrame\": {\"type\": \"timecode\"}\n"
         "      },\n"
         "      \"Types\": {\n"
         "        \"StudioWidget\": {\n"
@@ -327,7 +329,7 @@ static void test_plugins(void)
     CU_ASSERT(!ub_schema_lookup(r, "Material", NULL, 0, "studio:tag", &sp));
     CU_ASSERT(!ub_schema_lookup(R, "Mesh", NULL, 0, "studio:tag", &sp));
     /* the metadata field */
-    const ub_schema_field *f = ub_schema_field_find(r, "studioTags");
+    const ub_meta_field *f = ub_schema_field_find(r, "studioTags");
     CU_ASSERT_FATAL(f != NULL);
     CU_ASSERT_STRING_EQUAL(f->type_name, "tokenlistop");
     CU_ASSERT_EQUAL(f->applies_to, UB_APPLIES_PRIMS);
@@ -392,6 +394,94 @@ static void test_plugin_errors(void)
     ub_schema_reg_free(r);
 }
 
+/* Plugin metadata: read as known fields of their type where they apply,
+ * kept by flattening (a timecode mapped through the sublayer's offset);
+ * without the plugin they are unknown and dropped, as OpenUSD drops them. */
+static void test_plugin_metadata(void)
+{
+    ub_schema_reg *r = ub_schema_reg_new(T);
+    ub_diags *d = ub_diags_new();
+    char p[600];
+    snprintf(p, sizeof p, "%s/plugins/studio/plugInfo.json", dir);
+    CU_ASSERT_EQUAL_FATAL(ub_schema_reg_load_plugins(r, p, d), 0);
+    size_t nf;
+    const ub_meta_field *f = ub_schema_fields(r, &nf);
+    CU_ASSERT_EQUAL_FATAL(nf, 2);
+    CU_ASSERT_EQUAL(f[1].applies_to, UB_APPLIES_ALL);
+    put("meta_sub.usda",
+        "#usda 1.0\n"
+        "def \"P\" (\n    prepend studioTags = [\"hero\"]\n"
+        "    studioFrame = 10\n)\n{\n"
+        "    double a (\n        studioFrame = 4\n    )\n}\n");
+    put("meta_root.usda",
+        "#usda 1.0\n(\n    subLayers = [@./meta_sub.usda@ (offset = 100)]\n)\n");
+    for (int with = 0; with < 2; with++) {
+        ub_diags *pd = ub_diags_new();
+        ub_loader *ld = ub_loader_new(T, pd);
+        if (with)
+            ub_loader_set_fields(ld, f, nf);
+        snprintf(p, sizeof p, "%s/meta_root.usda", dir);
+        ub_layer *rl = ub_loader_open(ld, p, NULL, (ub_loc){NULL, 0, 0});
+        CU_ASSERT_PTR_NOT_NULL_FATAL(rl);
+        ub_stack st;
+        CU_ASSERT_EQUAL_FATAL(ub_stack_build(&st, ld, rl, pd), 0);
+        CU_ASSERT_EQUAL_FATAL(st.n, 2);
+        /* as parsed */
+        const ub_prim *sp = ub_layer_find_prim(st.layers[1], "/P");
+        CU_ASSERT_FATAL(sp != NULL);
+        const ub_field *tags = ub_fields_find(
+            &sp->meta, ub_intern_cstr(T, "studioTags"));
+        CU_ASSERT_FATAL(tags && tags->value.kind == UB_V_LISTOP);
+        CU_ASSERT_EQUAL(tags->value.u.listop->part[UB_LO_PREPEND].kind,
+                        with ? UB_V_DATA : UB_V_UNTYPED);
+        /* flattened */
+        ub_layer *out = ub_stack_flatten(&st, "out.usda", pd);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+        const ub_prim *op = ub_layer_find_prim(out, "/P");
+        CU_ASSERT_FATAL(op != NULL);
+        const ub_field *fr = ub_fields_find(
+            &op->meta, ub_intern_cstr(T, "studioFrame"));
+        if (with) {
+            CU_ASSERT_FATAL(fr && fr->value.kind == UB_V_DATA);
+            CU_ASSERT_DOUBLE_EQUAL(ub_value_get_double(&fr->value, 0, 0),
+                                   110.0, 1e-9);
+            tags = ub_fields_find(&op->meta,
+                                  ub_intern_cstr(T, "studioTags"));
+            CU_ASSERT(tags && tags->value.kind == UB_V_LISTOP);
+            ub_prop *a = prop(out, "/P", "a");
+            CU_ASSERT_FATAL(a != NULL);
+            fr = ub_fields_find(&a->meta, ub_intern_cstr(T, "studioFrame"));
+            CU_ASSERT(fr && ub_value_get_double(&fr->value, 0, 0) == 104.0);
+            CU_ASSERT_EQUAL(ub_diags_warnings(pd), 0);
+        } else {
+            CU_ASSERT_PTR_NULL(fr);
+            CU_ASSERT(ub_diags_warnings(pd) > 0); /* dropped, loudly */
+        }
+        ub_layer_free(out);
+        ub_stack_free(&st);
+        ub_loader_free(ld);
+        ub_diags_free(pd);
+    }
+    /* a list-op field applies to prims only: a list edit elsewhere is
+     * not that field */
+    ub_parse_opts po = {.fields = f, .n_fields = nf};
+    static const char bad[] =
+        "#usda 1.0\n(\n    prepend studioTags = [\"x\"]\n)\n";
+    ub_diags *pd = ub_diags_new();
+    ub_layer *l = ub_parse_usda_opts(T, "bad.usda", bad, sizeof bad - 1, &po,
+                                     pd);
+    const ub_field *lt = l ? ub_fields_find(&l->meta,
+                                            ub_intern_cstr(T, "studioTags"))
+                           : NULL;
+    CU_ASSERT_FATAL(lt && lt->value.kind == UB_V_LISTOP);
+    CU_ASSERT_EQUAL(lt->value.u.listop->part[UB_LO_PREPEND].kind,
+                    UB_V_UNTYPED);
+    ub_layer_free(l);
+    ub_diags_free(pd);
+    ub_diags_free(d);
+    ub_schema_reg_free(r);
+}
+
 int main(void)
 {
     T = ub_strtab_new();
@@ -410,6 +500,7 @@ int main(void)
     CU_add_test(s, "type mismatches", test_mismatch);
     CU_add_test(s, "plugins", test_plugins);
     CU_add_test(s, "plugin errors", test_plugin_errors);
+    CU_add_test(s, "plugin metadata", test_plugin_metadata);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
