@@ -462,6 +462,30 @@ static void test_plugin_metadata(void)
         ub_loader_free(ld);
         ub_diags_free(pd);
     }
+    /* the second thread of a split parse knows them too */
+    static const char two[] =
+        "#usda 1.0\n"
+        "def \"A\" (\n    prepend studioTags = [\"a\"]\n)\n{\n}\n"
+        "def \"B\" (\n    prepend studioTags = [\"b\"]\n)\n{\n}\n";
+    ub_parse_opts so = {.fields = f, .n_fields = nf, .split = 1,
+                        .split_at = strstr(two, "def \"B\"") - two};
+    ub_diags *sd = ub_diags_new();
+    ub_layer *sl = ub_parse_usda_opts(T, "two.usda", two, sizeof two - 1,
+                                      &so, sd);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sl);
+    CU_ASSERT_EQUAL(so.outcome, UB_PARSE_SPLIT_GRAFTED);
+    for (int i = 0; i < 2; i++) {
+        const ub_prim *pr = ub_layer_find_prim(sl, i ? "/B" : "/A");
+        const ub_field *tf = pr ? ub_fields_find(
+                                      &pr->meta,
+                                      ub_intern_cstr(T, "studioTags"))
+                                : NULL;
+        CU_ASSERT_FATAL(tf && tf->value.kind == UB_V_LISTOP);
+        CU_ASSERT_EQUAL(tf->value.u.listop->part[UB_LO_PREPEND].kind,
+                        UB_V_DATA);
+    }
+    ub_layer_free(sl);
+    ub_diags_free(sd);
     /* a list-op field applies to prims only: a list edit elsewhere is
      * not that field */
     ub_parse_opts po = {.fields = f, .n_fields = nf};
