@@ -239,6 +239,16 @@ static void test_mismatch(void)
     ub_diags_free(d);
 }
 
+/* The kind of the `prepend` part of list-op field `key` in meta (-1: no
+ * such list op). */
+static int prepend_kind(const ub_fields *meta, const char *key)
+{
+    const ub_field *f = ub_fields_find(meta, ub_intern_cstr(T, key));
+    if (!f || f->value.kind != UB_V_LISTOP)
+        return -1;
+    return f->value.u.listop->part[UB_LO_PREPEND].kind;
+}
+
 /* A studio's schemas and metadata from plugInfo.json files: a directory
  * on the path, Includes globs, # comments, a concrete schema deriving from
  * one of OpenUSD's, an auto-applied API schema, a metadata field. */
@@ -291,15 +301,32 @@ static void put_plugin(void)
         "class \"TagAPI\"\n{\n    uniform string studio:tag\n}\n");
 }
 
+/* A registry with OpenUSD's schemas and the plugins on `paths` (':'
+ * separated, each relative to dir); what loading said goes to *d. */
+static ub_schema_reg *load(const char *paths, ub_diags **d)
+{
+    char p[2048];
+    size_t n = 0;
+    for (const char *s = paths; *s;) {
+        size_t k = strcspn(s, ":");
+        n += (size_t)snprintf(p + n, sizeof p - n, "%s%s/%.*s", n ? ":" : "",
+                              dir, (int)k, s);
+        CU_ASSERT_FATAL(n < sizeof p);
+        s += k + (s[k] == ':');
+    }
+    ub_schema_reg *r = ub_schema_reg_new(T);
+    *d = ub_diags_new();
+    CU_ASSERT_FATAL(r && *d);
+    CU_ASSERT_EQUAL_FATAL(ub_schema_reg_load_plugins(r, p, *d), 0);
+    return r;
+}
+
 static void test_plugins(void)
 {
     put_plugin();
-    ub_schema_reg *r = ub_schema_reg_new(T);
-    ub_diags *d = ub_diags_new();
-    char p[600];
+    ub_diags *d;
     /* a directory named without its '/', and one that is not there */
-    snprintf(p, sizeof p, "%s/plugins:%s/none", dir, dir);
-    CU_ASSERT_EQUAL_FATAL(ub_schema_reg_load_plugins(r, p, d), 0);
+    ub_schema_reg *r = load("plugins:none", &d);
     CU_ASSERT_EQUAL(ub_diags_errors(d), 0);
     CU_ASSERT_EQUAL(ub_diags_warnings(d), 1); /* the missing one */
     const ub_schema_def *w = ub_schema_find(r, "Widget");
@@ -376,11 +403,8 @@ static void test_plugin_errors(void)
         "              \"schemaKind\": \"concreteTyped\"}}}}]}\n");
     put("generatedSchema.usda",
         "#usda 1.0\nclass Mesh \"Mesh\"\n{\n    double points\n}\n");
-    ub_schema_reg *r = ub_schema_reg_new(T);
-    ub_diags *d = ub_diags_new();
-    char p[600];
-    snprintf(p, sizeof p, "%s/bad.json:%s/dup.json", dir, dir);
-    CU_ASSERT_EQUAL_FATAL(ub_schema_reg_load_plugins(r, p, d), 0);
+    ub_diags *d;
+    ub_schema_reg *r = load("bad.json:dup.json", &d);
     CU_ASSERT_EQUAL_FATAL(ub_diags_errors(d), 1);
     const ub_diag *e = ub_diags_at(d, 0);
     CU_ASSERT_EQUAL(e->loc.line, 3);
@@ -399,11 +423,9 @@ static void test_plugin_errors(void)
  * without the plugin they are unknown and dropped, as OpenUSD drops them. */
 static void test_plugin_metadata(void)
 {
-    ub_schema_reg *r = ub_schema_reg_new(T);
-    ub_diags *d = ub_diags_new();
+    ub_diags *d;
+    ub_schema_reg *r = load("plugins/studio/plugInfo.json", &d);
     char p[600];
-    snprintf(p, sizeof p, "%s/plugins/studio/plugInfo.json", dir);
-    CU_ASSERT_EQUAL_FATAL(ub_schema_reg_load_plugins(r, p, d), 0);
     size_t nf;
     const ub_meta_field *f = ub_schema_fields(r, &nf);
     CU_ASSERT_EQUAL_FATAL(nf, 2);
@@ -429,10 +451,7 @@ static void test_plugin_metadata(void)
         /* as parsed */
         const ub_prim *sp = ub_layer_find_prim(st.layers[1], "/P");
         CU_ASSERT_FATAL(sp != NULL);
-        const ub_field *tags = ub_fields_find(
-            &sp->meta, ub_intern_cstr(T, "studioTags"));
-        CU_ASSERT_FATAL(tags && tags->value.kind == UB_V_LISTOP);
-        CU_ASSERT_EQUAL(tags->value.u.listop->part[UB_LO_PREPEND].kind,
+        CU_ASSERT_EQUAL(prepend_kind(&sp->meta, "studioTags"),
                         with ? UB_V_DATA : UB_V_UNTYPED);
         /* flattened */
         ub_layer *out = ub_stack_flatten(&st, "out.usda", pd);
@@ -445,9 +464,7 @@ static void test_plugin_metadata(void)
             CU_ASSERT_FATAL(fr && fr->value.kind == UB_V_DATA);
             CU_ASSERT_DOUBLE_EQUAL(ub_value_get_double(&fr->value, 0, 0),
                                    110.0, 1e-9);
-            tags = ub_fields_find(&op->meta,
-                                  ub_intern_cstr(T, "studioTags"));
-            CU_ASSERT(tags && tags->value.kind == UB_V_LISTOP);
+            CU_ASSERT(prepend_kind(&op->meta, "studioTags") >= 0);
             ub_prop *a = prop(out, "/P", "a");
             CU_ASSERT_FATAL(a != NULL);
             fr = ub_fields_find(&a->meta, ub_intern_cstr(T, "studioFrame"));
@@ -476,13 +493,8 @@ static void test_plugin_metadata(void)
     CU_ASSERT_EQUAL(so.outcome, UB_PARSE_SPLIT_GRAFTED);
     for (int i = 0; i < 2; i++) {
         const ub_prim *pr = ub_layer_find_prim(sl, i ? "/B" : "/A");
-        const ub_field *tf = pr ? ub_fields_find(
-                                      &pr->meta,
-                                      ub_intern_cstr(T, "studioTags"))
-                                : NULL;
-        CU_ASSERT_FATAL(tf && tf->value.kind == UB_V_LISTOP);
-        CU_ASSERT_EQUAL(tf->value.u.listop->part[UB_LO_PREPEND].kind,
-                        UB_V_DATA);
+        CU_ASSERT_FATAL(pr != NULL);
+        CU_ASSERT_EQUAL(prepend_kind(&pr->meta, "studioTags"), UB_V_DATA);
     }
     ub_layer_free(sl);
     ub_diags_free(sd);
@@ -494,12 +506,8 @@ static void test_plugin_metadata(void)
     ub_diags *pd = ub_diags_new();
     ub_layer *l = ub_parse_usda_opts(T, "bad.usda", bad, sizeof bad - 1, &po,
                                      pd);
-    const ub_field *lt = l ? ub_fields_find(&l->meta,
-                                            ub_intern_cstr(T, "studioTags"))
-                           : NULL;
-    CU_ASSERT_FATAL(lt && lt->value.kind == UB_V_LISTOP);
-    CU_ASSERT_EQUAL(lt->value.u.listop->part[UB_LO_PREPEND].kind,
-                    UB_V_UNTYPED);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(prepend_kind(&l->meta, "studioTags"), UB_V_UNTYPED);
     ub_layer_free(l);
     ub_diags_free(pd);
     ub_diags_free(d);
