@@ -186,6 +186,9 @@ static void test_flatten(void)
     CU_ASSERT(p && p->variability == UB_VARYING);
     p = prop(out, "/Untyped", "points");
     CU_ASSERT(p && strcmp(p->type_name, "float3") == 0);
+    /* fallbacks are not opinions: what no layer authors is not written */
+    CU_ASSERT_PTR_NULL(prop(out, "/M", "orientation"));
+    CU_ASSERT_PTR_NULL(prop(out, "/M", "collection:set:includeRoot"));
     ub_layer_free(out);
     ub_loader_free(ld);
     ub_diags_free(d);
