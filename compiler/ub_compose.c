@@ -31,6 +31,7 @@
 
 #include "ub_clips.h"
 #include "ub_expr.h"
+#include "ub_schema.h"
 #include "ub_stack.h"
 #include "ub_usdb.h"
 #include "ub_time.h"
@@ -196,6 +197,9 @@ typedef struct ub_cx {
     const char *k_references, *k_payload, *k_inherits, *k_specializes,
         *k_variants, *k_variant_sets, *k_active, *k_instanceable, *k_clips,
         *k_clip_sets, *k_api_schemas;
+    const ub_schema_reg *schemas;
+    const ub_meta_field *fields; /* the plugins' metadata fields */
+    size_t n_fields;
 } ub_cx;
 
 static ub_stack *ub_cx_stack(ub_cx *cx, ub_layer *root)
@@ -1184,7 +1188,8 @@ static void ub_compose_meta(ub_cx *cx, ub_fields *out, const ub_index *ix,
         for (uint32_t i = 0; i < m->n; i++) {
             const ub_field *f = &m->v[i];
             if (ub_private_field(cx, f->key) ||
-                !ub_stack_field_registered(kind, f->key))
+                !ub_stack_field_registered_with(cx->fields, cx->n_fields,
+                                                kind, f->key))
                 continue;
             ub_field *have = ub_fields_find(out, f->key);
             if (f->value.kind == UB_V_LISTOP) {
@@ -1317,69 +1322,30 @@ static bool ub_names_reorder(ub_names *nm, const ub_value *order)
 
 /* --- schemas ------------------------------------------------------------- */
 
-/* Whether OpenUSD's standard schemas declare attribute `name` uniform on a
- * prim of this type with these applied API schemas: the prim definition's
- * variability wins over authored opinions (UsdStage).  Only the schemas'
- * uniform attributes matter, so that is all this table holds. */
-static bool ub_in(const char *s, const char *const *list)
+/* What the prim's definition (its type and its composed apiSchemas, see
+ * ub_schema.h) says about property `name`: UsdStage takes a builtin
+ * property's type name and variability from it, before any opinion. */
+static bool ub_builtin_prop(ub_cx *cx, const ub_prim *outp, const char *name,
+                            ub_schema_prop *sp)
 {
-    for (; s && *list; list++)
-        if (strcmp(s, *list) == 0)
-            return true;
-    return false;
-}
-
-static bool ub_schema_uniform(const char *type, const ub_value *api,
-                              const char *name)
-{
-    static const char *const gprims[] = {
-        "Mesh", "Cube", "Sphere", "Cylinder", "Cone", "Capsule", "Plane",
-        "Points", "BasisCurves", "NurbsCurves", "NurbsPatch",
-        "HermiteCurves", "TetMesh", "Cylinder_1", "Capsule_1", NULL};
-    static const char *const xformables[] = {
-        "Xform", "Camera", "PointInstancer", "SkelRoot", "Skeleton",
-        "DistantLight", "DomeLight", "DomeLight_1", "SphereLight",
-        "RectLight", "DiskLight", "CylinderLight", "PortalLight",
-        "GeometryLight", "Volume", NULL};
-    static const char *const gprim_attrs[] = {"doubleSided", "orientation",
-                                              NULL};
-    static const char *const mesh_attrs[] = {
-        "subdivisionScheme", "interpolateBoundary",
-        "faceVaryingLinearInterpolation", "triangleSubdivisionRule", NULL};
-    static const char *const curve_attrs[] = {"type", "basis", "wrap", NULL};
-    static const char *const model_attrs[] = {
-        "model:drawMode", "model:applyDrawMode", "model:drawModeColor",
-        "model:cardGeometry", NULL};
-    static const char *const shader_attrs[] = {
-        "info:id", "info:implementationSource", "info:sourceAsset",
-        "info:sourceCode", "info:sourceAsset:subIdentifier", NULL};
-    bool gprim = ub_in(type, gprims);
-    bool xformable = gprim || ub_in(type, xformables);
-    bool imageable = xformable || (type && strcmp(type, "Scope") == 0);
-    if (gprim && ub_in(name, gprim_attrs))
-        return true;
-    if (xformable && strcmp(name, "xformOpOrder") == 0)
-        return true;
-    if (imageable && strcmp(name, "purpose") == 0)
-        return true;
-    if (type && strcmp(type, "Mesh") == 0 && ub_in(name, mesh_attrs))
-        return true;
-    if (type && strcmp(type, "BasisCurves") == 0 && ub_in(name, curve_attrs))
-        return true;
-    if (type && strcmp(type, "GeomSubset") == 0 &&
-        (strcmp(name, "elementType") == 0 || strcmp(name, "familyName") == 0))
-        return true;
-    if (type && (strcmp(type, "Shader") == 0 || strcmp(type, "NodeDefAPI") == 0) &&
-        ub_in(name, shader_attrs))
-        return true;
-    if (ub_in(name, model_attrs) && api && api->kind == UB_V_LISTOP &&
-        api->u.listop) {
-        const ub_value *e = &api->u.listop->part[UB_LO_EXPLICIT];
-        for (uint32_t i = 0; e->kind == UB_V_DATA && i < e->count; i++)
-            if (strcmp(ub_value_str(e, i), "GeomModelAPI") == 0)
-                return true;
+    const ub_field *f = ub_fields_find(&outp->meta, cx->k_api_schemas);
+    const ub_value *e = NULL;
+    if (f && f->value.kind == UB_V_LISTOP && f->value.u.listop)
+        e = &f->value.u.listop->part[UB_LO_EXPLICIT];
+    uint32_t n = e && e->kind == UB_V_DATA ? e->count : 0;
+    const char *local[16];
+    const char **apis = n <= 16 ? local : malloc(n * sizeof *apis);
+    if (!apis) {
+        cx->oom = true;
+        return false;
     }
-    return false;
+    for (uint32_t i = 0; i < n; i++)
+        apis[i] = ub_value_str(e, i);
+    bool found = ub_schema_lookup(cx->schemas, outp->type_name, apis, n, name,
+                                  sp);
+    if (apis != local)
+        free(apis);
+    return found;
 }
 
 /* --- relocates ------------------------------------------------------------ */
@@ -1834,17 +1800,72 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
 {
     const ub_prop *first = props[0];
     const ub_prop *weakest = props[n - 1];
+    ub_schema_prop sp;
+    bool builtin = ub_builtin_prop(cx, outp, first->name, &sp);
+    if (builtin && (first->kind == UB_ATTR) != (sp.type_name != NULL)) {
+        /* OpenUSD fails to write it ("is not an attribute") */
+        ub_report(cx, UB_ERROR, ub_op_layer(ix, &ops[0]), first->loc,
+                  "schema-property-kind",
+                  "'%s' is authored as %s, but schema '%s' defines it as "
+                  "%s; OpenUSD cannot flatten it: author it as the schema "
+                  "says, or under another name",
+                  first->name,
+                  first->kind == UB_ATTR ? "an attribute" : "a relationship",
+                  sp.schema,
+                  sp.type_name ? "an attribute" : "a relationship");
+        cx->failed = true;
+        return;
+    }
     if (first->kind == UB_ATTR) {
         const ub_prop *typed = NULL;
+        uint32_t typed_k = 0;
         for (uint32_t k = 0; k < n && !typed; k++)
-            if (props[k]->type_name)
+            if (props[k]->type_name) {
                 typed = props[k];
-        if (!typed || !typed->type) {
+                typed_k = k;
+            }
+        /* the definition's type, else the strongest authored one */
+        const char *ty_name = typed ? typed->type_name : NULL;
+        const ub_type *ty = typed ? typed->type : NULL;
+        bool is_array = typed && typed->is_array;
+        if (builtin && sp.type_name) {
+            size_t len = strlen(sp.type_name);
+            bool arr = len > 2 && strcmp(sp.type_name + len - 2, "[]") == 0;
+            const ub_type *st = ub_type_by_name(sp.type_name,
+                                                arr ? len - 2 : len);
+            bool valued = false;
+            for (uint32_t k = 0; k < n && !valued; k++)
+                valued = props[k]->default_value.kind == UB_V_DATA ||
+                         props[k]->default_value.kind == UB_V_UNTYPED ||
+                         props[k]->samples.n > 0;
+            if (st && typed && valued &&
+                (!ty || ty->base != st->base || is_array != arr))
+                /* loud where OpenUSD is silent */
+                ub_report(cx, UB_WARNING, ub_op_layer(ix, &ops[typed_k]),
+                          typed->loc, "schema-type-mismatch",
+                          "attribute '%s' is declared '%s%s', but schema "
+                          "'%s' defines it as '%s': the flattened layer "
+                          "says '%s', as OpenUSD's does, with values of the "
+                          "other type that will not read back",
+                          first->name, typed->type_name,
+                          typed->is_array ? "[]" : "", sp.schema,
+                          sp.type_name, sp.type_name);
+            if (st) {
+                ty_name = ub_intern(cx->t, sp.type_name, arr ? len - 2 : len);
+                ty = st;
+                is_array = arr;
+                if (!ty_name) {
+                    cx->oom = true;
+                    return;
+                }
+            }
+        }
+        if (!ty) {
             ub_report(cx, UB_WARNING, ub_op_layer(ix, &ops[0]), first->loc,
                       "unknown-attribute-type",
                       "attribute '%s' has an unknown value type '%s'; it is "
                       "left out of the flattened layer, as OpenUSD does",
-                      first->name, typed ? typed->type_name : "");
+                      first->name, ty_name ? ty_name : "");
             return;
         }
         ub_prop *op = ub_prop_new(cx->out, outp, first->name, UB_ATTR,
@@ -1853,15 +1874,15 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             cx->oom = true;
             return;
         }
-        op->type_name = typed->type_name;
-        op->type = typed->type;
-        op->is_array = typed->is_array;
+        op->type_name = ty_name;
+        op->type = ty;
+        op->is_array = is_array;
         op->custom = weakest->custom;
         op->variability = weakest->variability;
-        const ub_field *api = ub_fields_find(&outp->meta, cx->k_api_schemas);
-        if (ub_schema_uniform(outp->type_name, api ? &api->value : NULL,
-                              first->name))
-            op->variability = UB_UNIFORM;
+        if (builtin && sp.type_name) {
+            op->custom = false;
+            op->variability = sp.uniform ? UB_UNIFORM : UB_VARYING;
+        }
         /* The value source: the strongest layer with samples or a default,
          * or a clip set anchored at a layer before it. */
         int order[ix->n];
@@ -1953,7 +1974,7 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             cx->oom = true;
             return;
         }
-        op->custom = weakest->custom;
+        op->custom = builtin ? false : weakest->custom;
         op->variability = weakest->variability;
         op->varying_keyword = weakest->varying_keyword;
         op->targets = ub_compose_paths(cx, ix, ops, props, n, true);
@@ -2437,7 +2458,22 @@ ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
                              const char *out_path, ub_diags *diags,
                              size_t *n_recovered)
 {
-    ub_cx cx = {.ld = ld, .diags = diags, .t = root->strtab};
+    ub_schema_reg *reg = ub_schema_reg_new(root->strtab);
+    ub_layer *l = reg ? ub_compose_flatten_schemas(ld, root, reg, out_path,
+                                                   diags, n_recovered)
+                      : NULL;
+    ub_schema_reg_free(reg);
+    return l;
+}
+
+ub_layer *ub_compose_flatten_schemas(ub_loader *ld, ub_layer *root,
+                                     const ub_schema_reg *schemas,
+                                     const char *out_path, ub_diags *diags,
+                                     size_t *n_recovered)
+{
+    ub_cx cx = {.ld = ld, .diags = diags, .t = root->strtab,
+                .schemas = schemas};
+    cx.fields = ub_loader_fields(ld, &cx.n_fields);
     ub_strtab *t = cx.t;
     cx.k_references = ub_intern_cstr(t, "references");
     cx.k_payload = ub_intern_cstr(t, "payload");
@@ -2471,7 +2507,8 @@ ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
         for (uint32_t i = 0; i < root->meta.n; i++) {
             const ub_field *f = &root->meta.v[i];
             if (ub_private_field(&cx, f->key) ||
-                !ub_stack_field_registered(UB_SPEC_LAYER, f->key))
+                !ub_stack_field_registered_with(cx.fields, cx.n_fields,
+                                                UB_SPEC_LAYER, f->key))
                 continue;
             ub_value c = ub_value_clone(cx.a, &f->value);
             if (!ub_fields_set(cx.a, &cx.out->meta, f->key, c, f->loc))

@@ -21,6 +21,7 @@
 #include "ub_diag.h"
 #include "ub_layer.h"
 #include "ub_loader.h"
+#include "ub_schema.h"
 #include "ub_value.h"
 
 /* Arc types, weakest last (LIVRPS without relocates). */
@@ -58,5 +59,12 @@ ub_prim *ub_layer_find_prim(const ub_layer *layer, const char *path);
 ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
                              const char *out_path, ub_diags *diags,
                              size_t *n_recovered);
+/* The same, with the schemas of `schemas` (OpenUSD's and a studio's own,
+ * see ub_schema.h) deciding builtin properties' type names and
+ * variability; ub_compose_flatten uses OpenUSD's alone. */
+ub_layer *ub_compose_flatten_schemas(ub_loader *ld, ub_layer *root,
+                                     const ub_schema_reg *schemas,
+                                     const char *out_path, ub_diags *diags,
+                                     size_t *n_recovered);
 
 #endif

@@ -41,6 +41,8 @@ struct ub_loader {
     uint64_t bytes_read; /* of the layers read whole */
     const char *reading; /* the layer being parsed */
     const ub_parse_stream *stream; /* not owned */
+    const ub_meta_field *fields;   /* not owned */
+    size_t n_fields;
 };
 
 /* Progress within one big layer, for the loader's progress hook. */
@@ -53,6 +55,19 @@ static void ub_loader_parsed(void *ctx, size_t bytes)
 void ub_loader_set_stream(ub_loader *ld, const ub_parse_stream *stream)
 {
     ld->stream = stream;
+}
+
+void ub_loader_set_fields(ub_loader *ld, const ub_meta_field *fields,
+                          size_t n)
+{
+    ld->fields = fields;
+    ld->n_fields = n;
+}
+
+const ub_meta_field *ub_loader_fields(const ub_loader *ld, size_t *n)
+{
+    *n = ld->n_fields;
+    return ld->fields;
 }
 
 void ub_loader_set_progress(ub_loader *ld, ub_loader_progress_fn fn,
@@ -436,7 +451,9 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
         ub_parse_opts po = {.mapped = e->file.mapped,
                             .stream = ld->stream,
                             .progress = ld->progress ? ub_loader_parsed : NULL,
-                            .progress_ctx = ld};
+                            .progress_ctx = ld,
+                            .fields = ld->fields,
+                            .n_fields = ld->n_fields};
         ld->reading = resolved;
         e->layer = ub_parse_usda_opts(ld->strtab, resolved, e->file.data,
                                       e->file.len, &po, ld->diags);

@@ -58,6 +58,13 @@ void ub_loader_set_progress(ub_loader *ld, ub_loader_progress_fn fn,
  * prim once and needs no composition (cat).  NULL turns it off. */
 void ub_loader_set_stream(ub_loader *ld, const ub_parse_stream *stream);
 
+/* Metadata fields plugins declare (ub_schema_fields): text layers opened
+ * from now on read them as known metadata of their type, and flattening
+ * keeps them, as OpenUSD does with the plugins loaded.  Not owned. */
+void ub_loader_set_fields(ub_loader *ld, const ub_meta_field *fields,
+                          size_t n);
+const ub_meta_field *ub_loader_fields(const ub_loader *ld, size_t *n);
+
 /* Every layer read so far, in the order first read (for dependency
  * lists). */
 size_t ub_loader_count(const ub_loader *ld);

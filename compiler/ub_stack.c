@@ -202,6 +202,7 @@ int ub_stack_build(ub_stack *s, ub_loader *ld, ub_layer *root,
                    ub_diags *diags)
 {
     memset(s, 0, sizeof *s);
+    s->fields = ub_loader_fields(ld, &s->n_fields);
     return ub_stack_walk(s, ld, root, UB_OFFSET_IDENTITY, ub_layer_tcps(root),
                          NULL, ub_stack_vars(root), diags);
 }
@@ -1019,6 +1020,16 @@ bool ub_stack_field_registered(ub_spec_kind kind, const char *key)
     return false;
 }
 
+bool ub_stack_field_registered_with(const ub_meta_field *fields, size_t n,
+                                    ub_spec_kind kind, const char *key)
+{
+    for (size_t i = 0; i < n; i++)
+        if ((fields[i].applies_to & (1u << kind)) &&
+            strcmp(fields[i].name, key) == 0)
+            return true;
+    return ub_stack_field_registered(kind, key);
+}
+
 static int ub_reg_add(ub_flat *f, ub_names *nm, const char *const *keys)
 {
     for (; *keys; keys++) {
@@ -1043,6 +1054,12 @@ static int ub_reg_init(ub_flat *f, ub_names reg[5])
     bad |= ub_reg_add(f, &reg[UB_REG_ATTR], ub_reg_attr);
     bad |= ub_reg_add(f, &reg[UB_REG_REL], ub_reg_prop);
     bad |= ub_reg_add(f, &reg[UB_REG_REL], ub_reg_rel);
+    /* the plugins' fields where they apply */
+    for (size_t i = 0; i < f->s->n_fields; i++)
+        for (int k = 0; k < 4; k++)
+            if ((f->s->fields[i].applies_to & (1u << k)) &&
+                ub_names_add(&reg[k], f->s->fields[i].name) < 0)
+                bad = -1;
     return bad;
 }
 

@@ -28,6 +28,9 @@ typedef struct ub_stack {
      * as OpenUSD's is.  Other errors (a layer that does not parse) are
      * not counted here. */
     size_t n_recovered;
+    /* metadata fields plugins declare (the loader's), kept by flattening */
+    const ub_meta_field *fields;
+    size_t n_fields;
 } ub_stack;
 
 /* Build the stack rooted at `root` (already loaded through ld), loading
@@ -68,5 +71,8 @@ typedef enum ub_spec_kind {
     UB_SPEC_LAYER, UB_SPEC_PRIM, UB_SPEC_ATTR, UB_SPEC_REL
 } ub_spec_kind;
 bool ub_stack_field_registered(ub_spec_kind kind, const char *key);
+/* The same, fields[0..n) (plugins' SdfMetadata) registered as well. */
+bool ub_stack_field_registered_with(const ub_meta_field *fields, size_t n,
+                                    ub_spec_kind kind, const char *key);
 
 #endif

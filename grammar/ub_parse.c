@@ -1539,7 +1539,8 @@ static const struct ub_field_def {
     {"tokenListOpTest", S_ALL, MK_LISTOP, UB_TY_TOKEN, 0},
 };
 
-static const struct ub_field_def *ub_field_lookup_slow(const char *key,
+static const struct ub_field_def *ub_field_lookup_slow(const ub_pctx *c,
+                                                       const char *key,
                                                        int spec);
 
 /* Metadata keys repeat too: cache the lookup by (interned key, spec). */
@@ -1549,14 +1550,15 @@ static const struct ub_field_def *ub_field_lookup(ub_pctx *c, const char *key,
     size_t h = (((uintptr_t)key >> 3) * 4 + (size_t)spec) % UB_FIELD_CACHE;
     if (c->fcache[h].key == key && c->fcache[h].spec == spec)
         return c->fcache[h].def;
-    const struct ub_field_def *f = ub_field_lookup_slow(key, spec);
+    const struct ub_field_def *f = ub_field_lookup_slow(c, key, spec);
     c->fcache[h].key = key;
     c->fcache[h].spec = spec;
     c->fcache[h].def = f;
     return f;
 }
 
-static const struct ub_field_def *ub_field_lookup_slow(const char *key,
+static const struct ub_field_def *ub_field_lookup_slow(const ub_pctx *c,
+                                                       const char *key,
                                                        int spec)
 {
     unsigned bit = 1u << spec;
@@ -1565,7 +1567,60 @@ static const struct ub_field_def *ub_field_lookup_slow(const char *key,
         if ((ub_fields_known[i].specs & bit) &&
             strcmp(ub_fields_known[i].key, key) == 0)
             return &ub_fields_known[i];
+    for (size_t i = 0; i < c->n_xdefs; i++)
+        if ((c->xdefs[i].specs & bit) && c->xdefs[i].key == key)
+            return &c->xdefs[i];
     return NULL;
+}
+
+/* A plugin's field as the parser reads it (kind MK_UNKNOWN when its type
+ * is none usdbake knows: then it is read as unknown metadata). */
+static struct ub_field_def ub_field_from_plugin(const ub_meta_field *f)
+{
+    struct ub_field_def d = {.key = f->name, .kind = MK_UNKNOWN};
+    /* the spec bits: layers, prims, attributes, relationships (variants
+     * are read as prims) */
+    d.specs = f->applies_to & (UB_APPLIES_LAYERS | UB_APPLIES_PRIMS |
+                               UB_APPLIES_ATTRIBUTES |
+                               UB_APPLIES_RELATIONSHIPS);
+    if (f->applies_to & UB_APPLIES_VARIANTS)
+        d.specs |= S_P;
+    const char *t = f->type_name ? f->type_name : "";
+    size_t n = strlen(t);
+    if (strcmp(t, "dictionary") == 0) {
+        d.kind = MK_DICT;
+    } else if (n > 6 && strcmp(t + n - 6, "listop") == 0) {
+        const ub_type *ty = ub_type_by_name(t, n - 6);
+        if (ty && (ty->id == UB_TY_INT || ty->id == UB_TY_INT64 ||
+                   ty->id == UB_TY_UINT || ty->id == UB_TY_UINT64 ||
+                   ty->id == UB_TY_STRING || ty->id == UB_TY_TOKEN)) {
+            d.kind = MK_LISTOP;
+            d.type = ty->id;
+        }
+    } else {
+        bool arr = n > 2 && strcmp(t + n - 2, "[]") == 0;
+        const ub_type *ty = ub_type_by_name(t, arr ? n - 2 : n);
+        if (ty && ty->id < UB_TY_PATH) {
+            d.kind = MK_TYPED;
+            d.type = ty->id;
+            d.array = arr;
+        }
+    }
+    return d;
+}
+
+/* The plugins' fields of the parse options, for ub_field_lookup. */
+static void ub_fields_from_plugins(ub_pctx *c, const ub_meta_field *f,
+                                   size_t n)
+{
+    c->xdefs = n ? malloc(n * sizeof *c->xdefs) : NULL;
+    if (n && !c->xdefs)
+        ub_oom(c);
+    for (size_t i = 0; i < n; i++) {
+        struct ub_field_def d = ub_field_from_plugin(&f[i]);
+        if (d.kind != MK_UNKNOWN)
+            c->xdefs[c->n_xdefs++] = d;
+    }
 }
 
 /* --- actions: layer and metadata ---------------------------------------------- */
@@ -2805,6 +2860,7 @@ static void ub_pctx_free(ub_pctx *c)
     free(c->ms.v);
     free(c->marks);
     free(c->ph);
+    free(c->xdefs);
     free(c);
 }
 
@@ -2846,6 +2902,8 @@ static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
         goto oom;
     for (size_t i = 0; i < sizeof ub_kw_names / sizeof *ub_kw_names; i++)
         c->kw[i] = ub_in(c, ub_kw_names[i], strlen(ub_kw_names[i]));
+    if (o)
+        ub_fields_from_plugins(c, o->fields, o->n_fields);
     if (ub_lex_init(c) != 0)
         goto oom;
     c->src_end = len;
@@ -2914,6 +2972,8 @@ typedef struct ub_split {
     ub_diags *tail_diags;
     uint32_t line0;     /* the line number at `at` */
     int outcome;        /* UB_PARSE_* */
+    const ub_meta_field *fields; /* the plugins' (ub_parse_opts) */
+    size_t n_fields;
 } ub_split;
 
 static void ub_split_give_up(ub_pctx *c)
@@ -3022,6 +3082,7 @@ static void *ub_split_tail(void *arg)
     ub_tail_push(c, c->prim);
     for (size_t i = 0; i < sizeof ub_kw_names / sizeof *ub_kw_names; i++)
         c->kw[i] = ub_in(c, ub_kw_names[i], strlen(ub_kw_names[i]));
+    ub_fields_from_plugins(c, sp->fields, sp->n_fields);
     sp->line0 = 1 + ub_lines_before(sp->src, sp->at);
     if (ub_lex_init(c) != 0)
         goto done;
@@ -3210,7 +3271,8 @@ static ub_layer *ub_parse_whole(ub_strtab *t, const char *path,
     if (!d1)
         return ub_parse_text(t, path, text, len, opts, NULL, diags);
     ub_split sp = {.strtab = t, .src = text, .len = len, .at = at,
-                   .mapped = opts->mapped};
+                   .mapped = opts->mapped, .fields = opts->fields,
+                   .n_fields = opts->n_fields};
     atomic_init(&sp.cancel, false);
     atomic_init(&sp.tail_read, 0);
     ub_layer *l = ub_parse_text(t, path, text, len, opts, &sp, d1);

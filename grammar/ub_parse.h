@@ -63,6 +63,26 @@ enum {
                                  by one thread */
 };
 
+/* A metadata field declared outside Sdf's schema (a plugin's plugInfo.json
+ * "SdfMetadata"): the parser reads it as known metadata of its type, where
+ * it applies.  Fields Sdf or usdbake already know keep their own type. */
+enum {
+    UB_APPLIES_LAYERS = 1,
+    UB_APPLIES_PRIMS = 2,
+    UB_APPLIES_ATTRIBUTES = 4,
+    UB_APPLIES_RELATIONSHIPS = 8,
+    UB_APPLIES_VARIANTS = 16,
+    UB_APPLIES_ALL = 31,
+};
+typedef struct ub_meta_field {
+    const char *name;       /* interned in the parse's table */
+    const char *type_name;  /* "double", "timecode[]", "intlistop",
+                               "dictionary", ... */
+    unsigned applies_to;    /* UB_APPLIES_* bits */
+    const char *plugin;     /* who declares it (for messages) */
+    ub_loc loc;             /* where */
+} ub_meta_field;
+
 typedef struct ub_parse_opts {
     bool mapped;     /* as ub_parse_usda_mapped */
     int split;       /* 0: by size and CPUs; > 0: split at the first
@@ -78,6 +98,9 @@ typedef struct ub_parse_opts {
      * of a successful parse: for a progress bar. */
     void (*progress)(void *ctx, size_t bytes_read);
     void *progress_ctx;
+    /* Metadata fields plugins declare (not owned; NULL: none). */
+    const ub_meta_field *fields;
+    size_t n_fields;
 } ub_parse_opts;
 
 /* ub_parse_usda with options (opts may be NULL). */

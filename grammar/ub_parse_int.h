@@ -203,6 +203,9 @@ typedef struct ub_pctx {
         int spec;
         const struct ub_field_def *def;
     } fcache[UB_FIELD_CACHE];
+    /* plugins' metadata fields (ub_parse_opts), as the parser reads them */
+    struct ub_field_def *xdefs;
+    size_t n_xdefs;
 
     /* scanner: open brackets (number lists are tokens inside [ and ( only)
      * and two buffers for number-list text, used in turn: a token's text

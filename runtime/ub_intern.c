@@ -35,7 +35,7 @@ struct ub_strtab {
     ub_shard shard[UB_SHARDS];
 };
 
-static uint64_t ub_hash_bytes(const char *s, size_t n)
+uint64_t ub_hash_bytes(const char *s, size_t n)
 {
     /* FNV-1a: short keys dominate (names, tokens), where it is as fast as
      * anything and needs no dependency in the runtime. */

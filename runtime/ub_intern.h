@@ -34,6 +34,10 @@ void ub_strtab_set_concurrent(ub_strtab *t, bool on);
 const char *ub_intern(ub_strtab *t, const char *s, size_t n);
 const char *ub_intern_cstr(ub_strtab *t, const char *s);
 
+/* A hash of the bytes s[0..n) (FNV-1a), for tables keyed by strings that
+ * are not interned. */
+uint64_t ub_hash_bytes(const char *s, size_t n);
+
 /* A hash of an interned string's pointer, for tables keyed by interned
  * names (equal strings are one pointer, so the bytes need no reading). */
 static inline uint32_t ub_interned_hash(const char *s)

@@ -191,9 +191,9 @@ static int ub_flatten_run(int argc, char **argv)
     if (status == UB_EXIT_OK && !layer_stack) {
         /* the whole stage: compose, then flatten (ub_compose) */
         size_t before = ub_diags_errors(diags);
-        flat = ub_compose_flatten(
-            ld, rl, out && strcmp(out, "-") ? out : "stdout.usda", diags,
-            &n_recovered);
+        flat = ub_compose_flatten_schemas(
+            ld, rl, ss.schemas, out && strcmp(out, "-") ? out : "stdout.usda",
+            diags, &n_recovered);
         if (!flat) {
             if (ub_diags_errors(diags) == before)
                 fprintf(stderr, "usdbake: error: out of memory\n");

@@ -59,7 +59,16 @@ int ub_session_open(ub_session *s, const char *const *search, int n_search)
     s->diags = ub_diags_new();
     s->loader = s->strtab && s->diags ? ub_loader_new(s->strtab, s->diags)
                                       : NULL;
-    bool ok = s->loader != NULL;
+    s->schemas = s->strtab ? ub_schema_reg_new(s->strtab) : NULL;
+    bool ok = s->loader != NULL && s->schemas != NULL &&
+              ub_schema_reg_load_plugins(s->schemas,
+                                         getenv("PXR_PLUGINPATH_NAME"),
+                                         s->diags) == 0;
+    if (ok) {
+        size_t nf;
+        const ub_meta_field *f = ub_schema_fields(s->schemas, &nf);
+        ub_loader_set_fields(s->loader, f, nf);
+    }
     for (int i = 0; ok && i < n_search; i++)
         ok = ub_loader_add_search_path(s->loader, search[i]) == 0;
     if (ok)
@@ -72,6 +81,7 @@ int ub_session_open(ub_session *s, const char *const *search, int n_search)
 void ub_session_close(ub_session *s)
 {
     ub_loader_free(s->loader);
+    ub_schema_reg_free(s->schemas);
     ub_diags_free(s->diags);
     ub_strtab_free(s->strtab);
     *s = (ub_session){0};

@@ -13,6 +13,7 @@
 #include "ub_diag.h"
 #include "ub_layer.h"
 #include "ub_loader.h"
+#include "ub_schema.h"
 
 enum {
     UB_EXIT_OK = 0,
@@ -42,6 +43,9 @@ typedef struct ub_session {
     ub_strtab *strtab;
     ub_diags *diags;
     ub_loader *loader;
+    /* OpenUSD's schemas and those of the plugins on PXR_PLUGINPATH_NAME
+     * (what they say is reported in diags) */
+    ub_schema_reg *schemas;
 } ub_session;
 
 /* Returns 0, or -1 after printing "out of memory" (s is then empty, and
