@@ -21,7 +21,10 @@ typedef struct ub_loaded {
                              path are one layer; a symlink is another
                              layer, as for OpenUSD's resolver) */
     ub_file file;         /* the source, kept for diagnostics */
-    ub_layer *layer;      /* NULL when it failed to load */
+    ub_layer *layer;      /* NULL when it failed to load or was released */
+    bool pinned;          /* opened by ub_loader_open: kept until the end */
+    bool released;        /* read whole, then given back (ub_loader_release) */
+    bool pending;         /* listed by ub_loader_expect, not read yet */
 } ub_loaded;
 
 struct ub_loader {
@@ -407,8 +410,14 @@ static ub_loaded *ub_loader_push(ub_loader *ld, const char *resolved)
     return e;
 }
 
-ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
-                         const ub_layer *anchor, ub_loc named_at)
+/* Read and parse the file of entry e into e->layer (NULL on failure, with
+ * the reason in the diagnostics). */
+static void ub_loader_read(ub_loader *ld, ub_loaded *e, const ub_layer *anchor,
+                           ub_loc named_at);
+
+static ub_layer *ub_loader_get(ub_loader *ld, const char *asset,
+                               const ub_layer *anchor, ub_loc named_at,
+                               bool pin)
 {
     const char *resolved = ub_loader_resolve(ld, asset, anchor);
     if (!resolved) {
@@ -428,17 +437,43 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
                     "out of memory opening '%s'", resolved);
         return NULL;
     }
-    const ub_loaded *seen = abs ? ub_loader_find(ld, abs) : NULL;
-    if (seen)
+    ub_loaded *seen = abs ? ub_loader_find(ld, abs) : NULL;
+    if (seen && seen->pending) {
+        seen->pending = false;
+        ub_loader_read(ld, seen, anchor, named_at);
+    } else if (seen && seen->released) {
+        /* given back earlier: read again.  It read before, and what it
+         * had to say (warnings) was said then. */
+        ub_diags *said = ld->diags, *again = ub_diags_new();
+        if (!again)
+            return NULL;
+        seen->released = false;
+        ld->diags = again;
+        ub_loader_read(ld, seen, anchor, named_at);
+        ld->diags = said;
+        ub_diags_free(again);
+    }
+    if (seen) {
+        seen->pinned |= pin;
         return seen->layer;
+    }
     ub_loaded *e = ub_loader_push(ld, resolved);
     if (!e)
         return NULL;
     e->abs = abs;
+    e->pinned = pin;
     if (abs && ub_loader_index(ld, (size_t)(e - ld->loaded)) != 0)
         return NULL;
+    ub_loader_read(ld, e, anchor, named_at);
+    return e->layer;
+}
+
+static void ub_loader_read(ub_loader *ld, ub_loaded *e, const ub_layer *anchor,
+                           ub_loc named_at)
+{
+    const char *resolved = e->resolved;
     if (ub_file_load(resolved, &e->file, ld->diags, named_at) != 0)
-        return NULL;
+        return;
     /* Sniffed by content, never by name: a .usd may be text or crate. */
     if (ub_crate_sniff(e->file.data, e->file.len)) {
         e->layer = ub_crate_read(e->file.data, e->file.len, resolved,
@@ -461,7 +496,52 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
     ld->bytes_read += e->file.len;
     if (ld->progress)
         ld->progress(ld->progress_ctx, resolved, ld->bytes_read);
-    return e->layer;
+}
+
+ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
+                         const ub_layer *anchor, ub_loc named_at)
+{
+    return ub_loader_get(ld, asset, anchor, named_at, true);
+}
+
+int ub_loader_expect(ub_loader *ld, const char *asset, const ub_layer *anchor)
+{
+    const char *resolved = ub_loader_resolve(ld, asset, anchor);
+    if (!resolved || strcmp(resolved, "-") == 0)
+        return 0;
+    const char *abs = ub_loader_abs(ld, resolved);
+    if (!abs)
+        return -1;
+    if (ub_loader_find(ld, abs))
+        return 0;
+    ub_loaded *e = ub_loader_push(ld, resolved);
+    if (!e)
+        return -1;
+    e->abs = abs;
+    e->pending = true;
+    return ub_loader_index(ld, (size_t)(e - ld->loaded));
+}
+
+ub_layer *ub_loader_open_transient(ub_loader *ld, const char *asset,
+                                   const ub_layer *anchor, ub_loc named_at)
+{
+    return ub_loader_get(ld, asset, anchor, named_at, false);
+}
+
+void ub_loader_release(ub_loader *ld, ub_layer *layer)
+{
+    if (!layer)
+        return;
+    /* the layer's copy of its path need not be the interned one */
+    const char *p = ub_intern_cstr(ld->strtab, layer->path);
+    const char *abs = p ? ub_loader_abs(ld, p) : NULL;
+    ub_loaded *e = abs ? ub_loader_find(ld, abs) : NULL;
+    if (!e || e->layer != layer || e->pinned)
+        return;
+    ub_layer_free(e->layer);
+    ub_file_release(&e->file);
+    e->layer = NULL;
+    e->released = true;
 }
 
 size_t ub_loader_count(const ub_loader *ld)
@@ -472,4 +552,12 @@ size_t ub_loader_count(const ub_loader *ld)
 ub_layer *ub_loader_at(const ub_loader *ld, size_t i)
 {
     return i < ld->n_loaded ? ld->loaded[i].layer : NULL;
+}
+
+const char *ub_loader_path_at(const ub_loader *ld, size_t i)
+{
+    if (i >= ld->n_loaded || (!ld->loaded[i].layer && !ld->loaded[i].released))
+        return NULL;
+    return ld->loaded[i].layer ? ld->loaded[i].layer->path
+                               : ld->loaded[i].resolved;
 }

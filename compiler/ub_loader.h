@@ -2,9 +2,11 @@
  * ub_loader — finds, reads and parses layers, each once.
  *
  * Asset paths are resolved relative to the layer that names them, then
- * along the search path.  Every layer read is kept (and shared) until the
+ * along the search path.  Every layer opened is kept (and shared) until the
  * loader is freed, so a stack that names one layer twice parses it once,
- * and `--deps` can list exactly what was read.
+ * and `--deps` can list exactly what was read.  A pass that reads many
+ * layers one after the other (value clips) opens them transiently and
+ * gives each back when it is done with it, so memory holds one at a time.
  */
 #ifndef UB_LOADER_H
 #define UB_LOADER_H
@@ -43,6 +45,19 @@ const char *ub_loader_resolve(ub_loader *ld, const char *asset,
 ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
                          const ub_layer *anchor, ub_loc named_at);
 
+/* The same, for a pass that needs the layer only for a while: unless it is
+ * (or gets) opened by ub_loader_open too, ub_loader_release frees it (its
+ * arena and source).  Opened again after that, it is read again. */
+ub_layer *ub_loader_open_transient(ub_loader *ld, const char *asset,
+                                   const ub_layer *anchor, ub_loc named_at);
+/* Note that asset (resolved from anchor) will be read later: it takes its
+ * place in the order of ub_loader_path_at now.  Returns 0, or -1 when out
+ * of memory. */
+int ub_loader_expect(ub_loader *ld, const char *asset, const ub_layer *anchor);
+/* Give back a layer from ub_loader_open_transient (nothing happens to one
+ * that ub_loader_open also returned).  Pointers into it are then invalid. */
+void ub_loader_release(ub_loader *ld, ub_layer *layer);
+
 /* Optional: called as layers are read, with the bytes read so far by this
  * loader (for a command's progress bar; the library never draws anything
  * itself): now and then while a big layer is parsed, and after each
@@ -68,7 +83,11 @@ const ub_meta_field *ub_loader_fields(const ub_loader *ld, size_t *n);
 /* Every layer read so far, in the order first read (for dependency
  * lists). */
 size_t ub_loader_count(const ub_loader *ld);
+/* NULL when that layer failed to load or was released. */
 ub_layer *ub_loader_at(const ub_loader *ld, size_t i);
+/* The path of the i-th layer read, whether kept or released; NULL when it
+ * failed to load. */
+const char *ub_loader_path_at(const ub_loader *ld, size_t i);
 
 /* Lexical normalisation of a file path in place, as OpenUSD's TfNormPath:
  * no "." parts, ".." folded where it can be, no repeated slashes ("" and
