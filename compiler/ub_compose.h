@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 
+#include "ub_clips.h"
 #include "ub_diag.h"
 #include "ub_layer.h"
 #include "ub_loader.h"
@@ -66,5 +67,15 @@ ub_layer *ub_compose_flatten_schemas(ub_loader *ld, ub_layer *root,
                                      const ub_schema_reg *schemas,
                                      const char *out_path, ub_diags *diags,
                                      size_t *n_recovered);
+/* The same, handing the samples baked from value clips to sink (see
+ * ub_clip_bake_run) instead of putting them in the layer: the attributes
+ * they belong to are there, with authored but empty time samples, for a
+ * writer to fill in from what the sink kept.  Clip layers are read one at
+ * a time either way. */
+ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
+                                const ub_schema_reg *schemas,
+                                const char *out_path, ub_diags *diags,
+                                size_t *n_recovered, ub_clip_sink_fn sink,
+                                void *sink_ctx);
 
 #endif

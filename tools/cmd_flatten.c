@@ -8,6 +8,7 @@
 #include "ub_compose.h"
 #include "ub_loader.h"
 #include "ub_progress.h"
+#include "ub_spill.h"
 #include "ub_stack.h"
 #include "ub_usda.h"
 #include "ub_usdb_write.h"
@@ -67,19 +68,19 @@ static int ub_write_deps(const char *deps, const char *out, ub_loader *ld)
     ub_buf_putc(&b, ':');
     size_t n = ub_loader_count(ld);
     for (size_t i = 0; i < n; i++) {
-        const ub_layer *l = ub_loader_at(ld, i);
-        if (!l || strcmp(l->path, "-") == 0)
+        const char *p = ub_loader_path_at(ld, i);
+        if (!p || strcmp(p, "-") == 0)
             continue;
         ub_buf_puts(&b, " \\\n  ");
-        ub_make_word(&b, l->path);
+        ub_make_word(&b, p);
     }
     ub_buf_putc(&b, '\n');
     for (size_t i = 0; i < n; i++) {
-        const ub_layer *l = ub_loader_at(ld, i);
-        if (!l || strcmp(l->path, "-") == 0)
+        const char *p = ub_loader_path_at(ld, i);
+        if (!p || strcmp(p, "-") == 0)
             continue;
         ub_buf_putc(&b, '\n');
-        ub_make_word(&b, l->path);
+        ub_make_word(&b, p);
         ub_buf_puts(&b, ":\n");
     }
     int r = -1;
@@ -188,15 +189,23 @@ static int ub_flatten_run(int argc, char **argv)
     if (status == UB_EXIT_OK && !rl)
         status = UB_EXIT_INPUT;
     size_t n_recovered = 0;
+    /* Text output of a stage streams: baked clip samples wait in a spill
+     * file (clips are read one at a time) and the text goes out as it is
+     * written.  Binary output takes the samples into the layer. */
+    ub_spill *spill = NULL;
+    if (status == UB_EXIT_OK && !layer_stack && !usdb && !(spill = ub_spill_new()))
+        status = UB_EXIT_INPUT;
     if (status == UB_EXIT_OK && !layer_stack) {
         /* the whole stage: compose, then flatten (ub_compose) */
         size_t before = ub_diags_errors(diags);
-        flat = ub_compose_flatten_schemas(
+        flat = ub_compose_flatten_to(
             ld, rl, ss.schemas, out && strcmp(out, "-") ? out : "stdout.usda",
-            diags, &n_recovered);
+            diags, &n_recovered, spill ? ub_spill_sink : NULL, spill);
         if (!flat) {
             if (ub_diags_errors(diags) == before)
                 fprintf(stderr, "usdbake: error: out of memory\n");
+            status = UB_EXIT_INPUT;
+        } else if (spill && ub_spill_finish(spill) != 0) {
             status = UB_EXIT_INPUT;
         }
     }
@@ -221,7 +230,7 @@ static int ub_flatten_run(int argc, char **argv)
             status = UB_EXIT_INPUT;
         }
     }
-    if (status == UB_EXIT_OK &&
+    if (status == UB_EXIT_OK && !spill &&
         (usdb ? ub_usdb_write(flat, UB_USDB_LEVEL_DEFAULT, &text, diags) != 0
               : ub_usda_write(flat, &text) != 0 || text.failed)) {
         if (!usdb)
@@ -230,9 +239,32 @@ static int ub_flatten_run(int argc, char **argv)
     }
     if (diags)
         ub_cli_print_diags(diags);
-    if (status == UB_EXIT_OK &&
+    if (status == UB_EXIT_OK && !spill &&
         ub_cli_write_output(out, text.data, text.len) != 0)
         status = UB_EXIT_INPUT;
+    if (status == UB_EXIT_OK && spill) {
+        /* written as it is produced, to a temporary file renamed at the
+         * end (removed on failure) */
+        ub_out sink;
+        if (ub_out_open(&sink, out) != 0) {
+            status = UB_EXIT_INPUT;
+        } else {
+            ub_buf_set_sink(&text, ub_out_write, &sink, 1u << 20);
+            int r = ub_usda_write_with(flat, &text, ub_spill_samples, spill);
+            if (r == 0)
+                r = ub_buf_flush(&text);
+            if (r != 0 && !text.sink_failed)
+                fprintf(stderr, "usdbake: error: cannot write the "
+                                "flattened layer\n");
+            if (r != 0) {
+                ub_out_abort(&sink);
+                status = UB_EXIT_INPUT;
+            } else if (ub_out_commit(&sink) != 0) {
+                status = UB_EXIT_INPUT;
+            }
+        }
+    }
+    ub_spill_free(spill);
     if (status == UB_EXIT_OK && deps && ub_write_deps(deps, out, ld) != 0)
         status = UB_EXIT_INPUT;
     if (status == UB_EXIT_OK && ub_diags_errors(diags) > 0)
