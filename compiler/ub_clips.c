@@ -2,9 +2,13 @@
  * Value clips: the semantics of OpenUSD's Usd_ClipSet / Usd_Clip, written
  * for baking (every sample of a clip set, not one query at a time).
  */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "ub_clips.h"
 
 #include <float.h>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -764,17 +768,20 @@ typedef struct ub_bake_use {
 
 struct ub_clip_bake {
     ub_loader *ld;
+    unsigned threads; /* 0: as many as the process may run */
     ub_clip_set *sets;
     uint32_t n_sets, cap_sets;
     ub_bake_job *jobs;
     uint32_t n_jobs, cap_jobs;
 };
 
-ub_clip_bake *ub_clip_bake_new(ub_loader *ld)
+ub_clip_bake *ub_clip_bake_new(ub_loader *ld, unsigned threads)
 {
     ub_clip_bake *b = calloc(1, sizeof *b);
-    if (b)
+    if (b) {
         b->ld = ld;
+        b->threads = threads;
+    }
     return b;
 }
 
@@ -888,6 +895,181 @@ static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
                 : ub_bake_store(a, j->out, &part);
 }
 
+/* --- reading clips on worker threads -------------------------------------- */
+
+/* How many threads the process may run at once: its CPU affinity, capped
+ * by a cgroup (v2) CPU quota. */
+static unsigned ub_cpus(void)
+{
+    unsigned n = 1;
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        n = (unsigned)CPU_COUNT(&set);
+    FILE *f = fopen("/sys/fs/cgroup/cpu.max", "r");
+    if (f) {
+        char quota[32];
+        unsigned long period;
+        if (fscanf(f, "%31s %lu", quota, &period) == 2 &&
+            strcmp(quota, "max") != 0 && period > 0) {
+            unsigned long q = strtoul(quota, NULL, 10);
+            unsigned long c = (q + period - 1) / period;
+            if (c >= 1 && c < n)
+                n = (unsigned)c;
+        }
+        fclose(f);
+    }
+#else
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    if (c > 1)
+        n = (unsigned)c;
+#endif
+    return n;
+}
+
+/* One clip layer: its uses [from, to) and its reading. */
+typedef struct ub_bake_group {
+    size_t from, to;
+    ub_loader_task task;
+    int state; /* 0 not begun, 1 to read, 2 reading, 3 read */
+} ub_bake_group;
+
+typedef struct ub_bake_pool {
+    ub_bake_group *groups;
+    size_t n, begun, taken;
+    size_t next;            /* the next group a worker looks at */
+    unsigned n_workers;
+    pthread_t *th;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    bool stop;
+    ub_strtab *t;
+} ub_bake_pool;
+
+static void *ub_pool_main(void *arg)
+{
+    ub_bake_pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->next < p->begun && p->groups[p->next].state != 1)
+            p->next++;
+        if (p->next < p->begun) {
+            ub_bake_group *g = &p->groups[p->next++];
+            g->state = 2;
+            pthread_mutex_unlock(&p->mu);
+            ub_loader_task_run(p->t, &g->task);
+            pthread_mutex_lock(&p->mu);
+            g->state = 3;
+            pthread_cond_broadcast(&p->done);
+        } else if (p->stop) {
+            break;
+        } else {
+            pthread_cond_wait(&p->work, &p->mu);
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Workers: one fewer than the threads the bake may use (the calling
+ * thread takes the samples), none for one. */
+static int ub_pool_start(ub_bake_pool *p, ub_clip_bake *b)
+{
+    unsigned threads = b->threads ? b->threads : ub_cpus();
+    p->t = b->n_sets ? b->sets[0].source_layer->strtab : NULL;
+    if (threads < 2 || p->n < 2 || !p->t)
+        return 0;
+    p->th = malloc((threads - 1) * sizeof *p->th);
+    if (!p->th || pthread_mutex_init(&p->mu, NULL) != 0) {
+        free(p->th);
+        p->th = NULL;
+        return 0; /* one thread, then */
+    }
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
+    ub_strtab_set_concurrent(p->t, true);
+    for (unsigned i = 0; i + 1 < threads; i++) {
+        if (pthread_create(&p->th[i], NULL, ub_pool_main, p) != 0)
+            break;
+        p->n_workers++;
+    }
+    return 0;
+}
+
+/* Begin the next group's reading (on the loader's thread). */
+static int ub_pool_begin(ub_bake_pool *p, ub_clip_bake *b,
+                         const ub_bake_use *uses)
+{
+    ub_bake_group *g = &p->groups[p->begun];
+    const ub_bake_use *u = &uses[g->from];
+    const ub_clip_set *cs = &b->sets[u->set];
+    int r = u->key ? ub_loader_task_begin(b->ld, cs->clips[u->k].asset,
+                                          cs->source_layer, cs->loc, &g->task)
+                   : 0;
+    if (r < 0)
+        return -1;
+    if (p->n_workers)
+        pthread_mutex_lock(&p->mu);
+    g->state = r == 1 ? 1 : 3;
+    p->begun++;
+    if (p->n_workers) {
+        pthread_cond_signal(&p->work);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return 0;
+}
+
+/* Wait until g is read (reading it here when no worker has taken it). */
+static void ub_pool_wait(ub_bake_pool *p, ub_bake_group *g)
+{
+    if (p->n_workers)
+        pthread_mutex_lock(&p->mu);
+    bool mine = g->state == 1;
+    if (mine)
+        g->state = 2;
+    if (p->n_workers)
+        pthread_mutex_unlock(&p->mu);
+    if (mine) {
+        ub_loader_task_run(p->t, &g->task);
+        g->state = 3;
+        return;
+    }
+    if (!p->n_workers)
+        return;
+    pthread_mutex_lock(&p->mu);
+    while (g->state != 3)
+        pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Join the workers and give back what was read but not taken (after a
+ * failure). */
+static void ub_pool_stop(ub_bake_pool *p, ub_clip_bake *b)
+{
+    if (p->n_workers) {
+        pthread_mutex_lock(&p->mu);
+        p->stop = true;
+        pthread_cond_broadcast(&p->work);
+        pthread_mutex_unlock(&p->mu);
+    }
+    for (unsigned i = 0; i < p->n_workers; i++)
+        pthread_join(p->th[i], NULL);
+    if (p->th) {
+        ub_strtab_set_concurrent(p->t, false);
+        pthread_cond_destroy(&p->work);
+        pthread_cond_destroy(&p->done);
+        pthread_mutex_destroy(&p->mu);
+        free(p->th);
+    }
+    for (size_t k = p->taken; k < p->begun; k++) {
+        ub_bake_group *g = &p->groups[k];
+        if (g->state == 1) /* never read */
+            ub_loader_task_run(p->t, &g->task);
+        ub_loader_release(b->ld, ub_loader_task_end(b->ld, &g->task));
+    }
+    free(p->groups);
+}
+
 int ub_clip_bake_run(ub_clip_bake *b, ub_arena *a, ub_clip_fixup_fn fixup,
                      void *fixup_ctx, ub_clip_sink_fn sink, void *sink_ctx)
 {
@@ -934,15 +1116,37 @@ int ub_clip_bake_run(ub_clip_bake *b, ub_arena *a, ub_clip_fixup_fn fixup,
         }
         qsort(uses, nu, sizeof *uses, ub_cmp_use_seq);
     }
-    for (size_t g = 0, e; !rc && g < nu; g = e) {
-        for (e = g + 1; e < nu && uses[e].seq == uses[g].seq; e++)
-            ;
-        const ub_clip_set *cs0 = &b->sets[uses[g].set];
-        ub_layer *l = uses[g].key ? ub_loader_open_transient(
-                                        b->ld, cs0->clips[uses[g].k].asset,
-                                        cs0->source_layer, cs0->loc)
-                                  : NULL;
-        for (size_t u = g; !rc && u < e; u++) {
+    /* the groups of uses, one per clip layer, read by the pool (ahead of
+     * their turn, a few at a time) and taken in order */
+    size_t ng = 0;
+    for (size_t g = 0; g < nu; g++)
+        ng += g == 0 || uses[g].seq != uses[g - 1].seq;
+    ub_bake_pool pool = {0};
+    pool.groups = calloc(ng + 1, sizeof *pool.groups);
+    if (!pool.groups)
+        rc = -1;
+    for (size_t g = 0, k = 0; !rc && g < nu; g++)
+        if (g == 0 || uses[g].seq != uses[g - 1].seq) {
+            pool.groups[k].from = g;
+            if (k)
+                pool.groups[k - 1].to = g;
+            k++;
+        }
+    if (!rc && ng)
+        pool.groups[ng - 1].to = nu;
+    pool.n = ng;
+    if (!rc && ub_pool_start(&pool, b) != 0)
+        rc = -1;
+    size_t window = 2 * ((size_t)pool.n_workers + 1);
+    for (size_t k = 0; !rc && k < ng; k++) {
+        while (!rc && pool.begun < ng && pool.begun < k + window)
+            rc = ub_pool_begin(&pool, b, uses);
+        if (rc)
+            break;
+        ub_bake_group *gr = &pool.groups[k];
+        ub_pool_wait(&pool, gr);
+        ub_layer *l = ub_loader_task_end(b->ld, &gr->task);
+        for (size_t u = gr->from; !rc && u < gr->to; u++) {
             uint32_t s = uses[u].set;
             for (uint32_t q = first[s]; !rc && q < first[s + 1]; q++)
                 rc = ub_bake_part(b, &b->jobs[by_set[q]], uses[u].k, l, sa,
@@ -950,7 +1154,9 @@ int ub_clip_bake_run(ub_clip_bake *b, ub_arena *a, ub_clip_fixup_fn fixup,
         }
         ub_loader_release(b->ld, l);
         ub_arena_release(sa, mark);
+        pool.taken = k + 1;
     }
+    ub_pool_stop(&pool, b);
     /* no clip gave a time (interpolateMissingClipValues, no samples, no
      * default): a block at the first clip's start */
     for (uint32_t i = 0; !rc && i < b->n_jobs; i++) {

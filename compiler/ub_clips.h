@@ -104,7 +104,10 @@ bool ub_clip_set_has_attr(const ub_clip_set *cs, const char *clip_prim,
  * manifest's default, else a block, where the clip has none). */
 typedef struct ub_clip_bake ub_clip_bake;
 
-ub_clip_bake *ub_clip_bake_new(ub_loader *ld);
+/* threads: how many threads read clips (0: as many as the process may
+ * run -- its CPU affinity, capped by a cgroup CPU quota); the result is
+ * the same whatever the number. */
+ub_clip_bake *ub_clip_bake_new(ub_loader *ld, unsigned threads);
 void ub_clip_bake_free(ub_clip_bake *b);
 /* Keep (a share of) a set initialised by ub_clip_set_init: its clips are
  * read by the bake even when no attribute takes samples from them, so a

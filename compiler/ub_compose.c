@@ -2480,19 +2480,22 @@ ub_layer *ub_compose_flatten_schemas(ub_loader *ld, ub_layer *root,
                                      size_t *n_recovered)
 {
     return ub_compose_flatten_to(ld, root, schemas, out_path, diags,
-                                 n_recovered, NULL, NULL);
+                                 n_recovered, NULL);
 }
 
 ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
                                 const ub_schema_reg *schemas,
                                 const char *out_path, ub_diags *diags,
-                                size_t *n_recovered, ub_clip_sink_fn sink,
-                                void *sink_ctx)
+                                size_t *n_recovered,
+                                const ub_flatten_opts *opts)
 {
+    const ub_flatten_opts none = {0};
+    if (!opts)
+        opts = &none;
     ub_cx cx = {.ld = ld, .diags = diags, .t = root->strtab,
                 .schemas = schemas};
     cx.fields = ub_loader_fields(ld, &cx.n_fields);
-    cx.bake = ub_clip_bake_new(ld);
+    cx.bake = ub_clip_bake_new(ld, opts->threads);
     if (!cx.bake)
         cx.oom = true;
     ub_strtab *t = cx.t;
@@ -2562,8 +2565,8 @@ ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
         ub_names_free(&nm);
         /* every clip read once, its samples handed out */
         if (!cx.oom && !cx.failed &&
-            ub_clip_bake_run(cx.bake, cx.a, ub_clip_anchor, &cx, sink,
-                             sink_ctx) != 0)
+            ub_clip_bake_run(cx.bake, cx.a, ub_clip_anchor, &cx, opts->sink,
+                             opts->sink_ctx) != 0)
             cx.oom = true;
     }
     if (cx.n_protos && cx.out && !cx.oom) {

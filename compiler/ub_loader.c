@@ -468,34 +468,101 @@ static ub_layer *ub_loader_get(ub_loader *ld, const char *asset,
     return e->layer;
 }
 
+/* The file `resolved` into f and its layer (NULL, with the reason in
+ * diags, when it cannot be read); po: how text is parsed.  Touches no
+ * loader: a worker thread may call it (with t concurrent). */
+static ub_layer *ub_read_layer(ub_strtab *t, const char *resolved,
+                               const ub_layer *anchor, ub_loc named_at,
+                               ub_file *f, ub_parse_opts *po, ub_diags *diags)
+{
+    if (ub_file_load(resolved, f, diags, named_at) != 0)
+        return NULL;
+    (void)anchor;
+    /* Sniffed by content, never by name: a .usd may be text or crate. */
+    if (ub_crate_sniff(f->data, f->len))
+        return ub_crate_read(f->data, f->len, resolved, t, diags);
+    /* usdbake binary (.usdb), owned by runtime/ub_usdb.h */
+    if (ub_usdb_sniff(f->data, f->len))
+        return ub_usdb_load(t, resolved, f->data, f->len, diags);
+    po->mapped = f->mapped;
+    return ub_parse_usda_opts(t, resolved, f->data, f->len, po, diags);
+}
+
 static void ub_loader_read(ub_loader *ld, ub_loaded *e, const ub_layer *anchor,
                            ub_loc named_at)
 {
     const char *resolved = e->resolved;
-    if (ub_file_load(resolved, &e->file, ld->diags, named_at) != 0)
-        return;
-    /* Sniffed by content, never by name: a .usd may be text or crate. */
-    if (ub_crate_sniff(e->file.data, e->file.len)) {
-        e->layer = ub_crate_read(e->file.data, e->file.len, resolved,
-                                 ld->strtab, ld->diags);
-    } else if (ub_usdb_sniff(e->file.data, e->file.len)) {
-        /* usdbake binary (.usdb), owned by runtime/ub_usdb.h */
-        e->layer = ub_usdb_load(ld->strtab, resolved, e->file.data, e->file.len,
-                                ld->diags);
-    } else {
-        ub_parse_opts po = {.mapped = e->file.mapped,
-                            .stream = ld->stream,
-                            .progress = ld->progress ? ub_loader_parsed : NULL,
-                            .progress_ctx = ld,
-                            .fields = ld->fields,
-                            .n_fields = ld->n_fields};
-        ld->reading = resolved;
-        e->layer = ub_parse_usda_opts(ld->strtab, resolved, e->file.data,
-                                      e->file.len, &po, ld->diags);
-    }
+    ub_parse_opts po = {.stream = ld->stream,
+                        .progress = ld->progress ? ub_loader_parsed : NULL,
+                        .progress_ctx = ld,
+                        .fields = ld->fields,
+                        .n_fields = ld->n_fields};
+    ld->reading = resolved;
+    e->layer = ub_read_layer(ld->strtab, resolved, anchor, named_at, &e->file,
+                             &po, ld->diags);
     ld->bytes_read += e->file.len;
     if (ld->progress)
         ld->progress(ld->progress_ctx, resolved, ld->bytes_read);
+}
+
+int ub_loader_task_begin(ub_loader *ld, const char *asset,
+                         const ub_layer *anchor, ub_loc named_at,
+                         ub_loader_task *task)
+{
+    memset(task, 0, sizeof *task);
+    task->anchor = anchor;
+    task->named_at = named_at;
+    const char *resolved = ub_loader_resolve(ld, asset, anchor);
+    const char *abs = resolved && strcmp(resolved, "-") != 0
+                          ? ub_loader_abs(ld, resolved)
+                          : NULL;
+    ub_loaded *e = abs ? ub_loader_find(ld, abs) : NULL;
+    if (!e || !(e->pending || e->released)) {
+        /* nothing to read here: read already (or failed), or to be
+         * opened (and reported) as usual */
+        task->layer = ub_loader_open_transient(ld, asset, anchor, named_at);
+        return 0;
+    }
+    task->index = (size_t)(e - ld->loaded);
+    task->resolved = e->resolved;
+    task->fields = ld->fields;
+    task->n_fields = ld->n_fields;
+    task->quiet = e->released;
+    task->diags = ub_diags_new();
+    if (!task->diags)
+        return -1;
+    /* claimed: until ub_loader_task_end, neither pending nor released */
+    e->pending = e->released = false;
+    task->claimed = true;
+    return 1;
+}
+
+void ub_loader_task_run(ub_strtab *t, ub_loader_task *task)
+{
+    ub_parse_opts po = {.split = -1, /* the caller runs the threads */
+                        .fields = task->fields,
+                        .n_fields = task->n_fields};
+    task->layer = ub_read_layer(t, task->resolved, task->anchor,
+                                task->named_at, &task->file, &po,
+                                task->diags);
+}
+
+ub_layer *ub_loader_task_end(ub_loader *ld, ub_loader_task *task)
+{
+    if (!task->claimed)
+        return task->layer;
+    ub_loaded *e = &ld->loaded[task->index];
+    e->file = task->file;
+    e->layer = task->layer;
+    if (!task->quiet)
+        ub_diags_take(ld->diags, task->diags);
+    ub_diags_free(task->diags);
+    task->diags = NULL;
+    task->claimed = false;
+    ld->bytes_read += e->file.len;
+    if (ld->progress)
+        ld->progress(ld->progress_ctx, e->resolved, ld->bytes_read);
+    return e->layer;
 }
 
 ub_layer *ub_loader_open(ub_loader *ld, const char *asset,

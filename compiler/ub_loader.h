@@ -116,4 +116,33 @@ void ub_file_release(ub_file *f);
 int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,
                  ub_loc named_at);
 
+/* Transient layers read on other threads (a pass that reads many):
+ * ub_loader_task_begin, on the loader's thread, either finds nothing to
+ * read (returns 0: task->layer is what ub_loader_open_transient gives,
+ * which may be NULL) or claims the layer for a reader (returns 1; -1 when
+ * out of memory).  ub_loader_task_run reads and parses it on any thread
+ * (the string table made concurrent meanwhile; it touches no loader), and
+ * ub_loader_task_end, back on the loader's thread, registers it as
+ * ub_loader_open_transient would have, with its diagnostics (in the order
+ * the tasks end), and returns it. */
+typedef struct ub_loader_task {
+    ub_layer *layer;
+    /* private */
+    const char *resolved;
+    const ub_layer *anchor;
+    ub_loc named_at;
+    size_t index;
+    const ub_meta_field *fields;
+    size_t n_fields;
+    bool quiet, claimed;
+    ub_file file;
+    ub_diags *diags;
+} ub_loader_task;
+
+int ub_loader_task_begin(ub_loader *ld, const char *asset,
+                         const ub_layer *anchor, ub_loc named_at,
+                         ub_loader_task *task);
+void ub_loader_task_run(ub_strtab *t, ub_loader_task *task);
+ub_layer *ub_loader_task_end(ub_loader *ld, ub_loader_task *task);
+
 #endif

@@ -155,6 +155,20 @@ static int ub_flatten_run(int argc, char **argv)
     }
     if (!root)
         return ub_cli_usage_error("flatten", "no root layer given");
+    /* USDBAKE_THREADS: how many threads read clips (default: the CPUs the
+     * process may use); the output is the same whatever it is */
+    unsigned threads = 0;
+    const char *env = getenv("USDBAKE_THREADS");
+    if (env && *env) {
+        char *end;
+        unsigned long n = strtoul(env, &end, 10);
+        if (*end || n < 1 || n > 1024)
+            return ub_cli_usage_error("flatten",
+                                      "USDBAKE_THREADS must be a number "
+                                      "from 1 to 1024, not '%s'",
+                                      env);
+        threads = (unsigned)n;
+    }
     if (format && strcmp(format, "usda") != 0 && strcmp(format, "usdb") != 0)
         return ub_cli_usage_error("flatten",
                                   "unknown format '%s' (usda or usdb)",
@@ -198,9 +212,12 @@ static int ub_flatten_run(int argc, char **argv)
     if (status == UB_EXIT_OK && !layer_stack) {
         /* the whole stage: compose, then flatten (ub_compose) */
         size_t before = ub_diags_errors(diags);
+        ub_flatten_opts fo = {.sink = spill ? ub_spill_sink : NULL,
+                              .sink_ctx = spill,
+                              .threads = threads};
         flat = ub_compose_flatten_to(
             ld, rl, ss.schemas, out && strcmp(out, "-") ? out : "stdout.usda",
-            diags, &n_recovered, spill ? ub_spill_sink : NULL, spill);
+            diags, &n_recovered, &fo);
         if (!flat) {
             if (ub_diags_errors(diags) == before)
                 fprintf(stderr, "usdbake: error: out of memory\n");

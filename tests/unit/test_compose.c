@@ -276,7 +276,7 @@ static void test_clip_times(void)
     CU_ASSERT(ub_clip_set_has_attr(&cs, S("/Model"), S("x")));
     CU_ASSERT(!ub_clip_set_has_attr(&cs, S("/Model"), S("y")));
     /* the bake reads the clip and puts its samples in the attribute */
-    ub_clip_bake *bake = ub_clip_bake_new(ld);
+    ub_clip_bake *bake = ub_clip_bake_new(ld, 1);
     CU_ASSERT_PTR_NOT_NULL_FATAL(bake);
     CU_ASSERT_EQUAL_FATAL(ub_clip_bake_keep(bake, &cs), 0);
     ub_prop attr = {.name = S("x"), .kind = UB_ATTR};
