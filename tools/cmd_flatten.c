@@ -43,7 +43,11 @@ static void ub_flatten_usage(void)
         "  --deps FILE          write a make rule `OUT: LAYER...` naming every\n"
         "                       layer read (needs -o)\n"
         "  --strict             treat every composition error as fatal\n"
-        "  -h, --help           show this help\n");
+        "  -h, --help           show this help\n"
+        "\n"
+        "Value clips are baked one clip layer at a time, read on\n"
+        "USDBAKE_THREADS threads (default: the CPUs this process may use);\n"
+        "the output is the same whatever the number.\n");
 }
 
 /* A path as a make word: spaces and '#' escaped, '$' doubled. */
