@@ -18,6 +18,22 @@
 #include "ub_time.h"
 #include "ub_usdb.h"
 
+/* Room for one more element in a growing array (*v of *cap elements of
+ * size `elem`, n used).  Returns 0, or -1 when out of memory. */
+static int ub_grow(void *v, uint32_t n, uint32_t *cap, size_t elem,
+                   uint32_t first)
+{
+    if (n < *cap)
+        return 0;
+    uint32_t nc = *cap ? *cap * 2 : first;
+    void *nv = realloc(*(void **)v, nc * elem);
+    if (!nv)
+        return -1;
+    *(void **)v = nv;
+    *cap = nc;
+    return 0;
+}
+
 /* --- reading the info dictionary ----------------------------------------- */
 
 static const ub_value *ub_info(const ub_dict *d, const char *key)
@@ -281,14 +297,8 @@ static int ub_decls_add(ub_clip_set *cs, uint32_t *cap, ub_layer *l,
                 return -1;
         }
         ub_clip_decl key = {path, pr->name, false, cs->n_decls};
-        if (cs->n_decls == *cap) {
-            uint32_t nc = *cap ? *cap * 2 : 16;
-            ub_clip_decl *nv = realloc(cs->decls, nc * sizeof *nv);
-            if (!nv)
-                return -1;
-            cs->decls = nv;
-            *cap = nc;
-        }
+        if (ub_grow(&cs->decls, cs->n_decls, cap, sizeof *cs->decls, 16))
+            return -1;
         key.varying = pr->variability == UB_VARYING;
         cs->decls[cs->n_decls++] = key;
     }
@@ -641,14 +651,8 @@ typedef struct ub_times {
 
 static int ub_times_add(ub_times *t, double x)
 {
-    if (t->n == t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 32;
-        double *nv = realloc(t->v, cap * sizeof *nv);
-        if (!nv)
-            return -1;
-        t->v = nv;
-        t->cap = cap;
-    }
+    if (ub_grow(&t->v, t->n, &t->cap, sizeof *t->v, 32))
+        return -1;
     t->v[t->n++] = x;
     return 0;
 }
@@ -798,14 +802,8 @@ void ub_clip_bake_free(ub_clip_bake *b)
 
 int ub_clip_bake_keep(ub_clip_bake *b, ub_clip_set *cs)
 {
-    if (b->n_sets == b->cap_sets) {
-        uint32_t nc = b->cap_sets ? b->cap_sets * 2 : 8;
-        ub_clip_set *nv = realloc(b->sets, nc * sizeof *nv);
-        if (!nv)
-            return -1;
-        b->sets = nv;
-        b->cap_sets = nc;
-    }
+    if (ub_grow(&b->sets, b->n_sets, &b->cap_sets, sizeof *b->sets, 8))
+        return -1;
     (*cs->refs)++;
     cs->bake_id = b->n_sets + 1;
     b->sets[b->n_sets++] = *cs;
@@ -818,14 +816,8 @@ int ub_clip_bake_defer(ub_clip_bake *b, const ub_clip_set *cs,
 {
     if (!cs->bake_id || cs->bake_id > b->n_sets)
         return -1;
-    if (b->n_jobs == b->cap_jobs) {
-        uint32_t nc = b->cap_jobs ? b->cap_jobs * 2 : 64;
-        ub_bake_job *nv = realloc(b->jobs, nc * sizeof *nv);
-        if (!nv)
-            return -1;
-        b->jobs = nv;
-        b->cap_jobs = nc;
-    }
+    if (ub_grow(&b->jobs, b->n_jobs, &b->cap_jobs, sizeof *b->jobs, 64))
+        return -1;
     b->jobs[b->n_jobs++] = (ub_bake_job){cs->bake_id - 1, clip_prim, attr,
                                          out, depth, false};
     memset(&out->samples, 0, sizeof out->samples);

@@ -67,17 +67,26 @@ static void test_normalize(void)
     CU_ASSERT_STRING_EQUAL(e, "/");
 }
 
+/* A loader (with its table and diagnostics) that opened dir/root.usda. */
+static ub_loader *open_root(ub_strtab **t, ub_diags **d, ub_layer **root)
+{
+    *t = ub_strtab_new();
+    *d = ub_diags_new();
+    ub_loader *ld = ub_loader_new(*t, *d);
+    *root = ub_loader_open(ld, path("root.usda"), NULL, (ub_loc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(*root);
+    return ld;
+}
+
 static void test_resolve_and_search(void)
 {
     put("root.usda", "#usda 1.0\n");
     put("sub/near.usda", "#usda 1.0\n");
     put("lib/far.usda", "#usda 1.0\n");
-    ub_strtab *t = ub_strtab_new();
-    ub_diags *d = ub_diags_new();
-    ub_loader *ld = ub_loader_new(t, d);
-    ub_layer *root = ub_loader_open(ld, path("root.usda"), NULL,
-                                    (ub_loc){0});
-    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    ub_strtab *t;
+    ub_diags *d;
+    ub_layer *root;
+    ub_loader *ld = open_root(&t, &d, &root);
     /* relative to the naming layer */
     CU_ASSERT_STRING_EQUAL(ub_loader_resolve(ld, "./sub/near.usda", root),
                            path("sub/near.usda"));
@@ -125,12 +134,10 @@ static void test_transient(void)
     put("c1.usda", "#usda 1.0\ndef \"A\"\n{\n}\n");
     put("c2.usda", "#usda 1.0\ndef \"B\"\n{\n}\n");
     put("bad.usda", "#usda 1.0\ndef \"A\" {\n");
-    ub_strtab *t = ub_strtab_new();
-    ub_diags *d = ub_diags_new();
-    ub_loader *ld = ub_loader_new(t, d);
-    ub_layer *root = ub_loader_open(ld, path("root.usda"), NULL,
-                                    (ub_loc){0});
-    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    ub_strtab *t;
+    ub_diags *d;
+    ub_layer *root;
+    ub_loader *ld = open_root(&t, &d, &root);
     CU_ASSERT_EQUAL(ub_loader_expect(ld, "./c1.usda", root), 0);
     CU_ASSERT_EQUAL(ub_loader_count(ld), 2);
     CU_ASSERT_PTR_NULL(ub_loader_path_at(ld, 1)); /* not read yet */
@@ -174,12 +181,10 @@ static void test_errors(void)
     put("root.usda", "#usda 1.0\n(\n    subLayers = [@gone.usda@]\n)\n");
     put("crate.usd", "PXR-USDC\x01\x02\x03");
     put("text.usd", "#usda 1.0\ndef \"T\"\n{\n}\n");
-    ub_strtab *t = ub_strtab_new();
-    ub_diags *d = ub_diags_new();
-    ub_loader *ld = ub_loader_new(t, d);
-    ub_layer *root = ub_loader_open(ld, path("root.usda"), NULL,
-                                    (ub_loc){0});
-    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    ub_strtab *t;
+    ub_diags *d;
+    ub_layer *root;
+    ub_loader *ld = open_root(&t, &d, &root);
     CU_ASSERT_EQUAL_FATAL(root->n_sublayers, 1);
     /* missing: located where it is named, the line quoted */
     CU_ASSERT_PTR_NULL(ub_loader_open(ld, root->sublayers[0].asset, root,
