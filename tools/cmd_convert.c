@@ -1,4 +1,5 @@
-/* usdbake convert: a layer (text or binary) to usda text or .usdb binary. */
+/* usdbake convert: a layer (text or binary) to usda text, OpenUSD's crate
+ * binary (.usdc) or usdbake's .usdb binary. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -6,25 +7,26 @@
 #include "ub_cli.h"
 #include "ub_loader.h"
 #include "ub_progress.h"
-#include "ub_usda.h"
 #include "ub_usdb_write.h"
 
 static void ub_convert_usage(void)
 {
-    printf("usage: usdbake convert [--format usda|usdb] [--level N] "
+    printf("usage: usdbake convert [--format usda|usdc|usdb] [--level N] "
            "-o OUT INPUT\n"
            "\n"
            "Read the INPUT layer (usda text or usdbake binary, told apart by\n"
-           "content) and write it to OUT as usda text or as usdbake binary\n"
-           "(.usdb, doc/binary-format.md).  The output format follows OUT's\n"
-           "extension (.usda, .usdb) unless --format is given.  Converting\n"
-           "back and forth loses nothing: `usdbake cat` prints the same\n"
-           "text for both.  INPUT or OUT may be '-' (stdin/stdout; then\n"
-           "give --format for OUT).\n"
+           "content) and write it to OUT as usda text, as OpenUSD's crate\n"
+           "binary (.usdc, which every USD application opens; doc/usdc.md)\n"
+           "or as usdbake's archival binary (.usdb, doc/binary-format.md).\n"
+           "The output format follows OUT's extension (.usda; .usdc and\n"
+           ".usd are crate, as in OpenUSD; .usdb) unless --format is given.\n"
+           "Converting back and forth loses nothing: `usdbake cat` prints\n"
+           "the same text for all.  INPUT or OUT may be '-' (stdin/stdout;\n"
+           "then give --format for OUT).\n"
            "\n"
            "Options:\n"
            "  -o, --output OUT   write to OUT (atomically)\n"
-           "  -f, --format FMT   usda or usdb\n"
+           "  -f, --format FMT   usda, usdc or usdb\n"
            "  -l, --level N      zstd level for usdb, 0 (store) to 22;\n"
            "                     default: 19 for layers up to %zu MiB\n"
            "                     encoded, 3 above (fast on big layers)\n"
@@ -32,19 +34,10 @@ static void ub_convert_usage(void)
            UB_USDB_AUTO_SMALL >> 20);
 }
 
-static const char *ub_ext_format(const char *path)
-{
-    size_t n = strlen(path);
-    if (n >= 5 && strcmp(path + n - 5, ".usda") == 0)
-        return "usda";
-    if (n >= 5 && strcmp(path + n - 5, ".usdb") == 0)
-        return "usdb";
-    return NULL;
-}
-
 static int ub_convert_run(int argc, char **argv)
 {
-    const char *out = NULL, *input = NULL, *format = NULL;
+    const char *out = NULL, *input = NULL;
+    ub_out_format format = UB_FMT_NONE;
     int level = UB_USDB_LEVEL_DEFAULT;
     bool options_done = false;
     for (int i = 1; i < argc; i++) {
@@ -64,10 +57,9 @@ static int ub_convert_run(int argc, char **argv)
                    ((r = ub_cli_opt_value(argc, argv, &i, "-f", &v)) != 0 ||
                     (r = ub_cli_opt_value(argc, argv, &i, "--format", &v)) !=
                         0)) {
-            if (r < 0 || (strcmp(v, "usda") != 0 && strcmp(v, "usdb") != 0))
+            if (r < 0 || (format = ub_cli_format_named(v)) == UB_FMT_NONE)
                 return ub_cli_usage_error("convert",
-                                          "--format takes usda or usdb");
-            format = v;
+                                          "--format takes usda, usdc or usdb");
         } else if (!options_done &&
                    ((r = ub_cli_opt_value(argc, argv, &i, "-l", &v)) != 0 ||
                     (r = ub_cli_opt_value(argc, argv, &i, "--level", &v)) !=
@@ -97,13 +89,17 @@ static int ub_convert_run(int argc, char **argv)
     if (!out)
         return ub_cli_usage_error("convert", "no output given (-o OUT)");
     if (!format)
-        format = ub_ext_format(out);
+        format = ub_cli_format_of_path(out);
     if (!format)
         return ub_cli_usage_error(
             "convert",
-            "cannot tell the output format from '%s'; name it .usda or "
-            ".usdb, or give --format",
+            "cannot tell the output format from '%s'; name it .usda, .usdc, "
+            ".usd or .usdb, or give --format",
             out);
+    if (ub_cli_binary_to_tty(format, out))
+        return ub_cli_usage_error("convert",
+                                  "not writing binary output to a terminal; "
+                                  "use -o FILE");
 
     ub_session ss;
     ub_buf bytes;
@@ -120,9 +116,7 @@ static int ub_convert_run(int argc, char **argv)
         ub_progress_end(&prog);
         int rc = -1;
         if (layer)
-            rc = strcmp(format, "usdb") == 0
-                     ? ub_usdb_write(layer, level, &bytes, ss.diags)
-                     : ub_usda_write(layer, &bytes);
+            rc = ub_cli_write_layer(layer, format, level, &bytes, ss.diags);
         if (!layer || rc != 0)
             status = UB_EXIT_INPUT;
     }
@@ -142,7 +136,7 @@ static int ub_convert_run(int argc, char **argv)
 
 const ub_command ub_cmd_convert = {
     .name = "convert",
-    .summary = "convert a layer between usda text and usdbake binary",
+    .summary = "convert a layer between usda text, usdc and usdb binary",
     .run = ub_convert_run,
     .usage = ub_convert_usage,
 };

@@ -8,6 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ub_usda.h"
+#include "ub_usdb_write.h"
+#include "ub_usdc_write.h"
+
 void ub_cli_print_diags(ub_diags *d)
 {
     ub_diags_sort(d);
@@ -194,4 +198,50 @@ int ub_cli_opt_value(int argc, char **argv, int *i, const char *name,
         return -1;
     *value = argv[++*i];
     return 1;
+}
+
+ub_out_format ub_cli_format_named(const char *name)
+{
+    if (strcmp(name, "usda") == 0)
+        return UB_FMT_USDA;
+    if (strcmp(name, "usdc") == 0)
+        return UB_FMT_USDC;
+    if (strcmp(name, "usdb") == 0)
+        return UB_FMT_USDB;
+    return UB_FMT_NONE;
+}
+
+ub_out_format ub_cli_format_of_path(const char *path)
+{
+    const char *dot = path ? strrchr(path, '.') : NULL;
+    if (!dot || strchr(dot, '/'))
+        return UB_FMT_NONE;
+    if (strcmp(dot, ".usd") == 0)
+        return UB_FMT_USDC;
+    return ub_cli_format_named(dot + 1);
+}
+
+int ub_cli_write_layer(const ub_layer *layer, ub_out_format fmt, int level,
+                       ub_buf *out, ub_diags *diags)
+{
+    int r;
+    switch (fmt) {
+    case UB_FMT_USDC:
+        return ub_usdc_write(layer, out, diags);
+    case UB_FMT_USDB:
+        return ub_usdb_write(layer, level, out, diags);
+    default:
+        r = ub_usda_write(layer, out);
+        if (r != 0 || out->failed) {
+            fprintf(stderr, "usdbake: error: out of memory\n");
+            return -1;
+        }
+        return 0;
+    }
+}
+
+bool ub_cli_binary_to_tty(ub_out_format fmt, const char *out)
+{
+    return fmt != UB_FMT_USDA && (!out || strcmp(out, "-") == 0) &&
+           isatty(STDOUT_FILENO);
 }

@@ -80,6 +80,29 @@ int ub_out_commit(ub_out *o);
 int ub_out_rewind(ub_out *o);
 void ub_out_abort(ub_out *o);
 
+/* The output formats of the commands that write a layer. */
+typedef enum ub_out_format {
+    UB_FMT_NONE = 0,
+    UB_FMT_USDA, /* canonical text */
+    UB_FMT_USDC, /* OpenUSD's crate binary */
+    UB_FMT_USDB, /* usdbake's own binary */
+} ub_out_format;
+
+/* The format named by a --format value ("usda", "usdc", "usdb"), or
+ * UB_FMT_NONE. */
+ub_out_format ub_cli_format_named(const char *name);
+/* The format an output file's extension asks for: .usda text, .usdc and
+ * .usd crate (OpenUSD's default for .usd), .usdb usdbake's binary;
+ * UB_FMT_NONE for anything else (and for "-" or NULL). */
+ub_out_format ub_cli_format_of_path(const char *path);
+/* The one place that picks a writer: append layer to out in fmt (level is
+ * the .usdb compression level).  Returns 0, or -1 after an error went to
+ * diags or "out of memory" was printed. */
+int ub_cli_write_layer(const ub_layer *layer, ub_out_format fmt, int level,
+                       ub_buf *out, ub_diags *diags);
+/* Whether binary output would go to a terminal (refused: use -o). */
+bool ub_cli_binary_to_tty(ub_out_format fmt, const char *out);
+
 /* Whether the option at argv[*i] is `name` (taking a value): on a match,
  * stores the value (from "--opt=v" or the next argument), advances *i and
  * returns 1; returns -1 when the value is missing, 0 when no match. */
