@@ -15,6 +15,7 @@
 
 #include "ub_crate_encode.h"
 #include "ub_crate_format.h"
+#include "ub_format.h"
 
 /* LZ4 HC level for the structural sections and compressed integers: they
  * are small next to the value data, and HC keeps the files smaller than
@@ -170,6 +171,7 @@ typedef struct ub_cw {
 
     UB_VEC(uint32_t) cur; /* field indices of the spec being built */
     const ub_prim *where; /* the prim being written, for errors */
+    const ub_prop *where_prop; /* and its property, or NULL */
 } ub_cw;
 
 static void ub_cw_error(ub_cw *w, const char *fmt, ...)
@@ -189,9 +191,11 @@ static void ub_cw_error(ub_cw *w, const char *fmt, ...)
     const char *where =
         w->where ? ub_prim_path((ub_layer *)w->layer, w->where) : NULL;
     ub_diag_add(w->diags, UB_ERROR, (ub_loc){w->layer->path, 0, 0}, NULL,
-                NULL, 0, "%s%s%s: cannot be written as usdc: %s",
+                NULL, 0, "%s%s%s%s%s: cannot be written as usdc: %s",
                 where ? "<" : "", where ? where : "the layer",
-                where ? ">" : "", msg);
+                w->where_prop ? "." : "",
+                w->where_prop ? w->where_prop->name : "", where ? ">" : "",
+                msg);
 }
 
 static const char *ub_cw_intern(ub_cw *w, const char *s, size_t n)
@@ -538,9 +542,9 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
     return rep;
 }
 
-static void ub_put_u32(ub_buf *b, uint32_t x) { ub_buf_append(b, &x, 4); }
-static void ub_put_u64(ub_buf *b, uint64_t x) { ub_buf_append(b, &x, 8); }
-static void ub_put_f64(ub_buf *b, double x) { ub_buf_append(b, &x, 8); }
+static void ub_w32(ub_buf *b, uint32_t x) { ub_buf_append(b, &x, 4); }
+static void ub_w64(ub_buf *b, uint64_t x) { ub_buf_append(b, &x, 8); }
+static void ub_wf64(ub_buf *b, double x) { ub_buf_append(b, &x, 8); }
 
 static ub_crate_type ub_crate_type_of(ub_type_id base)
 {
@@ -597,7 +601,8 @@ static bool ub_exact_int(double x, double lo, double hi)
 }
 
 /* A scalar that fits the rep's 32 payload bits: *bits is the inlined
- * payload.  As OpenUSD inlines: 4-byte and smaller types always;
+ * payload.  As OpenUSD inlines: 4-byte and smaller types always, as
+ * their bytes;
  * (u)int64 in (u)int32 range; doubles exactly a float; vectors of int8
  * components; matrices with int8 diagonals and zeros elsewhere. */
 static bool ub_inline_scalar(const ub_value *v, const ub_type *t,
@@ -606,19 +611,12 @@ static bool ub_inline_scalar(const ub_value *v, const ub_type *t,
     const void *e = v->u.data;
     *bits = 0;
     unsigned nc = ub_type_ncomp(t);
+    size_t es = ub_type_elem_size(t);
+    if (es <= 4) { /* bool, uchar, half, int, uint, float, half2: raw */
+        memcpy(bits, e, es);
+        return true;
+    }
     switch (t->base) {
-    case UB_TY_BOOL:
-    case UB_TY_UCHAR:
-        *bits = *(const uint8_t *)e;
-        return true;
-    case UB_TY_HALF:
-        *bits = *(const uint16_t *)e;
-        return true;
-    case UB_TY_INT:
-    case UB_TY_UINT:
-    case UB_TY_FLOAT:
-        memcpy(bits, e, 4);
-        return true;
     case UB_TY_INT64: {
         int64_t x;
         memcpy(&x, e, 8);
@@ -645,7 +643,7 @@ static bool ub_inline_scalar(const ub_value *v, const ub_type *t,
         memcpy(bits, &f, 4);
         return true;
     }
-    case UB_TY_INT2: case UB_TY_HALF2: case UB_TY_FLOAT2: case UB_TY_DOUBLE2:
+    case UB_TY_INT2: case UB_TY_FLOAT2: case UB_TY_DOUBLE2:
     case UB_TY_INT3: case UB_TY_HALF3: case UB_TY_FLOAT3: case UB_TY_DOUBLE3:
     case UB_TY_INT4: case UB_TY_HALF4: case UB_TY_FLOAT4: case UB_TY_DOUBLE4: {
         int8_t b[4] = {0};
@@ -702,10 +700,10 @@ static void ub_put_str_list(ub_cw *w, ub_buf *b, const ub_value *v,
                             bool as_token)
 {
     uint32_t n = v->kind == UB_V_DATA ? v->count : 0;
-    ub_put_u64(b, n);
+    ub_w64(b, n);
     for (uint32_t i = 0; i < n; i++) {
         const char *s = ub_value_str(v, i);
-        ub_put_u32(b, as_token ? ub_cw_token(w, s) : ub_cw_string(w, s));
+        ub_w32(b, as_token ? ub_cw_token(w, s) : ub_cw_string(w, s));
     }
 }
 
@@ -727,7 +725,7 @@ static bool ub_put_float_array(ub_buf *b, const ub_value *v)
             ints[i] = (int32_t)x;
     }
     if (integral) {
-        ub_put_u64(b, n);
+        ub_w64(b, n);
         ub_buf_putc(b, 'i');
         ub_crate_put_ints32((const uint32_t *)ints, n, UB_USDC_HC, b);
         free(ints);
@@ -759,9 +757,9 @@ static bool ub_put_float_array(ub_buf *b, const ub_value *v)
         idx[i] = hash[j] - 1u;
     }
     if (ok) {
-        ub_put_u64(b, n);
+        ub_w64(b, n);
         ub_buf_putc(b, 't');
-        ub_put_u32(b, nlut);
+        ub_w32(b, nlut);
         for (uint32_t k = 0; k < nlut; k++)
             ub_buf_append(b, &lut[k], es);
         ub_crate_put_ints32(idx, n, UB_USDC_HC, b);
@@ -797,7 +795,7 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
     case UB_SC_UINT64:
         if (ub_type_ncomp(t) != 1)
             goto plain;
-        ub_put_u64(&b, n);
+        ub_w64(&b, n);
         if (n < UB_CRATE_MIN_COMPRESSED_ARRAY) {
             ub_buf_append(&b, v->u.data, (size_t)n * ub_type_elem_size(t));
             rep = ub_cw_store(w, flags, &b, 1);
@@ -824,7 +822,7 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
     default:
     plain:
         b.len = 0;
-        ub_put_u64(&b, n);
+        ub_w64(&b, n);
         for (uint32_t i = 0; i < n; i++)
             ub_put_elem(&b, v, t, i);
         rep = ub_cw_store(w, flags, &b, 8);
@@ -840,7 +838,11 @@ static uint64_t ub_cw_scalar(ub_cw *w, const ub_value *v)
     const ub_type *t = v->type;
     ub_crate_type ct = ub_crate_type_of(t->base);
     if (ct == UB_CRATE_INVALID || ct == UB_CRATE_DICTIONARY) {
-        ub_cw_error(w, "no crate value type for '%s'", t->name);
+        if (t->base == UB_TY_PATH)
+            ub_cw_error(w, "a path value (OpenUSD cannot write it to usdc "
+                           "either)");
+        else
+            ub_cw_error(w, "no crate value type for '%s'", t->name);
         return 0;
     }
     switch (ct) {
@@ -858,7 +860,7 @@ static uint64_t ub_cw_scalar(ub_cw *w, const ub_value *v)
     uint32_t bits;
     if (ct == UB_CRATE_PATH_EXPRESSION) {
         ub_cw_upgrade(w, UB_CRATE_V_PATH_EXPRESSION);
-        ub_put_u32(&b, ub_cw_string(w, ub_value_str(v, 0)));
+        ub_w32(&b, ub_cw_string(w, ub_value_str(v, 0)));
         rep = ub_cw_store(w, ub_rep(ct, false, false, 0), &b, 1);
     } else if (ct == UB_CRATE_TIME_CODE) {
         /* never inlined: 24.08 reads an inlined timecode as 0 */
@@ -914,11 +916,11 @@ static void ub_put_dict(ub_cw *w, ub_buf *b, const ub_dict *d)
     }
     for (uint32_t i = 0; i < n; i++)
         reps[i] = ub_cw_value(w, &e[i]->value);
-    ub_put_u64(b, n);
+    ub_w64(b, n);
     for (uint32_t i = 0; i < n; i++) {
-        ub_put_u32(b, ub_cw_string(w, e[i]->key));
-        ub_put_u64(b, 8);
-        ub_put_u64(b, reps[i]);
+        ub_w32(b, ub_cw_string(w, e[i]->key));
+        ub_w64(b, 8);
+        ub_w64(b, reps[i]);
     }
     free(e);
     free(reps);
@@ -938,6 +940,24 @@ static uint64_t ub_cw_dict(ub_cw *w, const ub_dict *d)
     return rep;
 }
 
+/* A value of an unknown type: OpenUSD keeps the text it was written as
+ * (SdfUnregisteredValue holding a string), stored as a nested value. */
+static uint64_t ub_cw_unregistered(ub_cw *w, const ub_untyped *u)
+{
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_put_untyped(&b, u);
+    const char *text = b.failed ? NULL : ub_cw_intern(w, b.data, b.len);
+    b.len = 0;
+    ub_w64(&b, 8);
+    ub_w64(&b, ub_rep(UB_CRATE_STRING, true, false,
+                          text ? ub_cw_string(w, text) : 0));
+    uint64_t rep = ub_cw_store(
+        w, ub_rep(UB_CRATE_UNREGISTERED_VALUE, false, false, 0), &b, 1);
+    ub_buf_free(&b);
+    return rep;
+}
+
 /* A value of a field, a dictionary entry or a time sample. */
 static uint64_t ub_cw_value(ub_cw *w, const ub_value *v)
 {
@@ -947,8 +967,9 @@ static uint64_t ub_cw_value(ub_cw *w, const ub_value *v)
     case UB_V_DICT:
         return ub_cw_dict(w, v->u.dict);
     case UB_V_DATA:
-        if (v->type->base == UB_TY_DICTIONARY)
-            return ub_cw_dict(w, NULL);
+        if (v->type->scalar == UB_SC_DICT && !v->is_array)
+            return ub_cw_dict(w, v->count ? *(ub_dict *const *)v->u.data
+                                          : NULL);
         if (v->is_array)
             return ub_cw_array(w, v);
         if (v->count != 1) {
@@ -960,8 +981,7 @@ static uint64_t ub_cw_value(ub_cw *w, const ub_value *v)
         ub_cw_error(w, "a list op where a value was expected");
         return 0;
     case UB_V_UNTYPED:
-        ub_cw_error(w, "a value of an unknown type");
-        return 0;
+        return ub_cw_unregistered(w, v->u.untyped);
     default:
         ub_cw_error(w, "an empty value");
         return 0;
@@ -976,21 +996,21 @@ static void ub_put_listop_item(ub_cw *w, ub_buf *b, ub_crate_type lt,
 {
     switch (lt) {
     case UB_CRATE_TOKEN_LISTOP:
-        ub_put_u32(b, ub_cw_token(w, ub_value_str(part, i)));
+        ub_w32(b, ub_cw_token(w, ub_value_str(part, i)));
         break;
     case UB_CRATE_STRING_LISTOP:
-        ub_put_u32(b, ub_cw_string(w, ub_value_str(part, i)));
+        ub_w32(b, ub_cw_string(w, ub_value_str(part, i)));
         break;
     case UB_CRATE_PATH_LISTOP:
-        ub_put_u32(b, ub_cw_path_text(w, ub_value_str(part, i)));
+        ub_w32(b, ub_cw_path_text(w, ub_value_str(part, i)));
         break;
     case UB_CRATE_REFERENCE_LISTOP:
     case UB_CRATE_PAYLOAD_LISTOP: {
         const ub_reference *r = ub_value_elem(part, i);
-        ub_put_u32(b, ub_cw_string(w, r->asset));
-        ub_put_u32(b, ub_cw_path_text(w, r->prim_path));
-        ub_put_f64(b, r->offset.offset);
-        ub_put_f64(b, r->offset.scale);
+        ub_w32(b, ub_cw_string(w, r->asset));
+        ub_w32(b, ub_cw_path_text(w, r->prim_path));
+        ub_wf64(b, r->offset.offset);
+        ub_wf64(b, r->offset.scale);
         if (lt == UB_CRATE_REFERENCE_LISTOP)
             ub_put_dict(w, b, r->custom_data);
         break;
@@ -1055,7 +1075,7 @@ static uint64_t ub_cw_listop(ub_cw *w, const ub_value *v, ub_crate_type lt)
         if (!(h & order[k].bit))
             continue;
         const ub_value *p = &lo->part[order[k].part];
-        ub_put_u64(&b, p->count);
+        ub_w64(&b, p->count);
         for (uint32_t i = 0; i < p->count; i++)
             ub_put_listop_item(w, &b, lt, p, i);
     }
@@ -1154,9 +1174,9 @@ static uint64_t ub_cw_token_vector(ub_cw *w, const char *const *names,
 {
     ub_buf b;
     ub_buf_init(&b);
-    ub_put_u64(&b, n);
+    ub_w64(&b, n);
     for (uint32_t i = 0; i < n; i++)
-        ub_put_u32(&b, ub_cw_token(w, names[i]));
+        ub_w32(&b, ub_cw_token(w, names[i]));
     uint64_t rep =
         ub_cw_store(w, ub_rep(UB_CRATE_TOKEN_VECTOR, false, false, 0), &b, 1);
     ub_buf_free(&b);
@@ -1186,11 +1206,11 @@ static uint64_t ub_cw_selection_map(ub_cw *w, const ub_dict *d)
     const ub_dict_entry **e = ub_sorted_entries(w, d);
     ub_buf b;
     ub_buf_init(&b);
-    ub_put_u64(&b, n);
+    ub_w64(&b, n);
     for (uint32_t i = 0; i < n && e; i++) {
         const ub_value *v = &e[i]->value;
-        ub_put_u32(&b, ub_cw_string(w, e[i]->key));
-        ub_put_u32(&b, ub_cw_string(w, v->kind == UB_V_DATA &&
+        ub_w32(&b, ub_cw_string(w, e[i]->key));
+        ub_w32(&b, ub_cw_string(w, v->kind == UB_V_DATA &&
                                                v->type->scalar == UB_SC_STRING
                                            ? ub_value_str(v, 0)
                                            : NULL));
@@ -1209,9 +1229,9 @@ static uint64_t ub_cw_relocates(ub_cw *w, const ub_value *v)
     uint32_t n = v->kind == UB_V_DATA ? v->count / 2 : 0;
     ub_buf b;
     ub_buf_init(&b);
-    ub_put_u64(&b, n);
+    ub_w64(&b, n);
     for (uint32_t i = 0; i < 2 * n; i++)
-        ub_put_u32(&b, ub_cw_path_text(w, ub_value_str(v, i)));
+        ub_w32(&b, ub_cw_path_text(w, ub_value_str(v, i)));
     uint64_t rep =
         ub_cw_store(w, ub_rep(UB_CRATE_RELOCATES, false, false, 0), &b, 1);
     ub_buf_free(&b);
@@ -1239,13 +1259,15 @@ static void ub_cw_meta(ub_cw *w, const ub_field *f, bool layer)
         rep = ub_cw_selection_map(w, v->u.dict);
     } else if (ub_is_key(f, "relocates")) {
         if (!layer) {
-            ub_cw_error(w, "relocates authored on a prim (the legacy form)");
+            ub_cw_error(w, "relocates authored on a prim (the legacy form; "
+                           "OpenUSD cannot write it to usdc either)");
             return;
         }
         name = "layerRelocates";
         rep = ub_cw_relocates(w, v);
     } else if (ub_is_key(f, "displayUnit")) {
-        ub_cw_error(w, "displayUnit (an enum crate has no type for)");
+        ub_cw_error(w, "displayUnit (an enum crate has no type for; "
+                       "OpenUSD cannot write it to usdc either)");
         return;
     } else if (v->kind == UB_V_LISTOP) {
         rep = ub_cw_listop(w, v, ub_is_key(f, "variantSets")
@@ -1273,9 +1295,9 @@ static uint64_t ub_cw_samples(ub_cw *w, const ub_samples *s)
     ub_buf b;
     ub_buf_init(&b);
     /* the times, shared by every attribute sampled at the same times */
-    ub_put_u64(&b, s->n);
+    ub_w64(&b, s->n);
     for (uint32_t i = 0; i < s->n; i++)
-        ub_put_f64(&b, s->v[i].time);
+        ub_wf64(&b, s->v[i].time);
     uint64_t times =
         ub_cw_store(w, ub_rep(UB_CRATE_DOUBLE_VECTOR, false, false, 0), &b, 1);
     uint64_t *reps = s->n ? malloc(s->n * sizeof *reps) : NULL;
@@ -1287,10 +1309,10 @@ static uint64_t ub_cw_samples(ub_cw *w, const ub_samples *s)
     for (uint32_t i = 0; i < s->n; i++)
         reps[i] = ub_cw_value(w, &s->v[i].value);
     b.len = 0;
-    ub_put_u64(&b, 8);
-    ub_put_u64(&b, times);
-    ub_put_u64(&b, 8);
-    ub_put_u64(&b, s->n);
+    ub_w64(&b, 8);
+    ub_w64(&b, times);
+    ub_w64(&b, 8);
+    ub_w64(&b, s->n);
     if (s->n)
         ub_buf_append(&b, reps, s->n * sizeof *reps);
     free(reps);
@@ -1327,6 +1349,7 @@ static const char *ub_cw_type_name(ub_cw *w, const ub_prop *p)
 static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
 {
     uint32_t path = ub_cw_child(w, owner, p->name, true);
+    w->where_prop = p;
     if (p->kind == UB_ATTR) {
         ub_cw_field_c(w, "custom", ub_cw_bool(p->custom));
         const char *tn = ub_cw_type_name(w, p);
@@ -1336,12 +1359,8 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
                       ub_rep(UB_CRATE_VARIABILITY, true, false,
                              p->variability != UB_VARYING));
         ub_cw_metas(w, &p->meta, false);
-        if (p->default_value.kind != UB_V_EMPTY) {
-            if (p->default_value.kind == UB_V_UNTYPED)
-                ub_cw_error(w, "a default of the unknown type '%s'", tn);
-            else
-                ub_cw_field_c(w, "default", ub_cw_value(w, &p->default_value));
-        }
+        if (p->default_value.kind != UB_V_EMPTY)
+            ub_cw_field_c(w, "default", ub_cw_value(w, &p->default_value));
         if (p->samples.authored)
             ub_cw_field_c(w, "timeSamples", ub_cw_samples(w, &p->samples));
         if (p->connections.kind == UB_V_LISTOP)
@@ -1355,14 +1374,18 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
                       ub_rep(UB_CRATE_VARIABILITY, true, false,
                              !p->varying_keyword));
         ub_cw_metas(w, &p->meta, false);
+        if (p->samples.authored)
+            ub_cw_field_c(w, "timeSamples", ub_cw_samples(w, &p->samples));
         if (p->targets.kind == UB_V_LISTOP)
             ub_cw_field_c(w, "targetPaths",
                           ub_cw_listop(w, &p->targets, UB_CRATE_PATH_LISTOP));
         if (p->default_target)
-            ub_cw_error(w, "a relationship default target");
+            ub_cw_error(w, "a relationship default target (a path value; "
+                           "OpenUSD cannot write it to usdc either)");
     }
     ub_cw_spec(w, path, p->kind == UB_ATTR ? UB_CRATE_SPEC_ATTRIBUTE
                                            : UB_CRATE_SPEC_RELATIONSHIP);
+    w->where_prop = NULL;
 }
 
 static void ub_cw_prim(ub_cw *w, uint32_t path, const ub_prim *prim,
@@ -1471,18 +1494,18 @@ static void ub_cw_layer(ub_cw *w)
     if (l->has_sublayers) {
         ub_buf b;
         ub_buf_init(&b);
-        ub_put_u64(&b, l->n_sublayers);
+        ub_w64(&b, l->n_sublayers);
         for (uint32_t i = 0; i < l->n_sublayers; i++)
-            ub_put_u32(&b, ub_cw_string(w, l->sublayers[i].asset));
+            ub_w32(&b, ub_cw_string(w, l->sublayers[i].asset));
         ub_cw_field_c(w, "subLayers",
                       ub_cw_store(w, ub_rep(UB_CRATE_STRING_VECTOR, false,
                                             false, 0),
                                   &b, 1));
         b.len = 0;
-        ub_put_u64(&b, l->n_sublayers);
+        ub_w64(&b, l->n_sublayers);
         for (uint32_t i = 0; i < l->n_sublayers; i++) {
-            ub_put_f64(&b, l->sublayers[i].offset.offset);
-            ub_put_f64(&b, l->sublayers[i].offset.scale);
+            ub_wf64(&b, l->sublayers[i].offset.offset);
+            ub_wf64(&b, l->sublayers[i].offset.scale);
         }
         ub_cw_field_c(w, "subLayerOffsets",
                       ub_cw_store(w, ub_rep(UB_CRATE_LAYER_OFFSET_VECTOR,
@@ -1577,10 +1600,10 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
         ub_buf_init(&t);
         for (size_t i = 0; i < w->tokens.n; i++)
             ub_buf_append(&t, w->tokens.v[i], ub_str_len(w->tokens.v[i]) + 1);
-        ub_put_u64(o, w->tokens.n);
-        ub_put_u64(o, t.len);
+        ub_w64(o, w->tokens.n);
+        ub_w64(o, t.len);
         size_t at = o->len;
-        ub_put_u64(o, 0);
+        ub_w64(o, 0);
         if (t.failed)
             w->oom = true;
         else
@@ -1593,7 +1616,7 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
     SEC_END();
 
     SEC_BEGIN(UB_CRATE_SEC_STRINGS);
-    ub_put_u64(o, w->strings.n);
+    ub_w64(o, w->strings.n);
     if (w->strings.n)
         ub_buf_append(o, w->strings.v, w->strings.n * 4);
     SEC_END();
@@ -1610,10 +1633,10 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
                 toks[i] = w->fields.v[i].token;
                 reps[i] = w->fields.v[i].rep;
             }
-            ub_put_u64(o, n);
+            ub_w64(o, n);
             ub_crate_put_ints32(toks, n, UB_USDC_HC, o);
             size_t at = o->len;
-            ub_put_u64(o, 0);
+            ub_w64(o, 0);
             ub_crate_lz4(reps, n * 8, UB_USDC_HC, o);
             uint64_t csize = o->len - at - 8;
             if (!o->failed)
@@ -1625,7 +1648,7 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
     SEC_END();
 
     SEC_BEGIN(UB_CRATE_SEC_FIELDSETS);
-    ub_put_u64(o, w->fsets.n);
+    ub_w64(o, w->fsets.n);
     ub_crate_put_ints32(w->fsets.v, w->fsets.n, UB_USDC_HC, o);
     SEC_END();
 
@@ -1639,8 +1662,8 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
             w->oom = true;
         else
             ub_cw_path_order(w, idx, tok, jump, &n);
-        ub_put_u64(o, total);
-        ub_put_u64(o, n);
+        ub_w64(o, total);
+        ub_w64(o, n);
         if (!w->oom) {
             ub_crate_put_ints32(idx, n, UB_USDC_HC, o);
             ub_crate_put_ints32((uint32_t *)tok, n, UB_USDC_HC, o);
@@ -1659,7 +1682,7 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
         if (!tmp) {
             w->oom = true;
         } else {
-            ub_put_u64(o, n);
+            ub_w64(o, n);
             for (size_t i = 0; i < n; i++)
                 tmp[i] = w->specs.v[i].path;
             ub_crate_put_ints32(tmp, n, UB_USDC_HC, o);
@@ -1725,13 +1748,13 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
         ub_cw_sections(&w, sec);
     if (!w.failed && !w.oom && !out->failed) {
         uint64_t toc = out->len - w.base;
-        ub_put_u64(out, 6);
+        ub_w64(out, 6);
         for (int i = 0; i < 6; i++) {
             char name[UB_CRATE_SECTION_NAME_LEN] = {0};
             memcpy(name, sec[i].name, strlen(sec[i].name));
             ub_buf_append(out, name, sizeof name);
-            ub_put_u64(out, sec[i].start);
-            ub_put_u64(out, sec[i].size);
+            ub_w64(out, sec[i].start);
+            ub_w64(out, sec[i].size);
         }
         if (!out->failed) {
             char *boot = out->data + w.base;
