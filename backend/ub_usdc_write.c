@@ -135,7 +135,8 @@ typedef struct ub_field_rec {
 } ub_field_rec;
 
 typedef struct ub_spec_rec {
-    uint32_t path, fset, type;
+    uint32_t path, fset, type, seq;
+    const char *prop; /* a property's name, else NULL */
 } ub_spec_rec;
 
 typedef struct ub_cw {
@@ -1163,7 +1164,9 @@ static void ub_cw_spec(ub_cw *w, uint32_t path, ub_crate_spec_type type)
             return;
         ub_tab_put(&w->fset_tab, sl, h, start);
     }
-    ub_spec_rec s = {path, start, (uint32_t)type};
+    const ub_pnode *pn = &w->pnodes.v[path];
+    ub_spec_rec s = {path, start, (uint32_t)type, (uint32_t)w->specs.n,
+                     pn->is_prop ? pn->elem : NULL};
     UB_PUSH(w, w->specs, s);
     w->cur.n = 0;
 }
@@ -1586,6 +1589,22 @@ static void ub_cw_path_order(ub_cw *w, uint32_t *idx, int32_t *tok,
     free(pos);
 }
 
+/* Specs as OpenUSD orders them: prims (and the pseudo-root, variant
+ * sets, variants) first, then properties grouped by name; within a group
+ * as written.  Runs of like specs make the SPECS lists compress well. */
+static int ub_cmp_spec(const void *a, const void *b)
+{
+    const ub_spec_rec *x = a, *y = b;
+    if (!x->prop != !y->prop)
+        return x->prop ? 1 : -1;
+    if (x->prop && x->prop != y->prop) {
+        int c = strcmp(x->prop, y->prop);
+        if (c)
+            return c;
+    }
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
 static void ub_cw_sections(ub_cw *w, ub_section *sec)
 {
     ub_buf *o = w->out;
@@ -1678,6 +1697,8 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
     SEC_BEGIN(UB_CRATE_SEC_SPECS);
     {
         size_t n = w->specs.n;
+        if (n)
+            qsort(w->specs.v, n, sizeof *w->specs.v, ub_cmp_spec);
         uint32_t *tmp = malloc((n ? n : 1) * 4);
         if (!tmp) {
             w->oom = true;
