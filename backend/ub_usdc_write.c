@@ -1394,6 +1394,48 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
 static void ub_cw_prim(ub_cw *w, uint32_t path, const ub_prim *prim,
                        ub_crate_spec_type type);
 
+/* A prim's variant set names as OpenUSD's text reader records them
+ * (variantSetChildren): the names of an explicit (else an added)
+ * variantSets list first -- the reader makes a variant set of each --,
+ * then the sets with bodies not named there, as authored.  Returns the
+ * count; *out is malloc'd (NULL for none). */
+static uint32_t ub_variant_set_children(ub_cw *w, const ub_prim *prim,
+                                        const char ***out)
+{
+    const ub_value *list = NULL;
+    for (uint32_t i = 0; i < prim->meta.n; i++) {
+        const ub_field *f = &prim->meta.v[i];
+        if (strcmp(f->key, "variantSets") == 0 && f->value.kind == UB_V_LISTOP) {
+            const ub_listop *lo = f->value.u.listop;
+            if (lo->has[UB_LO_EXPLICIT])
+                list = &lo->part[UB_LO_EXPLICIT];
+            else if (lo->has[UB_LO_ADD])
+                list = &lo->part[UB_LO_ADD];
+        }
+    }
+    uint32_t nl = list && list->kind == UB_V_DATA ? list->count : 0;
+    *out = NULL;
+    if (nl + prim->n_variant_sets == 0)
+        return 0;
+    const char **v = malloc((nl + prim->n_variant_sets) * sizeof *v);
+    if (!v) {
+        w->oom = true;
+        return 0;
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nl + prim->n_variant_sets; i++) {
+        const char *name = i < nl ? ub_value_str(list, i)
+                                  : prim->variant_sets[i - nl].name;
+        bool dup = false;
+        for (uint32_t k = 0; k < n && !dup; k++)
+            dup = v[k] == name;
+        if (!dup)
+            v[n++] = name;
+    }
+    *out = v;
+    return n;
+}
+
 /* The children, properties and variant sets of prim, whose spec is being
  * built at path: their name lists go to the spec first. */
 static void ub_cw_body(ub_cw *w, const ub_prim *prim)
@@ -1409,8 +1451,6 @@ static void ub_cw_body(ub_cw *w, const ub_prim *prim)
     uint32_t nmax = prim->children.n;
     if (prim->props.n > nmax)
         nmax = prim->props.n;
-    if (prim->n_variant_sets > nmax)
-        nmax = prim->n_variant_sets;
     const char **names = nmax ? malloc(nmax * sizeof *names) : NULL;
     if (nmax && !names) {
         w->oom = true;
@@ -1428,12 +1468,11 @@ static void ub_cw_body(ub_cw *w, const ub_prim *prim)
         ub_cw_field_c(w, "properties",
                       ub_cw_token_vector(w, names, prim->props.n));
     }
-    if (prim->n_variant_sets) {
-        for (uint32_t i = 0; i < prim->n_variant_sets; i++)
-            names[i] = prim->variant_sets[i].name;
+    free(names);
+    uint32_t nsets = ub_variant_set_children(w, prim, &names);
+    if (nsets)
         ub_cw_field_c(w, "variantSetChildren",
-                      ub_cw_token_vector(w, names, prim->n_variant_sets));
-    }
+                      ub_cw_token_vector(w, names, nsets));
     free(names);
     /* the spec itself is closed by the caller; children follow */
 }
@@ -1442,14 +1481,23 @@ static void ub_cw_children(ub_cw *w, uint32_t path, const ub_prim *prim)
 {
     for (uint32_t i = 0; i < prim->props.n && !w->failed; i++)
         ub_cw_prop(w, path, prim->props.v[i]);
-    for (uint32_t i = 0; i < prim->n_variant_sets && !w->failed; i++) {
-        const ub_variant_set *vs = &prim->variant_sets[i];
-        uint32_t set_path = ub_cw_variant_path(w, path, vs->name, NULL);
+    const char **sets;
+    uint32_t nsets = ub_variant_set_children(w, prim, &sets);
+    for (uint32_t i = 0; i < nsets && !w->failed; i++) {
+        uint32_t set_path = ub_cw_variant_path(w, path, sets[i], NULL);
+        const ub_variant_set *vs = NULL;
+        for (uint32_t k = 0; k < prim->n_variant_sets && !vs; k++)
+            if (prim->variant_sets[k].name == sets[i])
+                vs = &prim->variant_sets[k];
+        if (!vs) { /* named by variantSets only: a set without variants */
+            ub_cw_spec(w, set_path, UB_CRATE_SPEC_VARIANT_SET);
+            continue;
+        }
         const char **names =
             vs->variants.n ? malloc(vs->variants.n * sizeof *names) : NULL;
         if (vs->variants.n && !names) {
             w->oom = true;
-            return;
+            break;
         }
         for (uint32_t k = 0; k < vs->variants.n; k++)
             names[k] = vs->variants.v[k]->name;
@@ -1464,6 +1512,7 @@ static void ub_cw_children(ub_cw *w, uint32_t path, const ub_prim *prim)
             ub_cw_prim(w, vp, var, UB_CRATE_SPEC_VARIANT);
         }
     }
+    free(sets);
     for (uint32_t i = 0; i < prim->children.n && !w->failed; i++) {
         const ub_prim *c = prim->children.v[i];
         ub_cw_prim(w, ub_cw_child(w, path, c->name, false), c,
