@@ -142,17 +142,37 @@ void ub_crate_code_ints64(const uint64_t *v, size_t n, ub_buf *out)
     ub_code_ints(v, n, 8, out);
 }
 
+void ub_crate_lz4c_init(ub_crate_lz4c *c, int hc)
+{
+    c->hc = hc;
+    c->state = NULL;
+    ub_buf_init(&c->coded);
+}
+
+void ub_crate_lz4c_free(ub_crate_lz4c *c)
+{
+    free(c->state);
+    ub_buf_free(&c->coded);
+    c->state = NULL;
+}
+
 /* One LZ4 block of n bytes at dst (room for LZ4_compressBound(n));
- * returns its size. */
-static int ub_lz4_block(const char *src, size_t n, char *dst, int hc)
+ * returns its size, 0 on failure. */
+static int ub_lz4_block(const char *src, size_t n, char *dst,
+                        ub_crate_lz4c *c)
 {
     int bound = LZ4_compressBound((int)n);
-    if (hc > 0)
-        return LZ4_compress_HC(src, dst, (int)n, bound, hc);
+    if (c && c->hc > 0) {
+        if (!c->state)
+            c->state = malloc((size_t)LZ4_sizeofStateHC());
+        if (c->state)
+            return LZ4_compress_HC_extStateHC(c->state, src, dst, (int)n,
+                                              bound, c->hc);
+    }
     return LZ4_compress_default(src, dst, (int)n, bound);
 }
 
-void ub_crate_lz4(const void *src, size_t n, int hc, ub_buf *out)
+void ub_crate_lz4(const void *src, size_t n, ub_crate_lz4c *c, ub_buf *out)
 {
     const char *s = src;
     if (n <= UB_CRATE_LZ4_CHUNK) {
@@ -160,7 +180,7 @@ void ub_crate_lz4(const void *src, size_t n, int hc, ub_buf *out)
         if (!p)
             return;
         p[0] = 0;
-        int k = ub_lz4_block(s, n, p + 1, hc);
+        int k = ub_lz4_block(s, n, p + 1, c);
         if (k <= 0 && n) {
             out->failed = true;
             return;
@@ -179,7 +199,7 @@ void ub_crate_lz4(const void *src, size_t n, int hc, ub_buf *out)
         char *p = ub_buf_reserve(out, 4 + (size_t)LZ4_compressBound((int)len));
         if (!p)
             return;
-        int32_t k = ub_lz4_block(s + off, len, p + 4, hc);
+        int32_t k = ub_lz4_block(s + off, len, p + 4, c);
         if (k <= 0) {
             out->failed = true;
             return;
@@ -190,32 +210,38 @@ void ub_crate_lz4(const void *src, size_t n, int hc, ub_buf *out)
 }
 
 /* uint64 size, then LZ4 of the integer coding. */
-static void ub_put_ints(const void *v, size_t n, int width, int hc,
+static void ub_put_ints(const void *v, size_t n, int width, ub_crate_lz4c *c,
                         ub_buf *out)
 {
-    ub_buf coded;
-    ub_buf_init(&coded);
-    ub_code_ints(v, n, width, &coded);
+    ub_buf local, *coded = c ? &c->coded : &local;
+    if (c)
+        c->coded.len = 0;
+    else
+        ub_buf_init(&local);
+    ub_code_ints(v, n, width, coded);
     size_t at = out->len;
     uint64_t size = 0;
     ub_buf_append(out, &size, 8);
-    if (coded.failed) {
+    if (coded->failed) {
         out->failed = true;
     } else if (!out->failed) {
-        ub_crate_lz4(coded.data, coded.len, hc, out);
+        ub_crate_lz4(coded->data, coded->len, c, out);
         size = out->len - at - 8;
         if (!out->failed)
             memcpy(out->data + at, &size, 8);
     }
-    ub_buf_free(&coded);
+    if (!c)
+        ub_buf_free(&local);
 }
 
-void ub_crate_put_ints32(const uint32_t *v, size_t n, int hc, ub_buf *out)
+void ub_crate_put_ints32(const uint32_t *v, size_t n, ub_crate_lz4c *c,
+                         ub_buf *out)
 {
-    ub_put_ints(v, n, 4, hc, out);
+    ub_put_ints(v, n, 4, c, out);
 }
 
-void ub_crate_put_ints64(const uint64_t *v, size_t n, int hc, ub_buf *out)
+void ub_crate_put_ints64(const uint64_t *v, size_t n, ub_crate_lz4c *c,
+                         ub_buf *out)
 {
-    ub_put_ints(v, n, 8, hc, out);
+    ub_put_ints(v, n, 8, c, out);
 }

@@ -25,16 +25,29 @@
 void ub_crate_code_ints32(const uint32_t *v, size_t n, ub_buf *out);
 void ub_crate_code_ints64(const uint64_t *v, size_t n, ub_buf *out);
 
+/* How to compress: LZ4's fast mode, or LZ4 HC at a level (smaller, slower
+ * to write; read the same).  An HC compressor keeps its state (a few
+ * hundred KiB, set up once) between calls. */
+typedef struct ub_crate_lz4c {
+    int hc;      /* 0: fast mode; else the HC level */
+    void *state; /* HC state, made on first use */
+    ub_buf coded; /* the integer coding before compression */
+} ub_crate_lz4c;
+
+void ub_crate_lz4c_init(ub_crate_lz4c *c, int hc);
+void ub_crate_lz4c_free(ub_crate_lz4c *c);
+
 /* Append n bytes compressed with LZ4 in OpenUSD's framing: a first byte 0
  * and one LZ4 block when n fits one chunk, else the number of chunks and
- * each chunk as an int32 size and its block.  hc > 0 uses LZ4 HC at that
- * level (smaller, slower to write; read the same). */
-void ub_crate_lz4(const void *src, size_t n, int hc, ub_buf *out);
+ * each chunk as an int32 size and its block.  c NULL: fast mode. */
+void ub_crate_lz4(const void *src, size_t n, ub_crate_lz4c *c, ub_buf *out);
 
 /* Integer coding then LZ4, preceded by the compressed size as a uint64:
  * what crate stores for a compressed integer array and for the integer
- * lists of its structural sections. */
-void ub_crate_put_ints32(const uint32_t *v, size_t n, int hc, ub_buf *out);
-void ub_crate_put_ints64(const uint64_t *v, size_t n, int hc, ub_buf *out);
+ * lists of its structural sections.  c NULL: fast mode. */
+void ub_crate_put_ints32(const uint32_t *v, size_t n, ub_crate_lz4c *c,
+                         ub_buf *out);
+void ub_crate_put_ints64(const uint64_t *v, size_t n, ub_crate_lz4c *c,
+                         ub_buf *out);
 
 #endif

@@ -171,6 +171,12 @@ typedef struct ub_cw {
     UB_VEC(ub_spec_rec) specs;
 
     UB_VEC(uint32_t) cur; /* field indices of the spec being built */
+    ub_crate_lz4c lz4;    /* LZ4 HC, its state kept between calls */
+    /* field names the writer spells (string literals), by address */
+    struct {
+        const char *lit;
+        uint32_t token;
+    } names[64];
     const ub_prim *where; /* the prim being written, for errors */
     const ub_prop *where_prop; /* and its property, or NULL */
 } ub_cw;
@@ -709,7 +715,7 @@ static void ub_put_str_list(ub_cw *w, ub_buf *b, const ub_value *v,
 }
 
 /* Compressed float arrays (0.6.0): all integers, or a lookup table. */
-static bool ub_put_float_array(ub_buf *b, const ub_value *v)
+static bool ub_put_float_array(ub_crate_lz4c *c, ub_buf *b, const ub_value *v)
 {
     uint32_t n = v->count;
     size_t es = ub_scalar_size(v->type->scalar);
@@ -728,7 +734,7 @@ static bool ub_put_float_array(ub_buf *b, const ub_value *v)
     if (integral) {
         ub_w64(b, n);
         ub_buf_putc(b, 'i');
-        ub_crate_put_ints32((const uint32_t *)ints, n, UB_USDC_HC, b);
+        ub_crate_put_ints32((const uint32_t *)ints, n, c, b);
         free(ints);
         return true;
     }
@@ -763,7 +769,7 @@ static bool ub_put_float_array(ub_buf *b, const ub_value *v)
         ub_w32(b, nlut);
         for (uint32_t k = 0; k < nlut; k++)
             ub_buf_append(b, &lut[k], es);
-        ub_crate_put_ints32(idx, n, UB_USDC_HC, b);
+        ub_crate_put_ints32(idx, n, c, b);
     }
     free(ints);
     return ok;
@@ -802,9 +808,9 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
             rep = ub_cw_store(w, flags, &b, 1);
         } else {
             if (t->scalar == UB_SC_INT || t->scalar == UB_SC_UINT)
-                ub_crate_put_ints32(v->u.data, n, UB_USDC_HC, &b);
+                ub_crate_put_ints32(v->u.data, n, &w->lz4, &b);
             else
-                ub_crate_put_ints64(v->u.data, n, UB_USDC_HC, &b);
+                ub_crate_put_ints64(v->u.data, n, &w->lz4, &b);
             rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, &b, 1);
         }
         break;
@@ -812,7 +818,7 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
     case UB_SC_FLOAT:
     case UB_SC_DOUBLE:
         if (ub_type_ncomp(t) != 1 || ct == UB_CRATE_TIME_CODE ||
-            n < UB_CRATE_MIN_COMPRESSED_ARRAY || !ub_put_float_array(&b, v))
+            n < UB_CRATE_MIN_COMPRESSED_ARRAY || !ub_put_float_array(&w->lz4, &b, v))
             goto plain;
         rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, &b, 1);
         break;
@@ -1094,11 +1100,11 @@ static bool ub_eq_field(const void *ctx, uint32_t id, const void *key)
     return f->token == k->token && f->rep == k->rep;
 }
 
-static void ub_cw_field(ub_cw *w, const char *name, uint64_t rep)
+static void ub_cw_field_tok(ub_cw *w, uint32_t token, uint64_t rep)
 {
     if (w->failed)
         return;
-    ub_field_rec f = {ub_cw_token(w, name), rep};
+    ub_field_rec f = {token, rep};
     uint64_t h = ub_mix(rep * 31 + f.token);
     ub_slot *sl = ub_tab_find(&w->field_tab, h, ub_eq_field, w, &f);
     if (!sl) {
@@ -1118,11 +1124,24 @@ static void ub_cw_field(ub_cw *w, const char *name, uint64_t rep)
     UB_PUSH(w, w->cur, id);
 }
 
+static void ub_cw_field(ub_cw *w, const char *name, uint64_t rep)
+{
+    ub_cw_field_tok(w, ub_cw_token(w, name), rep);
+}
+
+/* A field named by a string literal: its token is cached by the
+ * literal's address (each spec names a few of them). */
 static void ub_cw_field_c(ub_cw *w, const char *lit, uint64_t rep)
 {
-    const char *name = ub_cw_intern(w, lit, strlen(lit));
-    if (name)
-        ub_cw_field(w, name, rep);
+    size_t h = ((uintptr_t)lit >> 3) % (sizeof w->names / sizeof *w->names);
+    if (w->names[h].lit != lit) {
+        const char *name = ub_cw_intern(w, lit, strlen(lit));
+        if (!name)
+            return;
+        w->names[h].lit = lit;
+        w->names[h].token = ub_cw_token(w, name);
+    }
+    ub_cw_field_tok(w, w->names[h].token, rep);
 }
 
 typedef struct ub_fskey {
@@ -1675,7 +1694,7 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
         if (t.failed)
             w->oom = true;
         else
-            ub_crate_lz4(t.data, t.len, UB_USDC_HC, o);
+            ub_crate_lz4(t.data, t.len, &w->lz4, o);
         uint64_t csize = o->len - at - 8;
         if (!o->failed)
             memcpy(o->data + at, &csize, 8);
@@ -1702,10 +1721,10 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
                 reps[i] = w->fields.v[i].rep;
             }
             ub_w64(o, n);
-            ub_crate_put_ints32(toks, n, UB_USDC_HC, o);
+            ub_crate_put_ints32(toks, n, &w->lz4, o);
             size_t at = o->len;
             ub_w64(o, 0);
-            ub_crate_lz4(reps, n * 8, UB_USDC_HC, o);
+            ub_crate_lz4(reps, n * 8, &w->lz4, o);
             uint64_t csize = o->len - at - 8;
             if (!o->failed)
                 memcpy(o->data + at, &csize, 8);
@@ -1717,7 +1736,7 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
 
     SEC_BEGIN(UB_CRATE_SEC_FIELDSETS);
     ub_w64(o, w->fsets.n);
-    ub_crate_put_ints32(w->fsets.v, w->fsets.n, UB_USDC_HC, o);
+    ub_crate_put_ints32(w->fsets.v, w->fsets.n, &w->lz4, o);
     SEC_END();
 
     SEC_BEGIN(UB_CRATE_SEC_PATHS);
@@ -1733,9 +1752,9 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
         ub_w64(o, total);
         ub_w64(o, n);
         if (!w->oom) {
-            ub_crate_put_ints32(idx, n, UB_USDC_HC, o);
-            ub_crate_put_ints32((uint32_t *)tok, n, UB_USDC_HC, o);
-            ub_crate_put_ints32((uint32_t *)jump, n, UB_USDC_HC, o);
+            ub_crate_put_ints32(idx, n, &w->lz4, o);
+            ub_crate_put_ints32((uint32_t *)tok, n, &w->lz4, o);
+            ub_crate_put_ints32((uint32_t *)jump, n, &w->lz4, o);
         }
         free(idx);
         free(tok);
@@ -1755,13 +1774,13 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
             ub_w64(o, n);
             for (size_t i = 0; i < n; i++)
                 tmp[i] = w->specs.v[i].path;
-            ub_crate_put_ints32(tmp, n, UB_USDC_HC, o);
+            ub_crate_put_ints32(tmp, n, &w->lz4, o);
             for (size_t i = 0; i < n; i++)
                 tmp[i] = w->specs.v[i].fset;
-            ub_crate_put_ints32(tmp, n, UB_USDC_HC, o);
+            ub_crate_put_ints32(tmp, n, &w->lz4, o);
             for (size_t i = 0; i < n; i++)
                 tmp[i] = w->specs.v[i].type;
-            ub_crate_put_ints32(tmp, n, UB_USDC_HC, o);
+            ub_crate_put_ints32(tmp, n, &w->lz4, o);
         }
         free(tmp);
     }
@@ -1790,6 +1809,7 @@ static void ub_cw_free(ub_cw *w)
     free(w->fset_tab.s);
     free(w->specs.v);
     free(w->cur.v);
+    ub_crate_lz4c_free(&w->lz4);
 }
 
 int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
@@ -1803,6 +1823,7 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     w.base = out->len;
     w.version = UB_CRATE_V_PAYLOAD_LISTOP; /* 0.8.0 */
     w.empty_path = UINT32_MAX;
+    ub_crate_lz4c_init(&w.lz4, UB_USDC_HC);
 
     /* the bootstrap, filled in at the end */
     char zero[UB_CRATE_BOOTSTRAP_SIZE] = {0};

@@ -129,7 +129,7 @@ static void test_empty(void)
     ub_crate_code_ints32(NULL, 0, &b);
     CU_ASSERT_EQUAL(b.len, 0u);
     /* size, then the framing of nothing */
-    ub_crate_put_ints32(NULL, 0, 0, &b);
+    ub_crate_put_ints32(NULL, 0, NULL, &b);
     uint64_t size;
     memcpy(&size, b.data, 8);
     CU_ASSERT_EQUAL(size, b.len - 8);
@@ -146,7 +146,10 @@ static void test_lz4_framing(void)
     for (int hc = 0; hc <= 9; hc += 9) {
         ub_buf b;
         ub_buf_init(&b);
-        ub_crate_lz4(src, sizeof src, hc, &b);
+        ub_crate_lz4c c;
+        ub_crate_lz4c_init(&c, hc);
+        ub_crate_lz4(src, sizeof src, &c, &b);
+        ub_crate_lz4c_free(&c);
         CU_ASSERT_FATAL(b.len > 1);
         CU_ASSERT_EQUAL(b.data[0], 0);
         CU_ASSERT(b.len < sizeof src / 4);
@@ -164,7 +167,10 @@ static void test_put_ints(void)
 {
     ub_buf b;
     ub_buf_init(&b);
-    ub_crate_put_ints32((const uint32_t *)ints32, 20, 9, &b);
+    ub_crate_lz4c c;
+    ub_crate_lz4c_init(&c, 9);
+    ub_crate_put_ints32((const uint32_t *)ints32, 20, &c, &b);
+    ub_crate_lz4c_free(&c);
     uint64_t size;
     memcpy(&size, b.data, 8);
     CU_ASSERT_EQUAL(size, b.len - 8);
