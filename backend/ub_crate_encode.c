@@ -59,6 +59,15 @@ static int64_t ub_most_common(const void *v, size_t n, int width, bool *oom)
     return best;
 }
 
+/* The low `bytes` bytes of d, little-endian (two's complement). */
+static char *ub_put_le(char *p, int64_t d, size_t bytes)
+{
+    uint64_t u = (uint64_t)d;
+    for (size_t k = 0; k < bytes; k++)
+        p[k] = (char)(u >> (8 * k));
+    return p + bytes;
+}
+
 static void ub_code_ints(const void *v, size_t n, int width, ub_buf *out)
 {
     if (n == 0)
@@ -73,12 +82,7 @@ static void ub_code_ints(const void *v, size_t n, int width, ub_buf *out)
         return;
     }
     /* The common value is stored at the integers' width. */
-    if (width == 4) {
-        int32_t c32 = (int32_t)common;
-        memcpy(p, &c32, 4);
-    } else {
-        memcpy(p, &common, 8);
-    }
+    ub_put_le(p, common, (size_t)width);
     unsigned char *codes = (unsigned char *)p + width;
     memset(codes, 0, ncodes);
     char *ints = (char *)codes + ncodes;
@@ -91,42 +95,14 @@ static void ub_code_ints(const void *v, size_t n, int width, ub_buf *out)
         int64_t cur = ub_int_at(v, i, width);
         int64_t d = ub_int_diff(cur, prev, width);
         prev = cur;
-        unsigned code;
-        if (d == common) {
-            code = 0;
-        } else if (d >= -small - 1 && d <= small) {
-            code = 1;
-            if (width == 4) {
-                int8_t x = (int8_t)d;
-                memcpy(ints, &x, 1);
-                ints += 1;
-            } else {
-                int16_t x = (int16_t)d;
-                memcpy(ints, &x, 2);
-                ints += 2;
-            }
-        } else if (d >= -medium - 1 && d <= medium) {
-            code = 2;
-            if (width == 4) {
-                int16_t x = (int16_t)d;
-                memcpy(ints, &x, 2);
-                ints += 2;
-            } else {
-                int32_t x = (int32_t)d;
-                memcpy(ints, &x, 4);
-                ints += 4;
-            }
-        } else {
-            code = 3;
-            if (width == 4) {
-                int32_t x = (int32_t)d;
-                memcpy(ints, &x, 4);
-                ints += 4;
-            } else {
-                memcpy(ints, &d, 8);
-                ints += 8;
-            }
-        }
+        /* the code is the difference's width: 1, 2 or 3 for 1/2/4 bytes
+         * (32-bit input) or 2/4/8 bytes (64-bit input) */
+        unsigned code = d == common                          ? 0
+                        : d >= -small - 1 && d <= small      ? 1
+                        : d >= -medium - 1 && d <= medium    ? 2
+                                                             : 3;
+        if (code)
+            ints = ub_put_le(ints, d, (size_t)(width / 4) << (code - 1));
         codes[i / 4] |= (unsigned char)(code << (2 * (i % 4)));
     }
     out->len = (size_t)(ints - out->data);

@@ -132,12 +132,10 @@ static int ub_cat_run(int argc, char **argv)
                                           argv[i]);
             out = v;
         } else if (!options_done &&
-                   ((r = ub_cli_opt_value(argc, argv, &i, "-f", &v)) != 0 ||
-                    (r = ub_cli_opt_value(argc, argv, &i, "--format", &v)) !=
-                        0)) {
-            if (r < 0 || (format = ub_cli_format_named(v)) == UB_FMT_NONE)
-                return ub_cli_usage_error("cat",
-                                          "--format takes usda, usdc or usdb");
+                   (r = ub_cli_opt_format(argc, argv, &i, "cat", &format)) !=
+                       0) {
+            if (r < 0)
+                return UB_EXIT_USAGE;
         } else if (!options_done && argv[i][0] == '-' && argv[i][1]) {
             return ub_cli_usage_error("cat", "unknown option '%s'", argv[i]);
         } else {

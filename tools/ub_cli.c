@@ -211,6 +211,22 @@ ub_out_format ub_cli_format_named(const char *name)
     return UB_FMT_NONE;
 }
 
+int ub_cli_opt_format(int argc, char **argv, int *i, const char *cmd,
+                      ub_out_format *fmt)
+{
+    const char *v;
+    int r = ub_cli_opt_value(argc, argv, i, "-f", &v);
+    if (r == 0)
+        r = ub_cli_opt_value(argc, argv, i, "--format", &v);
+    if (r == 0)
+        return 0;
+    if (r < 0 || (*fmt = ub_cli_format_named(v)) == UB_FMT_NONE) {
+        ub_cli_usage_error(cmd, "--format takes usda, usdc or usdb");
+        return -1;
+    }
+    return 1;
+}
+
 ub_out_format ub_cli_format_of_path(const char *path)
 {
     const char *dot = path ? strrchr(path, '.') : NULL;

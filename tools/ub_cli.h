@@ -91,6 +91,11 @@ typedef enum ub_out_format {
 /* The format named by a --format value ("usda", "usdc", "usdb"), or
  * UB_FMT_NONE. */
 ub_out_format ub_cli_format_named(const char *name);
+/* Whether argv[*i] is -f/--format FMT: 1 (and *fmt set, *i advanced) when
+ * it is, 0 when it is another argument, -1 after a usage error of cmd was
+ * printed (a missing or unknown format). */
+int ub_cli_opt_format(int argc, char **argv, int *i, const char *cmd,
+                      ub_out_format *fmt);
 /* The format an output file's extension asks for: .usda text, .usdc and
  * .usd crate (OpenUSD's default for .usd), .usdb usdbake's binary;
  * UB_FMT_NONE for anything else (and for "-" or NULL). */
