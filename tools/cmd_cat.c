@@ -86,31 +86,6 @@ static int ub_cat_one(ub_session *ss, const char *input, ub_buf *text,
     return r != 0 ? -1 : 0;
 }
 
-/* One input to a binary format: read whole, then encoded. */
-static int ub_cat_binary(const char *input, const char *out,
-                         ub_out_format format)
-{
-    ub_session ss;
-    if (ub_session_open(&ss, NULL, 0) != 0)
-        return UB_EXIT_INPUT;
-    ub_buf bytes;
-    ub_buf_init(&bytes);
-    ub_layer *layer =
-        ub_loader_open(ss.loader, input, NULL, (ub_loc){NULL, 0, 0});
-    int status = layer && ub_cli_write_layer(layer, format,
-                                             UB_USDB_LEVEL_DEFAULT, &bytes,
-                                             ss.diags) == 0
-                     ? UB_EXIT_OK
-                     : UB_EXIT_INPUT;
-    ub_cli_print_diags(ss.diags);
-    if (status == UB_EXIT_OK &&
-        ub_cli_write_output(out, bytes.data, bytes.len) != 0)
-        status = UB_EXIT_INPUT;
-    ub_buf_free(&bytes);
-    ub_session_close(&ss);
-    return status;
-}
-
 static int ub_cat_run(int argc, char **argv)
 {
     const char *out = NULL;
@@ -159,7 +134,8 @@ static int ub_cat_run(int argc, char **argv)
             return ub_cli_usage_error("cat",
                                       "not writing binary output to a "
                                       "terminal; use -o FILE");
-        return ub_cat_binary(inputs[0], out, format);
+        return ub_cli_convert(inputs[0], out, format,
+                              UB_USDB_LEVEL_DEFAULT);
     }
 
     ub_session ss;

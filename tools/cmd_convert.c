@@ -6,7 +6,6 @@
 
 #include "ub_cli.h"
 #include "ub_loader.h"
-#include "ub_progress.h"
 #include "ub_usdb_write.h"
 
 static void ub_convert_usage(void)
@@ -99,37 +98,7 @@ static int ub_convert_run(int argc, char **argv)
                                   "not writing binary output to a terminal; "
                                   "use -o FILE");
 
-    ub_session ss;
-    ub_buf bytes;
-    ub_buf_init(&bytes);
-    int status = UB_EXIT_OK;
-    if (ub_session_open(&ss, NULL, 0) != 0) {
-        status = UB_EXIT_INPUT;
-    } else {
-        ub_progress prog;
-        ub_progress_start(&prog, "reading", ub_cli_file_size(input));
-        ub_loader_set_progress(ss.loader, ub_progress_loader_hook, &prog);
-        ub_layer *layer =
-            ub_loader_open(ss.loader, input, NULL, (ub_loc){NULL, 0, 0});
-        ub_progress_end(&prog);
-        int rc = -1;
-        if (layer)
-            rc = ub_cli_write_layer(layer, format, level, &bytes, ss.diags);
-        if (!layer || rc != 0)
-            status = UB_EXIT_INPUT;
-    }
-    if (ss.diags)
-        ub_cli_print_diags(ss.diags);
-    if (status == UB_EXIT_OK && bytes.failed) {
-        fprintf(stderr, "usdbake: error: out of memory\n");
-        status = UB_EXIT_INPUT;
-    }
-    if (status == UB_EXIT_OK &&
-        ub_cli_write_output(out, bytes.data, bytes.len) != 0)
-        status = UB_EXIT_INPUT;
-    ub_buf_free(&bytes);
-    ub_session_close(&ss);
-    return status;
+    return ub_cli_convert(input, out, format, level);
 }
 
 const ub_command ub_cmd_convert = {

@@ -105,6 +105,11 @@ ub_out_format ub_cli_format_of_path(const char *path);
  * diags or "out of memory" was printed. */
 int ub_cli_write_layer(const ub_layer *layer, ub_out_format fmt, int level,
                        ub_buf *out, ub_diags *diags);
+/* Read input whole (with a progress bar when that takes long) and write
+ * it to out in format: convert, and cat to a binary.  Prints diagnostics;
+ * returns the exit status. */
+int ub_cli_convert(const char *input, const char *out, ub_out_format format,
+                   int level);
 /* Whether binary output would go to a terminal (refused: use -o). */
 bool ub_cli_binary_to_tty(ub_out_format fmt, const char *out);
 
