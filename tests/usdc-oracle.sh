@@ -1,7 +1,7 @@
 #!/bin/sh
 # Judge usdbake's crate (.usdc) output by OpenUSD itself: for every good
 # layer of the conformance corpus (roots of runs whose `cat` is ok, and
-# every expected.*.usda), `usdcat` of usdbake's .usdc must print exactly
+# every expected.*.usda) and of tests/fixtures, `usdcat` of usdbake's .usdc must print exactly
 # what `usdcat` of the layer prints.  Also totals the sizes of usdbake's
 # .usdc files and of the ones `usdcat in -o out.usdc` writes.
 #
@@ -28,6 +28,7 @@ trap 'rm -rf "$tmp"' EXIT INT TERM
         [ -n "$root" ] && echo "$d/$root"
     done
     find "$corpus" -name 'expected.*.usda' | sort
+    find "$(dirname "$0")/fixtures" -name '*.usda' | sort
 } > "$tmp/inputs"
 
 n=0 same=0 diff=0 model=0 refused=0 unread=0 oracle_fail=0 mine_total=0 ref_total=0
