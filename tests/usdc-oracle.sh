@@ -1,7 +1,8 @@
 #!/bin/sh
 # Judge usdbake's crate (.usdc) output by OpenUSD itself: for every good
 # layer of the conformance corpus (roots of runs whose `cat` is ok, and
-# every expected.*.usda) and of tests/fixtures, `usdcat` of usdbake's .usdc must print exactly
+# every expected.*.usda) and of tests/fixtures, `usdcat` of usdbake's
+# .usdc must print exactly
 # what `usdcat` of the layer prints.  Also totals the sizes of usdbake's
 # .usdc files and of the ones `usdcat in -o out.usdc` writes.
 #
@@ -12,7 +13,7 @@
 # Prints one line per difference and a summary; exits 1 when any layer
 # differs or fails to write.
 set -u
-: "${USDCAT:?set USDCAT to OpenUSD's usdcat}"
+: "${USDCAT:?set USDCAT to the usdcat of OpenUSD}"
 usdbake=${1:-./usdbake}
 corpus=${2:-${UB_CONFORMANCE_DIR:-$(dirname "$0")/../../shared/conformance}}
 [ -d "$corpus" ] || { echo "usdc-oracle: no corpus at $corpus" >&2; exit 2; }
@@ -67,10 +68,35 @@ while IFS= read -r in; do
     fi
 done < "$tmp/inputs"
 
+# usdbake's own flattening written straight to crate (composed layers the
+# text reader never builds): usdcat of `flatten -o x.usdc` must print what
+# usdcat of `flatten -o x.usda` prints.
+fn=0 fsame=0
+for c in "$corpus"/*/*/CASE; do
+    d=$(dirname "$c")
+    root=$(sed -n 's/^root: //p' "$c")
+    for mode in "" --layer-stack; do
+        "$usdbake" flatten $mode "$d/$root" -o "$tmp/f.usda" 2>/dev/null ||
+            continue
+        fn=$((fn + 1))
+        if "$usdbake" flatten $mode "$d/$root" -o "$tmp/f.usdc" 2>/dev/null &&
+            "$USDCAT" "$tmp/f.usda" > "$tmp/a.txt" 2>/dev/null &&
+            "$USDCAT" "$tmp/f.usdc" > "$tmp/b.txt" 2>/dev/null &&
+            cmp -s "$tmp/a.txt" "$tmp/b.txt"; then
+            fsame=$((fsame + 1))
+        else
+            diff=$((diff + 1))
+            echo "DIFFERS flatten $mode $d/$root"
+        fi
+    done
+done
+
 echo "usdc-oracle: $n layers: $same identical through usdcat, $diff differ," \
      "$model differ because usdbake reads the input differently already," \
      "$refused refused by the writer, $unread not readable by usdbake," \
      "$oracle_fail not readable by usdcat"
+echo "usdc-oracle: flatten: $fsame of $fn flattened stages identical through" \
+     "usdcat as usdc and as usda"
 echo "usdc-oracle: sizes: usdbake $mine_total bytes, OpenUSD $ref_total bytes" \
      "(the $((same + diff + model)) layers both wrote)"
 [ "$diff" -eq 0 ] && [ "$refused" -eq 0 ]
