@@ -1673,6 +1673,39 @@ static int ub_cmp_spec(const void *a, const void *b)
     return x->seq < y->seq ? -1 : x->seq > y->seq;
 }
 
+/* Lay the field sets out again in the order the (sorted) specs use them
+ * first. */
+static void ub_cw_renumber_fsets(ub_cw *w)
+{
+    size_t n = w->fsets.n;
+    uint32_t *to = malloc((n ? n : 1) * sizeof *to);
+    uint32_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (!to || !v) {
+        w->oom = true;
+        free(to);
+        free(v);
+        return;
+    }
+    memset(to, 0xff, (n ? n : 1) * sizeof *to);
+    size_t k = 0;
+    for (size_t i = 0; i < w->specs.n; i++) {
+        uint32_t old = w->specs.v[i].fset;
+        if (to[old] == UINT32_MAX) {
+            to[old] = (uint32_t)k;
+            size_t j = old;
+            do
+                v[k++] = w->fsets.v[j];
+            while (w->fsets.v[j++] != UINT32_MAX);
+        }
+        w->specs.v[i].fset = to[old];
+    }
+    free(to);
+    free(w->fsets.v);
+    w->fsets.v = v;
+    w->fsets.n = k;
+    w->fsets.cap = n ? n : 1;
+}
+
 static void ub_cw_sections(ub_cw *w, ub_section *sec)
 {
     ub_buf *o = w->out;
@@ -1734,6 +1767,12 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
     }
     SEC_END();
 
+    /* field sets renumbered in the specs' order: like specs next to each
+     * other then have like field set indices */
+    if (w->specs.n)
+        qsort(w->specs.v, w->specs.n, sizeof *w->specs.v, ub_cmp_spec);
+    ub_cw_renumber_fsets(w);
+
     SEC_BEGIN(UB_CRATE_SEC_FIELDSETS);
     ub_w64(o, w->fsets.n);
     ub_crate_put_ints32(w->fsets.v, w->fsets.n, &w->lz4, o);
@@ -1765,8 +1804,6 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
     SEC_BEGIN(UB_CRATE_SEC_SPECS);
     {
         size_t n = w->specs.n;
-        if (n)
-            qsort(w->specs.v, n, sizeof *w->specs.v, ub_cmp_spec);
         uint32_t *tmp = malloc((n ? n : 1) * 4);
         if (!tmp) {
             w->oom = true;
