@@ -148,7 +148,7 @@ static int ub_lz4_block(const char *src, size_t n, char *dst,
     return LZ4_compress_default(src, dst, (int)n, bound);
 }
 
-void ub_crate_lz4(const void *src, size_t n, ub_crate_lz4c *c, ub_buf *out)
+void ub_crate_lz4_compress(const void *src, size_t n, ub_crate_lz4c *c, ub_buf *out)
 {
     const char *s = src;
     if (n <= UB_CRATE_LZ4_CHUNK) {
@@ -201,7 +201,7 @@ static void ub_put_ints(const void *v, size_t n, int width, ub_crate_lz4c *c,
     if (coded->failed) {
         out->failed = true;
     } else if (!out->failed) {
-        ub_crate_lz4(coded->data, coded->len, c, out);
+        ub_crate_lz4_compress(coded->data, coded->len, c, out);
         size = out->len - at - 8;
         if (!out->failed)
             memcpy(out->data + at, &size, 8);

@@ -1727,7 +1727,7 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
         if (t.failed)
             w->oom = true;
         else
-            ub_crate_lz4(t.data, t.len, &w->lz4, o);
+            ub_crate_lz4_compress(t.data, t.len, &w->lz4, o);
         uint64_t csize = o->len - at - 8;
         if (!o->failed)
             memcpy(o->data + at, &csize, 8);
@@ -1757,7 +1757,7 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
             ub_crate_put_ints32(toks, n, &w->lz4, o);
             size_t at = o->len;
             ub_w64(o, 0);
-            ub_crate_lz4(reps, n * 8, &w->lz4, o);
+            ub_crate_lz4_compress(reps, n * 8, &w->lz4, o);
             uint64_t csize = o->len - at - 8;
             if (!o->failed)
                 memcpy(o->data + at, &csize, 8);
