@@ -148,7 +148,8 @@ static int ub_lz4_block(const char *src, size_t n, char *dst,
     return LZ4_compress_default(src, dst, (int)n, bound);
 }
 
-void ub_crate_lz4_compress(const void *src, size_t n, ub_crate_lz4c *c, ub_buf *out)
+void ub_crate_lz4_compress(const void *src, size_t n, ub_crate_lz4c *c,
+                           ub_buf *out)
 {
     const char *s = src;
     if (n <= UB_CRATE_LZ4_CHUNK) {

@@ -40,7 +40,8 @@ void ub_crate_lz4c_free(ub_crate_lz4c *c);
 /* Append n bytes compressed with LZ4 in OpenUSD's framing: a first byte 0
  * and one LZ4 block when n fits one chunk, else the number of chunks and
  * each chunk as an int32 size and its block.  c NULL: fast mode. */
-void ub_crate_lz4_compress(const void *src, size_t n, ub_crate_lz4c *c, ub_buf *out);
+void ub_crate_lz4_compress(const void *src, size_t n, ub_crate_lz4c *c,
+                           ub_buf *out);
 
 /* Integer coding then LZ4, preceded by the compressed size as a uint64:
  * what crate stores for a compressed integer array and for the integer
