@@ -1,5 +1,6 @@
 #include "ub_loader.h"
 
+#include "ub_crate.h"
 #include "ub_parse.h"
 #include "ub_usdb.h"
 
@@ -423,26 +424,12 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
         return NULL;
     if (ub_file_load(resolved, &e->file, ld->diags, named_at) != 0)
         return NULL;
-    /* Sniffed by content, not by name: a .usd may be text or crate. */
-    if (e->file.len >= 8 && memcmp(e->file.data, "PXR-USDC", 8) == 0) {
-        /* Point at where the layer was named, when it was named in a
-         * layer; otherwise at the file itself. */
-        bool named = named_at.file && named_at.line;
-        ub_diag *d = ub_diag_add(
-            ld->diags, UB_ERROR, named ? named_at : (ub_loc){resolved, 0, 0},
-            "usdc-input", named && anchor ? anchor->source : NULL,
-            named && anchor ? anchor->source_len : 0,
-            "'%s' is a usdc (crate) binary file: usdc input is not "
-            "supported yet",
-            resolved);
-        ub_diag_set_hint(ld->diags, d,
-                         "convert it to text first: usdcat -o x.usda %s",
-                         resolved);
-        return NULL;
-    }
-    /* usdbake binary (.usdb), also sniffed by content (owned by the
-     * binary-format module, runtime/ub_usdb.h). */
-    if (ub_usdb_sniff(e->file.data, e->file.len)) {
+    /* Sniffed by content, never by name: a .usd may be text or crate. */
+    if (ub_crate_sniff(e->file.data, e->file.len)) {
+        e->layer = ub_crate_read(e->file.data, e->file.len, resolved,
+                                 ld->strtab, ld->diags);
+    } else if (ub_usdb_sniff(e->file.data, e->file.len)) {
+        /* usdbake binary (.usdb), owned by runtime/ub_usdb.h */
         e->layer = ub_usdb_load(ld->strtab, resolved, e->file.data, e->file.len,
                                 ld->diags);
     } else {

@@ -1419,31 +1419,6 @@ static ub_value ub_vb_finish(ub_pctx *c, ub_tokloc l)
 
 /* --- type names ------------------------------------------------------------- */
 
-/* Type names OpenUSD still reads from old files.  Most map to today's
- * name; a few (Transform, PointIndex, ...) keep their name because no
- * current type has their role, but store as the type given here. */
-static const struct {
-    const char *name;
-    ub_type_id id;
-    bool keep_name;
-} ub_legacy_types[] = {
-    {"Vec2i", UB_TY_INT2, 0},       {"Vec2h", UB_TY_HALF2, 0},
-    {"Vec2f", UB_TY_FLOAT2, 0},     {"Vec2d", UB_TY_DOUBLE2, 0},
-    {"Vec3i", UB_TY_INT3, 0},       {"Vec3h", UB_TY_HALF3, 0},
-    {"Vec3f", UB_TY_FLOAT3, 0},     {"Vec3d", UB_TY_DOUBLE3, 0},
-    {"Vec4i", UB_TY_INT4, 0},       {"Vec4h", UB_TY_HALF4, 0},
-    {"Vec4f", UB_TY_FLOAT4, 0},     {"Vec4d", UB_TY_DOUBLE4, 0},
-    {"Point", UB_TY_POINT3D, 0},    {"PointFloat", UB_TY_POINT3F, 0},
-    {"Normal", UB_TY_NORMAL3D, 0},  {"NormalFloat", UB_TY_NORMAL3F, 0},
-    {"Vector", UB_TY_VECTOR3D, 0},  {"VectorFloat", UB_TY_VECTOR3F, 0},
-    {"Color", UB_TY_COLOR3D, 0},    {"ColorFloat", UB_TY_COLOR3F, 0},
-    {"Quath", UB_TY_QUATH, 0},      {"Quatf", UB_TY_QUATF, 0},
-    {"Quatd", UB_TY_QUATD, 0},      {"Matrix2d", UB_TY_MATRIX2D, 0},
-    {"Matrix3d", UB_TY_MATRIX3D, 0}, {"Matrix4d", UB_TY_MATRIX4D, 0},
-    {"Frame", UB_TY_FRAME4D, 0},    {"Transform", UB_TY_MATRIX4D, 1},
-    {"PointIndex", UB_TY_INT, 1},   {"EdgeIndex", UB_TY_INT, 1},
-    {"FaceIndex", UB_TY_INT, 1},
-};
 
 /* The value type called `name`, and the name to store for it; NULL when
  * unknown (the name is then kept as authored). */
@@ -1476,16 +1451,10 @@ static const ub_type *ub_lookup_type_slow(ub_pctx *c, const char *name,
         return NULL;
     if (t)
         return t;
-    for (size_t i = 0; i < sizeof ub_legacy_types / sizeof *ub_legacy_types;
-         i++) {
-        if (strcmp(ub_legacy_types[i].name, name) == 0) {
-            t = ub_type_get(ub_legacy_types[i].id);
-            if (!ub_legacy_types[i].keep_name)
-                *stored = ub_in(c, t->name, strlen(t->name));
-            return t;
-        }
-    }
-    return NULL;
+    bool keep;
+    if ((t = ub_type_by_legacy_name(name, &keep)) && !keep)
+        *stored = ub_in(c, t->name, strlen(t->name));
+    return t;
 }
 
 /* --- metadata fields ---------------------------------------------------------- */

@@ -1,0 +1,38 @@
+/*
+ * ub_crate — the reader of OpenUSD's binary crate layers (.usdc, and .usd
+ * files that are crate), every version OpenUSD 24.08 reads (0.0.1 to
+ * 0.11.0).  Links with libusdbake-runtime alone.
+ *
+ * A crate file is read into the same ub_layer the usda parser builds:
+ * field keys in their text-format spellings, list ops, references,
+ * relocates and sublayers in the shapes ub_layer.h documents, values
+ * typed as the attribute declares them.  So every pass and writer works on
+ * it unchanged, and `usdbake cat x.usdc` prints what `usdcat x.usdc` does.
+ *
+ * Damaged files (truncated, an offset or count outside the file, a
+ * section that decompresses to the wrong size, an index out of range, a
+ * value that contains itself) give an error naming the file and the
+ * section or spec path, never a crash or an allocation the file's size
+ * does not justify.  See doc/usdc.md, "Reading".
+ */
+#ifndef UB_CRATE_H
+#define UB_CRATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ub_diag.h"
+#include "ub_intern.h"
+#include "ub_layer.h"
+
+/* Whether data begins with the crate identifier "PXR-USDC". */
+bool ub_crate_sniff(const void *data, size_t len);
+
+/* The layer in data[0..len) (not kept: the layer copies what it needs),
+ * named `path` in messages and as its layer path; strings are interned in
+ * t.  NULL after appending an error to diags. */
+ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
+                        ub_strtab *t, ub_diags *diags);
+
+#endif

@@ -1,0 +1,2078 @@
+/*
+ * The crate reader: structural sections first (tokens, strings, fields,
+ * field sets, paths, specs), then the spec tree walked from the pseudo-root
+ * through each spec's child lists into a ub_layer, decoding each field's
+ * value as it is placed.  doc/usdc.md ("Reading") describes the format.
+ */
+#include "ub_crate.h"
+
+#include "ub_crate_codec.h"
+#include "ub_crate_format.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NONE UINT32_MAX
+#define CR_MAX_DEPTH 1000     /* namespace levels */
+#define CR_MAX_NEST 64        /* values inside values */
+#define CR_MAX_PATH 65536     /* bytes of one path's text */
+
+enum { PK_ROOT = 1, PK_CHILD, PK_PROP, PK_VARIANT, PK_OTHER };
+
+typedef struct cr_path {
+    uint32_t parent;
+    const char *elem; /* interned element token */
+    uint8_t kind;     /* 0: not set (the empty path) */
+} cr_path;
+
+typedef struct cr_field {
+    uint32_t tok;
+    uint64_t rep;
+} cr_field;
+
+typedef struct cr_spec {
+    uint32_t path, fset, type;
+} cr_spec;
+
+/* Field names the reader acts on, interned once per file. */
+enum {
+    K_TYPENAME, K_SPECIFIER, K_PRIMCHILDREN, K_PROPERTIES,
+    K_VARIANTSETCHILDREN, K_VARIANTCHILDREN, K_TARGETCHILDREN,
+    K_CONNECTIONCHILDREN, K_VARIABILITY, K_CUSTOM, K_DEFAULT, K_TIMESAMPLES,
+    K_CONNECTIONPATHS, K_TARGETPATHS, K_PRIMORDER, K_PROPERTYORDER,
+    K_SUBLAYERS, K_SUBLAYEROFFSETS,
+    /* renamed to their text-format keys (cr_text_key) */
+    K_DOCUMENTATION, K_VARIANTSETNAMES, K_VARIANTSELECTION, K_INHERITPATHS,
+    K_LAYERRELOCATES,
+    K_COUNT
+};
+static const char *const cr_key_names[K_COUNT] = {
+    "typeName", "specifier", "primChildren", "properties",
+    "variantSetChildren", "variantChildren", "targetChildren",
+    "connectionChildren", "variability", "custom", "default", "timeSamples",
+    "connectionPaths", "targetPaths", "primOrder", "propertyOrder",
+    "subLayers", "subLayerOffsets",
+    "documentation", "variantSetNames", "variantSelection", "inheritPaths",
+    "layerRelocates",
+};
+static const char *const cr_text_names[] = {
+    "doc", "variantSets", "variants", "inherits", "relocates",
+};
+
+typedef struct crate {
+    const unsigned char *d;
+    size_t len;
+    const char *name;
+    uint32_t ver;
+    ub_strtab *t;
+    ub_diags *diags;
+    bool failed;
+    /* where we are, formatted only for an error: "section TOKENS", "spec
+     * </A.b> field 'default'", or a fixed place ("bootstrap header") */
+    const char *w_place, *w_path, *w_field;
+    const unsigned char *toc;
+    uint64_t nsec;
+    const char **tok;
+    uint64_t ntok;
+    uint32_t *str;
+    uint64_t nstr;
+    cr_field *fld;
+    uint64_t nfld;
+    uint32_t *fset;
+    uint64_t nfset;
+    cr_path *path;
+    const char **ptext;
+    uint64_t npath;
+    cr_spec *spec;
+    uint64_t nspec;
+    uint32_t *spec_of;  /* per path: its spec, or NONE */
+    uint32_t *child;    /* hash of (parent, elem, is-prop) -> path + 1 */
+    size_t child_cap;
+    char *buf;          /* scratch for path text */
+    size_t buf_cap;
+    ub_layer *L;
+    ub_arena *a;
+    uint64_t budget;    /* values still allowed to be decoded */
+    ub_loc loc;         /* of what is being built: "file:<spec path>" */
+    const char *key[K_COUNT];   /* cr_key_names, interned */
+    const char *text_key[K_COUNT - K_DOCUMENTATION]; /* cr_text_names */
+} crate;
+
+/* --- errors ------------------------------------------------------------ */
+
+static void cr_err(crate *c, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void cr_err(crate *c, const char *fmt, ...)
+{
+    if (c->failed)
+        return;
+    c->failed = true;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    char where[256];
+    if (c->w_field)
+        snprintf(where, sizeof where, "%s <%s> field '%s'", c->w_place,
+                 c->w_path, c->w_field);
+    else if (c->w_path)
+        snprintf(where, sizeof where, "%s %s", c->w_place, c->w_path);
+    else
+        snprintf(where, sizeof where, "%s", c->w_place);
+    ub_diag *d = ub_diag_add(c->diags, UB_ERROR, (ub_loc){c->name, 0, 0},
+                             "usdc-damaged", NULL, 0,
+                             "damaged usdc (crate) file: %s: %s", where, msg);
+    ub_diag_set_hint(c->diags, d,
+                     "the file was truncated or altered after OpenUSD "
+                     "wrote it; write it again from its source");
+}
+
+static void cr_where(crate *c, const char *place, const char *path,
+                     const char *field)
+{
+    c->w_place = place;
+    c->w_path = path;
+    c->w_field = field;
+}
+
+static void *cr_oom(crate *c)
+{
+    if (!c->failed) {
+        c->failed = true;
+        ub_diag_add(c->diags, UB_ERROR, (ub_loc){c->name, 0, 0}, NULL, NULL,
+                    0, "out of memory reading '%s'", c->name);
+    }
+    return NULL;
+}
+
+/* --- a bounded cursor -------------------------------------------------- */
+
+typedef struct cur {
+    const unsigned char *p, *end;
+    crate *c;
+} cur;
+
+static bool cur_need(cur *k, uint64_t n, const char *what)
+{
+    if (k->c->failed)
+        return false;
+    if (k->p > k->end || (uint64_t)(k->end - k->p) < n) {
+        cr_err(k->c, "%s runs past the end of %s", what,
+               k->end == k->c->d + k->c->len ? "the file" : "its section");
+        return false;
+    }
+    return true;
+}
+
+static uint64_t rd_u64(cur *k, const char *what)
+{
+    uint64_t x = 0;
+    if (cur_need(k, 8, what)) {
+        memcpy(&x, k->p, 8);
+        k->p += 8;
+    }
+    return x;
+}
+
+static uint32_t rd_u32(cur *k, const char *what)
+{
+    uint32_t x = 0;
+    if (cur_need(k, 4, what)) {
+        memcpy(&x, k->p, 4);
+        k->p += 4;
+    }
+    return x;
+}
+
+static uint8_t rd_u8(cur *k, const char *what)
+{
+    uint8_t x = 0;
+    if (cur_need(k, 1, what))
+        x = *k->p++;
+    return x;
+}
+
+static double rd_f64(cur *k, const char *what)
+{
+    double x = 0;
+    if (cur_need(k, 8, what)) {
+        memcpy(&x, k->p, 8);
+        k->p += 8;
+    }
+    return x;
+}
+
+/* A cursor at file offset off, up to the end of the file. */
+static bool cur_at(crate *c, uint64_t off, cur *k)
+{
+    k->c = c;
+    k->end = c->d + c->len;
+    if (off > c->len) {
+        cr_err(c, "offset %llu is outside the file (%zu bytes)",
+               (unsigned long long)off, c->len);
+        k->p = k->end;
+        return false;
+    }
+    k->p = c->d + off;
+    return true;
+}
+
+/* Follow a stored relative jump (int64 from where it is stored). */
+static bool cur_jump(cur *k)
+{
+    const unsigned char *at = k->p;
+    uint64_t off = rd_u64(k, "a value offset");
+    if (k->c->failed)
+        return false;
+    int64_t rel = (int64_t)off;
+    int64_t pos = (int64_t)(at - k->c->d) + rel;
+    if (pos < 0 || (uint64_t)pos > k->c->len) {
+        cr_err(k->c, "value offset %lld points outside the file",
+               (long long)rel);
+        return false;
+    }
+    k->p = k->c->d + pos;
+    return true;
+}
+
+/* A count read at k, checked against the bytes left for items of at
+ * least `each` bytes. */
+static uint64_t rd_count(cur *k, uint64_t each, const char *what)
+{
+    uint64_t n = rd_u64(k, what);
+    if (k->c->failed)
+        return 0;
+    uint64_t left = (uint64_t)(k->end - k->p);
+    if (each && n > left / each) {
+        cr_err(k->c, "%s claims %llu items, more than the %llu bytes left "
+               "can hold", what, (unsigned long long)n,
+               (unsigned long long)left);
+        return 0;
+    }
+    return n;
+}
+
+/* count compressed ints (uint64 size, then the bytes) of width 4 or 8. */
+static void *rd_ints(cur *k, uint64_t count, unsigned width, const char *what)
+{
+    crate *c = k->c;
+    uint64_t n = rd_u64(k, what);
+    if (!cur_need(k, n, what))
+        return NULL;
+    if (!ub_crate_ints_plausible(n, count, width) ||
+        count > SIZE_MAX / 8) {
+        cr_err(c, "%s: %llu integers cannot come from %llu compressed bytes",
+               what, (unsigned long long)count, (unsigned long long)n);
+        return NULL;
+    }
+    void *out = malloc(count ? count * width : 1);
+    if (!out)
+        return cr_oom(c);
+    const char *why = NULL;
+    if (ub_crate_ints(k->p, n, count, width, out, &why) != 0) {
+        cr_err(c, "%s: %s", what, why);
+        free(out);
+        return NULL;
+    }
+    k->p += n;
+    return out;
+}
+
+/* --- indices ----------------------------------------------------------- */
+
+static const char *cr_tok(crate *c, uint64_t i)
+{
+    if (i >= c->ntok) {
+        cr_err(c, "token index %llu out of range (%llu tokens)",
+               (unsigned long long)i, (unsigned long long)c->ntok);
+        return "";
+    }
+    return c->tok[i];
+}
+
+static const char *cr_str(crate *c, uint64_t i)
+{
+    if (i >= c->nstr) {
+        cr_err(c, "string index %llu out of range (%llu strings)",
+               (unsigned long long)i, (unsigned long long)c->nstr);
+        return "";
+    }
+    return cr_tok(c, c->str[i]);
+}
+
+/* The text of path i ("" for an index no path was given, as OpenUSD's
+ * empty path), interned. */
+static const char *cr_path_text(crate *c, uint64_t i)
+{
+    if (i >= c->npath) {
+        cr_err(c, "path index %llu out of range (%llu paths)",
+               (unsigned long long)i, (unsigned long long)c->npath);
+        return "";
+    }
+    if (c->ptext[i])
+        return c->ptext[i];
+    if (!c->path[i].kind)
+        return c->ptext[i] = ub_intern(c->t, "", 0);
+    uint32_t chain[CR_MAX_DEPTH];
+    uint32_t n = 0;
+    for (uint32_t j = (uint32_t)i; c->path[j].kind != PK_ROOT;
+         j = c->path[j].parent) {
+        if (n == CR_MAX_DEPTH) {
+            cr_err(c, "a path is nested deeper than %d levels",
+                   CR_MAX_DEPTH);
+            return "";
+        }
+        chain[n++] = j;
+    }
+    size_t len = 1;
+    for (uint32_t k = 0; k < n; k++)
+        len += ub_str_len(c->path[chain[k]].elem) + 1;
+    if (len > CR_MAX_PATH) {
+        cr_err(c, "a path is longer than %d bytes", CR_MAX_PATH);
+        return "";
+    }
+    if (len + 1 > c->buf_cap) {
+        char *b = realloc(c->buf, len + 1);
+        if (!b) {
+            cr_oom(c);
+            return "";
+        }
+        c->buf = b;
+        c->buf_cap = len + 1;
+    }
+    char *b = c->buf;
+    size_t w = 0;
+    b[w++] = '/';
+    while (n--) {
+        const cr_path *p = &c->path[chain[n]];
+        size_t el = ub_str_len(p->elem);
+        if (p->kind == PK_PROP)
+            b[w++] = '.';
+        else if (p->kind == PK_CHILD && w > 1 && b[w - 1] != '}')
+            b[w++] = '/';
+        memcpy(b + w, p->elem, el);
+        w += el;
+    }
+    const char *s = ub_intern(c->t, b, w);
+    if (!s) {
+        cr_oom(c);
+        return "";
+    }
+    return c->ptext[i] = s;
+}
+
+/* --- structural sections ----------------------------------------------- */
+
+/* A cursor over section `name`; false (no error) when there is none. */
+static bool cr_section(crate *c, const char *name, cur *k)
+{
+    for (uint64_t i = 0; i < c->nsec; i++) {
+        const unsigned char *e = c->toc + i * UB_CRATE_SECTION_ENTRY_SIZE;
+        if (strncmp((const char *)e, name, UB_CRATE_SECTION_NAME_LEN) != 0)
+            continue;
+        int64_t start, size;
+        memcpy(&start, e + 16, 8);
+        memcpy(&size, e + 24, 8);
+        cr_where(c, "section", name, NULL);
+        if (start < 0 || size < 0 || (uint64_t)start > c->len ||
+            (uint64_t)size > c->len - (uint64_t)start) {
+            cr_err(c, "the section (at %lld, %lld bytes) lies outside the "
+                   "file (%zu bytes)", (long long)start, (long long)size,
+                   c->len);
+            return false;
+        }
+        k->c = c;
+        k->p = c->d + start;
+        k->end = k->p + size;
+        return true;
+    }
+    return false;
+}
+
+static int cr_read_boot(crate *c)
+{
+    cr_where(c, "bootstrap header", NULL, NULL);
+    if (c->len < UB_CRATE_BOOTSTRAP_SIZE) {
+        cr_err(c, "the file is %zu bytes, too small for the %d-byte header",
+               c->len, UB_CRATE_BOOTSTRAP_SIZE);
+        return -1;
+    }
+    if (memcmp(c->d, UB_CRATE_IDENT, UB_CRATE_IDENT_LEN) != 0) {
+        cr_err(c, "it does not start with \"PXR-USDC\"");
+        return -1;
+    }
+    c->ver = UB_CRATE_VERSION(c->d[8], c->d[9], c->d[10]);
+    if (c->ver > UB_CRATE_VERSION_MAX || c->ver == 0) {
+        c->failed = true;
+        ub_diag *d = ub_diag_add(
+            c->diags, UB_ERROR, (ub_loc){c->name, 0, 0}, "usdc-version",
+            NULL, 0,
+            "usdc (crate) file version %u.%u.%u is not supported: "
+            "OpenUSD 24.08 reads 0.0.1 to 0.11.0",
+            c->d[8], c->d[9], c->d[10]);
+        ub_diag_set_hint(c->diags, d, "convert it with a newer usdcat");
+        return -1;
+    }
+    int64_t toc;
+    memcpy(&toc, c->d + 16, 8);
+    cr_where(c, "table of contents", NULL, NULL);
+    if (toc < 0 || (uint64_t)toc >= c->len) {
+        cr_err(c, "table of contents at offset %lld but the file is %zu "
+               "bytes (truncated?)", (long long)toc, c->len);
+        return -1;
+    }
+    cur k = {c->d + toc, c->d + c->len, c};
+    c->nsec = rd_count(&k, UB_CRATE_SECTION_ENTRY_SIZE, "section count");
+    c->toc = k.p;
+    return c->failed ? -1 : 0;
+}
+
+/* Bytes for an LZ4 block claiming `want` bytes out of `have` in. */
+static bool cr_lz4_plausible(uint64_t have, uint64_t want)
+{
+    return want <= have * 255 + 64;
+}
+
+static int cr_read_tokens(crate *c)
+{
+    cur k;
+    if (!cr_section(c, UB_CRATE_SEC_TOKENS, &k))
+        return c->failed ? -1 : 0;
+    uint64_t n = rd_u64(&k, "token count");
+    char *chars = NULL;
+    uint64_t nbytes = 0;
+    if (c->ver < UB_CRATE_V_COMPRESSED_SECTIONS) {
+        nbytes = rd_u64(&k, "token bytes");
+        if (!cur_need(&k, nbytes, "the token text"))
+            return -1;
+        chars = malloc(nbytes + 1);
+        if (!chars)
+            return (cr_oom(c), -1);
+        memcpy(chars, k.p, nbytes);
+    } else {
+        nbytes = rd_u64(&k, "token bytes");
+        uint64_t csize = rd_u64(&k, "compressed token bytes");
+        if (!cur_need(&k, csize, "the compressed token text"))
+            return -1;
+        if (!cr_lz4_plausible(csize, nbytes)) {
+            cr_err(c, "%llu bytes of tokens cannot come from %llu "
+                   "compressed bytes", (unsigned long long)nbytes,
+                   (unsigned long long)csize);
+            return -1;
+        }
+        chars = malloc(nbytes + 1);
+        if (!chars)
+            return (cr_oom(c), -1);
+        const char *why;
+        if (nbytes && ub_crate_lz4(k.p, csize, chars, nbytes, &why) != 0) {
+            free(chars);
+            cr_err(c, "%s", why);
+            return -1;
+        }
+    }
+    if (n > nbytes) {
+        free(chars);
+        cr_err(c, "claims %llu tokens in %llu bytes",
+               (unsigned long long)n, (unsigned long long)nbytes);
+        return -1;
+    }
+    if (nbytes && chars[nbytes - 1] != '\0') {
+        free(chars);
+        cr_err(c, "the token text is not NUL-terminated");
+        return -1;
+    }
+    chars[nbytes] = '\0';
+    c->tok = malloc((n ? n : 1) * sizeof *c->tok);
+    if (!c->tok) {
+        free(chars);
+        return (cr_oom(c), -1);
+    }
+    const char *p = chars, *end = chars + nbytes;
+    uint64_t i = 0;
+    for (; i < n && p < end; i++) {
+        size_t l = strlen(p);
+        if (!(c->tok[i] = ub_intern(c->t, p, l))) {
+            free(chars);
+            return (cr_oom(c), -1);
+        }
+        p += l + 1;
+    }
+    free(chars);
+    c->ntok = i;
+    if (i != n) {
+        cr_err(c, "claims %llu tokens but holds %llu",
+               (unsigned long long)n, (unsigned long long)i);
+        return -1;
+    }
+    return 0;
+}
+
+static int cr_read_strings(crate *c)
+{
+    cur k;
+    if (!cr_section(c, UB_CRATE_SEC_STRINGS, &k))
+        return c->failed ? -1 : 0;
+    uint64_t n = rd_count(&k, 4, "string count");
+    if (c->failed)
+        return -1;
+    c->str = malloc((n ? n : 1) * sizeof *c->str);
+    if (!c->str)
+        return (cr_oom(c), -1);
+    memcpy(c->str, k.p, n * 4);
+    c->nstr = n;
+    for (uint64_t i = 0; i < n; i++)
+        if (c->str[i] >= c->ntok) {
+            cr_err(c, "string %llu names token %u of %llu",
+                   (unsigned long long)i, c->str[i],
+                   (unsigned long long)c->ntok);
+            return -1;
+        }
+    return 0;
+}
+
+static int cr_read_fields(crate *c)
+{
+    cur k;
+    if (!cr_section(c, UB_CRATE_SEC_FIELDS, &k))
+        return c->failed ? -1 : 0;
+    uint64_t n;
+    if (c->ver < UB_CRATE_V_COMPRESSED_SECTIONS) {
+        n = rd_count(&k, 16, "field count");
+        if (c->failed)
+            return -1;
+        c->fld = malloc((n ? n : 1) * sizeof *c->fld);
+        if (!c->fld)
+            return (cr_oom(c), -1);
+        for (uint64_t i = 0; i < n; i++) {
+            memcpy(&c->fld[i].tok, k.p + 16 * i + 4, 4);
+            memcpy(&c->fld[i].rep, k.p + 16 * i + 8, 8);
+        }
+    } else {
+        n = rd_u64(&k, "field count");
+        uint32_t *toks = rd_ints(&k, n, 4, "field names");
+        if (!toks)
+            return -1;
+        uint64_t rsize = rd_u64(&k, "field values size");
+        if (!cur_need(&k, rsize, "field values") ||
+            !cr_lz4_plausible(rsize, n * 8)) {
+            free(toks);
+            cr_err(c, "%llu field values cannot come from %llu bytes",
+                   (unsigned long long)n, (unsigned long long)rsize);
+            return -1;
+        }
+        uint64_t *reps = malloc(n ? n * 8 : 1);
+        c->fld = malloc((n ? n : 1) * sizeof *c->fld);
+        const char *why;
+        if (!reps || !c->fld) {
+            free(toks);
+            free(reps);
+            return (cr_oom(c), -1);
+        }
+        if (n && ub_crate_lz4(k.p, rsize, reps, n * 8, &why) != 0) {
+            free(toks);
+            free(reps);
+            cr_err(c, "field values: %s", why);
+            return -1;
+        }
+        for (uint64_t i = 0; i < n; i++) {
+            c->fld[i].tok = toks[i];
+            c->fld[i].rep = reps[i];
+        }
+        free(toks);
+        free(reps);
+    }
+    c->nfld = n;
+    for (uint64_t i = 0; i < n; i++)
+        if (c->fld[i].tok >= c->ntok) {
+            cr_err(c, "field %llu is named by token %u of %llu",
+                   (unsigned long long)i, c->fld[i].tok,
+                   (unsigned long long)c->ntok);
+            return -1;
+        }
+    return 0;
+}
+
+static int cr_read_fieldsets(crate *c)
+{
+    cur k;
+    if (!cr_section(c, UB_CRATE_SEC_FIELDSETS, &k))
+        return c->failed ? -1 : 0;
+    uint64_t n;
+    if (c->ver < UB_CRATE_V_COMPRESSED_SECTIONS) {
+        n = rd_count(&k, 4, "field set count");
+        if (c->failed)
+            return -1;
+        c->fset = malloc((n ? n : 1) * 4);
+        if (!c->fset)
+            return (cr_oom(c), -1);
+        memcpy(c->fset, k.p, n * 4);
+    } else {
+        n = rd_u64(&k, "field set count");
+        if (!(c->fset = rd_ints(&k, n, 4, "field sets")))
+            return -1;
+    }
+    c->nfset = n;
+    if (n && c->fset[n - 1] != NONE) {
+        cr_err(c, "the last field set is not terminated");
+        return -1;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        if (c->fset[i] != NONE && c->fset[i] >= c->nfld) {
+            cr_err(c, "entry %llu names field %u of %llu",
+                   (unsigned long long)i, c->fset[i],
+                   (unsigned long long)c->nfld);
+            return -1;
+        }
+    return 0;
+}
+
+static size_t cr_hash(uint32_t parent, const char *elem, bool prop)
+{
+    uint64_t x = ((uint64_t)(uintptr_t)elem ^ ((uint64_t)parent << 1) ^
+                  (uint64_t)prop) * 0x9e3779b97f4a7c15ull;
+    return (size_t)(x ^ (x >> 29));
+}
+
+/* Give path i its parent and element (checked: each index once). */
+static bool cr_set_path(crate *c, uint64_t i, uint32_t parent,
+                        const char *elem, bool prop)
+{
+    if (i >= c->npath) {
+        cr_err(c, "path index %llu out of range (%llu paths)",
+               (unsigned long long)i, (unsigned long long)c->npath);
+        return false;
+    }
+    cr_path *p = &c->path[i];
+    if (p->kind) {
+        cr_err(c, "path %llu is given twice", (unsigned long long)i);
+        return false;
+    }
+    p->parent = parent;
+    p->elem = elem;
+    if (parent == NONE)
+        p->kind = PK_ROOT;
+    else if (prop)
+        p->kind = PK_PROP;
+    else if (elem[0] == '{')
+        p->kind = PK_VARIANT;
+    else if (elem[0] == '[' || elem[0] == '.')
+        p->kind = PK_OTHER;
+    else
+        p->kind = PK_CHILD;
+    if (parent == NONE)
+        return true;
+    size_t mask = c->child_cap - 1;
+    size_t h = cr_hash(parent, elem, prop) & mask;
+    while (c->child[h])
+        h = (h + 1) & mask;
+    c->child[h] = (uint32_t)i + 1;
+    return true;
+}
+
+/* The path under parent named elem (a property when prop), or NONE. */
+static uint32_t cr_find_child(const crate *c, uint32_t parent,
+                              const char *elem, bool prop)
+{
+    if (!c->child_cap)
+        return NONE;
+    size_t mask = c->child_cap - 1;
+    for (size_t h = cr_hash(parent, elem, prop) & mask; c->child[h];
+         h = (h + 1) & mask) {
+        const cr_path *p = &c->path[c->child[h] - 1];
+        if (p->parent == parent && p->elem == elem &&
+            (p->kind == PK_PROP) == prop)
+            return c->child[h] - 1;
+    }
+    return NONE;
+}
+
+static bool cr_alloc_paths(crate *c, uint64_t n)
+{
+    c->npath = n;
+    c->path = calloc(n ? n : 1, sizeof *c->path);
+    c->ptext = calloc(n ? n : 1, sizeof *c->ptext);
+    size_t cap = 16;
+    while (cap < n * 2)
+        cap *= 2;
+    c->child = calloc(cap, sizeof *c->child);
+    c->child_cap = cap;
+    if (!c->path || !c->ptext || !c->child)
+        return cr_oom(c) != NULL;
+    return true;
+}
+
+/* The element token of a path item, with the root and property cases. */
+static const char *cr_elem(crate *c, uint32_t parent, int64_t tok)
+{
+    if (parent == NONE)
+        return "";
+    return cr_tok(c, (uint64_t)(tok < 0 ? -tok : tok));
+}
+
+static int cr_read_paths_compressed(crate *c, cur *k)
+{
+    uint64_t n = rd_u64(k, "encoded path count");
+    if (c->failed)
+        return -1;
+    /* paths not encoded (the empty path) stay empty */
+    if (c->npath > 2 * n + 16) {
+        cr_err(c, "claims %llu paths but encodes %llu",
+               (unsigned long long)c->npath, (unsigned long long)n);
+        return -1;
+    }
+    uint32_t *idx = rd_ints(k, n, 4, "path indexes");
+    int32_t *tok = idx ? rd_ints(k, n, 4, "path element tokens") : NULL;
+    int32_t *jump = tok ? rd_ints(k, n, 4, "path jumps") : NULL;
+    uint8_t *seen = jump ? calloc(n ? n : 1, 1) : NULL;
+    /* pending siblings: (item, parent path) */
+    uint64_t *stack = seen ? malloc((n ? n : 1) * sizeof *stack) : NULL;
+    int rc = -1;
+    if (!stack) {
+        if (jump)
+            cr_oom(c);
+        goto out;
+    }
+    size_t sp = 0;
+    if (n)
+        stack[sp++] = (uint64_t)NONE << 32;
+    while (sp && !c->failed) {
+        uint64_t top = stack[--sp];
+        uint64_t i = top & 0xffffffffu;
+        uint32_t parent = (uint32_t)(top >> 32);
+        for (;;) {
+            if (i >= n || seen[i]) {
+                cr_err(c, i >= n ? "a jump leads past the last path"
+                                 : "the path jumps form a cycle");
+                goto out;
+            }
+            seen[i] = 1;
+            int64_t t = tok[i];
+            if (!cr_set_path(c, idx[i], parent, cr_elem(c, parent, t),
+                             t < 0))
+                goto out;
+            if (parent == NONE)
+                parent = idx[i];
+            bool child = jump[i] > 0 || jump[i] == -1;
+            bool sib = jump[i] >= 0;
+            if (child && sib)
+                stack[sp++] = ((uint64_t)parent << 32) |
+                              (i + (uint64_t)jump[i]);
+            if (child)
+                parent = idx[i];
+            if (!child && !sib)
+                break;
+            i++;
+        }
+    }
+    rc = c->failed ? -1 : 0;
+out:
+    free(idx);
+    free(tok);
+    free(jump);
+    free(seen);
+    free(stack);
+    return rc;
+}
+
+static int cr_read_paths_plain(crate *c, cur *k)
+{
+    size_t hsize = c->ver < UB_CRATE_V_NO_PATH_PADDING ? 16 : 12;
+    size_t pad = hsize - 12;
+    uint64_t *stack = malloc((c->npath ? c->npath : 1) * sizeof *stack);
+    if (!stack)
+        return (cr_oom(c), -1);
+    size_t sp = 0;
+    uint64_t reads = 0;
+    const unsigned char *base = k->c->d;
+    stack[sp++] = ((uint64_t)NONE << 32) | (uint64_t)(k->p - base);
+    /* offsets are file offsets; the section bounds every read */
+    while (sp && !c->failed) {
+        uint64_t top = stack[--sp];
+        uint32_t parent = (uint32_t)(top >> 32);
+        uint64_t off = top & 0xffffffffu;
+        cur h = *k;
+        h.p = base + off; /* cur_need refuses anything outside */
+        for (;;) {
+            if (++reads > c->npath) {
+                cr_err(c, "more path items than the %llu paths",
+                       (unsigned long long)c->npath);
+                break;
+            }
+            if (!cur_need(&h, hsize, "a path item"))
+                break;
+            uint32_t pi, ti;
+            memcpy(&pi, h.p + pad, 4);
+            memcpy(&ti, h.p + pad + 4, 4);
+            uint8_t bits = h.p[pad + 8];
+            h.p += hsize;
+            bool prop = bits & UB_CRATE_PATH_IS_PROPERTY;
+            if (!cr_set_path(c, pi, parent, cr_elem(c, parent, ti), prop))
+                break;
+            if (parent == NONE)
+                parent = pi;
+            bool child = bits & UB_CRATE_PATH_HAS_CHILD;
+            bool sib = bits & UB_CRATE_PATH_HAS_SIBLING;
+            if (child && sib) {
+                uint64_t so = rd_u64(&h, "a sibling offset");
+                if (c->failed)
+                    break;
+                if (so > 0xffffffffu || so > c->len) {
+                    cr_err(c, "a sibling offset points outside the file");
+                    break;
+                }
+                stack[sp++] = ((uint64_t)parent << 32) | so;
+            }
+            if (child)
+                parent = pi;
+            if (!child && !sib)
+                break;
+        }
+    }
+    free(stack);
+    return c->failed ? -1 : 0;
+}
+
+static int cr_read_paths(crate *c)
+{
+    cur k;
+    if (!cr_section(c, UB_CRATE_SEC_PATHS, &k))
+        return c->failed ? -1 : 0;
+    uint64_t n = rd_u64(&k, "path count");
+    if (c->failed)
+        return -1;
+    uint64_t left = (uint64_t)(k.end - k.p);
+    bool plain = c->ver < UB_CRATE_V_COMPRESSED_SECTIONS;
+    if ((plain && n > left / 12 + 1) ||
+        (!plain && !ub_crate_ints_plausible(left, n, 4))) {
+        cr_err(c, "claims %llu paths, more than its %llu bytes can hold",
+               (unsigned long long)n, (unsigned long long)left);
+        return -1;
+    }
+    if (!cr_alloc_paths(c, n))
+        return -1;
+    if (n == 0)
+        return 0;
+    return plain ? cr_read_paths_plain(c, &k)
+                 : cr_read_paths_compressed(c, &k);
+}
+
+static int cr_read_specs(crate *c)
+{
+    cur k;
+    if (!cr_section(c, UB_CRATE_SEC_SPECS, &k))
+        return c->failed ? -1 : 0;
+    uint64_t n;
+    if (c->ver < UB_CRATE_V_COMPRESSED_SECTIONS) {
+        size_t es = c->ver < UB_CRATE_V_NO_PATH_PADDING ? 16 : 12;
+        size_t pad = es - 12;
+        n = rd_count(&k, es, "spec count");
+        if (c->failed)
+            return -1;
+        c->spec = malloc((n ? n : 1) * sizeof *c->spec);
+        if (!c->spec)
+            return (cr_oom(c), -1);
+        for (uint64_t i = 0; i < n; i++) {
+            const unsigned char *e = k.p + i * es + pad;
+            memcpy(&c->spec[i].path, e, 4);
+            memcpy(&c->spec[i].fset, e + 4, 4);
+            memcpy(&c->spec[i].type, e + 8, 4);
+        }
+    } else {
+        n = rd_u64(&k, "spec count");
+        uint32_t *p = rd_ints(&k, n, 4, "spec paths");
+        uint32_t *f = p ? rd_ints(&k, n, 4, "spec field sets") : NULL;
+        uint32_t *t = f ? rd_ints(&k, n, 4, "spec types") : NULL;
+        c->spec = t ? malloc((n ? n : 1) * sizeof *c->spec) : NULL;
+        if (t && !c->spec)
+            cr_oom(c);
+        for (uint64_t i = 0; c->spec && i < n; i++)
+            c->spec[i] = (cr_spec){p[i], f[i], t[i]};
+        free(p);
+        free(f);
+        free(t);
+        if (!c->spec)
+            return -1;
+    }
+    c->nspec = n;
+    c->spec_of = malloc((c->npath ? c->npath : 1) * sizeof *c->spec_of);
+    if (!c->spec_of)
+        return (cr_oom(c), -1);
+    for (uint64_t i = 0; i < c->npath; i++)
+        c->spec_of[i] = NONE;
+    for (uint64_t i = 0; i < n; i++) {
+        cr_spec *s = &c->spec[i];
+        if (s->path >= c->npath || !c->path[s->path].kind) {
+            cr_err(c, "spec %llu has no path", (unsigned long long)i);
+            return -1;
+        }
+        if (s->fset >= c->nfset ||
+            (s->fset && c->fset[s->fset - 1] != NONE)) {
+            cr_err(c, "spec %llu names a field set that does not start at "
+                   "index %u", (unsigned long long)i, s->fset);
+            return -1;
+        }
+        if (s->type == UB_CRATE_SPEC_UNKNOWN ||
+            s->type > UB_CRATE_SPEC_VARIANT_SET) {
+            cr_err(c, "spec %llu has spec type %u",
+                   (unsigned long long)i, s->type);
+            return -1;
+        }
+        if (c->spec_of[s->path] != NONE) {
+            cr_err(c, "two specs for <%s>", cr_path_text(c, s->path));
+            return -1;
+        }
+        c->spec_of[s->path] = (uint32_t)i;
+    }
+    return 0;
+}
+
+/* --- values ------------------------------------------------------------ */
+
+static const uint8_t cr_types[UB_CRATE_TYPE_COUNT] = {
+    [UB_CRATE_BOOL] = UB_TY_BOOL,       [UB_CRATE_UCHAR] = UB_TY_UCHAR,
+    [UB_CRATE_INT] = UB_TY_INT,         [UB_CRATE_UINT] = UB_TY_UINT,
+    [UB_CRATE_INT64] = UB_TY_INT64,     [UB_CRATE_UINT64] = UB_TY_UINT64,
+    [UB_CRATE_HALF] = UB_TY_HALF,       [UB_CRATE_FLOAT] = UB_TY_FLOAT,
+    [UB_CRATE_DOUBLE] = UB_TY_DOUBLE,   [UB_CRATE_STRING] = UB_TY_STRING,
+    [UB_CRATE_TOKEN] = UB_TY_TOKEN,     [UB_CRATE_ASSET_PATH] = UB_TY_ASSET,
+    [UB_CRATE_MATRIX2D] = UB_TY_MATRIX2D,
+    [UB_CRATE_MATRIX3D] = UB_TY_MATRIX3D,
+    [UB_CRATE_MATRIX4D] = UB_TY_MATRIX4D,
+    [UB_CRATE_QUATD] = UB_TY_QUATD,     [UB_CRATE_QUATF] = UB_TY_QUATF,
+    [UB_CRATE_QUATH] = UB_TY_QUATH,     [UB_CRATE_VEC2D] = UB_TY_DOUBLE2,
+    [UB_CRATE_VEC2F] = UB_TY_FLOAT2,    [UB_CRATE_VEC2H] = UB_TY_HALF2,
+    [UB_CRATE_VEC2I] = UB_TY_INT2,      [UB_CRATE_VEC3D] = UB_TY_DOUBLE3,
+    [UB_CRATE_VEC3F] = UB_TY_FLOAT3,    [UB_CRATE_VEC3H] = UB_TY_HALF3,
+    [UB_CRATE_VEC3I] = UB_TY_INT3,      [UB_CRATE_VEC4D] = UB_TY_DOUBLE4,
+    [UB_CRATE_VEC4F] = UB_TY_FLOAT4,    [UB_CRATE_VEC4H] = UB_TY_HALF4,
+    [UB_CRATE_VEC4I] = UB_TY_INT4,      [UB_CRATE_TIME_CODE] = UB_TY_TIMECODE,
+    [UB_CRATE_PATH_EXPRESSION] = UB_TY_PATH_EXPRESSION,
+};
+
+static const ub_type *cr_type(unsigned ct)
+{
+    return ct < UB_CRATE_TYPE_COUNT && cr_types[ct] ? ub_type_get(cr_types[ct])
+                                                    : NULL;
+}
+
+/* Types whose values are always in the representation itself. */
+static bool cr_always_inlined(unsigned ct)
+{
+    switch (ct) {
+    case UB_CRATE_BOOL: case UB_CRATE_UCHAR: case UB_CRATE_INT:
+    case UB_CRATE_UINT: case UB_CRATE_HALF: case UB_CRATE_FLOAT:
+    case UB_CRATE_STRING: case UB_CRATE_TOKEN: case UB_CRATE_ASSET_PATH:
+    case UB_CRATE_VEC2H: case UB_CRATE_SPECIFIER: case UB_CRATE_PERMISSION:
+    case UB_CRATE_VARIABILITY:
+        return true;
+    default:
+        return false;
+    }
+}
+
+/* Bytes one element takes in the file. */
+static size_t cr_disk_size(unsigned ct, const ub_type *t)
+{
+    switch (ct) {
+    case UB_CRATE_STRING: case UB_CRATE_TOKEN: case UB_CRATE_ASSET_PATH:
+    case UB_CRATE_PATH_EXPRESSION:
+        return 4;
+    default:
+        return ub_type_elem_size(t);
+    }
+}
+
+/* n elements of crate type ct from src into dst (the model's storage). */
+static void cr_put_elems(crate *c, unsigned ct, const ub_type *t,
+                         const unsigned char *src, size_t n, void *dst)
+{
+    switch (ct) {
+    case UB_CRATE_TOKEN:
+    case UB_CRATE_STRING:
+    case UB_CRATE_ASSET_PATH:
+    case UB_CRATE_PATH_EXPRESSION:
+        for (size_t i = 0; i < n; i++) {
+            uint32_t x;
+            memcpy(&x, src + 4 * i, 4);
+            ((const char **)dst)[i] =
+                ct == UB_CRATE_TOKEN ? cr_tok(c, x) : cr_str(c, x);
+        }
+        return;
+    case UB_CRATE_QUATD:
+    case UB_CRATE_QUATF:
+    case UB_CRATE_QUATH: {
+        /* stored imaginary part first, then real; the model (and the
+         * text) puts the real part first */
+        size_t s = ub_scalar_size(t->scalar);
+        for (size_t i = 0; i < n; i++) {
+            const unsigned char *q = src + 4 * s * i;
+            unsigned char *o = (unsigned char *)dst + 4 * s * i;
+            memcpy(o, q + 3 * s, s);
+            memcpy(o + s, q, 3 * s);
+        }
+        return;
+    }
+    default:
+        memcpy(dst, src, n * ub_type_elem_size(t));
+        return;
+    }
+}
+
+static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest);
+
+static int cr_scalar(crate *c, unsigned ct, uint64_t rep, ub_value *out)
+{
+    const ub_type *t = cr_type(ct);
+    ub_value v = ub_value_new(c->a, t, 1, false);
+    if (v.kind != UB_V_DATA)
+        return (cr_oom(c), -1);
+    uint64_t payload = rep & UB_CRATE_REP_PAYLOAD_MASK;
+    if (cr_always_inlined(ct) || (rep & UB_CRATE_REP_IS_INLINED)) {
+        uint32_t x = (uint32_t)payload;
+        unsigned nc = ub_type_ncomp(t);
+        switch (ct) {
+        case UB_CRATE_BOOL:
+            *(uint8_t *)v.u.data = (x & 0xff) != 0;
+            break;
+        case UB_CRATE_UCHAR:
+            *(uint8_t *)v.u.data = (uint8_t)x;
+            break;
+        case UB_CRATE_INT: case UB_CRATE_UINT: case UB_CRATE_FLOAT:
+        case UB_CRATE_VEC2H:
+            memcpy(v.u.data, &x, 4);
+            break;
+        case UB_CRATE_HALF: {
+            uint16_t h = (uint16_t)x;
+            memcpy(v.u.data, &h, 2);
+            break;
+        }
+        case UB_CRATE_TOKEN:
+        case UB_CRATE_ASSET_PATH:
+            *(const char **)v.u.data = cr_tok(c, x);
+            break;
+        case UB_CRATE_STRING:
+            *(const char **)v.u.data = cr_str(c, x);
+            break;
+        case UB_CRATE_DOUBLE:
+        case UB_CRATE_TIME_CODE: {
+            float f;
+            memcpy(&f, &x, 4);
+            double d = f;
+            memcpy(v.u.data, &d, 8);
+            break;
+        }
+        case UB_CRATE_INT64: {
+            int64_t i = (int32_t)x;
+            memcpy(v.u.data, &i, 8);
+            break;
+        }
+        case UB_CRATE_UINT64: {
+            uint64_t u = x;
+            memcpy(v.u.data, &u, 8);
+            break;
+        }
+        case UB_CRATE_VEC2D: case UB_CRATE_VEC2F: case UB_CRATE_VEC2I:
+        case UB_CRATE_VEC3D: case UB_CRATE_VEC3F: case UB_CRATE_VEC3H:
+        case UB_CRATE_VEC3I: case UB_CRATE_VEC4D: case UB_CRATE_VEC4F:
+        case UB_CRATE_VEC4H: case UB_CRATE_VEC4I:
+            for (unsigned i = 0; i < nc; i++)
+                ub_value_set_double(&v, 0, i, (int8_t)(x >> (8 * i)));
+            break;
+        case UB_CRATE_MATRIX2D: case UB_CRATE_MATRIX3D:
+        case UB_CRATE_MATRIX4D:
+            for (unsigned i = 0; i < t->rows; i++)
+                ub_value_set_double(&v, 0, i * t->cols + i,
+                                    (int8_t)(x >> (8 * i)));
+            break;
+        default:
+            cr_err(c, "a %s value cannot be inlined", t->name);
+            return -1;
+        }
+    } else {
+        cur k;
+        size_t es = cr_disk_size(ct, t);
+        if (!cur_at(c, payload, &k) || !cur_need(&k, es, "a value"))
+            return -1;
+        cr_put_elems(c, ct, t, k.p, 1, v.u.data);
+    }
+    *out = v;
+    return c->failed ? -1 : 0;
+}
+
+static bool cr_is_int_type(unsigned ct)
+{
+    return ct == UB_CRATE_INT || ct == UB_CRATE_UINT ||
+           ct == UB_CRATE_INT64 || ct == UB_CRATE_UINT64;
+}
+
+static bool cr_is_float_type(unsigned ct)
+{
+    return ct == UB_CRATE_HALF || ct == UB_CRATE_FLOAT ||
+           ct == UB_CRATE_DOUBLE;
+}
+
+static int cr_array(crate *c, unsigned ct, uint64_t rep, ub_value *out)
+{
+    const ub_type *t = cr_type(ct);
+    uint64_t payload = rep & UB_CRATE_REP_PAYLOAD_MASK;
+    if (payload == 0) {
+        *out = ub_value_new(c->a, t, 0, true);
+        return out->kind == UB_V_DATA ? 0 : ((cr_oom(c), -1));
+    }
+    cur k;
+    if (!cur_at(c, payload, &k))
+        return -1;
+    if (c->ver < UB_CRATE_V_COMPRESSED_INTS)
+        rd_u32(&k, "an array's rank");
+    uint64_t n = c->ver < UB_CRATE_V_64BIT_ARRAY_SIZES
+                     ? rd_u32(&k, "an array's size")
+                     : rd_u64(&k, "an array's size");
+    if (c->failed)
+        return -1;
+    if (n > UINT32_MAX) {
+        cr_err(c, "an array of %llu elements", (unsigned long long)n);
+        return -1;
+    }
+    size_t es = ub_type_elem_size(t);
+    bool comp = (rep & UB_CRATE_REP_IS_COMPRESSED) &&
+                n >= UB_CRATE_MIN_COMPRESSED_ARRAY &&
+                ((cr_is_int_type(ct) && c->ver >= UB_CRATE_V_COMPRESSED_INTS) ||
+                 (cr_is_float_type(ct) &&
+                  c->ver >= UB_CRATE_V_COMPRESSED_FLOATS));
+    if (!comp) {
+        size_t ds = cr_disk_size(ct, t);
+        if (n > (uint64_t)(k.end - k.p) / ds) {
+            cr_err(c, "an array of %llu elements runs past the end of the "
+                   "file", (unsigned long long)n);
+            return -1;
+        }
+        ub_value v = ub_value_new(c->a, t, (uint32_t)n, true);
+        if (v.kind != UB_V_DATA)
+            return (cr_oom(c), -1);
+        cr_put_elems(c, ct, t, k.p, n, v.u.data);
+        *out = v;
+        return c->failed ? -1 : 0;
+    }
+    if (cr_is_int_type(ct)) {
+        void *ints = rd_ints(&k, n, (unsigned)es, "a compressed int array");
+        if (!ints)
+            return -1;
+        ub_value v = ub_value_new(c->a, t, (uint32_t)n, true);
+        if (v.kind == UB_V_DATA)
+            memcpy(v.u.data, ints, n * es);
+        free(ints);
+        if (v.kind != UB_V_DATA)
+            return (cr_oom(c), -1);
+        *out = v;
+        return 0;
+    }
+    /* floats: all integral ('i'), or a lookup table and indexes ('t') */
+    uint8_t code = rd_u8(&k, "a compressed float array's code");
+    if (c->failed)
+        return -1;
+    const unsigned char *lut = NULL;
+    uint32_t nlut = 0;
+    if (code == 't') {
+        nlut = rd_u32(&k, "a float lookup table's size");
+        if (!cur_need(&k, (uint64_t)nlut * es, "a float lookup table"))
+            return -1;
+        lut = k.p;
+        k.p += (size_t)nlut * es;
+    } else if (code != 'i') {
+        cr_err(c, "a compressed float array has code %u (expected 'i' or "
+               "'t')", code);
+        return -1;
+    }
+    uint32_t *ints = rd_ints(&k, n, 4, "a compressed float array");
+    if (!ints)
+        return -1;
+    ub_value v = ub_value_new(c->a, t, (uint32_t)n, true);
+    if (v.kind != UB_V_DATA) {
+        free(ints);
+        return (cr_oom(c), -1);
+    }
+    for (uint64_t i = 0; i < n; i++) {
+        if (lut) {
+            if (ints[i] >= nlut) {
+                cr_err(c, "a float lookup index %u is past the table's %u "
+                       "entries", ints[i], nlut);
+                break;
+            }
+            memcpy((char *)v.u.data + i * es, lut + (size_t)ints[i] * es,
+                   es);
+        } else {
+            ub_value_set_double(&v, (uint32_t)i, 0, (double)(int32_t)ints[i]);
+        }
+    }
+    free(ints);
+    *out = v;
+    return c->failed ? -1 : 0;
+}
+
+/* n uint32 indexes at k as an array of t, each mapped by ct's rule. */
+static int cr_index_array(crate *c, cur *k, unsigned ct, ub_type_id t,
+                          ub_value *out)
+{
+    uint64_t n = rd_count(k, 4, "a list");
+    if (c->failed)
+        return -1;
+    ub_value v = ub_value_new(c->a, ub_type_get(t), (uint32_t)n, true);
+    if (v.kind != UB_V_DATA)
+        return (cr_oom(c), -1);
+    const char **s = v.u.data;
+    for (uint64_t i = 0; i < n; i++) {
+        uint32_t x;
+        memcpy(&x, k->p + 4 * i, 4);
+        s[i] = ct == UB_CRATE_TOKEN  ? cr_tok(c, x)
+               : ct == UB_CRATE_STRING ? cr_str(c, x)
+                                       : cr_path_text(c, x);
+    }
+    k->p += 4 * n;
+    *out = v;
+    return c->failed ? -1 : 0;
+}
+
+/* A VtValue stored inline in a structure: a jump, then its rep. */
+static int cr_vtvalue(crate *c, cur *k, ub_value *out, int nest)
+{
+    if (!cur_jump(k))
+        return -1;
+    uint64_t rep = rd_u64(k, "a value");
+    if (c->failed)
+        return -1;
+    return cr_value(c, rep, out, nest + 1);
+}
+
+static int cr_dict_at(crate *c, cur *k, ub_dict **out, int nest)
+{
+    uint64_t n = rd_count(k, 12, "a dictionary");
+    if (c->failed)
+        return -1;
+    ub_dict *d = ub_dict_new(c->a);
+    if (!d)
+        return (cr_oom(c), -1);
+    for (uint64_t i = 0; i < n && !c->failed; i++) {
+        const char *key = cr_str(c, rd_u32(k, "a dictionary key"));
+        ub_value v;
+        if (c->failed || cr_vtvalue(c, k, &v, nest) != 0)
+            return -1;
+        if (!ub_dict_set(c->a, d, key, v, c->loc))
+            return (cr_oom(c), -1);
+    }
+    *out = d;
+    return c->failed ? -1 : 0;
+}
+
+static ub_reference *cr_ref_items(crate *c, cur *k, bool payload, uint64_t n,
+                                  int nest)
+{
+    ub_reference *r = ub_arena_zalloc(c->a, (n ? n : 1) * sizeof *r);
+    if (!r)
+        return cr_oom(c);
+    for (uint64_t i = 0; i < n && !c->failed; i++) {
+        r[i].asset = cr_str(c, rd_u32(k, "a reference's asset"));
+        r[i].prim_path = cr_path_text(c, rd_u32(k, "a reference's path"));
+        r[i].offset = UB_OFFSET_IDENTITY;
+        r[i].loc = c->loc;
+        if (!payload || c->ver >= UB_CRATE_V_PAYLOAD_LISTOP) {
+            r[i].offset.offset = rd_f64(k, "a layer offset");
+            r[i].offset.scale = rd_f64(k, "a layer offset");
+            r[i].has_offset = r[i].offset.offset != 0.0;
+            r[i].has_scale = r[i].offset.scale != 1.0;
+        }
+        if (!payload) {
+            ub_dict *d;
+            if (cr_dict_at(c, k, &d, nest) != 0)
+                return NULL;
+            r[i].custom_data = d->n ? d : NULL;
+        }
+    }
+    return c->failed ? NULL : r;
+}
+
+static int cr_listop(crate *c, unsigned ct, uint64_t payload, ub_value *out,
+                     int nest)
+{
+    ub_type_id et;
+    switch (ct) {
+    case UB_CRATE_TOKEN_LISTOP: et = UB_TY_TOKEN; break;
+    case UB_CRATE_STRING_LISTOP: et = UB_TY_STRING; break;
+    case UB_CRATE_PATH_LISTOP: et = UB_TY_PATH; break;
+    case UB_CRATE_REFERENCE_LISTOP: et = UB_TY_REFERENCE; break;
+    case UB_CRATE_PAYLOAD_LISTOP: et = UB_TY_PAYLOAD; break;
+    case UB_CRATE_INT_LISTOP: et = UB_TY_INT; break;
+    case UB_CRATE_INT64_LISTOP: et = UB_TY_INT64; break;
+    case UB_CRATE_UINT_LISTOP: et = UB_TY_UINT; break;
+    case UB_CRATE_UINT64_LISTOP: et = UB_TY_UINT64; break;
+    default:
+        cr_err(c, "list ops of unregistered values are not supported");
+        return -1;
+    }
+    const ub_type *t = ub_type_get(et);
+    cur k;
+    if (!cur_at(c, payload, &k))
+        return -1;
+    uint8_t h = rd_u8(&k, "a list op header");
+    ub_listop *lo = ub_listop_new(c->a);
+    if (!lo)
+        return (cr_oom(c), -1);
+    static const struct {
+        uint8_t bit;
+        ub_listop_part part;
+    } parts[] = {
+        {UB_CRATE_LISTOP_HAS_EXPLICIT, UB_LO_EXPLICIT},
+        {UB_CRATE_LISTOP_HAS_ADDED, UB_LO_ADD},
+        {UB_CRATE_LISTOP_HAS_PREPENDED, UB_LO_PREPEND},
+        {UB_CRATE_LISTOP_HAS_APPENDED, UB_LO_APPEND},
+        {UB_CRATE_LISTOP_HAS_DELETED, UB_LO_DELETE},
+        {UB_CRATE_LISTOP_HAS_ORDERED, UB_LO_REORDER},
+    };
+    lo->is_explicit = h & UB_CRATE_LISTOP_IS_EXPLICIT;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts && !c->failed; i++) {
+        if (!(h & parts[i].bit))
+            continue;
+        ub_value items;
+        if (et == UB_TY_TOKEN || et == UB_TY_STRING || et == UB_TY_PATH) {
+            unsigned how = et == UB_TY_TOKEN    ? UB_CRATE_TOKEN
+                           : et == UB_TY_STRING ? UB_CRATE_STRING
+                                                : UB_CRATE_PATH_VECTOR;
+            if (cr_index_array(c, &k, how, et, &items) != 0)
+                return -1;
+        } else if (t->scalar == UB_SC_REF) {
+            bool pl = et == UB_TY_PAYLOAD;
+            uint64_t n = rd_count(&k, pl ? 8 : 32, "a list op");
+            ub_reference *r = c->failed ? NULL
+                                        : cr_ref_items(c, &k, pl, n, nest);
+            if (!r)
+                return -1;
+            items = (ub_value){.kind = UB_V_DATA, .is_array = true,
+                               .count = (uint32_t)n, .type = t};
+            items.u.data = r;
+        } else {
+            size_t es = ub_type_elem_size(t);
+            uint64_t n = rd_count(&k, es, "a list op");
+            if (c->failed)
+                return -1;
+            items = ub_value_new(c->a, t, (uint32_t)n, true);
+            if (items.kind != UB_V_DATA)
+                return (cr_oom(c), -1);
+            memcpy(items.u.data, k.p, n * es);
+            k.p += n * es;
+        }
+        lo->has[parts[i].part] = true;
+        lo->part[parts[i].part] = items;
+        lo->loc[parts[i].part] = c->loc;
+    }
+    if (lo->is_explicit && !lo->has[UB_LO_EXPLICIT]) {
+        lo->has[UB_LO_EXPLICIT] = true;
+        lo->part[UB_LO_EXPLICIT] = ub_value_new(c->a, t, 0, true);
+    }
+    *out = (ub_value){.kind = UB_V_LISTOP, .type = t};
+    out->u.listop = lo;
+    return c->failed ? -1 : 0;
+}
+
+/* A token scalar (specifier, permission, variability as text). */
+static int cr_token_value(crate *c, const char *s, ub_value *out)
+{
+    ub_value v = ub_value_new(c->a, ub_type_get(UB_TY_TOKEN), 1, false);
+    if (v.kind != UB_V_DATA)
+        return (cr_oom(c), -1);
+    *(const char **)v.u.data = ub_intern_cstr(c->t, s);
+    *out = v;
+    return 0;
+}
+
+static int cr_enum(crate *c, unsigned ct, uint32_t x, ub_value *out)
+{
+    static const char *const spec[] = {"def", "over", "class"};
+    static const char *const perm[] = {"public", "private"};
+    static const char *const var[] = {"varying", "uniform", "uniform"};
+    const char *const *names = ct == UB_CRATE_SPECIFIER    ? spec
+                               : ct == UB_CRATE_PERMISSION ? perm
+                                                           : var;
+    uint32_t n = ct == UB_CRATE_PERMISSION ? 2 : 3;
+    if (x >= n) {
+        cr_err(c, "enum value %u out of range", x);
+        return -1;
+    }
+    return cr_token_value(c, names[x], out);
+}
+
+static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest)
+{
+    *out = (ub_value){0};
+    if (c->failed)
+        return -1;
+    if (nest > CR_MAX_NEST) {
+        cr_err(c, "values nested more than %d deep (a value that contains "
+               "itself?)", CR_MAX_NEST);
+        return -1;
+    }
+    if (c->budget == 0) {
+        cr_err(c, "more values than the file's size can justify (values "
+               "shared in a loop?)");
+        return -1;
+    }
+    c->budget--;
+    unsigned ct = (unsigned)((rep >> UB_CRATE_REP_TYPE_SHIFT) &
+                             UB_CRATE_REP_TYPE_MASK);
+    uint64_t payload = rep & UB_CRATE_REP_PAYLOAD_MASK;
+    bool inl = rep & UB_CRATE_REP_IS_INLINED;
+    if (rep & UB_CRATE_REP_IS_ARRAY) {
+        if (!cr_type(ct)) {
+            cr_err(c, "value type %u has no array form", ct);
+            return -1;
+        }
+        return cr_array(c, ct, rep, out);
+    }
+    if (cr_type(ct))
+        return cr_scalar(c, ct, rep, out);
+    cur k;
+    switch (ct) {
+    case UB_CRATE_DICTIONARY: {
+        ub_dict *d = NULL;
+        if (inl)
+            d = ub_dict_new(c->a);
+        else if (cur_at(c, payload, &k))
+            cr_dict_at(c, &k, &d, nest);
+        if (c->failed)
+            return -1;
+        if (!d)
+            return (cr_oom(c), -1);
+        *out = (ub_value){.kind = UB_V_DICT};
+        out->u.dict = d;
+        return 0;
+    }
+    case UB_CRATE_TOKEN_VECTOR:
+    case UB_CRATE_STRING_VECTOR:
+    case UB_CRATE_PATH_VECTOR:
+        if (!cur_at(c, payload, &k))
+            return -1;
+        return cr_index_array(
+            c, &k,
+            ct == UB_CRATE_TOKEN_VECTOR    ? UB_CRATE_TOKEN
+            : ct == UB_CRATE_STRING_VECTOR ? UB_CRATE_STRING
+                                           : UB_CRATE_PATH_VECTOR,
+            ct == UB_CRATE_TOKEN_VECTOR    ? UB_TY_TOKEN
+            : ct == UB_CRATE_STRING_VECTOR ? UB_TY_STRING
+                                           : UB_TY_PATH,
+            out);
+    case UB_CRATE_DOUBLE_VECTOR:
+    case UB_CRATE_LAYER_OFFSET_VECTOR: {
+        /* layer offsets come back as double2 (offset, scale) */
+        const ub_type *t = ub_type_get(ct == UB_CRATE_DOUBLE_VECTOR
+                                           ? UB_TY_DOUBLE
+                                           : UB_TY_DOUBLE2);
+        size_t es = ub_type_elem_size(t);
+        if (!cur_at(c, payload, &k))
+            return -1;
+        uint64_t n = rd_count(&k, es, "a list");
+        if (c->failed)
+            return -1;
+        ub_value v = ub_value_new(c->a, t, (uint32_t)n, true);
+        if (v.kind != UB_V_DATA)
+            return (cr_oom(c), -1);
+        memcpy(v.u.data, k.p, n * es);
+        *out = v;
+        return 0;
+    }
+    case UB_CRATE_SPECIFIER:
+    case UB_CRATE_PERMISSION:
+    case UB_CRATE_VARIABILITY:
+        return cr_enum(c, ct, (uint32_t)payload, out);
+    case UB_CRATE_VARIANT_SELECTION_MAP: {
+        if (!cur_at(c, payload, &k))
+            return -1;
+        uint64_t n = rd_count(&k, 8, "variant selections");
+        ub_dict *d = c->failed ? NULL : ub_dict_new(c->a);
+        if (!d)
+            return c->failed ? -1 : ((cr_oom(c), -1));
+        for (uint64_t i = 0; i < n && !c->failed; i++) {
+            const char *key = cr_str(c, rd_u32(&k, "a variant set"));
+            const char *sel = cr_str(c, rd_u32(&k, "a variant selection"));
+            ub_value v = ub_value_new(c->a, ub_type_get(UB_TY_STRING), 1,
+                                      false);
+            if (v.kind != UB_V_DATA)
+                return (cr_oom(c), -1);
+            *(const char **)v.u.data = sel;
+            if (!ub_dict_set(c->a, d, key, v, c->loc))
+                return (cr_oom(c), -1);
+        }
+        *out = (ub_value){.kind = UB_V_DICT};
+        out->u.dict = d;
+        return c->failed ? -1 : 0;
+    }
+    case UB_CRATE_PAYLOAD: {
+        /* a single payload (before 0.8.0): an explicit list of it, or an
+         * explicit empty list for an empty asset path */
+        if (!cur_at(c, payload, &k))
+            return -1;
+        ub_reference *r = cr_ref_items(c, &k, true, 1, nest);
+        if (!r)
+            return -1;
+        const ub_type *t = ub_type_get(UB_TY_PAYLOAD);
+        ub_listop *lo = ub_listop_new(c->a);
+        if (!lo)
+            return (cr_oom(c), -1);
+        lo->is_explicit = true;
+        lo->has[UB_LO_EXPLICIT] = true;
+        lo->part[UB_LO_EXPLICIT] =
+            (ub_value){.kind = UB_V_DATA, .is_array = true,
+                       .count = r->asset[0] ? 1 : 0, .type = t};
+        lo->part[UB_LO_EXPLICIT].u.data = r;
+        *out = (ub_value){.kind = UB_V_LISTOP, .type = t};
+        out->u.listop = lo;
+        return 0;
+    }
+    case UB_CRATE_TOKEN_LISTOP: case UB_CRATE_STRING_LISTOP:
+    case UB_CRATE_PATH_LISTOP: case UB_CRATE_REFERENCE_LISTOP:
+    case UB_CRATE_INT_LISTOP: case UB_CRATE_INT64_LISTOP:
+    case UB_CRATE_UINT_LISTOP: case UB_CRATE_UINT64_LISTOP:
+    case UB_CRATE_PAYLOAD_LISTOP:
+    case UB_CRATE_UNREGISTERED_VALUE_LISTOP:
+        return cr_listop(c, ct, payload, out, nest);
+    case UB_CRATE_VALUE_BLOCK:
+        *out = ub_value_block();
+        return 0;
+    case UB_CRATE_VALUE:
+        if (!cur_at(c, payload, &k))
+            return -1;
+        return cr_vtvalue(c, &k, out, nest);
+    case UB_CRATE_UNREGISTERED_VALUE: {
+        if (!cur_at(c, payload, &k) || cr_vtvalue(c, &k, out, nest) != 0)
+            return -1;
+        /* a string holds the value's text as authored */
+        if (out->kind == UB_V_DATA && !out->is_array &&
+            out->type->id == UB_TY_STRING) {
+            ub_untyped *u = ub_arena_zalloc(c->a, sizeof *u);
+            if (!u)
+                return (cr_oom(c), -1);
+            u->kind = UB_U_ATOM;
+            u->text = ub_value_str(out, 0);
+            *out = (ub_value){.kind = UB_V_UNTYPED};
+            out->u.untyped = u;
+        }
+        return 0;
+    }
+    case UB_CRATE_RELOCATES: {
+        if (!cur_at(c, payload, &k))
+            return -1;
+        uint64_t n = rd_count(&k, 8, "relocates");
+        if (c->failed)
+            return -1;
+        ub_value v = ub_value_new(c->a, ub_type_get(UB_TY_PATH),
+                                  (uint32_t)(2 * n), true);
+        if (v.kind != UB_V_DATA)
+            return (cr_oom(c), -1);
+        const char **s = v.u.data;
+        for (uint64_t i = 0; i < 2 * n; i++)
+            s[i] = cr_path_text(c, rd_u32(&k, "a relocate"));
+        *out = v;
+        return c->failed ? -1 : 0;
+    }
+    case UB_CRATE_TIME_SAMPLES:
+        cr_err(c, "time samples where a single value belongs");
+        return -1;
+    default:
+        cr_err(c, "unknown value type %u", ct);
+        return -1;
+    }
+}
+
+/* --- the spec tree ----------------------------------------------------- */
+
+/* Iterate the fields of spec s: *i starts at its field set. */
+static const cr_field *cr_next_field(crate *c, uint32_t *i)
+{
+    uint32_t fi = c->fset[*i];
+    if (fi == NONE)
+        return NULL;
+    (*i)++;
+    return &c->fld[fi];
+}
+
+static const cr_field *cr_spec_field(crate *c, uint32_t spec, const char *key)
+{
+    uint32_t i = c->spec[spec].fset;
+    for (const cr_field *f; (f = cr_next_field(c, &i));)
+        if (c->tok[f->tok] == key)
+            return f;
+    return NULL;
+}
+
+/* A token-vector field's value (names of children), or an empty one. */
+static ub_value cr_names(crate *c, uint32_t spec, const char *key)
+{
+    const cr_field *f = cr_spec_field(c, spec, key);
+    ub_value v = {0};
+    if (f && cr_value(c, f->rep, &v, 0) == 0 &&
+        (v.kind != UB_V_DATA || !v.type ||
+         (v.type->id != UB_TY_TOKEN && v.type->id != UB_TY_STRING))) {
+        cr_err(c, "'%s' is not a list of names", key);
+        v = (ub_value){0};
+    }
+    return v.kind == UB_V_DATA ? v : (ub_value){0};
+}
+
+static const char *K(crate *c, const char *s)
+{
+    return ub_intern_cstr(c->t, s);
+}
+
+/* Give v the declared type of an attribute when it is stored as its
+ * base (a point3f[] is stored as float3[]). */
+static void cr_retype(ub_value *v, const ub_type *want)
+{
+    if (!want || v->kind != UB_V_DATA || !v->type)
+        return;
+    if (v->type->base == want->base ||
+        (want->id == UB_TY_TIMECODE && v->type->id == UB_TY_DOUBLE))
+        v->type = want;
+}
+
+static int cr_samples(crate *c, uint64_t rep, const ub_type *want,
+                      ub_samples *s)
+{
+    unsigned ct = (unsigned)((rep >> UB_CRATE_REP_TYPE_SHIFT) &
+                             UB_CRATE_REP_TYPE_MASK);
+    if (ct != UB_CRATE_TIME_SAMPLES || (rep & UB_CRATE_REP_IS_ARRAY)) {
+        cr_err(c, "timeSamples holds a value of type %u", ct);
+        return -1;
+    }
+    cur k;
+    if (!cur_at(c, rep & UB_CRATE_REP_PAYLOAD_MASK, &k) || !cur_jump(&k))
+        return -1;
+    uint64_t trep = rd_u64(&k, "sample times");
+    ub_value times;
+    if (c->failed || cr_value(c, trep, &times, 1) != 0)
+        return -1;
+    if (times.kind != UB_V_DATA || times.type->id != UB_TY_DOUBLE) {
+        cr_err(c, "sample times are not a list of doubles");
+        return -1;
+    }
+    if (!cur_jump(&k))
+        return -1;
+    uint64_t n = rd_count(&k, 8, "sample values");
+    if (c->failed)
+        return -1;
+    if (n != times.count) {
+        cr_err(c, "%u sample times but %llu values", times.count,
+               (unsigned long long)n);
+        return -1;
+    }
+    s->authored = true;
+    s->loc = c->loc;
+    for (uint64_t i = 0; i < n; i++) {
+        uint64_t vr = rd_u64(&k, "a sample value");
+        ub_value v;
+        if (c->failed || cr_value(c, vr, &v, 1) != 0)
+            return -1;
+        cr_retype(&v, want);
+        double t;
+        memcpy(&t, (const char *)times.u.data + 8 * i, 8);
+        if (ub_samples_set(c->a, s, t, v) != 0)
+            return (cr_oom(c), -1);
+    }
+    return 0;
+}
+
+/* Which of the reader's keys a field name is (K_COUNT: none). */
+static int cr_key_id(const crate *c, const char *key)
+{
+    for (int i = 0; i < K_COUNT; i++)
+        if (c->key[i] == key)
+            return i;
+    return K_COUNT;
+}
+
+/* Fields that only order or list children: read by the tree walk. */
+static bool cr_structural(int id)
+{
+    return id <= K_CONNECTIONCHILDREN;
+}
+
+/* The text-format key of a crate field. */
+static const char *cr_text_key(crate *c, const char *key)
+{
+    int id = cr_key_id(c, key);
+    return id >= K_DOCUMENTATION && id < K_COUNT
+               ? c->text_key[id - K_DOCUMENTATION]
+               : key;
+}
+
+static void cr_set_meta(crate *c, ub_fields *meta, const char *key,
+                        uint64_t rep)
+{
+    ub_value v;
+    if (cr_value(c, rep, &v, 0) != 0)
+        return;
+    if (!ub_fields_set(c->a, meta, cr_text_key(c, key), v, c->loc))
+        cr_oom(c);
+}
+
+static bool cr_bool(crate *c, uint64_t rep)
+{
+    ub_value v;
+    if (cr_value(c, rep, &v, 0) != 0)
+        return false;
+    if (v.kind != UB_V_DATA || v.type->id != UB_TY_BOOL) {
+        cr_err(c, "expected a bool");
+        return false;
+    }
+    return *(uint8_t *)v.u.data != 0;
+}
+
+/* An enum field (specifier, variability) as its number, checked to be
+ * below n. */
+static uint32_t cr_enum_field(crate *c, uint64_t rep, unsigned type,
+                              uint32_t n)
+{
+    unsigned ct = (unsigned)((rep >> UB_CRATE_REP_TYPE_SHIFT) &
+                             UB_CRATE_REP_TYPE_MASK);
+    uint32_t x = (uint32_t)(rep & UB_CRATE_REP_PAYLOAD_MASK);
+    if (ct != type || (rep & UB_CRATE_REP_IS_ARRAY) || x >= n) {
+        cr_err(c, "expected a %s", type == UB_CRATE_SPECIFIER ? "specifier"
+                                                              : "variability");
+        return 0;
+    }
+    return x;
+}
+
+/* A token field's value (typeName). */
+static const char *cr_token_text(crate *c, uint64_t rep)
+{
+    ub_value v;
+    if (cr_value(c, rep, &v, 0) != 0)
+        return "";
+    if (v.kind != UB_V_DATA || v.type->id != UB_TY_TOKEN || v.is_array) {
+        cr_err(c, "expected a token");
+        return "";
+    }
+    return ub_value_str(&v, 0);
+}
+
+/* Diagnostics about a crate layer have no line: they name the spec, as
+ * "file:</World/a.size>". */
+static void cr_set_loc(crate *c, const char *path)
+{
+    size_t n = strlen(c->name) + strlen(path) + 4;
+    char *b = malloc(n);
+    if (!b) {
+        cr_oom(c);
+        return;
+    }
+    snprintf(b, n, "%s:<%s>", c->name, path);
+    c->loc = (ub_loc){ub_intern_cstr(c->t, b), 0, 0};
+    free(b);
+}
+
+static void cr_build_prop(crate *c, ub_prop *p, uint32_t spec)
+{
+    const char *path = cr_path_text(c, c->spec[spec].path);
+    cr_set_loc(c, path);
+    p->loc = c->loc;
+    const cr_field *tf = cr_spec_field(c, spec, c->key[K_TYPENAME]);
+    if (tf && p->kind == UB_ATTR) {
+        cr_where(c, "spec", path, "typeName");
+        const char *tn = cr_token_text(c, tf->rep);
+        size_t n = strlen(tn);
+        p->is_array = n > 2 && strcmp(tn + n - 2, "[]") == 0;
+        if (p->is_array)
+            n -= 2;
+        p->type_name = ub_intern(c->t, tn, n);
+        p->type = ub_type_by_name(tn, n);
+        bool keep = true;
+        if (p->type && p->type->id == UB_TY_DICTIONARY)
+            p->type = NULL;
+        else if (!p->type &&
+                 (p->type = ub_type_by_legacy_name(p->type_name, &keep)) &&
+                 !keep)
+            p->type_name = K(c, p->type->name);
+    }
+    uint32_t i = c->spec[spec].fset;
+    for (const cr_field *f; !c->failed && (f = cr_next_field(c, &i));) {
+        const char *key = c->tok[f->tok];
+        cr_where(c, "spec", path, key);
+        int id = cr_key_id(c, key);
+        bool attr = p->kind == UB_ATTR;
+        if (cr_structural(id))
+            continue;
+        if (id == K_VARIABILITY) {
+            uint32_t v = cr_enum_field(c, f->rep, UB_CRATE_VARIABILITY, 3);
+            if (p->kind == UB_REL)
+                p->varying_keyword = v == 0;
+            else
+                p->variability = v == 0 ? UB_VARYING : UB_UNIFORM;
+        } else if (id == K_CUSTOM) {
+            p->custom = cr_bool(c, f->rep);
+        } else if (id == K_DEFAULT && attr) {
+            if (cr_value(c, f->rep, &p->default_value, 0) == 0)
+                cr_retype(&p->default_value, p->type);
+        } else if (id == K_TIMESAMPLES && attr) {
+            cr_samples(c, f->rep, p->type, &p->samples);
+        } else if (id == K_CONNECTIONPATHS && attr) {
+            cr_value(c, f->rep, &p->connections, 0);
+        } else if (id == K_TARGETPATHS && !attr) {
+            cr_value(c, f->rep, &p->targets, 0);
+        } else {
+            cr_set_meta(c, &p->meta, key, f->rep);
+        }
+    }
+}
+
+static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
+                          unsigned depth);
+
+
+static void cr_build_props(crate *c, ub_prim *prim, uint32_t pidx,
+                           uint32_t spec)
+{
+    ub_value names = cr_names(c, spec, c->key[K_PROPERTIES]);
+    for (uint32_t i = 0; i < names.count && !c->failed; i++) {
+        const char *name = ub_value_str(&names, i);
+        uint32_t ci = cr_find_child(c, pidx, name, true);
+        uint32_t cs = ci == NONE ? NONE : c->spec_of[ci];
+        if (cs == NONE)
+            continue;
+        uint32_t st = c->spec[cs].type;
+        if (st != UB_CRATE_SPEC_ATTRIBUTE &&
+            st != UB_CRATE_SPEC_RELATIONSHIP)
+            continue;
+        bool created;
+        ub_prop *p = ub_prop_find_or_new(
+            c->L, prim, name,
+            st == UB_CRATE_SPEC_ATTRIBUTE ? UB_ATTR : UB_REL,
+            prim->loc, &created);
+        if (!p) {
+            cr_oom(c);
+            return;
+        }
+        if (created)
+            cr_build_prop(c, p, cs);
+    }
+}
+
+static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
+                              uint32_t spec, unsigned depth)
+{
+    ub_value sets = cr_names(c, spec, c->key[K_VARIANTSETCHILDREN]);
+    for (uint32_t i = 0; i < sets.count && !c->failed; i++) {
+        const char *set = ub_value_str(&sets, i);
+        char *e = malloc(strlen(set) + 4);
+        if (!e) {
+            cr_oom(c);
+            return;
+        }
+        sprintf(e, "{%s=}", set);
+        uint32_t si = cr_find_child(c, pidx, K(c, e), false);
+        free(e);
+        uint32_t ss = si == NONE ? NONE : c->spec_of[si];
+        if (ss == NONE || c->spec[ss].type != UB_CRATE_SPEC_VARIANT_SET)
+            continue;
+        ub_variant_set *vs = ub_variant_set_get(c->L, prim, set,
+                                                prim->loc);
+        if (!vs) {
+            cr_oom(c);
+            return;
+        }
+        ub_value vars = cr_names(c, ss, c->key[K_VARIANTCHILDREN]);
+        for (uint32_t j = 0; j < vars.count && !c->failed; j++) {
+            const char *var = ub_value_str(&vars, j);
+            char *ve = malloc(strlen(set) + strlen(var) + 4);
+            if (!ve) {
+                cr_oom(c);
+                return;
+            }
+            sprintf(ve, "{%s=%s}", set, var);
+            uint32_t vi = cr_find_child(c, pidx, K(c, ve), false);
+            free(ve);
+            uint32_t vsp = vi == NONE ? NONE : c->spec_of[vi];
+            if (vsp == NONE || c->spec[vsp].type != UB_CRATE_SPEC_VARIANT)
+                continue;
+            bool dup = false;
+            for (uint32_t k = 0; k < vs->variants.n; k++)
+                dup |= vs->variants.v[k]->name == var;
+            if (dup)
+                continue;
+            ub_prim *v = ub_variant_new(c->L, prim, vs, var, prim->loc);
+            if (!v) {
+                cr_oom(c);
+                return;
+            }
+            cr_build_prim(c, v, vi, depth + 1);
+        }
+    }
+}
+
+static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
+                          unsigned depth)
+{
+    uint32_t spec = c->spec_of[pidx];
+    if (depth > CR_MAX_DEPTH) {
+        cr_err(c, "prims nested deeper than %d levels", CR_MAX_DEPTH);
+        return;
+    }
+    const char *path = cr_path_text(c, pidx);
+    bool root = prim == c->L->root;
+    if (root)
+        c->loc = (ub_loc){c->name, 0, 0};
+    else
+        cr_set_loc(c, path);
+    prim->loc = c->loc;
+    uint32_t i = c->spec[spec].fset;
+    const uint64_t *sub_rep = NULL, *off_rep = NULL;
+    for (const cr_field *f; !c->failed && (f = cr_next_field(c, &i));) {
+        const char *key = c->tok[f->tok];
+        cr_where(c, "spec", path, key);
+        int id = cr_key_id(c, key);
+        if (id == K_SPECIFIER && !root && !prim->variant_set) {
+            /* SdfSpecifier: def, over, class, as ub_specifier */
+            prim->specifier = (ub_specifier)cr_enum_field(
+                c, f->rep, UB_CRATE_SPECIFIER, 3);
+        } else if (id == K_TYPENAME && !root) {
+            const char *s = cr_token_text(c, f->rep);
+            prim->type_name = s[0] ? s : NULL;
+        } else if (cr_structural(id)) {
+            continue;
+        } else if (id == K_PRIMORDER || id == K_PROPERTYORDER) {
+            ub_value v;
+            if (cr_value(c, f->rep, &v, 0) == 0) {
+                if (v.kind == UB_V_DATA && v.type->id == UB_TY_TOKEN)
+                    *(id == K_PRIMORDER ? &prim->prim_order
+                                        : &prim->property_order) = v;
+                else
+                    cr_err(c, "expected a list of names");
+            }
+        } else if (root && id == K_SUBLAYERS) {
+            sub_rep = &f->rep;
+        } else if (root && id == K_SUBLAYEROFFSETS) {
+            off_rep = &f->rep;
+        } else {
+            cr_set_meta(c, root ? &c->L->meta : &prim->meta, key, f->rep);
+        }
+    }
+    if (sub_rep && !c->failed) {
+        cr_where(c, "spec", "/", "subLayers");
+        ub_value subs, offs = {0};
+        if (cr_value(c, *sub_rep, &subs, 0) != 0)
+            return;
+        if (subs.kind != UB_V_DATA || subs.type->scalar != UB_SC_STRING) {
+            cr_err(c, "expected a list of asset paths");
+            return;
+        }
+        if (off_rep) {
+            cr_where(c, "spec", "/", "subLayerOffsets");
+            if (cr_value(c, *off_rep, &offs, 0) != 0)
+                return;
+            if (offs.kind != UB_V_DATA || offs.type->id != UB_TY_DOUBLE2) {
+                cr_err(c, "expected a list of layer offsets");
+                return;
+            }
+        }
+        c->L->has_sublayers = true;
+        for (uint32_t j = 0; j < subs.count; j++) {
+            ub_sublayer *s = ub_layer_add_sublayer(
+                c->L, ub_value_str(&subs, j), c->loc);
+            if (!s) {
+                cr_oom(c);
+                return;
+            }
+            s->offset = UB_OFFSET_IDENTITY;
+            if (j < offs.count) {
+                memcpy(&s->offset, (const char *)offs.u.data + 16 * j, 16);
+                s->has_offset = s->offset.offset != 0.0;
+                s->has_scale = s->offset.scale != 1.0;
+            }
+        }
+    }
+    if (c->failed)
+        return;
+    cr_build_props(c, prim, pidx, spec);
+    cr_build_variants(c, prim, pidx, spec, depth);
+    ub_value kids = cr_names(c, spec, c->key[K_PRIMCHILDREN]);
+    for (uint32_t j = 0; j < kids.count && !c->failed; j++) {
+        const char *name = ub_value_str(&kids, j);
+        uint32_t ci = cr_find_child(c, pidx, name, false);
+        uint32_t cs = ci == NONE ? NONE : c->spec_of[ci];
+        if (cs == NONE || c->spec[cs].type != UB_CRATE_SPEC_PRIM)
+            continue;
+        if (ub_prim_find_child(c->L, prim, name))
+            continue; /* listed twice: one prim, built once */
+        ub_prim *child = ub_prim_new(c->L, prim, name, UB_OVER, prim->loc);
+        if (!child) {
+            cr_oom(c);
+            return;
+        }
+        cr_build_prim(c, child, ci, depth + 1);
+    }
+}
+
+/* --- entry ------------------------------------------------------------- */
+
+bool ub_crate_sniff(const void *data, size_t len)
+{
+    return len >= UB_CRATE_IDENT_LEN &&
+           memcmp(data, UB_CRATE_IDENT, UB_CRATE_IDENT_LEN) == 0;
+}
+
+static void cr_free(crate *c)
+{
+    free(c->tok);
+    free(c->str);
+    free(c->fld);
+    free(c->fset);
+    free(c->path);
+    free(c->ptext);
+    free(c->spec);
+    free(c->spec_of);
+    free(c->child);
+    free(c->buf);
+}
+
+ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
+                        ub_strtab *t, ub_diags *diags)
+{
+    crate c = {.d = data, .len = len, .name = path, .t = t, .diags = diags};
+    c.budget = (uint64_t)len * 64 + (1u << 20);
+    for (int i = 0; i < K_COUNT; i++)
+        c.key[i] = ub_intern_cstr(t, cr_key_names[i]);
+    for (int i = 0; i < K_COUNT - K_DOCUMENTATION; i++)
+        c.text_key[i] = ub_intern_cstr(t, cr_text_names[i]);
+    if (cr_read_boot(&c) != 0 || cr_read_tokens(&c) != 0 ||
+        cr_read_strings(&c) != 0 || cr_read_fields(&c) != 0 ||
+        cr_read_fieldsets(&c) != 0 || cr_read_paths(&c) != 0 ||
+        cr_read_specs(&c) != 0) {
+        cr_free(&c);
+        return NULL;
+    }
+    uint32_t root = NONE;
+    for (uint64_t i = 0; i < c.npath && root == NONE; i++)
+        if (c.path[i].kind == PK_ROOT)
+            root = (uint32_t)i;
+    c.L = ub_layer_new(t, path);
+    if (!c.L) {
+        cr_oom(&c);
+        cr_free(&c);
+        return NULL;
+    }
+    c.a = c.L->arena;
+    if (root != NONE && c.spec_of && c.spec_of[root] != NONE) {
+        if (c.spec[c.spec_of[root]].type != UB_CRATE_SPEC_PSEUDO_ROOT) {
+            cr_where(&c, "section", "SPECS", NULL);
+            cr_err(&c, "the spec at </> is not the pseudo-root");
+        } else {
+            cr_build_prim(&c, c.L->root, root, 0);
+        }
+    }
+    cr_free(&c);
+    if (c.failed) {
+        ub_layer_free(c.L);
+        return NULL;
+    }
+    return c.L;
+}
