@@ -1314,6 +1314,12 @@ static void ub_cw_metas(ub_cw *w, const ub_fields *meta, bool layer)
 
 static uint64_t ub_cw_samples(ub_cw *w, const ub_samples *s)
 {
+    for (uint32_t i = 0; i < s->n; i++)
+        if (isnan(s->v[i].time)) {
+            ub_cw_error(w, "a time sample at time nan (samples are kept "
+                           "ordered by time; nan has no place among them)");
+            return 0;
+        }
     ub_buf b;
     ub_buf_init(&b);
     /* the times, shared by every attribute sampled at the same times */
@@ -1396,6 +1402,12 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
                       ub_rep(UB_CRATE_VARIABILITY, true, false,
                              !p->varying_keyword));
         ub_cw_metas(w, &p->meta, false);
+        for (uint32_t i = 0; i < p->samples.n; i++)
+            if (p->samples.v[i].value.kind != UB_V_BLOCK) {
+                ub_cw_error(w, "relationship time samples (path values; "
+                               "OpenUSD cannot write them to usdc either)");
+                break;
+            }
         if (p->samples.authored)
             ub_cw_field_c(w, "timeSamples", ub_cw_samples(w, &p->samples));
         if (p->targets.kind == UB_V_LISTOP)

@@ -225,6 +225,14 @@ static void test_refused(void)
     expect_refused("#usda 1.0\ndef \"R\" {\n rel r.default = </R>\n}\n",
                    "</R.r>: cannot be written as usdc: a relationship "
                    "default target");
+    expect_refused("#usda 1.0\ndef \"R\" {\n varying rel r.timeSamples = "
+                   "{ 1: </R> }\n}\n",
+                   "</R.r>: cannot be written as usdc: relationship time "
+                   "samples");
+    expect_refused("#usda 1.0\ndef \"R\" {\n double v.timeSamples = "
+                   "{ 1: 1, nan: 2 }\n}\n",
+                   "</R.v>: cannot be written as usdc: a time sample at "
+                   "time nan");
 }
 
 int main(void)
