@@ -1247,8 +1247,9 @@ static uint64_t ub_cw_selection_map(ub_cw *w, const ub_dict *d)
 /* Layer relocates: source/target path pairs (0.11.0). */
 static uint64_t ub_cw_relocates(ub_cw *w, const ub_value *v)
 {
-    ub_cw_upgrade(w, UB_CRATE_V_RELOCATES);
     uint32_t n = v->kind == UB_V_DATA ? v->count / 2 : 0;
+    if (n) /* as OpenUSD: an empty list needs no new version */
+        ub_cw_upgrade(w, UB_CRATE_V_RELOCATES);
     ub_buf b;
     ub_buf_init(&b);
     ub_w64(&b, n);
