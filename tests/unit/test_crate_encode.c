@@ -1,12 +1,15 @@
 /* Unit tests of the crate encoders: the integer coding gives the bytes
  * OpenUSD 24.08 wrote for the same integers (taken from .usdc files that
- * `usdcat in.usda -o out.usdc` wrote, their LZ4 undone here), and the LZ4
+ * `usdcat in.usda -o out.usdc` wrote, their LZ4 undone here), the crate
+ * reader's decoder (runtime/ub_crate_codec.h) gives back what they encode,
+ * and the LZ4
  * framing gives back its input. */
 #include <CUnit/Basic.h>
 #include <lz4.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "ub_crate_codec.h"
 #include "ub_crate_encode.h"
 
 /* An int[] of 20 values as OpenUSD stored it: count, compressed size,
@@ -183,6 +186,50 @@ static void test_put_ints(void)
     ub_buf_free(&b);
 }
 
+/* What the writer encodes, the crate reader's decoder gives back: runs,
+ * jumps of every width, extremes, at both widths and many lengths. */
+static void test_round_trip(void)
+{
+    enum { N = 3000 };
+    static uint32_t v32[N], back32[N];
+    static uint64_t v64[N], back64[N];
+    uint64_t x = 88172645463325252ull;
+    for (size_t i = 0; i < N; i++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        uint64_t k = x % 7;
+        uint64_t step = k == 0 ? 1 : k == 1 ? x % 200 : k == 2 ? x % 40000
+                        : k == 3 ? x : k == 4 ? 0 : k == 5 ? (uint64_t)-1
+                                                        : x >> 40;
+        v64[i] = (i ? v64[i - 1] : 0) + step;
+        v32[i] = (uint32_t)v64[i];
+    }
+    v32[7] = 0x80000000u, v32[8] = 0x7fffffffu;
+    v64[7] = 0x8000000000000000ull, v64[8] = 0x7fffffffffffffffull;
+    size_t lens[] = {0, 1, 2, 3, 4, 5, 15, 16, 17, 255, 1024, N};
+    ub_crate_lz4c c;
+    ub_crate_lz4c_init(&c, 9);
+    for (size_t t = 0; t < sizeof lens / sizeof *lens; t++) {
+        size_t n = lens[t];
+        const char *why = NULL;
+        ub_buf b;
+        ub_buf_init(&b);
+        ub_crate_put_ints32(v32, n, &c, &b);
+        CU_ASSERT_FATAL(!b.failed && b.len >= 8);
+        CU_ASSERT_EQUAL(ub_crate_ints(b.data + 8, b.len - 8, n, 4, back32,
+                                      &why), 0);
+        CU_ASSERT(memcmp(back32, v32, n * 4) == 0);
+        b.len = 0;
+        ub_crate_put_ints64(v64, n, NULL, &b);
+        CU_ASSERT_EQUAL(ub_crate_ints(b.data + 8, b.len - 8, n, 8, back64,
+                                      &why), 0);
+        CU_ASSERT(memcmp(back64, v64, n * 8) == 0);
+        if (why)
+            fprintf(stderr, "\n%zu ints: %s\n", n, why);
+        ub_buf_free(&b);
+    }
+    ub_crate_lz4c_free(&c);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -195,6 +242,8 @@ int main(void)
     CU_add_test(s, "no integers", test_empty);
     CU_add_test(s, "LZ4 framing round trip", test_lz4_framing);
     CU_add_test(s, "compressed integers with their size", test_put_ints);
+    CU_add_test(s, "round trip through the reader's decoder",
+                test_round_trip);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed =
