@@ -2,8 +2,7 @@
  * OpenUSD 24.08 wrote for the same integers (taken from .usdc files that
  * `usdcat in.usda -o out.usdc` wrote, their LZ4 undone here), the crate
  * reader's decoder (runtime/ub_crate_codec.h) gives back what they encode,
- * and the LZ4
- * framing gives back its input. */
+ * and the LZ4 framing gives back its input. */
 #include <CUnit/Basic.h>
 #include <lz4.h>
 #include <stdio.h>
