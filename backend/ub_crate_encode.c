@@ -172,7 +172,9 @@ void ub_crate_lz4_compress(const void *src, size_t n, ub_crate_lz4c *c,
     }
     ub_buf_putc(out, (char)chunks);
     for (size_t off = 0; off < n && !out->failed; off += UB_CRATE_LZ4_CHUNK) {
-        size_t len = n - off < UB_CRATE_LZ4_CHUNK ? n - off : UB_CRATE_LZ4_CHUNK;
+        size_t len = n - off;
+        if (len > UB_CRATE_LZ4_CHUNK)
+            len = UB_CRATE_LZ4_CHUNK;
         char *p = ub_buf_reserve(out, 4 + (size_t)LZ4_compressBound((int)len));
         if (!p)
             return;

@@ -302,8 +302,8 @@ static uint32_t ub_cw_child(ub_cw *w, uint32_t parent, const char *elem,
                             bool is_prop)
 {
     ub_pkey k = {parent, elem, is_prop};
-    uint64_t h = ub_mix(((uint64_t)parent << 1 | is_prop) * 0x9E3779B97F4A7C15ull ^
-                        (uint64_t)(uintptr_t)elem);
+    uint64_t key = ((uint64_t)parent << 1 | is_prop) * 0x9E3779B97F4A7C15ull;
+    uint64_t h = ub_mix(key ^ (uint64_t)(uintptr_t)elem);
     ub_slot *sl = ub_tab_find(&w->pnode_tab, h, ub_eq_pnode, w, &k);
     if (!sl) {
         w->oom = true;
@@ -715,7 +715,8 @@ static void ub_put_str_list(ub_cw *w, ub_buf *b, const ub_value *v,
 }
 
 /* Compressed float arrays (0.6.0): all integers, or a lookup table. */
-static bool ub_put_float_array(ub_crate_lz4c *c, ub_buf *b, const ub_value *v)
+static bool ub_put_float_array(ub_crate_lz4c *c, ub_buf *b,
+                               const ub_value *v)
 {
     uint32_t n = v->count;
     size_t es = ub_scalar_size(v->type->scalar);
@@ -818,7 +819,8 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
     case UB_SC_FLOAT:
     case UB_SC_DOUBLE:
         if (ub_type_ncomp(t) != 1 || ct == UB_CRATE_TIME_CODE ||
-            n < UB_CRATE_MIN_COMPRESSED_ARRAY || !ub_put_float_array(&w->lz4, &b, v))
+            n < UB_CRATE_MIN_COMPRESSED_ARRAY ||
+            !ub_put_float_array(&w->lz4, &b, v))
             goto plain;
         rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, &b, 1);
         break;
@@ -1437,7 +1439,8 @@ static uint32_t ub_variant_set_children(ub_cw *w, const ub_prim *prim,
     const ub_value *list = NULL;
     for (uint32_t i = 0; i < prim->meta.n; i++) {
         const ub_field *f = &prim->meta.v[i];
-        if (strcmp(f->key, "variantSets") == 0 && f->value.kind == UB_V_LISTOP) {
+        if (strcmp(f->key, "variantSets") == 0 &&
+            f->value.kind == UB_V_LISTOP) {
             const ub_listop *lo = f->value.u.listop;
             if (lo->has[UB_LO_EXPLICIT])
                 list = &lo->part[UB_LO_EXPLICIT];

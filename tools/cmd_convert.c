@@ -53,8 +53,8 @@ static int ub_convert_run(int argc, char **argv)
                                           argv[i]);
             out = v;
         } else if (!options_done &&
-                   (r = ub_cli_opt_format(argc, argv, &i, "convert", &format)) !=
-                       0) {
+                   (r = ub_cli_opt_format(argc, argv, &i, "convert",
+                                          &format)) != 0) {
             if (r < 0)
                 return UB_EXIT_USAGE;
         } else if (!options_done &&
