@@ -17,10 +17,12 @@
 #include "ub_crate_format.h"
 #include "ub_format.h"
 
-/* LZ4 HC level for the structural sections and compressed integers: they
- * are small next to the value data, and HC keeps the files smaller than
- * OpenUSD's at little cost in time. */
+/* LZ4 HC level for the structural sections: they are small next to the
+ * value data, and HC keeps the files smaller than OpenUSD's at little cost
+ * in time.  Integer and float arrays among the values get LZ4's fast mode:
+ * their coded integers gain next to nothing from HC, and may be big. */
 #define UB_USDC_HC 9
+#define UB_USDC_HC_ARRAYS 0
 
 /* --- a hash table of uint32 ids, verified by the caller's equality ------- */
 
@@ -172,6 +174,7 @@ typedef struct ub_cw {
 
     UB_VEC(uint32_t) cur; /* field indices of the spec being built */
     ub_crate_lz4c lz4;    /* LZ4 HC, its state kept between calls */
+    ub_crate_lz4c lz4v;   /* integer and float arrays: fast mode */
     /* field names the writer spells (string literals), by address */
     struct {
         const char *lit;
@@ -809,9 +812,9 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
             rep = ub_cw_store(w, flags, &b, 1);
         } else {
             if (t->scalar == UB_SC_INT || t->scalar == UB_SC_UINT)
-                ub_crate_put_ints32(v->u.data, n, &w->lz4, &b);
+                ub_crate_put_ints32(v->u.data, n, &w->lz4v, &b);
             else
-                ub_crate_put_ints64(v->u.data, n, &w->lz4, &b);
+                ub_crate_put_ints64(v->u.data, n, &w->lz4v, &b);
             rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, &b, 1);
         }
         break;
@@ -820,7 +823,7 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
     case UB_SC_DOUBLE:
         if (ub_type_ncomp(t) != 1 || ct == UB_CRATE_TIME_CODE ||
             n < UB_CRATE_MIN_COMPRESSED_ARRAY ||
-            !ub_put_float_array(&w->lz4, &b, v))
+            !ub_put_float_array(&w->lz4v, &b, v))
             goto plain;
         rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, &b, 1);
         break;
@@ -1863,6 +1866,7 @@ static void ub_cw_free(ub_cw *w)
     free(w->specs.v);
     free(w->cur.v);
     ub_crate_lz4c_free(&w->lz4);
+    ub_crate_lz4c_free(&w->lz4v);
 }
 
 int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
@@ -1877,6 +1881,7 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     w.version = UB_CRATE_V_PAYLOAD_LISTOP; /* 0.8.0 */
     w.empty_path = UINT32_MAX;
     ub_crate_lz4c_init(&w.lz4, UB_USDC_HC);
+    ub_crate_lz4c_init(&w.lz4v, UB_USDC_HC_ARRAYS);
 
     /* the bootstrap, filled in at the end */
     char zero[UB_CRATE_BOOTSTRAP_SIZE] = {0};
