@@ -222,6 +222,25 @@ static void ub_cw_upgrade(ub_cw *w, uint32_t v)
         w->version = v;
 }
 
+/* Look key up in t: its id when it is there (*fresh false); else it is
+ * entered as id `next` (*fresh true), and the caller appends the entry
+ * before t is probed again.  UINT32_MAX when out of memory. */
+static uint32_t ub_cw_lookup(ub_cw *w, ub_tab *t, uint64_t h, ub_eq_fn eq,
+                             const void *key, size_t next, bool *fresh)
+{
+    *fresh = false;
+    ub_slot *sl = ub_tab_find(t, h, eq, w, key);
+    if (!sl) {
+        w->oom = true;
+        return UINT32_MAX;
+    }
+    if (sl->used)
+        return sl->id;
+    ub_tab_put(t, sl, h, (uint32_t)next);
+    *fresh = true;
+    return (uint32_t)next;
+}
+
 /* --- tokens and strings --------------------------------------------------- */
 
 static bool ub_eq_token(const void *ctx, uint32_t id, const void *key)
@@ -236,18 +255,12 @@ static uint32_t ub_cw_token(ub_cw *w, const char *s)
         s = ub_cw_intern(w, "", 0);
     if (!s)
         return 0;
-    uint64_t h = ub_mix((uint64_t)(uintptr_t)s);
-    ub_slot *sl = ub_tab_find(&w->token_tab, h, ub_eq_token, w, s);
-    if (!sl) {
-        w->oom = true;
-        return 0;
-    }
-    if (sl->used)
-        return sl->id;
-    uint32_t id = (uint32_t)w->tokens.n;
-    UB_PUSH(w, w->tokens, s);
-    ub_tab_put(&w->token_tab, sl, h, id);
-    return id;
+    bool fresh;
+    uint32_t id = ub_cw_lookup(w, &w->token_tab, ub_mix((uintptr_t)s),
+                               ub_eq_token, s, w->tokens.n, &fresh);
+    if (fresh)
+        UB_PUSH(w, w->tokens, s);
+    return id == UINT32_MAX ? 0 : id;
 }
 
 static uint32_t ub_cw_token_c(ub_cw *w, const char *lit)
@@ -267,20 +280,15 @@ static uint32_t ub_cw_string(ub_cw *w, const char *s)
         s = ub_cw_intern(w, "", 0);
     if (!s)
         return 0;
-    uint64_t h = ub_mix((uint64_t)(uintptr_t)s ^ 0x5bd1e995u);
-    ub_slot *sl = ub_tab_find(&w->string_tab, h, ub_eq_string, w, s);
-    if (!sl) {
-        w->oom = true;
-        return 0;
+    bool fresh;
+    uint32_t id = ub_cw_lookup(w, &w->string_tab, ub_mix((uintptr_t)s),
+                               ub_eq_string, s, w->strings.n, &fresh);
+    if (fresh) {
+        uint32_t tok = ub_cw_token(w, s);
+        UB_PUSH(w, w->strings, tok);
+        UB_PUSH(w, w->string_text, s);
     }
-    if (sl->used)
-        return sl->id;
-    uint32_t id = (uint32_t)w->strings.n;
-    uint32_t tok = ub_cw_token(w, s);
-    UB_PUSH(w, w->strings, tok);
-    UB_PUSH(w, w->string_text, s);
-    ub_tab_put(&w->string_tab, sl, h, id);
-    return id;
+    return id == UINT32_MAX ? 0 : id;
 }
 
 /* --- paths ---------------------------------------------------------------- */
@@ -307,20 +315,16 @@ static uint32_t ub_cw_child(ub_cw *w, uint32_t parent, const char *elem,
     ub_pkey k = {parent, elem, is_prop};
     uint64_t key = ((uint64_t)parent << 1 | is_prop) * 0x9E3779B97F4A7C15ull;
     uint64_t h = ub_mix(key ^ (uint64_t)(uintptr_t)elem);
-    ub_slot *sl = ub_tab_find(&w->pnode_tab, h, ub_eq_pnode, w, &k);
-    if (!sl) {
-        w->oom = true;
-        return 0;
-    }
-    if (sl->used)
-        return sl->id;
-    uint32_t id = (uint32_t)w->pnodes.n;
+    bool fresh;
+    uint32_t id = ub_cw_lookup(w, &w->pnode_tab, h, ub_eq_pnode, &k,
+                               w->pnodes.n, &fresh);
+    if (!fresh)
+        return id == UINT32_MAX ? 0 : id;
     ub_pnode n = {parent, ub_cw_token(w, elem), is_prop, UINT32_MAX,
                   UINT32_MAX, UINT32_MAX, elem};
     UB_PUSH(w, w->pnodes, n);
     if (w->oom)
         return 0;
-    ub_tab_put(&w->pnode_tab, sl, h, id);
     if (parent != UINT32_MAX) {
         ub_pnode *p = &w->pnodes.v[parent];
         if (p->first == UINT32_MAX)
@@ -1110,23 +1114,13 @@ static void ub_cw_field_tok(ub_cw *w, uint32_t token, uint64_t rep)
     if (w->failed)
         return;
     ub_field_rec f = {token, rep};
-    uint64_t h = ub_mix(rep * 31 + f.token);
-    ub_slot *sl = ub_tab_find(&w->field_tab, h, ub_eq_field, w, &f);
-    if (!sl) {
-        w->oom = true;
-        return;
-    }
-    uint32_t id;
-    if (sl->used) {
-        id = sl->id;
-    } else {
-        id = (uint32_t)w->fields.n;
+    bool fresh;
+    uint32_t id = ub_cw_lookup(w, &w->field_tab, ub_mix(rep * 31 + token),
+                               ub_eq_field, &f, w->fields.n, &fresh);
+    if (fresh)
         UB_PUSH(w, w->fields, f);
-        if (w->oom)
-            return;
-        ub_tab_put(&w->field_tab, sl, h, id);
-    }
-    UB_PUSH(w, w->cur, id);
+    if (!w->oom)
+        UB_PUSH(w, w->cur, id);
 }
 
 static void ub_cw_field(ub_cw *w, const char *name, uint64_t rep)

@@ -48,17 +48,31 @@ static int usd_coded(const char *hex, unsigned char *coded, int cap)
                                (int)n - 1, cap);
 }
 
-static void test_ints32_as_openusd(void)
+/* The coding of n ints of width 4 or 8 equals OpenUSD's (hex). */
+static void check_as_openusd(const void *ints, size_t n, int width,
+                             const char *hex)
 {
     unsigned char want[256];
-    int n = usd_coded(usd_ints32, want, sizeof want);
-    CU_ASSERT_FATAL(n > 0);
+    int m = usd_coded(hex, want, sizeof want);
+    CU_ASSERT_FATAL(m > 0);
+    ub_buf b;
+    ub_buf_init(&b);
+    if (width == 4)
+        ub_crate_code_ints32(ints, n, &b);
+    else
+        ub_crate_code_ints64(ints, n, &b);
+    CU_ASSERT_EQUAL(b.len, (size_t)m);
+    CU_ASSERT(b.len == (size_t)m && memcmp(b.data, want, b.len) == 0);
+    ub_buf_free(&b);
+}
+
+static void test_ints32_as_openusd(void)
+{
+    check_as_openusd(ints32, 20, 4, usd_ints32);
+    /* common difference 1 (the most frequent one), stored first */
     ub_buf b;
     ub_buf_init(&b);
     ub_crate_code_ints32((const uint32_t *)ints32, 20, &b);
-    CU_ASSERT_EQUAL(b.len, (size_t)n);
-    CU_ASSERT(b.len == (size_t)n && memcmp(b.data, want, b.len) == 0);
-    /* common difference 1 (the most frequent one), stored first */
     int32_t common;
     memcpy(&common, b.data, 4);
     CU_ASSERT_EQUAL(common, 1);
@@ -67,15 +81,7 @@ static void test_ints32_as_openusd(void)
 
 static void test_ints64_as_openusd(void)
 {
-    unsigned char want[256];
-    int n = usd_coded(usd_ints64, want, sizeof want);
-    CU_ASSERT_FATAL(n > 0);
-    ub_buf b;
-    ub_buf_init(&b);
-    ub_crate_code_ints64((const uint64_t *)ints64, 16, &b);
-    CU_ASSERT_EQUAL(b.len, (size_t)n);
-    CU_ASSERT(b.len == (size_t)n && memcmp(b.data, want, b.len) == 0);
-    ub_buf_free(&b);
+    check_as_openusd(ints64, 16, 8, usd_ints64);
 }
 
 /* Signedness does not change the bytes. */
