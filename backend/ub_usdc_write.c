@@ -8,6 +8,7 @@
 #include "ub_usdc_write.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,6 +180,8 @@ typedef struct ub_cw {
     struct {
         const char *lit;
         uint32_t token;
+        uint32_t field; /* the field last made with it, */
+        uint64_t rep;   /* and its value (most repeat: custom = false) */
     } names[64];
     const ub_prim *where; /* the prim being written, for errors */
     const ub_prop *where_prop; /* and its property, or NULL */
@@ -1139,8 +1142,18 @@ static void ub_cw_field_c(ub_cw *w, const char *lit, uint64_t rep)
             return;
         w->names[h].lit = lit;
         w->names[h].token = ub_cw_token(w, name);
+        w->names[h].field = UINT32_MAX;
+    }
+    if (w->names[h].field != UINT32_MAX && w->names[h].rep == rep) {
+        if (!w->failed)
+            UB_PUSH(w, w->cur, w->names[h].field);
+        return;
     }
     ub_cw_field_tok(w, w->names[h].token, rep);
+    if (!w->oom && !w->failed && w->cur.n) {
+        w->names[h].field = w->cur.v[w->cur.n - 1];
+        w->names[h].rep = rep;
+    }
 }
 
 typedef struct ub_fskey {
@@ -1719,124 +1732,181 @@ static void ub_cw_renumber_fsets(ub_cw *w)
     w->fsets.cap = n ? n : 1;
 }
 
-static void ub_cw_sections(ub_cw *w, ub_section *sec)
+/* A uint64 placeholder at o's end; ub_patch_size fills it with the number
+ * of bytes after it. */
+static size_t ub_size_slot(ub_buf *o)
 {
-    ub_buf *o = w->out;
-    size_t k = 0;
-#define SEC_BEGIN(nm) (sec[k].name = (nm), sec[k].start = o->len - w->base)
-#define SEC_END() (sec[k].size = o->len - w->base - sec[k].start, k++)
+    size_t at = o->len;
+    ub_w64(o, 0);
+    return at;
+}
 
-    /* TOKENS: count, raw size, then the NUL-separated text compressed */
-    SEC_BEGIN(UB_CRATE_SEC_TOKENS);
-    {
-        ub_buf t;
-        ub_buf_init(&t);
-        for (size_t i = 0; i < w->tokens.n; i++)
-            ub_buf_append(&t, w->tokens.v[i], ub_str_len(w->tokens.v[i]) + 1);
-        ub_w64(o, w->tokens.n);
-        ub_w64(o, t.len);
-        size_t at = o->len;
-        ub_w64(o, 0);
-        if (t.failed)
-            w->oom = true;
-        else
-            ub_crate_lz4_compress(t.data, t.len, &w->lz4, o);
-        uint64_t csize = o->len - at - 8;
-        if (!o->failed)
-            memcpy(o->data + at, &csize, 8);
-        ub_buf_free(&t);
-    }
-    SEC_END();
+static void ub_patch_size(ub_buf *o, size_t at)
+{
+    uint64_t size = o->len - at - 8;
+    if (!o->failed)
+        memcpy(o->data + at, &size, 8);
+}
 
-    SEC_BEGIN(UB_CRATE_SEC_STRINGS);
-    ub_w64(o, w->strings.n);
-    if (w->strings.n)
-        ub_buf_append(o, w->strings.v, w->strings.n * 4);
-    SEC_END();
+/* TOKENS: count, raw size, then the NUL-separated text compressed. */
+static void ub_sec_tokens(const ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
+{
+    ub_buf t;
+    ub_buf_init(&t);
+    for (size_t i = 0; i < w->tokens.n; i++)
+        ub_buf_append(&t, w->tokens.v[i], ub_str_len(w->tokens.v[i]) + 1);
+    ub_w64(o, w->tokens.n);
+    ub_w64(o, t.len);
+    size_t at = ub_size_slot(o);
+    if (t.failed)
+        o->failed = true;
+    else
+        ub_crate_lz4_compress(t.data, t.len, c, o);
+    ub_patch_size(o, at);
+    ub_buf_free(&t);
+}
 
-    SEC_BEGIN(UB_CRATE_SEC_FIELDS);
-    {
-        size_t n = w->fields.n;
-        uint32_t *toks = malloc((n ? n : 1) * 4);
-        uint64_t *reps = malloc((n ? n : 1) * 8);
-        if (!toks || !reps) {
-            w->oom = true;
-        } else {
-            for (size_t i = 0; i < n; i++) {
-                toks[i] = w->fields.v[i].token;
-                reps[i] = w->fields.v[i].rep;
-            }
-            ub_w64(o, n);
-            ub_crate_put_ints32(toks, n, &w->lz4, o);
-            size_t at = o->len;
-            ub_w64(o, 0);
-            ub_crate_lz4_compress(reps, n * 8, &w->lz4, o);
-            uint64_t csize = o->len - at - 8;
-            if (!o->failed)
-                memcpy(o->data + at, &csize, 8);
+/* FIELDS: count, the key tokens as compressed ints, the reps as LZ4. */
+static void ub_sec_fields(const ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
+{
+    size_t n = w->fields.n;
+    uint32_t *toks = malloc((n ? n : 1) * 4);
+    uint64_t *reps = malloc((n ? n : 1) * 8);
+    if (!toks || !reps) {
+        o->failed = true;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            toks[i] = w->fields.v[i].token;
+            reps[i] = w->fields.v[i].rep;
         }
-        free(toks);
-        free(reps);
+        ub_w64(o, n);
+        ub_crate_put_ints32(toks, n, c, o);
+        size_t at = ub_size_slot(o);
+        ub_crate_lz4_compress(reps, n * 8, c, o);
+        ub_patch_size(o, at);
     }
-    SEC_END();
+    free(toks);
+    free(reps);
+}
 
+/* The tokens and fields sections, compressed on a helper thread while the
+ * caller's thread does the others (they read what the walk left, and
+ * write only their own buffers and compressor). */
+typedef struct ub_sec_job {
+    const ub_cw *w;
+    ub_crate_lz4c lz4;
+    ub_buf tokens, fields;
+} ub_sec_job;
+
+static void *ub_sec_job_run(void *arg)
+{
+    ub_sec_job *j = arg;
+    ub_sec_tokens(j->w, &j->lz4, &j->tokens);
+    ub_sec_fields(j->w, &j->lz4, &j->fields);
+    return NULL;
+}
+
+/* FIELDSETS, PATHS and SPECS into o; sizes[0..2] their sizes. */
+static void ub_sec_rest(ub_cw *w, ub_buf *o, uint64_t *sizes)
+{
     /* field sets renumbered in the specs' order: like specs next to each
      * other then have like field set indices */
     if (w->specs.n)
         qsort(w->specs.v, w->specs.n, sizeof *w->specs.v, ub_cmp_spec);
     ub_cw_renumber_fsets(w);
 
-    SEC_BEGIN(UB_CRATE_SEC_FIELDSETS);
     ub_w64(o, w->fsets.n);
     ub_crate_put_ints32(w->fsets.v, w->fsets.n, &w->lz4, o);
-    SEC_END();
+    sizes[0] = o->len;
 
-    SEC_BEGIN(UB_CRATE_SEC_PATHS);
-    {
-        size_t total = w->pnodes.n, n = 0;
-        uint32_t *idx = malloc((total ? total : 1) * 4);
-        int32_t *tok = malloc((total ? total : 1) * 4);
-        int32_t *jump = malloc((total ? total : 1) * 4);
-        if (!idx || !tok || !jump)
-            w->oom = true;
-        else
-            ub_cw_path_order(w, idx, tok, jump, &n);
-        ub_w64(o, total);
+    size_t total = w->pnodes.n, n = 0;
+    uint32_t *idx = malloc((total ? total : 1) * 4);
+    int32_t *tok = malloc((total ? total : 1) * 4);
+    int32_t *jump = malloc((total ? total : 1) * 4);
+    if (!idx || !tok || !jump)
+        w->oom = true;
+    else
+        ub_cw_path_order(w, idx, tok, jump, &n);
+    ub_w64(o, total);
+    ub_w64(o, n);
+    if (!w->oom) {
+        ub_crate_put_ints32(idx, n, &w->lz4, o);
+        ub_crate_put_ints32((uint32_t *)tok, n, &w->lz4, o);
+        ub_crate_put_ints32((uint32_t *)jump, n, &w->lz4, o);
+    }
+    free(idx);
+    free(tok);
+    free(jump);
+    sizes[1] = o->len - sizes[0];
+
+    n = w->specs.n;
+    uint32_t *tmp = malloc((n ? n : 1) * 4);
+    if (!tmp) {
+        w->oom = true;
+    } else {
         ub_w64(o, n);
-        if (!w->oom) {
-            ub_crate_put_ints32(idx, n, &w->lz4, o);
-            ub_crate_put_ints32((uint32_t *)tok, n, &w->lz4, o);
-            ub_crate_put_ints32((uint32_t *)jump, n, &w->lz4, o);
-        }
-        free(idx);
-        free(tok);
-        free(jump);
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = w->specs.v[i].path;
+        ub_crate_put_ints32(tmp, n, &w->lz4, o);
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = w->specs.v[i].fset;
+        ub_crate_put_ints32(tmp, n, &w->lz4, o);
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = w->specs.v[i].type;
+        ub_crate_put_ints32(tmp, n, &w->lz4, o);
     }
-    SEC_END();
+    free(tmp);
+    sizes[2] = o->len - sizes[0] - sizes[1];
+}
 
-    SEC_BEGIN(UB_CRATE_SEC_SPECS);
-    {
-        size_t n = w->specs.n;
-        uint32_t *tmp = malloc((n ? n : 1) * 4);
-        if (!tmp) {
+/* The six sections, in OpenUSD's order, appended to the file. */
+static void ub_cw_sections(ub_cw *w, ub_section *sec)
+{
+    ub_sec_job job = {.w = w};
+    ub_crate_lz4c_init(&job.lz4, UB_USDC_HC);
+    ub_buf_init(&job.tokens);
+    ub_buf_init(&job.fields);
+    pthread_t th;
+    bool threaded = pthread_create(&th, NULL, ub_sec_job_run, &job) == 0;
+    if (!threaded)
+        ub_sec_job_run(&job);
+
+    ub_buf strings, rest;
+    ub_buf_init(&strings);
+    ub_buf_init(&rest);
+    ub_w64(&strings, w->strings.n);
+    if (w->strings.n)
+        ub_buf_append(&strings, w->strings.v, w->strings.n * 4);
+    uint64_t sizes[3];
+    ub_sec_rest(w, &rest, sizes);
+    if (threaded)
+        pthread_join(th, NULL);
+
+    static const char *const names[6] = {
+        UB_CRATE_SEC_TOKENS, UB_CRATE_SEC_STRINGS, UB_CRATE_SEC_FIELDS,
+        UB_CRATE_SEC_FIELDSETS, UB_CRATE_SEC_PATHS, UB_CRATE_SEC_SPECS};
+    const ub_buf *parts[4] = {&job.tokens, &strings, &job.fields, &rest};
+    ub_buf *o = w->out;
+    uint64_t at = o->len - w->base;
+    for (int k = 0; k < 4; k++) {
+        if (parts[k]->failed)
             w->oom = true;
-        } else {
-            ub_w64(o, n);
-            for (size_t i = 0; i < n; i++)
-                tmp[i] = w->specs.v[i].path;
-            ub_crate_put_ints32(tmp, n, &w->lz4, o);
-            for (size_t i = 0; i < n; i++)
-                tmp[i] = w->specs.v[i].fset;
-            ub_crate_put_ints32(tmp, n, &w->lz4, o);
-            for (size_t i = 0; i < n; i++)
-                tmp[i] = w->specs.v[i].type;
-            ub_crate_put_ints32(tmp, n, &w->lz4, o);
-        }
-        free(tmp);
+        else if (parts[k]->len)
+            ub_buf_append(o, parts[k]->data, parts[k]->len);
     }
-    SEC_END();
-#undef SEC_BEGIN
-#undef SEC_END
+    uint64_t size[6] = {job.tokens.len, strings.len, job.fields.len,
+                        sizes[0], sizes[1], sizes[2]};
+    for (int k = 0; k < 6; k++) {
+        sec[k].name = names[k];
+        sec[k].start = at;
+        sec[k].size = size[k];
+        at += size[k];
+    }
+    ub_buf_free(&job.tokens);
+    ub_buf_free(&job.fields);
+    ub_buf_free(&strings);
+    ub_buf_free(&rest);
+    ub_crate_lz4c_free(&job.lz4);
 }
 
 static void ub_cw_free(ub_cw *w)
