@@ -36,8 +36,10 @@ static void ub_flatten_usage(void)
         "  --layer-stack        flatten the root layer stack only\n"
         "  -o, --output OUT     write to OUT ('-' or none: standard output),\n"
         "                       atomically\n"
-        "  --format usda|usdb   output format (default: from OUT's extension,\n"
-        "                       usda otherwise; usdb is the usdbake binary)\n"
+        "  --format usda|usdc|usdb  output format (default: from OUT's\n"
+        "                       extension, .usdc and .usd being OpenUSD's\n"
+        "                       crate binary; usda otherwise; usdb is\n"
+        "                       usdbake's binary)\n"
         "  --search-path DIR    also look for layers in DIR (repeatable)\n"
         "  --deps FILE          write a make rule `OUT: LAYER...` naming every\n"
         "                       layer read (needs -o)\n"
@@ -91,15 +93,10 @@ static int ub_write_deps(const char *deps, const char *out, ub_loader *ld)
     return r;
 }
 
-static bool ub_ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 static int ub_flatten_run(int argc, char **argv)
 {
-    const char *out = NULL, *deps = NULL, *format = NULL, *root = NULL;
+    const char *out = NULL, *deps = NULL, *root = NULL;
+    ub_out_format format = UB_FMT_NONE;
     const char *search[argc];
     int n_search = 0;
     bool layer_stack = false, strict = false, options_done = false;
@@ -134,12 +131,10 @@ static int ub_flatten_run(int argc, char **argv)
                 return ub_cli_usage_error("flatten", "--deps needs a file");
             deps = v;
         } else if (!options_done &&
-                   (r = ub_cli_opt_value(argc, argv, &i, "--format", &v)) !=
-                       0) {
+                   (r = ub_cli_opt_format(argc, argv, &i, "flatten",
+                                          &format)) != 0) {
             if (r < 0)
-                return ub_cli_usage_error("flatten",
-                                          "--format needs usda or usdb");
-            format = v;
+                return UB_EXIT_USAGE;
         } else if (!options_done && argv[i][0] == '-' && argv[i][1]) {
             return ub_cli_usage_error("flatten", "unknown option '%s'",
                                       argv[i]);
@@ -154,16 +149,13 @@ static int ub_flatten_run(int argc, char **argv)
     }
     if (!root)
         return ub_cli_usage_error("flatten", "no root layer given");
-    if (format && strcmp(format, "usda") != 0 && strcmp(format, "usdb") != 0)
-        return ub_cli_usage_error("flatten",
-                                  "unknown format '%s' (usda or usdb)",
-                                  format);
     if (!format)
-        format = out && ub_ends_with(out, ".usdb") ? "usdb" : "usda";
-    bool usdb = strcmp(format, "usdb") == 0;
-    if (usdb && (!out || strcmp(out, "-") == 0) && isatty(STDOUT_FILENO))
+        format = ub_cli_format_of_path(out);
+    if (!format)
+        format = UB_FMT_USDA;
+    if (ub_cli_binary_to_tty(format, out))
         return ub_cli_usage_error("flatten",
-                                  "not writing binary usdb to a terminal; "
+                                  "not writing binary output to a terminal; "
                                   "use -o FILE");
     if (deps && (!out || strcmp(out, "-") == 0))
         return ub_cli_usage_error("flatten",
@@ -222,12 +214,9 @@ static int ub_flatten_run(int argc, char **argv)
         }
     }
     if (status == UB_EXIT_OK &&
-        (usdb ? ub_usdb_write(flat, UB_USDB_LEVEL_DEFAULT, &text, diags) != 0
-              : ub_usda_write(flat, &text) != 0 || text.failed)) {
-        if (!usdb)
-            fprintf(stderr, "usdbake: error: out of memory\n");
+        ub_cli_write_layer(flat, format, UB_USDB_LEVEL_DEFAULT, &text,
+                           diags) != 0)
         status = UB_EXIT_INPUT;
-    }
     if (diags)
         ub_cli_print_diags(diags);
     if (status == UB_EXIT_OK &&

@@ -8,8 +8,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ub_progress.h"
 #include "ub_usda.h"
 #include "ub_usdb_write.h"
+#include "ub_usdc_write.h"
 
 void ub_cli_print_diags(ub_diags *d)
 {
@@ -209,30 +211,100 @@ int ub_cli_opt_value(int argc, char **argv, int *i, const char *name,
     return 1;
 }
 
-static bool ub_cli_ext(const char *path, const char *ext)
+ub_out_format ub_cli_format_named(const char *name)
 {
-    size_t n = path ? strlen(path) : 0, m = strlen(ext);
-    return n >= m && strcmp(path + n - m, ext) == 0;
+    if (strcmp(name, "usda") == 0)
+        return UB_FMT_USDA;
+    if (strcmp(name, "usdc") == 0)
+        return UB_FMT_USDC;
+    if (strcmp(name, "usdb") == 0)
+        return UB_FMT_USDB;
+    return UB_FMT_NONE;
 }
 
-int ub_cli_check_format(const char *cmd, const char *path)
+int ub_cli_opt_format(int argc, char **argv, int *i, const char *cmd,
+                      ub_out_format *fmt)
 {
-    if (ub_cli_ext(path, ".usdc"))
-        return ub_cli_usage_error(cmd,
-                                  "cannot write '%s': writing usdc (crate) "
-                                  "is not supported yet; use .usda or .usdb",
-                                  path);
-    return 0;
-}
-
-int ub_cli_encode(const ub_layer *layer, const char *path, ub_buf *out,
-                  ub_diags *diags)
-{
-    if (ub_cli_ext(path, ".usdb"))
-        return ub_usdb_write(layer, UB_USDB_LEVEL_DEFAULT, out, diags);
-    if (ub_usda_write(layer, out) != 0 || out->failed) {
-        fprintf(stderr, "usdbake: error: out of memory\n");
+    const char *v;
+    int r = ub_cli_opt_value(argc, argv, i, "-f", &v);
+    if (r == 0)
+        r = ub_cli_opt_value(argc, argv, i, "--format", &v);
+    if (r == 0)
+        return 0;
+    if (r < 0 || (*fmt = ub_cli_format_named(v)) == UB_FMT_NONE) {
+        ub_cli_usage_error(cmd, "--format takes usda, usdc or usdb");
         return -1;
     }
-    return 0;
+    return 1;
+}
+
+ub_out_format ub_cli_format_of_path(const char *path)
+{
+    const char *dot = path ? strrchr(path, '.') : NULL;
+    if (!dot || strchr(dot, '/'))
+        return UB_FMT_NONE;
+    if (strcmp(dot, ".usd") == 0)
+        return UB_FMT_USDC;
+    return ub_cli_format_named(dot + 1);
+}
+
+int ub_cli_write_layer(const ub_layer *layer, ub_out_format fmt, int level,
+                       ub_buf *out, ub_diags *diags)
+{
+    int r;
+    switch (fmt) {
+    case UB_FMT_USDC:
+        return ub_usdc_write(layer, out, diags);
+    case UB_FMT_USDB:
+        return ub_usdb_write(layer, level, out, diags);
+    default:
+        r = ub_usda_write(layer, out);
+        if (r != 0 || out->failed) {
+            fprintf(stderr, "usdbake: error: out of memory\n");
+            return -1;
+        }
+        return 0;
+    }
+}
+
+bool ub_cli_binary_to_tty(ub_out_format fmt, const char *out)
+{
+    return fmt != UB_FMT_USDA && (!out || strcmp(out, "-") == 0) &&
+           isatty(STDOUT_FILENO);
+}
+
+int ub_cli_convert(const char *input, const char *out, ub_out_format format,
+                   int level)
+{
+    ub_session ss;
+    ub_buf bytes;
+    ub_buf_init(&bytes);
+    int status = UB_EXIT_OK;
+    if (ub_session_open(&ss, NULL, 0) != 0) {
+        status = UB_EXIT_INPUT;
+    } else {
+        ub_progress prog;
+        ub_progress_start(&prog, "reading", ub_cli_file_size(input));
+        ub_loader_set_progress(ss.loader, ub_progress_loader_hook, &prog);
+        ub_layer *layer =
+            ub_loader_open(ss.loader, input, NULL, (ub_loc){NULL, 0, 0});
+        ub_progress_end(&prog);
+        int rc = -1;
+        if (layer)
+            rc = ub_cli_write_layer(layer, format, level, &bytes, ss.diags);
+        if (!layer || rc != 0)
+            status = UB_EXIT_INPUT;
+    }
+    if (ss.diags)
+        ub_cli_print_diags(ss.diags);
+    if (status == UB_EXIT_OK && bytes.failed) {
+        fprintf(stderr, "usdbake: error: out of memory\n");
+        status = UB_EXIT_INPUT;
+    }
+    if (status == UB_EXIT_OK &&
+        ub_cli_write_output(out, bytes.data, bytes.len) != 0)
+        status = UB_EXIT_INPUT;
+    ub_buf_free(&bytes);
+    ub_session_close(&ss);
+    return status;
 }

@@ -87,15 +87,38 @@ int ub_out_commit(ub_out *o);
 int ub_out_rewind(ub_out *o);
 void ub_out_abort(ub_out *o);
 
-/* The one place where an output's file name picks its writer: ".usdb" is
- * usdbake binary, anything else (and "-") usda text.  ub_cli_check_format
- * tells before any work whether path can be written (0), or prints why not
- * as a usage error of cmd and returns UB_EXIT_USAGE.  ub_cli_encode appends
- * layer's bytes in that format to out; returns 0, or -1 (errors in diags,
- * or printed). */
-int ub_cli_check_format(const char *cmd, const char *path);
-int ub_cli_encode(const ub_layer *layer, const char *path, ub_buf *out,
-                  ub_diags *diags);
+/* The output formats of the commands that write a layer. */
+typedef enum ub_out_format {
+    UB_FMT_NONE = 0,
+    UB_FMT_USDA, /* canonical text */
+    UB_FMT_USDC, /* OpenUSD's crate binary */
+    UB_FMT_USDB, /* usdbake's own binary */
+} ub_out_format;
+
+/* The format named by a --format value ("usda", "usdc", "usdb"), or
+ * UB_FMT_NONE. */
+ub_out_format ub_cli_format_named(const char *name);
+/* Whether argv[*i] is -f/--format FMT: 1 (and *fmt set, *i advanced) when
+ * it is, 0 when it is another argument, -1 after a usage error of cmd was
+ * printed (a missing or unknown format). */
+int ub_cli_opt_format(int argc, char **argv, int *i, const char *cmd,
+                      ub_out_format *fmt);
+/* The format an output file's extension asks for: .usda text, .usdc and
+ * .usd crate (OpenUSD's default for .usd), .usdb usdbake's binary;
+ * UB_FMT_NONE for anything else (and for "-" or NULL). */
+ub_out_format ub_cli_format_of_path(const char *path);
+/* The one place that picks a writer: append layer to out in fmt (level is
+ * the .usdb compression level).  Returns 0, or -1 after an error went to
+ * diags or "out of memory" was printed. */
+int ub_cli_write_layer(const ub_layer *layer, ub_out_format fmt, int level,
+                       ub_buf *out, ub_diags *diags);
+/* Read input whole (with a progress bar when that takes long) and write
+ * it to out in format: convert, and cat to a binary.  Prints diagnostics;
+ * returns the exit status. */
+int ub_cli_convert(const char *input, const char *out, ub_out_format format,
+                   int level);
+/* Whether binary output would go to a terminal (refused: use -o). */
+bool ub_cli_binary_to_tty(ub_out_format fmt, const char *out);
 
 /* Whether the option at argv[*i] is `name` (taking a value): on a match,
  * stores the value (from "--opt=v" or the next argument), advances *i and
