@@ -1942,7 +1942,7 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     w.diags = diags;
     w.out = out;
     w.base = out->len;
-    w.version = UB_CRATE_V_PAYLOAD_LISTOP; /* 0.8.0 */
+    w.version = UB_CRATE_VERSION_DEFAULT;
     w.empty_path = UINT32_MAX;
     ub_crate_lz4c_init(&w.lz4, UB_USDC_HC);
     ub_crate_lz4c_init(&w.lz4v, UB_USDC_HC_ARRAYS);
