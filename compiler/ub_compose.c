@@ -2469,6 +2469,9 @@ ub_layer *ub_compose_flatten_schemas(ub_loader *ld, ub_layer *root,
                                                 UB_SPEC_LAYER, f->key))
                 continue;
             ub_value c = ub_value_clone(cx.a, &f->value);
+            /* asset paths anchored, in dictionaries too (customLayerData),
+             * as UsdStage resolves the pseudo-root's metadata */
+            ub_anchor_value(&cx, root, ub_stack_vars(rs), &c);
             if (!ub_fields_set(cx.a, &cx.out->meta, f->key, c, f->loc))
                 cx.oom = true;
         }
