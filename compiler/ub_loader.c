@@ -895,7 +895,7 @@ static ub_layer *ub_loader_get(ub_loader *ld, const char *asset,
     if (ub_pkg_is(resolved)) {
         /* an entry of a package: a slice of the package's bytes */
         e->file_path = ub_intern(ld->strtab, resolved,
-                            (size_t)(strchr(resolved, '[') - resolved));
+                                 (size_t)(strchr(resolved, '[') - resolved));
         if (!e->file_path)
             return NULL;
         if (ub_loader_bytes(ld, resolved, ld->diags, named_at, &data, &len) !=
