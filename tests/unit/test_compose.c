@@ -31,8 +31,10 @@ static void put(const char *name, const char *text)
     fclose(f);
 }
 
-/* Compose dir/root and return the flattened layer (NULL on error). */
-static ub_layer *compose(const char *root, ub_loader **ld, ub_diags **d)
+/* Compose dir/root and return the flattened layer (NULL on error); *rec
+ * counts the errors worked around. */
+static ub_layer *compose_rec(const char *root, ub_loader **ld, ub_diags **d,
+                             size_t *rec)
 {
     char p[512];
     snprintf(p, sizeof p, "%s/%s", dir, root);
@@ -40,8 +42,14 @@ static ub_layer *compose(const char *root, ub_loader **ld, ub_diags **d)
     *ld = ub_loader_new(T, *d);
     ub_layer *rl = ub_loader_open(*ld, p, NULL, (ub_loc){NULL, 0, 0});
     CU_ASSERT_PTR_NOT_NULL_FATAL(rl);
-    size_t rec = 0;
-    return ub_compose_flatten(*ld, rl, "out.usda", *d, &rec);
+    *rec = 0;
+    return ub_compose_flatten(*ld, rl, "out.usda", *d, rec);
+}
+
+static ub_layer *compose(const char *root, ub_loader **ld, ub_diags **d)
+{
+    size_t rec;
+    return compose_rec(root, ld, d, &rec);
 }
 
 static ub_prop *prop(ub_layer *l, const char *path, const char *name)
@@ -466,14 +474,10 @@ static void test_unreadable_reference(void)
                      "{\n    double x = 1\n}\n"
                      "def \"B\" (\n    references = @./ok.usda@</P>\n)\n"
                      "{\n}\n");
-    char p[512];
-    snprintf(p, sizeof p, "%s/arcs.usda", dir);
-    ub_diags *d = ub_diags_new();
-    ub_loader *ld = ub_loader_new(T, d);
-    ub_layer *rl = ub_loader_open(ld, p, NULL, (ub_loc){NULL, 0, 0});
-    CU_ASSERT_PTR_NOT_NULL_FATAL(rl);
-    size_t rec = 0;
-    ub_layer *out = ub_compose_flatten(ld, rl, "out.usda", d, &rec);
+    ub_loader *ld;
+    ub_diags *d;
+    size_t rec;
+    ub_layer *out = compose_rec("arcs.usda", &ld, &d, &rec);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
     CU_ASSERT_EQUAL(rec, 1);
     CU_ASSERT_EQUAL(ub_diags_errors(d), 1);
