@@ -61,6 +61,22 @@ static void ub_make_word(ub_buf *b, const char *p)
 
 /* OUT: dep... followed by an empty rule per dependency (as gcc -MP), so
  * make does not fail when a layer is later deleted. */
+/* Whether layer i's file goes into the dependency list: read, not
+ * standard input, and not a package already listed for another of its
+ * entries. */
+static bool ub_dep_listed(const ub_loader *ld, size_t i)
+{
+    const ub_layer *l = ub_loader_at(ld, i);
+    const char *f = ub_loader_file_at(ld, i);
+    if (!l || strcmp(f, "-") == 0)
+        return false;
+    /* a package entry's file is its package's */
+    for (size_t k = 0; strcmp(f, l->path) != 0 && k < i; k++)
+        if (ub_loader_at(ld, k) && ub_loader_file_at(ld, k) == f)
+            return false;
+    return true;
+}
+
 static int ub_write_deps(const char *deps, const char *out, ub_loader *ld)
 {
     ub_buf b;
@@ -69,19 +85,17 @@ static int ub_write_deps(const char *deps, const char *out, ub_loader *ld)
     ub_buf_putc(&b, ':');
     size_t n = ub_loader_count(ld);
     for (size_t i = 0; i < n; i++) {
-        const ub_layer *l = ub_loader_at(ld, i);
-        if (!l || strcmp(l->path, "-") == 0)
+        if (!ub_dep_listed(ld, i))
             continue;
         ub_buf_puts(&b, " \\\n  ");
-        ub_make_word(&b, l->path);
+        ub_make_word(&b, ub_loader_file_at(ld, i));
     }
     ub_buf_putc(&b, '\n');
     for (size_t i = 0; i < n; i++) {
-        const ub_layer *l = ub_loader_at(ld, i);
-        if (!l || strcmp(l->path, "-") == 0)
+        if (!ub_dep_listed(ld, i))
             continue;
         ub_buf_putc(&b, '\n');
-        ub_make_word(&b, l->path);
+        ub_make_word(&b, ub_loader_file_at(ld, i));
         ub_buf_puts(&b, ":\n");
     }
     int r = -1;
