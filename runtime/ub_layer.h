@@ -50,9 +50,9 @@ typedef struct ub_fields {
     ub_field *v;
 } ub_fields;
 
-/* Time samples: sorted by time, times unique (a later sample at the same
- * time replaces an earlier one, as OpenUSD's map does).  A sample value
- * may be a BLOCK. */
+/* Time samples: sorted by time (a nan time, which check reports, last),
+ * times unique (a later sample at the same time replaces an earlier one, as
+ * OpenUSD's map does).  A sample value may be a BLOCK. */
 typedef struct ub_sample {
     double time;
     ub_value value;
