@@ -804,6 +804,21 @@ static void test_nesting_limit(void)
     reject(t, (unsigned)(m / 2 + 1 + 2 * (m / 2) + 1), 5,
            "prims and variants nested more than");
     free(t);
+    /* split in the middle, each half under the limit and the whole over
+     * it: the two-thread parse reports what one thread does */
+    t = nested(m + 100, 0, 0);
+    for (int split = 0; split < 2; split++) {
+        ub_layer_free(L);
+        ub_diags_free(diags);
+        diags = ub_diags_new();
+        ub_parse_opts o = {.split = split ? 1 : -1,
+                           .split_at = strlen(t) / 4};
+        L = ub_parse_usda_opts(strtab, "t.usda", t, strlen(t), &o, diags);
+        CU_ASSERT_PTR_NULL(L);
+        CU_ASSERT_EQUAL_FATAL(ub_diags_count(diags), 1);
+        CU_ASSERT_EQUAL(ub_diags_at(diags, 0)->loc.line, (unsigned)m + 2);
+    }
+    free(t);
     t = nested(1, 0, 3 * m);
     /* customData's braces and 999 dictionaries in it are 1000 levels */
     reject(t, (unsigned)(4 + m), 19, "dictionaries nested more than");
