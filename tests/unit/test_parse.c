@@ -5,6 +5,7 @@
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -760,28 +761,38 @@ static void test_empty_relocates(void)
 
 /* UB_MAX_NESTING levels of prims, variants and dictionaries read; one
  * more is one located error (and only that one), however deep the rest. */
+/* sprintf at w; returns the end of what it wrote. */
+static char *put(char *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsprintf(w, fmt, ap);
+    va_end(ap);
+    return w + (n > 0 ? n : 0);
+}
+
 static char *nested(int prims, int variants, int dicts)
 {
     size_t cap = 64 + (size_t)(prims + variants) * 64 + (size_t)dicts * 40;
     char *t = malloc(cap), *w = t;
     if (!t)
         abort();
-    w += sprintf(w, "#usda 1.0\n");
+    w = put(w, "#usda 1.0\n");
     for (int i = 0; i < prims; i++)
-        w += sprintf(w, "def \"p%d\" {\n", i);
+        w = put(w, "def \"p%d\" {\n", i);
     for (int i = 0; i < variants; i++)
-        w += sprintf(w, "variantSet \"s\" = {\n\"v\" {\n");
-    w += sprintf(w, "def \"D\" (\ncustomData = {\n");
+        w = put(w, "variantSet \"s\" = {\n\"v\" {\n");
+    w = put(w, "def \"D\" (\ncustomData = {\n");
     for (int i = 0; i < dicts; i++)
-        w += sprintf(w, "dictionary d%d = {\n", i);
-    w += sprintf(w, "int x = 1\n");
+        w = put(w, "dictionary d%d = {\n", i);
+    w = put(w, "int x = 1\n");
     for (int i = 0; i < dicts; i++)
-        w += sprintf(w, "}\n");
-    w += sprintf(w, "}\n) {\n}\n");
+        w = put(w, "}\n");
+    w = put(w, "}\n) {\n}\n");
     for (int i = 0; i < variants; i++)
-        w += sprintf(w, "}\n}\n");
+        w = put(w, "}\n}\n");
     for (int i = 0; i < prims; i++)
-        w += sprintf(w, "}\n");
+        w = put(w, "}\n");
     return t;
 }
 
