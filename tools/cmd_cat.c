@@ -143,10 +143,11 @@ static int ub_cat_run(int argc, char **argv)
                                                     : UB_EXIT_INPUT;
     ub_buf text;
     ub_buf_init(&text);
-    /* A file is written as the layer is read (to a temporary name, removed
-     * on error).  Standard output gets nothing until every input has been
-     * read, so a bad second input leaves no output at all. */
-    bool to_file = out && strcmp(out, "-") != 0;
+    /* A regular file is written as the layer is read (to a temporary
+     * name, removed on error).  Standard output (or a device, a pipe) gets
+     * nothing until every input has been read, so a bad second input
+     * leaves no output at all. */
+    bool to_file = ub_out_seekable(out);
     ub_out sink;
     bool sink_open = false;
     if (status == UB_EXIT_OK && to_file) {

@@ -1,7 +1,10 @@
 #include "ub_cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +92,75 @@ void ub_session_close(ub_session *s)
     *s = (ub_session){0};
 }
 
+/* --- interrupted runs ------------------------------------------------------
+ * A run stopped by SIGINT, SIGTERM or SIGHUP must not leave its temporary
+ * output behind.  A signal handler gets no context pointer, so the names of
+ * the temporary files being written are the one piece of mutable global
+ * state in usdbake: a few slots, each NULL or a name owned by an open
+ * ub_out.  They are lock-free atomics (which a handler may read), set
+ * before the file is created (mkstemp writes the final name into the
+ * buffer before it creates the file, so the handler at worst unlinks a
+ * name that does not exist yet) and cleared after it is renamed or removed
+ * and before the name is freed. */
+#define UB_OUT_SLOTS 8
+static _Atomic(char *) ub_out_live[UB_OUT_SLOTS];
+
+static void ub_out_live_set(char *tmp)
+{
+    for (int i = 0; i < UB_OUT_SLOTS; i++) {
+        char *none = NULL;
+        if (atomic_compare_exchange_strong(&ub_out_live[i], &none, tmp))
+            return;
+    }
+    /* More outputs open at once than slots: that one is not removed on a
+     * signal (usdbake opens at most two). */
+}
+
+static void ub_out_live_clear(const char *tmp)
+{
+    for (int i = 0; i < UB_OUT_SLOTS; i++) {
+        char *cur = (char *)tmp;
+        if (atomic_compare_exchange_strong(&ub_out_live[i], &cur, NULL))
+            return;
+    }
+}
+
+/* Async-signal-safe: unlink, signal and raise only. */
+static void ub_out_on_signal(int sig)
+{
+    for (int i = 0; i < UB_OUT_SLOTS; i++) {
+        char *tmp = atomic_load(&ub_out_live[i]);
+        if (tmp)
+            unlink(tmp);
+    }
+    /* die of the signal, so the caller sees it (a shell: 128 + sig) */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void ub_cli_catch_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = ub_out_on_signal;
+        sigemptyset(&sa.sa_mask);
+        /* a signal ignored by whoever started us stays ignored (nohup) */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+bool ub_out_seekable(const char *path)
+{
+    struct stat st;
+    if (!path || strcmp(path, "-") == 0)
+        return false;
+    return stat(path, &st) != 0 || S_ISREG(st.st_mode);
+}
+
 int ub_out_open(ub_out *o, const char *path)
 {
     memset(o, 0, sizeof *o);
@@ -97,20 +169,47 @@ int ub_out_open(ub_out *o, const char *path)
         o->fd = STDOUT_FILENO;
         return 0;
     }
-    size_t n = strlen(path);
     o->path = strdup(path);
+    if (!o->path) {
+        fprintf(stderr, "usdbake: error: out of memory\n");
+        return -1;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "usdbake: error: cannot write '%s': it is a "
+                        "directory\n", path);
+        ub_out_abort(o);
+        return -1;
+    }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* A device, a pipe or a socket (/dev/null, /dev/stdout, a fifo):
+         * written in place.  Renaming a file over it would replace the
+         * device node itself. */
+        o->fd = open(path, O_WRONLY | O_TRUNC);
+        if (o->fd < 0) {
+            fprintf(stderr, "usdbake: error: cannot write '%s': %s\n", path,
+                    strerror(errno));
+            ub_out_abort(o);
+            return -1;
+        }
+        return 0;
+    }
+    size_t n = strlen(path);
     o->tmp = malloc(n + 16);
-    if (!o->path || !o->tmp) {
+    if (!o->tmp) {
         fprintf(stderr, "usdbake: error: out of memory\n");
         ub_out_abort(o);
         return -1;
     }
     memcpy(o->tmp, path, n);
     memcpy(o->tmp + n, ".tmp.XXXXXX", 12);
+    ub_out_live_set(o->tmp);
     o->fd = mkstemp(o->tmp);
     if (o->fd < 0) {
-        fprintf(stderr, "usdbake: error: cannot create '%s': %s\n", o->tmp,
-                strerror(errno));
+        int e = errno;
+        ub_out_live_clear(o->tmp);
+        fprintf(stderr, "usdbake: error: cannot write '%s': %s (creating a "
+                        "temporary file beside it)\n", path, strerror(e));
         free(o->tmp);
         o->tmp = NULL;
         ub_out_abort(o);
@@ -149,6 +248,14 @@ int ub_out_commit(ub_out *o)
             unlink(o->tmp);
             status = -1;
         }
+        ub_out_live_clear(o->tmp);
+        o->fd = -1;
+    } else if (o->path) {
+        if (close(o->fd) != 0) {
+            fprintf(stderr, "usdbake: error: cannot write '%s': %s\n",
+                    o->path, strerror(errno));
+            status = -1;
+        }
         o->fd = -1;
     }
     free(o->tmp);
@@ -173,6 +280,9 @@ void ub_out_abort(ub_out *o)
     if (o->tmp) {
         close(o->fd);
         unlink(o->tmp);
+        ub_out_live_clear(o->tmp);
+    } else if (o->path && o->fd >= 0) {
+        close(o->fd);
     }
     free(o->tmp);
     free(o->path);

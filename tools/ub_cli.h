@@ -78,8 +78,18 @@ typedef struct ub_out {
     int fd;
 } ub_out;
 
-/* Returns 0, or -1 after printing why. */
+/* Returns 0, or -1 after printing why.  A path naming a device, a pipe or
+ * a socket (/dev/null, a fifo) is written in place, not through a
+ * temporary file; a directory is refused. */
 int ub_out_open(ub_out *o, const char *path);
+/* Whether an output to path can be started over (ub_out_rewind): a regular
+ * file, or one that does not exist yet. */
+bool ub_out_seekable(const char *path);
+/* Install the handlers of SIGINT, SIGTERM and SIGHUP (except where they
+ * are ignored): they remove the temporary files of the outputs open (not
+ * committed or aborted) and end the process by the same signal (exit
+ * status 128 + the signal's number in a shell).  Called once by main. */
+void ub_cli_catch_signals(void);
 int ub_out_write(void *out, const void *data, size_t len);
 int ub_out_commit(ub_out *o);
 /* Start a file output over (empty it).  Returns 0, or -1 after printing
