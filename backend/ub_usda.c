@@ -293,63 +293,6 @@ static bool ub_is_identifier(const char *s)
     return true;
 }
 
-/* An atom of a value of unknown type.  OpenUSD keeps such values as the
- * text it re-prints from the parsed tokens: identifiers as written,
- * numbers with a fraction or exponent as doubles (shortest round trip). */
-static void ub_write_atom(ub_buf *b, const char *t)
-{
-    const char *s = t + (*t == '-');
-    bool digits = false, frac = false;
-    for (; *s; s++) {
-        if (ub_isdigit((unsigned char)*s))
-            digits = true;
-        else if (*s == '.' || *s == 'e' || *s == 'E' ||
-                 ((*s == '+' || *s == '-') && (s[-1] == 'e' || s[-1] == 'E')))
-            frac = true;
-        else
-            break;
-    }
-    if (*s == '\0' && digits && frac) {
-        char *end;
-        double d = strtod(t, &end);
-        if (*end == '\0') {
-            ub_put_double(b, d);
-            return;
-        }
-    }
-    ub_ps(b, t);
-}
-
-static void ub_write_untyped(ub_buf *b, const ub_untyped *u)
-{
-    switch (u->kind) {
-    case UB_U_ATOM:
-        ub_write_atom(b, u->text);
-        break;
-    case UB_U_STRING:
-        ub_put_q(b, u->text);
-        break;
-    case UB_U_ASSET: /* OpenUSD streams these with single @s */
-        ub_pc(b, '@');
-        ub_ps(b, u->text);
-        ub_pc(b, '@');
-        break;
-    case UB_U_PATH:
-        ub_put_path(b, u->text, strlen(u->text));
-        break;
-    case UB_U_TUPLE:
-    case UB_U_LIST:
-        ub_pc(b, u->kind == UB_U_TUPLE ? '(' : '[');
-        for (uint32_t i = 0; i < u->n; i++) {
-            if (i)
-                PUTS(b, ", ");
-            ub_write_untyped(b, &u->child[i]);
-        }
-        ub_pc(b, u->kind == UB_U_TUPLE ? ')' : ']');
-        break;
-    }
-}
-
 /* A value as a metadata field prints it (after "key = "); bools print as
  * true/false here, unlike inside attribute values and dictionaries. */
 static void ub_write_field_value(ub_w *w, const ub_value *v)
@@ -363,7 +306,7 @@ static void ub_write_field_value(ub_w *w, const ub_value *v)
         return;
     }
     if (v->kind == UB_V_UNTYPED) {
-        ub_write_untyped(w->b, v->u.untyped);
+        ub_put_untyped(w->b, v->u.untyped);
         return;
     }
     ub_put_value(w->b, v);
@@ -443,7 +386,7 @@ static void ub_write_listop_list(ub_w *w, unsigned indent, const char *name,
         const ub_untyped *u = items->u.untyped;
         if (u->kind != UB_U_LIST)
             ub_pc(b, '[');
-        ub_write_untyped(b, u);
+        ub_put_untyped(b, u);
         if (u->kind != UB_U_LIST)
             ub_pc(b, ']');
         ub_pc(b, '\n');
@@ -585,7 +528,7 @@ static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
             continue;
         }
         if (val->kind == UB_V_UNTYPED)
-            ub_write_untyped(b, val->u.untyped);
+            ub_put_untyped(b, val->u.untyped);
         else
             ub_put_value(b, val);
         ub_pc(b, '\n');
@@ -777,7 +720,7 @@ static void ub_put_bare(ub_buf *b, const ub_value *v)
         v->type->scalar == UB_SC_STRING) {
         ub_ps(b, ub_sv(v, 0));
     } else if (v->kind == UB_V_UNTYPED) {
-        ub_write_untyped(b, v->u.untyped);
+        ub_put_untyped(b, v->u.untyped);
     } else {
         ub_put_value(b, v);
     }
@@ -1015,7 +958,7 @@ void ub_usda_write_sample(ub_buf *b, unsigned indent, double time,
     ub_put_double(b, time);
     PUTS(b, ": ");
     if (v->kind == UB_V_UNTYPED)
-        ub_write_untyped(b, v->u.untyped);
+        ub_put_untyped(b, v->u.untyped);
     else
         ub_put_value(b, v);
     PUTS(b, ",\n");
@@ -1089,7 +1032,7 @@ static void ub_write_attribute(ub_w *w, const ub_prop *p, unsigned indent)
         if (has_default) {
             PUTS(b, " = ");
             if (p->default_value.kind == UB_V_UNTYPED)
-                ub_write_untyped(b, p->default_value.u.untyped);
+                ub_put_untyped(b, p->default_value.u.untyped);
             else
                 ub_put_value(b, &p->default_value);
         }

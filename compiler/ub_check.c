@@ -16,8 +16,9 @@
 static const ub_check_info ub_checks[UB_CHK_COUNT] = {
     {UB_CHK_OFFSET_SCALE_ZERO, "offset-scale-zero", UB_ERROR,
      "a layer offset with scale 0 (OpenUSD drops the offset)"},
-    {UB_CHK_OFFSET_SCALE_NEGATIVE, "offset-scale-negative", UB_WARNING,
-     "a layer offset with a negative scale (time runs backwards)"},
+    {UB_CHK_OFFSET_SCALE_NEGATIVE, "offset-scale-negative", UB_ERROR,
+     "a layer offset with a negative scale (documented as a composition "
+     "error; OpenUSD applies it)"},
     {UB_CHK_OFFSET_NOT_FINITE, "offset-not-finite", UB_ERROR,
      "a layer offset whose offset or scale is inf or nan"},
     {UB_CHK_TCPS_INVALID, "tcps-invalid", UB_ERROR,
@@ -867,10 +868,12 @@ static void ck_offset(ck *c, const ub_layer *L, ub_offset o, ub_loc loc,
     case UB_OFFSET_SCALE_NEGATIVE:
         ck_emit(c, UB_CHK_OFFSET_SCALE_NEGATIVE, L,
                 ck_offset_loc(L, loc, "scale"),
-                "OpenUSD plays the layer backwards; if that is not "
-                "intended, use a positive scale",
-                "the layer offset of %s '%s' has scale %g: time runs "
-                "backwards",
+                "use a positive scale; to play time backwards, use value "
+                "clips (clips.times maps stage time to clip time, and may "
+                "decrease), the documented way; OpenUSD 24.08 applies this "
+                "offset anyway (flatten does too, with a warning)",
+                "the layer offset of %s '%s' has scale %g: a negative "
+                "scale is a composition error",
                 what, asset, o.scale);
         return;
     }

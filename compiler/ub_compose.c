@@ -702,13 +702,11 @@ static void ub_add_ref_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
         ub_stack *ls = n->ls;
         ub_layer *target_root = n->ls->layers[0];
         if (r->asset && *r->asset) {
-            bool missing = !ub_loader_resolve(cx->ld, r->asset, from);
-            ub_layer *l = ub_loader_open(cx->ld, r->asset, from, r->loc);
+            ub_load_status st;
+            ub_layer *l = ub_loader_open_arc(cx->ld, r->asset, from, r->loc,
+                                             &st, &cx->n_recovered);
             if (!l) {
-                if (missing)
-                    cx->n_recovered++;
-                else
-                    cx->failed = true;
+                cx->failed |= !ub_load_recoverable(st);
                 continue;
             }
             ls = ub_cx_stack(cx, l);
@@ -1054,15 +1052,8 @@ static const ub_layer *ub_op_layer(const ub_index *ix, const ub_op *op)
 
 /* --- values ------------------------------------------------------------- */
 
-static bool ub_file_exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0;
-}
-
-/* A relative asset path anchored to the directory of the layer that wrote
- * it, as UsdStage does for flattening (a search path only when the file
- * exists there). */
+/* An asset path anchored to the layer that wrote it, as UsdStage does for
+ * flattening (ub_loader_anchor), after evaluating an expression. */
 static const char *ub_anchor(ub_cx *cx, const ub_layer *l,
                              const ub_dict *vars, const char *asset)
 {
@@ -1077,41 +1068,8 @@ static const char *ub_anchor(ub_cx *cx, const ub_layer *l,
             return asset;
         asset = r;
     }
-    size_t n = ub_str_len(asset);
-    if (n == 0 || asset[0] == '/' || strcmp(l->path, "-") == 0)
-        return asset;
-    bool search = !(strncmp(asset, "./", 2) == 0 ||
-                    strncmp(asset, "../", 3) == 0);
-    char cwd[4096];
-    if (l->path[0] != '/' && !getcwd(cwd, sizeof cwd))
-        return asset;
-    const char *lp = l->path;
-    size_t cn = lp[0] == '/' ? 0 : strlen(cwd), pn = strlen(lp);
-    char *p = malloc(cn + pn + n + 3);
-    if (!p) {
-        cx->oom = true;
-        return asset;
-    }
-    size_t w = 0;
-    if (cn) {
-        memcpy(p, cwd, cn);
-        p[cn] = '/';
-        w = cn + 1;
-    }
-    memcpy(p + w, lp, pn);
-    w += pn;
-    while (w > 0 && p[w - 1] != '/')
-        w--;
-    memcpy(p + w, asset, n + 1);
-    const char *r = asset;
-    if (ub_path_normalize(p) != 0)
-        cx->oom = true;
-    else if (!search || ub_file_exists(p))
-        r = ub_intern_cstr(cx->t, p);
-    free(p);
-    return r ? r : asset;
+    return ub_loader_anchor(cx->ld, asset, l);
 }
-
 
 static void ub_anchor_value(ub_cx *cx, const ub_layer *l, const ub_dict *vars,
                             ub_value *v)
@@ -2535,6 +2493,9 @@ ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
                                                 UB_SPEC_LAYER, f->key))
                 continue;
             ub_value c = ub_value_clone(cx.a, &f->value);
+            /* asset paths anchored, in dictionaries too (customLayerData),
+             * as UsdStage resolves the pseudo-root's metadata */
+            ub_anchor_value(&cx, root, ub_stack_vars(rs), &c);
             if (!ub_fields_set(cx.a, &cx.out->meta, f->key, c, f->loc))
                 cx.oom = true;
         }

@@ -3,6 +3,7 @@
 #include "ub_crate.h"
 #include "ub_parse.h"
 #include "ub_usdb.h"
+#include "ub_usdz.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -20,12 +21,23 @@ typedef struct ub_loaded {
                              (a relative and an absolute spelling of one
                              path are one layer; a symlink is another
                              layer, as for OpenUSD's resolver) */
-    ub_file file;         /* the source, kept for diagnostics */
+    ub_file file;         /* the source, kept for diagnostics (empty for
+                             a package entry: see ub_pkgfile) */
     ub_layer *layer;      /* NULL when it failed to load or was released */
+    ub_load_status fail;  /* why it failed, then */
+    const char *file_path; /* the file read: resolved, or for a package
+                              entry its package's (interned) */
+    const char *path;     /* the layer's path once read (interned) */
     bool pinned;          /* opened by ub_loader_open: kept until the end */
     bool released;        /* read whole, then given back (ub_loader_release) */
     bool pending;         /* listed by ub_loader_expect, not read yet */
 } ub_loaded;
+
+/* A usdz package's bytes, read once: its layers are slices of them. */
+typedef struct ub_pkgfile {
+    const char *abs; /* absolute, interned */
+    ub_file file;
+} ub_pkgfile;
 
 struct ub_loader {
     ub_strtab *strtab;
@@ -46,7 +58,11 @@ struct ub_loader {
     const ub_parse_stream *stream; /* not owned */
     const ub_meta_field *fields;   /* not owned */
     size_t n_fields;
+    ub_pkgfile *pkgs;
+    size_t n_pkgs;
 };
+
+static const char *ub_loader_abs(ub_loader *ld, const char *path);
 
 /* Progress within one big layer, for the loader's progress hook. */
 static void ub_loader_parsed(void *ctx, size_t bytes)
@@ -98,6 +114,9 @@ void ub_loader_free(ub_loader *ld)
         ub_layer_free(ld->loaded[i].layer);
         ub_file_release(&ld->loaded[i].file);
     }
+    for (size_t i = 0; i < ld->n_pkgs; i++)
+        ub_file_release(&ld->pkgs[i].file);
+    free(ld->pkgs);
     for (size_t i = 0; i < ld->n_search; i++)
         free(ld->search[i]);
     free(ld->search);
@@ -272,73 +291,403 @@ static char *ub_join_dir(const char *file, const char *rel)
     return p;
 }
 
+/* ub_join_dir, normalised; NULL when out of memory. */
+static char *ub_join_dir_norm(const char *file, const char *rel)
+{
+    char *p = ub_join_dir(file, rel);
+    if (p && ub_path_normalize(p) != 0) {
+        free(p);
+        return NULL;
+    }
+    return p;
+}
+
+/* "a.usda" and "a/b.usda" are searched for; "./a.usda", "../a.usda" and
+ * "/a.usda" are not (OpenUSD's default resolver). */
+static bool ub_is_search_path(const char *asset)
+{
+    return asset[0] != '/' && strncmp(asset, "./", 2) != 0 &&
+           strncmp(asset, "../", 3) != 0;
+}
+
+/* --- usdz packages ------------------------------------------------------
+ * "pkg.usdz[inner/a.usda]" names entry inner/a.usda of package pkg.usdz;
+ * packages nest: "a.usdz[b.usdz[c.usda]]". */
+
+static bool ub_pkg_is(const char *p)
+{
+    size_t n = strlen(p);
+    const char *lb = strchr(p, '[');
+    return n > 2 && p[n - 1] == ']' && lb && lb != p;
+}
+
+/* ArJoinPackageRelativePath: path put inside the innermost package of pkg
+ * ("a.usdz[b.usdz]" + "c.usda" = "a.usdz[b.usdz[c.usda]]"); malloc'd. */
+static char *ub_pkg_join(const char *pkg, const char *path, size_t path_len)
+{
+    size_t pn = strlen(pkg), close = 0;
+    if (ub_pkg_is(pkg))
+        while (close < pn && pkg[pn - 1 - close] == ']')
+            close++;
+    char *r = malloc(pn + path_len + 2 + 1);
+    if (!r)
+        return NULL;
+    size_t w = pn - close;
+    memcpy(r, pkg, w);
+    r[w++] = '[';
+    memcpy(r + w, path, path_len);
+    w += path_len;
+    memset(r + w, ']', close + 1);
+    r[w + close + 1] = '\0';
+    return r;
+}
+
+/* ArSplitPackageRelativePathInner: "a.usdz[b.usdz[c.usda]]" is package
+ * "a.usdz[b.usdz]" and path "c.usda" (both malloc'd).  Returns -1 when out
+ * of memory. */
+static int ub_pkg_split_inner(const char *p, char **pkg, char **inner)
+{
+    const char *lb = strrchr(p, '[');
+    const char *rb = strchr(lb, ']');
+    size_t pre = (size_t)(lb - p), post = strlen(rb + 1);
+    *inner = strndup(lb + 1, (size_t)(rb - lb - 1));
+    *pkg = malloc(pre + post + 1);
+    if (!*inner || !*pkg) {
+        free(*inner);
+        free(*pkg);
+        return -1;
+    }
+    memcpy(*pkg, p, pre);
+    memcpy(*pkg + pre, rb + 1, post + 1);
+    return 0;
+}
+
+/* The package file `outer` (a plain path), read once per loader and kept
+ * until it is freed (its layers point into it).  NULL when it cannot be
+ * read, with the reason in `report` when that is not NULL. */
+static const ub_file *ub_loader_pkgfile(ub_loader *ld, const char *outer,
+                                        ub_diags *report, ub_loc at)
+{
+    const char *abs = ub_loader_abs(ld, outer);
+    if (!abs)
+        return NULL;
+    for (size_t i = 0; i < ld->n_pkgs; i++)
+        if (ld->pkgs[i].abs == abs)
+            return &ld->pkgs[i].file;
+    ub_pkgfile *n = realloc(ld->pkgs, (ld->n_pkgs + 1) * sizeof *n);
+    if (!n)
+        return NULL;
+    ld->pkgs = n;
+    ub_diags *scratch = report ? report : ub_diags_new();
+    ub_pkgfile *pf = &ld->pkgs[ld->n_pkgs];
+    int r = scratch ? ub_file_load(outer, &pf->file, scratch, at) : -1;
+    if (scratch != report)
+        ub_diags_free(scratch);
+    if (r != 0)
+        return NULL;
+    pf->abs = abs;
+    ld->n_pkgs++;
+    return &pf->file;
+}
+
+/* The bytes of `inner` ("name" or "name[rest]") inside a package's bytes:
+ * 1 found, 0 no such entry, -1 damaged (*why). */
+static int ub_pkg_locate(const char *data, size_t len, const char *inner,
+                         size_t n, const char **out, size_t *out_len,
+                         const char **why)
+{
+    const char *lb = memchr(inner, '[', n);
+    size_t name_len = lb ? (size_t)(lb - inner) : n;
+    ub_usdz_entry e;
+    int r = ub_usdz_find(data, len, inner, name_len, &e, why);
+    if (r != 1)
+        return r;
+    if (!lb) {
+        *out = e.data;
+        *out_len = e.len;
+        return 1;
+    }
+    if (n < name_len + 2 || inner[n - 1] != ']')
+        return 0;
+    return ub_pkg_locate(e.data, e.len, lb + 1, n - name_len - 2, out,
+                         out_len, why);
+}
+
+/* The bytes of p: a plain file, or an entry of a package.  1 found, 0 not
+ * there, -1 damaged package; problems go to `report` when it is not
+ * NULL. */
+static int ub_loader_bytes(ub_loader *ld, const char *p, ub_diags *report,
+                           ub_loc at, const char **data, size_t *len)
+{
+    const char *lb = strchr(p, '[');
+    bool pkg = ub_pkg_is(p);
+    char *outer = pkg ? strndup(p, (size_t)(lb - p)) : NULL;
+    if (pkg && !outer)
+        return 0;
+    const ub_file *f = ub_loader_pkgfile(ld, pkg ? outer : p, report, at);
+    if (!f) {
+        free(outer);
+        return 0;
+    }
+    int r = 1;
+    const char *why = NULL;
+    if (pkg)
+        r = ub_pkg_locate(f->data, f->len, lb + 1, strlen(lb + 1) - 1, data,
+                          len, &why);
+    else
+        *data = f->data, *len = f->len;
+    if (r < 0 && report)
+        ub_diag_add(report, UB_ERROR, (ub_loc){at.file ? at.file : p, at.line,
+                                               at.col},
+                    "usdz-damaged", NULL, 0,
+                    "'%s' is a damaged usdz package: %s", outer, why);
+    free(outer);
+    return r;
+}
+
+/* Whether p exists: a regular file (or any file when any_kind, as the
+ * anchoring rule asks), or an entry of a package (a damaged package
+ * counts as there, so that opening it says what is wrong). */
+static bool ub_loader_exists(ub_loader *ld, const char *p, bool any_kind)
+{
+    if (!ub_pkg_is(p)) {
+        struct stat st;
+        return stat(p, &st) == 0 && (any_kind || S_ISREG(st.st_mode));
+    }
+    const char *d;
+    size_t n;
+    return ub_loader_bytes(ld, p, NULL, (ub_loc){0}, &d, &n) != 0;
+}
+
+/* A package's root layer, as Sdf expands it: its first entry, and that
+ * entry's first entry while it is a package itself.  Returns the package
+ * holding the root layer (*pkg, malloc'd) and the layer's path in it
+ * (*root, malloc'd), or -1. */
+static int ub_loader_pkg_root(ub_loader *ld, const char *pkg, char **out_pkg,
+                              char **root)
+{
+    char *cur = strdup(pkg);
+    for (int depth = 0; cur && depth < 32; depth++) {
+        const char *d, *why;
+        size_t n;
+        ub_usdz_entry e;
+        if (ub_loader_bytes(ld, cur, NULL, (ub_loc){0}, &d, &n) != 1 ||
+            ub_usdz_find(d, n, NULL, 0, &e, &why) != 1)
+            break;
+        if (!ub_usdz_sniff(e.data, e.len)) {
+            *out_pkg = cur;
+            *root = strndup(e.name, e.name_len);
+            if (*root)
+                return 0;
+            break;
+        }
+        char *next = ub_pkg_join(cur, e.name, e.name_len);
+        free(cur);
+        cur = next;
+    }
+    free(cur);
+    return -1;
+}
+
+/* A relative asset written in a packaged layer (anchor_path is
+ * "pkg[inner]"), as SdfComputeAssetPathRelativeToLayer places it: next to
+ * the layer inside the package; a search path only when it exists there or
+ * next to the package's root layer.  NULL (*fall_through) when it is
+ * found in neither: then it is resolved from the package file. */
+static char *ub_loader_place_in_pkg(ub_loader *ld, const char *asset,
+                                    const char *anchor_path, bool resolve,
+                                    bool *fall_through)
+{
+    char *pkg = NULL, *inner = NULL, *rel = NULL, *cand = NULL;
+    *fall_through = false;
+    if (ub_pkg_split_inner(anchor_path, &pkg, &inner) != 0)
+        return NULL;
+    bool search = ub_is_search_path(asset);
+    /* the asset's own normal form, brackets left alone */
+    rel = ub_join_dir("", asset);
+    if (rel && !ub_pkg_is(rel) && ub_path_normalize(rel) != 0) {
+        free(rel);
+        rel = NULL;
+    }
+    char *in = rel ? ub_join_dir_norm(inner, rel) : NULL;
+    cand = in ? ub_pkg_join(pkg, in, strlen(in)) : NULL;
+    free(in);
+    if (cand && (search || resolve) && !ub_loader_exists(ld, cand, !resolve)) {
+        free(cand);
+        cand = NULL;
+        char *rpkg = NULL, *root = NULL;
+        if (search && ub_loader_pkg_root(ld, pkg, &rpkg, &root) == 0) {
+            char *rin = ub_join_dir_norm(root, rel);
+            cand = rin ? ub_pkg_join(rpkg, rin, strlen(rin)) : NULL;
+            free(rin);
+            if (cand && !ub_loader_exists(ld, cand, !resolve)) {
+                free(cand);
+                cand = NULL;
+            }
+        }
+        free(rpkg);
+        free(root);
+        *fall_through = search;
+    }
+    free(pkg);
+    free(inner);
+    free(rel);
+    return cand;
+}
+
+/* Where asset, written in the layer at anchor_path (NULL: the current
+ * directory), is.  resolve: the file to read (a regular file, or a package
+ * entry; search paths tried), NULL when there is none.  Otherwise
+ * OpenUSD's identifier for it (absolute when anchored; a search path not
+ * found next to its layer stays relative and normalised), which need not
+ * exist.  Interned. */
+static const char *ub_loader_place(ub_loader *ld, const char *asset,
+                                   const char *anchor_path, bool resolve)
+{
+    if (anchor_path && strcmp(anchor_path, "-") == 0)
+        anchor_path = NULL;
+    char *outer_anchor = NULL;
+    if (anchor_path && ub_pkg_is(anchor_path) && asset[0] != '/') {
+        bool fall_through;
+        char *c = ub_loader_place_in_pkg(ld, asset, anchor_path, resolve,
+                                         &fall_through);
+        if (c || !fall_through) {
+            const char *r = !c        ? NULL
+                            : resolve ? ub_intern_cstr(ld->strtab, c)
+                                      : ub_loader_abs(ld, c);
+            free(c);
+            return r;
+        }
+        /* relative to the package file itself */
+        outer_anchor = strndup(anchor_path,
+                               (size_t)(strchr(anchor_path, '[') -
+                                        anchor_path));
+        if (!outer_anchor)
+            return NULL;
+        anchor_path = outer_anchor;
+    }
+    const char *r = NULL;
+    if (ub_pkg_is(asset)) {
+        /* the package is placed; its entry must be in it */
+        const char *lb = strchr(asset, '[');
+        char *outer = strndup(asset, (size_t)(lb - asset));
+        const char *po = outer ? ub_loader_place(ld, outer, anchor_path,
+                                                 resolve)
+                               : NULL;
+        size_t on = po ? strlen(po) : 0, rn = strlen(lb);
+        char *p = po ? malloc(on + rn + 1) : NULL;
+        if (p) {
+            memcpy(p, po, on);
+            memcpy(p + on, lb, rn + 1);
+            if (!resolve || ub_loader_exists(ld, p, false))
+                r = ub_intern_cstr(ld->strtab, p);
+        }
+        free(p);
+        free(outer);
+        free(outer_anchor);
+        return r;
+    }
+    bool search = ub_is_search_path(asset);
+    /* an absolute path joins an empty directory: only normalised */
+    char *cand = ub_join_dir_norm(asset[0] != '/' && anchor_path ? anchor_path
+                                                                  : "",
+                                  asset);
+    free(outer_anchor);
+    if (!cand)
+        return NULL;
+    if (!resolve) {
+        /* anchored (absolute) unless a search path not found there: that
+         * stays relative, only normalised */
+        if (!search || ub_loader_exists(ld, cand, true)) {
+            r = ub_loader_abs(ld, cand);
+        } else {
+            char *norm = ub_join_dir_norm("", asset);
+            r = norm ? ub_intern_cstr(ld->strtab, norm) : NULL;
+            free(norm);
+        }
+        free(cand);
+        return r;
+    }
+    if (ub_is_file(cand))
+        r = ub_intern_cstr(ld->strtab, cand);
+    free(cand);
+    /* Search paths apply to search-relative paths only ("a/b.usda", not
+     * "./a.usda"), as OpenUSD's default resolver does. */
+    for (size_t i = 0; !r && search && i < ld->n_search; i++) {
+        char *p = ub_join_dir_norm("", ld->search[i]);
+        size_t dn = p ? strlen(p) : 0, an = strlen(asset);
+        char *q = p ? malloc(dn + 1 + an + 1) : NULL;
+        if (q) {
+            memcpy(q, p, dn);
+            q[dn] = '/';
+            memcpy(q + dn + 1, asset, an + 1);
+            if (ub_path_normalize(q) == 0 && ub_is_file(q))
+                r = ub_intern_cstr(ld->strtab, q);
+        }
+        free(p);
+        free(q);
+    }
+    return r;
+}
+
 const char *ub_loader_resolve(ub_loader *ld, const char *asset,
                               const ub_layer *anchor)
 {
     if (strcmp(asset, "-") == 0)
         return ub_intern_cstr(ld->strtab, asset);
-    /* an absolute path joins an empty directory: only normalised */
-    const char *base = asset[0] != '/' && anchor &&
-                               strcmp(anchor->path, "-") != 0
-                           ? anchor->path
-                           : "";
-    char *cand = ub_join_dir(base, asset);
-    /* one spelling per file, so "./a.usda" named from two places (or a
-     * cycle of "./" paths) is one layer */
-    if (cand && ub_path_normalize(cand) != 0) {
-        free(cand);
-        return NULL;
-    }
-    if (cand && ub_is_file(cand)) {
-        const char *r = ub_intern_cstr(ld->strtab, cand);
-        free(cand);
-        return r;
-    }
-    free(cand);
-    if (asset[0] == '/')
-        return NULL;
-    /* Search paths apply to search-relative paths only ("a/b.usda", not
-     * "./a.usda"), as OpenUSD's default resolver does. */
-    if (strncmp(asset, "./", 2) == 0 || strncmp(asset, "../", 3) == 0)
-        return NULL;
-    for (size_t i = 0; i < ld->n_search; i++) {
-        size_t dn = strlen(ld->search[i]), an = strlen(asset);
-        char *p = malloc(dn + 1 + an + 1);
-        if (!p)
-            return NULL;
-        memcpy(p, ld->search[i], dn);
-        p[dn] = '/';
-        memcpy(p + dn + 1, asset, an + 1);
-        if (ub_path_normalize(p) == 0 && ub_is_file(p)) {
-            const char *r = ub_intern_cstr(ld->strtab, p);
-            free(p);
-            return r;
-        }
-        free(p);
-    }
-    return NULL;
+    return ub_loader_place(ld, asset, anchor ? anchor->path : NULL, true);
+}
+
+/* "scheme:" as in URIs (a Windows drive letter is not one): left alone. */
+static bool ub_has_scheme(const char *a)
+{
+    size_t i = 0;
+    while ((a[i] >= 'a' && a[i] <= 'z') || (a[i] >= 'A' && a[i] <= 'Z') ||
+           (i > 0 && ((a[i] >= '0' && a[i] <= '9') || a[i] == '+' ||
+                      a[i] == '-' || a[i] == '.')))
+        i++;
+    return i > 1 && a[i] == ':';
+}
+
+const char *ub_loader_anchor(ub_loader *ld, const char *asset,
+                             const ub_layer *anchor)
+{
+    if (!asset[0] || asset[0] == '/' || ub_has_scheme(asset))
+        return asset;
+    const char *id = ub_loader_place(ld, asset, anchor ? anchor->path : NULL,
+                                     false);
+    /* not anchored (a search path found nowhere near): OpenUSD keeps the
+     * path as written */
+    return id && id[0] == '/' ? id : asset;
 }
 
 /* path made absolute (against the current directory) and normalised,
- * interned; NULL when out of memory. */
+ * interned; NULL when out of memory.  Of a package path, the package
+ * file's part. */
 static const char *ub_loader_abs(ub_loader *ld, const char *path)
 {
     if (path[0] == '/')
-        return path; /* resolved paths are normalised already */
+        return ub_intern_cstr(ld->strtab, path); /* normalised already */
     if (!ld->cwd) {
         char buf[4096];
         if (!getcwd(buf, sizeof buf) || !(ld->cwd = strdup(buf)))
             return NULL;
     }
-    size_t cn = strlen(ld->cwd), pn = strlen(path);
-    char *p = malloc(cn + 1 + pn + 1);
+    const char *lb = ub_pkg_is(path) ? strchr(path, '[') : NULL;
+    size_t cn = strlen(ld->cwd), pn = lb ? (size_t)(lb - path) : strlen(path);
+    size_t rest = lb ? strlen(lb) : 0;
+    char *p = malloc(cn + 1 + pn + rest + 1);
     if (!p)
         return NULL;
     memcpy(p, ld->cwd, cn);
     p[cn] = '/';
-    memcpy(p + cn + 1, path, pn + 1);
-    const char *r = ub_path_normalize(p) == 0 ? ub_intern_cstr(ld->strtab, p)
-                                              : NULL;
+    memcpy(p + cn + 1, path, pn);
+    p[cn + 1 + pn] = '\0';
+    const char *r = NULL;
+    if (ub_path_normalize(p) == 0) {
+        strcat(p, lb ? lb : "");
+        r = ub_intern_cstr(ld->strtab, p);
+    }
     free(p);
     return r;
 }
@@ -410,15 +759,166 @@ static ub_loaded *ub_loader_push(ub_loader *ld, const char *resolved)
     return e;
 }
 
+/* What a file that is not a layer is, by its name, for the message. */
+static const char *ub_foreign_format(const char *path)
+{
+    static const struct {
+        const char *ext, *what;
+    } known[] = {
+        {".drc", "a Draco-compressed mesh"},
+        {".abc", "an Alembic archive (OpenUSD reads it through a plugin)"},
+        {".mtlx", "a MaterialX document (OpenUSD reads it through a plugin)"},
+        {".vdb", "an OpenVDB volume"},
+    };
+    const char *dot = strrchr(path, '.');
+    for (size_t i = 0; dot && i < sizeof known / sizeof known[0]; i++)
+        if (strcmp(dot, known[i].ext) == 0)
+            return known[i].what;
+    return "not usda text, a usdz package or a usdbake binary layer";
+}
+
+/* The layer in data (the bytes of `path`), by its content: a usdz package
+ * (its first entry), a crate file, a usdbake binary or usda text; po: how
+ * text is parsed (po->mapped set here).  Touches no loader: a worker
+ * thread may call it (with t concurrent).  *reading, when not NULL, gets
+ * the path of the text being parsed (for the progress callback). */
+static ub_layer *ub_read_bytes(ub_strtab *t, ub_diags *diags,
+                               const char *path, const char *data,
+                               size_t len, bool mapped, ub_parse_opts *po,
+                               const char **reading, ub_loc named_at,
+                               const ub_layer *anchor, ub_load_status *st)
+{
+    /* Point at where the layer was named, when it was named in a layer;
+     * otherwise at the file itself. */
+    bool named = named_at.file && named_at.line;
+    ub_loc at = named ? named_at : (ub_loc){path, 0, 0};
+    const char *src = named && anchor ? anchor->source : NULL;
+    size_t src_len = named && anchor ? anchor->source_len : 0;
+    *st = UB_LOAD_UNREADABLE;
+    if (ub_usdz_sniff(data, len)) {
+        ub_usdz_entry e;
+        const char *why = "it has no entries";
+        if (ub_usdz_find(data, len, NULL, 0, &e, &why) != 1) {
+            ub_diag_add(diags, UB_ERROR, at, "usdz-damaged", src, src_len,
+                        "'%s' is a damaged usdz package: %s (no root "
+                        "layer)",
+                        path, why);
+            return NULL;
+        }
+        char *inner = ub_pkg_join(path, e.name, e.name_len);
+        const char *ip = inner ? ub_intern_cstr(t, inner) : NULL;
+        free(inner);
+        if (!ip) {
+            *st = UB_LOAD_FAILED;
+            return NULL;
+        }
+        return ub_read_bytes(t, diags, ip, e.data, e.len, false, po, reading,
+                             named_at, anchor, st);
+    }
+    ub_layer *l = NULL;
+    /* Sniffed by content, never by name: a .usd may be text or crate. */
+    if (ub_crate_sniff(data, len)) {
+        l = ub_crate_read(data, len, path, t, diags);
+    } else if (ub_usdb_sniff(data, len)) {
+        /* usdbake binary (.usdb), owned by the binary-format module,
+         * runtime/ub_usdb.h */
+        l = ub_usdb_load(t, path, data, len, diags);
+    } else if (len > 0 && data[0] == '#') {
+        po->mapped = mapped;
+        if (reading)
+            *reading = path;
+        l = ub_parse_usda_opts(t, path, data, len, po, diags);
+    } else {
+        ub_diag *d = ub_diag_add(diags, UB_ERROR, at, "not-a-layer", src,
+                                 src_len, "cannot read '%s' as a layer: %s",
+                                 path, ub_foreign_format(path));
+        ub_diag_set_hint(diags, d,
+                         "OpenUSD reports this at the arc and composes "
+                         "without it, and so does flatten (--strict "
+                         "refuses it)");
+        return NULL;
+    }
+    if (l)
+        *st = UB_LOAD_OK;
+    else if (named)
+        ub_diag_add(diags, UB_ERROR, named_at, "layer-unreadable", src,
+                    src_len, "layer '%s' has errors (reported there): it is "
+                    "left out here",
+                    path);
+    return l;
+}
+
+/* Set what entry e (just pushed, for `resolved`) knows before it is read:
+ * the file it is in.  -1 when out of memory. */
+static int ub_loaded_init(ub_loader *ld, ub_loaded *e, const char *abs)
+{
+    e->abs = abs;
+    e->fail = UB_LOAD_UNREADABLE;
+    e->file_path = e->resolved;
+    if (ub_pkg_is(e->resolved)) {
+        /* an entry of a package: its file is the package */
+        e->file_path =
+            ub_intern(ld->strtab, e->resolved,
+                      (size_t)(strchr(e->resolved, '[') - e->resolved));
+        if (!e->file_path)
+            return -1;
+    }
+    return 0;
+}
+
+/* The layer of entry e has been read (or not): note its path and status. */
+static void ub_loaded_done(ub_loader *ld, ub_loaded *e, ub_load_status st)
+{
+    e->fail = st;
+    e->path = e->layer ? ub_intern_cstr(ld->strtab, e->layer->path) : NULL;
+    if (e->layer && !e->path)
+        e->path = e->resolved;
+}
+
 /* Read and parse the file of entry e into e->layer (NULL on failure, with
- * the reason in the diagnostics). */
-static void ub_loader_read(ub_loader *ld, ub_loaded *e, const ub_layer *anchor,
-                           ub_loc named_at);
+ * the reason in the diagnostics and *st). */
+static void ub_loader_fill(ub_loader *ld, ub_loaded *e,
+                           const ub_layer *anchor, ub_loc named_at,
+                           ub_load_status *st)
+{
+    const char *resolved = e->resolved;
+    const char *data;
+    size_t len;
+    bool mapped = false;
+    *st = UB_LOAD_UNREADABLE;
+    if (ub_pkg_is(resolved)) {
+        /* an entry of a package: a slice of the package's bytes */
+        if (ub_loader_bytes(ld, resolved, ld->diags, named_at, &data, &len) !=
+            1) {
+            e->fail = *st;
+            return;
+        }
+    } else if (ub_file_load(resolved, &e->file, ld->diags, named_at) != 0) {
+        e->fail = *st;
+        return;
+    } else {
+        data = e->file.data;
+        len = e->file.len;
+        mapped = e->file.mapped;
+    }
+    ub_parse_opts po = {.stream = ld->stream,
+                        .progress = ld->progress ? ub_loader_parsed : NULL,
+                        .progress_ctx = ld,
+                        .fields = ld->fields,
+                        .n_fields = ld->n_fields};
+    e->layer = ub_read_bytes(ld->strtab, ld->diags, resolved, data, len,
+                             mapped, &po, &ld->reading, named_at, anchor, st);
+    ub_loaded_done(ld, e, *st);
+    ld->bytes_read += len;
+    if (ld->progress)
+        ld->progress(ld->progress_ctx, resolved, ld->bytes_read);
+}
 
 static ub_layer *ub_loader_get(ub_loader *ld, const char *asset,
                                const ub_layer *anchor, ub_loc named_at,
-                               bool pin)
+                               bool pin, ub_load_status *st)
 {
+    *st = UB_LOAD_FAILED;
     const char *resolved = ub_loader_resolve(ld, asset, anchor);
     if (!resolved) {
         ub_diag *d = ub_diag_add(
@@ -428,6 +928,7 @@ static ub_layer *ub_loader_get(ub_loader *ld, const char *asset,
         ub_diag_set_hint(ld->diags, d,
                          "asset paths are resolved relative to the layer "
                          "that names them, then along --search-path");
+        *st = UB_LOAD_MISSING;
         return NULL;
     }
     bool is_stdin = strcmp(resolved, "-") == 0;
@@ -439,9 +940,13 @@ static ub_layer *ub_loader_get(ub_loader *ld, const char *asset,
     }
     ub_loaded *seen = abs ? ub_loader_find(ld, abs) : NULL;
     if (seen && seen->pending) {
+        /* listed by ub_loader_expect: read now, as if first opened here */
         seen->pending = false;
-        ub_loader_read(ld, seen, anchor, named_at);
-    } else if (seen && seen->released) {
+        seen->pinned |= pin;
+        ub_loader_fill(ld, seen, anchor, named_at, st);
+        return seen->layer;
+    }
+    if (seen && seen->released) {
         /* given back earlier: read again.  It read before, and what it
          * had to say (warnings) was said then. */
         ub_diags *said = ld->diags, *again = ub_diags_new();
@@ -449,60 +954,34 @@ static ub_layer *ub_loader_get(ub_loader *ld, const char *asset,
             return NULL;
         seen->released = false;
         ld->diags = again;
-        ub_loader_read(ld, seen, anchor, named_at);
+        ub_loader_fill(ld, seen, anchor, named_at, st);
         ld->diags = said;
         ub_diags_free(again);
+        seen->pinned |= pin;
+        return seen->layer;
     }
+    if (seen && !seen->layer && named_at.file && named_at.line)
+        ub_diag_add(ld->diags, UB_ERROR, named_at, "layer-unreadable",
+                    anchor ? anchor->source : NULL,
+                    anchor ? anchor->source_len : 0,
+                    "layer '%s' could not be read (reported above): it is "
+                    "left out here",
+                    resolved);
     if (seen) {
         seen->pinned |= pin;
+        *st = seen->layer ? UB_LOAD_OK : seen->fail;
         return seen->layer;
     }
     ub_loaded *e = ub_loader_push(ld, resolved);
     if (!e)
         return NULL;
-    e->abs = abs;
+    if (ub_loaded_init(ld, e, abs) != 0)
+        return NULL;
     e->pinned = pin;
     if (abs && ub_loader_index(ld, (size_t)(e - ld->loaded)) != 0)
         return NULL;
-    ub_loader_read(ld, e, anchor, named_at);
+    ub_loader_fill(ld, e, anchor, named_at, st);
     return e->layer;
-}
-
-/* The file `resolved` into f and its layer (NULL, with the reason in
- * diags, when it cannot be read); po: how text is parsed.  Touches no
- * loader: a worker thread may call it (with t concurrent). */
-static ub_layer *ub_read_layer(ub_strtab *t, const char *resolved,
-                               const ub_layer *anchor, ub_loc named_at,
-                               ub_file *f, ub_parse_opts *po, ub_diags *diags)
-{
-    if (ub_file_load(resolved, f, diags, named_at) != 0)
-        return NULL;
-    (void)anchor;
-    /* Sniffed by content, never by name: a .usd may be text or crate. */
-    if (ub_crate_sniff(f->data, f->len))
-        return ub_crate_read(f->data, f->len, resolved, t, diags);
-    /* usdbake binary (.usdb), owned by runtime/ub_usdb.h */
-    if (ub_usdb_sniff(f->data, f->len))
-        return ub_usdb_load(t, resolved, f->data, f->len, diags);
-    po->mapped = f->mapped;
-    return ub_parse_usda_opts(t, resolved, f->data, f->len, po, diags);
-}
-
-static void ub_loader_read(ub_loader *ld, ub_loaded *e, const ub_layer *anchor,
-                           ub_loc named_at)
-{
-    const char *resolved = e->resolved;
-    ub_parse_opts po = {.stream = ld->stream,
-                        .progress = ld->progress ? ub_loader_parsed : NULL,
-                        .progress_ctx = ld,
-                        .fields = ld->fields,
-                        .n_fields = ld->n_fields};
-    ld->reading = resolved;
-    e->layer = ub_read_layer(ld->strtab, resolved, anchor, named_at, &e->file,
-                             &po, ld->diags);
-    ld->bytes_read += e->file.len;
-    if (ld->progress)
-        ld->progress(ld->progress_ctx, resolved, ld->bytes_read);
 }
 
 int ub_loader_task_begin(ub_loader *ld, const char *asset,
@@ -531,6 +1010,14 @@ int ub_loader_task_begin(ub_loader *ld, const char *asset,
     task->diags = ub_diags_new();
     if (!task->diags)
         return -1;
+    if (ub_pkg_is(e->resolved)) {
+        /* an entry of a package: its bytes are found here, in the
+         * loader's packages (read once, on this thread) */
+        task->in_pkg = true;
+        task->have_bytes =
+            ub_loader_bytes(ld, e->resolved, task->diags, named_at,
+                            &task->data, &task->len) == 1;
+    }
     /* claimed: until ub_loader_task_end, neither pending nor released */
     e->pending = e->released = false;
     task->claimed = true;
@@ -542,9 +1029,26 @@ void ub_loader_task_run(ub_strtab *t, ub_loader_task *task)
     ub_parse_opts po = {.split = -1, /* the caller runs the threads */
                         .fields = task->fields,
                         .n_fields = task->n_fields};
-    task->layer = ub_read_layer(t, task->resolved, task->anchor,
-                                task->named_at, &task->file, &po,
-                                task->diags);
+    const char *data = task->data;
+    size_t len = task->len;
+    bool mapped = false;
+    task->st = UB_LOAD_UNREADABLE;
+    task->layer = NULL;
+    if (task->in_pkg) {
+        if (!task->have_bytes)
+            return;
+    } else if (ub_file_load(task->resolved, &task->file, task->diags,
+                            task->named_at) != 0) {
+        return;
+    } else {
+        data = task->file.data;
+        len = task->file.len;
+        mapped = task->file.mapped;
+    }
+    task->len = len;
+    task->layer = ub_read_bytes(t, task->diags, task->resolved, data, len,
+                                mapped, &po, NULL, task->named_at,
+                                task->anchor, &task->st);
 }
 
 ub_layer *ub_loader_task_end(ub_loader *ld, ub_loader_task *task)
@@ -554,21 +1058,51 @@ ub_layer *ub_loader_task_end(ub_loader *ld, ub_loader_task *task)
     ub_loaded *e = &ld->loaded[task->index];
     e->file = task->file;
     e->layer = task->layer;
+    ub_loaded_done(ld, e, task->st);
     if (!task->quiet)
         ub_diags_take(ld->diags, task->diags);
     ub_diags_free(task->diags);
     task->diags = NULL;
     task->claimed = false;
-    ld->bytes_read += e->file.len;
+    ld->bytes_read += task->len;
     if (ld->progress)
         ld->progress(ld->progress_ctx, e->resolved, ld->bytes_read);
     return e->layer;
 }
 
+bool ub_load_recoverable(ub_load_status st)
+{
+    return st == UB_LOAD_MISSING || st == UB_LOAD_UNREADABLE;
+}
+
+/* ub_loader_open_arc, pinned (kept until the end) or not (transient). */
+static ub_layer *ub_loader_open_as(ub_loader *ld, const char *asset,
+                                   const ub_layer *anchor, ub_loc named_at,
+                                   bool pin, ub_load_status *st,
+                                   size_t *n_recovered)
+{
+    size_t before = ub_diags_errors(ld->diags);
+    ub_load_status s;
+    ub_layer *l = ub_loader_get(ld, asset, anchor, named_at, pin, &s);
+    if (st)
+        *st = s;
+    if (!l && n_recovered && ub_load_recoverable(s))
+        *n_recovered += ub_diags_errors(ld->diags) - before;
+    return l;
+}
+
+ub_layer *ub_loader_open_arc(ub_loader *ld, const char *asset,
+                             const ub_layer *anchor, ub_loc named_at,
+                             ub_load_status *st, size_t *n_recovered)
+{
+    return ub_loader_open_as(ld, asset, anchor, named_at, true, st,
+                             n_recovered);
+}
+
 ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
                          const ub_layer *anchor, ub_loc named_at)
 {
-    return ub_loader_get(ld, asset, anchor, named_at, true);
+    return ub_loader_open_arc(ld, asset, anchor, named_at, NULL, NULL);
 }
 
 int ub_loader_expect(ub_loader *ld, const char *asset, const ub_layer *anchor)
@@ -584,7 +1118,8 @@ int ub_loader_expect(ub_loader *ld, const char *asset, const ub_layer *anchor)
     ub_loaded *e = ub_loader_push(ld, resolved);
     if (!e)
         return -1;
-    e->abs = abs;
+    if (ub_loaded_init(ld, e, abs) != 0)
+        return -1;
     e->pending = true;
     return ub_loader_index(ld, (size_t)(e - ld->loaded));
 }
@@ -592,17 +1127,21 @@ int ub_loader_expect(ub_loader *ld, const char *asset, const ub_layer *anchor)
 ub_layer *ub_loader_open_transient(ub_loader *ld, const char *asset,
                                    const ub_layer *anchor, ub_loc named_at)
 {
-    return ub_loader_get(ld, asset, anchor, named_at, false);
+    return ub_loader_open_as(ld, asset, anchor, named_at, false, NULL, NULL);
 }
 
 void ub_loader_release(ub_loader *ld, ub_layer *layer)
 {
     if (!layer)
         return;
-    /* the layer's copy of its path need not be the interned one */
+    /* the layer's copy of its path need not be the interned one; the root
+     * layer of a package is named after its entry, not the package, so
+     * that one is looked for among the entries */
     const char *p = ub_intern_cstr(ld->strtab, layer->path);
     const char *abs = p ? ub_loader_abs(ld, p) : NULL;
     ub_loaded *e = abs ? ub_loader_find(ld, abs) : NULL;
+    for (size_t i = ld->n_loaded; (!e || e->layer != layer) && i-- > 0;)
+        e = &ld->loaded[i];
     if (!e || e->layer != layer || e->pinned)
         return;
     ub_layer_free(e->layer);
@@ -625,6 +1164,10 @@ const char *ub_loader_path_at(const ub_loader *ld, size_t i)
 {
     if (i >= ld->n_loaded || (!ld->loaded[i].layer && !ld->loaded[i].released))
         return NULL;
-    return ld->loaded[i].layer ? ld->loaded[i].layer->path
-                               : ld->loaded[i].resolved;
+    return ld->loaded[i].path;
+}
+
+const char *ub_loader_file_at(const ub_loader *ld, size_t i)
+{
+    return i < ld->n_loaded ? ld->loaded[i].file_path : NULL;
 }

@@ -34,18 +34,63 @@ int ub_loader_add_search_path(ub_loader *ld, const char *dir);
 
 /* Resolve asset (as authored) from the layer `anchor` (NULL: from the
  * current directory).  Returns the resolved file path, interned, or NULL
- * when no such file exists.  Does not read the file. */
+ * when no such file exists.  Does not read the file, except for a path
+ * into a usdz package ("pkg.usdz[inner/a.usda]", nested packages too),
+ * which resolves when the package holds that entry; relative paths written
+ * in a packaged layer resolve inside its package first, as OpenUSD's
+ * do. */
 const char *ub_loader_resolve(ub_loader *ld, const char *asset,
                               const ub_layer *anchor);
 
-/* The layer for asset, read and parsed on first use.  `named_at` is where
+/* The layer for asset, read and parsed on first use.  The format is told
+ * by content, not by name: usda text, usdbake binary, or a usdz package
+ * (its first entry is its root layer; the layer's path names it:
+ * "x.usdz[root.usda]").  `named_at` is where
  * the asset path was written (for "no such layer" errors); its file may be
  * NULL for a command-line argument.  "-" reads standard input.  Returns
  * NULL after appending an error to the diagnostics. */
 ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
                          const ub_layer *anchor, ub_loc named_at);
 
-/* The same, for a pass that needs the layer only for a while: unless it is
+/* Why ub_loader_open_arc found no layer. */
+typedef enum ub_load_status {
+    UB_LOAD_OK,
+    UB_LOAD_MISSING,     /* no such file, or no such entry in a package */
+    UB_LOAD_UNREADABLE,  /* not a layer usdbake reads (a Draco, Alembic or
+                            MaterialX file...), a damaged package, or a
+                            layer with errors */
+    UB_LOAD_FAILED,      /* out of memory, or the file cannot be read */
+} ub_load_status;
+
+/* ub_loader_open for an asset named by a composition arc (sublayer,
+ * reference, payload, clip): OpenUSD reports a missing or unreadable asset
+ * at the arc, drops the arc and composes on.  The errors are in the
+ * diagnostics as always (an arc naming a layer that failed before gets
+ * one of its own, at the arc); *st says why there is no layer, and when
+ * the arc can be dropped (UB_LOAD_MISSING, UB_LOAD_UNREADABLE) the number
+ * of errors this call appended is added to *n_recovered. */
+ub_layer *ub_loader_open_arc(ub_loader *ld, const char *asset,
+                             const ub_layer *anchor, ub_loc named_at,
+                             ub_load_status *st, size_t *n_recovered);
+
+/* True for the statuses of an arc that is dropped rather than fatal. */
+bool ub_load_recoverable(ub_load_status st);
+
+/* The identifier OpenUSD gives asset written in layer anchor when it
+ * flattens (SdfComputeAssetPathRelativeToLayer with the default resolver,
+ * kept as written where anchoring changes nothing): a relative path
+ * anchored to the directory of the layer (absolute); a search path ("a.usda",
+ * not "./a.usda") only when the file exists there; inside a package
+ * ("p.usdz[a/b.usda]") relative paths stay inside it ("p.usdz[a/c.png]"),
+ * search paths first next to the layer, then next to the package's root
+ * layer; a package-relative asset ("t.usdz[x.png]") is anchored by its
+ * package's path.  Absolute paths, empty paths and URIs ("scheme:...")
+ * are returned as written.  Interned; asset itself when out of memory. */
+const char *ub_loader_anchor(ub_loader *ld, const char *asset,
+                             const ub_layer *anchor);
+
+/* ub_loader_open (with the same diagnostics, by the same reading), for a
+ * pass that needs the layer only for a while: unless it is
  * (or gets) opened by ub_loader_open too, ub_loader_release frees it (its
  * arena and source).  Opened again after that, it is read again. */
 ub_layer *ub_loader_open_transient(ub_loader *ld, const char *asset,
@@ -85,9 +130,14 @@ const ub_meta_field *ub_loader_fields(const ub_loader *ld, size_t *n);
 size_t ub_loader_count(const ub_loader *ld);
 /* NULL when that layer failed to load or was released. */
 ub_layer *ub_loader_at(const ub_loader *ld, size_t i);
-/* The path of the i-th layer read, whether kept or released; NULL when it
- * failed to load. */
+/* The path of the i-th layer read (its identifier: for a package entry
+ * "p.usdz[a.usda]"), whether kept or released; NULL when it failed to
+ * load or is not read yet. */
 const char *ub_loader_path_at(const ub_loader *ld, size_t i);
+/* The file that layer i was read from: its path, or for an entry of a
+ * usdz package the package's (the same pointer for every entry of one
+ * package), for dependency lists. */
+const char *ub_loader_file_at(const ub_loader *ld, size_t i);
 
 /* Lexical normalisation of a file path in place, as OpenUSD's TfNormPath:
  * no "." parts, ".." folded where it can be, no repeated slashes ("" and
@@ -137,6 +187,10 @@ typedef struct ub_loader_task {
     bool quiet, claimed;
     ub_file file;
     ub_diags *diags;
+    bool in_pkg, have_bytes; /* an entry of a package: its bytes */
+    const char *data;
+    size_t len;
+    ub_load_status st;
 } ub_loader_task;
 
 int ub_loader_task_begin(ub_loader *ld, const char *asset,

@@ -145,13 +145,10 @@ static int ub_stack_walk(ub_stack *s, ub_loader *ld, ub_layer *layer,
             if (!*asset)
                 continue; /* an empty result names no layer */
         }
-        bool missing = !ub_loader_resolve(ld, asset, layer);
-        ub_layer *sub = ub_loader_open(ld, asset, layer, sl->loc);
-        if (!sub) {
-            if (missing)
-                s->n_recovered++;
+        ub_layer *sub = ub_loader_open_arc(ld, asset, layer, sl->loc, NULL,
+                                           &s->n_recovered);
+        if (!sub)
             continue; /* the loader said why */
-        }
         bool cycle = false;
         for (const ub_chain *c = &me; c && !cycle; c = c->up)
             cycle = c->layer == sub;
@@ -203,6 +200,7 @@ int ub_stack_build(ub_stack *s, ub_loader *ld, ub_layer *root,
 {
     memset(s, 0, sizeof *s);
     s->fields = ub_loader_fields(ld, &s->n_fields);
+    s->ld = ld;
     return ub_stack_walk(s, ld, root, UB_OFFSET_IDENTITY, ub_layer_tcps(root),
                          NULL, ub_stack_vars(root), diags);
 }
@@ -223,7 +221,6 @@ typedef struct ub_flat {
     ub_layer *out;
     ub_arena *a; /* out->arena */
     ub_diags *diags;
-    char **dirs; /* per stack entry: absolute directory, for anchoring */
     const ub_dict *vars; /* the root's expressionVariables */
     bool oom;
     const char *k_references, *k_payload, *k_clips, *k_active, *k_times,
@@ -243,27 +240,8 @@ typedef struct ub_site {
 
 /* --- asset paths ----------------------------------------------------------*/
 
-static bool ub_file_exists(const char *p)
-{
-    struct stat st;
-    return stat(p, &st) == 0;
-}
-
-/* OpenUSD's UsdFlattenLayerStackResolveAssetPath with the default
- * resolver: a relative path is anchored to the directory of the layer that
- * wrote it (a search path like "a.usda" only when the file exists there),
- * giving an absolute path; absolute and empty paths stay as written. */
-static bool ub_has_scheme(const char *a)
-{
-    /* "scheme:" as in URIs; a Windows drive letter is not one */
-    size_t i = 0;
-    while ((a[i] >= 'a' && a[i] <= 'z') || (a[i] >= 'A' && a[i] <= 'Z') ||
-           (i > 0 && ((a[i] >= '0' && a[i] <= '9') || a[i] == '+' ||
-                      a[i] == '-' || a[i] == '.')))
-        i++;
-    return i > 1 && a[i] == ':';
-}
-
+/* OpenUSD's UsdFlattenLayerStackResolveAssetPath (ub_loader_anchor),
+ * after evaluating an expression with the root's variables. */
 static const char *ub_flat_anchor(ub_flat *f, uint32_t li, const char *asset)
 {
     if (ub_expr_is(asset)) {
@@ -285,59 +263,7 @@ static const char *ub_flat_anchor(ub_flat *f, uint32_t li, const char *asset)
         }
         asset = r;
     }
-    size_t n = ub_str_len(asset);
-    if (n == 0 || asset[0] == '/' || ub_has_scheme(asset) || !f->dirs[li])
-        return asset;
-    bool search = !(strncmp(asset, "./", 2) == 0 ||
-                    strncmp(asset, "../", 3) == 0);
-    const char *dir = f->dirs[li];
-    size_t dn = strlen(dir);
-    char *p = malloc(dn + 1 + n + 1);
-    if (!p) {
-        f->oom = true;
-        return asset;
-    }
-    memcpy(p, dir, dn);
-    p[dn] = '/';
-    memcpy(p + dn + 1, asset, n + 1);
-    if (ub_path_normalize(p) != 0)
-        f->oom = true;
-    const char *r = asset;
-    if (!search || ub_file_exists(p))
-        r = ub_intern_cstr(f->out->strtab, p);
-    free(p);
-    return r ? r : asset;
-}
-
-/* Absolute directory of a layer's file. */
-static char *ub_layer_dir(const char *path)
-{
-    char cwd[4096];
-    if (!getcwd(cwd, sizeof cwd))
-        return NULL;
-    if (strcmp(path, "-") == 0)
-        return strdup(cwd);
-    size_t cn = strlen(cwd), pn = strlen(path);
-    char *p = malloc(cn + 1 + pn + 1);
-    if (!p)
-        return NULL;
-    if (path[0] == '/') {
-        memcpy(p, path, pn + 1);
-    } else {
-        memcpy(p, cwd, cn);
-        p[cn] = '/';
-        memcpy(p + cn + 1, path, pn + 1);
-    }
-    if (ub_path_normalize(p) != 0) {
-        free(p);
-        return NULL;
-    }
-    char *slash = strrchr(p, '/');
-    if (slash == p)
-        slash[1] = '\0';
-    else if (slash)
-        *slash = '\0';
-    return p;
+    return ub_loader_anchor(f->s->ld, asset, f->s->layers[li]);
 }
 
 static void ub_flat_fix_assets_data(ub_flat *f, uint32_t li, ub_value *v)
@@ -1509,12 +1435,8 @@ ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
     ub_strtab *t = s->layers[0]->strtab;
     ub_flat f = {.s = s, .diags = diags};
     f.out = ub_layer_new(t, out_path ? out_path : "flattened.usda");
-    f.dirs = calloc(s->n, sizeof *f.dirs);
-    if (!f.out || !f.dirs) {
-        ub_layer_free(f.out);
-        free(f.dirs);
+    if (!f.out)
         return NULL;
-    }
     f.a = f.out->arena;
     f.vars = ub_stack_vars(s->layers[0]);
     f.k_references = ub_intern_cstr(t, "references");
@@ -1525,8 +1447,6 @@ ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
     f.k_asset_paths = ub_intern_cstr(t, "assetPaths");
     f.k_manifest = ub_intern_cstr(t, "manifestAssetPath");
     f.k_relocates = ub_intern_cstr(t, "relocates");
-    for (size_t i = 0; i < s->n; i++)
-        f.dirs[i] = ub_layer_dir(s->layers[i]->path);
     ub_names reg[5];
     memset(reg, 0, sizeof reg);
     if (ub_reg_init(&f, reg) != 0)
@@ -1551,9 +1471,6 @@ ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
         ub_flat_body(&f, f.out->root, sites, (uint32_t)s->n);
     free(sites);
 
-    for (size_t i = 0; i < s->n; i++)
-        free(f.dirs[i]);
-    free(f.dirs);
     for (int k = 0; k < 5; k++)
         ub_names_free(&reg[k]);
     if (f.oom) {

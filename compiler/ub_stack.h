@@ -31,6 +31,8 @@ typedef struct ub_stack {
     /* metadata fields plugins declare (the loader's), kept by flattening */
     const ub_meta_field *fields;
     size_t n_fields;
+    ub_loader *ld; /* what read the layers (and anchors their asset
+                      paths) */
 } ub_stack;
 
 /* Build the stack rooted at `root` (already loaded through ld), loading

@@ -26,6 +26,10 @@ int ub_yylex(UB_YYSTYPE *lval, UB_YYLTYPE *lloc, void *scanner);
 #include <string.h>
 
 #define SCANNER (ctx->scanner)
+/* Room for UB_MAX_NESTING levels of the deepest nesting constructs (a
+ * variant takes about six stack entries a level, a dictionary three); the
+ * actions refuse input nested deeper (ub_parse.c). */
+#define YYMAXDEPTH (16 * UB_MAX_NESTING)
 /* Only bison's own failures (memory exhausted) arrive here. */
 static void ub_yyerror(const UB_YYLTYPE *loc, ub_pctx *ctx, const char *msg)
 {

@@ -69,6 +69,31 @@ void ub_perr(ub_pctx *c, ub_tokloc l, const char *fmt, ...)
     va_end(ap);
 }
 
+/* Input nested deeper than UB_MAX_NESTING: reported once, and the parse
+ * stops there (the scanner ends the input; the syntax error that makes is
+ * not reported). */
+static void ub_too_deep(ub_pctx *c, ub_tokloc l, const char *what)
+{
+    ub_perr(c, l, "%s nested more than %d levels deep: usdbake reads at most "
+            "%d levels", what, UB_MAX_NESTING, UB_MAX_NESTING);
+    c->stopped = true;
+    c->lex_hook = UB_LEX_STOP;
+}
+
+/* Entering a prim or variant body; false (after reporting it) when that
+ * is one level too many. */
+static bool ub_depth_enter(ub_pctx *c, ub_tokloc l)
+{
+    c->depth++;
+    if (c->split_role == UB_SPLIT_TAIL &&
+        c->depth - (int)(c->nph - 1) > c->tail_max_depth)
+        c->tail_max_depth = c->depth - (int)(c->nph - 1);
+    if (c->depth <= UB_MAX_NESTING)
+        return true;
+    ub_too_deep(c, l, "prims and variants");
+    return false;
+}
+
 static void ub_oom(ub_pctx *c)
 {
     longjmp(*(jmp_buf *)c->oom, 1);
@@ -2363,6 +2388,7 @@ void ub_act_prim_begin(ub_pctx *c, int spec, const char *type,
                        const char *name, ub_tokloc l)
 {
     ub_prim *parent = c->prim, *dup;
+    ub_depth_enter(c, l);
     bool streamed = ub_streams(c, parent);
     if (streamed)
         ub_meta_flush(c); /* the parent's metadata must outlive the mark */
@@ -2409,6 +2435,7 @@ static void ub_stream_prim(ub_pctx *c, ub_prim *p)
 void ub_act_prim_end(ub_pctx *c)
 {
     ub_prim *p = c->prim;
+    c->depth--;
     if (!p->variant_set && ub_streams(c, p->parent) && c->nmarks)
         ub_stream_prim(c, p);
     if (p->variant_set) {
@@ -2443,6 +2470,7 @@ void ub_act_variant_set_end(ub_pctx *c)
 void ub_act_variant_begin(ub_pctx *c, const char *name, ub_tokloc l)
 {
     ub_prim *owner = c->vset_owner;
+    ub_depth_enter(c, l);
     if (!ub_is_variant_name(name, ub_str_len(name)))
         ub_perr(c, l, "\"%s\" is not a valid variant name (letters, digits, "
                 "'_', '|', '-', optionally after a leading '.')", name);
@@ -2695,7 +2723,8 @@ void ub_act_dict_open(ub_pctx *c, ub_tokloc l)
         c->dstack = nd;
         c->capdict = cap;
     }
-    (void)l;
+    if (c->ndict >= UB_MAX_NESTING)
+        ub_too_deep(c, l, "dictionaries");
     ub_dictframe *f = &c->dstack[c->ndict++];
     f->dict = ub_dict_new(c->arena);
     if (!f->dict)
@@ -2797,6 +2826,8 @@ static size_t ub_token_text(const ub_pctx *c, ub_tokloc l, const char **out)
 void ub_act_syntax_error(ub_pctx *c, ub_tokloc l, bool lexical,
                          const char *got, const char *expected)
 {
+    if (c->stopped)
+        return;
     const char *t = NULL;
     size_t n = ub_token_text(c, l, &t);
     if (lexical && c->lex_error) {
@@ -2969,6 +3000,7 @@ typedef struct ub_split {
     ub_layer *tail;     /* NULL when the tail gave up */
     ub_prim **ph;       /* its levels, innermost first; the last is the root */
     uint32_t nph;
+    int tail_max_depth; /* see ub_pctx */
     ub_diags *tail_diags;
     uint32_t line0;     /* the line number at `at` */
     int outcome;        /* UB_PARSE_* */
@@ -3093,6 +3125,7 @@ static void *ub_split_tail(void *arg)
     sp->tail = c->layer;
     sp->ph = c->ph;
     sp->nph = c->nph;
+    sp->tail_max_depth = c->tail_max_depth;
     c->layer = NULL;
     c->ph = NULL;
 done:
@@ -3164,6 +3197,10 @@ int ub_split_eof(ub_pctx *c, bool at_statement)
 static bool ub_split_fits(ub_pctx *c, ub_split *sp, ub_prim **into)
 {
     ub_prim *r = c->prim;
+    /* grafted, the tail's prims would nest too deeply: read on, and find
+     * it as one thread does */
+    if (c->depth + sp->tail_max_depth > UB_MAX_NESTING)
+        return false;
     for (uint32_t k = 0; k < sp->nph; k++, r = r->parent) {
         const ub_prim *x = sp->ph[k];
         bool last = k + 1 == sp->nph;

@@ -174,6 +174,11 @@ typedef struct ub_pctx {
     struct ub_split *split;
     ub_prim **ph;           /* tail: the enclosing levels, innermost first */
     uint32_t nph, capph;
+    /* how deep the prim open now is (the root: 0; a tail counts from its
+     * innermost level, and its placeholders do not count), and, in a tail,
+     * the deepest prim relative to the level the tail began in */
+    int depth, tail_max_depth;
+    bool stopped;           /* a fatal error: the rest is not read */
 
     /* streaming (ub_parse_opts.stream): the arena mark taken as each open
      * streamed prim began, innermost last */

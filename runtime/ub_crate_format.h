@@ -36,7 +36,10 @@
     (((uint32_t)(maj) << 16) | ((uint32_t)(min) << 8) | (uint32_t)(pat))
 /* The newest version OpenUSD 24.08 reads and writes. */
 #define UB_CRATE_VERSION_MAX UB_CRATE_VERSION(0, 11, 0)
-/* What 24.08 writes unless a value needs a newer version. */
+/* The version usdbake writes unless a value needs a newer one.  OpenUSD
+ * 24.08 itself writes 0.9.0 by default; 0.8.0 holds every layer that has
+ * no timecode, pathExpression or relocates value, and older readers (back
+ * to OpenUSD 20.x) open it too. */
 #define UB_CRATE_VERSION_DEFAULT UB_CRATE_VERSION(0, 8, 0)
 
 /* What each version changed, for the reader's branches and the writer's

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ub_format_tables.h"
@@ -1204,4 +1205,60 @@ void ub_put_value(ub_buf *b, const ub_value *v)
         }
     }
     ub_buf_putc(b, ']');
+}
+
+/* An atom of a value of unknown type: identifiers as written, numbers
+ * with a fraction or exponent as doubles (shortest round trip). */
+static void ub_put_atom(ub_buf *b, const char *t)
+{
+    const char *s = t + (*t == '-');
+    bool digits = false, frac = false;
+    for (; *s; s++) {
+        if (*s >= '0' && *s <= '9')
+            digits = true;
+        else if (*s == '.' || *s == 'e' || *s == 'E' ||
+                 ((*s == '+' || *s == '-') && (s[-1] == 'e' || s[-1] == 'E')))
+            frac = true;
+        else
+            break;
+    }
+    if (*s == '\0' && digits && frac) {
+        char *end;
+        double d = strtod(t, &end);
+        if (*end == '\0') {
+            ub_put_double(b, d);
+            return;
+        }
+    }
+    ub_buf_puts(b, t);
+}
+
+void ub_put_untyped(ub_buf *b, const ub_untyped *u)
+{
+    switch (u->kind) {
+    case UB_U_ATOM:
+        ub_put_atom(b, u->text);
+        break;
+    case UB_U_STRING:
+        ub_put_quoted(b, u->text, strlen(u->text));
+        break;
+    case UB_U_ASSET:
+        ub_buf_putc(b, '@');
+        ub_buf_puts(b, u->text);
+        ub_buf_putc(b, '@');
+        break;
+    case UB_U_PATH:
+        ub_put_path(b, u->text, strlen(u->text));
+        break;
+    case UB_U_TUPLE:
+    case UB_U_LIST:
+        ub_buf_putc(b, u->kind == UB_U_TUPLE ? '(' : '[');
+        for (uint32_t i = 0; i < u->n; i++) {
+            if (i)
+                ub_buf_puts(b, ", ");
+            ub_put_untyped(b, &u->child[i]);
+        }
+        ub_buf_putc(b, u->kind == UB_U_TUPLE ? ')' : ']');
+        break;
+    }
 }

@@ -75,5 +75,11 @@ void ub_put_element(ub_buf *b, const ub_type *t, const void *elem);
  * kinds print as OpenUSD would show them in a message: None for a block,
  * nothing for EMPTY. */
 void ub_put_value(ub_buf *b, const ub_value *v);
+/* A value of unknown type, as OpenUSD re-prints the text it recorded for
+ * it: atoms as written (numbers with a fraction or exponent as shortest
+ * doubles), strings quoted, assets between single @s, tuples and lists
+ * with ", " between items.  This text is also what OpenUSD stores for it
+ * (SdfUnregisteredValue). */
+void ub_put_untyped(ub_buf *b, const ub_untyped *u);
 
 #endif

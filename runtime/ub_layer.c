@@ -1,5 +1,6 @@
 #include "ub_layer.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -439,12 +440,26 @@ bool ub_fields_remove(ub_fields *f, const char *key)
     return false;
 }
 
+/* The order of sample times: numbers ascending, then nan (all nan times
+ * are one time).  A total order, so that a layer authoring a nan time
+ * (which `check` reports) still reads and writes the same way every time;
+ * `<` alone would put nan anywhere. */
+static bool ub_time_before(double a, double b)
+{
+    return a < b || (!isnan(a) && isnan(b));
+}
+
+static bool ub_time_same(double a, double b)
+{
+    return a == b || (isnan(a) && isnan(b));
+}
+
 static uint32_t ub_samples_lower_bound(const ub_samples *s, double t)
 {
     uint32_t lo = 0, hi = s->n;
     while (lo < hi) {
         uint32_t mid = lo + (hi - lo) / 2;
-        if (s->v[mid].time < t)
+        if (ub_time_before(s->v[mid].time, t))
             lo = mid + 1;
         else
             hi = mid;
@@ -456,10 +471,10 @@ int ub_samples_set(ub_arena *a, ub_samples *s, double time, ub_value value)
 {
     s->authored = true;
     /* Samples nearly always arrive in order: append without searching. */
-    uint32_t i = (s->n && s->v[s->n - 1].time < time)
+    uint32_t i = (s->n && ub_time_before(s->v[s->n - 1].time, time))
                      ? s->n
                      : ub_samples_lower_bound(s, time);
-    if (i < s->n && s->v[i].time == time) {
+    if (i < s->n && ub_time_same(s->v[i].time, time)) {
         s->v[i].value = value;
         return 0;
     }
@@ -481,7 +496,7 @@ int ub_samples_set(ub_arena *a, ub_samples *s, double time, ub_value value)
 ub_sample *ub_samples_find(const ub_samples *s, double time)
 {
     uint32_t i = ub_samples_lower_bound(s, time);
-    return (i < s->n && s->v[i].time == time) ? &s->v[i] : NULL;
+    return (i < s->n && ub_time_same(s->v[i].time, time)) ? &s->v[i] : NULL;
 }
 
 static size_t ub_prim_path_len(const ub_prim *p)

@@ -38,6 +38,13 @@
 #include "ub_intern.h"
 #include "ub_value.h"
 
+/* How deep a layer may nest: prims (a variant counts as a level) and,
+ * separately, dictionaries inside a value.  The readers refuse deeper
+ * input with a located error, so that the passes and writers, which
+ * recurse over prims and values, have a bounded stack whatever the input.
+ * Real scenes nest a few dozen levels. */
+#define UB_MAX_NESTING 1000
+
 /* An ordered set of metadata fields, unique by key. */
 typedef struct ub_field {
     const char *key; /* interned */
@@ -50,9 +57,9 @@ typedef struct ub_fields {
     ub_field *v;
 } ub_fields;
 
-/* Time samples: sorted by time, times unique (a later sample at the same
- * time replaces an earlier one, as OpenUSD's map does).  A sample value
- * may be a BLOCK. */
+/* Time samples: sorted by time (a nan time, which check reports, last),
+ * times unique (a later sample at the same time replaces an earlier one, as
+ * OpenUSD's map does).  A sample value may be a BLOCK. */
 typedef struct ub_sample {
     double time;
     ub_value value;

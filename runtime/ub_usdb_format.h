@@ -11,6 +11,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ub_layer.h"
+
 #define UB_USDB_MAGIC "\x89USDB\r\n\x1a"
 #define UB_USDB_MAGIC_LEN 8
 #define UB_USDB_TAIL_MAGIC "UBEN"
@@ -19,7 +21,7 @@
 #define UB_USDB_HEADER_LEN 12
 #define UB_USDB_TRAILER_LEN 20
 #define UB_USDB_CHUNK_TARGET ((size_t)1 << 18)
-#define UB_USDB_MAX_DEPTH 1000
+#define UB_USDB_MAX_DEPTH UB_MAX_NESTING
 
 #define UB_USDB_TAG(a, b, c, d)                                       \
     ((uint32_t)(a) | (uint32_t)(b) << 8 | (uint32_t)(c) << 16 |       \

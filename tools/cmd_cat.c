@@ -1,4 +1,5 @@
-/* usdbake cat: read layers, write their canonical usda text. */
+/* usdbake cat: read layers, write their canonical usda text (or, for a
+ * .usdc / .usd / .usdb output, that binary). */
 #include <stdio.h>
 #include <string.h>
 
@@ -7,19 +8,24 @@
 #include "ub_parse.h"
 #include "ub_progress.h"
 #include "ub_usda.h"
+#include "ub_usdb_write.h"
 
 static void ub_cat_usage(void)
 {
-    printf("usage: usdbake cat [-o OUT] INPUT...\n"
+    printf("usage: usdbake cat [-o OUT] [--format usda|usdc|usdb] INPUT...\n"
            "\n"
            "Parse each INPUT layer and write it as canonical usda text, as\n"
            "OpenUSD's usdcat does.  INPUT or OUT may be '-' for standard\n"
            "input or output.  With several inputs and no -o, the texts are\n"
-           "written one after another to standard output.\n"
+           "written one after another to standard output.  An OUT named\n"
+           ".usdc or .usd gets OpenUSD's crate binary, .usdb usdbake's\n"
+           "binary (one INPUT).\n"
            "\n"
            "Options:\n"
            "  -o, --output OUT  write to OUT (atomically; nothing is left\n"
            "                    behind on error)\n"
+           "  -f, --format FMT  usda, usdc or usdb (default: from OUT's\n"
+           "                    extension, else usda)\n"
            "  -h, --help        show this help\n");
 }
 
@@ -83,6 +89,7 @@ static int ub_cat_one(ub_session *ss, const char *input, ub_buf *text,
 static int ub_cat_run(int argc, char **argv)
 {
     const char *out = NULL;
+    ub_out_format format = UB_FMT_NONE;
     const char *inputs[argc];
     int n_inputs = 0;
     bool options_done = false;
@@ -99,6 +106,11 @@ static int ub_cat_run(int argc, char **argv)
                 return ub_cli_usage_error("cat", "%s needs a file name",
                                           argv[i]);
             out = v;
+        } else if (!options_done &&
+                   (r = ub_cli_opt_format(argc, argv, &i, "cat", &format)) !=
+                       0) {
+            if (r < 0)
+                return UB_EXIT_USAGE;
         } else if (!options_done && argv[i][0] == '-' && argv[i][1]) {
             return ub_cli_usage_error("cat", "unknown option '%s'", argv[i]);
         } else {
@@ -110,16 +122,32 @@ static int ub_cat_run(int argc, char **argv)
     if (out && n_inputs > 1)
         return ub_cli_usage_error("cat", "-o takes exactly one input, got %d",
                                   n_inputs);
+    if (!format)
+        format = ub_cli_format_of_path(out);
+    if (format == UB_FMT_USDC || format == UB_FMT_USDB) {
+        if (n_inputs > 1)
+            return ub_cli_usage_error("cat",
+                                      "binary output takes exactly one "
+                                      "input, got %d",
+                                      n_inputs);
+        if (ub_cli_binary_to_tty(format, out))
+            return ub_cli_usage_error("cat",
+                                      "not writing binary output to a "
+                                      "terminal; use -o FILE");
+        return ub_cli_convert(inputs[0], out, format,
+                              UB_USDB_LEVEL_DEFAULT);
+    }
 
     ub_session ss;
     int status = ub_session_open(&ss, NULL, 0) == 0 ? UB_EXIT_OK
                                                     : UB_EXIT_INPUT;
     ub_buf text;
     ub_buf_init(&text);
-    /* A file is written as the layer is read (to a temporary name, removed
-     * on error).  Standard output gets nothing until every input has been
-     * read, so a bad second input leaves no output at all. */
-    bool to_file = out && strcmp(out, "-") != 0;
+    /* A regular file is written as the layer is read (to a temporary
+     * name, removed on error).  Standard output (or a device, a pipe) gets
+     * nothing until every input has been read, so a bad second input
+     * leaves no output at all. */
+    bool to_file = ub_out_seekable(out);
     ub_out sink;
     bool sink_open = false;
     if (status == UB_EXIT_OK && to_file) {

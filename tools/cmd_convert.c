@@ -1,30 +1,31 @@
-/* usdbake convert: a layer (text or binary) to usda text or .usdb binary. */
+/* usdbake convert: a layer (text or binary) to usda text, OpenUSD's crate
+ * binary (.usdc) or usdbake's .usdb binary. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "ub_cli.h"
 #include "ub_loader.h"
-#include "ub_progress.h"
-#include "ub_usda.h"
 #include "ub_usdb_write.h"
 
 static void ub_convert_usage(void)
 {
-    printf("usage: usdbake convert [--format usda|usdb] [--level N] "
+    printf("usage: usdbake convert [--format usda|usdc|usdb] [--level N] "
            "-o OUT INPUT\n"
            "\n"
            "Read the INPUT layer (usda text or usdbake binary, told apart by\n"
-           "content) and write it to OUT as usda text or as usdbake binary\n"
-           "(.usdb, doc/binary-format.md).  The output format follows OUT's\n"
-           "extension (.usda, .usdb) unless --format is given.  Converting\n"
-           "back and forth loses nothing: `usdbake cat` prints the same\n"
-           "text for both.  INPUT or OUT may be '-' (stdin/stdout; then\n"
-           "give --format for OUT).\n"
+           "content) and write it to OUT as usda text, as OpenUSD's crate\n"
+           "binary (.usdc, which every USD application opens; doc/usdc.md)\n"
+           "or as usdbake's archival binary (.usdb, doc/binary-format.md).\n"
+           "The output format follows OUT's extension (.usda; .usdc and\n"
+           ".usd are crate, as in OpenUSD; .usdb) unless --format is given.\n"
+           "Converting back and forth loses nothing: `usdbake cat` prints\n"
+           "the same text for all.  INPUT or OUT may be '-' (stdin/stdout;\n"
+           "then give --format for OUT).\n"
            "\n"
            "Options:\n"
            "  -o, --output OUT   write to OUT (atomically)\n"
-           "  -f, --format FMT   usda or usdb\n"
+           "  -f, --format FMT   usda, usdc or usdb\n"
            "  -l, --level N      zstd level for usdb, 0 (store) to 22;\n"
            "                     default: 19 for layers up to %zu MiB\n"
            "                     encoded, 3 above (fast on big layers)\n"
@@ -32,19 +33,10 @@ static void ub_convert_usage(void)
            UB_USDB_AUTO_SMALL >> 20);
 }
 
-static const char *ub_ext_format(const char *path)
-{
-    size_t n = strlen(path);
-    if (n >= 5 && strcmp(path + n - 5, ".usda") == 0)
-        return "usda";
-    if (n >= 5 && strcmp(path + n - 5, ".usdb") == 0)
-        return "usdb";
-    return NULL;
-}
-
 static int ub_convert_run(int argc, char **argv)
 {
-    const char *out = NULL, *input = NULL, *format = NULL;
+    const char *out = NULL, *input = NULL;
+    ub_out_format format = UB_FMT_NONE;
     int level = UB_USDB_LEVEL_DEFAULT;
     bool options_done = false;
     for (int i = 1; i < argc; i++) {
@@ -61,13 +53,10 @@ static int ub_convert_run(int argc, char **argv)
                                           argv[i]);
             out = v;
         } else if (!options_done &&
-                   ((r = ub_cli_opt_value(argc, argv, &i, "-f", &v)) != 0 ||
-                    (r = ub_cli_opt_value(argc, argv, &i, "--format", &v)) !=
-                        0)) {
-            if (r < 0 || (strcmp(v, "usda") != 0 && strcmp(v, "usdb") != 0))
-                return ub_cli_usage_error("convert",
-                                          "--format takes usda or usdb");
-            format = v;
+                   (r = ub_cli_opt_format(argc, argv, &i, "convert",
+                                          &format)) != 0) {
+            if (r < 0)
+                return UB_EXIT_USAGE;
         } else if (!options_done &&
                    ((r = ub_cli_opt_value(argc, argv, &i, "-l", &v)) != 0 ||
                     (r = ub_cli_opt_value(argc, argv, &i, "--level", &v)) !=
@@ -97,52 +86,24 @@ static int ub_convert_run(int argc, char **argv)
     if (!out)
         return ub_cli_usage_error("convert", "no output given (-o OUT)");
     if (!format)
-        format = ub_ext_format(out);
+        format = ub_cli_format_of_path(out);
     if (!format)
         return ub_cli_usage_error(
             "convert",
-            "cannot tell the output format from '%s'; name it .usda or "
-            ".usdb, or give --format",
+            "cannot tell the output format from '%s'; name it .usda, .usdc, "
+            ".usd or .usdb, or give --format",
             out);
+    if (ub_cli_binary_to_tty(format, out))
+        return ub_cli_usage_error("convert",
+                                  "not writing binary output to a terminal; "
+                                  "use -o FILE");
 
-    ub_session ss;
-    ub_buf bytes;
-    ub_buf_init(&bytes);
-    int status = UB_EXIT_OK;
-    if (ub_session_open(&ss, NULL, 0) != 0) {
-        status = UB_EXIT_INPUT;
-    } else {
-        ub_progress prog;
-        ub_progress_start(&prog, "reading", ub_cli_file_size(input));
-        ub_loader_set_progress(ss.loader, ub_progress_loader_hook, &prog);
-        ub_layer *layer =
-            ub_loader_open(ss.loader, input, NULL, (ub_loc){NULL, 0, 0});
-        ub_progress_end(&prog);
-        int rc = -1;
-        if (layer)
-            rc = strcmp(format, "usdb") == 0
-                     ? ub_usdb_write(layer, level, &bytes, ss.diags)
-                     : ub_usda_write(layer, &bytes);
-        if (!layer || rc != 0)
-            status = UB_EXIT_INPUT;
-    }
-    if (ss.diags)
-        ub_cli_print_diags(ss.diags);
-    if (status == UB_EXIT_OK && bytes.failed) {
-        fprintf(stderr, "usdbake: error: out of memory\n");
-        status = UB_EXIT_INPUT;
-    }
-    if (status == UB_EXIT_OK &&
-        ub_cli_write_output(out, bytes.data, bytes.len) != 0)
-        status = UB_EXIT_INPUT;
-    ub_buf_free(&bytes);
-    ub_session_close(&ss);
-    return status;
+    return ub_cli_convert(input, out, format, level);
 }
 
 const ub_command ub_cmd_convert = {
     .name = "convert",
-    .summary = "convert a layer between usda text and usdbake binary",
+    .summary = "convert a layer between usda text, usdc and usdb binary",
     .run = ub_convert_run,
     .usage = ub_convert_usage,
 };

@@ -37,8 +37,10 @@ static void ub_flatten_usage(void)
         "  --layer-stack        flatten the root layer stack only\n"
         "  -o, --output OUT     write to OUT ('-' or none: standard output),\n"
         "                       atomically\n"
-        "  --format usda|usdb   output format (default: from OUT's extension,\n"
-        "                       usda otherwise; usdb is the usdbake binary)\n"
+        "  --format usda|usdc|usdb  output format (default: from OUT's\n"
+        "                       extension, .usdc and .usd being OpenUSD's\n"
+        "                       crate binary; usda otherwise; usdb is\n"
+        "                       usdbake's binary)\n"
         "  --search-path DIR    also look for layers in DIR (repeatable)\n"
         "  --deps FILE          write a make rule `OUT: LAYER...` naming every\n"
         "                       layer read (needs -o)\n"
@@ -64,6 +66,23 @@ static void ub_make_word(ub_buf *b, const char *p)
 
 /* OUT: dep... followed by an empty rule per dependency (as gcc -MP), so
  * make does not fail when a layer is later deleted. */
+/* Whether layer i's file goes into the dependency list: read, not
+ * standard input, and not a package already listed for another of its
+ * entries. */
+static bool ub_dep_listed(const ub_loader *ld, size_t i)
+{
+    /* read, whether kept or released (a clip layer) */
+    const char *lp = ub_loader_path_at(ld, i);
+    const char *f = ub_loader_file_at(ld, i);
+    if (!lp || strcmp(f, "-") == 0)
+        return false;
+    /* a package entry's file is its package's */
+    for (size_t k = 0; strcmp(f, lp) != 0 && k < i; k++)
+        if (ub_loader_path_at(ld, k) && ub_loader_file_at(ld, k) == f)
+            return false;
+    return true;
+}
+
 static int ub_write_deps(const char *deps, const char *out, ub_loader *ld)
 {
     ub_buf b;
@@ -72,19 +91,17 @@ static int ub_write_deps(const char *deps, const char *out, ub_loader *ld)
     ub_buf_putc(&b, ':');
     size_t n = ub_loader_count(ld);
     for (size_t i = 0; i < n; i++) {
-        const char *p = ub_loader_path_at(ld, i);
-        if (!p || strcmp(p, "-") == 0)
+        if (!ub_dep_listed(ld, i))
             continue;
         ub_buf_puts(&b, " \\\n  ");
-        ub_make_word(&b, p);
+        ub_make_word(&b, ub_loader_file_at(ld, i));
     }
     ub_buf_putc(&b, '\n');
     for (size_t i = 0; i < n; i++) {
-        const char *p = ub_loader_path_at(ld, i);
-        if (!p || strcmp(p, "-") == 0)
+        if (!ub_dep_listed(ld, i))
             continue;
         ub_buf_putc(&b, '\n');
-        ub_make_word(&b, p);
+        ub_make_word(&b, ub_loader_file_at(ld, i));
         ub_buf_puts(&b, ":\n");
     }
     int r = -1;
@@ -96,15 +113,10 @@ static int ub_write_deps(const char *deps, const char *out, ub_loader *ld)
     return r;
 }
 
-static bool ub_ends_with(const char *s, const char *suffix)
-{
-    size_t n = strlen(s), m = strlen(suffix);
-    return n >= m && strcmp(s + n - m, suffix) == 0;
-}
-
 static int ub_flatten_run(int argc, char **argv)
 {
-    const char *out = NULL, *deps = NULL, *format = NULL, *root = NULL;
+    const char *out = NULL, *deps = NULL, *root = NULL;
+    ub_out_format format = UB_FMT_NONE;
     const char *search[argc];
     int n_search = 0;
     bool layer_stack = false, strict = false, options_done = false;
@@ -139,12 +151,10 @@ static int ub_flatten_run(int argc, char **argv)
                 return ub_cli_usage_error("flatten", "--deps needs a file");
             deps = v;
         } else if (!options_done &&
-                   (r = ub_cli_opt_value(argc, argv, &i, "--format", &v)) !=
-                       0) {
+                   (r = ub_cli_opt_format(argc, argv, &i, "flatten",
+                                          &format)) != 0) {
             if (r < 0)
-                return ub_cli_usage_error("flatten",
-                                          "--format needs usda or usdb");
-            format = v;
+                return UB_EXIT_USAGE;
         } else if (!options_done && argv[i][0] == '-' && argv[i][1]) {
             return ub_cli_usage_error("flatten", "unknown option '%s'",
                                       argv[i]);
@@ -173,16 +183,13 @@ static int ub_flatten_run(int argc, char **argv)
                                       env);
         threads = (unsigned)n;
     }
-    if (format && strcmp(format, "usda") != 0 && strcmp(format, "usdb") != 0)
-        return ub_cli_usage_error("flatten",
-                                  "unknown format '%s' (usda or usdb)",
-                                  format);
     if (!format)
-        format = out && ub_ends_with(out, ".usdb") ? "usdb" : "usda";
-    bool usdb = strcmp(format, "usdb") == 0;
-    if (usdb && (!out || strcmp(out, "-") == 0) && isatty(STDOUT_FILENO))
+        format = ub_cli_format_of_path(out);
+    if (!format)
+        format = UB_FMT_USDA;
+    if (ub_cli_binary_to_tty(format, out))
         return ub_cli_usage_error("flatten",
-                                  "not writing binary usdb to a terminal; "
+                                  "not writing binary output to a terminal; "
                                   "use -o FILE");
     if (deps && (!out || strcmp(out, "-") == 0))
         return ub_cli_usage_error("flatten",
@@ -211,7 +218,8 @@ static int ub_flatten_run(int argc, char **argv)
      * file (clips are read one at a time) and the text goes out as it is
      * written.  Binary output takes the samples into the layer. */
     ub_spill *spill = NULL;
-    if (status == UB_EXIT_OK && !layer_stack && !usdb && !(spill = ub_spill_new()))
+    if (status == UB_EXIT_OK && !layer_stack && format == UB_FMT_USDA &&
+        !(spill = ub_spill_new()))
         status = UB_EXIT_INPUT;
     if (status == UB_EXIT_OK && !layer_stack) {
         /* the whole stage: compose, then flatten (ub_compose) */
@@ -252,12 +260,9 @@ static int ub_flatten_run(int argc, char **argv)
         }
     }
     if (status == UB_EXIT_OK && !spill &&
-        (usdb ? ub_usdb_write(flat, UB_USDB_LEVEL_DEFAULT, &text, diags) != 0
-              : ub_usda_write(flat, &text) != 0 || text.failed)) {
-        if (!usdb)
-            fprintf(stderr, "usdbake: error: out of memory\n");
+        ub_cli_write_layer(flat, format, UB_USDB_LEVEL_DEFAULT, &text,
+                           diags) != 0)
         status = UB_EXIT_INPUT;
-    }
     if (diags)
         ub_cli_print_diags(diags);
     if (status == UB_EXIT_OK && !spill &&

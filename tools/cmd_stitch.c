@@ -9,6 +9,7 @@
 
 #include "ub_cli.h"
 #include "ub_stitch.h"
+#include "ub_usdb_write.h"
 
 static void ub_stitch_usage(void)
 {
@@ -134,7 +135,8 @@ static int ub_write_layers(ub_layer *const *layers, const char *const *paths,
     for (int i = 0; i < n; i++)
         ub_buf_init(&bytes[i]);
     for (int i = 0; i < n && status == 0; i++)
-        if (ub_cli_encode(layers[i], paths[i], &bytes[i], diags) != 0)
+        if (ub_cli_write_layer(layers[i], ub_cli_format_of_path(paths[i]),
+                               UB_USDB_LEVEL_DEFAULT, &bytes[i], diags) != 0)
             status = -1;
     ub_cli_print_diags(diags);
     for (; opened < n && status == 0; opened++)
@@ -269,8 +271,6 @@ static int ub_stitch_run(int argc, char **argv)
                                 a.has_stride ? "--stride" : "--active-offset");
     else if (a.has_stride && o.stride <= 0)
         st = ub_cli_usage_error("stitch", "--stride must be above 0");
-    else
-        st = ub_cli_check_format("stitch", out);
     if (st != UB_EXIT_OK)
         goto done;
 
@@ -316,8 +316,6 @@ static int ub_clip_manifest_run(int argc, char **argv)
 {
     ub_stitch_args a;
     int st = ub_stitch_parse("clip-manifest", argc, argv, &a);
-    if (st == UB_EXIT_OK)
-        st = ub_cli_check_format("clip-manifest", a.out);
     if (st != UB_EXIT_OK) {
         free(a.inputs);
         return st;

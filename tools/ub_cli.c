@@ -1,15 +1,20 @@
 #include "ub_cli.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ub_progress.h"
 #include "ub_usda.h"
 #include "ub_usdb_write.h"
+#include "ub_usdc_write.h"
 
 void ub_cli_print_diags(ub_diags *d)
 {
@@ -87,6 +92,75 @@ void ub_session_close(ub_session *s)
     *s = (ub_session){0};
 }
 
+/* --- interrupted runs ------------------------------------------------------
+ * A run stopped by SIGINT, SIGTERM or SIGHUP must not leave its temporary
+ * output behind.  A signal handler gets no context pointer, so the names of
+ * the temporary files being written are the one piece of mutable global
+ * state in usdbake: a few slots, each NULL or a name owned by an open
+ * ub_out.  They are lock-free atomics (which a handler may read), set
+ * before the file is created (mkstemp writes the final name into the
+ * buffer before it creates the file, so the handler at worst unlinks a
+ * name that does not exist yet) and cleared after it is renamed or removed
+ * and before the name is freed. */
+#define UB_OUT_SLOTS 8
+static _Atomic(char *) ub_out_live[UB_OUT_SLOTS];
+
+static void ub_out_live_set(char *tmp)
+{
+    for (int i = 0; i < UB_OUT_SLOTS; i++) {
+        char *none = NULL;
+        if (atomic_compare_exchange_strong(&ub_out_live[i], &none, tmp))
+            return;
+    }
+    /* More outputs open at once than slots: that one is not removed on a
+     * signal (usdbake opens at most two). */
+}
+
+static void ub_out_live_clear(const char *tmp)
+{
+    for (int i = 0; i < UB_OUT_SLOTS; i++) {
+        char *cur = (char *)tmp;
+        if (atomic_compare_exchange_strong(&ub_out_live[i], &cur, NULL))
+            return;
+    }
+}
+
+/* Async-signal-safe: unlink, signal and raise only. */
+static void ub_out_on_signal(int sig)
+{
+    for (int i = 0; i < UB_OUT_SLOTS; i++) {
+        char *tmp = atomic_load(&ub_out_live[i]);
+        if (tmp)
+            unlink(tmp);
+    }
+    /* die of the signal, so the caller sees it (a shell: 128 + sig) */
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
+
+void ub_cli_catch_signals(void)
+{
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+    for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+        struct sigaction sa, old;
+        memset(&sa, 0, sizeof sa);
+        sa.sa_handler = ub_out_on_signal;
+        sigemptyset(&sa.sa_mask);
+        /* a signal ignored by whoever started us stays ignored (nohup) */
+        if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+            continue;
+        sigaction(sigs[i], &sa, NULL);
+    }
+}
+
+bool ub_out_seekable(const char *path)
+{
+    struct stat st;
+    if (!path || strcmp(path, "-") == 0)
+        return false;
+    return stat(path, &st) != 0 || S_ISREG(st.st_mode);
+}
+
 int ub_out_open(ub_out *o, const char *path)
 {
     memset(o, 0, sizeof *o);
@@ -95,20 +169,47 @@ int ub_out_open(ub_out *o, const char *path)
         o->fd = STDOUT_FILENO;
         return 0;
     }
-    size_t n = strlen(path);
     o->path = strdup(path);
+    if (!o->path) {
+        fprintf(stderr, "usdbake: error: out of memory\n");
+        return -1;
+    }
+    struct stat st;
+    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        fprintf(stderr, "usdbake: error: cannot write '%s': it is a "
+                        "directory\n", path);
+        ub_out_abort(o);
+        return -1;
+    }
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+        /* A device, a pipe or a socket (/dev/null, /dev/stdout, a fifo):
+         * written in place.  Renaming a file over it would replace the
+         * device node itself. */
+        o->fd = open(path, O_WRONLY | O_TRUNC);
+        if (o->fd < 0) {
+            fprintf(stderr, "usdbake: error: cannot write '%s': %s\n", path,
+                    strerror(errno));
+            ub_out_abort(o);
+            return -1;
+        }
+        return 0;
+    }
+    size_t n = strlen(path);
     o->tmp = malloc(n + 16);
-    if (!o->path || !o->tmp) {
+    if (!o->tmp) {
         fprintf(stderr, "usdbake: error: out of memory\n");
         ub_out_abort(o);
         return -1;
     }
     memcpy(o->tmp, path, n);
     memcpy(o->tmp + n, ".tmp.XXXXXX", 12);
+    ub_out_live_set(o->tmp);
     o->fd = mkstemp(o->tmp);
     if (o->fd < 0) {
-        fprintf(stderr, "usdbake: error: cannot create '%s': %s\n", o->tmp,
-                strerror(errno));
+        int e = errno;
+        ub_out_live_clear(o->tmp);
+        fprintf(stderr, "usdbake: error: cannot write '%s': %s (creating a "
+                        "temporary file beside it)\n", path, strerror(e));
         free(o->tmp);
         o->tmp = NULL;
         ub_out_abort(o);
@@ -147,6 +248,14 @@ int ub_out_commit(ub_out *o)
             unlink(o->tmp);
             status = -1;
         }
+        ub_out_live_clear(o->tmp);
+        o->fd = -1;
+    } else if (o->path) {
+        if (close(o->fd) != 0) {
+            fprintf(stderr, "usdbake: error: cannot write '%s': %s\n",
+                    o->path, strerror(errno));
+            status = -1;
+        }
         o->fd = -1;
     }
     free(o->tmp);
@@ -171,6 +280,9 @@ void ub_out_abort(ub_out *o)
     if (o->tmp) {
         close(o->fd);
         unlink(o->tmp);
+        ub_out_live_clear(o->tmp);
+    } else if (o->path && o->fd >= 0) {
+        close(o->fd);
     }
     free(o->tmp);
     free(o->path);
@@ -209,30 +321,100 @@ int ub_cli_opt_value(int argc, char **argv, int *i, const char *name,
     return 1;
 }
 
-static bool ub_cli_ext(const char *path, const char *ext)
+ub_out_format ub_cli_format_named(const char *name)
 {
-    size_t n = path ? strlen(path) : 0, m = strlen(ext);
-    return n >= m && strcmp(path + n - m, ext) == 0;
+    if (strcmp(name, "usda") == 0)
+        return UB_FMT_USDA;
+    if (strcmp(name, "usdc") == 0)
+        return UB_FMT_USDC;
+    if (strcmp(name, "usdb") == 0)
+        return UB_FMT_USDB;
+    return UB_FMT_NONE;
 }
 
-int ub_cli_check_format(const char *cmd, const char *path)
+int ub_cli_opt_format(int argc, char **argv, int *i, const char *cmd,
+                      ub_out_format *fmt)
 {
-    if (ub_cli_ext(path, ".usdc"))
-        return ub_cli_usage_error(cmd,
-                                  "cannot write '%s': writing usdc (crate) "
-                                  "is not supported yet; use .usda or .usdb",
-                                  path);
-    return 0;
-}
-
-int ub_cli_encode(const ub_layer *layer, const char *path, ub_buf *out,
-                  ub_diags *diags)
-{
-    if (ub_cli_ext(path, ".usdb"))
-        return ub_usdb_write(layer, UB_USDB_LEVEL_DEFAULT, out, diags);
-    if (ub_usda_write(layer, out) != 0 || out->failed) {
-        fprintf(stderr, "usdbake: error: out of memory\n");
+    const char *v;
+    int r = ub_cli_opt_value(argc, argv, i, "-f", &v);
+    if (r == 0)
+        r = ub_cli_opt_value(argc, argv, i, "--format", &v);
+    if (r == 0)
+        return 0;
+    if (r < 0 || (*fmt = ub_cli_format_named(v)) == UB_FMT_NONE) {
+        ub_cli_usage_error(cmd, "--format takes usda, usdc or usdb");
         return -1;
     }
-    return 0;
+    return 1;
+}
+
+ub_out_format ub_cli_format_of_path(const char *path)
+{
+    const char *dot = path ? strrchr(path, '.') : NULL;
+    if (!dot || strchr(dot, '/'))
+        return UB_FMT_NONE;
+    if (strcmp(dot, ".usd") == 0)
+        return UB_FMT_USDC;
+    return ub_cli_format_named(dot + 1);
+}
+
+int ub_cli_write_layer(const ub_layer *layer, ub_out_format fmt, int level,
+                       ub_buf *out, ub_diags *diags)
+{
+    int r;
+    switch (fmt) {
+    case UB_FMT_USDC:
+        return ub_usdc_write(layer, out, diags);
+    case UB_FMT_USDB:
+        return ub_usdb_write(layer, level, out, diags);
+    default:
+        r = ub_usda_write(layer, out);
+        if (r != 0 || out->failed) {
+            fprintf(stderr, "usdbake: error: out of memory\n");
+            return -1;
+        }
+        return 0;
+    }
+}
+
+bool ub_cli_binary_to_tty(ub_out_format fmt, const char *out)
+{
+    return fmt != UB_FMT_USDA && (!out || strcmp(out, "-") == 0) &&
+           isatty(STDOUT_FILENO);
+}
+
+int ub_cli_convert(const char *input, const char *out, ub_out_format format,
+                   int level)
+{
+    ub_session ss;
+    ub_buf bytes;
+    ub_buf_init(&bytes);
+    int status = UB_EXIT_OK;
+    if (ub_session_open(&ss, NULL, 0) != 0) {
+        status = UB_EXIT_INPUT;
+    } else {
+        ub_progress prog;
+        ub_progress_start(&prog, "reading", ub_cli_file_size(input));
+        ub_loader_set_progress(ss.loader, ub_progress_loader_hook, &prog);
+        ub_layer *layer =
+            ub_loader_open(ss.loader, input, NULL, (ub_loc){NULL, 0, 0});
+        ub_progress_end(&prog);
+        int rc = -1;
+        if (layer)
+            rc = ub_cli_write_layer(layer, format, level, &bytes, ss.diags);
+        if (!layer || rc != 0)
+            status = UB_EXIT_INPUT;
+    }
+    if (ss.diags)
+        ub_cli_print_diags(ss.diags);
+    if (status == UB_EXIT_OK && bytes.failed) {
+        fprintf(stderr, "usdbake: error: out of memory\n");
+        status = UB_EXIT_INPUT;
+    }
+    if (status == UB_EXIT_OK &&
+        ub_cli_write_output(out, bytes.data, bytes.len) != 0)
+        status = UB_EXIT_INPUT;
+    ub_buf_free(&bytes);
+    ub_session_close(&ss);
+    return status;
 }

@@ -80,8 +80,18 @@ typedef struct ub_out {
     int fd;
 } ub_out;
 
-/* Returns 0, or -1 after printing why. */
+/* Returns 0, or -1 after printing why.  A path naming a device, a pipe or
+ * a socket (/dev/null, a fifo) is written in place, not through a
+ * temporary file; a directory is refused. */
 int ub_out_open(ub_out *o, const char *path);
+/* Whether an output to path can be started over (ub_out_rewind): a regular
+ * file, or one that does not exist yet. */
+bool ub_out_seekable(const char *path);
+/* Install the handlers of SIGINT, SIGTERM and SIGHUP (except where they
+ * are ignored): they remove the temporary files of the outputs open (not
+ * committed or aborted) and end the process by the same signal (exit
+ * status 128 + the signal's number in a shell).  Called once by main. */
+void ub_cli_catch_signals(void);
 int ub_out_write(void *out, const void *data, size_t len);
 int ub_out_commit(ub_out *o);
 /* Start a file output over (empty it).  Returns 0, or -1 after printing
@@ -89,15 +99,38 @@ int ub_out_commit(ub_out *o);
 int ub_out_rewind(ub_out *o);
 void ub_out_abort(ub_out *o);
 
-/* The one place where an output's file name picks its writer: ".usdb" is
- * usdbake binary, anything else (and "-") usda text.  ub_cli_check_format
- * tells before any work whether path can be written (0), or prints why not
- * as a usage error of cmd and returns UB_EXIT_USAGE.  ub_cli_encode appends
- * layer's bytes in that format to out; returns 0, or -1 (errors in diags,
- * or printed). */
-int ub_cli_check_format(const char *cmd, const char *path);
-int ub_cli_encode(const ub_layer *layer, const char *path, ub_buf *out,
-                  ub_diags *diags);
+/* The output formats of the commands that write a layer. */
+typedef enum ub_out_format {
+    UB_FMT_NONE = 0,
+    UB_FMT_USDA, /* canonical text */
+    UB_FMT_USDC, /* OpenUSD's crate binary */
+    UB_FMT_USDB, /* usdbake's own binary */
+} ub_out_format;
+
+/* The format named by a --format value ("usda", "usdc", "usdb"), or
+ * UB_FMT_NONE. */
+ub_out_format ub_cli_format_named(const char *name);
+/* Whether argv[*i] is -f/--format FMT: 1 (and *fmt set, *i advanced) when
+ * it is, 0 when it is another argument, -1 after a usage error of cmd was
+ * printed (a missing or unknown format). */
+int ub_cli_opt_format(int argc, char **argv, int *i, const char *cmd,
+                      ub_out_format *fmt);
+/* The format an output file's extension asks for: .usda text, .usdc and
+ * .usd crate (OpenUSD's default for .usd), .usdb usdbake's binary;
+ * UB_FMT_NONE for anything else (and for "-" or NULL). */
+ub_out_format ub_cli_format_of_path(const char *path);
+/* The one place that picks a writer: append layer to out in fmt (level is
+ * the .usdb compression level).  Returns 0, or -1 after an error went to
+ * diags or "out of memory" was printed. */
+int ub_cli_write_layer(const ub_layer *layer, ub_out_format fmt, int level,
+                       ub_buf *out, ub_diags *diags);
+/* Read input whole (with a progress bar when that takes long) and write
+ * it to out in format: convert, and cat to a binary.  Prints diagnostics;
+ * returns the exit status. */
+int ub_cli_convert(const char *input, const char *out, ub_out_format format,
+                   int level);
+/* Whether binary output would go to a terminal (refused: use -o). */
+bool ub_cli_binary_to_tty(ub_out_format fmt, const char *out);
 
 /* Whether the option at argv[*i] is `name` (taking a value): on a match,
  * stores the value (from "--opt=v" or the next argument), advances *i and

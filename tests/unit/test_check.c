@@ -114,27 +114,65 @@ static void test_scale_zero_located(void)
     done(&r);
 }
 
+/* A negative scale is an error on every kind of arc, located at "scale",
+ * with a hint that names value clips. */
+static void test_scale_negative_error(void)
+{
+    put("neg_b.usda", "#usda 1.0\n(\n    defaultPrim = \"B\"\n)\n"
+                      "def \"B\"\n{\n}\n");
+    put("neg.usda", "#usda 1.0\n(\n    subLayers = [@clean_sub.usda@ "
+                    "(scale = -1)]\n)\n"
+                    "def \"R\" (\n    references = @neg_b.usda@ "
+                    "(offset = 3; scale = -2)\n)\n{\n}\n"
+                    "def \"P\" (\n    payload = @neg_b.usda@ "
+                    "(scale = -0.5)\n)\n{\n}\n");
+    run r = check("neg.usda", NULL);
+    CU_ASSERT_EQUAL(ub_diags_count(r.d), 3);
+    CU_ASSERT_EQUAL(ub_diags_errors(r.d), 3);
+    const int lines[] = {3, 6, 11}, cols[] = {36, 44, 29};
+    for (size_t i = 0; i < ub_diags_count(r.d) && i < 3; i++) {
+        const ub_diag *g = ub_diags_at(r.d, i);
+        CU_ASSERT_STRING_EQUAL(g->id, "offset-scale-negative");
+        CU_ASSERT_EQUAL(g->severity, UB_ERROR);
+        CU_ASSERT_EQUAL(g->loc.line, lines[i]);
+        CU_ASSERT_EQUAL(g->loc.col, cols[i]);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(g->hint);
+        CU_ASSERT(strstr(g->hint, "value clips") != NULL);
+    }
+    done(&r);
+}
+
 static void test_disable_and_werror(void)
 {
-    put("neg.usda", "#usda 1.0\n(\n    subLayers = [@clean_sub.usda@ "
-                    "(scale = -1)]\n)\n");
-    run r = check("neg.usda", NULL);
-    const ub_diag *g = only(&r, "offset-scale-negative");
+    put("fast.usda", "#usda 1.0\n(\n    timeCodesPerSecond = 48\n)\n");
+    put("mism.usda", "#usda 1.0\n(\n    subLayers = [@fast.usda@]\n)\n");
+    run r = check("mism.usda", NULL);
+    const ub_diag *g = only(&r, "tcps-mismatch");
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     CU_ASSERT_EQUAL(g->severity, UB_WARNING);
+    CU_ASSERT_EQUAL(ub_diags_errors(r.d), 0);
     done(&r);
 
     ub_check_options opt;
     memset(&opt, 0, sizeof opt);
     opt.werror = true;
-    r = check("neg.usda", &opt);
-    g = only(&r, "offset-scale-negative");
+    r = check("mism.usda", &opt);
+    g = only(&r, "tcps-mismatch");
     CU_ASSERT_PTR_NOT_NULL_FATAL(g);
     CU_ASSERT_EQUAL(g->severity, UB_ERROR);
     done(&r);
 
+    opt.disabled[ub_check_find("tcps-mismatch")->kind] = true;
+    r = check("mism.usda", &opt);
+    CU_ASSERT_EQUAL(ub_diags_count(r.d), 0);
+    done(&r);
+
+    /* an error is silenced the same way */
+    memset(&opt, 0, sizeof opt);
     opt.disabled[ub_check_find("offset-scale-negative")->kind] = true;
-    r = check("neg.usda", &opt);
+    put("neg1.usda", "#usda 1.0\n(\n    subLayers = [@clean_sub.usda@ "
+                     "(scale = -1)]\n)\n");
+    r = check("neg1.usda", &opt);
     CU_ASSERT_EQUAL(ub_diags_count(r.d), 0);
     done(&r);
 }
@@ -405,6 +443,8 @@ int main(void)
     CU_add_test(s, "check table", test_table);
     CU_add_test(s, "clean stack", test_clean);
     CU_add_test(s, "scale 0, located at 'scale'", test_scale_zero_located);
+    CU_add_test(s, "negative scale: an error on every arc",
+                test_scale_negative_error);
     CU_add_test(s, "disable and werror", test_disable_and_werror);
     CU_add_test(s, "missing sublayer and cycle", test_missing_and_cycle);
     CU_add_test(s, "rates", test_rates);

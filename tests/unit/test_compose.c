@@ -31,8 +31,10 @@ static void put(const char *name, const char *text)
     fclose(f);
 }
 
-/* Compose dir/root and return the flattened layer (NULL on error). */
-static ub_layer *compose(const char *root, ub_loader **ld, ub_diags **d)
+/* Compose dir/root and return the flattened layer (NULL on error); *rec
+ * counts the errors worked around. */
+static ub_layer *compose_rec(const char *root, ub_loader **ld, ub_diags **d,
+                             size_t *rec)
 {
     char p[512];
     snprintf(p, sizeof p, "%s/%s", dir, root);
@@ -40,8 +42,14 @@ static ub_layer *compose(const char *root, ub_loader **ld, ub_diags **d)
     *ld = ub_loader_new(T, *d);
     ub_layer *rl = ub_loader_open(*ld, p, NULL, (ub_loc){NULL, 0, 0});
     CU_ASSERT_PTR_NOT_NULL_FATAL(rl);
-    size_t rec = 0;
-    return ub_compose_flatten(*ld, rl, "out.usda", *d, &rec);
+    *rec = 0;
+    return ub_compose_flatten(*ld, rl, "out.usda", *d, rec);
+}
+
+static ub_layer *compose(const char *root, ub_loader **ld, ub_diags **d)
+{
+    size_t rec;
+    return compose_rec(root, ld, d, &rec);
 }
 
 static ub_prop *prop(ub_layer *l, const char *path, const char *name)
@@ -428,6 +436,76 @@ static void test_reorder(void)
     ub_diags_free(d);
 }
 
+/* The asset value at key in a dictionary (NULL when not an asset). */
+static const char *dict_asset(const ub_value *v, const char *key)
+{
+    if (v->kind != UB_V_DICT || !v->u.dict)
+        return NULL;
+    ub_dict_entry *e = ub_dict_find(v->u.dict, S(key));
+    return e && e->value.kind == UB_V_DATA ? ub_value_str(&e->value, 0)
+                                           : NULL;
+}
+
+/* The stage's metadata is resolved as a prim's: asset paths in
+ * customLayerData anchored to the root layer, at any depth; a search path
+ * found nowhere near kept as written. */
+static void test_stage_metadata_assets(void)
+{
+    put("near.usda", "#usda 1.0\n");
+    put("meta.usda", "#usda 1.0\n(\n    customLayerData = {\n"
+                     "        asset rel = @./x/../y.usda@\n"
+                     "        asset near = @near.usda@\n"
+                     "        asset gone = @gone.usda@\n"
+                     "        dictionary deep = {\n"
+                     "            asset[] list = [@./z.usda@]\n"
+                     "        }\n    }\n)\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("meta.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    const ub_field *f = ub_fields_find(&out->meta, S("customLayerData"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    char want[512];
+    snprintf(want, sizeof want, "%s/y.usda", dir);
+    CU_ASSERT_STRING_EQUAL(dict_asset(&f->value, "rel"), want);
+    snprintf(want, sizeof want, "%s/near.usda", dir);
+    CU_ASSERT_STRING_EQUAL(dict_asset(&f->value, "near"), want);
+    CU_ASSERT_STRING_EQUAL(dict_asset(&f->value, "gone"), "gone.usda");
+    ub_dict_entry *deep = ub_dict_find(f->value.u.dict, S("deep"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(deep);
+    snprintf(want, sizeof want, "%s/z.usda", dir);
+    CU_ASSERT_STRING_EQUAL(dict_asset(&deep->value, "list"), want);
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
+/* A reference to a file that is not a layer is an error at the arc, the
+ * arc is dropped and the rest composed (counted as recovered). */
+static void test_unreadable_reference(void)
+{
+    put("mesh.drc", "DRACO\x02\x02");
+    put("ok.usda", "#usda 1.0\ndef \"P\"\n{\n    double y = 2\n}\n");
+    put("arcs.usda", "#usda 1.0\n"
+                     "def \"A\" (\n    references = @./mesh.drc@\n)\n"
+                     "{\n    double x = 1\n}\n"
+                     "def \"B\" (\n    references = @./ok.usda@</P>\n)\n"
+                     "{\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    size_t rec;
+    ub_layer *out = compose_rec("arcs.usda", &ld, &d, &rec);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    CU_ASSERT_EQUAL(rec, 1);
+    CU_ASSERT_EQUAL(ub_diags_errors(d), 1);
+    CU_ASSERT_EQUAL(ub_diags_at(d, 0)->loc.line, 3);
+    CU_ASSERT_DOUBLE_EQUAL(dflt(out, "/A", "x"), 1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(dflt(out, "/B", "y"), 2, 0);
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
 int main(void)
 {
     T = ub_strtab_new();
@@ -447,6 +525,8 @@ int main(void)
     CU_add_test(s, "clip times", test_clip_times);
     CU_add_test(s, "clip templates", test_clip_template);
     CU_add_test(s, "ancestral variants", test_ancestral_variant);
+    CU_add_test(s, "stage metadata assets", test_stage_metadata_assets);
+    CU_add_test(s, "unreadable reference", test_unreadable_reference);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "ub_loader.h"
+#include "zip_fixture.h"
 
 static char dir[256];
 
@@ -212,6 +213,209 @@ static void test_errors(void)
     ub_strtab_free(t);
 }
 
+
+/* A loader with its string table and diagnostics. */
+typedef struct env {
+    ub_strtab *t;
+    ub_diags *d;
+    ub_loader *ld;
+} env;
+
+static env env_new(void)
+{
+    env e;
+    e.t = ub_strtab_new();
+    e.d = ub_diags_new();
+    e.ld = ub_loader_new(e.t, e.d);
+    return e;
+}
+
+static void env_free(env *e)
+{
+    ub_loader_free(e->ld);
+    ub_diags_free(e->d);
+    ub_strtab_free(e->t);
+}
+
+/* A usdz package of text layers: pkg.usdz holds root.usda (its root
+ * layer), sub/b.usda, tex.png and inner.usdz (itself holding in.usda). */
+static void put_pkg(void)
+{
+    static zf_buf inner, pkg;
+    inner.len = pkg.len = 0;
+    zf_entry(&inner, "in.usda", "#usda 1.0\ndef \"In\"\n{\n}\n");
+    zf_end(&inner);
+    zf_entry(&pkg, "root.usda",
+             "#usda 1.0\n(\n    subLayers = [@./sub/b.usda@]\n)\n"
+             "def \"R\"\n{\n}\n");
+    zf_entry(&pkg, "sub/b.usda", "#usda 1.0\ndef \"B\"\n{\n}\n");
+    zf_entry(&pkg, "tex.png", "PNG");
+    zf_entry_ex(&pkg, "inner.usdz", inner.data, inner.len, 0, 0);
+    zf_end(&pkg);
+    CU_ASSERT_FATAL(zf_write(path("pkg.usdz"), &pkg) == 0);
+}
+
+static void test_usdz(void)
+{
+    put_pkg();
+    put("top.usda", "#usda 1.0\n");
+    env e = env_new();
+    ub_diags *d = e.d;
+    ub_loader *ld = e.ld;
+    /* opening a package opens its first entry, named in its path */
+    ub_layer *root = ub_loader_open(ld, path("pkg.usdz"), NULL, (ub_loc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    CU_ASSERT_STRING_EQUAL(root->path, path("pkg.usdz[root.usda]"));
+    CU_ASSERT_EQUAL(root->root->children.n, 1);
+    /* relative paths written inside resolve inside */
+    CU_ASSERT_STRING_EQUAL(ub_loader_resolve(ld, "./sub/b.usda", root),
+                           path("pkg.usdz[sub/b.usda]"));
+    ub_layer *b = ub_loader_open(ld, "./sub/b.usda", root, (ub_loc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_STRING_EQUAL(b->root->children.v[0]->name, "B");
+    /* a search path from sub/b.usda: not in sub/, found next to the
+     * package's root layer; else next to the package file */
+    CU_ASSERT_STRING_EQUAL(ub_loader_resolve(ld, "tex.png", b),
+                           path("pkg.usdz[tex.png]"));
+    CU_ASSERT_STRING_EQUAL(ub_loader_resolve(ld, "top.usda", b),
+                           path("top.usda"));
+    /* a file-relative path inside stays inside: none there */
+    CU_ASSERT_PTR_NULL(ub_loader_resolve(ld, "./top.usda", b));
+    /* nested packages, named from outside */
+    ub_layer *top = ub_loader_open(ld, path("top.usda"), NULL, (ub_loc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(top);
+    ub_layer *in = ub_loader_open(ld, "pkg.usdz[inner.usdz[in.usda]]", top,
+                                  (ub_loc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(in);
+    CU_ASSERT_STRING_EQUAL(in->root->children.v[0]->name, "In");
+    ub_layer *in2 = ub_loader_open(ld, "./pkg.usdz[inner.usdz]", top,
+                                   (ub_loc){0});
+    CU_ASSERT_PTR_NOT_NULL(in2);
+    if (in2)
+        CU_ASSERT_STRING_EQUAL(in2->path,
+                               path("pkg.usdz[inner.usdz[in.usda]]"));
+    CU_ASSERT_EQUAL(ub_diags_errors(d), 0);
+    /* an entry that is not there */
+    ub_load_status st;
+    size_t rec = 0;
+    CU_ASSERT_PTR_NULL(ub_loader_open_arc(ld, "pkg.usdz[nope.usda]", top,
+                                          (ub_loc){0}, &st, &rec));
+    CU_ASSERT_EQUAL(st, UB_LOAD_MISSING);
+    CU_ASSERT_EQUAL(rec, 1);
+    env_free(&e);
+}
+
+static void test_anchor(void)
+{
+    put_pkg();
+    put("root.usda", "#usda 1.0\n");
+    put("near.usda", "#usda 1.0\n");
+    env e = env_new();
+    ub_loader *ld = e.ld;
+    ub_layer *root = ub_loader_open(ld, path("root.usda"), NULL,
+                                    (ub_loc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    /* file-relative: anchored whether or not the file exists */
+    CU_ASSERT_STRING_EQUAL(ub_loader_anchor(ld, "./x/../gone.usda", root),
+                           path("gone.usda"));
+    /* search path: anchored only when it exists next to the layer */
+    CU_ASSERT_STRING_EQUAL(ub_loader_anchor(ld, "near.usda", root),
+                           path("near.usda"));
+    const char *gone = "gone.usda", *abs = "/x/./y.usda",
+               *uri = "http://h/a.usda", *empty = "";
+    CU_ASSERT_PTR_EQUAL(ub_loader_anchor(ld, gone, root), gone);
+    /* absolute, URI and empty paths as written */
+    CU_ASSERT_PTR_EQUAL(ub_loader_anchor(ld, abs, root), abs);
+    CU_ASSERT_PTR_EQUAL(ub_loader_anchor(ld, uri, root), uri);
+    CU_ASSERT_PTR_EQUAL(ub_loader_anchor(ld, empty, root), empty);
+    /* a package-relative path: its package anchored, the entry as
+     * written (a UDIM pattern need not exist) */
+    CU_ASSERT_STRING_EQUAL(ub_loader_anchor(ld, "pkg.usdz[t_<UDIM>.png]",
+                                            root),
+                           path("pkg.usdz[t_<UDIM>.png]"));
+    const char *nopkg = "nopkg.usdz[t.png]";
+    CU_ASSERT_PTR_EQUAL(ub_loader_anchor(ld, nopkg, root), nopkg);
+    /* inside a package: next to the layer, then the package's root layer,
+     * then the package file */
+    ub_layer *b = ub_loader_open(ld, "pkg.usdz[sub/b.usda]", root,
+                                 (ub_loc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(b);
+    CU_ASSERT_STRING_EQUAL(ub_loader_anchor(ld, "./c.png", b),
+                           path("pkg.usdz[sub/c.png]"));
+    CU_ASSERT_STRING_EQUAL(ub_loader_anchor(ld, "tex.png", b),
+                           path("pkg.usdz[tex.png]"));
+    CU_ASSERT_STRING_EQUAL(ub_loader_anchor(ld, "near.usda", b),
+                           path("near.usda"));
+    CU_ASSERT_PTR_EQUAL(ub_loader_anchor(ld, gone, b), gone);
+    env_free(&e);
+}
+
+/* Assets an arc cannot use: reported at the arc, counted as recovered
+ * (the arc is dropped), except a format usdbake does not read yet. */
+static void test_unreadable(void)
+{
+    put("root.usda", "#usda 1.0\n(\n    subLayers = [@mesh.drc@, "
+                     "@bad.usda@, @crate.usd@, @zipped.usdz@]\n)\n");
+    put("mesh.drc", "DRACO\x02\x02\x01");
+    put("bad.usda", "#usda 1.0\ndef \"A\" {\n");
+    put("crate.usd", "PXR-USDC\x01\x02\x03");
+    static zf_buf z;
+    z.len = 0;
+    zf_entry_ex(&z, "root.usda", "xx", 2, 8, 0); /* deflated */
+    CU_ASSERT_FATAL(zf_write(path("zipped.usdz"), &z) == 0);
+    env e = env_new();
+    ub_diags *d = e.d;
+    ub_loader *ld = e.ld;
+    ub_layer *root = ub_loader_open(ld, path("root.usda"), NULL,
+                                    (ub_loc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    CU_ASSERT_EQUAL_FATAL(root->n_sublayers, 4);
+    const ub_sublayer *sl = root->sublayers;
+    ub_load_status st;
+    size_t rec = 0;
+    /* a Draco mesh: one error, at the arc */
+    CU_ASSERT_PTR_NULL(
+        ub_loader_open_arc(ld, sl[0].asset, root, sl[0].loc, &st, &rec));
+    CU_ASSERT_EQUAL(st, UB_LOAD_UNREADABLE);
+    CU_ASSERT_EQUAL(rec, 1);
+    CU_ASSERT_EQUAL_FATAL(ub_diags_count(d), 1);
+    const ub_diag *m = ub_diags_at(d, 0);
+    CU_ASSERT_EQUAL(m->loc.line, 3);
+    CU_ASSERT_EQUAL(m->loc.col, sl[0].loc.col);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m->message, "Draco"));
+    /* named again: reported again, at the new arc */
+    CU_ASSERT_PTR_NULL(ub_loader_open_arc(ld, sl[0].asset, root, sl[1].loc,
+                                          &st, &rec));
+    CU_ASSERT_EQUAL(st, UB_LOAD_UNREADABLE);
+    CU_ASSERT_EQUAL(rec, 2);
+    CU_ASSERT_EQUAL(ub_diags_at(d, 1)->loc.col, sl[1].loc.col);
+    /* a layer with a syntax error: its error, and one at the arc */
+    CU_ASSERT_PTR_NULL(
+        ub_loader_open_arc(ld, sl[1].asset, root, sl[1].loc, &st, &rec));
+    CU_ASSERT_EQUAL(st, UB_LOAD_UNREADABLE);
+    CU_ASSERT_EQUAL(rec, 2 + ub_diags_errors(d) - 2);
+    CU_ASSERT(ub_diags_errors(d) >= 4);
+    const ub_diag *last = ub_diags_at(d, ub_diags_count(d) - 1);
+    CU_ASSERT_EQUAL(last->loc.line, 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(last->message, "bad.usda"));
+    /* a damaged crate file: its errors, and one at the arc, dropped */
+    size_t before = rec, errs = ub_diags_errors(d);
+    CU_ASSERT_PTR_NULL(
+        ub_loader_open_arc(ld, sl[2].asset, root, sl[2].loc, &st, &rec));
+    CU_ASSERT_EQUAL(st, UB_LOAD_UNREADABLE);
+    CU_ASSERT_EQUAL(rec, before + ub_diags_errors(d) - errs);
+    before = rec;
+    /* a damaged package: said so, the arc dropped */
+    CU_ASSERT_PTR_NULL(
+        ub_loader_open_arc(ld, sl[3].asset, root, sl[3].loc, &st, &rec));
+    CU_ASSERT_EQUAL(st, UB_LOAD_UNREADABLE);
+    CU_ASSERT_EQUAL(rec, before + 1);
+    last = ub_diags_at(d, ub_diags_count(d) - 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(last->message, "damaged usdz"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(last->message, "compressed"));
+    env_free(&e);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -222,6 +426,9 @@ int main(void)
     CU_add_test(s, "one layer per file", test_read_once);
     CU_add_test(s, "errors and sniffing", test_errors);
     CU_add_test(s, "transient layers", test_transient);
+    CU_add_test(s, "usdz packages", test_usdz);
+    CU_add_test(s, "anchoring asset paths", test_anchor);
+    CU_add_test(s, "unreadable assets", test_unreadable);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures() +

@@ -5,6 +5,7 @@
 #include <CUnit/Basic.h>
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -758,6 +759,96 @@ static void test_empty_relocates(void)
     CU_ASSERT_PTR_EQUAL(ub_value_str(r, 3), S(""));
 }
 
+/* UB_MAX_NESTING levels of prims, variants and dictionaries read; one
+ * more is one located error (and only that one), however deep the rest. */
+/* sprintf at w; returns the end of what it wrote. */
+static char *put(char *w, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsprintf(w, fmt, ap);
+    va_end(ap);
+    return w + (n > 0 ? n : 0);
+}
+
+static char *nested(int prims, int variants, int dicts)
+{
+    size_t cap = 64 + (size_t)(prims + variants) * 64 + (size_t)dicts * 40;
+    char *t = malloc(cap), *w = t;
+    if (!t)
+        abort();
+    w = put(w, "#usda 1.0\n");
+    for (int i = 0; i < prims; i++)
+        w = put(w, "def \"p%d\" {\n", i);
+    for (int i = 0; i < variants; i++)
+        w = put(w, "variantSet \"s\" = {\n\"v\" {\n");
+    w = put(w, "def \"D\" (\ncustomData = {\n");
+    for (int i = 0; i < dicts; i++)
+        w = put(w, "dictionary d%d = {\n", i);
+    w = put(w, "int x = 1\n");
+    for (int i = 0; i < dicts; i++)
+        w = put(w, "}\n");
+    w = put(w, "}\n) {\n}\n");
+    for (int i = 0; i < variants; i++)
+        w = put(w, "}\n}\n");
+    for (int i = 0; i < prims; i++)
+        w = put(w, "}\n");
+    return t;
+}
+
+static void test_nesting_limit(void)
+{
+    int m = UB_MAX_NESTING;
+    /* the deepest layer read: m levels of prims and variants ("D" is the
+     * last), m - 1 dictionaries inside customData */
+    char *t = nested(m / 2, m / 2 - 1, m - 1);
+    CU_ASSERT_PTR_NOT_NULL(parse(t));
+    free(t);
+    t = nested(m, 0, 0);
+    reject(t, (unsigned)m + 2, 5, "nested more than 1000 levels deep");
+    CU_ASSERT_EQUAL(ub_diags_count(diags), 1);
+    free(t);
+    t = nested(10 * m, 0, 0);
+    reject(t, (unsigned)m + 2, 5, "prims and variants nested more than");
+    CU_ASSERT_EQUAL(ub_diags_count(diags), 1);
+    free(t);
+    t = nested(m / 2, m / 2, 0);
+    reject(t, (unsigned)(m / 2 + 1 + 2 * (m / 2) + 1), 5,
+           "prims and variants nested more than");
+    free(t);
+    /* split in the middle, each half under the limit and the whole over
+     * it: the two-thread parse reports what one thread does */
+    t = nested(m + 100, 0, 0);
+    for (int split = 0; split < 2; split++) {
+        ub_layer_free(L);
+        ub_diags_free(diags);
+        diags = ub_diags_new();
+        ub_parse_opts o = {.split = split ? 1 : -1,
+                           .split_at = strlen(t) / 4};
+        L = ub_parse_usda_opts(strtab, "t.usda", t, strlen(t), &o, diags);
+        CU_ASSERT_PTR_NULL(L);
+        CU_ASSERT_EQUAL_FATAL(ub_diags_count(diags), 1);
+        CU_ASSERT_EQUAL(ub_diags_at(diags, 0)->loc.line, (unsigned)m + 2);
+    }
+    free(t);
+    t = nested(1, 0, 3 * m);
+    /* customData's braces and 999 dictionaries in it are 1000 levels */
+    reject(t, (unsigned)(4 + m), 19, "dictionaries nested more than");
+    CU_ASSERT_EQUAL(ub_diags_count(diags), 1);
+    free(t);
+}
+
+/* An empty list as the first untyped value of a layer (found by
+ * tests/fuzz/fuzz_usda.c: pointer arithmetic on a node buffer not yet
+ * allocated, which UBSan reports). */
+static void test_first_value_empty_list(void)
+{
+    CU_ASSERT_PTR_NOT_NULL(parse("#usda 1.0\ndef \"A\" (\n    myKey = []\n)"
+                                 " {\n}\n"));
+    CU_ASSERT_PTR_NOT_NULL(parse("#usda 1.0\ndef \"A\" {\n    int[] a = []"
+                                 "\n}\n"));
+}
+
 /* --- errors -------------------------------------------------------------------- */
 
 static void test_syntax_errors(void)
@@ -876,6 +967,8 @@ static const test_case cases[] = {
     {"variant sets", test_variants},
     {"cookie", test_cookie_and_legacy},
     {"empty relocates", test_empty_relocates},
+    {"nesting limit", test_nesting_limit},
+    {"an empty list first", test_first_value_empty_list},
     {"errors: syntax", test_syntax_errors},
     {"errors: values", test_value_errors},
     {"errors: semantics", test_semantic_errors},

@@ -50,6 +50,8 @@ typedef struct fixture {
     ub_layer *l[2];
     ub_offset off[2];
     ub_stack s;
+    ub_diags *ld_diags;
+    ub_loader *ld; /* anchors the asset paths */
 } fixture;
 
 static void fx_init(fixture *f, ub_offset o)
@@ -58,13 +60,18 @@ static void fx_init(fixture *f, ub_offset o)
     f->l[1] = ub_layer_new(T, "/tmp/ub_test_stack/sub/weak.usda");
     f->off[0] = UB_OFFSET_IDENTITY;
     f->off[1] = o;
-    f->s = (ub_stack){.n = 2, .cap = 2, .layers = f->l, .offsets = f->off};
+    f->ld_diags = ub_diags_new();
+    f->ld = ub_loader_new(T, f->ld_diags);
+    f->s = (ub_stack){.n = 2, .cap = 2, .layers = f->l, .offsets = f->off,
+                      .ld = f->ld};
 }
 
 static void fx_free(fixture *f)
 {
     ub_layer_free(f->l[0]);
     ub_layer_free(f->l[1]);
+    ub_loader_free(f->ld);
+    ub_diags_free(f->ld_diags);
 }
 
 static ub_layer *fx_flatten(fixture *f, ub_diags *d)

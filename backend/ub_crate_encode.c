@@ -1,0 +1,226 @@
+#include "ub_crate_encode.h"
+
+#include <lz4.h>
+#include <lz4hc.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Element i of an array of 4- or 8-byte integers, as the signed value of
+ * that width (widened to 64 bits). */
+static inline int64_t ub_int_at(const void *v, size_t i, int width)
+{
+    if (width == 4)
+        return (int32_t)((const uint32_t *)v)[i];
+    return (int64_t)((const uint64_t *)v)[i];
+}
+
+/* The difference cur - prev, wrapping at the integers' width. */
+static inline int64_t ub_int_diff(int64_t cur, int64_t prev, int width)
+{
+    uint64_t d = (uint64_t)cur - (uint64_t)prev;
+    if (width == 4)
+        return (int32_t)(uint32_t)d;
+    return (int64_t)d;
+}
+
+/* The most common difference; the largest of those tied.  An open
+ * addressing table of (difference, count). */
+static int64_t ub_most_common(const void *v, size_t n, int width, bool *oom)
+{
+    size_t cap = 16;
+    while (cap < n * 2)
+        cap <<= 1;
+    struct slot {
+        int64_t key;
+        size_t count;
+    } *t = calloc(cap, sizeof *t);
+    if (!t) {
+        *oom = true;
+        return 0;
+    }
+    int64_t best = 0, prev = 0;
+    size_t best_count = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t cur = ub_int_at(v, i, width);
+        int64_t d = ub_int_diff(cur, prev, width);
+        prev = cur;
+        uint64_t h = (uint64_t)d * 0x9E3779B97F4A7C15ull;
+        size_t j = (size_t)(h >> 20) & (cap - 1);
+        while (t[j].count && t[j].key != d)
+            j = (j + 1) & (cap - 1);
+        t[j].key = d;
+        size_t c = ++t[j].count;
+        if (c > best_count || (c == best_count && d > best)) {
+            best = d;
+            best_count = c;
+        }
+    }
+    free(t);
+    return best;
+}
+
+/* The low `bytes` bytes of d, little-endian (two's complement). */
+static char *ub_put_le(char *p, int64_t d, size_t bytes)
+{
+    uint64_t u = (uint64_t)d;
+    for (size_t k = 0; k < bytes; k++)
+        p[k] = (char)(u >> (8 * k));
+    return p + bytes;
+}
+
+static void ub_code_ints(const void *v, size_t n, int width, ub_buf *out)
+{
+    if (n == 0)
+        return;
+    bool oom = false;
+    int64_t common = ub_most_common(v, n, width, &oom);
+    size_t ncodes = (n * 2 + 7) / 8;
+    char *p = oom ? NULL : ub_buf_reserve(out, (size_t)width + ncodes +
+                                                  n * (size_t)width);
+    if (!p) {
+        out->failed = true;
+        return;
+    }
+    /* The common value is stored at the integers' width. */
+    ub_put_le(p, common, (size_t)width);
+    unsigned char *codes = (unsigned char *)p + width;
+    memset(codes, 0, ncodes);
+    char *ints = (char *)codes + ncodes;
+    /* small / medium limits: int8 / int16 for 32-bit, int16 / int32 for
+     * 64-bit input. */
+    int64_t small = width == 4 ? INT8_MAX : INT16_MAX;
+    int64_t medium = width == 4 ? INT16_MAX : INT32_MAX;
+    int64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t cur = ub_int_at(v, i, width);
+        int64_t d = ub_int_diff(cur, prev, width);
+        prev = cur;
+        /* the code is the difference's width: 1, 2 or 3 for 1/2/4 bytes
+         * (32-bit input) or 2/4/8 bytes (64-bit input) */
+        unsigned code = d == common                          ? 0
+                        : d >= -small - 1 && d <= small      ? 1
+                        : d >= -medium - 1 && d <= medium    ? 2
+                                                             : 3;
+        if (code)
+            ints = ub_put_le(ints, d, (size_t)(width / 4) << (code - 1));
+        codes[i / 4] |= (unsigned char)(code << (2 * (i % 4)));
+    }
+    out->len = (size_t)(ints - out->data);
+}
+
+void ub_crate_code_ints32(const uint32_t *v, size_t n, ub_buf *out)
+{
+    ub_code_ints(v, n, 4, out);
+}
+
+void ub_crate_code_ints64(const uint64_t *v, size_t n, ub_buf *out)
+{
+    ub_code_ints(v, n, 8, out);
+}
+
+void ub_crate_lz4c_init(ub_crate_lz4c *c, int hc)
+{
+    c->hc = hc;
+    c->state = NULL;
+    ub_buf_init(&c->coded);
+}
+
+void ub_crate_lz4c_free(ub_crate_lz4c *c)
+{
+    free(c->state);
+    ub_buf_free(&c->coded);
+    c->state = NULL;
+}
+
+/* One LZ4 block of n bytes at dst (room for LZ4_compressBound(n));
+ * returns its size, 0 on failure. */
+static int ub_lz4_block(const char *src, size_t n, char *dst,
+                        ub_crate_lz4c *c)
+{
+    int bound = LZ4_compressBound((int)n);
+    if (c && c->hc > 0) {
+        if (!c->state)
+            c->state = malloc((size_t)LZ4_sizeofStateHC());
+        if (c->state)
+            return LZ4_compress_HC_extStateHC(c->state, src, dst, (int)n,
+                                              bound, c->hc);
+    }
+    return LZ4_compress_default(src, dst, (int)n, bound);
+}
+
+void ub_crate_lz4_compress(const void *src, size_t n, ub_crate_lz4c *c,
+                           ub_buf *out)
+{
+    const char *s = src;
+    if (n <= UB_CRATE_LZ4_CHUNK) {
+        char *p = ub_buf_reserve(out, 1 + (size_t)LZ4_compressBound((int)n));
+        if (!p)
+            return;
+        p[0] = 0;
+        int k = ub_lz4_block(s, n, p + 1, c);
+        if (k <= 0 && n) {
+            out->failed = true;
+            return;
+        }
+        out->len += 1 + (size_t)k;
+        return;
+    }
+    size_t chunks = (n + UB_CRATE_LZ4_CHUNK - 1) / UB_CRATE_LZ4_CHUNK;
+    if (chunks > 127) { /* the count is one signed byte */
+        out->failed = true;
+        return;
+    }
+    ub_buf_putc(out, (char)chunks);
+    for (size_t off = 0; off < n && !out->failed; off += UB_CRATE_LZ4_CHUNK) {
+        size_t len = n - off;
+        if (len > UB_CRATE_LZ4_CHUNK)
+            len = UB_CRATE_LZ4_CHUNK;
+        char *p = ub_buf_reserve(out, 4 + (size_t)LZ4_compressBound((int)len));
+        if (!p)
+            return;
+        int32_t k = ub_lz4_block(s + off, len, p + 4, c);
+        if (k <= 0) {
+            out->failed = true;
+            return;
+        }
+        memcpy(p, &k, 4);
+        out->len += 4 + (size_t)k;
+    }
+}
+
+/* uint64 size, then LZ4 of the integer coding. */
+static void ub_put_ints(const void *v, size_t n, int width, ub_crate_lz4c *c,
+                        ub_buf *out)
+{
+    ub_buf local, *coded = c ? &c->coded : &local;
+    if (c)
+        c->coded.len = 0;
+    else
+        ub_buf_init(&local);
+    ub_code_ints(v, n, width, coded);
+    size_t at = out->len;
+    uint64_t size = 0;
+    ub_buf_append(out, &size, 8);
+    if (coded->failed) {
+        out->failed = true;
+    } else if (!out->failed) {
+        ub_crate_lz4_compress(coded->data, coded->len, c, out);
+        size = out->len - at - 8;
+        if (!out->failed)
+            memcpy(out->data + at, &size, 8);
+    }
+    if (!c)
+        ub_buf_free(&local);
+}
+
+void ub_crate_put_ints32(const uint32_t *v, size_t n, ub_crate_lz4c *c,
+                         ub_buf *out)
+{
+    ub_put_ints(v, n, 4, c, out);
+}
+
+void ub_crate_put_ints64(const uint64_t *v, size_t n, ub_crate_lz4c *c,
+                         ub_buf *out)
+{
+    ub_put_ints(v, n, 8, c, out);
+}

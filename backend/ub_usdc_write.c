@@ -1,0 +1,1988 @@
+/*
+ * The crate (usdc) writer.  One pass over the layer collects specs (path,
+ * spec type, field set); values go to the file as they are met, after the
+ * 88-byte bootstrap, deduplicated by their encoded bytes; then the six
+ * structural sections, the table of contents, and the bootstrap is filled
+ * in.  doc/usdc.md ("Writing") describes the choices.
+ */
+#include "ub_usdc_write.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "ub_crate_encode.h"
+#include "ub_crate_format.h"
+#include "ub_format.h"
+
+/* LZ4 HC level for the structural sections: they are small next to the
+ * value data, and HC keeps the files smaller than OpenUSD's at little cost
+ * in time.  Integer and float arrays among the values get LZ4's fast mode:
+ * their coded integers gain next to nothing from HC, and may be big. */
+#define UB_USDC_HC 9
+#define UB_USDC_HC_ARRAYS 0
+
+/* --- a hash table of uint32 ids, verified by the caller's equality ------- */
+
+typedef struct ub_slot {
+    uint64_t h;
+    uint32_t id;
+    bool used;
+} ub_slot;
+
+typedef struct ub_tab {
+    ub_slot *s;
+    size_t cap, n;
+} ub_tab;
+
+typedef bool (*ub_eq_fn)(const void *ctx, uint32_t id, const void *key);
+
+/* The slot holding a key of hash h (eq tells), or the empty slot where it
+ * belongs (grown first); NULL when out of memory. */
+static ub_slot *ub_tab_find(ub_tab *t, uint64_t h, ub_eq_fn eq,
+                            const void *ctx, const void *key)
+{
+    if ((t->n + 1) * 4 > t->cap * 3) {
+        size_t cap = t->cap ? t->cap * 2 : 256;
+        ub_slot *s = calloc(cap, sizeof *s);
+        if (!s)
+            return NULL;
+        for (size_t i = 0; i < t->cap; i++) {
+            if (!t->s[i].used)
+                continue;
+            size_t j = (size_t)t->s[i].h & (cap - 1);
+            while (s[j].used)
+                j = (j + 1) & (cap - 1);
+            s[j] = t->s[i];
+        }
+        free(t->s);
+        t->s = s;
+        t->cap = cap;
+    }
+    size_t j = (size_t)h & (t->cap - 1);
+    while (t->s[j].used) {
+        if (t->s[j].h == h && eq(ctx, t->s[j].id, key))
+            return &t->s[j];
+        j = (j + 1) & (t->cap - 1);
+    }
+    return &t->s[j];
+}
+
+static void ub_tab_put(ub_tab *t, ub_slot *s, uint64_t h, uint32_t id)
+{
+    s->h = h;
+    s->id = id;
+    s->used = true;
+    t->n++;
+}
+
+static uint64_t ub_mix(uint64_t x)
+{
+    x ^= x >> 33;
+    x *= 0xff51afd7ed558ccdULL;
+    x ^= x >> 33;
+    x *= 0xc4ceb9fe1a85ec53ULL;
+    x ^= x >> 33;
+    return x;
+}
+
+/* --- growable arrays ------------------------------------------------------ */
+
+#define UB_VEC(T) struct { T *v; size_t n, cap; }
+
+static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
+{
+    if (need <= *cap)
+        return true;
+    size_t cap2 = *cap ? *cap * 2 : 64;
+    while (cap2 < need)
+        cap2 *= 2;
+    void *p = realloc(*v, cap2 * elem);
+    if (!p)
+        return false;
+    *v = p;
+    *cap = cap2;
+    return true;
+}
+
+#define UB_PUSH(w, vec, x)                                                   \
+    do {                                                                     \
+        if (ub_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1,              \
+                    sizeof *(vec).v))                                        \
+            (vec).v[(vec).n++] = (x);                                        \
+        else                                                                 \
+            (w)->oom = true;                                                 \
+    } while (0)
+
+/* --- the writer's state --------------------------------------------------- */
+
+typedef struct ub_pnode {
+    uint32_t parent;     /* UINT32_MAX for the root */
+    uint32_t token;      /* element token */
+    bool is_prop;        /* a prim property: the token is its name */
+    uint32_t first, last, next; /* children, in the order added */
+    const char *elem;    /* interned element text, for lookups */
+} ub_pnode;
+
+typedef struct ub_vrec {
+    uint64_t rep;   /* the whole rep (type, flags, offset) */
+    size_t off, len;
+} ub_vrec;
+
+typedef struct ub_field_rec {
+    uint32_t token;
+    uint64_t rep;
+} ub_field_rec;
+
+typedef struct ub_spec_rec {
+    uint32_t path, fset, type, seq;
+    const char *prop; /* a property's name, else NULL */
+} ub_spec_rec;
+
+typedef struct ub_cw {
+    const ub_layer *layer;
+    ub_strtab *strtab;
+    ub_diags *diags;
+    ub_buf *out;
+    size_t base;       /* where the file starts in out */
+    uint32_t version;
+    bool oom, failed;
+
+    UB_VEC(const char *) tokens;
+    ub_tab token_tab;
+    UB_VEC(uint32_t) strings; /* string index -> token index */
+    UB_VEC(const char *) string_text;
+    ub_tab string_tab;
+
+    UB_VEC(ub_pnode) pnodes; /* path index -> node */
+    ub_tab pnode_tab;        /* (parent, element, is_prop) -> index */
+    ub_tab ptext_tab;        /* interned path text -> index */
+    UB_VEC(const char *) ptext; /* parallel to ptext_tab entries */
+    UB_VEC(uint32_t) ptext_idx;
+    uint32_t empty_path;     /* index of the empty path, or UINT32_MAX */
+
+    UB_VEC(ub_vrec) vals;
+    ub_tab val_tab;
+
+    UB_VEC(ub_field_rec) fields;
+    ub_tab field_tab;
+    UB_VEC(uint32_t) fsets;
+    ub_tab fset_tab;
+    UB_VEC(ub_spec_rec) specs;
+
+    UB_VEC(uint32_t) cur; /* field indices of the spec being built */
+    ub_crate_lz4c lz4;    /* LZ4 HC, its state kept between calls */
+    ub_crate_lz4c lz4v;   /* integer and float arrays: fast mode */
+    /* field names the writer spells (string literals), by address */
+    struct {
+        const char *lit;
+        uint32_t token;
+        uint32_t field; /* the field last made with it, */
+        uint64_t rep;   /* and its value (most repeat: custom = false) */
+    } names[64];
+    const ub_prim *where; /* the prim being written, for errors */
+    const ub_prop *where_prop; /* and its property, or NULL */
+} ub_cw;
+
+static void ub_cw_error(ub_cw *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void ub_cw_error(ub_cw *w, const char *fmt, ...)
+{
+    if (w->failed)
+        return;
+    w->failed = true;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    /* the prim's path text is made only now: it takes layer memory */
+    const char *where =
+        w->where ? ub_prim_path((ub_layer *)w->layer, w->where) : NULL;
+    ub_diag_add(w->diags, UB_ERROR, (ub_loc){w->layer->path, 0, 0}, NULL,
+                NULL, 0, "%s%s%s%s%s: cannot be written as usdc: %s",
+                where ? "<" : "", where ? where : "the layer",
+                w->where_prop ? "." : "",
+                w->where_prop ? w->where_prop->name : "", where ? ">" : "",
+                msg);
+}
+
+static const char *ub_cw_intern(ub_cw *w, const char *s, size_t n)
+{
+    const char *r = ub_intern(w->strtab, s, n);
+    if (!r)
+        w->oom = true;
+    return r;
+}
+
+static void ub_cw_upgrade(ub_cw *w, uint32_t v)
+{
+    if (v > w->version)
+        w->version = v;
+}
+
+/* Look key up in t: its id when it is there (*fresh false); else it is
+ * entered as id `next` (*fresh true), and the caller appends the entry
+ * before t is probed again.  UINT32_MAX when out of memory. */
+static uint32_t ub_cw_lookup(ub_cw *w, ub_tab *t, uint64_t h, ub_eq_fn eq,
+                             const void *key, size_t next, bool *fresh)
+{
+    *fresh = false;
+    ub_slot *sl = ub_tab_find(t, h, eq, w, key);
+    if (!sl) {
+        w->oom = true;
+        return UINT32_MAX;
+    }
+    if (sl->used)
+        return sl->id;
+    ub_tab_put(t, sl, h, (uint32_t)next);
+    *fresh = true;
+    return (uint32_t)next;
+}
+
+/* --- tokens and strings --------------------------------------------------- */
+
+static bool ub_eq_token(const void *ctx, uint32_t id, const void *key)
+{
+    return ((const ub_cw *)ctx)->tokens.v[id] == key;
+}
+
+/* The token index of interned s. */
+static uint32_t ub_cw_token(ub_cw *w, const char *s)
+{
+    if (!s)
+        s = ub_cw_intern(w, "", 0);
+    if (!s)
+        return 0;
+    bool fresh;
+    uint32_t id = ub_cw_lookup(w, &w->token_tab, ub_mix((uintptr_t)s),
+                               ub_eq_token, s, w->tokens.n, &fresh);
+    if (fresh)
+        UB_PUSH(w, w->tokens, s);
+    return id == UINT32_MAX ? 0 : id;
+}
+
+static uint32_t ub_cw_token_c(ub_cw *w, const char *lit)
+{
+    return ub_cw_token(w, ub_cw_intern(w, lit, strlen(lit)));
+}
+
+static bool ub_eq_string(const void *ctx, uint32_t id, const void *key)
+{
+    return ((const ub_cw *)ctx)->string_text.v[id] == key;
+}
+
+/* The string index of interned s (strings are tokens behind an index). */
+static uint32_t ub_cw_string(ub_cw *w, const char *s)
+{
+    if (!s)
+        s = ub_cw_intern(w, "", 0);
+    if (!s)
+        return 0;
+    bool fresh;
+    uint32_t id = ub_cw_lookup(w, &w->string_tab, ub_mix((uintptr_t)s),
+                               ub_eq_string, s, w->strings.n, &fresh);
+    if (fresh) {
+        uint32_t tok = ub_cw_token(w, s);
+        UB_PUSH(w, w->strings, tok);
+        UB_PUSH(w, w->string_text, s);
+    }
+    return id == UINT32_MAX ? 0 : id;
+}
+
+/* --- paths ---------------------------------------------------------------- */
+
+typedef struct ub_pkey {
+    uint32_t parent;
+    const char *elem;
+    bool is_prop;
+} ub_pkey;
+
+static bool ub_eq_pnode(const void *ctx, uint32_t id, const void *key)
+{
+    const ub_pnode *n = &((const ub_cw *)ctx)->pnodes.v[id];
+    const ub_pkey *k = key;
+    return n->parent == k->parent && n->elem == k->elem &&
+           n->is_prop == k->is_prop;
+}
+
+/* The child of path parent with element elem (interned; a property name
+ * when is_prop), added when new. */
+static uint32_t ub_cw_child(ub_cw *w, uint32_t parent, const char *elem,
+                            bool is_prop)
+{
+    ub_pkey k = {parent, elem, is_prop};
+    uint64_t key = ((uint64_t)parent << 1 | is_prop) * 0x9E3779B97F4A7C15ull;
+    uint64_t h = ub_mix(key ^ (uint64_t)(uintptr_t)elem);
+    bool fresh;
+    uint32_t id = ub_cw_lookup(w, &w->pnode_tab, h, ub_eq_pnode, &k,
+                               w->pnodes.n, &fresh);
+    if (!fresh)
+        return id == UINT32_MAX ? 0 : id;
+    ub_pnode n = {parent, ub_cw_token(w, elem), is_prop, UINT32_MAX,
+                  UINT32_MAX, UINT32_MAX, elem};
+    UB_PUSH(w, w->pnodes, n);
+    if (w->oom)
+        return 0;
+    if (parent != UINT32_MAX) {
+        ub_pnode *p = &w->pnodes.v[parent];
+        if (p->first == UINT32_MAX)
+            p->first = id;
+        else
+            w->pnodes.v[p->last].next = id;
+        p->last = id;
+    }
+    return id;
+}
+
+static uint32_t ub_cw_child_n(ub_cw *w, uint32_t parent, const char *s,
+                              size_t n, bool is_prop)
+{
+    const char *e = ub_cw_intern(w, s, n);
+    return e ? ub_cw_child(w, parent, e, is_prop) : 0;
+}
+
+static uint32_t ub_cw_path_text(ub_cw *w, const char *text);
+
+/* The variant selection child "{set=sel}" of a prim path. */
+static uint32_t ub_cw_variant_path(ub_cw *w, uint32_t prim, const char *set,
+                                   const char *sel)
+{
+    size_t ns = strlen(set), nv = sel ? strlen(sel) : 0;
+    char *t = malloc(ns + nv + 4);
+    if (!t) {
+        w->oom = true;
+        return 0;
+    }
+    t[0] = '{';
+    memcpy(t + 1, set, ns);
+    t[1 + ns] = '=';
+    if (nv)
+        memcpy(t + 2 + ns, sel, nv);
+    t[2 + ns + nv] = '}';
+    uint32_t r = ub_cw_child_n(w, prim, t, ns + nv + 3, false);
+    free(t);
+    return r;
+}
+
+/* The target child "[target]" of a property path (the target is added to
+ * the table too, as OpenUSD does). */
+static uint32_t ub_cw_target_path(ub_cw *w, uint32_t prop, const char *target)
+{
+    ub_cw_path_text(w, target);
+    size_t n = strlen(target);
+    char *t = malloc(n + 3);
+    if (!t) {
+        w->oom = true;
+        return 0;
+    }
+    t[0] = '[';
+    memcpy(t + 1, target, n);
+    t[n + 1] = ']';
+    uint32_t r = ub_cw_child_n(w, prop, t, n + 2, false);
+    free(t);
+    return r;
+}
+
+/* Parse an absolute path's text into the table: prim names, variant
+ * selections, one property, targets and relational attributes. */
+static uint32_t ub_cw_parse_path(ub_cw *w, const char *s)
+{
+    uint32_t cur = 0; /* the root */
+    const char *p = s + 1;
+    bool in_prop = false;
+    while (*p && !w->oom && !w->failed) {
+        if (*p == '/') {
+            p++;
+            continue;
+        }
+        if (*p == '{') {
+            const char *e = strchr(p, '}');
+            if (!e)
+                break;
+            cur = ub_cw_child_n(w, cur, p, (size_t)(e - p + 1), false);
+            p = e + 1;
+            continue;
+        }
+        if (*p == '[') {
+            /* a target: up to the matching bracket */
+            int depth = 0;
+            const char *e = p;
+            for (; *e; e++) {
+                if (*e == '[')
+                    depth++;
+                else if (*e == ']' && --depth == 0)
+                    break;
+            }
+            if (!*e)
+                break;
+            char *t = strndup(p + 1, (size_t)(e - p - 1));
+            if (!t) {
+                w->oom = true;
+                return 0;
+            }
+            const char *ti = ub_cw_intern(w, t, strlen(t));
+            free(t);
+            if (ti)
+                cur = ub_cw_target_path(w, cur, ti);
+            p = e + 1;
+            continue;
+        }
+        if (*p == '.') {
+            size_t n = strcspn(p + 1, "[");
+            if (!in_prop)
+                cur = ub_cw_child_n(w, cur, p + 1, n, true);
+            else /* a relational attribute: its element keeps the dot */
+                cur = ub_cw_child_n(w, cur, p, n + 1, false);
+            in_prop = true;
+            p += 1 + n;
+            continue;
+        }
+        size_t n = strcspn(p, "/{.[");
+        cur = ub_cw_child_n(w, cur, p, n, false);
+        p += n;
+    }
+    if (*p && !w->oom)
+        ub_cw_error(w, "the path '%s' is not one crate can store", s);
+    return cur;
+}
+
+static bool ub_eq_ptext(const void *ctx, uint32_t id, const void *key)
+{
+    return ((const ub_cw *)ctx)->ptext.v[id] == key;
+}
+
+/* The index of an absolute path given as interned text ("" is the empty
+ * path, which has an index but no place in the tree). */
+static uint32_t ub_cw_path_text(ub_cw *w, const char *text)
+{
+    if (!text || !*text) {
+        if (w->empty_path == UINT32_MAX) {
+            w->empty_path = (uint32_t)w->pnodes.n;
+            ub_pnode n = {UINT32_MAX, ub_cw_token_c(w, ""), false,
+                          UINT32_MAX, UINT32_MAX, UINT32_MAX, NULL};
+            UB_PUSH(w, w->pnodes, n);
+        }
+        return w->empty_path;
+    }
+    uint64_t h = ub_mix((uint64_t)(uintptr_t)text);
+    ub_slot *sl = ub_tab_find(&w->ptext_tab, h, ub_eq_ptext, w, text);
+    if (!sl) {
+        w->oom = true;
+        return 0;
+    }
+    if (sl->used)
+        return w->ptext_idx.v[sl->id];
+    if (text[0] != '/') {
+        ub_cw_error(w, "the path '%s' is not absolute", text);
+        return 0;
+    }
+    uint32_t idx = ub_cw_parse_path(w, text);
+    /* parsing may have grown the table: look again */
+    sl = ub_tab_find(&w->ptext_tab, h, ub_eq_ptext, w, text);
+    if (!sl) {
+        w->oom = true;
+        return 0;
+    }
+    uint32_t id = (uint32_t)w->ptext.n;
+    UB_PUSH(w, w->ptext, text);
+    UB_PUSH(w, w->ptext_idx, idx);
+    if (!w->oom)
+        ub_tab_put(&w->ptext_tab, sl, h, id);
+    return idx;
+}
+
+/* --- values --------------------------------------------------------------- */
+
+static uint64_t ub_rep(ub_crate_type t, bool inlined, bool array,
+                       uint64_t payload)
+{
+    return (array ? UB_CRATE_REP_IS_ARRAY : 0) |
+           (inlined ? UB_CRATE_REP_IS_INLINED : 0) |
+           ((uint64_t)t << UB_CRATE_REP_TYPE_SHIFT) |
+           (payload & UB_CRATE_REP_PAYLOAD_MASK);
+}
+
+typedef struct ub_vkey {
+    uint64_t rep; /* flags and type; no payload */
+    const void *bytes;
+    size_t len;
+} ub_vkey;
+
+static bool ub_eq_val(const void *ctx, uint32_t id, const void *key)
+{
+    const ub_cw *w = ctx;
+    const ub_vrec *r = &w->vals.v[id];
+    const ub_vkey *k = key;
+    return (r->rep & ~UB_CRATE_REP_PAYLOAD_MASK) == k->rep &&
+           r->len == k->len &&
+           memcmp(w->out->data + r->off, k->bytes, k->len) == 0;
+}
+
+/* The rep of an out-of-line value: the same bytes of the same type and
+ * flags are stored once.  align: 8 for uncompressed arrays, else 1. */
+static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
+                            size_t align)
+{
+    if (b->failed) {
+        w->oom = true;
+        return flags;
+    }
+    ub_vkey k = {flags, b->data, b->len};
+    uint64_t h = XXH3_64bits_withSeed(b->data, b->len, flags);
+    ub_slot *sl = ub_tab_find(&w->val_tab, h, ub_eq_val, w, &k);
+    if (!sl) {
+        w->oom = true;
+        return flags;
+    }
+    if (sl->used)
+        return w->vals.v[sl->id].rep;
+    ub_buf *o = w->out;
+    while ((o->len - w->base) % align)
+        ub_buf_putc(o, 0);
+    size_t off = o->len;
+    ub_buf_append(o, b->data, b->len);
+    if (o->failed) {
+        w->oom = true;
+        return flags;
+    }
+    uint64_t rep = flags | (uint64_t)(off - w->base);
+    ub_vrec r = {rep, off, b->len};
+    uint32_t id = (uint32_t)w->vals.n;
+    UB_PUSH(w, w->vals, r);
+    if (!w->oom)
+        ub_tab_put(&w->val_tab, sl, h, id);
+    return rep;
+}
+
+static void ub_w32(ub_buf *b, uint32_t x) { ub_buf_append(b, &x, 4); }
+static void ub_w64(ub_buf *b, uint64_t x) { ub_buf_append(b, &x, 8); }
+static void ub_wf64(ub_buf *b, double x) { ub_buf_append(b, &x, 8); }
+
+static ub_crate_type ub_crate_type_of(ub_type_id base)
+{
+    switch (base) {
+    case UB_TY_BOOL: return UB_CRATE_BOOL;
+    case UB_TY_UCHAR: return UB_CRATE_UCHAR;
+    case UB_TY_INT: return UB_CRATE_INT;
+    case UB_TY_UINT: return UB_CRATE_UINT;
+    case UB_TY_INT64: return UB_CRATE_INT64;
+    case UB_TY_UINT64: return UB_CRATE_UINT64;
+    case UB_TY_HALF: return UB_CRATE_HALF;
+    case UB_TY_FLOAT: return UB_CRATE_FLOAT;
+    case UB_TY_DOUBLE: return UB_CRATE_DOUBLE;
+    case UB_TY_TIMECODE: return UB_CRATE_TIME_CODE;
+    case UB_TY_STRING: return UB_CRATE_STRING;
+    case UB_TY_TOKEN: return UB_CRATE_TOKEN;
+    case UB_TY_ASSET: return UB_CRATE_ASSET_PATH;
+    case UB_TY_PATH_EXPRESSION: return UB_CRATE_PATH_EXPRESSION;
+    case UB_TY_MATRIX2D: return UB_CRATE_MATRIX2D;
+    case UB_TY_MATRIX3D: return UB_CRATE_MATRIX3D;
+    case UB_TY_MATRIX4D: return UB_CRATE_MATRIX4D;
+    case UB_TY_QUATH: return UB_CRATE_QUATH;
+    case UB_TY_QUATF: return UB_CRATE_QUATF;
+    case UB_TY_QUATD: return UB_CRATE_QUATD;
+    case UB_TY_INT2: return UB_CRATE_VEC2I;
+    case UB_TY_HALF2: return UB_CRATE_VEC2H;
+    case UB_TY_FLOAT2: return UB_CRATE_VEC2F;
+    case UB_TY_DOUBLE2: return UB_CRATE_VEC2D;
+    case UB_TY_INT3: return UB_CRATE_VEC3I;
+    case UB_TY_HALF3: return UB_CRATE_VEC3H;
+    case UB_TY_FLOAT3: return UB_CRATE_VEC3F;
+    case UB_TY_DOUBLE3: return UB_CRATE_VEC3D;
+    case UB_TY_INT4: return UB_CRATE_VEC4I;
+    case UB_TY_HALF4: return UB_CRATE_VEC4H;
+    case UB_TY_FLOAT4: return UB_CRATE_VEC4F;
+    case UB_TY_DOUBLE4: return UB_CRATE_VEC4D;
+    case UB_TY_DICTIONARY: return UB_CRATE_DICTIONARY;
+    default: return UB_CRATE_INVALID;
+    }
+}
+
+/* Component c of element i as a double (numeric scalars). */
+static double ub_comp(const ub_value *v, uint32_t i, unsigned c)
+{
+    return ub_value_get_double(v, i, c);
+}
+
+/* Whether x is exactly an integer of [lo, hi] (negative zero is not: it
+ * would read back as +0). */
+static bool ub_exact_int(double x, double lo, double hi)
+{
+    return x >= lo && x <= hi && x == (double)(int64_t)x &&
+           !(x == 0 && signbit(x));
+}
+
+/* A scalar that fits the rep's 32 payload bits: *bits is the inlined
+ * payload.  As OpenUSD inlines: 4-byte and smaller types always, as
+ * their bytes;
+ * (u)int64 in (u)int32 range; doubles exactly a float; vectors of int8
+ * components; matrices with int8 diagonals and zeros elsewhere. */
+static bool ub_inline_scalar(const ub_value *v, const ub_type *t,
+                             uint32_t *bits)
+{
+    const void *e = v->u.data;
+    *bits = 0;
+    unsigned nc = ub_type_ncomp(t);
+    size_t es = ub_type_elem_size(t);
+    if (es <= 4) { /* bool, uchar, half, int, uint, float, half2: raw */
+        memcpy(bits, e, es);
+        return true;
+    }
+    switch (t->base) {
+    case UB_TY_INT64: {
+        int64_t x;
+        memcpy(&x, e, 8);
+        if (x < INT32_MIN || x > INT32_MAX)
+            return false;
+        int32_t y = (int32_t)x;
+        memcpy(bits, &y, 4);
+        return true;
+    }
+    case UB_TY_UINT64: {
+        uint64_t x;
+        memcpy(&x, e, 8);
+        if (x > UINT32_MAX)
+            return false;
+        *bits = (uint32_t)x;
+        return true;
+    }
+    case UB_TY_DOUBLE: {
+        double x;
+        memcpy(&x, e, 8);
+        float f = (float)x;
+        if (isnan(x) || (double)f != x)
+            return false;
+        memcpy(bits, &f, 4);
+        return true;
+    }
+    case UB_TY_INT2: case UB_TY_FLOAT2: case UB_TY_DOUBLE2:
+    case UB_TY_INT3: case UB_TY_HALF3: case UB_TY_FLOAT3: case UB_TY_DOUBLE3:
+    case UB_TY_INT4: case UB_TY_HALF4: case UB_TY_FLOAT4: case UB_TY_DOUBLE4: {
+        int8_t b[4] = {0};
+        for (unsigned c = 0; c < nc; c++) {
+            double x = ub_comp(v, 0, c);
+            if (!ub_exact_int(x, -128, 127))
+                return false;
+            b[c] = (int8_t)x;
+        }
+        memcpy(bits, b, 4);
+        return true;
+    }
+    case UB_TY_MATRIX2D: case UB_TY_MATRIX3D: case UB_TY_MATRIX4D: {
+        int8_t b[4] = {0};
+        unsigned rows = t->rows;
+        for (unsigned r = 0; r < rows; r++)
+            for (unsigned c = 0; c < rows; c++) {
+                double x = ub_comp(v, 0, r * rows + c);
+                if (r != c ? (x != 0 || signbit(x))
+                           : !ub_exact_int(x, -128, 127))
+                    return false;
+                if (r == c)
+                    b[r] = (int8_t)x;
+            }
+        memcpy(bits, b, 4);
+        return true;
+    }
+    default:
+        return false;
+    }
+}
+
+/* Element i's bytes as crate stores them: quaternions imaginary part
+ * first, then the real part; everything else as the model holds it. */
+static void ub_put_elem(ub_buf *b, const ub_value *v, const ub_type *t,
+                        uint32_t i)
+{
+    size_t es = ub_type_elem_size(t);
+    const char *e = ub_value_elem(v, i);
+    if (t->base == UB_TY_QUATH || t->base == UB_TY_QUATF ||
+        t->base == UB_TY_QUATD) {
+        size_t cs = es / 4;
+        ub_buf_append(b, e + cs, cs * 3);
+        ub_buf_append(b, e, cs);
+        return;
+    }
+    ub_buf_append(b, e, es);
+}
+
+static uint64_t ub_cw_value(ub_cw *w, const ub_value *v);
+
+/* uint64 count, then n string / token indices (strings: string table). */
+static void ub_put_str_list(ub_cw *w, ub_buf *b, const ub_value *v,
+                            bool as_token)
+{
+    uint32_t n = v->kind == UB_V_DATA ? v->count : 0;
+    ub_w64(b, n);
+    for (uint32_t i = 0; i < n; i++) {
+        const char *s = ub_value_str(v, i);
+        ub_w32(b, as_token ? ub_cw_token(w, s) : ub_cw_string(w, s));
+    }
+}
+
+/* Compressed float arrays (0.6.0): all integers, or a lookup table. */
+static bool ub_put_float_array(ub_crate_lz4c *c, ub_buf *b,
+                               const ub_value *v)
+{
+    uint32_t n = v->count;
+    size_t es = ub_scalar_size(v->type->scalar);
+    int32_t *ints = malloc((size_t)n * 4);
+    if (!ints) {
+        b->failed = true;
+        return true;
+    }
+    bool integral = true;
+    for (uint32_t i = 0; i < n && integral; i++) {
+        double x = ub_comp(v, i, 0);
+        integral = ub_exact_int(x, INT32_MIN, INT32_MAX);
+        if (integral)
+            ints[i] = (int32_t)x;
+    }
+    if (integral) {
+        ub_w64(b, n);
+        ub_buf_putc(b, 'i');
+        ub_crate_put_ints32((const uint32_t *)ints, n, c, b);
+        free(ints);
+        return true;
+    }
+    /* A lookup table of at most min(n / 4, 1024) distinct values (by bits). */
+    uint32_t max_lut = n / 4 < 1024 ? n / 4 : 1024;
+    uint64_t lut[1024];
+    uint32_t nlut = 0;
+    uint32_t *idx = (uint32_t *)ints;
+    enum { H = 4096 };
+    uint16_t hash[H]; /* lut index + 1 */
+    memset(hash, 0, sizeof hash);
+    bool ok = max_lut > 0;
+    for (uint32_t i = 0; i < n && ok; i++) {
+        uint64_t bits = 0;
+        memcpy(&bits, ub_value_elem(v, i), es);
+        size_t j = (size_t)ub_mix(bits) & (H - 1);
+        while (hash[j] && lut[hash[j] - 1] != bits)
+            j = (j + 1) & (H - 1);
+        if (!hash[j]) {
+            if (nlut == max_lut) {
+                ok = false;
+                break;
+            }
+            lut[nlut++] = bits;
+            hash[j] = (uint16_t)nlut;
+        }
+        idx[i] = hash[j] - 1u;
+    }
+    if (ok) {
+        ub_w64(b, n);
+        ub_buf_putc(b, 't');
+        ub_w32(b, nlut);
+        for (uint32_t k = 0; k < nlut; k++)
+            ub_buf_append(b, &lut[k], es);
+        ub_crate_put_ints32(idx, n, c, b);
+    }
+    free(ints);
+    return ok;
+}
+
+/* An array value (also of length 0 or 1). */
+static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
+{
+    const ub_type *t = v->type;
+    ub_crate_type ct = ub_crate_type_of(t->base);
+    if (ct == UB_CRATE_INVALID || ct == UB_CRATE_DICTIONARY) {
+        ub_cw_error(w, "no crate array type for '%s[]'", t->name);
+        return 0;
+    }
+    if (ct == UB_CRATE_TIME_CODE)
+        ub_cw_upgrade(w, UB_CRATE_V_TIMECODE);
+    if (ct == UB_CRATE_PATH_EXPRESSION)
+        ub_cw_upgrade(w, UB_CRATE_V_PATH_EXPRESSION);
+    uint64_t flags = ub_rep(ct, false, true, 0);
+    uint32_t n = v->count;
+    if (n == 0)
+        return flags;
+    ub_buf b;
+    ub_buf_init(&b);
+    uint64_t rep;
+    switch (t->scalar) {
+    case UB_SC_INT:
+    case UB_SC_UINT:
+    case UB_SC_INT64:
+    case UB_SC_UINT64:
+        if (ub_type_ncomp(t) != 1)
+            goto plain;
+        ub_w64(&b, n);
+        if (n < UB_CRATE_MIN_COMPRESSED_ARRAY) {
+            ub_buf_append(&b, v->u.data, (size_t)n * ub_type_elem_size(t));
+            rep = ub_cw_store(w, flags, &b, 1);
+        } else {
+            if (t->scalar == UB_SC_INT || t->scalar == UB_SC_UINT)
+                ub_crate_put_ints32(v->u.data, n, &w->lz4v, &b);
+            else
+                ub_crate_put_ints64(v->u.data, n, &w->lz4v, &b);
+            rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, &b, 1);
+        }
+        break;
+    case UB_SC_HALF:
+    case UB_SC_FLOAT:
+    case UB_SC_DOUBLE:
+        if (ub_type_ncomp(t) != 1 || ct == UB_CRATE_TIME_CODE ||
+            n < UB_CRATE_MIN_COMPRESSED_ARRAY ||
+            !ub_put_float_array(&w->lz4v, &b, v))
+            goto plain;
+        rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, &b, 1);
+        break;
+    case UB_SC_STRING:
+        ub_put_str_list(w, &b, v, ct == UB_CRATE_TOKEN);
+        rep = ub_cw_store(w, flags, &b, 8);
+        break;
+    default:
+    plain:
+        b.len = 0;
+        ub_w64(&b, n);
+        for (uint32_t i = 0; i < n; i++)
+            ub_put_elem(&b, v, t, i);
+        rep = ub_cw_store(w, flags, &b, 8);
+        break;
+    }
+    ub_buf_free(&b);
+    return rep;
+}
+
+/* A scalar of a value type. */
+static uint64_t ub_cw_scalar(ub_cw *w, const ub_value *v)
+{
+    const ub_type *t = v->type;
+    ub_crate_type ct = ub_crate_type_of(t->base);
+    if (ct == UB_CRATE_INVALID || ct == UB_CRATE_DICTIONARY) {
+        if (t->base == UB_TY_PATH)
+            ub_cw_error(w, "a path value (OpenUSD cannot write it to usdc "
+                           "either)");
+        else
+            ub_cw_error(w, "no crate value type for '%s'", t->name);
+        return 0;
+    }
+    switch (ct) {
+    case UB_CRATE_STRING:
+        return ub_rep(ct, true, false, ub_cw_string(w, ub_value_str(v, 0)));
+    case UB_CRATE_TOKEN:
+    case UB_CRATE_ASSET_PATH:
+        return ub_rep(ct, true, false, ub_cw_token(w, ub_value_str(v, 0)));
+    default:
+        break;
+    }
+    ub_buf b;
+    ub_buf_init(&b);
+    uint64_t rep;
+    uint32_t bits;
+    if (ct == UB_CRATE_PATH_EXPRESSION) {
+        ub_cw_upgrade(w, UB_CRATE_V_PATH_EXPRESSION);
+        ub_w32(&b, ub_cw_string(w, ub_value_str(v, 0)));
+        rep = ub_cw_store(w, ub_rep(ct, false, false, 0), &b, 1);
+    } else if (ct == UB_CRATE_TIME_CODE) {
+        /* never inlined: 24.08 reads an inlined timecode as 0 */
+        ub_cw_upgrade(w, UB_CRATE_V_TIMECODE);
+        ub_buf_append(&b, v->u.data, 8);
+        rep = ub_cw_store(w, ub_rep(ct, false, false, 0), &b, 1);
+    } else if (ub_inline_scalar(v, t, &bits)) {
+        rep = ub_rep(ct, true, false, bits);
+    } else {
+        ub_put_elem(&b, v, t, 0);
+        rep = ub_cw_store(w, ub_rep(ct, false, false, 0), &b, 1);
+    }
+    ub_buf_free(&b);
+    return rep;
+}
+
+static int ub_cmp_entry_key(const void *a, const void *b)
+{
+    const ub_dict_entry *ea = *(const ub_dict_entry *const *)a;
+    const ub_dict_entry *eb = *(const ub_dict_entry *const *)b;
+    return strcmp(ea->key, eb->key);
+}
+
+/* The entries of d sorted by key (VtDictionary's order); NULL for none
+ * or when out of memory (then w->oom). */
+static const ub_dict_entry **ub_sorted_entries(ub_cw *w, const ub_dict *d)
+{
+    if (!d || d->n == 0)
+        return NULL;
+    const ub_dict_entry **e = malloc(d->n * sizeof *e);
+    if (!e) {
+        w->oom = true;
+        return NULL;
+    }
+    for (uint32_t i = 0; i < d->n; i++)
+        e[i] = &d->e[i];
+    qsort(e, d->n, sizeof *e, ub_cmp_entry_key);
+    return e;
+}
+
+/* A dictionary's body: count, then (key string, forward offset, rep) per
+ * entry; the values are packed before, so each offset is 8. */
+static void ub_put_dict(ub_cw *w, ub_buf *b, const ub_dict *d)
+{
+    uint32_t n = d ? d->n : 0;
+    const ub_dict_entry **e = ub_sorted_entries(w, d);
+    uint64_t *reps = n ? calloc(n, sizeof *reps) : NULL;
+    if (n && (!e || !reps)) {
+        w->oom = true;
+        free(e);
+        free(reps);
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++)
+        reps[i] = ub_cw_value(w, &e[i]->value);
+    ub_w64(b, n);
+    for (uint32_t i = 0; i < n; i++) {
+        ub_w32(b, ub_cw_string(w, e[i]->key));
+        ub_w64(b, 8);
+        ub_w64(b, reps[i]);
+    }
+    free(e);
+    free(reps);
+}
+
+/* A dictionary value: empty ones are inlined. */
+static uint64_t ub_cw_dict(ub_cw *w, const ub_dict *d)
+{
+    uint64_t flags = ub_rep(UB_CRATE_DICTIONARY, false, false, 0);
+    if (!d || d->n == 0)
+        return flags | UB_CRATE_REP_IS_INLINED;
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_put_dict(w, &b, d);
+    uint64_t rep = ub_cw_store(w, flags, &b, 1);
+    ub_buf_free(&b);
+    return rep;
+}
+
+/* A value of an unknown type: OpenUSD keeps the text it was written as
+ * (SdfUnregisteredValue holding a string), stored as a nested value. */
+static uint64_t ub_cw_unregistered(ub_cw *w, const ub_untyped *u)
+{
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_put_untyped(&b, u);
+    const char *text = b.failed ? NULL : ub_cw_intern(w, b.data, b.len);
+    b.len = 0;
+    ub_w64(&b, 8);
+    ub_w64(&b, ub_rep(UB_CRATE_STRING, true, false,
+                          text ? ub_cw_string(w, text) : 0));
+    uint64_t rep = ub_cw_store(
+        w, ub_rep(UB_CRATE_UNREGISTERED_VALUE, false, false, 0), &b, 1);
+    ub_buf_free(&b);
+    return rep;
+}
+
+/* A value of a field, a dictionary entry or a time sample. */
+static uint64_t ub_cw_value(ub_cw *w, const ub_value *v)
+{
+    switch (v->kind) {
+    case UB_V_BLOCK:
+        return ub_rep(UB_CRATE_VALUE_BLOCK, true, false, 0);
+    case UB_V_DICT:
+        return ub_cw_dict(w, v->u.dict);
+    case UB_V_DATA:
+        if (v->type->scalar == UB_SC_DICT && !v->is_array)
+            return ub_cw_dict(w, v->count ? *(ub_dict *const *)v->u.data
+                                          : NULL);
+        if (v->is_array)
+            return ub_cw_array(w, v);
+        if (v->count != 1) {
+            ub_cw_error(w, "a scalar of %u elements", v->count);
+            return 0;
+        }
+        return ub_cw_scalar(w, v);
+    case UB_V_LISTOP:
+        ub_cw_error(w, "a list op where a value was expected");
+        return 0;
+    case UB_V_UNTYPED:
+        return ub_cw_unregistered(w, v->u.untyped);
+    default:
+        ub_cw_error(w, "an empty value");
+        return 0;
+    }
+}
+
+/* --- list ops ------------------------------------------------------------- */
+
+/* One item of a list op's part. */
+static void ub_put_listop_item(ub_cw *w, ub_buf *b, ub_crate_type lt,
+                               const ub_value *part, uint32_t i)
+{
+    switch (lt) {
+    case UB_CRATE_TOKEN_LISTOP:
+        ub_w32(b, ub_cw_token(w, ub_value_str(part, i)));
+        break;
+    case UB_CRATE_STRING_LISTOP:
+        ub_w32(b, ub_cw_string(w, ub_value_str(part, i)));
+        break;
+    case UB_CRATE_PATH_LISTOP:
+        ub_w32(b, ub_cw_path_text(w, ub_value_str(part, i)));
+        break;
+    case UB_CRATE_REFERENCE_LISTOP:
+    case UB_CRATE_PAYLOAD_LISTOP: {
+        const ub_reference *r = ub_value_elem(part, i);
+        ub_w32(b, ub_cw_string(w, r->asset));
+        ub_w32(b, ub_cw_path_text(w, r->prim_path));
+        ub_wf64(b, r->offset.offset);
+        ub_wf64(b, r->offset.scale);
+        if (lt == UB_CRATE_REFERENCE_LISTOP)
+            ub_put_dict(w, b, r->custom_data);
+        break;
+    }
+    default: /* integers */
+        ub_buf_append(b, ub_value_elem(part, i), ub_type_elem_size(part->type));
+        break;
+    }
+}
+
+static ub_crate_type ub_listop_type(const ub_type *t)
+{
+    switch (t ? t->base : UB_TY_INVALID) {
+    case UB_TY_TOKEN: return UB_CRATE_TOKEN_LISTOP;
+    case UB_TY_STRING: return UB_CRATE_STRING_LISTOP;
+    case UB_TY_PATH: return UB_CRATE_PATH_LISTOP;
+    case UB_TY_REFERENCE: return UB_CRATE_REFERENCE_LISTOP;
+    case UB_TY_PAYLOAD: return UB_CRATE_PAYLOAD_LISTOP;
+    case UB_TY_INT: return UB_CRATE_INT_LISTOP;
+    case UB_TY_INT64: return UB_CRATE_INT64_LISTOP;
+    case UB_TY_UINT: return UB_CRATE_UINT_LISTOP;
+    case UB_TY_UINT64: return UB_CRATE_UINT64_LISTOP;
+    default: return UB_CRATE_INVALID;
+    }
+}
+
+/* A list op, as type lt (UB_CRATE_INVALID: by its element type). */
+static uint64_t ub_cw_listop(ub_cw *w, const ub_value *v, ub_crate_type lt)
+{
+    const ub_listop *lo = v->u.listop;
+    if (lt == UB_CRATE_INVALID)
+        lt = ub_listop_type(v->type);
+    if (lt == UB_CRATE_INVALID) {
+        ub_cw_error(w, "no crate list op of '%s'",
+                    v->type ? v->type->name : "?");
+        return 0;
+    }
+    /* stored order: explicit, added, prepended, appended, deleted, ordered */
+    static const struct {
+        ub_listop_part part;
+        uint8_t bit;
+    } order[] = {
+        {UB_LO_EXPLICIT, UB_CRATE_LISTOP_HAS_EXPLICIT},
+        {UB_LO_ADD, UB_CRATE_LISTOP_HAS_ADDED},
+        {UB_LO_PREPEND, UB_CRATE_LISTOP_HAS_PREPENDED},
+        {UB_LO_APPEND, UB_CRATE_LISTOP_HAS_APPENDED},
+        {UB_LO_DELETE, UB_CRATE_LISTOP_HAS_DELETED},
+        {UB_LO_REORDER, UB_CRATE_LISTOP_HAS_ORDERED},
+    };
+    uint8_t h = lo->is_explicit ? UB_CRATE_LISTOP_IS_EXPLICIT : 0;
+    for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
+        const ub_value *p = &lo->part[order[k].part];
+        if (lo->has[order[k].part] && p->kind == UB_V_DATA && p->count)
+            h |= order[k].bit;
+    }
+    if (lt == UB_CRATE_PAYLOAD_LISTOP)
+        ub_cw_upgrade(w, UB_CRATE_V_PAYLOAD_LISTOP);
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_buf_putc(&b, (char)h);
+    for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
+        if (!(h & order[k].bit))
+            continue;
+        const ub_value *p = &lo->part[order[k].part];
+        ub_w64(&b, p->count);
+        for (uint32_t i = 0; i < p->count; i++)
+            ub_put_listop_item(w, &b, lt, p, i);
+    }
+    uint64_t rep = ub_cw_store(w, ub_rep(lt, false, false, 0), &b, 1);
+    ub_buf_free(&b);
+    return rep;
+}
+
+/* --- fields, field sets, specs -------------------------------------------- */
+
+static bool ub_eq_field(const void *ctx, uint32_t id, const void *key)
+{
+    const ub_field_rec *f = &((const ub_cw *)ctx)->fields.v[id];
+    const ub_field_rec *k = key;
+    return f->token == k->token && f->rep == k->rep;
+}
+
+static void ub_cw_field_tok(ub_cw *w, uint32_t token, uint64_t rep)
+{
+    if (w->failed)
+        return;
+    ub_field_rec f = {token, rep};
+    bool fresh;
+    uint32_t id = ub_cw_lookup(w, &w->field_tab, ub_mix(rep * 31 + token),
+                               ub_eq_field, &f, w->fields.n, &fresh);
+    if (fresh)
+        UB_PUSH(w, w->fields, f);
+    if (!w->oom)
+        UB_PUSH(w, w->cur, id);
+}
+
+static void ub_cw_field(ub_cw *w, const char *name, uint64_t rep)
+{
+    ub_cw_field_tok(w, ub_cw_token(w, name), rep);
+}
+
+/* A field named by a string literal: its token is cached by the
+ * literal's address (each spec names a few of them). */
+static void ub_cw_field_c(ub_cw *w, const char *lit, uint64_t rep)
+{
+    size_t h = ((uintptr_t)lit >> 3) % (sizeof w->names / sizeof *w->names);
+    if (w->names[h].lit != lit) {
+        const char *name = ub_cw_intern(w, lit, strlen(lit));
+        if (!name)
+            return;
+        w->names[h].lit = lit;
+        w->names[h].token = ub_cw_token(w, name);
+        w->names[h].field = UINT32_MAX;
+    }
+    if (w->names[h].field != UINT32_MAX && w->names[h].rep == rep) {
+        if (!w->failed)
+            UB_PUSH(w, w->cur, w->names[h].field);
+        return;
+    }
+    ub_cw_field_tok(w, w->names[h].token, rep);
+    if (!w->oom && !w->failed && w->cur.n) {
+        w->names[h].field = w->cur.v[w->cur.n - 1];
+        w->names[h].rep = rep;
+    }
+}
+
+typedef struct ub_fskey {
+    const uint32_t *v;
+    size_t n;
+} ub_fskey;
+
+static bool ub_eq_fset(const void *ctx, uint32_t id, const void *key)
+{
+    const ub_cw *w = ctx;
+    const ub_fskey *k = key;
+    if (id + k->n >= w->fsets.n)
+        return false;
+    return memcmp(w->fsets.v + id, k->v, k->n * 4) == 0 &&
+           w->fsets.v[id + k->n] == UINT32_MAX;
+}
+
+/* Close the spec being built: its field set (shared when equal). */
+static void ub_cw_spec(ub_cw *w, uint32_t path, ub_crate_spec_type type)
+{
+    if (w->failed || w->oom)
+        return;
+    ub_fskey k = {w->cur.v, w->cur.n};
+    uint64_t h = XXH3_64bits(w->cur.v, w->cur.n * 4);
+    ub_slot *sl = ub_tab_find(&w->fset_tab, h, ub_eq_fset, w, &k);
+    if (!sl) {
+        w->oom = true;
+        return;
+    }
+    uint32_t start;
+    if (sl->used) {
+        start = sl->id;
+    } else {
+        start = (uint32_t)w->fsets.n;
+        for (size_t i = 0; i < w->cur.n; i++)
+            UB_PUSH(w, w->fsets, w->cur.v[i]);
+        UB_PUSH(w, w->fsets, UINT32_MAX);
+        if (w->oom)
+            return;
+        ub_tab_put(&w->fset_tab, sl, h, start);
+    }
+    const ub_pnode *pn = &w->pnodes.v[path];
+    ub_spec_rec s = {path, start, (uint32_t)type, (uint32_t)w->specs.n,
+                     pn->is_prop ? pn->elem : NULL};
+    UB_PUSH(w, w->specs, s);
+    w->cur.n = 0;
+}
+
+/* A token vector (primChildren, properties, ...). */
+static uint64_t ub_cw_token_vector(ub_cw *w, const char *const *names,
+                                   uint32_t n)
+{
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_w64(&b, n);
+    for (uint32_t i = 0; i < n; i++)
+        ub_w32(&b, ub_cw_token(w, names[i]));
+    uint64_t rep =
+        ub_cw_store(w, ub_rep(UB_CRATE_TOKEN_VECTOR, false, false, 0), &b, 1);
+    ub_buf_free(&b);
+    return rep;
+}
+
+/* --- metadata ------------------------------------------------------------- */
+
+/* The crate field name of a text-format metadata keyword. */
+static const char *ub_crate_field_name(const char *key)
+{
+    if (strcmp(key, "doc") == 0)
+        return "documentation";
+    if (strcmp(key, "inherits") == 0)
+        return "inheritPaths";
+    if (strcmp(key, "variants") == 0)
+        return "variantSelection";
+    if (strcmp(key, "variantSets") == 0)
+        return "variantSetNames";
+    return NULL;
+}
+
+/* A map of strings to strings (variantSelection). */
+static uint64_t ub_cw_selection_map(ub_cw *w, const ub_dict *d)
+{
+    uint32_t n = d ? d->n : 0;
+    const ub_dict_entry **e = ub_sorted_entries(w, d);
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_w64(&b, n);
+    for (uint32_t i = 0; i < n && e; i++) {
+        const ub_value *v = &e[i]->value;
+        ub_w32(&b, ub_cw_string(w, e[i]->key));
+        ub_w32(&b, ub_cw_string(w, v->kind == UB_V_DATA &&
+                                               v->type->scalar == UB_SC_STRING
+                                           ? ub_value_str(v, 0)
+                                           : NULL));
+    }
+    free(e);
+    uint64_t rep = ub_cw_store(
+        w, ub_rep(UB_CRATE_VARIANT_SELECTION_MAP, false, false, 0), &b, 1);
+    ub_buf_free(&b);
+    return rep;
+}
+
+/* Layer relocates: source/target path pairs (0.11.0). */
+static uint64_t ub_cw_relocates(ub_cw *w, const ub_value *v)
+{
+    uint32_t n = v->kind == UB_V_DATA ? v->count / 2 : 0;
+    if (n) /* as OpenUSD: an empty list needs no new version */
+        ub_cw_upgrade(w, UB_CRATE_V_RELOCATES);
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_w64(&b, n);
+    for (uint32_t i = 0; i < 2 * n; i++)
+        ub_w32(&b, ub_cw_path_text(w, ub_value_str(v, i)));
+    uint64_t rep =
+        ub_cw_store(w, ub_rep(UB_CRATE_RELOCATES, false, false, 0), &b, 1);
+    ub_buf_free(&b);
+    return rep;
+}
+
+static bool ub_is_key(const ub_field *f, const char *k)
+{
+    return strcmp(f->key, k) == 0;
+}
+
+/* One metadata field of a prim, property or the layer. */
+static void ub_cw_meta(ub_cw *w, const ub_field *f, bool layer)
+{
+    const ub_value *v = &f->value;
+    if (v->kind == UB_V_EMPTY)
+        return;
+    const char *name = ub_crate_field_name(f->key);
+    uint64_t rep;
+    if (ub_is_key(f, "permission") && v->kind == UB_V_DATA) {
+        const char *s = ub_value_str(v, 0);
+        rep = ub_rep(UB_CRATE_PERMISSION, true, false,
+                     s && strcmp(s, "private") == 0 ? 1 : 0);
+    } else if (ub_is_key(f, "variants") && v->kind == UB_V_DICT) {
+        rep = ub_cw_selection_map(w, v->u.dict);
+    } else if (ub_is_key(f, "relocates")) {
+        if (!layer) {
+            ub_cw_error(w, "relocates authored on a prim (the legacy form; "
+                           "OpenUSD cannot write it to usdc either)");
+            return;
+        }
+        name = "layerRelocates";
+        rep = ub_cw_relocates(w, v);
+    } else if (ub_is_key(f, "displayUnit")) {
+        ub_cw_error(w, "displayUnit (an enum crate has no type for; "
+                       "OpenUSD cannot write it to usdc either)");
+        return;
+    } else if (v->kind == UB_V_LISTOP) {
+        rep = ub_cw_listop(w, v, ub_is_key(f, "variantSets")
+                                     ? UB_CRATE_STRING_LISTOP
+                                     : UB_CRATE_INVALID);
+    } else {
+        rep = ub_cw_value(w, v);
+    }
+    if (name)
+        ub_cw_field_c(w, name, rep);
+    else
+        ub_cw_field(w, f->key, rep);
+}
+
+static void ub_cw_metas(ub_cw *w, const ub_fields *meta, bool layer)
+{
+    for (uint32_t i = 0; i < meta->n && !w->failed; i++)
+        ub_cw_meta(w, &meta->v[i], layer);
+}
+
+/* --- the tree ------------------------------------------------------------- */
+
+static uint64_t ub_cw_samples(ub_cw *w, const ub_samples *s)
+{
+    for (uint32_t i = 0; i < s->n; i++)
+        if (isnan(s->v[i].time)) {
+            ub_cw_error(w, "a time sample at time nan (samples are kept "
+                           "ordered by time; nan has no place among them)");
+            return 0;
+        }
+    ub_buf b;
+    ub_buf_init(&b);
+    /* the times, shared by every attribute sampled at the same times */
+    ub_w64(&b, s->n);
+    for (uint32_t i = 0; i < s->n; i++)
+        ub_wf64(&b, s->v[i].time);
+    uint64_t times =
+        ub_cw_store(w, ub_rep(UB_CRATE_DOUBLE_VECTOR, false, false, 0), &b, 1);
+    uint64_t *reps = s->n ? malloc(s->n * sizeof *reps) : NULL;
+    if (s->n && !reps) {
+        w->oom = true;
+        ub_buf_free(&b);
+        return 0;
+    }
+    for (uint32_t i = 0; i < s->n; i++)
+        reps[i] = ub_cw_value(w, &s->v[i].value);
+    b.len = 0;
+    ub_w64(&b, 8);
+    ub_w64(&b, times);
+    ub_w64(&b, 8);
+    ub_w64(&b, s->n);
+    if (s->n)
+        ub_buf_append(&b, reps, s->n * sizeof *reps);
+    free(reps);
+    uint64_t rep =
+        ub_cw_store(w, ub_rep(UB_CRATE_TIME_SAMPLES, false, false, 0), &b, 1);
+    ub_buf_free(&b);
+    return rep;
+}
+
+static uint64_t ub_cw_bool(bool b)
+{
+    return ub_rep(UB_CRATE_BOOL, true, false, b);
+}
+
+/* The type name token of an attribute: "float3[]" for arrays. */
+static const char *ub_cw_type_name(ub_cw *w, const ub_prop *p)
+{
+    const char *tn = p->type_name ? p->type_name : "";
+    if (!p->is_array)
+        return tn;
+    size_t n = strlen(tn);
+    char *t = malloc(n + 3);
+    if (!t) {
+        w->oom = true;
+        return NULL;
+    }
+    memcpy(t, tn, n);
+    memcpy(t + n, "[]", 3);
+    const char *r = ub_cw_intern(w, t, n + 2);
+    free(t);
+    return r;
+}
+
+static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
+{
+    uint32_t path = ub_cw_child(w, owner, p->name, true);
+    w->where_prop = p;
+    if (p->kind == UB_ATTR) {
+        ub_cw_field_c(w, "custom", ub_cw_bool(p->custom));
+        const char *tn = ub_cw_type_name(w, p);
+        ub_cw_field_c(w, "typeName",
+                      ub_rep(UB_CRATE_TOKEN, true, false, ub_cw_token(w, tn)));
+        ub_cw_field_c(w, "variability",
+                      ub_rep(UB_CRATE_VARIABILITY, true, false,
+                             p->variability != UB_VARYING));
+        ub_cw_metas(w, &p->meta, false);
+        if (p->default_value.kind != UB_V_EMPTY)
+            ub_cw_field_c(w, "default", ub_cw_value(w, &p->default_value));
+        if (p->samples.authored)
+            ub_cw_field_c(w, "timeSamples", ub_cw_samples(w, &p->samples));
+        if (p->connections.kind == UB_V_LISTOP)
+            ub_cw_field_c(w, "connectionPaths",
+                          ub_cw_listop(w, &p->connections,
+                                       UB_CRATE_PATH_LISTOP));
+    } else {
+        ub_cw_field_c(w, "custom", ub_cw_bool(p->custom));
+        /* a relationship is uniform unless declared varying */
+        ub_cw_field_c(w, "variability",
+                      ub_rep(UB_CRATE_VARIABILITY, true, false,
+                             !p->varying_keyword));
+        ub_cw_metas(w, &p->meta, false);
+        for (uint32_t i = 0; i < p->samples.n; i++)
+            if (p->samples.v[i].value.kind != UB_V_BLOCK) {
+                ub_cw_error(w, "relationship time samples (path values; "
+                               "OpenUSD cannot write them to usdc either)");
+                break;
+            }
+        if (p->samples.authored)
+            ub_cw_field_c(w, "timeSamples", ub_cw_samples(w, &p->samples));
+        if (p->targets.kind == UB_V_LISTOP)
+            ub_cw_field_c(w, "targetPaths",
+                          ub_cw_listop(w, &p->targets, UB_CRATE_PATH_LISTOP));
+        if (p->default_target)
+            ub_cw_error(w, "a relationship default target (a path value; "
+                           "OpenUSD cannot write it to usdc either)");
+    }
+    ub_cw_spec(w, path, p->kind == UB_ATTR ? UB_CRATE_SPEC_ATTRIBUTE
+                                           : UB_CRATE_SPEC_RELATIONSHIP);
+    w->where_prop = NULL;
+}
+
+static void ub_cw_prim(ub_cw *w, uint32_t path, const ub_prim *prim,
+                       ub_crate_spec_type type);
+
+/* A prim's variant set names as OpenUSD's text reader records them
+ * (variantSetChildren): the names of an explicit (else an added)
+ * variantSets list first -- the reader makes a variant set of each --,
+ * then the sets with bodies not named there, as authored.  Returns the
+ * count; *out is malloc'd (NULL for none). */
+static uint32_t ub_variant_set_children(ub_cw *w, const ub_prim *prim,
+                                        const char ***out)
+{
+    const ub_value *list = NULL;
+    for (uint32_t i = 0; i < prim->meta.n; i++) {
+        const ub_field *f = &prim->meta.v[i];
+        if (strcmp(f->key, "variantSets") == 0 &&
+            f->value.kind == UB_V_LISTOP) {
+            const ub_listop *lo = f->value.u.listop;
+            if (lo->has[UB_LO_EXPLICIT])
+                list = &lo->part[UB_LO_EXPLICIT];
+            else if (lo->has[UB_LO_ADD])
+                list = &lo->part[UB_LO_ADD];
+        }
+    }
+    uint32_t nl = list && list->kind == UB_V_DATA ? list->count : 0;
+    *out = NULL;
+    if (nl + prim->n_variant_sets == 0)
+        return 0;
+    const char **v = malloc((nl + prim->n_variant_sets) * sizeof *v);
+    if (!v) {
+        w->oom = true;
+        return 0;
+    }
+    uint32_t n = 0;
+    for (uint32_t i = 0; i < nl + prim->n_variant_sets; i++) {
+        const char *name = i < nl ? ub_value_str(list, i)
+                                  : prim->variant_sets[i - nl].name;
+        bool dup = false;
+        for (uint32_t k = 0; k < n && !dup; k++)
+            dup = v[k] == name;
+        if (!dup)
+            v[n++] = name;
+    }
+    *out = v;
+    return n;
+}
+
+/* The children, properties and variant sets of prim, whose spec is being
+ * built at path: their name lists go to the spec first. */
+static void ub_cw_body(ub_cw *w, const ub_prim *prim)
+{
+    if (prim->prim_order.kind == UB_V_DATA)
+        ub_cw_field_c(w, "primOrder",
+                      ub_cw_token_vector(w, prim->prim_order.u.data,
+                                         prim->prim_order.count));
+    if (prim->property_order.kind == UB_V_DATA)
+        ub_cw_field_c(w, "propertyOrder",
+                      ub_cw_token_vector(w, prim->property_order.u.data,
+                                         prim->property_order.count));
+    uint32_t nmax = prim->children.n;
+    if (prim->props.n > nmax)
+        nmax = prim->props.n;
+    const char **names = nmax ? malloc(nmax * sizeof *names) : NULL;
+    if (nmax && !names) {
+        w->oom = true;
+        return;
+    }
+    if (prim->children.n) {
+        for (uint32_t i = 0; i < prim->children.n; i++)
+            names[i] = prim->children.v[i]->name;
+        ub_cw_field_c(w, "primChildren",
+                      ub_cw_token_vector(w, names, prim->children.n));
+    }
+    if (prim->props.n) {
+        for (uint32_t i = 0; i < prim->props.n; i++)
+            names[i] = prim->props.v[i]->name;
+        ub_cw_field_c(w, "properties",
+                      ub_cw_token_vector(w, names, prim->props.n));
+    }
+    free(names);
+    uint32_t nsets = ub_variant_set_children(w, prim, &names);
+    if (nsets)
+        ub_cw_field_c(w, "variantSetChildren",
+                      ub_cw_token_vector(w, names, nsets));
+    free(names);
+    /* the spec itself is closed by the caller; children follow */
+}
+
+static void ub_cw_children(ub_cw *w, uint32_t path, const ub_prim *prim)
+{
+    for (uint32_t i = 0; i < prim->props.n && !w->failed; i++)
+        ub_cw_prop(w, path, prim->props.v[i]);
+    const char **sets;
+    uint32_t nsets = ub_variant_set_children(w, prim, &sets);
+    for (uint32_t i = 0; i < nsets && !w->failed; i++) {
+        uint32_t set_path = ub_cw_variant_path(w, path, sets[i], NULL);
+        const ub_variant_set *vs = NULL;
+        for (uint32_t k = 0; k < prim->n_variant_sets && !vs; k++)
+            if (prim->variant_sets[k].name == sets[i])
+                vs = &prim->variant_sets[k];
+        if (!vs) { /* named by variantSets only: a set without variants */
+            ub_cw_spec(w, set_path, UB_CRATE_SPEC_VARIANT_SET);
+            continue;
+        }
+        const char **names =
+            vs->variants.n ? malloc(vs->variants.n * sizeof *names) : NULL;
+        if (vs->variants.n && !names) {
+            w->oom = true;
+            break;
+        }
+        for (uint32_t k = 0; k < vs->variants.n; k++)
+            names[k] = vs->variants.v[k]->name;
+        if (vs->variants.n)
+            ub_cw_field_c(w, "variantChildren",
+                          ub_cw_token_vector(w, names, vs->variants.n));
+        free(names);
+        ub_cw_spec(w, set_path, UB_CRATE_SPEC_VARIANT_SET);
+        for (uint32_t k = 0; k < vs->variants.n && !w->failed; k++) {
+            const ub_prim *var = vs->variants.v[k];
+            uint32_t vp = ub_cw_variant_path(w, path, vs->name, var->name);
+            ub_cw_prim(w, vp, var, UB_CRATE_SPEC_VARIANT);
+        }
+    }
+    free(sets);
+    for (uint32_t i = 0; i < prim->children.n && !w->failed; i++) {
+        const ub_prim *c = prim->children.v[i];
+        ub_cw_prim(w, ub_cw_child(w, path, c->name, false), c,
+                   UB_CRATE_SPEC_PRIM);
+    }
+}
+
+static void ub_cw_prim(ub_cw *w, uint32_t path, const ub_prim *prim,
+                       ub_crate_spec_type type)
+{
+    const ub_prim *saved = w->where;
+    w->where = prim;
+    ub_cw_field_c(w, "specifier",
+                  ub_rep(UB_CRATE_SPECIFIER, true, false, prim->specifier));
+    if (prim->type_name && type == UB_CRATE_SPEC_PRIM)
+        ub_cw_field_c(w, "typeName",
+                      ub_rep(UB_CRATE_TOKEN, true, false,
+                             ub_cw_token(w, prim->type_name)));
+    ub_cw_metas(w, &prim->meta, false);
+    ub_cw_body(w, prim);
+    ub_cw_spec(w, path, type);
+    ub_cw_children(w, path, prim);
+    w->where = saved;
+}
+
+static void ub_cw_layer(ub_cw *w)
+{
+    const ub_layer *l = w->layer;
+    uint32_t root = ub_cw_child(w, UINT32_MAX, ub_cw_intern(w, "", 0), false);
+    ub_cw_metas(w, &l->meta, true);
+    if (l->has_sublayers) {
+        ub_buf b;
+        ub_buf_init(&b);
+        ub_w64(&b, l->n_sublayers);
+        for (uint32_t i = 0; i < l->n_sublayers; i++)
+            ub_w32(&b, ub_cw_string(w, l->sublayers[i].asset));
+        ub_cw_field_c(w, "subLayers",
+                      ub_cw_store(w, ub_rep(UB_CRATE_STRING_VECTOR, false,
+                                            false, 0),
+                                  &b, 1));
+        b.len = 0;
+        ub_w64(&b, l->n_sublayers);
+        for (uint32_t i = 0; i < l->n_sublayers; i++) {
+            ub_wf64(&b, l->sublayers[i].offset.offset);
+            ub_wf64(&b, l->sublayers[i].offset.scale);
+        }
+        ub_cw_field_c(w, "subLayerOffsets",
+                      ub_cw_store(w, ub_rep(UB_CRATE_LAYER_OFFSET_VECTOR,
+                                            false, false, 0),
+                                  &b, 1));
+        ub_buf_free(&b);
+    }
+    ub_cw_body(w, l->root);
+    ub_cw_spec(w, root, UB_CRATE_SPEC_PSEUDO_ROOT);
+    ub_cw_children(w, root, l->root);
+}
+
+/* --- sections ------------------------------------------------------------- */
+
+typedef struct ub_section {
+    const char *name;
+    uint64_t start, size;
+} ub_section;
+
+/* Depth-first order of the path tree: index, element token (negative for
+ * a prim property), and the jump (-2 leaf, -1 child only, 0 sibling only,
+ * else the distance to the sibling). */
+static void ub_cw_path_order(ub_cw *w, uint32_t *idx, int32_t *tok,
+                             int32_t *jump, size_t *n)
+{
+    /* iterative walk: a stack of nodes whose sibling jump is pending */
+    size_t depth_cap = 64, sp = 0;
+    uint32_t *stack = malloc(depth_cap * sizeof *stack);
+    size_t *pos = malloc(depth_cap * sizeof *pos);
+    if (!stack || !pos) {
+        w->oom = true;
+        free(stack);
+        free(pos);
+        return;
+    }
+    uint32_t cur = 0; /* the root */
+    for (;;) {
+        const ub_pnode *nd = &w->pnodes.v[cur];
+        size_t at = (*n)++;
+        idx[at] = cur;
+        tok[at] = nd->is_prop ? -(int32_t)nd->token : (int32_t)nd->token;
+        bool child = nd->first != UINT32_MAX;
+        bool sib = nd->next != UINT32_MAX && cur != 0;
+        jump[at] = child ? (sib ? 0 : -1) : (sib ? 0 : -2);
+        if (child) {
+            if (sib) {
+                if (sp == depth_cap) {
+                    depth_cap *= 2;
+                    uint32_t *s2 = realloc(stack, depth_cap * sizeof *stack);
+                    size_t *p2 = s2 ? realloc(pos, depth_cap * sizeof *pos)
+                                    : NULL;
+                    if (s2)
+                        stack = s2;
+                    if (!s2 || !p2) {
+                        w->oom = true;
+                        break;
+                    }
+                    pos = p2;
+                }
+                stack[sp] = nd->next;
+                pos[sp++] = at;
+            }
+            cur = nd->first;
+            continue;
+        }
+        if (sib) {
+            cur = nd->next;
+            continue;
+        }
+        /* a leaf without a sibling: resume at the nearest pending one */
+        if (sp == 0)
+            break;
+        sp--;
+        jump[pos[sp]] = (int32_t)(*n - pos[sp]);
+        cur = stack[sp];
+    }
+    free(stack);
+    free(pos);
+}
+
+/* Specs as OpenUSD orders them: prims (and the pseudo-root, variant
+ * sets, variants) first, then properties grouped by name; within a group
+ * as written.  Runs of like specs make the SPECS lists compress well. */
+static int ub_cmp_spec(const void *a, const void *b)
+{
+    const ub_spec_rec *x = a, *y = b;
+    if (!x->prop != !y->prop)
+        return x->prop ? 1 : -1;
+    if (x->prop && x->prop != y->prop) {
+        int c = strcmp(x->prop, y->prop);
+        if (c)
+            return c;
+    }
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* Lay the field sets out again in the order the (sorted) specs use them
+ * first. */
+static void ub_cw_renumber_fsets(ub_cw *w)
+{
+    size_t n = w->fsets.n;
+    uint32_t *to = malloc((n ? n : 1) * sizeof *to);
+    uint32_t *v = malloc((n ? n : 1) * sizeof *v);
+    if (!to || !v) {
+        w->oom = true;
+        free(to);
+        free(v);
+        return;
+    }
+    memset(to, 0xff, (n ? n : 1) * sizeof *to);
+    size_t k = 0;
+    for (size_t i = 0; i < w->specs.n; i++) {
+        uint32_t old = w->specs.v[i].fset;
+        if (to[old] == UINT32_MAX) {
+            to[old] = (uint32_t)k;
+            size_t j = old;
+            do
+                v[k++] = w->fsets.v[j];
+            while (w->fsets.v[j++] != UINT32_MAX);
+        }
+        w->specs.v[i].fset = to[old];
+    }
+    free(to);
+    free(w->fsets.v);
+    w->fsets.v = v;
+    w->fsets.n = k;
+    w->fsets.cap = n ? n : 1;
+}
+
+/* A uint64 placeholder at o's end; ub_patch_size fills it with the number
+ * of bytes after it. */
+static size_t ub_size_slot(ub_buf *o)
+{
+    size_t at = o->len;
+    ub_w64(o, 0);
+    return at;
+}
+
+static void ub_patch_size(ub_buf *o, size_t at)
+{
+    uint64_t size = o->len - at - 8;
+    if (!o->failed)
+        memcpy(o->data + at, &size, 8);
+}
+
+/* TOKENS: count, raw size, then the NUL-separated text compressed. */
+static void ub_sec_tokens(const ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
+{
+    ub_buf t;
+    ub_buf_init(&t);
+    for (size_t i = 0; i < w->tokens.n; i++)
+        ub_buf_append(&t, w->tokens.v[i], ub_str_len(w->tokens.v[i]) + 1);
+    ub_w64(o, w->tokens.n);
+    ub_w64(o, t.len);
+    size_t at = ub_size_slot(o);
+    if (t.failed)
+        o->failed = true;
+    else
+        ub_crate_lz4_compress(t.data, t.len, c, o);
+    ub_patch_size(o, at);
+    ub_buf_free(&t);
+}
+
+/* FIELDS: count, the key tokens as compressed ints, the reps as LZ4. */
+static void ub_sec_fields(const ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
+{
+    size_t n = w->fields.n;
+    uint32_t *toks = malloc((n ? n : 1) * 4);
+    uint64_t *reps = malloc((n ? n : 1) * 8);
+    if (!toks || !reps) {
+        o->failed = true;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            toks[i] = w->fields.v[i].token;
+            reps[i] = w->fields.v[i].rep;
+        }
+        ub_w64(o, n);
+        ub_crate_put_ints32(toks, n, c, o);
+        size_t at = ub_size_slot(o);
+        ub_crate_lz4_compress(reps, n * 8, c, o);
+        ub_patch_size(o, at);
+    }
+    free(toks);
+    free(reps);
+}
+
+/* The tokens and fields sections, compressed on a helper thread while the
+ * caller's thread does the others (they read what the walk left, and
+ * write only their own buffers and compressor). */
+typedef struct ub_sec_job {
+    const ub_cw *w;
+    ub_crate_lz4c lz4;
+    ub_buf tokens, fields;
+} ub_sec_job;
+
+static void *ub_sec_job_run(void *arg)
+{
+    ub_sec_job *j = arg;
+    ub_sec_tokens(j->w, &j->lz4, &j->tokens);
+    ub_sec_fields(j->w, &j->lz4, &j->fields);
+    return NULL;
+}
+
+/* FIELDSETS, PATHS and SPECS into o; sizes[0..2] their sizes. */
+static void ub_sec_rest(ub_cw *w, ub_buf *o, uint64_t *sizes)
+{
+    /* field sets renumbered in the specs' order: like specs next to each
+     * other then have like field set indices */
+    if (w->specs.n)
+        qsort(w->specs.v, w->specs.n, sizeof *w->specs.v, ub_cmp_spec);
+    ub_cw_renumber_fsets(w);
+
+    ub_w64(o, w->fsets.n);
+    ub_crate_put_ints32(w->fsets.v, w->fsets.n, &w->lz4, o);
+    sizes[0] = o->len;
+
+    size_t total = w->pnodes.n, n = 0;
+    uint32_t *idx = malloc((total ? total : 1) * 4);
+    int32_t *tok = malloc((total ? total : 1) * 4);
+    int32_t *jump = malloc((total ? total : 1) * 4);
+    if (!idx || !tok || !jump)
+        w->oom = true;
+    else
+        ub_cw_path_order(w, idx, tok, jump, &n);
+    ub_w64(o, total);
+    ub_w64(o, n);
+    if (!w->oom) {
+        ub_crate_put_ints32(idx, n, &w->lz4, o);
+        ub_crate_put_ints32((uint32_t *)tok, n, &w->lz4, o);
+        ub_crate_put_ints32((uint32_t *)jump, n, &w->lz4, o);
+    }
+    free(idx);
+    free(tok);
+    free(jump);
+    sizes[1] = o->len - sizes[0];
+
+    n = w->specs.n;
+    uint32_t *tmp = malloc((n ? n : 1) * 4);
+    if (!tmp) {
+        w->oom = true;
+    } else {
+        ub_w64(o, n);
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = w->specs.v[i].path;
+        ub_crate_put_ints32(tmp, n, &w->lz4, o);
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = w->specs.v[i].fset;
+        ub_crate_put_ints32(tmp, n, &w->lz4, o);
+        for (size_t i = 0; i < n; i++)
+            tmp[i] = w->specs.v[i].type;
+        ub_crate_put_ints32(tmp, n, &w->lz4, o);
+    }
+    free(tmp);
+    sizes[2] = o->len - sizes[0] - sizes[1];
+}
+
+/* The six sections, in OpenUSD's order, appended to the file. */
+static void ub_cw_sections(ub_cw *w, ub_section *sec)
+{
+    ub_sec_job job = {.w = w};
+    ub_crate_lz4c_init(&job.lz4, UB_USDC_HC);
+    ub_buf_init(&job.tokens);
+    ub_buf_init(&job.fields);
+    pthread_t th;
+    bool threaded = pthread_create(&th, NULL, ub_sec_job_run, &job) == 0;
+    if (!threaded)
+        ub_sec_job_run(&job);
+
+    ub_buf strings, rest;
+    ub_buf_init(&strings);
+    ub_buf_init(&rest);
+    ub_w64(&strings, w->strings.n);
+    if (w->strings.n)
+        ub_buf_append(&strings, w->strings.v, w->strings.n * 4);
+    uint64_t sizes[3];
+    ub_sec_rest(w, &rest, sizes);
+    if (threaded)
+        pthread_join(th, NULL);
+
+    static const char *const names[6] = {
+        UB_CRATE_SEC_TOKENS, UB_CRATE_SEC_STRINGS, UB_CRATE_SEC_FIELDS,
+        UB_CRATE_SEC_FIELDSETS, UB_CRATE_SEC_PATHS, UB_CRATE_SEC_SPECS};
+    const ub_buf *parts[4] = {&job.tokens, &strings, &job.fields, &rest};
+    ub_buf *o = w->out;
+    uint64_t at = o->len - w->base;
+    for (int k = 0; k < 4; k++) {
+        if (parts[k]->failed)
+            w->oom = true;
+        else if (parts[k]->len)
+            ub_buf_append(o, parts[k]->data, parts[k]->len);
+    }
+    uint64_t size[6] = {job.tokens.len, strings.len, job.fields.len,
+                        sizes[0], sizes[1], sizes[2]};
+    for (int k = 0; k < 6; k++) {
+        sec[k].name = names[k];
+        sec[k].start = at;
+        sec[k].size = size[k];
+        at += size[k];
+    }
+    ub_buf_free(&job.tokens);
+    ub_buf_free(&job.fields);
+    ub_buf_free(&strings);
+    ub_buf_free(&rest);
+    ub_crate_lz4c_free(&job.lz4);
+}
+
+static void ub_cw_free(ub_cw *w)
+{
+    free(w->tokens.v);
+    free(w->token_tab.s);
+    free(w->strings.v);
+    free(w->string_text.v);
+    free(w->string_tab.s);
+    free(w->pnodes.v);
+    free(w->pnode_tab.s);
+    free(w->ptext_tab.s);
+    free(w->ptext.v);
+    free(w->ptext_idx.v);
+    free(w->vals.v);
+    free(w->val_tab.s);
+    free(w->fields.v);
+    free(w->field_tab.s);
+    free(w->fsets.v);
+    free(w->fset_tab.s);
+    free(w->specs.v);
+    free(w->cur.v);
+    ub_crate_lz4c_free(&w->lz4);
+    ub_crate_lz4c_free(&w->lz4v);
+}
+
+int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
+{
+    ub_cw w;
+    memset(&w, 0, sizeof w);
+    w.layer = layer;
+    w.strtab = layer->strtab;
+    w.diags = diags;
+    w.out = out;
+    w.base = out->len;
+    w.version = UB_CRATE_VERSION_DEFAULT;
+    w.empty_path = UINT32_MAX;
+    ub_crate_lz4c_init(&w.lz4, UB_USDC_HC);
+    ub_crate_lz4c_init(&w.lz4v, UB_USDC_HC_ARRAYS);
+
+    /* the bootstrap, filled in at the end */
+    char zero[UB_CRATE_BOOTSTRAP_SIZE] = {0};
+    ub_buf_append(out, zero, sizeof zero);
+
+    if (layer->streamed)
+        ub_cw_error(&w, "the layer was read by a streaming parse");
+    else
+        ub_cw_layer(&w);
+
+    ub_section sec[6];
+    if (!w.failed && !w.oom)
+        ub_cw_sections(&w, sec);
+    if (!w.failed && !w.oom && !out->failed) {
+        uint64_t toc = out->len - w.base;
+        ub_w64(out, 6);
+        for (int i = 0; i < 6; i++) {
+            char name[UB_CRATE_SECTION_NAME_LEN] = {0};
+            memcpy(name, sec[i].name, strlen(sec[i].name));
+            ub_buf_append(out, name, sizeof name);
+            ub_w64(out, sec[i].start);
+            ub_w64(out, sec[i].size);
+        }
+        if (!out->failed) {
+            char *boot = out->data + w.base;
+            memcpy(boot, UB_CRATE_IDENT, UB_CRATE_IDENT_LEN);
+            boot[8] = (char)(w.version >> 16);
+            boot[9] = (char)(w.version >> 8);
+            boot[10] = (char)w.version;
+            memcpy(boot + 16, &toc, 8);
+        }
+    }
+    if ((w.oom || out->failed) && !w.failed) {
+        w.failed = true;
+        ub_diag_add(diags, UB_ERROR, (ub_loc){layer->path, 0, 0}, NULL, NULL,
+                    0, "out of memory writing usdc");
+    }
+    ub_cw_free(&w);
+    return w.failed ? -1 : 0;
+}

@@ -1,0 +1,257 @@
+/* Unit tests of the crate writer: the file's frame (bootstrap, table of
+ * contents, sections), the version it chooses, deduplication, inlining,
+ * determinism and refusals.  Whether OpenUSD reads the files as the same
+ * layer is tests/usdc-oracle.sh's part (it needs OpenUSD). */
+#include <CUnit/Basic.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "ub_crate_format.h"
+#include "ub_parse.h"
+#include "ub_usdc_write.h"
+
+static ub_strtab *strtab;
+
+/* Parse text and write it as crate into out; returns the writer's status
+ * (-2 when the text does not parse). */
+static int write_text(const char *text, ub_buf *out, ub_diags *d)
+{
+    ub_layer *l = ub_parse_usda(strtab, "t.usda", text, strlen(text), d);
+    if (!l)
+        return -2;
+    int r = ub_usdc_write(l, out, d);
+    ub_layer_free(l);
+    return r;
+}
+
+static uint64_t u64_at(const ub_buf *b, size_t off)
+{
+    uint64_t x = 0;
+    if (off + 8 <= b->len)
+        memcpy(&x, b->data + off, 8);
+    return x;
+}
+
+static uint32_t version_of(const ub_buf *b)
+{
+    const unsigned char *p = (const unsigned char *)b->data;
+    return UB_CRATE_VERSION(p[8], p[9], p[10]);
+}
+
+static const char *simple =
+    "#usda 1.0\n(\n    defaultPrim = \"A\"\n)\n\n"
+    "def Xform \"A\"\n{\n    float x = 1.5\n    int[] ids = [1, 2, 3]\n}\n";
+
+static void test_frame(void)
+{
+    ub_diags *d = ub_diags_new();
+    ub_buf b;
+    ub_buf_init(&b);
+    CU_ASSERT_EQUAL_FATAL(write_text(simple, &b, d), 0);
+    CU_ASSERT(memcmp(b.data, UB_CRATE_IDENT, UB_CRATE_IDENT_LEN) == 0);
+    CU_ASSERT_EQUAL(version_of(&b), UB_CRATE_VERSION(0, 8, 0));
+    /* the table of contents: 6 sections in OpenUSD's order, each inside
+     * the file and after the bootstrap, one after another */
+    uint64_t toc = u64_at(&b, 16);
+    CU_ASSERT_FATAL(toc >= UB_CRATE_BOOTSTRAP_SIZE && toc + 8 <= b.len);
+    CU_ASSERT_EQUAL_FATAL(u64_at(&b, toc), 6);
+    CU_ASSERT_EQUAL(toc + 8 + 6 * UB_CRATE_SECTION_ENTRY_SIZE, b.len);
+    static const char *names[6] = {
+        UB_CRATE_SEC_TOKENS, UB_CRATE_SEC_STRINGS, UB_CRATE_SEC_FIELDS,
+        UB_CRATE_SEC_FIELDSETS, UB_CRATE_SEC_PATHS, UB_CRATE_SEC_SPECS};
+    uint64_t end = 0;
+    for (int i = 0; i < 6; i++) {
+        size_t e = toc + 8 + (size_t)i * UB_CRATE_SECTION_ENTRY_SIZE;
+        CU_ASSERT_STRING_EQUAL(b.data + e, names[i]);
+        uint64_t start = u64_at(&b, e + 16), size = u64_at(&b, e + 24);
+        CU_ASSERT(start >= UB_CRATE_BOOTSTRAP_SIZE);
+        CU_ASSERT(i == 0 || start == end);
+        end = start + size;
+    }
+    CU_ASSERT_EQUAL(end, toc);
+    /* the bootstrap's reserved bytes are zero */
+    for (size_t i = 24; i < UB_CRATE_BOOTSTRAP_SIZE; i++)
+        CU_ASSERT_EQUAL(b.data[i], 0);
+    ub_buf_free(&b);
+    ub_diags_free(d);
+}
+
+static void expect_version(const char *text, uint32_t want)
+{
+    ub_diags *d = ub_diags_new();
+    ub_buf b;
+    ub_buf_init(&b);
+    CU_ASSERT_EQUAL_FATAL(write_text(text, &b, d), 0);
+    CU_ASSERT_EQUAL(version_of(&b), want);
+    ub_buf_free(&b);
+    ub_diags_free(d);
+}
+
+/* Newer versions only when the layer needs them. */
+static void test_versions(void)
+{
+    expect_version("#usda 1.0\ndef \"A\" {\n timecode t = 3\n}\n",
+                   UB_CRATE_VERSION(0, 9, 0));
+    expect_version("#usda 1.0\ndef \"A\" {\n timecode[] t = [1, 2]\n}\n",
+                   UB_CRATE_VERSION(0, 9, 0));
+    expect_version("#usda 1.0\ndef \"A\" {\n double t.timeSamples = "
+                   "{ 1: 2 }\n}\n",
+                   UB_CRATE_VERSION(0, 8, 0));
+    expect_version("#usda 1.0\ndef \"A\" {\n pathExpression e = \"/A\"\n}\n",
+                   UB_CRATE_VERSION(0, 10, 0));
+    expect_version("#usda 1.0\n(\n    relocates = {\n        </A/B>: </A/C>\n"
+                   "    }\n)\n",
+                   UB_CRATE_VERSION(0, 11, 0));
+    expect_version("#usda 1.0\ndef \"A\" (\n    payload = @p.usda@\n)\n{\n}\n",
+                   UB_CRATE_VERSION(0, 8, 0));
+}
+
+static size_t size_of(const char *text)
+{
+    ub_diags *d = ub_diags_new();
+    ub_buf b;
+    ub_buf_init(&b);
+    int r = write_text(text, &b, d);
+    CU_ASSERT_EQUAL(r, 0);
+    size_t n = b.len;
+    ub_buf_free(&b);
+    ub_diags_free(d);
+    return n;
+}
+
+/* A repeated array is stored once: two equal 64-point arrays cost about
+ * as much as one, two different ones about twice. */
+static void test_dedup(void)
+{
+    char pts[2][4096];
+    for (int k = 0; k < 2; k++) {
+        size_t n = 0;
+        n += (size_t)snprintf(pts[k] + n, sizeof pts[k] - n, "[");
+        for (int i = 0; i < 64; i++)
+            n += (size_t)snprintf(pts[k] + n, sizeof pts[k] - n,
+                                  "%s(%d.5, %d.25, %d.125)", i ? ", " : "",
+                                  i + k, i * 3, i * 7);
+        snprintf(pts[k] + n, sizeof pts[k] - n, "]");
+    }
+    char one[10000], same[10000], diff[10000];
+    snprintf(one, sizeof one,
+             "#usda 1.0\ndef \"A\" {\npoint3f[] p = %s\n}\n", pts[0]);
+    snprintf(same, sizeof same,
+             "#usda 1.0\ndef \"A\" {\npoint3f[] p = %s\n"
+             "point3f[] q = %s\n}\n", pts[0], pts[0]);
+    snprintf(diff, sizeof diff,
+             "#usda 1.0\ndef \"A\" {\npoint3f[] p = %s\n"
+             "point3f[] q = %s\n}\n", pts[0], pts[1]);
+    size_t s1 = size_of(one), s2 = size_of(same), s3 = size_of(diff);
+    size_t arr = 64 * 12;
+    CU_ASSERT(s2 < s1 + arr / 4);
+    CU_ASSERT(s3 >= s1 + arr);
+}
+
+/* Small values live in the rep: a layer of inlinable defaults holds no
+ * value bytes between the bootstrap and the first section, except the
+ * name lists (token vectors) that are never inlined. */
+static void test_inlined(void)
+{
+    const char *a = "#usda 1.0\ndef \"A\" {\nfloat f = 1.5\n"
+                    "double d = 0.25\nint3 v = (1, -2, 3)\n"
+                    "matrix2d m = ((2, 0), (0, 2))\nbool b = 1\n}\n";
+    const char *b = "#usda 1.0\ndef \"A\" {\nfloat f = 2.5\n"
+                    "double d = 0.1\nint3 v = (1000, -2, 3)\n"
+                    "matrix2d m = ((2, 1), (0, 2))\nbool b = 0\n}\n";
+    ub_diags *d = ub_diags_new();
+    ub_buf x, y;
+    ub_buf_init(&x);
+    ub_buf_init(&y);
+    CU_ASSERT_EQUAL_FATAL(write_text(a, &x, d), 0);
+    CU_ASSERT_EQUAL_FATAL(write_text(b, &y, d), 0);
+    /* the tokens section starts where the values end */
+    size_t tx = u64_at(&x, u64_at(&x, 16) + 8 + 16);
+    size_t ty = u64_at(&y, u64_at(&y, 16) + 8 + 16);
+    /* b's double (not a float), int3 (not int8) and matrix (not
+     * diagonal) go out of line: 8 + 12 + 32 bytes */
+    CU_ASSERT_EQUAL(ty - tx, 8 + 12 + 32);
+    ub_buf_free(&x);
+    ub_buf_free(&y);
+    ub_diags_free(d);
+}
+
+static void test_deterministic(void)
+{
+    const char *text =
+        "#usda 1.0\n(\n    customLayerData = {\n        int b = 2\n"
+        "        string a = \"x\"\n    }\n)\n"
+        "def \"A\" (\n    variants = {\n        string v = \"x\"\n    }\n"
+        "    prepend variantSets = \"v\"\n)\n{\n"
+        "    variantSet \"v\" = {\n        \"x\" {\n"
+        "            float f = 2\n        }\n    }\n"
+        "    rel r = [</A.f>, </B>]\n"
+        "    double t.timeSamples = { 1: 2, 2: 3.5, 3: None }\n}\n";
+    ub_diags *d = ub_diags_new();
+    ub_buf x, y;
+    ub_buf_init(&x);
+    ub_buf_init(&y);
+    CU_ASSERT_EQUAL_FATAL(write_text(text, &x, d), 0);
+    CU_ASSERT_EQUAL_FATAL(write_text(text, &y, d), 0);
+    CU_ASSERT_EQUAL(x.len, y.len);
+    CU_ASSERT(x.len == y.len && memcmp(x.data, y.data, x.len) == 0);
+    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+    ub_buf_free(&x);
+    ub_buf_free(&y);
+    ub_diags_free(d);
+}
+
+/* What OpenUSD cannot write to crate either is refused with the spec. */
+static void expect_refused(const char *text, const char *msg)
+{
+    ub_diags *d = ub_diags_new();
+    ub_buf b;
+    ub_buf_init(&b);
+    CU_ASSERT_EQUAL(write_text(text, &b, d), -1);
+    CU_ASSERT_FATAL(ub_diags_errors(d) >= 1);
+    const ub_diag *g = ub_diags_at(d, ub_diags_count(d) - 1);
+    if (!strstr(g->message, msg))
+        fprintf(stderr, "\nmessage: %s\nwanted: %s\n", g->message, msg);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g->message, msg));
+    ub_buf_free(&b);
+    ub_diags_free(d);
+}
+
+static void test_refused(void)
+{
+    expect_refused("#usda 1.0\ndef \"R\" {\n double a = 1 (\n"
+                   "    displayUnit = mm\n)\n}\n",
+                   "</R.a>: cannot be written as usdc: displayUnit");
+    expect_refused("#usda 1.0\ndef \"R\" {\n rel r.default = </R>\n}\n",
+                   "</R.r>: cannot be written as usdc: a relationship "
+                   "default target");
+    expect_refused("#usda 1.0\ndef \"R\" {\n varying rel r.timeSamples = "
+                   "{ 1: </R> }\n}\n",
+                   "</R.r>: cannot be written as usdc: relationship time "
+                   "samples");
+    expect_refused("#usda 1.0\ndef \"R\" {\n double v.timeSamples = "
+                   "{ 1: 1, nan: 2 }\n}\n",
+                   "</R.v>: cannot be written as usdc: a time sample at "
+                   "time nan");
+}
+
+int main(void)
+{
+    strtab = ub_strtab_new();
+    if (!strtab || CU_initialize_registry() != CUE_SUCCESS)
+        return 2;
+    CU_pSuite s = CU_add_suite("usdc writer", NULL, NULL);
+    CU_add_test(s, "bootstrap, table of contents, sections", test_frame);
+    CU_add_test(s, "version by need", test_versions);
+    CU_add_test(s, "repeated arrays stored once", test_dedup);
+    CU_add_test(s, "small values inlined", test_inlined);
+    CU_add_test(s, "deterministic", test_deterministic);
+    CU_add_test(s, "refusals", test_refused);
+    CU_basic_set_mode(CU_BRM_VERBOSE);
+    CU_basic_run_tests();
+    unsigned failed =
+        CU_get_number_of_failures() + CU_get_number_of_tests_failed();
+    CU_cleanup_registry();
+    ub_strtab_free(strtab);
+    return failed ? 1 : 0;
+}
