@@ -186,6 +186,7 @@ typedef struct ub_cx {
      * instance path its namespace replaces */
     struct ub_proto *protos;
     uint32_t n_protos;
+    uint32_t last_proto_id; /* N of the last Flattened_Prototype_N named */
     const char *remap_from, *remap_to;
     /* relocates found so far, in stage paths (strongest first, one per
      * source) */
@@ -2306,8 +2307,11 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
     cx->protos = np;
     char name[64];
     const char *path = NULL, *nm = NULL;
-    for (uint32_t id = cx->n_protos + 1; !path || !nm; id++) {
-        snprintf(name, sizeof name, "Flattened_Prototype_%u", id);
+    /* ids never go back: a name skipped because a stage prim has it is
+     * not taken by the next prototype either (as UsdStage::Flatten) */
+    while (!path || !nm) {
+        snprintf(name, sizeof name, "Flattened_Prototype_%u",
+                 ++cx->last_proto_id);
         nm = ub_intern_cstr(cx->t, name);
         path = nm ? ub_path_child(cx->t, "/", nm) : NULL;
         if (!nm || !path) {
@@ -2347,6 +2351,25 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
     cx->remap_to = save_to;
     free(pi.v);
     return path;
+}
+
+/* `reorder nameChildren` and `reorder properties` are metadata to
+ * UsdStage::Flatten (primOrder, propertyOrder): the strongest opinion of
+ * each is written as authored, on instances too. */
+static void ub_keep_reorders(ub_cx *cx, ub_prim *outp, const ub_ops *ops)
+{
+    bool kids = false, props = false;
+    for (uint32_t k = 0; k < ops->n && !(kids && props); k++) {
+        const ub_prim *p = ops->v[k].spec;
+        if (!kids && p->prim_order.kind != UB_V_EMPTY) {
+            outp->prim_order = ub_value_clone(cx->a, &p->prim_order);
+            kids = true;
+        }
+        if (!props && p->property_order.kind != UB_V_EMPTY) {
+            outp->property_order = ub_value_clone(cx->a, &p->property_order);
+            props = true;
+        }
+    }
 }
 
 static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
@@ -2444,6 +2467,7 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
                 cx->oom = true;
         }
     }
+    ub_keep_reorders(cx, outp, &ops);
     ub_clipsets clips;
     ub_prim_clip_sets(cx, ix, ancestral, &clips);
     ub_emit_props(cx, outp, ix, &ops, &clips);

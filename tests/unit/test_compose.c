@@ -411,6 +411,87 @@ static void test_reorder(void)
     ub_diags_free(d);
 }
 
+/* Prototype names skip the names of the stage's prims, and a skipped
+ * number is not taken by the next prototype either: two prototypes on a
+ * stage that has /Flattened_Prototype_1 and _2 are _3 and _4, never the
+ * same prim twice. */
+static void test_prototype_names(void)
+{
+    put("pnames.usda",
+        "#usda 1.0\n"
+        "def \"Flattened_Prototype_1\"\n{\n}\n"
+        "def \"Flattened_Prototype_2\"\n{\n}\n"
+        "def \"A\"\n{\n    def \"g\"\n    {\n    }\n}\n"
+        "def \"B\"\n{\n    def \"h\"\n    {\n    }\n}\n"
+        "def \"I\" (\n    instanceable = true\n    references = </A>\n)\n{\n}\n"
+        "def \"J\" (\n    instanceable = true\n    references = </B>\n)\n{\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("pnames.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    int n3 = 0, n4 = 0;
+    for (uint32_t i = 0; i < out->root->children.n; i++) {
+        const char *nm = out->root->children.v[i]->name;
+        n3 += strcmp(nm, "Flattened_Prototype_3") == 0;
+        n4 += strcmp(nm, "Flattened_Prototype_4") == 0;
+    }
+    CU_ASSERT_EQUAL(n3, 1);
+    CU_ASSERT_EQUAL(n4, 1);
+    CU_ASSERT_EQUAL(out->root->children.n, 8);
+    /* one prototype each: /A's and /B's children */
+    bool ab = ub_layer_find_prim(out, "/Flattened_Prototype_3/g") &&
+              ub_layer_find_prim(out, "/Flattened_Prototype_4/h");
+    bool ba = ub_layer_find_prim(out, "/Flattened_Prototype_3/h") &&
+              ub_layer_find_prim(out, "/Flattened_Prototype_4/g");
+    CU_ASSERT(ab != ba);
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
+/* Flatten keeps `reorder nameChildren` and `reorder properties`, the
+ * strongest opinion of each, on instances too (UsdStage::Flatten copies
+ * them as metadata). */
+static void test_keep_reorders(void)
+{
+    put("keepro.usda",
+        "#usda 1.0\n"
+        "def \"R\"\n{\n"
+        "    reorder nameChildren = [\"z\", \"q\"]\n"
+        "    reorder properties = [\"m\", \"k\"]\n"
+        "    int k = 1\n    int m = 2\n"
+        "    def \"q\" {\n    }\n    def \"z\" {\n    }\n"
+        "}\n"
+        "def \"S\" (\n    references = </R>\n)\n{\n"
+        "    reorder nameChildren = [\"q\", \"z\"]\n}\n"
+        "def \"I\" (\n    instanceable = true\n    references = </R>\n)\n{\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("keepro.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    ub_prim *r = ub_layer_find_prim(out, "/R");
+    ub_prim *s = ub_layer_find_prim(out, "/S");
+    ub_prim *i = ub_layer_find_prim(out, "/I");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(i);
+    CU_ASSERT_EQUAL_FATAL(r->prim_order.count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(&r->prim_order, 0), S("z"));
+    CU_ASSERT_EQUAL_FATAL(r->property_order.count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(&r->property_order, 0), S("m"));
+    /* the referencing prim's own reorder is the strongest */
+    CU_ASSERT_EQUAL_FATAL(s->prim_order.count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(&s->prim_order, 0), S("q"));
+    CU_ASSERT_EQUAL_FATAL(s->property_order.count, 2);
+    CU_ASSERT_EQUAL_FATAL(s->children.n, 2);
+    CU_ASSERT_STRING_EQUAL(s->children.v[0]->name, "q");
+    CU_ASSERT_EQUAL_FATAL(i->prim_order.count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(&i->prim_order, 0), S("z"));
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
 int main(void)
 {
     T = ub_strtab_new();
@@ -430,6 +511,8 @@ int main(void)
     CU_add_test(s, "clip times", test_clip_times);
     CU_add_test(s, "clip templates", test_clip_template);
     CU_add_test(s, "ancestral variants", test_ancestral_variant);
+    CU_add_test(s, "prototype names", test_prototype_names);
+    CU_add_test(s, "reorder statements kept", test_keep_reorders);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
