@@ -492,6 +492,54 @@ static void test_keep_reorders(void)
     ub_diags_free(d);
 }
 
+/* The prototype an instance's references name, or NULL. */
+static const char *proto_of(ub_layer *out, const char *path)
+{
+    ub_prim *p = ub_layer_find_prim(out, path);
+    const ub_field *f = p ? ub_fields_find(&p->meta, S("references")) : NULL;
+    if (!f || f->value.kind != UB_V_LISTOP)
+        return NULL;
+    const ub_value *v = &f->value.u.listop->part[UB_LO_ADD];
+    return v->count ? ((const ub_reference *)v->u.data)->prim_path : NULL;
+}
+
+/* A reference to a prim below a root prim brings what the target has
+ * through its ancestors' arcs (here /RootRef/Child is only reached
+ * through /RootRef's reference), and an instance's key leaves out arcs to
+ * sites without specs: Sub1 and Sub3 share one prototype. */
+static void test_subroot_references(void)
+{
+    put("sr_ref.usda",
+        "#usda 1.0\n"
+        "def \"Ref1\"\n{\n    def \"Child\" (\n"
+        "        references = </Ref2>\n    )\n    {\n    }\n}\n"
+        "def \"Ref2\"\n{\n    def \"G\"\n    {\n    }\n}\n");
+    put("sr_root.usda",
+        "#usda 1.0\n"
+        "def \"RootRef\" (\n    references = @./sr_ref.usda@</Ref1>\n)\n"
+        "{\n}\n"
+        "def \"Plain\" (\n    references = </RootRef/Child>\n)\n{\n}\n"
+        "def \"Sub1\" (\n    instanceable = true\n"
+        "    references = @./sr_ref.usda@</Ref1/Child>\n)\n{\n}\n"
+        "def \"Sub3\" (\n    instanceable = true\n"
+        "    references = </RootRef/Child>\n)\n{\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("sr_root.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    CU_ASSERT_PTR_NOT_NULL(ub_layer_find_prim(out, "/RootRef/Child/G"));
+    CU_ASSERT_PTR_NOT_NULL(ub_layer_find_prim(out, "/Plain/G"));
+    const char *p1 = proto_of(out, "/Sub1"), *p3 = proto_of(out, "/Sub3");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p1);
+    CU_ASSERT_PTR_EQUAL(p1, p3);
+    char g[128];
+    snprintf(g, sizeof g, "%s/G", p1);
+    CU_ASSERT_PTR_NOT_NULL(ub_layer_find_prim(out, g));
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
 int main(void)
 {
     T = ub_strtab_new();
@@ -513,6 +561,7 @@ int main(void)
     CU_add_test(s, "ancestral variants", test_ancestral_variant);
     CU_add_test(s, "prototype names", test_prototype_names);
     CU_add_test(s, "reorder statements kept", test_keep_reorders);
+    CU_add_test(s, "subroot references", test_subroot_references);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
