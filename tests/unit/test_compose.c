@@ -540,6 +540,28 @@ static void test_subroot_references(void)
     ub_diags_free(d);
 }
 
+/* A variant selection written as a variable expression selects the
+ * variant the root layer's expressionVariables name. */
+static void test_variant_selection_expression(void)
+{
+    put("vexpr.usda",
+        "#usda 1.0\n(\n    expressionVariables = {\n"
+        "        string VAR = \"b\"\n    }\n)\n"
+        "def \"A\" (\n    variants = {\n        string v = \"`${VAR}`\"\n"
+        "    }\n    prepend variantSets = \"v\"\n)\n{\n"
+        "    variantSet \"v\" = {\n"
+        "        \"a\" {\n            double x = 1\n        }\n"
+        "        \"b\" {\n            double x = 2\n        }\n    }\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("vexpr.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    CU_ASSERT_EQUAL(dflt(out, "/A", "x"), 2);
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
 int main(void)
 {
     T = ub_strtab_new();
@@ -562,6 +584,8 @@ int main(void)
     CU_add_test(s, "prototype names", test_prototype_names);
     CU_add_test(s, "reorder statements kept", test_keep_reorders);
     CU_add_test(s, "subroot references", test_subroot_references);
+    CU_add_test(s, "variant selection expressions",
+                test_variant_selection_expression);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
