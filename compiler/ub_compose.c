@@ -204,9 +204,13 @@ typedef struct ub_cx {
     size_t n_fields;
 } ub_cx;
 
+/* The layer stack rooted at `root`.  The stage's own (the first made) is
+ * never the one an arc to its root layer reaches: OpenUSD's stage has a
+ * session layer on top, so an arc back into the root layer opens a layer
+ * stack of its own (and is no cycle by itself). */
 static ub_stack *ub_cx_stack(ub_cx *cx, ub_layer *root)
 {
-    for (size_t i = 0; i < cx->n_stacks; i++)
+    for (size_t i = cx->n_stacks ? 1 : 0; i < cx->n_stacks; i++)
         if (cx->stacks[i]->root == root)
             return &cx->stacks[i]->st;
     if (cx->n_stacks == cx->cap_stacks) {

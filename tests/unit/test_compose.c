@@ -562,6 +562,37 @@ static void test_variant_selection_expression(void)
     ub_diags_free(d);
 }
 
+/* An arc back into the stage's root layer reaches a layer stack of its
+ * own (OpenUSD's stage has a session layer on top): a child referencing
+ * a model that references the child's parent in the root layer is no
+ * cycle at the child, only one level further down. */
+static void test_arc_back_to_root_layer(void)
+{
+    put("cyc_model.usda",
+        "#usda 1.0\n"
+        "def \"Model\" (\n    references = @./cyc_root.usda@</Parent>\n)\n"
+        "{\n}\n");
+    put("cyc_root.usda",
+        "#usda 1.0\n"
+        "def \"Parent\"\n{\n"
+        "    over \"Child\" (\n"
+        "        references = @./cyc_model.usda@</Model>\n    )\n"
+        "    {\n        double v = 1\n    }\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("cyc_root.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    ub_prim *c = ub_layer_find_prim(out, "/Parent/Child");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->specifier, UB_DEF);
+    CU_ASSERT_PTR_NOT_NULL(ub_layer_find_prim(out, "/Parent/Child/Child"));
+    CU_ASSERT_PTR_NULL(ub_layer_find_prim(out, "/Parent/Child/Child/Child"));
+    CU_ASSERT_EQUAL(dflt(out, "/Parent/Child/Child", "v"), 1);
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
 int main(void)
 {
     T = ub_strtab_new();
@@ -586,6 +617,7 @@ int main(void)
     CU_add_test(s, "subroot references", test_subroot_references);
     CU_add_test(s, "variant selection expressions",
                 test_variant_selection_expression);
+    CU_add_test(s, "arc back to the root layer", test_arc_back_to_root_layer);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();
