@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ub_arena.h"
 #include "ub_buf.h"
 
 struct ub_differences {
@@ -49,6 +50,11 @@ typedef struct ub_cmp {
     bool oom;
     ub_differences *out;
     ub_buf path; /* the current object's path, NUL-terminated */
+    /* --any-prototype-numbers: b's /Flattened_Prototype_N root prims
+     * renamed to the a prims they match (from_b[i] -> to_a[i]) */
+    uint32_t n_map;
+    const char **from_b, **to_a;
+    ub_arena *scratch; /* b's values with their paths renamed */
 } ub_cmp;
 
 static bool ub_cmp_stop(const ub_cmp *c)
@@ -342,10 +348,16 @@ static void ub_desc_diff(ub_buf *b, const ub_value *x, const ub_value *y,
 }
 
 /* Report `what differs: ...` when x and y are not equal. */
+static const ub_value *ub_cmp_renamed(ub_cmp *c, const ub_value *y);
+static const char *ub_cmp_rename_path(ub_cmp *c, const char *p);
+
 static void ub_cmp_value(ub_cmp *c, const char *what, const ub_value *x,
                          const ub_value *y, ub_loc la, ub_loc lb)
 {
-    if (ub_cmp_stop(c) || ub_value_close(x, y, c->tol))
+    if (ub_cmp_stop(c))
+        return;
+    y = ub_cmp_renamed(c, y);
+    if (ub_value_close(x, y, c->tol))
         return;
     ub_buf d;
     ub_buf_init(&d);
@@ -455,12 +467,13 @@ static void ub_cmp_prop(ub_cmp *c, const ub_prop *x, const ub_prop *y)
         ub_cmp_samples(c, x, y);
     ub_cmp_value(c, "connections", &x->connections, &y->connections, la, lb);
     ub_cmp_value(c, "targets", &x->targets, &y->targets, la, lb);
-    if (x->default_target != y->default_target)
+    if (x->default_target != ub_cmp_rename_path(c, y->default_target))
         ub_cmp_report(c, la, lb, "default target differs: <%s> vs <%s>",
                       x->default_target ? x->default_target : "",
                       y->default_target ? y->default_target : "");
     ub_cmp_fields(c, "metadata", &x->meta, &y->meta);
 }
+
 
 /* --- prims -------------------------------------------------------------------- */
 
@@ -528,6 +541,281 @@ static void ub_cmp_names(ub_cmp *c, const char *what, const void *la,
                       i < nb ? at(lb, i) : "(end)");
     }
 }
+
+/* --- prototype numbers ----------------------------------------------------- */
+
+/* UsdStage::Flatten names its prototypes /Flattened_Prototype_N in the
+ * order of a hash map (OpenUSD's own order changes from run to run when a
+ * stage has more than one).  With any_prototype_numbers, the prototypes of
+ * each layer are put in one canonical order -- first reached from the
+ * other prims (depth first, in layer order), then from the prototypes so
+ * far, breadth first; any never reached after them in layer order -- and
+ * b's are compared with a's in that order, every path into them renamed. */
+
+static const char k_proto_prefix[] = "/Flattened_Prototype_";
+
+/* The length of the prototype root at the start of path p ("/Flattened_
+ * Prototype_12" of "/Flattened_Prototype_12/geom.x"), or 0. */
+static size_t ub_proto_root_len(const char *p)
+{
+    size_t n = sizeof k_proto_prefix - 1;
+    if (!p || strncmp(p, k_proto_prefix, n) != 0 || p[n] < '0' || p[n] > '9')
+        return 0;
+    while (p[n] >= '0' && p[n] <= '9')
+        n++;
+    return p[n] == '\0' || strchr("/.{[", p[n]) ? n : 0;
+}
+
+static bool ub_is_proto_name(const char *name)
+{
+    char buf[64];
+    int n = snprintf(buf, sizeof buf, "/%s", name);
+    return n > 0 && (size_t)n < sizeof buf && ub_proto_root_len(buf) == (size_t)n;
+}
+
+typedef struct ub_protos {
+    const ub_prim *v[256]; /* root prototype prims, canonical order */
+    uint32_t n, done;
+    bool overflow;
+} ub_protos;
+
+static void ub_protos_reach(ub_protos *ps, const ub_layer *l, const char *p)
+{
+    size_t n = ub_proto_root_len(p);
+    if (!n || p[n] != '\0')
+        return;
+    const char *name = ub_intern(l->strtab, p + 1, n - 1);
+    const ub_prim *pp = name ? ub_prim_find_child(l, l->root, name) : NULL;
+    if (!pp)
+        return;
+    for (uint32_t i = 0; i < ps->n; i++)
+        if (ps->v[i] == pp)
+            return;
+    if (ps->n == sizeof ps->v / sizeof ps->v[0])
+        ps->overflow = true;
+    else
+        ps->v[ps->n++] = pp;
+}
+
+/* The prototypes a prim's references reach, then its children's. */
+static void ub_protos_walk(ub_protos *ps, const ub_layer *l, const ub_prim *p,
+                           const char *k_refs)
+{
+    const ub_field *f = ub_fields_find(&p->meta, k_refs);
+    if (f && f->value.kind == UB_V_LISTOP)
+        for (int part = 0; part < UB_LO_NPARTS; part++) {
+            const ub_value *v = &f->value.u.listop->part[part];
+            if (v->kind != UB_V_DATA || !v->type ||
+                v->type->id != UB_TY_REFERENCE)
+                continue;
+            for (uint32_t i = 0; i < v->count; i++) {
+                const ub_reference *r = ub_value_elem(v, i);
+                if (r->asset && !*r->asset)
+                    ub_protos_reach(ps, l, r->prim_path);
+            }
+        }
+    for (uint32_t i = 0; i < p->n_variant_sets; i++)
+        for (uint32_t k = 0; k < p->variant_sets[i].variants.n; k++)
+            ub_protos_walk(ps, l, p->variant_sets[i].variants.v[k], k_refs);
+    for (uint32_t i = 0; i < p->children.n; i++)
+        if (p->parent || !ub_is_proto_name(p->children.v[i]->name))
+            ub_protos_walk(ps, l, p->children.v[i], k_refs);
+}
+
+static void ub_protos_order(ub_protos *ps, const ub_layer *l)
+{
+    const char *k_refs = ub_intern_cstr(l->strtab, "references");
+    if (!k_refs)
+        return;
+    ub_protos_walk(ps, l, l->root, k_refs);
+    for (; ps->done < ps->n; ps->done++)
+        ub_protos_walk(ps, l, ps->v[ps->done], k_refs);
+    for (uint32_t i = 0; i < l->root->children.n; i++) {
+        const ub_prim *p = l->root->children.v[i];
+        if (!ub_is_proto_name(p->name))
+            continue;
+        char path[64];
+        snprintf(path, sizeof path, "/%s", p->name);
+        ub_protos_reach(ps, l, path);
+        for (; ps->done < ps->n; ps->done++)
+            ub_protos_walk(ps, l, ps->v[ps->done], k_refs);
+    }
+}
+
+/* Pair b's prototypes with a's; false when they cannot be paired (then
+ * they are compared by name). */
+static bool ub_cmp_pair_protos(ub_cmp *c)
+{
+    ub_protos *pa = calloc(1, sizeof *pa), *pb = calloc(1, sizeof *pb);
+    bool ok = pa && pb;
+    if (ok) {
+        ub_protos_order(pa, c->a);
+        ub_protos_order(pb, c->b);
+        ok = !pa->overflow && !pb->overflow && pa->n == pb->n && pa->n;
+    }
+    if (ok) {
+        c->from_b = calloc(pa->n, sizeof *c->from_b);
+        c->to_a = calloc(pa->n, sizeof *c->to_a);
+        c->scratch = ub_arena_new();
+        ok = c->from_b && c->to_a && c->scratch;
+        if (!ok)
+            c->oom = true;
+        for (uint32_t i = 0; ok && i < pa->n; i++) {
+            c->from_b[i] = pb->v[i]->name;
+            c->to_a[i] = pa->v[i]->name;
+        }
+        if (ok)
+            c->n_map = pa->n;
+    } else if (!pa || !pb) {
+        c->oom = true;
+    }
+    free(pa);
+    free(pb);
+    return ok;
+}
+
+static bool ub_names_hold(const char *const *v, uint32_t n, const char *s)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (v[i] == s)
+            return true;
+    return false;
+}
+
+static const char *ub_cmp_rename_name(const ub_cmp *c, const char *name)
+{
+    for (uint32_t i = 0; i < c->n_map; i++)
+        if (c->from_b[i] == name)
+            return c->to_a[i];
+    return name;
+}
+
+/* A path of b with its prototype root renamed to a's. */
+static const char *ub_cmp_rename_path(ub_cmp *c, const char *p)
+{
+    size_t n = c->n_map ? ub_proto_root_len(p) : 0;
+    if (!n)
+        return p;
+    const char *name = ub_intern(c->b->strtab, p + 1, n - 1);
+    const char *to = name ? ub_cmp_rename_name(c, name) : NULL;
+    if (!to || to == name)
+        return p;
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_buf_printf(&b, "/%s%s", to, p + n);
+    const char *r = b.failed ? NULL : ub_intern(c->b->strtab, b.data, b.len);
+    ub_buf_free(&b);
+    if (!r)
+        c->oom = true;
+    return r ? r : p;
+}
+
+static void ub_cmp_rename_in(ub_cmp *c, ub_value *v)
+{
+    if (v->kind == UB_V_LISTOP) {
+        for (int part = 0; part < UB_LO_NPARTS; part++)
+            ub_cmp_rename_in(c, &v->u.listop->part[part]);
+    } else if (v->kind == UB_V_DICT && v->u.dict) {
+        for (uint32_t i = 0; i < v->u.dict->n; i++)
+            ub_cmp_rename_in(c, &v->u.dict->e[i].value);
+    } else if (v->kind == UB_V_DATA && v->type) {
+        for (uint32_t i = 0; i < v->count; i++) {
+            if (v->type->id == UB_TY_PATH) {
+                const char **e = ub_value_elem(v, i);
+                *e = ub_cmp_rename_path(c, *e);
+            } else if (v->type->id == UB_TY_REFERENCE ||
+                       v->type->id == UB_TY_PAYLOAD) {
+                ub_reference *r = ub_value_elem(v, i);
+                if (r->asset && !*r->asset)
+                    r->prim_path = ub_cmp_rename_path(c, r->prim_path);
+            } else if (v->type->scalar == UB_SC_DICT) {
+                ub_value d = {.kind = UB_V_DICT};
+                d.u.dict = *(ub_dict **)ub_value_elem(v, i);
+                ub_cmp_rename_in(c, &d);
+            }
+        }
+    }
+}
+
+static bool ub_value_has_paths(const ub_value *v)
+{
+    if (v->kind == UB_V_LISTOP)
+        return v->type && (v->type->id == UB_TY_PATH ||
+                           v->type->id == UB_TY_REFERENCE ||
+                           v->type->id == UB_TY_PAYLOAD);
+    if (v->kind == UB_V_DICT)
+        return true;
+    return v->kind == UB_V_DATA && v->type &&
+           (v->type->id == UB_TY_PATH || v->type->scalar == UB_SC_DICT);
+}
+
+/* y, or a copy of it with b's prototype paths renamed. */
+static const ub_value *ub_cmp_renamed(ub_cmp *c, const ub_value *y)
+{
+    if (!c->n_map || !ub_value_has_paths(y))
+        return y;
+    ub_value *r = ub_arena_alloc(c->scratch, sizeof *r);
+    if (!r) {
+        c->oom = true;
+        return y;
+    }
+    *r = ub_value_clone(c->scratch, y);
+    if (r->kind != y->kind) {
+        c->oom = true;
+        return y;
+    }
+    ub_cmp_rename_in(c, r);
+    return r;
+}
+
+static const char *ub_renamed_child_at(const void *list, uint32_t i)
+{
+    return ((const char *const *)list)[i];
+}
+
+/* The root prims of both layers, b's prototypes under a's names. */
+static void ub_cmp_root_names(ub_cmp *c, const ub_prim *x, const ub_prim *y)
+{
+    const char **nb = malloc((y->children.n + 1) * sizeof *nb);
+    const char **na = malloc((x->children.n + 1) * sizeof *na);
+    if (!nb || !na) {
+        c->oom = true;
+    } else {
+        /* prototypes are written in the order of their numbers: b's
+         * places of prototypes take a's prototypes in a's order */
+        uint32_t k = 0;
+        for (uint32_t i = 0; i < x->children.n; i++)
+            na[i] = x->children.v[i]->name;
+        for (uint32_t i = 0; i < y->children.n; i++) {
+            nb[i] = y->children.v[i]->name;
+            if (!ub_names_hold(c->from_b, c->n_map, nb[i]))
+                continue;
+            while (k < x->children.n &&
+                   !ub_names_hold(c->to_a, c->n_map, na[k]))
+                k++;
+            if (k < x->children.n)
+                nb[i] = na[k++];
+        }
+        ub_cmp_names(c, "child prim", na, x->children.n, nb, y->children.n,
+                     ub_renamed_child_at, x->loc, y->loc);
+    }
+    free(na);
+    free(nb);
+}
+
+/* b's root prim that a's root prim `name` is compared with. */
+static const ub_prim *ub_cmp_root_child(ub_cmp *c, const ub_prim *y,
+                                        const char *name)
+{
+    for (uint32_t i = 0; i < c->n_map; i++)
+        if (c->to_a[i] == name)
+            return ub_prim_find_child(c->b, y, c->from_b[i]);
+    for (uint32_t i = 0; i < c->n_map; i++)
+        if (c->from_b[i] == name)
+            return NULL; /* renamed away */
+    return ub_prim_find_child(c->b, y, name);
+}
+
 
 static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y);
 
@@ -625,14 +913,20 @@ static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y)
 
     ub_cmp_variant_sets(c, x, y);
 
-    ub_cmp_names(c, "child prim", &x->children, x->children.n, &y->children,
-                 y->children.n, ub_child_name_at, la, lb);
+    if (pseudo && c->n_map) {
+        ub_cmp_root_names(c, x, y);
+    } else {
+        ub_cmp_names(c, "child prim", &x->children, x->children.n,
+                     &y->children, y->children.n, ub_child_name_at, la, lb);
+    }
     for (uint32_t i = 0; i < x->children.n && !ub_cmp_stop(c); i++) {
         const ub_prim *cx = x->children.v[i];
         const ub_prim *cy =
             i < y->children.n && y->children.v[i]->name == cx->name
                 ? y->children.v[i]
                 : ub_prim_find_child(c->b, y, cx->name);
+        if (pseudo && c->n_map)
+            cy = ub_cmp_root_child(c, y, cx->name);
         if (!cy)
             continue;
         size_t old = ub_cmp_push(c, "/", cx->name, NULL);
@@ -690,10 +984,15 @@ long ub_compare_layers(const ub_layer *a, const ub_layer *b,
         c.max = opts->max_differences;
     }
     ub_buf_init(&c.path);
+    if (opts && opts->any_prototype_numbers && a->root && b->root)
+        ub_cmp_pair_protos(&c);
     ub_cmp_fields(&c, "layer metadata", &a->meta, &b->meta);
     ub_cmp_sublayers(&c, a, b);
     if (a->root && b->root)
         ub_cmp_prim(&c, a->root, b->root);
     ub_buf_free(&c.path);
+    free(c.from_b);
+    free(c.to_a);
+    ub_arena_free(c.scratch);
     return c.oom ? -1 : c.found;
 }

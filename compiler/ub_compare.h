@@ -41,6 +41,11 @@ typedef struct ub_compare_opts {
     double rel_tol;
     /* Stop after this many differences (0: no limit). */
     size_t max_differences;
+    /* Root prims /Flattened_Prototype_N (UsdStage::Flatten's prototypes,
+     * numbered in an order OpenUSD does not keep from run to run) match
+     * whatever their numbers: each layer's are paired in the order the
+     * other prims reach them, and paths into them compare renamed. */
+    bool any_prototype_numbers;
 } ub_compare_opts;
 
 /* Compare layer a with layer b, appending what differs to out.  Both

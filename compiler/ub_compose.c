@@ -186,6 +186,8 @@ typedef struct ub_cx {
      * instance path its namespace replaces */
     struct ub_proto *protos;
     uint32_t n_protos;
+    uint32_t last_proto_id; /* N of the last Flattened_Prototype_N named */
+    int subroot_depth;      /* subroot arcs' ancestries being built */
     const char *remap_from, *remap_to;
     /* relocates found so far, in stage paths (strongest first, one per
      * source) */
@@ -203,9 +205,13 @@ typedef struct ub_cx {
     size_t n_fields;
 } ub_cx;
 
+/* The layer stack rooted at `root`.  The stage's own (the first made) is
+ * never the one an arc to its root layer reaches: OpenUSD's stage has a
+ * session layer on top, so an arc back into the root layer opens a layer
+ * stack of its own (and is no cycle by itself). */
 static ub_stack *ub_cx_stack(ub_cx *cx, ub_layer *root)
 {
-    for (size_t i = 0; i < cx->n_stacks; i++)
+    for (size_t i = cx->n_stacks ? 1 : 0; i < cx->n_stacks; i++)
         if (cx->stacks[i]->root == root)
             return &cx->stacks[i]->st;
     if (cx->n_stacks == cx->cap_stacks) {
@@ -689,6 +695,50 @@ static void ub_add_class_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
     free(it.v);
 }
 
+static bool ub_index_for_path(ub_cx *cx, ub_stack *ls, const char *path,
+                              ub_index *out);
+
+static bool ub_index_child(ub_cx *cx, const ub_index *ix, const char *name,
+                           ub_index *child);
+
+/* A reference or payload to a prim below a root prim (/A/B) brings the
+ * opinions the target has from its ancestors' arcs too (as Pcp builds a
+ * subroot arc's subtree): the index of the target's parent in its layer
+ * stack, continued at the target's name, goes under the new node, its
+ * arcs at the target still to evaluate with the rest of this index (whose
+ * variant selections are stronger).  Returns false when nn targets a root
+ * prim or the ancestry cannot be built (then nn is added alone). */
+static bool ub_subroot_ancestry(ub_cx *cx, ub_index *ix, const ub_node *nn)
+{
+    const char *p = nn->path, *slash = strrchr(p, '/');
+    if (slash == p || strchr(p, '{') || cx->subroot_depth >= 16)
+        return false;
+    const char *parent = ub_intern(cx->t, p, (size_t)(slash - p));
+    const char *name = ub_intern_cstr(cx->t, slash + 1);
+    ub_index up = {0}, sub = {0};
+    cx->subroot_depth++;
+    bool ok = parent && name && ub_index_for_path(cx, nn->ls, parent, &up) &&
+              !cx->oom && !cx->failed &&
+              ub_index_child(cx, &up, name, &sub);
+    cx->subroot_depth--;
+    free(up.v);
+    if (!ok || cx->oom || cx->failed) {
+        free(sub.v);
+        return false;
+    }
+    int base = ub_index_add(cx, ix, nn);
+    for (int k = 1; k < sub.n && base >= 0; k++) {
+        ub_node n = sub.v[k];
+        n.parent = n.parent == 0 ? base : base + n.parent;
+        n.offset = ub_offset_compose(nn->offset, n.offset);
+        n.depth = nn->depth;
+        if (ub_index_add(cx, ix, &n) < 0)
+            base = -1;
+    }
+    free(sub.v);
+    return true;
+}
+
 static void ub_add_ref_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
                             const char *key)
 {
@@ -783,7 +833,8 @@ static void ub_add_ref_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
                       .parent = i,
                       .depth = ix->depth,
                       .sib = (int)k};
-        ub_index_add(cx, ix, &nn);
+        if (!ub_subroot_ancestry(cx, ix, &nn))
+            ub_index_add(cx, ix, &nn);
     }
     free(it.v);
 }
@@ -2048,10 +2099,11 @@ static bool ub_index_child(ub_cx *cx, const ub_index *ix, const char *name,
     return true;
 }
 
-/* The full index of a stage prim path, built from its root prim down. */
-static bool ub_index_for_path(ub_cx *cx, const char *path, ub_index *out)
+/* The full index of a prim path in layer stack rs (the stage's, or a
+ * referenced one's), built from its root prim down. */
+static bool ub_index_for_path(ub_cx *cx, ub_stack *rs, const char *path,
+                              ub_index *out)
 {
-    ub_stack *rs = cx->stacks[0] ? &cx->stacks[0]->st : NULL;
     const char *p = path + 1;
     size_t n = strcspn(p, "/");
     ub_node root = {.arc = UB_ARC_ROOT,
@@ -2084,7 +2136,8 @@ static bool ub_index_for_path(ub_cx *cx, const char *path, ub_index *out)
 static bool ub_index_relocated(ub_cx *cx, ub_index *child, const ub_reloc *r)
 {
     ub_index src;
-    if (!ub_index_for_path(cx, r->src, &src)) {
+    if (!ub_index_for_path(cx, cx->stacks[0] ? &cx->stacks[0]->st : NULL,
+                           r->src, &src)) {
         free(src.v);
         return false;
     }
@@ -2213,6 +2266,17 @@ typedef struct ub_proto {
     const char *path;
 } ub_proto;
 
+/* Whether a node's site has a spec in its layer stack.  A node without
+ * one is no part of an instance's key (Pcp_ChildNodeIsInstanceable): an
+ * arc to an empty site shares the prototype of the arcs below it. */
+static bool ub_node_has_specs(const ub_node *n)
+{
+    for (size_t li = 0; li < n->ls->n; li++)
+        if (ub_layer_find_prim(n->ls->layers[li], n->path))
+            return true;
+    return false;
+}
+
 static bool ub_proto_same(const ub_proto *p, const ub_node *k, int n)
 {
     if (p->n != n)
@@ -2246,7 +2310,7 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
     int order[ix->n], nk = 0;
     ub_strength_order(&pi, order);
     for (int k = 0; k < pi.n; k++)
-        if (!pi.v[order[k]].inert)
+        if (!pi.v[order[k]].inert && ub_node_has_specs(&pi.v[order[k]]))
             key[nk++] = pi.v[order[k]];
     for (uint32_t i = 0; i < cx->n_protos; i++)
         if (ub_proto_same(&cx->protos[i], key, nk)) {
@@ -2264,8 +2328,11 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
     cx->protos = np;
     char name[64];
     const char *path = NULL, *nm = NULL;
-    for (uint32_t id = cx->n_protos + 1; !path || !nm; id++) {
-        snprintf(name, sizeof name, "Flattened_Prototype_%u", id);
+    /* ids never go back: a name skipped because a stage prim has it is
+     * not taken by the next prototype either (as UsdStage::Flatten) */
+    while (!path || !nm) {
+        snprintf(name, sizeof name, "Flattened_Prototype_%u",
+                 ++cx->last_proto_id);
         nm = ub_intern_cstr(cx->t, name);
         path = nm ? ub_path_child(cx->t, "/", nm) : NULL;
         if (!nm || !path) {
@@ -2305,6 +2372,25 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
     cx->remap_to = save_to;
     free(pi.v);
     return path;
+}
+
+/* `reorder nameChildren` and `reorder properties` are metadata to
+ * UsdStage::Flatten (primOrder, propertyOrder): the strongest opinion of
+ * each is written as authored, on instances too. */
+static void ub_keep_reorders(ub_cx *cx, ub_prim *outp, const ub_ops *ops)
+{
+    bool kids = false, props = false;
+    for (uint32_t k = 0; k < ops->n && !(kids && props); k++) {
+        const ub_prim *p = ops->v[k].spec;
+        if (!kids && p->prim_order.kind != UB_V_EMPTY) {
+            outp->prim_order = ub_value_clone(cx->a, &p->prim_order);
+            kids = true;
+        }
+        if (!props && p->property_order.kind != UB_V_EMPTY) {
+            outp->property_order = ub_value_clone(cx->a, &p->property_order);
+            props = true;
+        }
+    }
 }
 
 static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
@@ -2402,6 +2488,7 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
                 cx->oom = true;
         }
     }
+    ub_keep_reorders(cx, outp, &ops);
     ub_clipsets clips;
     ub_prim_clip_sets(cx, ix, ancestral, &clips);
     ub_emit_props(cx, outp, ix, &ops, &clips);

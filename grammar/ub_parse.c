@@ -2339,10 +2339,15 @@ void ub_act_variants(ub_pctx *c)
             return;
         }
         const char *sel = ub_value_str(&e->value, 0);
-        if (!ub_is_variant_name(sel, ub_str_len(sel))) {
+        size_t sl = ub_str_len(sel);
+        /* a selection may also be a variable expression, "`...`" (more
+         * than the two backquotes), resolved when the stage composes */
+        bool expr = sl > 2 && sel[0] == '`' && sel[sl - 1] == '`';
+        if (!expr && !ub_is_variant_name(sel, sl)) {
             ub_perr(c, ub_tl(&e->loc), "\"%s\" is not a valid variant name "
                     "(letters, digits, '_', '|', '-', optionally after a "
-                    "leading '.')", sel);
+                    "leading '.') nor a variable expression (\"`...`\")",
+                    sel);
             return;
         }
         if (!ub_dict_set(c->arena, d, e->key, e->value, e->loc))
@@ -2590,31 +2595,14 @@ static bool ub_prop_paths(ub_pctx *c, uint32_t n, bool connections)
             return false;
         }
         if (pi.variant_sel) {
-            if (!connections) {
-                ub_perr(c, c->paths.loc[i], "relationship target paths "
-                        "cannot contain variant selections: <%s>",
-                        c->paths.v[i]);
-                return false;
-            }
-            /* OpenUSD strips them from connections, with a warning */
-            char *t = malloc(ub_str_len(abs) + 1);
-            if (!t)
-                ub_oom(c);
-            size_t o = 0;
-            for (const char *s = abs; *s;) {
-                if (*s == '{') {
-                    while (*s && *s != '}')
-                        s++;
-                    if (*s)
-                        s++;
-                    if (*s && *s != '.' && *s != '/')
-                        t[o++] = '/';
-                    continue;
-                }
-                t[o++] = *s++;
-            }
-            abs = ub_in(c, t, o);
-            free(t);
+            /* OpenUSD 24.08 refuses the layer for both (its connection
+             * reader warns that it strips them, then fails on the path) */
+            ub_perr(c, c->paths.loc[i], "%s paths cannot contain variant "
+                    "selections: <%s>; expected a prim or property path "
+                    "without {set=variant}",
+                    connections ? "connection" : "relationship target",
+                    c->paths.v[i]);
+            return false;
         }
         c->paths.v[i] = abs;
     }

@@ -15,7 +15,8 @@
 
 static void ub_diff_usage(void)
 {
-    printf("usage: usdbake diff [--tolerance REL] [--max N] A B\n"
+    printf("usage: usdbake diff [--tolerance REL] [--max N] "
+           "[--any-prototype-numbers] A B\n"
            "\n"
            "Compare layers A and B semantically: the same prims in the same\n"
            "order, specifiers, type names, metadata, properties, defaults\n"
@@ -31,6 +32,11 @@ static void ub_diff_usage(void)
            "                   uses 1e-9)\n"
            "  --max N          print at most N differences (default %d;\n"
            "                   0 for all)\n"
+           "  --any-prototype-numbers\n"
+           "                   flattened prototypes (/Flattened_Prototype_N)\n"
+           "                   match whatever their numbers, paired in the\n"
+           "                   order the other prims reach them (OpenUSD\n"
+           "                   numbers them in a hash map's order)\n"
            "  -q, --quiet      print nothing, only set the exit status\n"
            "  -h, --help       show this help\n"
            "\n"
@@ -55,7 +61,7 @@ static int ub_diff_run(int argc, char **argv)
     const char *inputs[2];
     int n_inputs = 0;
     bool options_done = false, quiet = false;
-    ub_compare_opts opts = {0.0, UB_DIFF_DEFAULT_MAX};
+    ub_compare_opts opts = {0.0, UB_DIFF_DEFAULT_MAX, false};
     for (int i = 1; i < argc; i++) {
         const char *v;
         int r;
@@ -75,6 +81,9 @@ static int ub_diff_run(int argc, char **argv)
                 return ub_cli_usage_error(
                     "diff", "--max needs a non-negative whole number");
             opts.max_differences = (size_t)n;
+        } else if (!options_done &&
+                   strcmp(argv[i], "--any-prototype-numbers") == 0) {
+            opts.any_prototype_numbers = true;
         } else if (!options_done && (strcmp(argv[i], "-q") == 0 ||
                                      strcmp(argv[i], "--quiet") == 0)) {
             quiet = true;

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ub_compare.h"
+#include "ub_parse.h"
 
 static ub_strtab *strtab;
 
@@ -83,7 +84,7 @@ static scene build(const char *path)
 static long compare(scene *a, scene *b, double tol, ub_differences **out)
 {
     *out = ub_differences_new();
-    ub_compare_opts o = {tol, 0};
+    ub_compare_opts o = {tol, 0, false};
     return ub_compare_layers(a->layer, b->layer, &o, *out);
 }
 
@@ -287,7 +288,7 @@ static void test_limit_and_strtab(void)
     b.mesh->specifier = UB_CLASS;
     b.size->default_value = ub_value_block();
     ub_differences *d = ub_differences_new();
-    ub_compare_opts o = {0.0, 2};
+    ub_compare_opts o = {0.0, 2, false};
     CU_ASSERT_EQUAL(ub_compare_layers(a.layer, b.layer, &o, d), 2);
     CU_ASSERT_EQUAL(ub_differences_count(d), 2);
     ub_differences_free(d);
@@ -302,6 +303,68 @@ static void test_limit_and_strtab(void)
     ub_strtab_free(other);
     ub_layer_free(a.layer);
     ub_layer_free(b.layer);
+}
+
+static ub_layer *parse(const char *name, const char *text)
+{
+    ub_diags *d = ub_diags_new();
+    ub_layer *l = ub_parse_usda(strtab, name, text, strlen(text), d);
+    ub_diags_free(d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    return l;
+}
+
+static long diff_protos(const ub_layer *a, const ub_layer *b, bool any)
+{
+    ub_differences *d = ub_differences_new();
+    ub_compare_opts o = {0.0, 0, any};
+    long n = ub_compare_layers(a, b, &o, d);
+    ub_differences_free(d);
+    return n;
+}
+
+/* Flattened prototypes numbered the other way round are the same stage
+ * with --any-prototype-numbers (paths into them renamed), and still
+ * differ without it; different contents still differ. */
+static void test_prototype_numbers(void)
+{
+    static const char fmt[] =
+        "#usda 1.0\n"
+        "over \"Flattened_Prototype_%c\"\n{\n"
+        "    def \"g\"\n    {\n"
+        "        rel r = </Flattened_Prototype_%c/g>\n    }\n}\n"
+        "over \"Flattened_Prototype_%c\"\n{\n"
+        "    def \"In\" (\n        instanceable = true\n"
+        "        add references = </Flattened_Prototype_%c>\n    )\n"
+        "    {\n    }\n    def \"%s\"\n    {\n    }\n}\n"
+        "def \"Set\" (\n    instanceable = true\n"
+        "    add references = </Flattened_Prototype_%c>\n)\n{\n"
+        "    rel t = </Flattened_Prototype_%c/In>\n}\n";
+    char ta[1024], tb[1024], tc[1024];
+    /* a: the inner prototype is 1; b: it is 2 (written second) */
+    snprintf(ta, sizeof ta, fmt, '1', '1', '2', '1', "x", '2', '2');
+    snprintf(tb, sizeof tb, "#usda 1.0\n"
+             "over \"Flattened_Prototype_1\"\n{\n"
+             "    def \"In\" (\n        instanceable = true\n"
+             "        add references = </Flattened_Prototype_2>\n    )\n"
+             "    {\n    }\n    def \"x\"\n    {\n    }\n}\n"
+             "over \"Flattened_Prototype_2\"\n{\n"
+             "    def \"g\"\n    {\n"
+             "        rel r = </Flattened_Prototype_2/g>\n    }\n}\n"
+             "def \"Set\" (\n    instanceable = true\n"
+             "    add references = </Flattened_Prototype_1>\n)\n{\n"
+             "    rel t = </Flattened_Prototype_1/In>\n}\n");
+    snprintf(tc, sizeof tc, fmt, '1', '1', '2', '1', "y", '2', '2');
+    ub_layer *a = parse("a.usda", ta), *b = parse("b.usda", tb),
+             *c = parse("c.usda", tc);
+    CU_ASSERT_EQUAL(diff_protos(a, b, true), 0);
+    CU_ASSERT_EQUAL(diff_protos(b, a, true), 0);
+    CU_ASSERT(diff_protos(a, b, false) > 0);
+    CU_ASSERT(diff_protos(a, c, true) > 0);
+    CU_ASSERT(diff_protos(b, c, true) > 0);
+    ub_layer_free(a);
+    ub_layer_free(b);
+    ub_layer_free(c);
 }
 
 int main(void)
@@ -324,6 +387,7 @@ int main(void)
     CU_add_test(s, "variants", test_variants);
     CU_add_test(s, "tolerance", test_tolerance);
     CU_add_test(s, "limit and string table", test_limit_and_strtab);
+    CU_add_test(s, "prototype numbers", test_prototype_numbers);
     CU_basic_set_mode(CU_BRM_VERBOSE);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures() +

@@ -480,6 +480,157 @@ static void test_stage_metadata_assets(void)
     ub_diags_free(d);
 }
 
+/* Prototype names skip the names of the stage's prims, and a skipped
+ * number is not taken by the next prototype either: two prototypes on a
+ * stage that has /Flattened_Prototype_1 and _2 are _3 and _4, never the
+ * same prim twice. */
+static void test_prototype_names(void)
+{
+    put("pnames.usda",
+        "#usda 1.0\n"
+        "def \"Flattened_Prototype_1\"\n{\n}\n"
+        "def \"Flattened_Prototype_2\"\n{\n}\n"
+        "def \"A\"\n{\n    def \"g\"\n    {\n    }\n}\n"
+        "def \"B\"\n{\n    def \"h\"\n    {\n    }\n}\n"
+        "def \"I\" (\n    instanceable = true\n    references = </A>\n)\n{\n}\n"
+        "def \"J\" (\n    instanceable = true\n    references = </B>\n)\n{\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("pnames.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    int n3 = 0, n4 = 0;
+    for (uint32_t i = 0; i < out->root->children.n; i++) {
+        const char *nm = out->root->children.v[i]->name;
+        n3 += strcmp(nm, "Flattened_Prototype_3") == 0;
+        n4 += strcmp(nm, "Flattened_Prototype_4") == 0;
+    }
+    CU_ASSERT_EQUAL(n3, 1);
+    CU_ASSERT_EQUAL(n4, 1);
+    CU_ASSERT_EQUAL(out->root->children.n, 8);
+    /* one prototype each: /A's and /B's children */
+    bool ab = ub_layer_find_prim(out, "/Flattened_Prototype_3/g") &&
+              ub_layer_find_prim(out, "/Flattened_Prototype_4/h");
+    bool ba = ub_layer_find_prim(out, "/Flattened_Prototype_3/h") &&
+              ub_layer_find_prim(out, "/Flattened_Prototype_4/g");
+    CU_ASSERT(ab != ba);
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
+/* Flatten keeps `reorder nameChildren` and `reorder properties`, the
+ * strongest opinion of each, on instances too (UsdStage::Flatten copies
+ * them as metadata). */
+static void test_keep_reorders(void)
+{
+    put("keepro.usda",
+        "#usda 1.0\n"
+        "def \"R\"\n{\n"
+        "    reorder nameChildren = [\"z\", \"q\"]\n"
+        "    reorder properties = [\"m\", \"k\"]\n"
+        "    int k = 1\n    int m = 2\n"
+        "    def \"q\" {\n    }\n    def \"z\" {\n    }\n"
+        "}\n"
+        "def \"S\" (\n    references = </R>\n)\n{\n"
+        "    reorder nameChildren = [\"q\", \"z\"]\n}\n"
+        "def \"I\" (\n    instanceable = true\n    references = </R>\n)\n{\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("keepro.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    ub_prim *r = ub_layer_find_prim(out, "/R");
+    ub_prim *s = ub_layer_find_prim(out, "/S");
+    ub_prim *i = ub_layer_find_prim(out, "/I");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(i);
+    CU_ASSERT_EQUAL_FATAL(r->prim_order.count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(&r->prim_order, 0), S("z"));
+    CU_ASSERT_EQUAL_FATAL(r->property_order.count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(&r->property_order, 0), S("m"));
+    /* the referencing prim's own reorder is the strongest */
+    CU_ASSERT_EQUAL_FATAL(s->prim_order.count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(&s->prim_order, 0), S("q"));
+    CU_ASSERT_EQUAL_FATAL(s->property_order.count, 2);
+    CU_ASSERT_EQUAL_FATAL(s->children.n, 2);
+    CU_ASSERT_STRING_EQUAL(s->children.v[0]->name, "q");
+    CU_ASSERT_EQUAL_FATAL(i->prim_order.count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(&i->prim_order, 0), S("z"));
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
+/* The prototype an instance's references name, or NULL. */
+static const char *proto_of(ub_layer *out, const char *path)
+{
+    ub_prim *p = ub_layer_find_prim(out, path);
+    const ub_field *f = p ? ub_fields_find(&p->meta, S("references")) : NULL;
+    if (!f || f->value.kind != UB_V_LISTOP)
+        return NULL;
+    const ub_value *v = &f->value.u.listop->part[UB_LO_ADD];
+    return v->count ? ((const ub_reference *)v->u.data)->prim_path : NULL;
+}
+
+/* A reference to a prim below a root prim brings what the target has
+ * through its ancestors' arcs (here /RootRef/Child is only reached
+ * through /RootRef's reference), and an instance's key leaves out arcs to
+ * sites without specs: Sub1 and Sub3 share one prototype. */
+static void test_subroot_references(void)
+{
+    put("sr_ref.usda",
+        "#usda 1.0\n"
+        "def \"Ref1\"\n{\n    def \"Child\" (\n"
+        "        references = </Ref2>\n    )\n    {\n    }\n}\n"
+        "def \"Ref2\"\n{\n    def \"G\"\n    {\n    }\n}\n");
+    put("sr_root.usda",
+        "#usda 1.0\n"
+        "def \"RootRef\" (\n    references = @./sr_ref.usda@</Ref1>\n)\n"
+        "{\n}\n"
+        "def \"Plain\" (\n    references = </RootRef/Child>\n)\n{\n}\n"
+        "def \"Sub1\" (\n    instanceable = true\n"
+        "    references = @./sr_ref.usda@</Ref1/Child>\n)\n{\n}\n"
+        "def \"Sub3\" (\n    instanceable = true\n"
+        "    references = </RootRef/Child>\n)\n{\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("sr_root.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    CU_ASSERT_PTR_NOT_NULL(ub_layer_find_prim(out, "/RootRef/Child/G"));
+    CU_ASSERT_PTR_NOT_NULL(ub_layer_find_prim(out, "/Plain/G"));
+    const char *p1 = proto_of(out, "/Sub1"), *p3 = proto_of(out, "/Sub3");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p1);
+    CU_ASSERT_PTR_EQUAL(p1, p3);
+    char g[128];
+    snprintf(g, sizeof g, "%s/G", p1);
+    CU_ASSERT_PTR_NOT_NULL(ub_layer_find_prim(out, g));
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
+/* A variant selection written as a variable expression selects the
+ * variant the root layer's expressionVariables name. */
+static void test_variant_selection_expression(void)
+{
+    put("vexpr.usda",
+        "#usda 1.0\n(\n    expressionVariables = {\n"
+        "        string VAR = \"b\"\n    }\n)\n"
+        "def \"A\" (\n    variants = {\n        string v = \"`${VAR}`\"\n"
+        "    }\n    prepend variantSets = \"v\"\n)\n{\n"
+        "    variantSet \"v\" = {\n"
+        "        \"a\" {\n            double x = 1\n        }\n"
+        "        \"b\" {\n            double x = 2\n        }\n    }\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("vexpr.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    CU_ASSERT_EQUAL(dflt(out, "/A", "x"), 2);
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
 /* A reference to a file that is not a layer is an error at the arc, the
  * arc is dropped and the rest composed (counted as recovered). */
 static void test_unreadable_reference(void)
@@ -506,6 +657,37 @@ static void test_unreadable_reference(void)
     ub_diags_free(d);
 }
 
+/* An arc back into the stage's root layer reaches a layer stack of its
+ * own (OpenUSD's stage has a session layer on top): a child referencing
+ * a model that references the child's parent in the root layer is no
+ * cycle at the child, only one level further down. */
+static void test_arc_back_to_root_layer(void)
+{
+    put("cyc_model.usda",
+        "#usda 1.0\n"
+        "def \"Model\" (\n    references = @./cyc_root.usda@</Parent>\n)\n"
+        "{\n}\n");
+    put("cyc_root.usda",
+        "#usda 1.0\n"
+        "def \"Parent\"\n{\n"
+        "    over \"Child\" (\n"
+        "        references = @./cyc_model.usda@</Model>\n    )\n"
+        "    {\n        double v = 1\n    }\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("cyc_root.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    ub_prim *c = ub_layer_find_prim(out, "/Parent/Child");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(c->specifier, UB_DEF);
+    CU_ASSERT_PTR_NOT_NULL(ub_layer_find_prim(out, "/Parent/Child/Child"));
+    CU_ASSERT_PTR_NULL(ub_layer_find_prim(out, "/Parent/Child/Child/Child"));
+    CU_ASSERT_EQUAL(dflt(out, "/Parent/Child/Child", "v"), 1);
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
 int main(void)
 {
     T = ub_strtab_new();
@@ -527,6 +709,12 @@ int main(void)
     CU_add_test(s, "ancestral variants", test_ancestral_variant);
     CU_add_test(s, "stage metadata assets", test_stage_metadata_assets);
     CU_add_test(s, "unreadable reference", test_unreadable_reference);
+    CU_add_test(s, "prototype names", test_prototype_names);
+    CU_add_test(s, "reorder statements kept", test_keep_reorders);
+    CU_add_test(s, "subroot references", test_subroot_references);
+    CU_add_test(s, "variant selection expressions",
+                test_variant_selection_expression);
+    CU_add_test(s, "arc back to the root layer", test_arc_back_to_root_layer);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();

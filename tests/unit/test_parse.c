@@ -362,6 +362,22 @@ static void test_long_number_runs(void)
 
 /* Progress: reported from the calling thread only, never backwards, and
  * ending at the whole length -- serial and split alike. */
+/* A variant selection may be a variable expression ("`${VAR}`"): kept as
+ * authored, resolved when the stage composes. */
+static void test_variant_selection_expression(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\ndef \"A\" (\n"
+        "    variants = {\n        string v = \"`${VAR}`\"\n    }\n"
+        ")\n{\n}\n"));
+    const ub_value *v = meta(&prim("/A")->meta, "variants");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    CU_ASSERT_EQUAL_FATAL(v->kind, UB_V_DICT);
+    const ub_dict_entry *e = ub_dict_find(v->u.dict, S("v"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_STRING_EQUAL(ub_value_str(&e->value, 0), "`${VAR}`");
+}
+
 typedef struct {
     size_t calls, last, len;
     bool backwards, other_thread;
@@ -924,6 +940,12 @@ static void test_semantic_errors(void)
            "duplicate items");
     reject("#usda 1.0\ndef \"A\" {\n    rel r = </X{v=a}Y>\n}\n", 3, 13,
            "variant selections");
+    /* OpenUSD refuses a connection with a variant selection too */
+    reject("#usda 1.0\ndef \"A\" {\n    int c.connect = </X{v=a}Y.z>\n}\n",
+           3, 21, "connection paths cannot contain variant selections");
+    /* "``" alone is no expression */
+    reject("#usda 1.0\ndef \"A\" (\n    variants = { string v = \"``\" }\n) {}\n",
+           3, 25, "nor a variable expression");
     reject("#usda 1.0\ndef \"A\" (\n    inherits = </B.attr>\n) {}\n", 3, 16,
            "must be prim paths");
     reject("#usda 1.0\ndef \"A\" (\n    inherits = <../../B>\n) {}\n", 3, 16,
@@ -972,6 +994,7 @@ static const test_case cases[] = {
     {"errors: syntax", test_syntax_errors},
     {"errors: values", test_value_errors},
     {"errors: semantics", test_semantic_errors},
+    {"variant selection expressions", test_variant_selection_expression},
 };
 
 int main(void)
