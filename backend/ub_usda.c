@@ -251,6 +251,8 @@ static bool ub_is_str1(const ub_value *v)
 typedef struct ub_w {
     ub_buf *b;
     bool oom;
+    ub_usda_samples_fn samples_fn; /* samples kept outside the layer */
+    void *samples_ctx;
 } ub_w;
 
 /* A scratch array of pointers; small ones live on the stack. */
@@ -949,20 +951,24 @@ static void ub_put_type_name(ub_buf *b, const ub_prop *p)
         PUTS(b, "[]");
 }
 
+void ub_usda_write_sample(ub_buf *b, unsigned indent, double time,
+                          const ub_value *v)
+{
+    ub_ind(b, indent + 1);
+    ub_put_double(b, time);
+    PUTS(b, ": ");
+    if (v->kind == UB_V_UNTYPED)
+        ub_put_untyped(b, v->u.untyped);
+    else
+        ub_put_value(b, v);
+    PUTS(b, ",\n");
+}
+
 static void ub_write_samples(ub_w *w, unsigned indent, const ub_samples *s)
 {
     ub_buf *b = w->b;
-    for (uint32_t i = 0; i < s->n; i++) {
-        ub_ind(b, indent + 1);
-        ub_put_double(b, s->v[i].time);
-        PUTS(b, ": ");
-        const ub_value *v = &s->v[i].value;
-        if (v->kind == UB_V_UNTYPED)
-            ub_put_untyped(b, v->u.untyped);
-        else
-            ub_put_value(b, v);
-        PUTS(b, ",\n");
-    }
+    for (uint32_t i = 0; i < s->n; i++)
+        ub_usda_write_sample(b, indent, s->v[i].time, &s->v[i].value);
     ub_ind(b, indent);
     PUTS(b, "}\n");
 }
@@ -1042,6 +1048,9 @@ static void ub_write_attribute(ub_w *w, const ub_prop *p, unsigned indent)
         ub_pc(b, ' ');
         ub_ps(b, p->name);
         PUTS(b, ".timeSamples = {\n");
+        if (!p->samples.n && w->samples_fn &&
+            w->samples_fn(w->samples_ctx, p, indent, b) != 0)
+            w->oom = true;
         ub_write_samples(w, indent, &p->samples);
     }
     if (has_conn) {
@@ -1482,7 +1491,13 @@ static void ub_write_top(ub_w *w, const ub_layer *layer)
 
 int ub_usda_write(const ub_layer *layer, ub_buf *out)
 {
-    ub_w w = {.b = out, .oom = false};
+    return ub_usda_write_with(layer, out, NULL, NULL);
+}
+
+int ub_usda_write_with(const ub_layer *layer, ub_buf *out,
+                       ub_usda_samples_fn fn, void *ctx)
+{
+    ub_w w = {.b = out, .oom = false, .samples_fn = fn, .samples_ctx = ctx};
     ub_write_top(&w, layer);
     const ub_prim *root = layer->root;
     if (root) {

@@ -13,6 +13,20 @@
  * gives the same bytes. */
 int ub_usda_write(const ub_layer *layer, ub_buf *out);
 
+/* The same, for a layer whose attributes may have their time samples kept
+ * elsewhere (baked clips, ub_compose_flatten_to): for an attribute with
+ * authored but empty samples, fn writes the sample lines (as
+ * ub_usda_write_sample does) after `.timeSamples = {` and returns 0, or -1
+ * on failure.  fn may drain out (ub_buf_drain). */
+typedef int (*ub_usda_samples_fn)(void *ctx, const ub_prop *attr,
+                                  unsigned indent, ub_buf *out);
+int ub_usda_write_with(const ub_layer *layer, ub_buf *out,
+                       ub_usda_samples_fn fn, void *ctx);
+/* One line of `.timeSamples = { ... }` of an attribute written at indent
+ * (its statement's indent; the line is one deeper). */
+void ub_usda_write_sample(ub_buf *out, unsigned indent, double time,
+                          const ub_value *v);
+
 /* The same text, written while the layer is read: pass
  * ub_usda_stream_prim and ub_usda_stream_reopened as the callbacks of a
  * streaming parse (ub_parse_opts.stream, ub_loader_set_stream) with the

@@ -8,10 +8,18 @@
  *   ub_gen frames DIR [MB]  a file-per-frame crowd simulation: 2000 frames
  *                           (scaled by MB/100) DIR/sim.NNNN.usda of 20
  *                           agents x 500 points, for `usdbake stitch`
+ *   ub_gen clips DIR FRAMES [MB]
+ *                           a file-per-frame simulation shot: DIR/shot.usda
+ *                           (a prim with template clip metadata over a
+ *                           reference to DIR/topology.usda), a manifest and
+ *                           FRAMES clips DIR/clips/crowd.NNNN.usda of 20
+ *                           agents; at MB = 100, 500 points per agent (200
+ *                           frames: ~60 MB of text)
  *
  * MB defaults to 100; generation stops at the first prim that reaches it.
  */
 #include <errno.h>
+#include <sys/stat.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -245,12 +253,152 @@ static int frames(const char *dir, long long mb)
     return 0;
 }
 
+/* --- the clip shot -------------------------------------------------------- */
+
+enum { CLIP_AGENTS = 20 };
+
+static int clip_file(gen *g, const char *path)
+{
+    g->f = fopen(path, "wb");
+    if (!g->f) {
+        fprintf(stderr, "ub_gen: cannot write %s: %s\n", path,
+                strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int clip_close(gen *g, const char *path)
+{
+    if (fclose(g->f) != 0) {
+        fprintf(stderr, "ub_gen: cannot write %s: %s\n", path,
+                strerror(errno));
+        remove(path);
+        return -1;
+    }
+    return 0;
+}
+
+static int clips(const char *dir, int frames, long long mb)
+{
+    int npts = (int)(500 * mb / 100);
+    if (npts < 4)
+        npts = 4;
+    char path[4096];
+    gen g = {NULL, 0x9E3779B97F4A7C15ULL, 0};
+    snprintf(path, sizeof path, "%s/clips", dir);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+        return -1;
+    if (mkdir(path, 0777) != 0 && errno != EEXIST)
+        return -1;
+    /* the topology: what does not move */
+    snprintf(path, sizeof path, "%s/topology.usda", dir);
+    if (clip_file(&g, path))
+        return -1;
+    out(&g, "#usda 1.0\n\ndef Xform \"Crowd\"\n{\n");
+    for (int a = 0; a < CLIP_AGENTS; a++) {
+        out(&g, "    def Points \"agent_%02d\"\n    {\n"
+                "        point3f[] points\n",
+            a);
+        out(&g, "        float[] widths = [");
+        for (int i = 0; i < npts; i++)
+            out(&g, i ? ", %.4f" : "%.4f", gen_real(&g, 0.5, 2));
+        out(&g, "] (\n            interpolation = \"vertex\"\n        )\n"
+                "    }\n");
+    }
+    out(&g, "}\n\n");
+    if (clip_close(&g, path))
+        return -1;
+    /* the manifest: which attributes the clips animate */
+    snprintf(path, sizeof path, "%s/manifest.usda", dir);
+    if (clip_file(&g, path))
+        return -1;
+    out(&g, "#usda 1.0\n\nover \"Crowd\"\n{\n");
+    for (int a = 0; a < CLIP_AGENTS; a++)
+        out(&g, "    over \"agent_%02d\"\n    {\n"
+                "        point3f[] points\n    }\n",
+            a);
+    out(&g, "}\n\n");
+    if (clip_close(&g, path))
+        return -1;
+    /* the shot */
+    snprintf(path, sizeof path, "%s/shot.usda", dir);
+    if (clip_file(&g, path))
+        return -1;
+    out(&g, "#usda 1.0\n(\n    defaultPrim = \"World\"\n"
+            "    endTimeCode = %d\n    startTimeCode = 1\n"
+            "    timeCodesPerSecond = 24\n    upAxis = \"Y\"\n)\n\n",
+        frames);
+    out(&g, "def Xform \"World\"\n{\n"
+            "    def Xform \"Crowd\" (\n"
+            "        clips = {\n"
+            "            dictionary default = {\n"
+            "                asset manifestAssetPath = @./manifest.usda@\n"
+            "                string primPath = \"/Crowd\"\n"
+            "                string templateAssetPath = "
+            "\"./clips/crowd.####.usda\"\n"
+            "                double templateEndTime = %d\n"
+            "                double templateStartTime = 1\n"
+            "                double templateStride = 1\n"
+            "            }\n"
+            "        }\n"
+            "        prepend references = @./topology.usda@</Crowd>\n"
+            "    )\n    {\n    }\n}\n\n",
+        frames);
+    if (clip_close(&g, path))
+        return -1;
+    /* one clip per frame: every agent's points at that frame */
+    double base[CLIP_AGENTS][2];
+    for (int a = 0; a < CLIP_AGENTS; a++) {
+        base[a][0] = gen_real(&g, -100, 100);
+        base[a][1] = gen_real(&g, -100, 100);
+    }
+    for (int f = 1; f <= frames; f++) {
+        snprintf(path, sizeof path, "%s/clips/crowd.%04d.usda", dir, f);
+        if (clip_file(&g, path))
+            return -1;
+        out(&g, "#usda 1.0\n(\n    endTimeCode = %d\n    startTimeCode = %d\n"
+                ")\n\nover \"Crowd\"\n{\n",
+            f, f);
+        for (int a = 0; a < CLIP_AGENTS; a++) {
+            out(&g, "    over \"agent_%02d\"\n    {\n"
+                    "        point3f[] points.timeSamples = {\n"
+                    "            %d: [",
+                a, f);
+            for (int i = 0; i < npts; i++)
+                out(&g, "%s(%.4f, %.4f, %.4f)", i ? ", " : "",
+                    base[a][0] + (i % 25) * 0.1 + f * 0.05,
+                    gen_real(&g, 0, 2), base[a][1] + (i / 25) * 0.1);
+            out(&g, "],\n        }\n    }\n");
+        }
+        out(&g, "}\n\n");
+        if (clip_close(&g, path))
+            return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc >= 4 && argc <= 5 && strcmp(argv[1], "clips") == 0) {
+        int n_frames = atoi(argv[3]);
+        long long mb = argc == 5 ? atoll(argv[4]) : 100;
+        if (n_frames <= 0 || n_frames > 9999 || mb <= 0) {
+            fprintf(stderr, "ub_gen: FRAMES must be 1..9999, MB positive\n");
+            return 2;
+        }
+        if (clips(argv[2], n_frames, mb) != 0) {
+            fprintf(stderr, "ub_gen: cannot write %s: %s\n", argv[2],
+                    strerror(errno));
+            return 1;
+        }
+        return 0;
+    }
     if (argc < 3 || argc > 4 ||
         (strcmp(argv[1], "arrays") != 0 && strcmp(argv[1], "prims") != 0 &&
          strcmp(argv[1], "frames") != 0)) {
-        fprintf(stderr, "usage: ub_gen arrays|prims|frames OUT [MB]\n");
+        fprintf(stderr, "usage: ub_gen arrays|prims|frames OUT [MB]\n"
+                        "       ub_gen clips DIR FRAMES [MB]\n");
         return 2;
     }
     long long mb = argc == 4 ? atoll(argv[3]) : 100;

@@ -2,9 +2,13 @@
  * Value clips: the semantics of OpenUSD's Usd_ClipSet / Usd_Clip, written
  * for baking (every sample of a clip set, not one query at a time).
  */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "ub_clips.h"
 
 #include <float.h>
+#include <pthread.h>
+#include <sched.h>
+#include <unistd.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +17,22 @@
 #include "ub_compose.h"
 #include "ub_time.h"
 #include "ub_usdb.h"
+
+/* Room for one more element in a growing array (*v of *cap elements of
+ * size `elem`, n used).  Returns 0, or -1 when out of memory. */
+static int ub_grow(void *v, uint32_t n, uint32_t *cap, size_t elem,
+                   uint32_t first)
+{
+    if (n < *cap)
+        return 0;
+    uint32_t nc = *cap ? *cap * 2 : first;
+    void *nv = realloc(*(void **)v, nc * elem);
+    if (!nv)
+        return -1;
+    *(void **)v = nv;
+    *cap = nc;
+    return 0;
+}
 
 /* --- reading the info dictionary ----------------------------------------- */
 
@@ -222,23 +242,95 @@ static int ub_template_derive(ub_loader *ld, const ub_layer *src,
     return (int)n;
 }
 
-/* A clip or manifest layer.  One that does not exist is an empty layer to
- * OpenUSD, which says so only if a value is ever looked for in it: a
- * warning here, not an error. */
-static ub_layer *ub_clip_open(ub_loader *ld, const char *asset,
-                              const ub_layer *src, ub_loc loc,
-                              ub_diags *diags)
+/* Whether a clip or manifest layer exists.  One that does not is an empty
+ * layer to OpenUSD, which says so only if a value is ever looked for in
+ * it: a warning here, not an error. */
+static bool ub_clip_exists(ub_loader *ld, const char *asset,
+                           const ub_layer *src, ub_loc loc, ub_diags *diags)
 {
-    if (!ub_loader_resolve(ld, asset, src)) {
-        ub_diag *d = ub_diag_add(diags, UB_WARNING, loc, "clip-missing",
-                                 src->source, src->source_len,
-                                 "clip layer '%s' does not exist; it is read "
-                                 "as an empty layer, as OpenUSD does",
-                                 asset);
-        ub_diag_set_hint(diags, d, "check the clip's asset path");
-        return NULL;
+    if (ub_loader_resolve(ld, asset, src))
+        return true;
+    ub_diag *d = ub_diag_add(diags, UB_WARNING, loc, "clip-missing",
+                             src->source, src->source_len,
+                             "clip layer '%s' does not exist; it is read "
+                             "as an empty layer, as OpenUSD does",
+                             asset);
+    ub_diag_set_hint(diags, d, "check the clip's asset path");
+    return false;
+}
+
+static const ub_prop *ub_clip_attr(const ub_layer *l, const char *prim,
+                                   const char *attr);
+
+static int ub_cmp_decl(const void *a, const void *b)
+{
+    const ub_clip_decl *x = a, *y = b;
+    if (x->prim != y->prim)
+        return (uintptr_t)x->prim < (uintptr_t)y->prim ? -1 : 1;
+    if (x->attr != y->attr)
+        return (uintptr_t)x->attr < (uintptr_t)y->attr ? -1 : 1;
+    return 0;
+}
+
+/* The same, then in the order read (the first clip to declare wins). */
+static int ub_cmp_decl_seq(const void *a, const void *b)
+{
+    const ub_clip_decl *x = a, *y = b;
+    int c = ub_cmp_decl(a, b);
+    return c ? c : x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The attributes with samples in prim p of clip l (and below), for a
+ * generated manifest (duplicates are dropped once all clips are in). */
+static int ub_decls_add(ub_clip_set *cs, uint32_t *cap, ub_layer *l,
+                        const ub_prim *p)
+{
+    const char *path = NULL;
+    for (uint32_t i = 0; i < p->props.n; i++) {
+        const ub_prop *pr = p->props.v[i];
+        if (pr->kind != UB_ATTR || !pr->samples.n)
+            continue;
+        if (!path) {
+            const char *txt = ub_prim_path(l, p);
+            path = txt ? ub_intern_cstr(l->strtab, txt) : NULL;
+            if (!path)
+                return -1;
+        }
+        ub_clip_decl key = {path, pr->name, false, cs->n_decls};
+        if (ub_grow(&cs->decls, cs->n_decls, cap, sizeof *cs->decls, 16))
+            return -1;
+        key.varying = pr->variability == UB_VARYING;
+        cs->decls[cs->n_decls++] = key;
     }
-    return ub_loader_open(ld, asset, src, loc);
+    for (uint32_t i = 0; i < p->children.n; i++)
+        if (ub_decls_add(cs, cap, l, p->children.v[i]) != 0)
+            return -1;
+    return 0;
+}
+
+/* The manifest OpenUSD generates when none is given: every clip read once,
+ * transiently.  Returns 0 or -1 (out of memory). */
+static int ub_clip_set_declare(ub_clip_set *cs, ub_loader *ld)
+{
+    uint32_t cap = 0;
+    for (uint32_t k = 0; k < cs->n_clips; k++) {
+        if (!cs->clips[k].asset)
+            continue;
+        ub_layer *l = ub_loader_open_transient(ld, cs->clips[k].asset,
+                                               cs->source_layer, cs->loc);
+        int rc = l && l->root ? ub_decls_add(cs, &cap, l, l->root) : 0;
+        ub_loader_release(ld, l);
+        if (rc)
+            return -1;
+    }
+    if (cs->n_decls > 1)
+        qsort(cs->decls, cs->n_decls, sizeof *cs->decls, ub_cmp_decl_seq);
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < cs->n_decls; i++)
+        if (!w || ub_cmp_decl(&cs->decls[w - 1], &cs->decls[i]) != 0)
+            cs->decls[w++] = cs->decls[i];
+    cs->n_decls = w;
+    return 0;
 }
 
 /* --- setup ---------------------------------------------------------------- */
@@ -261,6 +353,7 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
     memset(cs, 0, sizeof *cs);
     cs->name = name;
     cs->source_layer = src;
+    cs->loc = loc;
     const char *prim = ub_info_str(info, "primPath");
     const ub_value *assets_v = ub_info(info, "assetPaths");
     const ub_value *active_v = NULL, *times_v = NULL;
@@ -369,8 +462,13 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
         c->end = k + 1 < n_active ? ACT(order[k + 1], 0) : DBL_MAX;
         const char *asset = ASSET((uint32_t)ACT(order[k], 1));
         /* A clip that cannot be read is an empty layer to OpenUSD (after
-         * an error); the loader has said why. */
-        c->layer = ub_clip_open(ld, asset, src, loc, diags);
+         * an error): the bake reads it (and the loader says why). */
+        c->asset = ub_clip_exists(ld, asset, src, loc, diags) ? asset : NULL;
+        if (c->asset && ub_loader_expect(ld, asset, src) != 0) {
+            free(order);
+            rc = -1;
+            goto done;
+        }
     }
     free(order);
     if (n_times) {
@@ -401,8 +499,18 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
     }
     const ub_value *man = ub_info(info, "manifestAssetPath");
     if (man && man->type && man->type->id == UB_TY_ASSET && man->count &&
-        *ub_value_str(man, 0))
-        cs->manifest = ub_clip_open(ld, ub_value_str(man, 0), src, loc, diags);
+        *ub_value_str(man, 0)) {
+        if (ub_clip_exists(ld, ub_value_str(man, 0), src, loc, diags))
+            cs->manifest = ub_loader_open(ld, ub_value_str(man, 0), src, loc);
+    } else if (ub_clip_set_declare(cs, ld) != 0) {
+        rc = -1;
+        goto done;
+    }
+    cs->refs = malloc(sizeof *cs->refs);
+    if (!cs->refs)
+        rc = -1;
+    else
+        *cs->refs = 1;
 done:
 #undef ACT
 #undef TIM
@@ -417,11 +525,17 @@ done:
 
 void ub_clip_set_free(ub_clip_set *cs)
 {
+    if (cs->refs && --*cs->refs > 0)
+        return; /* another copy (a bake's) still uses the arrays */
+    free(cs->refs);
     free(cs->clips);
     free(cs->times);
+    free(cs->decls);
+    cs->refs = NULL;
     cs->clips = NULL;
     cs->times = NULL;
-    cs->n_clips = cs->n_times = 0;
+    cs->decls = NULL;
+    cs->n_clips = cs->n_times = cs->n_decls = 0;
 }
 
 /* --- time mapping ------------------------------------------------------- */
@@ -509,22 +623,22 @@ bool ub_clip_set_has_attr(const ub_clip_set *cs, const char *clip_prim,
         return p && p->variability == UB_VARYING;
     }
     /* generated: the first clip with samples declares it */
-    for (uint32_t k = 0; k < cs->n_clips; k++) {
-        const ub_prop *p = ub_clip_attr(cs->clips[k].layer, clip_prim, attr);
-        if (ub_has_samples(p))
-            return p->variability == UB_VARYING;
-    }
-    return false;
+    ub_clip_decl key = {clip_prim, attr, false, 0};
+    const ub_clip_decl *d = cs->n_decls
+                                ? bsearch(&key, cs->decls, cs->n_decls,
+                                          sizeof key, ub_cmp_decl)
+                                : NULL;
+    return d && d->varying;
 }
 
-/* Whether clip k gives values (interpolateMissingClipValues: only clips
- * with samples, or with a manifest default). */
-static bool ub_contributes(const ub_clip_set *cs, uint32_t k,
+/* Whether clip k (its layer: l) gives values (interpolateMissingClipValues:
+ * only clips with samples, or with a manifest default). */
+static bool ub_contributes(const ub_clip_set *cs, const ub_layer *l,
                            const char *clip_prim, const char *attr)
 {
     if (!cs->interpolate_missing)
         return true;
-    if (ub_has_samples(ub_clip_attr(cs->clips[k].layer, clip_prim, attr)))
+    if (ub_has_samples(ub_clip_attr(l, clip_prim, attr)))
         return true;
     const ub_prop *m = ub_clip_attr(cs->manifest, clip_prim, attr);
     return m && m->default_value.kind == UB_V_DATA;
@@ -537,17 +651,8 @@ typedef struct ub_times {
 
 static int ub_times_add(ub_times *t, double x)
 {
-    for (uint32_t i = 0; i < t->n; i++)
-        if (t->v[i] == x)
-            return 0;
-    if (t->n == t->cap) {
-        uint32_t cap = t->cap ? t->cap * 2 : 32;
-        double *nv = realloc(t->v, cap * sizeof *nv);
-        if (!nv)
-            return -1;
-        t->v = nv;
-        t->cap = cap;
-    }
+    if (ub_grow(&t->v, t->n, &t->cap, sizeof *t->v, 32))
+        return -1;
     t->v[t->n++] = x;
     return 0;
 }
@@ -558,14 +663,16 @@ static int ub_cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Usd_Clip::ListTimeSamplesForPath for clip k. */
-static int ub_clip_times(const ub_clip_set *cs, uint32_t k,
+/* Usd_Clip::ListTimeSamplesForPath for clip k (its layer: l), sorted and
+ * without duplicates.  All of them lie where clip k is active. */
+static int ub_clip_times(const ub_clip_set *cs, uint32_t k, const ub_layer *l,
                          const char *clip_prim, const char *attr,
                          ub_times *out)
 {
     const ub_clip *c = &cs->clips[k];
-    const ub_prop *p = ub_clip_attr(c->layer, clip_prim, attr);
+    const ub_prop *p = ub_clip_attr(l, clip_prim, attr);
     uint32_t ns = p ? p->samples.n : 0;
+    out->n = 0;
     for (uint32_t s = 0; s < ns; s++) {
         double t = p->samples.v[s].time;
         if (!cs->n_times) {
@@ -600,18 +707,26 @@ static int ub_clip_times(const ub_clip_set *cs, uint32_t k,
         if (c->start <= cs->times[i].ext && cs->times[i].ext < c->end &&
             ub_times_add(out, cs->times[i].ext))
             return -1;
-    return ub_times_add(out, c->authored_start);
+    if (ub_times_add(out, c->authored_start))
+        return -1;
+    qsort(out->v, out->n, sizeof *out->v, ub_cmp_double);
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < out->n; i++)
+        if (!w || out->v[w - 1] != out->v[i])
+            out->v[w++] = out->v[i];
+    out->n = w;
+    return 0;
 }
 
-/* The value at stage time t (Usd_ClipSet::QueryTimeSample). */
-static int ub_clip_value(const ub_clip_set *cs, const char *clip_prim,
-                         const char *attr, double t, ub_arena *a,
-                         ub_value *out, const ub_layer **from)
+/* The value at stage time t, where clip k (its layer: l) is active
+ * (Usd_ClipSet::QueryTimeSample). */
+static int ub_clip_value(const ub_clip_set *cs, const ub_layer *l,
+                         const char *clip_prim, const char *attr, double t,
+                         ub_arena *a, ub_value *out, const ub_layer **from)
 {
     *from = NULL;
-    const ub_clip *c = &cs->clips[ub_clip_set_active(cs, t)];
     double in = ub_clip_set_to_internal(cs, t);
-    const ub_prop *p = ub_clip_attr(c->layer, clip_prim, attr);
+    const ub_prop *p = ub_clip_attr(l, clip_prim, attr);
     *out = ub_value_block();
     if (ub_has_samples(p)) {
         ub_value v;
@@ -620,7 +735,7 @@ static int ub_clip_value(const ub_clip_set *cs, const char *clip_prim,
         *out = ub_value_clone(a, &v);
         if (out->kind == UB_V_EMPTY && v.kind != UB_V_EMPTY)
             return -1;
-        *from = c->layer;
+        *from = l;
         /* timecodes are relative to the clip's time */
         if (out->kind == UB_V_DATA && out->type &&
             out->type->id == UB_TY_TIMECODE)
@@ -639,34 +754,417 @@ static int ub_clip_value(const ub_clip_set *cs, const char *clip_prim,
     return 0;
 }
 
-int ub_clip_set_samples(const ub_clip_set *cs, const char *clip_prim,
-                        const char *attr, ub_arena *a, ub_samples *out,
-                        const ub_layer ***from)
+/* --- the bake ------------------------------------------------------------- */
+
+typedef struct ub_bake_job {
+    uint32_t set;            /* index into the bake's sets */
+    const char *clip_prim, *attr;
+    ub_prop *out;
+    unsigned depth;
+    bool any;                /* some part was handed over */
+} ub_bake_job;
+
+/* One use of a clip layer: clip k of set `set`. */
+typedef struct ub_bake_use {
+    const char *key;         /* the layer's resolved path, interned */
+    uint32_t set, k, seq;
+} ub_bake_use;
+
+struct ub_clip_bake {
+    ub_loader *ld;
+    unsigned threads; /* 0: as many as the process may run */
+    ub_clip_set *sets;
+    uint32_t n_sets, cap_sets;
+    ub_bake_job *jobs;
+    uint32_t n_jobs, cap_jobs;
+};
+
+ub_clip_bake *ub_clip_bake_new(ub_loader *ld, unsigned threads)
 {
-    memset(out, 0, sizeof *out);
-    out->authored = true;
-    ub_times ts = {0};
-    for (uint32_t k = 0; k < cs->n_clips; k++)
-        if (ub_contributes(cs, k, clip_prim, attr) &&
-            ub_clip_times(cs, k, clip_prim, attr, &ts) != 0) {
-            free(ts.v);
-            return -1;
-        }
-    if (!ts.n && cs->n_clips && ub_times_add(&ts, cs->clips[0].authored_start)) {
-        free(ts.v);
-        return -1;
+    ub_clip_bake *b = calloc(1, sizeof *b);
+    if (b) {
+        b->ld = ld;
+        b->threads = threads;
     }
-    qsort(ts.v, ts.n, sizeof *ts.v, ub_cmp_double);
-    int rc = 0;
-    *from = ub_arena_alloc(a, (ts.n ? ts.n : 1) * sizeof **from);
-    if (!*from)
-        rc = -1;
-    for (uint32_t i = 0; i < ts.n && !rc; i++) {
+    return b;
+}
+
+void ub_clip_bake_free(ub_clip_bake *b)
+{
+    if (!b)
+        return;
+    for (uint32_t i = 0; i < b->n_sets; i++)
+        ub_clip_set_free(&b->sets[i]);
+    free(b->sets);
+    free(b->jobs);
+    free(b);
+}
+
+int ub_clip_bake_keep(ub_clip_bake *b, ub_clip_set *cs)
+{
+    if (ub_grow(&b->sets, b->n_sets, &b->cap_sets, sizeof *b->sets, 8))
+        return -1;
+    (*cs->refs)++;
+    cs->bake_id = b->n_sets + 1;
+    b->sets[b->n_sets++] = *cs;
+    return 0;
+}
+
+int ub_clip_bake_defer(ub_clip_bake *b, const ub_clip_set *cs,
+                       const char *clip_prim, const char *attr, ub_prop *out,
+                       unsigned depth)
+{
+    if (!cs->bake_id || cs->bake_id > b->n_sets)
+        return -1;
+    if (ub_grow(&b->jobs, b->n_jobs, &b->cap_jobs, sizeof *b->jobs, 64))
+        return -1;
+    b->jobs[b->n_jobs++] = (ub_bake_job){cs->bake_id - 1, clip_prim, attr,
+                                         out, depth, false};
+    memset(&out->samples, 0, sizeof out->samples);
+    out->samples.authored = true;
+    return 0;
+}
+
+static int ub_cmp_use(const void *a, const void *b)
+{
+    const ub_bake_use *x = a, *y = b;
+    if (x->key != y->key)
+        return (uintptr_t)x->key < (uintptr_t)y->key ? -1 : 1;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static int ub_cmp_use_seq(const void *a, const void *b)
+{
+    const ub_bake_use *x = a, *y = b;
+    return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+/* The default sink: the samples go into the output prop. */
+static int ub_bake_store(ub_arena *a, ub_prop *out, const ub_samples *part)
+{
+    for (uint32_t i = 0; i < part->n; i++) {
+        ub_value v = ub_value_clone(a, &part->v[i].value);
+        if (v.kind == UB_V_EMPTY && part->v[i].value.kind != UB_V_EMPTY)
+            return -1;
+        if (ub_samples_set(a, &out->samples, part->v[i].time, v) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* One job's part from clip k of its set (layer l, NULL when it could not
+ * be read), built in scratch arena sa. */
+static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
+                        const ub_layer *l, ub_arena *sa, ub_times *ts,
+                        ub_arena *a, ub_clip_fixup_fn fixup, void *fixup_ctx,
+                        ub_clip_sink_fn sink, void *sink_ctx)
+{
+    const ub_clip_set *cs = &b->sets[j->set];
+    if (!ub_contributes(cs, l, j->clip_prim, j->attr))
+        return 0;
+    if (ub_clip_times(cs, k, l, j->clip_prim, j->attr, ts) != 0)
+        return -1;
+    ub_samples part = {.authored = true};
+    part.v = ub_arena_alloc(sa, (ts->n ? ts->n : 1) * sizeof *part.v);
+    if (!part.v)
+        return -1;
+    for (uint32_t i = 0; i < ts->n; i++) {
+        const ub_layer *from;
         ub_value v;
-        rc = ub_clip_value(cs, clip_prim, attr, ts.v[i], a, &v, &(*from)[i]);
-        if (!rc)
-            rc = ub_samples_set(a, out, ts.v[i], v);
+        if (ub_clip_value(cs, l, j->clip_prim, j->attr, ts->v[i], sa, &v,
+                          &from) != 0)
+            return -1;
+        if (from && fixup)
+            fixup(fixup_ctx, cs, from, &v);
+        part.v[part.n].time = ts->v[i];
+        part.v[part.n++].value = v;
+    }
+    part.cap = part.n;
+    if (!part.n)
+        return 0;
+    j->any = true;
+    return sink ? sink(sink_ctx, j->out, j->depth, &part)
+                : ub_bake_store(a, j->out, &part);
+}
+
+/* --- reading clips on worker threads -------------------------------------- */
+
+/* How many threads the process may run at once: its CPU affinity, capped
+ * by a cgroup (v2) CPU quota. */
+static unsigned ub_cpus(void)
+{
+    unsigned n = 1;
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        n = (unsigned)CPU_COUNT(&set);
+    FILE *f = fopen("/sys/fs/cgroup/cpu.max", "r");
+    if (f) {
+        char quota[32];
+        unsigned long period;
+        if (fscanf(f, "%31s %lu", quota, &period) == 2 &&
+            strcmp(quota, "max") != 0 && period > 0) {
+            unsigned long q = strtoul(quota, NULL, 10);
+            unsigned long c = (q + period - 1) / period;
+            if (c >= 1 && c < n)
+                n = (unsigned)c;
+        }
+        fclose(f);
+    }
+#else
+    long c = sysconf(_SC_NPROCESSORS_ONLN);
+    if (c > 1)
+        n = (unsigned)c;
+#endif
+    return n;
+}
+
+/* One clip layer: its uses [from, to) and its reading. */
+typedef struct ub_bake_group {
+    size_t from, to;
+    ub_loader_task task;
+    int state; /* 0 not begun, 1 to read, 2 reading, 3 read */
+} ub_bake_group;
+
+typedef struct ub_bake_pool {
+    ub_bake_group *groups;
+    size_t n, begun, taken;
+    size_t next;            /* the next group a worker looks at */
+    unsigned n_workers;
+    pthread_t *th;
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    bool stop;
+    ub_strtab *t;
+} ub_bake_pool;
+
+static void *ub_pool_main(void *arg)
+{
+    ub_bake_pool *p = arg;
+    pthread_mutex_lock(&p->mu);
+    for (;;) {
+        while (p->next < p->begun && p->groups[p->next].state != 1)
+            p->next++;
+        if (p->next < p->begun) {
+            ub_bake_group *g = &p->groups[p->next++];
+            g->state = 2;
+            pthread_mutex_unlock(&p->mu);
+            ub_loader_task_run(p->t, &g->task);
+            pthread_mutex_lock(&p->mu);
+            g->state = 3;
+            pthread_cond_broadcast(&p->done);
+        } else if (p->stop) {
+            break;
+        } else {
+            pthread_cond_wait(&p->work, &p->mu);
+        }
+    }
+    pthread_mutex_unlock(&p->mu);
+    return NULL;
+}
+
+/* Workers: one fewer than the threads the bake may use (the calling
+ * thread takes the samples), none for one. */
+static int ub_pool_start(ub_bake_pool *p, ub_clip_bake *b)
+{
+    unsigned threads = b->threads ? b->threads : ub_cpus();
+    p->t = b->n_sets ? b->sets[0].source_layer->strtab : NULL;
+    if (threads < 2 || p->n < 2 || !p->t)
+        return 0;
+    p->th = malloc((threads - 1) * sizeof *p->th);
+    if (!p->th || pthread_mutex_init(&p->mu, NULL) != 0) {
+        free(p->th);
+        p->th = NULL;
+        return 0; /* one thread, then */
+    }
+    pthread_cond_init(&p->work, NULL);
+    pthread_cond_init(&p->done, NULL);
+    ub_strtab_set_concurrent(p->t, true);
+    for (unsigned i = 0; i + 1 < threads; i++) {
+        if (pthread_create(&p->th[i], NULL, ub_pool_main, p) != 0)
+            break;
+        p->n_workers++;
+    }
+    return 0;
+}
+
+/* Begin the next group's reading (on the loader's thread). */
+static int ub_pool_begin(ub_bake_pool *p, ub_clip_bake *b,
+                         const ub_bake_use *uses)
+{
+    ub_bake_group *g = &p->groups[p->begun];
+    const ub_bake_use *u = &uses[g->from];
+    const ub_clip_set *cs = &b->sets[u->set];
+    int r = u->key ? ub_loader_task_begin(b->ld, cs->clips[u->k].asset,
+                                          cs->source_layer, cs->loc, &g->task)
+                   : 0;
+    if (r < 0)
+        return -1;
+    if (p->n_workers)
+        pthread_mutex_lock(&p->mu);
+    g->state = r == 1 ? 1 : 3;
+    p->begun++;
+    if (p->n_workers) {
+        pthread_cond_signal(&p->work);
+        pthread_mutex_unlock(&p->mu);
+    }
+    return 0;
+}
+
+/* Wait until g is read (reading it here when no worker has taken it). */
+static void ub_pool_wait(ub_bake_pool *p, ub_bake_group *g)
+{
+    if (p->n_workers)
+        pthread_mutex_lock(&p->mu);
+    bool mine = g->state == 1;
+    if (mine)
+        g->state = 2;
+    if (p->n_workers)
+        pthread_mutex_unlock(&p->mu);
+    if (mine) {
+        ub_loader_task_run(p->t, &g->task);
+        g->state = 3;
+        return;
+    }
+    if (!p->n_workers)
+        return;
+    pthread_mutex_lock(&p->mu);
+    while (g->state != 3)
+        pthread_cond_wait(&p->done, &p->mu);
+    pthread_mutex_unlock(&p->mu);
+}
+
+/* Join the workers and give back what was read but not taken (after a
+ * failure). */
+static void ub_pool_stop(ub_bake_pool *p, ub_clip_bake *b)
+{
+    if (p->n_workers) {
+        pthread_mutex_lock(&p->mu);
+        p->stop = true;
+        pthread_cond_broadcast(&p->work);
+        pthread_mutex_unlock(&p->mu);
+    }
+    for (unsigned i = 0; i < p->n_workers; i++)
+        pthread_join(p->th[i], NULL);
+    if (p->th) {
+        ub_strtab_set_concurrent(p->t, false);
+        pthread_cond_destroy(&p->work);
+        pthread_cond_destroy(&p->done);
+        pthread_mutex_destroy(&p->mu);
+        free(p->th);
+    }
+    for (size_t k = p->taken; k < p->begun; k++) {
+        ub_bake_group *g = &p->groups[k];
+        if (g->state == 1) /* never read */
+            ub_loader_task_run(p->t, &g->task);
+        ub_loader_release(b->ld, ub_loader_task_end(b->ld, &g->task));
+    }
+    free(p->groups);
+}
+
+int ub_clip_bake_run(ub_clip_bake *b, ub_arena *a, ub_clip_fixup_fn fixup,
+                     void *fixup_ctx, ub_clip_sink_fn sink, void *sink_ctx)
+{
+    /* jobs by set, so that a clip's uses find their jobs: set s has
+     * by_set[first[s] .. first[s + 1]) */
+    uint32_t *first = calloc((size_t)b->n_sets + 2, sizeof *first);
+    uint32_t *by_set = malloc(((size_t)b->n_jobs + 1) * sizeof *by_set);
+    size_t n_uses = 0;
+    for (uint32_t i = 0; i < b->n_sets; i++)
+        n_uses += b->sets[i].n_clips;
+    ub_bake_use *uses = malloc((n_uses + 1) * sizeof *uses);
+    ub_arena *sa = ub_arena_new();
+    ub_times ts = {0};
+    int rc = first && by_set && uses && sa ? 0 : -1;
+    for (uint32_t i = 0; !rc && i < b->n_jobs; i++)
+        first[b->jobs[i].set + 2]++;
+    for (uint32_t i = 1; !rc && i <= b->n_sets; i++)
+        first[i + 1] += first[i];
+    /* first[s + 1] is now where set s starts; filling moves it to its end */
+    for (uint32_t i = 0; !rc && i < b->n_jobs; i++)
+        by_set[first[b->jobs[i].set + 1]++] = i;
+    ub_arena_mark mark = sa ? ub_arena_get_mark(sa) : (ub_arena_mark){0};
+    /* every clip layer once, in the order first named; a clip that does
+     * not exist is an empty layer */
+    size_t nu = 0;
+    for (uint32_t i = 0; !rc && i < b->n_sets; i++) {
+        const ub_clip_set *cs = &b->sets[i];
+        for (uint32_t k = 0; k < cs->n_clips; k++) {
+            const char *r = cs->clips[k].asset
+                                ? ub_loader_resolve(b->ld, cs->clips[k].asset,
+                                                    cs->source_layer)
+                                : NULL;
+            uses[nu] = (ub_bake_use){r, i, k, (uint32_t)nu};
+            nu++;
+        }
+    }
+    if (!rc && nu > 1) {
+        qsort(uses, nu, sizeof *uses, ub_cmp_use);
+        /* each group takes its first use's place */
+        for (size_t g = 0, e; g < nu; g = e) {
+            for (e = g + 1; e < nu && uses[e].key == uses[g].key && uses[g].key;
+                 e++)
+                uses[e].seq = uses[g].seq;
+        }
+        qsort(uses, nu, sizeof *uses, ub_cmp_use_seq);
+    }
+    /* the groups of uses, one per clip layer, read by the pool (ahead of
+     * their turn, a few at a time) and taken in order */
+    size_t ng = 0;
+    for (size_t g = 0; g < nu; g++)
+        ng += g == 0 || uses[g].seq != uses[g - 1].seq;
+    ub_bake_pool pool = {0};
+    pool.groups = calloc(ng + 1, sizeof *pool.groups);
+    if (!pool.groups)
+        rc = -1;
+    for (size_t g = 0, k = 0; !rc && g < nu; g++)
+        if (g == 0 || uses[g].seq != uses[g - 1].seq) {
+            pool.groups[k].from = g;
+            if (k)
+                pool.groups[k - 1].to = g;
+            k++;
+        }
+    if (!rc && ng)
+        pool.groups[ng - 1].to = nu;
+    pool.n = ng;
+    if (!rc && ub_pool_start(&pool, b) != 0)
+        rc = -1;
+    size_t window = 2 * ((size_t)pool.n_workers + 1);
+    for (size_t k = 0; !rc && k < ng; k++) {
+        while (!rc && pool.begun < ng && pool.begun < k + window)
+            rc = ub_pool_begin(&pool, b, uses);
+        if (rc)
+            break;
+        ub_bake_group *gr = &pool.groups[k];
+        ub_pool_wait(&pool, gr);
+        ub_layer *l = ub_loader_task_end(b->ld, &gr->task);
+        for (size_t u = gr->from; !rc && u < gr->to; u++) {
+            uint32_t s = uses[u].set;
+            for (uint32_t q = first[s]; !rc && q < first[s + 1]; q++)
+                rc = ub_bake_part(b, &b->jobs[by_set[q]], uses[u].k, l, sa,
+                                  &ts, a, fixup, fixup_ctx, sink, sink_ctx);
+        }
+        ub_loader_release(b->ld, l);
+        ub_arena_release(sa, mark);
+        pool.taken = k + 1;
+    }
+    ub_pool_stop(&pool, b);
+    /* no clip gave a time (interpolateMissingClipValues, no samples, no
+     * default): a block at the first clip's start */
+    for (uint32_t i = 0; !rc && i < b->n_jobs; i++) {
+        ub_bake_job *j = &b->jobs[i];
+        if (j->any || !b->sets[j->set].n_clips)
+            continue;
+        ub_sample blk = {b->sets[j->set].clips[0].authored_start,
+                         ub_value_block()};
+        ub_samples part = {.authored = true, .n = 1, .cap = 1, .v = &blk};
+        rc = sink ? sink(sink_ctx, j->out, j->depth, &part)
+                  : ub_bake_store(a, j->out, &part);
     }
     free(ts.v);
-    return rc ? -1 : 0;
+    ub_arena_free(sa);
+    free(uses);
+    free(by_set);
+    free(first);
+    return rc;
 }

@@ -31,8 +31,17 @@ typedef struct ub_clip_tmap {
 typedef struct ub_clip {
     double start, end;     /* active over [start, end) in stage time */
     double authored_start; /* as written in `active` */
-    ub_layer *layer;       /* NULL when the asset could not be read */
+    const char *asset;     /* as authored (resolved from the set's source
+                              layer); NULL when no such file exists */
 } ub_clip;
+
+/* An attribute the clips declare (the manifest generated when none is
+ * given): the first clip with samples for it says whether it varies. */
+typedef struct ub_clip_decl {
+    const char *prim, *attr; /* interned */
+    bool varying;
+    uint32_t seq;            /* the order found in */
+} ub_clip_decl;
 
 typedef struct ub_clip_set {
     const char *name;
@@ -46,8 +55,13 @@ typedef struct ub_clip_set {
     ub_clip *clips;        /* by start time */
     uint32_t n_times;      /* with a sentinel copy at each end, or 0 */
     ub_clip_tmap *times;
-    ub_layer *manifest;    /* NULL: generated from the clips */
+    ub_layer *manifest;    /* NULL: generated from the clips (decls) */
+    uint32_t n_decls;      /* sorted by (prim, attr) pointers */
+    ub_clip_decl *decls;
     bool interpolate_missing;
+    ub_loc loc;            /* where the clip metadata is authored */
+    uint32_t bake_id;      /* its number in a ub_clip_bake, plus one */
+    uint32_t *refs;        /* copies sharing clips, times and decls */
 } ub_clip_set;
 
 /* OpenUSD's UsdTimeCode::SafeStep(): what a jump moves a time by. */
@@ -55,8 +69,9 @@ typedef struct ub_clip_set {
 
 /* Set up cs from a composed clip-info dictionary (assetPaths, active,
  * times, primPath, manifestAssetPath, interpolateMissingClipValues, or the
- * template keys), reading clip layers through ld relative to
- * source_layer.  `offset` maps the source layer's times to stage times: it
+ * template keys), resolving clip layers through ld relative to
+ * source_layer (without a manifest, each clip is read once, transiently,
+ * for the attributes it declares).  `offset` maps the source layer's times to stage times: it
  * is applied to the active and times of a template-derived set (explicit
  * ones arrive mapped).  Returns 1 when the set is usable, 0 when it is
  * incomplete or invalid (then a warning naming the problem is in diags,
@@ -77,16 +92,50 @@ uint32_t ub_clip_set_active(const ub_clip_set *cs, double t);
 bool ub_clip_set_has_attr(const ub_clip_set *cs, const char *clip_prim,
                           const char *attr);
 
-/* The attribute's time samples in stage time, as UsdStage::Flatten bakes
- * them: every clip's samples mapped out through `times` (within the time
- * it is active), every `times` entry and every clip's start; the value at
- * each from the active clip (interpolated in the clip where it has no
- * sample there; the manifest's default, else a block, where the clip has
- * none).  (*from)[i] is the layer sample i's value came from (NULL for a
- * block), for anchoring asset paths.  Returns 0, or -1 when out of
- * memory. */
-int ub_clip_set_samples(const ub_clip_set *cs, const char *clip_prim,
-                        const char *attr, ub_arena *a, ub_samples *out,
-                        const ub_layer ***from);
+/* --- baking: every clip read once, one at a time ------------------------ */
+
+/* A bake collects the clip sets of a stage and the attributes whose
+ * samples come from them, then reads each clip layer once (transiently:
+ * it is released when its samples are taken) and hands each attribute its
+ * samples clip by clip.  The samples are UsdStage::Flatten's: every clip's
+ * samples mapped out through `times` (within the time it is active), every
+ * `times` entry and every clip's start; the value at each from the active
+ * clip (interpolated in the clip where it has no sample there; the
+ * manifest's default, else a block, where the clip has none). */
+typedef struct ub_clip_bake ub_clip_bake;
+
+/* threads: how many threads read clips (0: as many as the process may
+ * run -- its CPU affinity, capped by a cgroup CPU quota); the result is
+ * the same whatever the number. */
+ub_clip_bake *ub_clip_bake_new(ub_loader *ld, unsigned threads);
+void ub_clip_bake_free(ub_clip_bake *b);
+/* Keep (a share of) a set initialised by ub_clip_set_init: its clips are
+ * read by the bake even when no attribute takes samples from them, so a
+ * broken clip is reported as when clips were read eagerly.  Returns 0 or
+ * -1 (out of memory). */
+int ub_clip_bake_keep(ub_clip_bake *b, ub_clip_set *cs);
+/* Attribute `attr` of clip prim `clip_prim` of a kept set gives `out` its
+ * samples; depth is the depth of out's prim (1 for a root prim), for a
+ * sink that writes text.  out->samples is marked authored here. */
+int ub_clip_bake_defer(ub_clip_bake *b, const ub_clip_set *cs,
+                       const char *clip_prim, const char *attr, ub_prop *out,
+                       unsigned depth);
+
+/* Called for each value taken from a layer (asset paths are anchored to
+ * `from`, the clip or manifest layer) before it goes to the sink. */
+typedef void (*ub_clip_fixup_fn)(void *ctx, const ub_clip_set *cs,
+                                 const ub_layer *from, ub_value *v);
+/* Receives an attribute's samples, one part at a time: the samples of one
+ * clip, in time order, all later or all earlier than another part's (parts
+ * may come in any order).  Values live until the sink returns.  Returns 0
+ * or -1 (stops the bake). */
+typedef int (*ub_clip_sink_fn)(void *ctx, ub_prop *out, unsigned depth,
+                               const ub_samples *part);
+/* Run the bake.  sink NULL: the samples are copied into each out prop,
+ * allocated in `a` (the output layer's arena).  Errors reading clips go to
+ * the loader's diagnostics.  Returns 0, or -1 when out of memory or when
+ * the sink failed. */
+int ub_clip_bake_run(ub_clip_bake *b, ub_arena *a, ub_clip_fixup_fn fixup,
+                     void *fixup_ctx, ub_clip_sink_fn sink, void *sink_ctx);
 
 #endif

@@ -194,6 +194,7 @@ typedef struct ub_cx {
     struct ub_reloc *reloc;
     uint32_t n_reloc;
     ub_arena *a;
+    ub_clip_bake *bake; /* attributes whose samples come from clips */
     size_t n_recovered;
     bool oom, failed;
     const char *k_references, *k_payload, *k_inherits, *k_specializes,
@@ -1674,6 +1675,8 @@ static void ub_prim_clip_sets(ub_cx *cx, const ub_index *ix,
         cs->anchor_stack = n->ls;
         cs->source_prim_path = ub_path_strip_variants(cx->t, n->path);
         cs->source_li = c->li;
+        if (ub_clip_bake_keep(cx->bake, cs) != 0)
+            cx->oom = true;
         out->n++;
     }
     out->n_own = out->n;
@@ -1952,17 +1955,14 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                           : ub_clip_for(cx, ix, clips, node, li, first->name,
                                         &cp);
                 if (cs) {
+                    /* the samples come when the bake reads the clips */
                     found = true;
-                    const ub_layer **from = NULL;
-                    if (ub_clip_set_samples(cs, cp, first->name, cx->a,
-                                            &op->samples, &from) != 0)
+                    unsigned depth = 0;
+                    for (const ub_prim *q = outp; q->parent; q = q->parent)
+                        depth++;
+                    if (ub_clip_bake_defer(cx->bake, cs, cp, first->name, op,
+                                           depth) != 0)
                         cx->oom = true;
-                    for (uint32_t i = 0; from && i < op->samples.n; i++)
-                        if (from[i])
-                            ub_anchor_value(
-                                cx, from[i],
-                                ub_stack_vars(cs->anchor_stack),
-                                &op->samples.v[i].value);
                 }
             }
         }
@@ -2499,6 +2499,14 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
     free(ops.v);
 }
 
+/* A clip's value for the output: asset paths anchored to the clip (or
+ * manifest) that gave it. */
+static void ub_clip_anchor(void *ctx, const ub_clip_set *cs,
+                           const ub_layer *from, ub_value *v)
+{
+    ub_anchor_value(ctx, from, ub_stack_vars(cs->anchor_stack), v);
+}
+
 ub_layer *ub_compose_flatten(ub_loader *ld, ub_layer *root,
                              const char *out_path, ub_diags *diags,
                              size_t *n_recovered)
@@ -2516,9 +2524,25 @@ ub_layer *ub_compose_flatten_schemas(ub_loader *ld, ub_layer *root,
                                      const char *out_path, ub_diags *diags,
                                      size_t *n_recovered)
 {
+    return ub_compose_flatten_to(ld, root, schemas, out_path, diags,
+                                 n_recovered, NULL);
+}
+
+ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
+                                const ub_schema_reg *schemas,
+                                const char *out_path, ub_diags *diags,
+                                size_t *n_recovered,
+                                const ub_flatten_opts *opts)
+{
+    const ub_flatten_opts none = {0};
+    if (!opts)
+        opts = &none;
     ub_cx cx = {.ld = ld, .diags = diags, .t = root->strtab,
                 .schemas = schemas};
     cx.fields = ub_loader_fields(ld, &cx.n_fields);
+    cx.bake = ub_clip_bake_new(ld, opts->threads);
+    if (!cx.bake)
+        cx.oom = true;
     ub_strtab *t = cx.t;
     cx.k_references = ub_intern_cstr(t, "references");
     cx.k_payload = ub_intern_cstr(t, "payload");
@@ -2587,6 +2611,11 @@ ub_layer *ub_compose_flatten_schemas(ub_loader *ld, ub_layer *root,
             free(ix.v);
         }
         ub_names_free(&nm);
+        /* every clip read once, its samples handed out */
+        if (!cx.oom && !cx.failed &&
+            ub_clip_bake_run(cx.bake, cx.a, ub_clip_anchor, &cx, opts->sink,
+                             opts->sink_ctx) != 0)
+            cx.oom = true;
     }
     if (cx.n_protos && cx.out && !cx.oom) {
         /* prototypes first, as UsdStage::Flatten writes them */
@@ -2613,6 +2642,7 @@ ub_layer *ub_compose_flatten_schemas(ub_loader *ld, ub_layer *root,
         free(cx.protos[i].key);
     free(cx.protos);
     free(cx.reloc);
+    ub_clip_bake_free(cx.bake);
     for (size_t i = 0; i < cx.n_stacks; i++) {
         ub_stack_free(&cx.stacks[i]->st);
         free(cx.stacks[i]);

@@ -18,6 +18,7 @@
 
 #include <stdbool.h>
 
+#include "ub_clips.h"
 #include "ub_diag.h"
 #include "ub_layer.h"
 #include "ub_loader.h"
@@ -66,5 +67,24 @@ ub_layer *ub_compose_flatten_schemas(ub_loader *ld, ub_layer *root,
                                      const ub_schema_reg *schemas,
                                      const char *out_path, ub_diags *diags,
                                      size_t *n_recovered);
+/* How ub_compose_flatten_to bakes value clips. */
+typedef struct ub_flatten_opts {
+    /* NULL: the samples go into the layer.  Otherwise they go to sink
+     * (see ub_clip_bake_run) and the attributes they belong to are in the
+     * layer with authored but empty time samples, for a writer to fill in
+     * from what the sink kept (ub_usda_write_with). */
+    ub_clip_sink_fn sink;
+    void *sink_ctx;
+    unsigned threads; /* threads reading clips; 0: as many as there are
+                         CPUs for the process */
+} ub_flatten_opts;
+
+/* ub_compose_flatten with options (NULL: the defaults).  Clip layers are
+ * read one at a time (a few ahead with threads) either way. */
+ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
+                                const ub_schema_reg *schemas,
+                                const char *out_path, ub_diags *diags,
+                                size_t *n_recovered,
+                                const ub_flatten_opts *opts);
 
 #endif

@@ -23,10 +23,14 @@ typedef struct ub_loaded {
                              layer, as for OpenUSD's resolver) */
     ub_file file;         /* the source, kept for diagnostics (empty for
                              a package entry: see ub_pkgfile) */
-    ub_layer *layer;      /* NULL when it failed to load */
-    ub_load_status fail;  /* why, then */
+    ub_layer *layer;      /* NULL when it failed to load or was released */
+    ub_load_status fail;  /* why it failed, then */
     const char *file_path; /* the file read: resolved, or for a package
                               entry its package's (interned) */
+    const char *path;     /* the layer's path once read (interned) */
+    bool pinned;          /* opened by ub_loader_open: kept until the end */
+    bool released;        /* read whole, then given back (ub_loader_release) */
+    bool pending;         /* listed by ub_loader_expect, not read yet */
 } ub_loaded;
 
 /* A usdz package's bytes, read once: its layers are slices of them. */
@@ -774,11 +778,15 @@ static const char *ub_foreign_format(const char *path)
 }
 
 /* The layer in data (the bytes of `path`), by its content: a usdz package
- * (its first entry), a crate file, a usdbake binary or usda text. */
-static ub_layer *ub_loader_read(ub_loader *ld, const char *path,
-                                const char *data, size_t len, bool mapped,
-                                ub_loc named_at, const ub_layer *anchor,
-                                ub_load_status *st)
+ * (its first entry), a crate file, a usdbake binary or usda text; po: how
+ * text is parsed (po->mapped set here).  Touches no loader: a worker
+ * thread may call it (with t concurrent).  *reading, when not NULL, gets
+ * the path of the text being parsed (for the progress callback). */
+static ub_layer *ub_read_bytes(ub_strtab *t, ub_diags *diags,
+                               const char *path, const char *data,
+                               size_t len, bool mapped, ub_parse_opts *po,
+                               const char **reading, ub_loc named_at,
+                               const ub_layer *anchor, ub_load_status *st)
 {
     /* Point at where the layer was named, when it was named in a layer;
      * otherwise at the file itself. */
@@ -791,45 +799,40 @@ static ub_layer *ub_loader_read(ub_loader *ld, const char *path,
         ub_usdz_entry e;
         const char *why = "it has no entries";
         if (ub_usdz_find(data, len, NULL, 0, &e, &why) != 1) {
-            ub_diag_add(ld->diags, UB_ERROR, at, "usdz-damaged", src,
-                        src_len,
+            ub_diag_add(diags, UB_ERROR, at, "usdz-damaged", src, src_len,
                         "'%s' is a damaged usdz package: %s (no root "
                         "layer)",
                         path, why);
             return NULL;
         }
         char *inner = ub_pkg_join(path, e.name, e.name_len);
-        const char *ip = inner ? ub_intern_cstr(ld->strtab, inner) : NULL;
+        const char *ip = inner ? ub_intern_cstr(t, inner) : NULL;
         free(inner);
         if (!ip) {
             *st = UB_LOAD_FAILED;
             return NULL;
         }
-        return ub_loader_read(ld, ip, e.data, e.len, false, named_at, anchor,
-                              st);
+        return ub_read_bytes(t, diags, ip, e.data, e.len, false, po, reading,
+                             named_at, anchor, st);
     }
     ub_layer *l = NULL;
+    /* Sniffed by content, never by name: a .usd may be text or crate. */
     if (ub_crate_sniff(data, len)) {
-        l = ub_crate_read(data, len, path, ld->strtab, ld->diags);
+        l = ub_crate_read(data, len, path, t, diags);
     } else if (ub_usdb_sniff(data, len)) {
         /* usdbake binary (.usdb), owned by the binary-format module,
          * runtime/ub_usdb.h */
-        l = ub_usdb_load(ld->strtab, path, data, len, ld->diags);
+        l = ub_usdb_load(t, path, data, len, diags);
     } else if (len > 0 && data[0] == '#') {
-        ub_parse_opts po = {.mapped = mapped,
-                            .stream = ld->stream,
-                            .progress = ld->progress ? ub_loader_parsed : NULL,
-                            .progress_ctx = ld,
-                            .fields = ld->fields,
-                            .n_fields = ld->n_fields};
-        ld->reading = path;
-        l = ub_parse_usda_opts(ld->strtab, path, data, len, &po, ld->diags);
+        po->mapped = mapped;
+        if (reading)
+            *reading = path;
+        l = ub_parse_usda_opts(t, path, data, len, po, diags);
     } else {
-        ub_diag *d = ub_diag_add(ld->diags, UB_ERROR, at, "not-a-layer", src,
-                                 src_len,
-                                 "cannot read '%s' as a layer: %s", path,
-                                 ub_foreign_format(path));
-        ub_diag_set_hint(ld->diags, d,
+        ub_diag *d = ub_diag_add(diags, UB_ERROR, at, "not-a-layer", src,
+                                 src_len, "cannot read '%s' as a layer: %s",
+                                 path, ub_foreign_format(path));
+        ub_diag_set_hint(diags, d,
                          "OpenUSD reports this at the arc and composes "
                          "without it, and so does flatten (--strict "
                          "refuses it)");
@@ -838,16 +841,82 @@ static ub_layer *ub_loader_read(ub_loader *ld, const char *path,
     if (l)
         *st = UB_LOAD_OK;
     else if (named)
-        ub_diag_add(ld->diags, UB_ERROR, named_at, "layer-unreadable", src,
+        ub_diag_add(diags, UB_ERROR, named_at, "layer-unreadable", src,
                     src_len, "layer '%s' has errors (reported there): it is "
                     "left out here",
                     path);
     return l;
 }
 
+/* Set what entry e (just pushed, for `resolved`) knows before it is read:
+ * the file it is in.  -1 when out of memory. */
+static int ub_loaded_init(ub_loader *ld, ub_loaded *e, const char *abs)
+{
+    e->abs = abs;
+    e->fail = UB_LOAD_UNREADABLE;
+    e->file_path = e->resolved;
+    if (ub_pkg_is(e->resolved)) {
+        /* an entry of a package: its file is the package */
+        e->file_path =
+            ub_intern(ld->strtab, e->resolved,
+                      (size_t)(strchr(e->resolved, '[') - e->resolved));
+        if (!e->file_path)
+            return -1;
+    }
+    return 0;
+}
+
+/* The layer of entry e has been read (or not): note its path and status. */
+static void ub_loaded_done(ub_loader *ld, ub_loaded *e, ub_load_status st)
+{
+    e->fail = st;
+    e->path = e->layer ? ub_intern_cstr(ld->strtab, e->layer->path) : NULL;
+    if (e->layer && !e->path)
+        e->path = e->resolved;
+}
+
+/* Read and parse the file of entry e into e->layer (NULL on failure, with
+ * the reason in the diagnostics and *st). */
+static void ub_loader_fill(ub_loader *ld, ub_loaded *e,
+                           const ub_layer *anchor, ub_loc named_at,
+                           ub_load_status *st)
+{
+    const char *resolved = e->resolved;
+    const char *data;
+    size_t len;
+    bool mapped = false;
+    *st = UB_LOAD_UNREADABLE;
+    if (ub_pkg_is(resolved)) {
+        /* an entry of a package: a slice of the package's bytes */
+        if (ub_loader_bytes(ld, resolved, ld->diags, named_at, &data, &len) !=
+            1) {
+            e->fail = *st;
+            return;
+        }
+    } else if (ub_file_load(resolved, &e->file, ld->diags, named_at) != 0) {
+        e->fail = *st;
+        return;
+    } else {
+        data = e->file.data;
+        len = e->file.len;
+        mapped = e->file.mapped;
+    }
+    ub_parse_opts po = {.stream = ld->stream,
+                        .progress = ld->progress ? ub_loader_parsed : NULL,
+                        .progress_ctx = ld,
+                        .fields = ld->fields,
+                        .n_fields = ld->n_fields};
+    e->layer = ub_read_bytes(ld->strtab, ld->diags, resolved, data, len,
+                             mapped, &po, &ld->reading, named_at, anchor, st);
+    ub_loaded_done(ld, e, *st);
+    ld->bytes_read += len;
+    if (ld->progress)
+        ld->progress(ld->progress_ctx, resolved, ld->bytes_read);
+}
+
 static ub_layer *ub_loader_get(ub_loader *ld, const char *asset,
                                const ub_layer *anchor, ub_loc named_at,
-                               ub_load_status *st)
+                               bool pin, ub_load_status *st)
 {
     *st = UB_LOAD_FAILED;
     const char *resolved = ub_loader_resolve(ld, asset, anchor);
@@ -869,7 +938,28 @@ static ub_layer *ub_loader_get(ub_loader *ld, const char *asset,
                     "out of memory opening '%s'", resolved);
         return NULL;
     }
-    const ub_loaded *seen = abs ? ub_loader_find(ld, abs) : NULL;
+    ub_loaded *seen = abs ? ub_loader_find(ld, abs) : NULL;
+    if (seen && seen->pending) {
+        /* listed by ub_loader_expect: read now, as if first opened here */
+        seen->pending = false;
+        seen->pinned |= pin;
+        ub_loader_fill(ld, seen, anchor, named_at, st);
+        return seen->layer;
+    }
+    if (seen && seen->released) {
+        /* given back earlier: read again.  It read before, and what it
+         * had to say (warnings) was said then. */
+        ub_diags *said = ld->diags, *again = ub_diags_new();
+        if (!again)
+            return NULL;
+        seen->released = false;
+        ld->diags = again;
+        ub_loader_fill(ld, seen, anchor, named_at, st);
+        ld->diags = said;
+        ub_diags_free(again);
+        seen->pinned |= pin;
+        return seen->layer;
+    }
     if (seen && !seen->layer && named_at.file && named_at.line)
         ub_diag_add(ld->diags, UB_ERROR, named_at, "layer-unreadable",
                     anchor ? anchor->source : NULL,
@@ -878,45 +968,105 @@ static ub_layer *ub_loader_get(ub_loader *ld, const char *asset,
                     "left out here",
                     resolved);
     if (seen) {
+        seen->pinned |= pin;
         *st = seen->layer ? UB_LOAD_OK : seen->fail;
         return seen->layer;
     }
     ub_loaded *e = ub_loader_push(ld, resolved);
     if (!e)
         return NULL;
-    e->abs = abs;
-    e->fail = UB_LOAD_UNREADABLE;
-    e->file_path = resolved;
+    if (ub_loaded_init(ld, e, abs) != 0)
+        return NULL;
+    e->pinned = pin;
     if (abs && ub_loader_index(ld, (size_t)(e - ld->loaded)) != 0)
         return NULL;
-    const char *data;
-    size_t len;
-    bool mapped = false;
-    if (ub_pkg_is(resolved)) {
-        /* an entry of a package: a slice of the package's bytes */
-        e->file_path = ub_intern(ld->strtab, resolved,
-                                 (size_t)(strchr(resolved, '[') - resolved));
-        if (!e->file_path)
-            return NULL;
-        if (ub_loader_bytes(ld, resolved, ld->diags, named_at, &data, &len) !=
-            1) {
-            *st = UB_LOAD_UNREADABLE;
-            return NULL;
-        }
-    } else if (ub_file_load(resolved, &e->file, ld->diags, named_at) != 0) {
-        *st = UB_LOAD_UNREADABLE;
-        return NULL;
-    } else {
-        data = e->file.data;
-        len = e->file.len;
-        mapped = e->file.mapped;
+    ub_loader_fill(ld, e, anchor, named_at, st);
+    return e->layer;
+}
+
+int ub_loader_task_begin(ub_loader *ld, const char *asset,
+                         const ub_layer *anchor, ub_loc named_at,
+                         ub_loader_task *task)
+{
+    memset(task, 0, sizeof *task);
+    task->anchor = anchor;
+    task->named_at = named_at;
+    const char *resolved = ub_loader_resolve(ld, asset, anchor);
+    const char *abs = resolved && strcmp(resolved, "-") != 0
+                          ? ub_loader_abs(ld, resolved)
+                          : NULL;
+    ub_loaded *e = abs ? ub_loader_find(ld, abs) : NULL;
+    if (!e || !(e->pending || e->released)) {
+        /* nothing to read here: read already (or failed), or to be
+         * opened (and reported) as usual */
+        task->layer = ub_loader_open_transient(ld, asset, anchor, named_at);
+        return 0;
     }
-    e->layer = ub_loader_read(ld, resolved, data, len, mapped, named_at,
-                              anchor, st);
-    e->fail = *st;
-    ld->bytes_read += len;
+    task->index = (size_t)(e - ld->loaded);
+    task->resolved = e->resolved;
+    task->fields = ld->fields;
+    task->n_fields = ld->n_fields;
+    task->quiet = e->released;
+    task->diags = ub_diags_new();
+    if (!task->diags)
+        return -1;
+    if (ub_pkg_is(e->resolved)) {
+        /* an entry of a package: its bytes are found here, in the
+         * loader's packages (read once, on this thread) */
+        task->in_pkg = true;
+        task->have_bytes =
+            ub_loader_bytes(ld, e->resolved, task->diags, named_at,
+                            &task->data, &task->len) == 1;
+    }
+    /* claimed: until ub_loader_task_end, neither pending nor released */
+    e->pending = e->released = false;
+    task->claimed = true;
+    return 1;
+}
+
+void ub_loader_task_run(ub_strtab *t, ub_loader_task *task)
+{
+    ub_parse_opts po = {.split = -1, /* the caller runs the threads */
+                        .fields = task->fields,
+                        .n_fields = task->n_fields};
+    const char *data = task->data;
+    size_t len = task->len;
+    bool mapped = false;
+    task->st = UB_LOAD_UNREADABLE;
+    task->layer = NULL;
+    if (task->in_pkg) {
+        if (!task->have_bytes)
+            return;
+    } else if (ub_file_load(task->resolved, &task->file, task->diags,
+                            task->named_at) != 0) {
+        return;
+    } else {
+        data = task->file.data;
+        len = task->file.len;
+        mapped = task->file.mapped;
+    }
+    task->len = len;
+    task->layer = ub_read_bytes(t, task->diags, task->resolved, data, len,
+                                mapped, &po, NULL, task->named_at,
+                                task->anchor, &task->st);
+}
+
+ub_layer *ub_loader_task_end(ub_loader *ld, ub_loader_task *task)
+{
+    if (!task->claimed)
+        return task->layer;
+    ub_loaded *e = &ld->loaded[task->index];
+    e->file = task->file;
+    e->layer = task->layer;
+    ub_loaded_done(ld, e, task->st);
+    if (!task->quiet)
+        ub_diags_take(ld->diags, task->diags);
+    ub_diags_free(task->diags);
+    task->diags = NULL;
+    task->claimed = false;
+    ld->bytes_read += task->len;
     if (ld->progress)
-        ld->progress(ld->progress_ctx, resolved, ld->bytes_read);
+        ld->progress(ld->progress_ctx, e->resolved, ld->bytes_read);
     return e->layer;
 }
 
@@ -925,13 +1075,15 @@ bool ub_load_recoverable(ub_load_status st)
     return st == UB_LOAD_MISSING || st == UB_LOAD_UNREADABLE;
 }
 
-ub_layer *ub_loader_open_arc(ub_loader *ld, const char *asset,
-                             const ub_layer *anchor, ub_loc named_at,
-                             ub_load_status *st, size_t *n_recovered)
+/* ub_loader_open_arc, pinned (kept until the end) or not (transient). */
+static ub_layer *ub_loader_open_as(ub_loader *ld, const char *asset,
+                                   const ub_layer *anchor, ub_loc named_at,
+                                   bool pin, ub_load_status *st,
+                                   size_t *n_recovered)
 {
     size_t before = ub_diags_errors(ld->diags);
     ub_load_status s;
-    ub_layer *l = ub_loader_get(ld, asset, anchor, named_at, &s);
+    ub_layer *l = ub_loader_get(ld, asset, anchor, named_at, pin, &s);
     if (st)
         *st = s;
     if (!l && n_recovered && ub_load_recoverable(s))
@@ -939,10 +1091,63 @@ ub_layer *ub_loader_open_arc(ub_loader *ld, const char *asset,
     return l;
 }
 
+ub_layer *ub_loader_open_arc(ub_loader *ld, const char *asset,
+                             const ub_layer *anchor, ub_loc named_at,
+                             ub_load_status *st, size_t *n_recovered)
+{
+    return ub_loader_open_as(ld, asset, anchor, named_at, true, st,
+                             n_recovered);
+}
+
 ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
                          const ub_layer *anchor, ub_loc named_at)
 {
     return ub_loader_open_arc(ld, asset, anchor, named_at, NULL, NULL);
+}
+
+int ub_loader_expect(ub_loader *ld, const char *asset, const ub_layer *anchor)
+{
+    const char *resolved = ub_loader_resolve(ld, asset, anchor);
+    if (!resolved || strcmp(resolved, "-") == 0)
+        return 0;
+    const char *abs = ub_loader_abs(ld, resolved);
+    if (!abs)
+        return -1;
+    if (ub_loader_find(ld, abs))
+        return 0;
+    ub_loaded *e = ub_loader_push(ld, resolved);
+    if (!e)
+        return -1;
+    if (ub_loaded_init(ld, e, abs) != 0)
+        return -1;
+    e->pending = true;
+    return ub_loader_index(ld, (size_t)(e - ld->loaded));
+}
+
+ub_layer *ub_loader_open_transient(ub_loader *ld, const char *asset,
+                                   const ub_layer *anchor, ub_loc named_at)
+{
+    return ub_loader_open_as(ld, asset, anchor, named_at, false, NULL, NULL);
+}
+
+void ub_loader_release(ub_loader *ld, ub_layer *layer)
+{
+    if (!layer)
+        return;
+    /* the layer's copy of its path need not be the interned one; the root
+     * layer of a package is named after its entry, not the package, so
+     * that one is looked for among the entries */
+    const char *p = ub_intern_cstr(ld->strtab, layer->path);
+    const char *abs = p ? ub_loader_abs(ld, p) : NULL;
+    ub_loaded *e = abs ? ub_loader_find(ld, abs) : NULL;
+    for (size_t i = ld->n_loaded; (!e || e->layer != layer) && i-- > 0;)
+        e = &ld->loaded[i];
+    if (!e || e->layer != layer || e->pinned)
+        return;
+    ub_layer_free(e->layer);
+    ub_file_release(&e->file);
+    e->layer = NULL;
+    e->released = true;
 }
 
 size_t ub_loader_count(const ub_loader *ld)
@@ -953,6 +1158,13 @@ size_t ub_loader_count(const ub_loader *ld)
 ub_layer *ub_loader_at(const ub_loader *ld, size_t i)
 {
     return i < ld->n_loaded ? ld->loaded[i].layer : NULL;
+}
+
+const char *ub_loader_path_at(const ub_loader *ld, size_t i)
+{
+    if (i >= ld->n_loaded || (!ld->loaded[i].layer && !ld->loaded[i].released))
+        return NULL;
+    return ld->loaded[i].path;
 }
 
 const char *ub_loader_file_at(const ub_loader *ld, size_t i)

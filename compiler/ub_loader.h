@@ -2,9 +2,11 @@
  * ub_loader — finds, reads and parses layers, each once.
  *
  * Asset paths are resolved relative to the layer that names them, then
- * along the search path.  Every layer read is kept (and shared) until the
+ * along the search path.  Every layer opened is kept (and shared) until the
  * loader is freed, so a stack that names one layer twice parses it once,
- * and `--deps` can list exactly what was read.
+ * and `--deps` can list exactly what was read.  A pass that reads many
+ * layers one after the other (value clips) opens them transiently and
+ * gives each back when it is done with it, so memory holds one at a time.
  */
 #ifndef UB_LOADER_H
 #define UB_LOADER_H
@@ -87,6 +89,20 @@ bool ub_load_recoverable(ub_load_status st);
 const char *ub_loader_anchor(ub_loader *ld, const char *asset,
                              const ub_layer *anchor);
 
+/* ub_loader_open (with the same diagnostics, by the same reading), for a
+ * pass that needs the layer only for a while: unless it is
+ * (or gets) opened by ub_loader_open too, ub_loader_release frees it (its
+ * arena and source).  Opened again after that, it is read again. */
+ub_layer *ub_loader_open_transient(ub_loader *ld, const char *asset,
+                                   const ub_layer *anchor, ub_loc named_at);
+/* Note that asset (resolved from anchor) will be read later: it takes its
+ * place in the order of ub_loader_path_at now.  Returns 0, or -1 when out
+ * of memory. */
+int ub_loader_expect(ub_loader *ld, const char *asset, const ub_layer *anchor);
+/* Give back a layer from ub_loader_open_transient (nothing happens to one
+ * that ub_loader_open also returned).  Pointers into it are then invalid. */
+void ub_loader_release(ub_loader *ld, ub_layer *layer);
+
 /* Optional: called as layers are read, with the bytes read so far by this
  * loader (for a command's progress bar; the library never draws anything
  * itself): now and then while a big layer is parsed, and after each
@@ -112,7 +128,12 @@ const ub_meta_field *ub_loader_fields(const ub_loader *ld, size_t *n);
 /* Every layer read so far, in the order first read (for dependency
  * lists). */
 size_t ub_loader_count(const ub_loader *ld);
+/* NULL when that layer failed to load or was released. */
 ub_layer *ub_loader_at(const ub_loader *ld, size_t i);
+/* The path of the i-th layer read (its identifier: for a package entry
+ * "p.usdz[a.usda]"), whether kept or released; NULL when it failed to
+ * load or is not read yet. */
+const char *ub_loader_path_at(const ub_loader *ld, size_t i);
 /* The file that layer i was read from: its path, or for an entry of a
  * usdz package the package's (the same pointer for every entry of one
  * package), for dependency lists. */
@@ -144,5 +165,38 @@ void ub_file_release(ub_file *f);
  * with an error in diags naming the file and the reason. */
 int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,
                  ub_loc named_at);
+
+/* Transient layers read on other threads (a pass that reads many):
+ * ub_loader_task_begin, on the loader's thread, either finds nothing to
+ * read (returns 0: task->layer is what ub_loader_open_transient gives,
+ * which may be NULL) or claims the layer for a reader (returns 1; -1 when
+ * out of memory).  ub_loader_task_run reads and parses it on any thread
+ * (the string table made concurrent meanwhile; it touches no loader), and
+ * ub_loader_task_end, back on the loader's thread, registers it as
+ * ub_loader_open_transient would have, with its diagnostics (in the order
+ * the tasks end), and returns it. */
+typedef struct ub_loader_task {
+    ub_layer *layer;
+    /* private */
+    const char *resolved;
+    const ub_layer *anchor;
+    ub_loc named_at;
+    size_t index;
+    const ub_meta_field *fields;
+    size_t n_fields;
+    bool quiet, claimed;
+    ub_file file;
+    ub_diags *diags;
+    bool in_pkg, have_bytes; /* an entry of a package: its bytes */
+    const char *data;
+    size_t len;
+    ub_load_status st;
+} ub_loader_task;
+
+int ub_loader_task_begin(ub_loader *ld, const char *asset,
+                         const ub_layer *anchor, ub_loc named_at,
+                         ub_loader_task *task);
+void ub_loader_task_run(ub_strtab *t, ub_loader_task *task);
+ub_layer *ub_loader_task_end(ub_loader *ld, ub_loader_task *task);
 
 #endif

@@ -8,6 +8,7 @@
 #include "ub_compose.h"
 #include "ub_loader.h"
 #include "ub_progress.h"
+#include "ub_spill.h"
 #include "ub_stack.h"
 #include "ub_usda.h"
 #include "ub_usdb_write.h"
@@ -44,7 +45,11 @@ static void ub_flatten_usage(void)
         "  --deps FILE          write a make rule `OUT: LAYER...` naming every\n"
         "                       layer read (needs -o)\n"
         "  --strict             treat every composition error as fatal\n"
-        "  -h, --help           show this help\n");
+        "  -h, --help           show this help\n"
+        "\n"
+        "Value clips are baked one clip layer at a time, read on\n"
+        "USDBAKE_THREADS threads (default: the CPUs this process may use);\n"
+        "the output is the same whatever the number.\n");
 }
 
 /* A path as a make word: spaces and '#' escaped, '$' doubled. */
@@ -66,13 +71,14 @@ static void ub_make_word(ub_buf *b, const char *p)
  * entries. */
 static bool ub_dep_listed(const ub_loader *ld, size_t i)
 {
-    const ub_layer *l = ub_loader_at(ld, i);
+    /* read, whether kept or released (a clip layer) */
+    const char *lp = ub_loader_path_at(ld, i);
     const char *f = ub_loader_file_at(ld, i);
-    if (!l || strcmp(f, "-") == 0)
+    if (!lp || strcmp(f, "-") == 0)
         return false;
     /* a package entry's file is its package's */
-    for (size_t k = 0; strcmp(f, l->path) != 0 && k < i; k++)
-        if (ub_loader_at(ld, k) && ub_loader_file_at(ld, k) == f)
+    for (size_t k = 0; strcmp(f, lp) != 0 && k < i; k++)
+        if (ub_loader_path_at(ld, k) && ub_loader_file_at(ld, k) == f)
             return false;
     return true;
 }
@@ -163,6 +169,20 @@ static int ub_flatten_run(int argc, char **argv)
     }
     if (!root)
         return ub_cli_usage_error("flatten", "no root layer given");
+    /* USDBAKE_THREADS: how many threads read clips (default: the CPUs the
+     * process may use); the output is the same whatever it is */
+    unsigned threads = 0;
+    const char *env = getenv("USDBAKE_THREADS");
+    if (env && *env) {
+        char *end;
+        unsigned long n = strtoul(env, &end, 10);
+        if (*end || n < 1 || n > 1024)
+            return ub_cli_usage_error("flatten",
+                                      "USDBAKE_THREADS must be a number "
+                                      "from 1 to 1024, not '%s'",
+                                      env);
+        threads = (unsigned)n;
+    }
     if (!format)
         format = ub_cli_format_of_path(out);
     if (!format)
@@ -194,15 +214,27 @@ static int ub_flatten_run(int argc, char **argv)
     if (status == UB_EXIT_OK && !rl)
         status = UB_EXIT_INPUT;
     size_t n_recovered = 0;
+    /* Text output of a stage streams: baked clip samples wait in a spill
+     * file (clips are read one at a time) and the text goes out as it is
+     * written.  Binary output takes the samples into the layer. */
+    ub_spill *spill = NULL;
+    if (status == UB_EXIT_OK && !layer_stack && format == UB_FMT_USDA &&
+        !(spill = ub_spill_new()))
+        status = UB_EXIT_INPUT;
     if (status == UB_EXIT_OK && !layer_stack) {
         /* the whole stage: compose, then flatten (ub_compose) */
         size_t before = ub_diags_errors(diags);
-        flat = ub_compose_flatten_schemas(
+        ub_flatten_opts fo = {.sink = spill ? ub_spill_sink : NULL,
+                              .sink_ctx = spill,
+                              .threads = threads};
+        flat = ub_compose_flatten_to(
             ld, rl, ss.schemas, out && strcmp(out, "-") ? out : "stdout.usda",
-            diags, &n_recovered);
+            diags, &n_recovered, &fo);
         if (!flat) {
             if (ub_diags_errors(diags) == before)
                 fprintf(stderr, "usdbake: error: out of memory\n");
+            status = UB_EXIT_INPUT;
+        } else if (spill && ub_spill_finish(spill) != 0) {
             status = UB_EXIT_INPUT;
         }
     }
@@ -227,15 +259,38 @@ static int ub_flatten_run(int argc, char **argv)
             status = UB_EXIT_INPUT;
         }
     }
-    if (status == UB_EXIT_OK &&
+    if (status == UB_EXIT_OK && !spill &&
         ub_cli_write_layer(flat, format, UB_USDB_LEVEL_DEFAULT, &text,
                            diags) != 0)
         status = UB_EXIT_INPUT;
     if (diags)
         ub_cli_print_diags(diags);
-    if (status == UB_EXIT_OK &&
+    if (status == UB_EXIT_OK && !spill &&
         ub_cli_write_output(out, text.data, text.len) != 0)
         status = UB_EXIT_INPUT;
+    if (status == UB_EXIT_OK && spill) {
+        /* written as it is produced, to a temporary file renamed at the
+         * end (removed on failure) */
+        ub_out sink;
+        if (ub_out_open(&sink, out) != 0) {
+            status = UB_EXIT_INPUT;
+        } else {
+            ub_buf_set_sink(&text, ub_out_write, &sink, 1u << 20);
+            int r = ub_usda_write_with(flat, &text, ub_spill_samples, spill);
+            if (r == 0)
+                r = ub_buf_flush(&text);
+            if (r != 0 && !text.sink_failed)
+                fprintf(stderr, "usdbake: error: cannot write the "
+                                "flattened layer\n");
+            if (r != 0) {
+                ub_out_abort(&sink);
+                status = UB_EXIT_INPUT;
+            } else if (ub_out_commit(&sink) != 0) {
+                status = UB_EXIT_INPUT;
+            }
+        }
+    }
+    ub_spill_free(spill);
     if (status == UB_EXIT_OK && deps && ub_write_deps(deps, out, ld) != 0)
         status = UB_EXIT_INPUT;
     if (status == UB_EXIT_OK && ub_diags_errors(diags) > 0)

@@ -34,7 +34,7 @@ int ub_cli_usage_error(const char *cmd, const char *fmt, ...)
     return UB_EXIT_USAGE;
 }
 
-static int ub_write_all(int fd, const void *data, size_t len)
+int ub_cli_write_all(int fd, const void *data, size_t len)
 {
     const char *p = data;
     while (len) {
@@ -230,7 +230,7 @@ int ub_out_open(ub_out *o, const char *path)
 int ub_out_write(void *out, const void *data, size_t len)
 {
     ub_out *o = out;
-    if (ub_write_all(o->fd, data, len) == 0)
+    if (ub_cli_write_all(o->fd, data, len) == 0)
         return 0;
     fprintf(stderr, "usdbake: error: cannot write %s%s%s: %s\n",
             o->path ? "'" : "", o->path ? o->path : "to standard output",

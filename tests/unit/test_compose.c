@@ -283,10 +283,17 @@ static void test_clip_times(void)
     CU_ASSERT_EQUAL(ub_clip_set_active(&cs, -5), 0);
     CU_ASSERT(ub_clip_set_has_attr(&cs, S("/Model"), S("x")));
     CU_ASSERT(!ub_clip_set_has_attr(&cs, S("/Model"), S("y")));
-    ub_samples s;
-    const ub_layer **from;
+    /* the bake reads the clip and puts its samples in the attribute */
+    ub_clip_bake *bake = ub_clip_bake_new(ld, 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bake);
+    CU_ASSERT_EQUAL_FATAL(ub_clip_bake_keep(bake, &cs), 0);
+    ub_prop attr = {.name = S("x"), .kind = UB_ATTR};
     CU_ASSERT_EQUAL_FATAL(
-        ub_clip_set_samples(&cs, S("/Model"), S("x"), a, &s, &from), 0);
+        ub_clip_bake_defer(bake, &cs, S("/Model"), S("x"), &attr, 1), 0);
+    CU_ASSERT(attr.samples.authored);
+    CU_ASSERT_EQUAL_FATAL(ub_clip_bake_run(bake, a, NULL, NULL, NULL, NULL),
+                          0);
+    const ub_samples s = attr.samples;
     /* 0, just before the jump, at it, and 20 */
     CU_ASSERT_EQUAL_FATAL(s.n, 4);
     CU_ASSERT_EQUAL(s.v[0].time, 0);
@@ -298,6 +305,16 @@ static void test_clip_times(void)
     CU_ASSERT_DOUBLE_EQUAL(ub_value_get_double(&s.v[2].value, 0, 0), 0, 0);
     CU_ASSERT_DOUBLE_EQUAL(ub_value_get_double(&s.v[3].value, 0, 0), 100, 0);
     ub_clip_set_free(&cs);
+    ub_clip_bake_free(bake);
+    /* the clip was read for the bake and given back */
+    size_t nl = ub_loader_count(ld), seen = 0;
+    for (size_t i = 0; i < nl; i++)
+        if (ub_loader_path_at(ld, i) &&
+            strstr(ub_loader_path_at(ld, i), "/clip.usda")) {
+            seen++;
+            CU_ASSERT_PTR_NULL(ub_loader_at(ld, i));
+        }
+    CU_ASSERT_EQUAL(seen, 1);
     /* an index in `active` past assetPaths: ignored with a warning */
     ub_dict *bad = clip_info(a, "./clip.usda", tm, 4);
     ((double *)ub_dict_find(bad, S("active"))->value.u.data)[1] = 3;
@@ -351,7 +368,7 @@ static void test_clip_template(void)
     CU_ASSERT_EQUAL(cs.n_clips, 2); /* tmpl.003.usda does not exist */
     CU_ASSERT_EQUAL(cs.clips[0].authored_start, 101);
     CU_ASSERT_EQUAL(cs.clips[1].authored_start, 102);
-    CU_ASSERT_PTR_NOT_NULL(cs.clips[1].layer);
+    CU_ASSERT_PTR_NOT_NULL(cs.clips[1].asset);
     /* stage 102 is clip time 2 (times = [(101, 1), (102, 2)]) */
     CU_ASSERT_DOUBLE_EQUAL(ub_clip_set_to_internal(&cs, 102), 2, 1e-12);
     ub_clip_set_free(&cs);

@@ -68,17 +68,26 @@ static void test_normalize(void)
     CU_ASSERT_STRING_EQUAL(e, "/");
 }
 
+/* A loader (with its table and diagnostics) that opened dir/root.usda. */
+static ub_loader *open_root(ub_strtab **t, ub_diags **d, ub_layer **root)
+{
+    *t = ub_strtab_new();
+    *d = ub_diags_new();
+    ub_loader *ld = ub_loader_new(*t, *d);
+    *root = ub_loader_open(ld, path("root.usda"), NULL, (ub_loc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(*root);
+    return ld;
+}
+
 static void test_resolve_and_search(void)
 {
     put("root.usda", "#usda 1.0\n");
     put("sub/near.usda", "#usda 1.0\n");
     put("lib/far.usda", "#usda 1.0\n");
-    ub_strtab *t = ub_strtab_new();
-    ub_diags *d = ub_diags_new();
-    ub_loader *ld = ub_loader_new(t, d);
-    ub_layer *root = ub_loader_open(ld, path("root.usda"), NULL,
-                                    (ub_loc){0});
-    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    ub_strtab *t;
+    ub_diags *d;
+    ub_layer *root;
+    ub_loader *ld = open_root(&t, &d, &root);
     /* relative to the naming layer */
     CU_ASSERT_STRING_EQUAL(ub_loader_resolve(ld, "./sub/near.usda", root),
                            path("sub/near.usda"));
@@ -117,17 +126,66 @@ static void test_read_once(void)
     ub_strtab_free(t);
 }
 
+/* Layers a pass reads for a while: listed where first expected, freed
+ * when given back, read again when opened again; a layer also opened for
+ * good is never freed. */
+static void test_transient(void)
+{
+    put("root.usda", "#usda 1.0\n");
+    put("c1.usda", "#usda 1.0\ndef \"A\"\n{\n}\n");
+    put("c2.usda", "#usda 1.0\ndef \"B\"\n{\n}\n");
+    put("bad.usda", "#usda 1.0\ndef \"A\" {\n");
+    ub_strtab *t;
+    ub_diags *d;
+    ub_layer *root;
+    ub_loader *ld = open_root(&t, &d, &root);
+    CU_ASSERT_EQUAL(ub_loader_expect(ld, "./c1.usda", root), 0);
+    CU_ASSERT_EQUAL(ub_loader_count(ld), 2);
+    CU_ASSERT_PTR_NULL(ub_loader_path_at(ld, 1)); /* not read yet */
+    ub_layer *c1 = ub_loader_open_transient(ld, "./c1.usda", root,
+                                            (ub_loc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c1);
+    CU_ASSERT_EQUAL(c1->root->children.n, 1);
+    CU_ASSERT_PTR_EQUAL(ub_loader_at(ld, 1), c1);
+    ub_loader_release(ld, c1);
+    CU_ASSERT_PTR_NULL(ub_loader_at(ld, 1));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ub_loader_path_at(ld, 1));
+    CU_ASSERT_PTR_NOT_NULL(strstr(ub_loader_path_at(ld, 1), "c1.usda"));
+    c1 = ub_loader_open_transient(ld, "./c1.usda", root, (ub_loc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c1);
+    CU_ASSERT_STRING_EQUAL(c1->root->children.v[0]->name, "A");
+    ub_loader_release(ld, c1);
+    CU_ASSERT_EQUAL(ub_loader_count(ld), 2);
+    /* opened for good as well: release leaves it */
+    ub_layer *c2 = ub_loader_open_transient(ld, "./c2.usda", root,
+                                            (ub_loc){0});
+    CU_ASSERT_PTR_EQUAL(ub_loader_open(ld, "./c2.usda", root, (ub_loc){0}),
+                        c2);
+    ub_loader_release(ld, c2);
+    CU_ASSERT_PTR_EQUAL(ub_loader_at(ld, 2), c2);
+    /* a broken layer: one error, however often it is asked for */
+    CU_ASSERT_PTR_NULL(
+        ub_loader_open_transient(ld, "./bad.usda", root, (ub_loc){0}));
+    size_t errors = ub_diags_errors(d);
+    CU_ASSERT(errors > 0);
+    CU_ASSERT_PTR_NULL(
+        ub_loader_open_transient(ld, "./bad.usda", root, (ub_loc){0}));
+    CU_ASSERT_EQUAL(ub_diags_errors(d), errors);
+    CU_ASSERT_PTR_NULL(ub_loader_path_at(ld, 3));
+    ub_loader_free(ld);
+    ub_diags_free(d);
+    ub_strtab_free(t);
+}
+
 static void test_errors(void)
 {
     put("root.usda", "#usda 1.0\n(\n    subLayers = [@gone.usda@]\n)\n");
     put("crate.usd", "PXR-USDC\x01\x02\x03");
     put("text.usd", "#usda 1.0\ndef \"T\"\n{\n}\n");
-    ub_strtab *t = ub_strtab_new();
-    ub_diags *d = ub_diags_new();
-    ub_loader *ld = ub_loader_new(t, d);
-    ub_layer *root = ub_loader_open(ld, path("root.usda"), NULL,
-                                    (ub_loc){0});
-    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    ub_strtab *t;
+    ub_diags *d;
+    ub_layer *root;
+    ub_loader *ld = open_root(&t, &d, &root);
     CU_ASSERT_EQUAL_FATAL(root->n_sublayers, 1);
     /* missing: located where it is named, the line quoted */
     CU_ASSERT_PTR_NULL(ub_loader_open(ld, root->sublayers[0].asset, root,
@@ -367,6 +425,7 @@ int main(void)
     CU_add_test(s, "resolve and search paths", test_resolve_and_search);
     CU_add_test(s, "one layer per file", test_read_once);
     CU_add_test(s, "errors and sniffing", test_errors);
+    CU_add_test(s, "transient layers", test_transient);
     CU_add_test(s, "usdz packages", test_usdz);
     CU_add_test(s, "anchoring asset paths", test_anchor);
     CU_add_test(s, "unreadable assets", test_unreadable);
