@@ -388,25 +388,13 @@ typedef enum {
     CK_OPEN_OK,
     CK_OPEN_MISSING,
     CK_OPEN_FAILED,  /* reported by the loader */
-    CK_OPEN_FOREIGN, /* exists, but in a format only an OpenUSD plugin reads */
 } ck_open_result;
 
-/* Whether a file name is one usdbake reads as a layer (others, like .mtlx
- * or .abc, are OpenUSD file-format plugins: their existence is all that
- * can be checked). */
-static bool ck_is_usd_file(const char *path)
-{
-    const char *slash = strrchr(path, '/');
-    const char *dot = strrchr(slash ? slash : path, '.');
-    if (!dot)
-        return true;
-    return strcmp(dot, ".usda") == 0 || strcmp(dot, ".usd") == 0 ||
-           strcmp(dot, ".usdc") == 0 || strcmp(dot, ".sdf") == 0;
-}
-
 /* Resolve and read asset as named from L.  A missing file is the caller's
- * to report (with its own check ID); a file that fails to parse has been
- * reported by the loader. */
+ * to report (with its own check ID).  The loader tells the format by
+ * content and reports what it cannot read (a layer with errors, a damaged
+ * package, a Draco, Alembic or MaterialX file): a shot that flatten would
+ * bake without one of its arcs does not pass check. */
 static ck_open_result ck_open_uncached(ck *c, const char *asset,
                                        const ub_layer *L, ub_loc loc,
                                        int64_t *idx)
@@ -428,8 +416,6 @@ static ck_open_result ck_open_uncached(ck *c, const char *asset,
     const char *resolved = ub_loader_resolve(c->ld, asset, L);
     if (!resolved) {
         r = CK_OPEN_MISSING;
-    } else if (!ck_is_usd_file(resolved)) {
-        r = CK_OPEN_FOREIGN;
     } else {
         ub_layer *T = ub_loader_open(c->ld, asset, L, loc);
         if (T) {
