@@ -440,9 +440,9 @@ static bool ub_part_nonempty(const ub_listop *lo, int p)
 {
     if (!lo->has[p])
         return false;
-    if (lo->part[p].kind == UB_V_UNTYPED)
+    if (ub_listop_get(lo, p)->kind == UB_V_UNTYPED)
         return true;
-    return lo->part[p].kind == UB_V_DATA && lo->part[p].count > 0;
+    return ub_listop_get(lo, p)->kind == UB_V_DATA && ub_listop_get(lo, p)->count > 0;
 }
 
 static void ub_write_listop(ub_w *w, unsigned indent, const char *name,
@@ -450,13 +450,13 @@ static void ub_write_listop(ub_w *w, unsigned indent, const char *name,
 {
     if (lo->is_explicit) {
         ub_write_listop_list(w, indent, name, NULL,
-                             &lo->part[UB_LO_EXPLICIT]);
+                             ub_listop_get(lo, UB_LO_EXPLICIT));
         return;
     }
     for (int p = UB_LO_DELETE; p < UB_LO_NPARTS; p++)
         if (ub_part_nonempty(lo, p))
             ub_write_listop_list(w, indent, name, ub_listop_ops[p],
-                                 &lo->part[p]);
+                                 ub_listop_get(lo, p));
 }
 
 /* The dictionary body from "{": entries sorted by key, one per line, at
@@ -863,7 +863,7 @@ static void ub_write_prim_meta(ub_w *w, const ub_prim *prim, unsigned indent)
                     ub_pc(b, ' ');
                 }
                 PUTS(b, "variantSets = ");
-                ub_write_name_vector(b, &lo->part[p]);
+                ub_write_name_vector(b, ub_listop_get(lo, p));
                 ub_pc(b, '\n');
             }
             continue;
@@ -1056,12 +1056,12 @@ static void ub_write_attribute(ub_w *w, const ub_prop *p, unsigned indent)
     if (has_conn) {
         const ub_listop *lo = p->connections.u.listop;
         if (lo->is_explicit) {
-            ub_write_connect(w, indent, p, NULL, &lo->part[UB_LO_EXPLICIT]);
+            ub_write_connect(w, indent, p, NULL, ub_listop_get(lo, UB_LO_EXPLICIT));
         } else {
             for (int k = UB_LO_DELETE; k < UB_LO_NPARTS; k++)
                 if (ub_part_nonempty(lo, k))
                     ub_write_connect(w, indent, p, ub_listop_ops[k],
-                                     &lo->part[k]);
+                                     ub_listop_get(lo, k));
         }
     }
 }
@@ -1115,7 +1115,7 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
         PUTS(b, "rel ");
         ub_ps(b, p->name);
         if (explicit_targets) {
-            const ub_value *t = &lo->part[UB_LO_EXPLICIT];
+            const ub_value *t = ub_listop_get(lo, UB_LO_EXPLICIT);
             if (t->kind != UB_V_DATA || t->count == 0)
                 PUTS(b, " = None");
             else
@@ -1142,7 +1142,7 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
             ub_ps(b, varying);
             PUTS(b, "rel ");
             ub_ps(b, p->name);
-            ub_write_targets(w, indent, &lo->part[k]);
+            ub_write_targets(w, indent, ub_listop_get(lo, k));
             ub_pc(b, '\n');
         }
     }
@@ -1189,9 +1189,9 @@ static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
     if (vf && vf->value.kind == UB_V_LISTOP) {
         const ub_listop *lo = vf->value.u.listop;
         if (lo->is_explicit)
-            names = &lo->part[UB_LO_EXPLICIT];
+            names = ub_listop_get(lo, UB_LO_EXPLICIT);
         else if (lo->has[UB_LO_ADD])
-            names = &lo->part[UB_LO_ADD];
+            names = ub_listop_get(lo, UB_LO_ADD);
     }
     uint32_t nn = names && names->kind == UB_V_DATA && names->type &&
                           names->type->scalar == UB_SC_STRING

@@ -1214,7 +1214,7 @@ static void put_value_body(ub_w *w, ub_buf *b, const ub_value *v, int depth)
         put_u8(b, has);
         for (int p = 0; p < UB_LO_NPARTS; p++)
             if (lo->has[p])
-                put_value_body(w, b, &lo->part[p], depth + 1);
+                put_value_body(w, b, ub_listop_get(lo, p), depth + 1);
         break;
     }
     case UB_V_UNTYPED:

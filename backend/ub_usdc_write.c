@@ -1081,7 +1081,7 @@ static uint64_t ub_cw_listop(ub_cw *w, const ub_value *v, ub_crate_type lt)
     };
     uint8_t h = lo->is_explicit ? UB_CRATE_LISTOP_IS_EXPLICIT : 0;
     for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
-        const ub_value *p = &lo->part[order[k].part];
+        const ub_value *p = ub_listop_get(lo, order[k].part);
         if (lo->has[order[k].part] && p->kind == UB_V_DATA && p->count)
             h |= order[k].bit;
     }
@@ -1093,7 +1093,7 @@ static uint64_t ub_cw_listop(ub_cw *w, const ub_value *v, ub_crate_type lt)
     for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
         if (!(h & order[k].bit))
             continue;
-        const ub_value *p = &lo->part[order[k].part];
+        const ub_value *p = ub_listop_get(lo, order[k].part);
         ub_w64(&b, p->count);
         for (uint32_t i = 0; i < p->count; i++)
             ub_put_listop_item(w, &b, lt, p, i);
@@ -1453,9 +1453,9 @@ static uint32_t ub_variant_set_children(ub_cw *w, const ub_prim *prim,
             f->value.kind == UB_V_LISTOP) {
             const ub_listop *lo = f->value.u.listop;
             if (lo->has[UB_LO_EXPLICIT])
-                list = &lo->part[UB_LO_EXPLICIT];
+                list = ub_listop_get(lo, UB_LO_EXPLICIT);
             else if (lo->has[UB_LO_ADD])
-                list = &lo->part[UB_LO_ADD];
+                list = ub_listop_get(lo, UB_LO_ADD);
         }
     }
     uint32_t nl = list && list->kind == UB_V_DATA ? list->count : 0;

@@ -961,7 +961,7 @@ static void ck_arcs(ck *c, uint32_t li, const ub_field *f, bool payload)
         /* deleted and reordered items bring nothing in */
         if (part == UB_LO_DELETE || part == UB_LO_REORDER || !lo->has[part])
             continue;
-        const ub_value *pv = &lo->part[part];
+        const ub_value *pv = ub_listop_get(lo, part);
         if (pv->kind != UB_V_DATA || !pv->type ||
             pv->type->scalar != UB_SC_REF)
             continue;
@@ -1017,7 +1017,7 @@ static void ck_class_arcs(ck *c, uint32_t li, const ub_field *f,
     for (int part = 0; part < UB_LO_NPARTS && !c->oom; part++) {
         if (part == UB_LO_DELETE || part == UB_LO_REORDER || !lo->has[part])
             continue;
-        const ub_value *pv = &lo->part[part];
+        const ub_value *pv = ub_listop_get(lo, part);
         if (pv->kind != UB_V_DATA || !pv->type ||
             pv->type->scalar != UB_SC_STRING)
             continue;
@@ -1049,7 +1049,7 @@ static void ck_class_arcs(ck *c, uint32_t li, const ub_field *f,
                 c->oom = true;
                 return;
             }
-            ub_loc loc = lo->loc[part].line ? lo->loc[part] : f->loc;
+            ub_loc loc = ub_listop_loc(lo, part).line ? ub_listop_loc(lo, part) : f->loc;
             c->arcs[c->n_arcs++] = (ck_arc){
                 li, src, NULL, abs, loc, kind, false, CK_TARGET_INTERNAL};
         }

@@ -303,9 +303,9 @@ static void ub_desc_diff(ub_buf *b, const ub_value *x, const ub_value *y,
                 return;
             }
             if (lx->has[p] &&
-                !ub_value_close(&lx->part[p], &ly->part[p], tol)) {
+                !ub_value_close(ub_listop_get(lx, p), ub_listop_get(ly, p), tol)) {
                 ub_buf_printf(b, "%s: ", ub_listop_part_names[p]);
-                ub_desc_diff(b, &lx->part[p], &ly->part[p], tol, na, nb);
+                ub_desc_diff(b, ub_listop_get(lx, p), ub_listop_get(ly, p), tol, na, nb);
                 return;
             }
         }
@@ -604,7 +604,7 @@ static void ub_protos_walk(ub_protos *ps, const ub_layer *l, const ub_prim *p,
     const ub_field *f = ub_fields_find(&p->meta, k_refs);
     if (f && f->value.kind == UB_V_LISTOP)
         for (int part = 0; part < UB_LO_NPARTS; part++) {
-            const ub_value *v = &f->value.u.listop->part[part];
+            const ub_value *v = ub_listop_get(f->value.u.listop, part);
             if (v->kind != UB_V_DATA || !v->type ||
                 v->type->id != UB_TY_REFERENCE)
                 continue;
@@ -713,8 +713,11 @@ static const char *ub_cmp_rename_path(ub_cmp *c, const char *p)
 static void ub_cmp_rename_in(ub_cmp *c, ub_value *v)
 {
     if (v->kind == UB_V_LISTOP) {
-        for (int part = 0; part < UB_LO_NPARTS; part++)
-            ub_cmp_rename_in(c, &v->u.listop->part[part]);
+        for (int part = 0; part < UB_LO_NPARTS; part++) {
+            ub_value *pv = ub_listop_get_mut(v->u.listop, part);
+            if (pv)
+                ub_cmp_rename_in(c, pv);
+        }
     } else if (v->kind == UB_V_DICT && v->u.dict) {
         for (uint32_t i = 0; i < v->u.dict->n; i++)
             ub_cmp_rename_in(c, &v->u.dict->e[i].value);

@@ -476,7 +476,7 @@ static bool ub_items_put_part(ub_items *it, const ub_listop *lo,
                               ub_listop_part p, bool front, bool move,
                               uint32_t li, int node)
 {
-    const ub_value *v = &lo->part[p];
+    const ub_value *v = ub_listop_get(lo, p);
     if (!(p == UB_LO_EXPLICIT || lo->has[p]) || v->kind != UB_V_DATA)
         return true;
     for (uint32_t i = 0; i < v->count; i++) {
@@ -502,7 +502,7 @@ static bool ub_items_apply(ub_items *it, const ub_listop *lo, uint32_t li,
         return ub_items_put_part(it, lo, UB_LO_EXPLICIT, false, false, li,
                                  node);
     }
-    const ub_value *d = &lo->part[UB_LO_DELETE];
+    const ub_value *d = ub_listop_get(lo, UB_LO_DELETE);
     for (uint32_t i = 0; lo->has[UB_LO_DELETE] && d->kind == UB_V_DATA &&
                          i < d->count;
          i++) {
@@ -514,7 +514,7 @@ static bool ub_items_apply(ub_items *it, const ub_listop *lo, uint32_t li,
         !ub_items_put_part(it, lo, UB_LO_PREPEND, true, true, li, node) ||
         !ub_items_put_part(it, lo, UB_LO_APPEND, false, true, li, node))
         return false;
-    const ub_value *ro = &lo->part[UB_LO_REORDER];
+    const ub_value *ro = ub_listop_get(lo, UB_LO_REORDER);
     if (lo->has[UB_LO_REORDER] && ro->kind == UB_V_DATA && ro->count &&
         it->n) {
         uint32_t *perm = malloc(it->n * sizeof *perm);
@@ -1228,7 +1228,10 @@ static void ub_compose_meta(ub_cx *cx, ub_fields *out, const ub_index *ix,
                 free(it.v);
                 lo->is_explicit = true;
                 lo->has[UB_LO_EXPLICIT] = true;
-                lo->part[UB_LO_EXPLICIT] = arr;
+                if (ub_listop_put(cx->a, lo, UB_LO_EXPLICIT, arr) != 0) {
+                    cx->oom = true;
+                    continue;
+                }
                 ub_value v = {.kind = UB_V_LISTOP, .type = f->value.type};
                 v.u.listop = lo;
                 if (!ub_fields_set(cx->a, out, f->key, v, f->loc))
@@ -1341,7 +1344,7 @@ static bool ub_builtin_prop(ub_cx *cx, const ub_prim *outp, const char *name,
     const ub_field *f = ub_fields_find(&outp->meta, cx->k_api_schemas);
     const ub_value *e = NULL;
     if (f && f->value.kind == UB_V_LISTOP && f->value.u.listop)
-        e = &f->value.u.listop->part[UB_LO_EXPLICIT];
+        e = ub_listop_get(f->value.u.listop, UB_LO_EXPLICIT);
     uint32_t n = e && e->kind == UB_V_DATA ? e->count : 0;
     const char *local[16];
     const char **apis = n <= 16 ? local : malloc(n * sizeof *apis);
@@ -1711,10 +1714,14 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
                                     : &props[k]->connections;
         if (v->kind != UB_V_LISTOP || !v->u.listop)
             continue;
-        ub_listop mapped = *v->u.listop;
+        ub_listop *mapped = ub_listop_copy(cx->a, v->u.listop);
+        if (!mapped) {
+            cx->oom = true;
+            break;
+        }
         for (int part = 0; part < UB_LO_NPARTS; part++) {
-            const ub_value *pv = &v->u.listop->part[part];
-            if (!mapped.has[part] || pv->kind != UB_V_DATA)
+            const ub_value *pv = ub_listop_get(v->u.listop, part);
+            if (!mapped->has[part] || pv->kind != UB_V_DATA)
                 continue;
             ub_value nv = ub_value_new(cx->a, ub_type_get(UB_TY_PATH),
                                        pv->count, true);
@@ -1730,9 +1737,12 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
                     ((const char **)nv.u.data)[w++] = m;
             }
             nv.count = w;
-            mapped.part[part] = nv;
+            if (ub_listop_put(cx->a, mapped, part, nv) != 0) {
+                cx->oom = true;
+                break;
+            }
         }
-        if (!ub_items_apply(&it, &mapped, ops[k].li, ops[k].node))
+        if (!ub_items_apply(&it, mapped, ops[k].li, ops[k].node))
             cx->oom = true;
     }
     ub_value arr = {0};
@@ -1772,7 +1782,11 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
         memcpy(arr.u.data, paths, np * sizeof *paths);
         lo->is_explicit = true;
         lo->has[UB_LO_EXPLICIT] = true;
-        lo->part[UB_LO_EXPLICIT] = arr;
+        if (ub_listop_put(cx->a, lo, UB_LO_EXPLICIT, arr) != 0) {
+            cx->oom = true;
+            free(paths);
+            return (ub_value){0};
+        }
         arr = (ub_value){.kind = UB_V_LISTOP,
                          .type = ub_type_get(UB_TY_PATH)};
         arr.u.listop = lo;
@@ -2479,7 +2493,8 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
             r->prim_path = proto;
             r->offset = UB_OFFSET_IDENTITY;
             lo->has[UB_LO_ADD] = true;
-            lo->part[UB_LO_ADD] = refs;
+            if (ub_listop_put(cx->a, lo, UB_LO_ADD, refs) != 0)
+                cx->oom = true;
             ub_value v = {.kind = UB_V_LISTOP,
                           .type = ub_type_get(UB_TY_REFERENCE)};
             v.u.listop = lo;

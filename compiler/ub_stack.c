@@ -386,42 +386,49 @@ static void ub_flat_fix_listop(ub_flat *f, ub_listop *lo, const ub_type *t)
 {
     if (lo->is_explicit || (!lo->has[UB_LO_ADD] && !lo->has[UB_LO_REORDER]))
         return;
-    if (lo->has[UB_LO_ADD] && lo->part[UB_LO_ADD].kind == UB_V_DATA &&
-        lo->part[UB_LO_ADD].count > 0) {
+    if (lo->has[UB_LO_ADD] && ub_listop_get(lo, UB_LO_ADD)->kind == UB_V_DATA &&
+        ub_listop_get(lo, UB_LO_ADD)->count > 0) {
         ub_items app;
-        if (ub_items_init(&app, t, &lo->part[UB_LO_APPEND],
+        if (ub_items_init(&app, t, ub_listop_get(lo, UB_LO_APPEND),
                           lo->has[UB_LO_APPEND]) != 0) {
             f->oom = true;
             free(app.data);
             return;
         }
-        const ub_value *add = &lo->part[UB_LO_ADD];
+        const ub_value *add = ub_listop_get(lo, UB_LO_ADD);
         for (uint32_t i = 0; i < add->count; i++) {
             const void *x = ub_value_elem(add, i);
             if (ub_items_find(&app, x) < 0 && ub_items_push(&app, x) != 0)
                 f->oom = true;
         }
-        lo->part[UB_LO_APPEND] = ub_items_value(f, &app);
+        if (ub_listop_put(f->a, lo, UB_LO_APPEND, ub_items_value(f, &app)))
+            f->oom = true;
         lo->has[UB_LO_APPEND] = true;
-        if (!lo->loc[UB_LO_APPEND].line)
-            lo->loc[UB_LO_APPEND] = lo->loc[UB_LO_ADD];
+        if (!ub_listop_loc(lo, UB_LO_APPEND).line &&
+            ub_listop_set_loc(f->a, lo, UB_LO_APPEND,
+                              ub_listop_loc(lo, UB_LO_ADD)) != 0)
+            f->oom = true;
         free(app.data);
     }
     lo->has[UB_LO_ADD] = false;
-    lo->part[UB_LO_ADD] = (ub_value){0};
     lo->has[UB_LO_REORDER] = false;
-    lo->part[UB_LO_REORDER] = (ub_value){0};
+    ub_value *add = ub_listop_get_mut(lo, UB_LO_ADD);
+    ub_value *reorder = ub_listop_get_mut(lo, UB_LO_REORDER);
+    if (add)
+        *add = (ub_value){0};
+    if (reorder)
+        *reorder = (ub_value){0};
 }
 
 /* Apply the (fixed, non-explicit) list op `a` to the item list `it`:
  * deletes, then prepends and appends, each moving an existing item. */
 static int ub_items_apply(ub_items *it, const ub_listop *a)
 {
-    const ub_value *del = &a->part[UB_LO_DELETE];
+    const ub_value *del = ub_listop_get(a, UB_LO_DELETE);
     if (a->has[UB_LO_DELETE] && del->kind == UB_V_DATA)
         for (uint32_t i = 0; i < del->count; i++)
             ub_items_remove(it, ub_value_elem(del, i));
-    const ub_value *pre = &a->part[UB_LO_PREPEND];
+    const ub_value *pre = ub_listop_get(a, UB_LO_PREPEND);
     if (a->has[UB_LO_PREPEND] && pre->kind == UB_V_DATA && pre->count) {
         ub_items nu = {.type = it->type, .es = it->es};
         for (uint32_t i = 0; i < pre->count; i++) {
@@ -440,7 +447,7 @@ static int ub_items_apply(ub_items *it, const ub_listop *a)
         free(it->data);
         *it = nu;
     }
-    const ub_value *app = &a->part[UB_LO_APPEND];
+    const ub_value *app = ub_listop_get(a, UB_LO_APPEND);
     if (a->has[UB_LO_APPEND] && app->kind == UB_V_DATA)
         for (uint32_t i = 0; i < app->count; i++) {
             const void *x = ub_value_elem(app, i);
@@ -457,37 +464,42 @@ static ub_listop *ub_flat_compose_listops(ub_flat *f, const ub_listop *a,
                                           const ub_listop *b,
                                           const ub_type *t)
 {
-    ub_listop *r = ub_listop_new(f->a);
+    ub_listop *r =
+        a->is_explicit ? ub_listop_copy(f->a, a) : ub_listop_new(f->a);
     if (!r) {
         f->oom = true;
         return NULL;
     }
-    if (a->is_explicit) {
-        *r = *a;
+    if (a->is_explicit)
         return r;
+    for (int p = 0; p < UB_LO_NPARTS; p++) {
+        ub_loc l = ub_listop_loc(a, (ub_listop_part)p);
+        if ((l.file || l.line) &&
+            ub_listop_set_loc(f->a, r, (ub_listop_part)p, l) != 0)
+            f->oom = true;
     }
-    memcpy(r->loc, a->loc, sizeof r->loc);
     if (b->is_explicit) {
         ub_items it;
-        if (ub_items_init(&it, t, &b->part[UB_LO_EXPLICIT],
+        if (ub_items_init(&it, t, ub_listop_get(b, UB_LO_EXPLICIT),
                           b->has[UB_LO_EXPLICIT]) != 0 ||
             ub_items_apply(&it, a) != 0)
             f->oom = true;
         r->is_explicit = true;
         r->has[UB_LO_EXPLICIT] = true;
-        r->part[UB_LO_EXPLICIT] = ub_items_value(f, &it);
-        r->loc[UB_LO_EXPLICIT] = b->loc[UB_LO_EXPLICIT];
+        if (ub_listop_assign(f->a, r, UB_LO_EXPLICIT, ub_items_value(f, &it),
+                          ub_listop_loc(b, UB_LO_EXPLICIT)) != 0)
+            f->oom = true;
         free(it.data);
         return r;
     }
     ub_items del, pre, app;
-    int bad = ub_items_init(&del, t, &b->part[UB_LO_DELETE],
+    int bad = ub_items_init(&del, t, ub_listop_get(b, UB_LO_DELETE),
                             b->has[UB_LO_DELETE]);
-    bad |= ub_items_init(&pre, t, &b->part[UB_LO_PREPEND],
+    bad |= ub_items_init(&pre, t, ub_listop_get(b, UB_LO_PREPEND),
                          b->has[UB_LO_PREPEND]);
-    bad |= ub_items_init(&app, t, &b->part[UB_LO_APPEND],
+    bad |= ub_items_init(&app, t, ub_listop_get(b, UB_LO_APPEND),
                          b->has[UB_LO_APPEND]);
-    const ub_value *ad = &a->part[UB_LO_DELETE];
+    const ub_value *ad = ub_listop_get(a, UB_LO_DELETE);
     if (a->has[UB_LO_DELETE] && ad->kind == UB_V_DATA)
         for (uint32_t i = 0; i < ad->count; i++) {
             const void *x = ub_value_elem(ad, i);
@@ -496,7 +508,7 @@ static ub_listop *ub_flat_compose_listops(ub_flat *f, const ub_listop *a,
             if (ub_items_find(&del, x) < 0)
                 bad |= ub_items_push(&del, x);
         }
-    const ub_value *ap = &a->part[UB_LO_PREPEND];
+    const ub_value *ap = ub_listop_get(a, UB_LO_PREPEND);
     if (a->has[UB_LO_PREPEND] && ap->kind == UB_V_DATA && ap->count) {
         ub_items np = {.type = t, .es = pre.es};
         for (uint32_t i = 0; i < ap->count; i++) {
@@ -511,7 +523,7 @@ static ub_listop *ub_flat_compose_listops(ub_flat *f, const ub_listop *a,
         free(pre.data);
         pre = np;
     }
-    const ub_value *aa = &a->part[UB_LO_APPEND];
+    const ub_value *aa = ub_listop_get(a, UB_LO_APPEND);
     if (a->has[UB_LO_APPEND] && aa->kind == UB_V_DATA) {
         for (uint32_t i = 0; i < aa->count; i++) {
             const void *x = ub_value_elem(aa, i);
@@ -529,10 +541,12 @@ static ub_listop *ub_flat_compose_listops(ub_flat *f, const ub_listop *a,
     for (int k = 0; k < 3; k++) {
         ub_listop_part p = ids[k];
         r->has[p] = parts[k]->n > 0 || a->has[p] || b->has[p];
-        if (r->has[p])
-            r->part[p] = ub_items_value(f, parts[k]);
-        if (!r->loc[p].line)
-            r->loc[p] = b->loc[p];
+        if (r->has[p] &&
+            ub_listop_put(f->a, r, p, ub_items_value(f, parts[k])) != 0)
+            f->oom = true;
+        if (!ub_listop_loc(r, p).line && ub_listop_loc(b, p).line &&
+            ub_listop_set_loc(f->a, r, p, ub_listop_loc(b, p)) != 0)
+            f->oom = true;
         free(parts[k]->data);
     }
     return r;
@@ -613,9 +627,9 @@ static ub_value ub_flat_prepare(ub_flat *f, uint32_t li, const char *key,
     if (c.kind == UB_V_LISTOP && c.u.listop) {
         ub_listop *lo = c.u.listop;
         for (int p = 0; p < UB_LO_NPARTS; p++) {
-            if (!lo->has[p])
+            ub_value *part = ub_listop_get_mut(lo, p);
+            if (!lo->has[p] || !part)
                 continue;
-            ub_value *part = &lo->part[p];
             if (map && part->kind == UB_V_DATA && part->type &&
                 part->type->scalar == UB_SC_REF &&
                 (key == f->k_references || key == f->k_payload)) {

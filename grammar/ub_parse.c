@@ -1903,8 +1903,8 @@ static void ub_listop_set(ub_pctx *c, ub_value *slot, const ub_type *t,
         lo->is_explicit = false;
     }
     lo->has[part] = true;
-    lo->part[part] = items;
-    lo->loc[part] = ub_mkloc(c, l);
+    if (ub_listop_assign(c->arena, lo, part, items, ub_mkloc(c, l)) != 0)
+        ub_oom(c);
 }
 
 /* Store a list-op part into metadata field key. */

@@ -1426,12 +1426,14 @@ static int cr_listop(crate *c, unsigned ct, uint64_t payload, ub_value *out,
             k.p += n * es;
         }
         lo->has[parts[i].part] = true;
-        lo->part[parts[i].part] = items;
-        lo->loc[parts[i].part] = c->loc;
+        if (ub_listop_assign(c->a, lo, parts[i].part, items, c->loc) != 0)
+            return (cr_oom(c), -1);
     }
     if (lo->is_explicit && !lo->has[UB_LO_EXPLICIT]) {
         lo->has[UB_LO_EXPLICIT] = true;
-        lo->part[UB_LO_EXPLICIT] = ub_value_new(c->a, t, 0, true);
+        if (ub_listop_put(c->a, lo, UB_LO_EXPLICIT,
+                          ub_value_new(c->a, t, 0, true)) != 0)
+            return (cr_oom(c), -1);
     }
     *out = (ub_value){.kind = UB_V_LISTOP, .type = t};
     out->u.listop = lo;
@@ -1583,10 +1585,11 @@ static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest)
             return (cr_oom(c), -1);
         lo->is_explicit = true;
         lo->has[UB_LO_EXPLICIT] = true;
-        lo->part[UB_LO_EXPLICIT] =
-            (ub_value){.kind = UB_V_DATA, .is_array = true,
-                       .count = r->asset[0] ? 1 : 0, .type = t};
-        lo->part[UB_LO_EXPLICIT].u.data = r;
+        ub_value v = {.kind = UB_V_DATA, .is_array = true,
+                      .count = r->asset[0] ? 1 : 0, .type = t};
+        v.u.data = r;
+        if (ub_listop_put(c->a, lo, UB_LO_EXPLICIT, v) != 0)
+            return (cr_oom(c), -1);
         *out = (ub_value){.kind = UB_V_LISTOP, .type = t};
         out->u.listop = lo;
         return 0;

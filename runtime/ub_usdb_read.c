@@ -1467,7 +1467,12 @@ static void dec_value_body(cur *c, ub_arena *a, ub_value *out, int depth)
             if (!(has & (1u << p)))
                 continue;
             lo->has[p] = true;
-            dec_value_body(c, a, &lo->part[p], depth + 1);
+            ub_value part = {0};
+            dec_value_body(c, a, &part, depth + 1);
+            if (ub_listop_put(a, lo, (ub_listop_part)p, part) != 0) {
+                cur_fail(c, "out of memory");
+                return;
+            }
         }
         out->u.listop = lo;
         break;

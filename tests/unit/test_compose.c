@@ -154,7 +154,7 @@ static void test_strength_order(void)
     ub_prop *r = prop(out, "/Shot", "r");
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_EQUAL_FATAL(r->targets.kind, UB_V_LISTOP);
-    const ub_value *ex = &r->targets.u.listop->part[UB_LO_EXPLICIT];
+    const ub_value *ex = ub_listop_get(r->targets.u.listop, UB_LO_EXPLICIT);
     CU_ASSERT_EQUAL(ex->count, 1);
     CU_ASSERT_PTR_EQUAL(ub_value_str(ex, 0), S("/Shot/Child"));
     CU_ASSERT_EQUAL(prop(out, "/Shot", "out")->targets.kind, UB_V_EMPTY);
@@ -568,7 +568,7 @@ static const char *proto_of(ub_layer *out, const char *path)
     const ub_field *f = p ? ub_fields_find(&p->meta, S("references")) : NULL;
     if (!f || f->value.kind != UB_V_LISTOP)
         return NULL;
-    const ub_value *v = &f->value.u.listop->part[UB_LO_ADD];
+    const ub_value *v = ub_listop_get(f->value.u.listop, UB_LO_ADD);
     return v->count ? ((const ub_reference *)v->u.data)->prim_path : NULL;
 }
 

@@ -164,7 +164,7 @@ static void test_assets_and_paths(void)
     CU_ASSERT_EQUAL_FATAL(r->targets.kind, UB_V_LISTOP);
     const ub_listop *lo = r->targets.u.listop;
     CU_ASSERT(lo->is_explicit);
-    const ub_value *t = &lo->part[UB_LO_EXPLICIT];
+    const ub_value *t = ub_listop_get(lo, UB_LO_EXPLICIT);
     CU_ASSERT_EQUAL_FATAL(t->count, 4);
     /* relative targets are made absolute against the owning prim */
     CU_ASSERT_PTR_EQUAL(ub_value_str(t, 0), S("/B"));
@@ -174,7 +174,7 @@ static void test_assets_and_paths(void)
     ub_prop *x = prop("/A/K", "x");
     CU_ASSERT_EQUAL_FATAL(x->connections.kind, UB_V_LISTOP);
     CU_ASSERT_PTR_EQUAL(
-        ub_value_str(&x->connections.u.listop->part[UB_LO_EXPLICIT], 0),
+        ub_value_str(ub_listop_get(x->connections.u.listop, UB_LO_EXPLICIT), 0),
         S("/A/B.out"));
 }
 
@@ -590,7 +590,7 @@ static void test_list_ops(void)
     const ub_listop *lo = r->u.listop;
     CU_ASSERT_FALSE(lo->is_explicit);
     CU_ASSERT(lo->has[UB_LO_PREPEND] && lo->has[UB_LO_DELETE]);
-    const ub_value *pre = &lo->part[UB_LO_PREPEND];
+    const ub_value *pre = ub_listop_get(lo, UB_LO_PREPEND);
     CU_ASSERT_EQUAL_FATAL(pre->count, 2);
     CU_ASSERT_EQUAL(pre->type->id, UB_TY_REFERENCE);
     const ub_reference *r0 = ub_value_elem(pre, 0), *r1 = ub_value_elem(pre, 1);
@@ -605,24 +605,24 @@ static void test_list_ops(void)
     const ub_value *p = meta(&a->meta, "payload");
     CU_ASSERT_EQUAL(p->type->id, UB_TY_PAYLOAD);
     CU_ASSERT(p->u.listop->is_explicit);
-    const ub_value *inh = &meta(&a->meta, "inherits")->u.listop->part[0];
+    const ub_value *inh = ub_listop_get(meta(&a->meta, "inherits")->u.listop, 0);
     CU_ASSERT_EQUAL_FATAL(inh->count, 2);
     CU_ASSERT_PTR_EQUAL(ub_value_str(inh, 1), S("/C2"));
     CU_ASSERT(meta(&a->meta, "specializes")->u.listop->has[UB_LO_APPEND]);
     const ub_value *api = meta(&a->meta, "apiSchemas");
     CU_ASSERT_EQUAL(api->type->id, UB_TY_TOKEN);
-    CU_ASSERT_EQUAL(api->u.listop->part[UB_LO_PREPEND].count, 1);
+    CU_ASSERT_EQUAL(ub_listop_get(api->u.listop, UB_LO_PREPEND)->count, 1);
     CU_ASSERT_EQUAL(meta(&a->meta, "variantSets")->type->id, UB_TY_STRING);
     const ub_value *il = meta(&a->meta, "intListOpTest");
     CU_ASSERT_EQUAL(il->type->id, UB_TY_INT);
-    CU_ASSERT_EQUAL(I(&il->u.listop->part[UB_LO_EXPLICIT], 1), 2);
+    CU_ASSERT_EQUAL(I(ub_listop_get(il->u.listop, UB_LO_EXPLICIT), 1), 2);
     CU_ASSERT(meta(&a->meta, "tokenListOpTest")->u.listop->has[UB_LO_ADD]);
     /* None on an explicit list is an authored empty list */
     const ub_value *none = meta(&prim("/B")->meta, "references");
     CU_ASSERT_EQUAL_FATAL(none->kind, UB_V_LISTOP);
     CU_ASSERT(none->u.listop->is_explicit);
     CU_ASSERT(none->u.listop->has[UB_LO_EXPLICIT]);
-    CU_ASSERT_EQUAL(none->u.listop->part[UB_LO_EXPLICIT].count, 0);
+    CU_ASSERT_EQUAL(ub_listop_get(none->u.listop, UB_LO_EXPLICIT)->count, 0);
 }
 
 static void test_attributes(void)
@@ -697,14 +697,14 @@ static void test_relationships(void)
     ub_prop *b = prop("/A", "b");
     CU_ASSERT(b->custom);
     CU_ASSERT_EQUAL_FATAL(b->targets.kind, UB_V_LISTOP);
-    CU_ASSERT_EQUAL(b->targets.u.listop->part[UB_LO_EXPLICIT].count, 0);
+    CU_ASSERT_EQUAL(ub_listop_get(b->targets.u.listop, UB_LO_EXPLICIT)->count, 0);
     ub_prop *c = prop("/A", "c");
     CU_ASSERT(c->varying_keyword);
     CU_ASSERT_EQUAL(meta(&c->meta, "noLoadHint")->type->id, UB_TY_BOOL);
     ub_prop *d = prop("/A", "d");
     CU_ASSERT(d->targets.u.listop->has[UB_LO_PREPEND]);
     CU_ASSERT(d->targets.u.listop->has[UB_LO_DELETE]);
-    CU_ASSERT_EQUAL(d->targets.u.listop->part[UB_LO_PREPEND].count, 2);
+    CU_ASSERT_EQUAL(ub_listop_get(d->targets.u.listop, UB_LO_PREPEND)->count, 2);
     CU_ASSERT_PTR_EQUAL(prop("/A", "e")->default_target, S("/D"));
     ub_prop *f = prop("/A", "f");
     CU_ASSERT(f->custom && f->varying_keyword);
@@ -746,7 +746,7 @@ static void test_variants(void)
     /* targets never point into variants: anchored at /A/Inner */
     ub_prop *r = ub_prop_find(L, inner, S("r"));
     CU_ASSERT_PTR_EQUAL(
-        ub_value_str(&r->targets.u.listop->part[UB_LO_EXPLICIT], 0),
+        ub_value_str(ub_listop_get(r->targets.u.listop, UB_LO_EXPLICIT), 0),
         S("/A/Other"));
     CU_ASSERT_STRING_EQUAL(ub_prim_path(L, inner), "/A{v=x}Inner");
 }

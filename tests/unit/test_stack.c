@@ -253,19 +253,26 @@ static void test_target_listops(void)
     ub_listop *so = ub_listop_new(f.l[0]->arena);
     so->has[UB_LO_PREPEND] = so->has[UB_LO_APPEND] = so->has[UB_LO_DELETE] =
         true;
-    so->part[UB_LO_PREPEND] = paths(f.l[0], 1, pre_r);
-    so->part[UB_LO_APPEND] = paths(f.l[0], 1, app_r);
-    so->part[UB_LO_DELETE] = paths(f.l[0], 1, del_r);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_PREPEND,
+        paths(f.l[0], 1, pre_r)) == 0);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_APPEND,
+        paths(f.l[0], 1, app_r)) == 0);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_DELETE,
+        paths(f.l[0], 1, del_r)) == 0);
     sr->targets = (ub_value){.kind = UB_V_LISTOP,
                              .type = ub_type_get(UB_TY_PATH),
                              .u.listop = so};
     ub_listop *wo = ub_listop_new(f.l[1]->arena);
     wo->has[UB_LO_PREPEND] = wo->has[UB_LO_APPEND] = wo->has[UB_LO_DELETE] =
         wo->has[UB_LO_ADD] = true;
-    wo->part[UB_LO_PREPEND] = paths(f.l[1], 1, pre_s);
-    wo->part[UB_LO_APPEND] = paths(f.l[1], 1, app_s);
-    wo->part[UB_LO_DELETE] = paths(f.l[1], 1, del_s);
-    wo->part[UB_LO_ADD] = paths(f.l[1], 2, add_s);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_PREPEND,
+        paths(f.l[1], 1, pre_s)) == 0);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_APPEND,
+        paths(f.l[1], 1, app_s)) == 0);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_DELETE,
+        paths(f.l[1], 1, del_s)) == 0);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_ADD,
+        paths(f.l[1], 2, add_s)) == 0);
     wr->targets = (ub_value){.kind = UB_V_LISTOP,
                              .type = ub_type_get(UB_TY_PATH),
                              .u.listop = wo};
@@ -281,8 +288,8 @@ static void test_target_listops(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(lo);
     CU_ASSERT_FALSE(lo->is_explicit);
     CU_ASSERT_FALSE(lo->has[UB_LO_ADD]);
-    ub_value *del = &lo->part[UB_LO_DELETE], *pre = &lo->part[UB_LO_PREPEND],
-             *app = &lo->part[UB_LO_APPEND];
+    const ub_value *del = ub_listop_get(lo, UB_LO_DELETE), *pre = ub_listop_get(lo, UB_LO_PREPEND),
+             *app = ub_listop_get(lo, UB_LO_APPEND);
     CU_ASSERT_EQUAL_FATAL(del->count, 2);
     CU_ASSERT_PTR_EQUAL(ub_value_str(del, 0), S("/Del_sub"));
     CU_ASSERT_PTR_EQUAL(ub_value_str(del, 1), S("/Del_root"));
@@ -316,7 +323,8 @@ static void test_reference_offsets_and_assets(void)
     ub_listop *lo = ub_listop_new(f.l[1]->arena);
     lo->is_explicit = true;
     lo->has[UB_LO_EXPLICIT] = true;
-    lo->part[UB_LO_EXPLICIT] = refs;
+    CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, lo, UB_LO_EXPLICIT,
+        refs) == 0);
     ub_fields_set(f.l[1]->arena, &wa->meta, S("references"),
                   (ub_value){.kind = UB_V_LISTOP,
                              .type = ub_type_get(UB_TY_REFERENCE),
@@ -332,7 +340,7 @@ static void test_reference_offsets_and_assets(void)
     ub_prim *a = ub_prim_find_child(out, out->root, S("A"));
     ub_field *fr = ub_fields_find(&a->meta, S("references"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(fr);
-    ub_reference *o = fr->value.u.listop->part[UB_LO_EXPLICIT].u.data;
+    ub_reference *o = ub_listop_get(fr->value.u.listop, UB_LO_EXPLICIT)->u.data;
     /* the layer's offset applies after the reference's own */
     CU_ASSERT_DOUBLE_EQUAL(o[0].offset.offset, -5, 0);
     CU_ASSERT_DOUBLE_EQUAL(o[0].offset.scale, 2, 0);
@@ -439,15 +447,18 @@ static void test_explicit_under_edits(void)
     const char *ab[] = {"/A", "/B"}, *a[] = {"/A"}, *c[] = {"/C"};
     ub_listop *wo = ub_listop_new(f.l[1]->arena);
     wo->is_explicit = wo->has[UB_LO_EXPLICIT] = true;
-    wo->part[UB_LO_EXPLICIT] = paths(f.l[1], 2, ab);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_EXPLICIT,
+        paths(f.l[1], 2, ab)) == 0);
     ub_fields_set(f.l[1]->arena, &wp->meta, S("inherits"),
                   (ub_value){.kind = UB_V_LISTOP,
                              .type = ub_type_get(UB_TY_PATH), .u.listop = wo},
                   (ub_loc){0});
     ub_listop *so = ub_listop_new(f.l[0]->arena);
     so->has[UB_LO_DELETE] = so->has[UB_LO_PREPEND] = true;
-    so->part[UB_LO_DELETE] = paths(f.l[0], 1, a);
-    so->part[UB_LO_PREPEND] = paths(f.l[0], 1, c);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_DELETE,
+        paths(f.l[0], 1, a)) == 0);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_PREPEND,
+        paths(f.l[0], 1, c)) == 0);
     ub_fields_set(f.l[0]->arena, &sp->meta, S("inherits"),
                   (ub_value){.kind = UB_V_LISTOP,
                              .type = ub_type_get(UB_TY_PATH), .u.listop = so},
@@ -458,7 +469,7 @@ static void test_explicit_under_edits(void)
     ub_prim *p = ub_prim_find_child(out, out->root, S("P"));
     ub_listop *lo = ub_fields_find(&p->meta, S("inherits"))->value.u.listop;
     CU_ASSERT(lo->is_explicit);
-    ub_value *e = &lo->part[UB_LO_EXPLICIT];
+    const ub_value *e = ub_listop_get(lo, UB_LO_EXPLICIT);
     CU_ASSERT_EQUAL_FATAL(e->count, 2);
     CU_ASSERT_PTR_EQUAL(ub_value_str(e, 0), S("/C"));
     CU_ASSERT_PTR_EQUAL(ub_value_str(e, 1), S("/B"));

@@ -90,7 +90,8 @@ static ub_listop *listop(ub_value *v, ub_type_id t)
 static void set_part(ub_listop *lo, ub_listop_part p, ub_value items)
 {
     lo->has[p] = true;
-    lo->part[p] = items;
+    CU_ASSERT_FATAL(ub_listop_put(L->arena, lo, p,
+        items) == 0);
     if (p == UB_LO_EXPLICIT)
         lo->is_explicit = true;
 }

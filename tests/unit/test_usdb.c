@@ -92,11 +92,14 @@ static ub_value listop(ub_arena *a, ub_type_id id)
 {
     ub_listop *lo = ub_listop_new(a);
     lo->has[UB_LO_PREPEND] = true;
-    lo->part[UB_LO_PREPEND] = strs(a, id, 2, "/A/p");
+    CU_ASSERT_FATAL(ub_listop_put(a, lo, UB_LO_PREPEND,
+        strs(a, id, 2, "/A/p")) == 0);
     lo->has[UB_LO_DELETE] = true; /* authored, empty */
-    lo->part[UB_LO_DELETE] = ub_value_new(a, TY(id), 0, true);
+    CU_ASSERT_FATAL(ub_listop_put(a, lo, UB_LO_DELETE,
+        ub_value_new(a, TY(id), 0, true)) == 0);
     lo->has[UB_LO_APPEND] = true;
-    lo->part[UB_LO_APPEND] = strs(a, id, 1, "/B/q");
+    CU_ASSERT_FATAL(ub_listop_put(a, lo, UB_LO_APPEND,
+        strs(a, id, 1, "/B/q")) == 0);
     return (ub_value){.kind = UB_V_LISTOP, .type = TY(id), .u.listop = lo};
 }
 
@@ -112,7 +115,8 @@ static ub_value refs(ub_arena *a)
     ub_listop *lo = ub_listop_new(a);
     lo->is_explicit = true;
     lo->has[UB_LO_EXPLICIT] = true;
-    lo->part[UB_LO_EXPLICIT] = v;
+    CU_ASSERT_FATAL(ub_listop_put(a, lo, UB_LO_EXPLICIT,
+        v) == 0);
     return (ub_value){.kind = UB_V_LISTOP, .type = TY(UB_TY_REFERENCE),
                       .u.listop = lo};
 }
