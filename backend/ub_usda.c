@@ -1018,8 +1018,8 @@ static void ub_write_attribute(ub_w *w, const ub_prop *p, unsigned indent)
         return;
     bool has_info = ub_comment_nonempty(comment) || n > 0;
     bool has_default = p->default_value.kind != UB_V_EMPTY;
-    bool has_conn = p->connections.kind == UB_V_LISTOP;
-    bool has_samples = p->samples.authored;
+    bool has_conn = ub_prop_connections(p)->kind == UB_V_LISTOP;
+    bool has_samples = ub_prop_samples(p)->authored;
     if (has_info || has_default || p->custom || (!has_conn && !has_samples)) {
         ub_ind(b, indent);
         if (p->custom)
@@ -1048,13 +1048,13 @@ static void ub_write_attribute(ub_w *w, const ub_prop *p, unsigned indent)
         ub_pc(b, ' ');
         ub_ps(b, p->name);
         PUTS(b, ".timeSamples = {\n");
-        if (!p->samples.n && w->samples_fn &&
+        if (!ub_prop_samples(p)->n && w->samples_fn &&
             w->samples_fn(w->samples_ctx, p, indent, b) != 0)
             w->oom = true;
-        ub_write_samples(w, indent, &p->samples);
+        ub_write_samples(w, indent, ub_prop_samples(p));
     }
     if (has_conn) {
-        const ub_listop *lo = p->connections.u.listop;
+        const ub_listop *lo = ub_prop_connections(p)->u.listop;
         if (lo->is_explicit) {
             ub_write_connect(w, indent, p, NULL, ub_listop_get(lo, UB_LO_EXPLICIT));
         } else {
@@ -1100,7 +1100,7 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
         return;
     bool has_info = ub_comment_nonempty(comment) || n > 0;
     const ub_listop *lo =
-        p->targets.kind == UB_V_LISTOP ? p->targets.u.listop : NULL;
+        ub_prop_targets(p)->kind == UB_V_LISTOP ? ub_prop_targets(p)->u.listop : NULL;
     bool explicit_targets = lo && lo->is_explicit;
     bool target_ops = false;
     if (lo && !lo->is_explicit)
@@ -1146,21 +1146,21 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
             ub_pc(b, '\n');
         }
     }
-    if (p->samples.authored) {
+    if (ub_prop_samples(p)->authored) {
         ub_ind(b, indent);
         ub_ps(b, varying);
         PUTS(b, "rel ");
         ub_ps(b, p->name);
         PUTS(b, ".timeSamples = {\n");
-        ub_write_samples(w, indent, &p->samples);
+        ub_write_samples(w, indent, ub_prop_samples(p));
     }
-    if (p->default_target) {
+    if (ub_prop_default_target(p)) {
         ub_ind(b, indent);
         ub_ps(b, varying);
         PUTS(b, "rel ");
         ub_ps(b, p->name);
         PUTS(b, ".default = ");
-        ub_put_path(b, p->default_target, strlen(p->default_target));
+        ub_put_path(b, ub_prop_default_target(p), strlen(ub_prop_default_target(p)));
         /* OpenUSD indents the newline that ends this statement. */
         ub_ind(b, indent);
         ub_pc(b, '\n');

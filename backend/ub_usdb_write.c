@@ -1342,7 +1342,7 @@ static void prefetch_prop(const ub_prop *p)
 {
     prefetch_range(p->meta.v, p->meta.n * sizeof *p->meta.v);
     prefetch(p->default_value.u.data);
-    prefetch(p->samples.v);
+    prefetch(ub_prop_samples(p)->v);
 }
 
 static void prefetch_prim(const ub_prim *p)
@@ -1368,7 +1368,7 @@ static void put_prop(ub_w *w, const ub_prop *p)
     put_str(w, b, p->name);
     put_u8(b, (p->kind == UB_REL ? 1 : 0) | (p->custom ? 2 : 0) |
                   (p->varying_keyword ? 4 : 0) | (p->is_array ? 8 : 0) |
-                  (p->samples.authored ? 16 : 0));
+                  (ub_prop_samples(p)->authored ? 16 : 0));
     put_u8(b, p->variability);
     put_opt_str(w, b, p->type_name);
     if (p->type)
@@ -1376,14 +1376,14 @@ static void put_prop(ub_w *w, const ub_prop *p)
     else
         put_vu(b, 0);
     put_val(w, &p->default_value);
-    if (p->samples.authored || p->samples.n) {
-        series_rec(w, &p->samples);
+    if (ub_prop_samples(p)->authored || ub_prop_samples(p)->n) {
+        series_rec(w, ub_prop_samples(p));
     } else {
         put_vu(b, 0);
     }
-    put_val(w, &p->connections);
-    put_val(w, &p->targets);
-    put_opt_str(w, b, p->default_target);
+    put_val(w, ub_prop_connections(p));
+    put_val(w, ub_prop_targets(p));
+    put_opt_str(w, b, ub_prop_default_target(p));
     put_fields(w, &p->meta);
 }
 

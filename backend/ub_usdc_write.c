@@ -1402,11 +1402,11 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
         ub_cw_metas(w, &p->meta, false);
         if (p->default_value.kind != UB_V_EMPTY)
             ub_cw_field_c(w, "default", ub_cw_value(w, &p->default_value));
-        if (p->samples.authored)
-            ub_cw_field_c(w, "timeSamples", ub_cw_samples(w, &p->samples));
-        if (p->connections.kind == UB_V_LISTOP)
+        if (ub_prop_samples(p)->authored)
+            ub_cw_field_c(w, "timeSamples", ub_cw_samples(w, ub_prop_samples(p)));
+        if (ub_prop_connections(p)->kind == UB_V_LISTOP)
             ub_cw_field_c(w, "connectionPaths",
-                          ub_cw_listop(w, &p->connections,
+                          ub_cw_listop(w, ub_prop_connections(p),
                                        UB_CRATE_PATH_LISTOP));
     } else {
         ub_cw_field_c(w, "custom", ub_cw_bool(p->custom));
@@ -1415,18 +1415,18 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
                       ub_rep(UB_CRATE_VARIABILITY, true, false,
                              !p->varying_keyword));
         ub_cw_metas(w, &p->meta, false);
-        for (uint32_t i = 0; i < p->samples.n; i++)
-            if (p->samples.v[i].value.kind != UB_V_BLOCK) {
+        for (uint32_t i = 0; i < ub_prop_samples(p)->n; i++)
+            if (ub_prop_samples(p)->v[i].value.kind != UB_V_BLOCK) {
                 ub_cw_error(w, "relationship time samples (path values; "
                                "OpenUSD cannot write them to usdc either)");
                 break;
             }
-        if (p->samples.authored)
-            ub_cw_field_c(w, "timeSamples", ub_cw_samples(w, &p->samples));
-        if (p->targets.kind == UB_V_LISTOP)
+        if (ub_prop_samples(p)->authored)
+            ub_cw_field_c(w, "timeSamples", ub_cw_samples(w, ub_prop_samples(p)));
+        if (ub_prop_targets(p)->kind == UB_V_LISTOP)
             ub_cw_field_c(w, "targetPaths",
-                          ub_cw_listop(w, &p->targets, UB_CRATE_PATH_LISTOP));
-        if (p->default_target)
+                          ub_cw_listop(w, ub_prop_targets(p), UB_CRATE_PATH_LISTOP));
+        if (ub_prop_default_target(p))
             ub_cw_error(w, "a relationship default target (a path value; "
                            "OpenUSD cannot write it to usdc either)");
     }

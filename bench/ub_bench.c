@@ -119,7 +119,7 @@ typedef struct ub_mem {
         listop_parts, samples, value_data, sample_arrays, untyped;
     size_t props_with_meta, attrs_with_default, props_with_conn,
         props_with_samples, rels_with_targets, prims_with_vsets;
-    size_t list_cap_waste;
+    size_t list_cap_waste, exts;
 } ub_mem;
 
 static void ub_mem_value(ub_mem *m, const ub_value *v);
@@ -187,17 +187,19 @@ static void ub_mem_prim(ub_mem *m, const ub_prim *p)
         if (pr->default_value.kind != UB_V_EMPTY)
             m->attrs_with_default++;
         ub_mem_value(m, &pr->default_value);
-        if (pr->connections.kind != UB_V_EMPTY)
+        if (ub_prop_connections(pr)->kind != UB_V_EMPTY)
             m->props_with_conn++;
-        ub_mem_value(m, &pr->connections);
-        if (pr->targets.kind != UB_V_EMPTY)
+        ub_mem_value(m, ub_prop_connections(pr));
+        if (ub_prop_targets(pr)->kind != UB_V_EMPTY)
             m->rels_with_targets++;
-        ub_mem_value(m, &pr->targets);
-        if (pr->samples.authored)
+        ub_mem_value(m, ub_prop_targets(pr));
+        if (ub_prop_samples(pr)->authored)
             m->props_with_samples++;
-        m->samples += pr->samples.n;
-        for (uint32_t k = 0; k < pr->samples.n; k++)
-            ub_mem_value(m, &pr->samples.v[k].value);
+        if (pr->ext)
+            m->exts++;
+        m->samples += ub_prop_samples(pr)->n;
+        for (uint32_t k = 0; k < ub_prop_samples(pr)->n; k++)
+            ub_mem_value(m, &ub_prop_samples(pr)->v[k].value);
     }
     ub_mem_value(m, &p->prim_order);
     ub_mem_value(m, &p->property_order);
@@ -258,6 +260,7 @@ static int ub_bench_mem(const char *path)
     ROW("ub_prim", m.prims, sizeof(ub_prim));
     ROW("ub_prop attr", m.attrs, sizeof(ub_prop));
     ROW("ub_prop rel", m.rels, sizeof(ub_prop));
+    ROW("ub_prop_ext", m.exts, sizeof(ub_prop_ext));
     ROW("ub_field", m.fields, sizeof(ub_field));
     ROW("ub_dict", m.dicts, sizeof(ub_dict));
     ROW("ub_dict_entry", m.dict_entries, sizeof(ub_dict_entry));

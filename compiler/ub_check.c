@@ -726,7 +726,7 @@ typedef struct ck_dvec {
 static void ck_itimes_prim(ck *c, const ub_prim *p, ck_dvec *out)
 {
     for (uint32_t i = 0; i < p->props.n; i++) {
-        const ub_samples *s = &p->props.v[i]->samples;
+        const ub_samples *s = ub_prop_samples(p->props.v[i]);
         for (uint32_t j = 0; j < s->n && out->n < CK_MAX_ITIMES; j++) {
             double t = s->v[j].time;
             if (!ck_is_int(t))
@@ -1077,7 +1077,7 @@ static void ck_walk_prim(ck *c, uint32_t li, const ub_prim *p, unsigned depth)
     ck_fields_times(c, L, &p->meta);
     for (uint32_t i = 0; i < p->props.n; i++) {
         const ub_prop *pr = p->props.v[i];
-        const ub_samples *s = &pr->samples;
+        const ub_samples *s = ub_prop_samples(pr);
         for (uint32_t j = 0; j < s->n; j++) {
             if (isfinite(s->v[j].time))
                 continue;

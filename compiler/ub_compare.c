@@ -403,7 +403,7 @@ static const char *ub_variability_name(ub_variability v)
 
 static void ub_cmp_samples(ub_cmp *c, const ub_prop *x, const ub_prop *y)
 {
-    const ub_samples *sa = &x->samples, *sb = &y->samples;
+    const ub_samples *sa = ub_prop_samples(x), *sb = ub_prop_samples(y);
     if (sa->authored != sb->authored) {
         ub_cmp_report(c, sa->loc, sb->loc, "time samples only in %s",
                       sa->authored ? c->a->path : c->b->path);
@@ -465,12 +465,12 @@ static void ub_cmp_prop(ub_cmp *c, const ub_prop *x, const ub_prop *y)
     ub_cmp_value(c, "default", &x->default_value, &y->default_value, la, lb);
     if (!ub_cmp_stop(c))
         ub_cmp_samples(c, x, y);
-    ub_cmp_value(c, "connections", &x->connections, &y->connections, la, lb);
-    ub_cmp_value(c, "targets", &x->targets, &y->targets, la, lb);
-    if (x->default_target != ub_cmp_rename_path(c, y->default_target))
+    ub_cmp_value(c, "connections", ub_prop_connections(x), ub_prop_connections(y), la, lb);
+    ub_cmp_value(c, "targets", ub_prop_targets(x), ub_prop_targets(y), la, lb);
+    if (ub_prop_default_target(x) != ub_cmp_rename_path(c, ub_prop_default_target(y)))
         ub_cmp_report(c, la, lb, "default target differs: <%s> vs <%s>",
-                      x->default_target ? x->default_target : "",
-                      y->default_target ? y->default_target : "");
+                      ub_prop_default_target(x) ? ub_prop_default_target(x) : "",
+                      ub_prop_default_target(y) ? ub_prop_default_target(y) : "");
     ub_cmp_fields(c, "metadata", &x->meta, &y->meta);
 }
 

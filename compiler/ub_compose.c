@@ -1710,8 +1710,8 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
      * across an arc (Pcp applies the list ops to translated paths). */
     ub_items it = {.type = ub_type_get(UB_TY_PATH)};
     for (uint32_t k = n; k-- > 0 && !cx->oom;) {
-        const ub_value *v = targets ? &props[k]->targets
-                                    : &props[k]->connections;
+        const ub_value *v = targets ? ub_prop_targets(props[k])
+                                    : ub_prop_connections(props[k]);
         if (v->kind != UB_V_LISTOP || !v->u.listop)
             continue;
         ub_listop *mapped = ub_listop_copy(cx->a, v->u.listop);
@@ -1863,7 +1863,7 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             for (uint32_t k = 0; k < n && !valued; k++)
                 valued = props[k]->default_value.kind == UB_V_DATA ||
                          props[k]->default_value.kind == UB_V_UNTYPED ||
-                         props[k]->samples.n > 0;
+                         ub_prop_samples(props[k])->n > 0;
             if (st && typed && valued &&
                 (!ty || ty->base != st->base || is_array != arr))
                 /* loud where OpenUSD is silent */
@@ -1922,30 +1922,30 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             for (uint32_t li = 0; li < ix->v[node].ls->n && !found; li++) {
                 if (pk < n && ops[pk].node == node && ops[pk].li == li) {
                     const ub_prop *p = props[pk];
-                    if (p->samples.authored && p->samples.n > 0) {
+                    if (ub_prop_samples(p)->authored && ub_prop_samples(p)->n > 0) {
                         found = true;
                         ub_samples s = {.authored = true,
-                                        .loc = p->samples.loc};
+                                        .loc = ub_prop_samples(p)->loc};
                         s.v = ub_arena_alloc(cx->a,
-                                             p->samples.n * sizeof *s.v);
+                                             ub_prop_samples(p)->n * sizeof *s.v);
                         if (!s.v) {
                             cx->oom = true;
                             return;
                         }
-                        s.n = s.cap = p->samples.n;
+                        s.n = s.cap = ub_prop_samples(p)->n;
                         const ub_layer *l = ub_op_layer(ix, &ops[pk]);
                         ub_offset so = ub_op_offset(ix, &ops[pk]);
                         ub_offset inv = ub_offset_inverse(so);
                         for (uint32_t i = 0; i < s.n; i++) {
-                            double t = p->samples.v[i].time;
+                            double t = ub_prop_samples(p)->v[i].time;
                             /* OpenUSD reads the value back at the stage
                              * time mapped into the layer, which rounding
                              * may move off the sample: interpolate there */
                             double lt = ub_offset_apply(
                                 inv, ub_offset_apply(so, t));
-                            ub_value v = p->samples.v[i].value;
+                            ub_value v = ub_prop_samples(p)->v[i].value;
                             if (lt != t && isfinite(lt) &&
-                                ub_samples_value_at(&p->samples, lt, false,
+                                ub_samples_value_at(ub_prop_samples(p), lt, false,
                                                     cx->a, &v) != 0)
                                 cx->oom = true;
                             s.v[i].time = t;
@@ -1957,7 +1957,11 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                         if (!ub_offset_is_identity(so) &&
                             ub_samples_apply_offset(cx->a, &s, so) != 0)
                             cx->oom = true;
-                        op->samples = s;
+                        ub_prop_ext *x = ub_prop_ext_get(cx->a, op);
+                        if (x)
+                            x->samples = s;
+                        else
+                            cx->oom = true;
                     } else if (p->default_value.kind != UB_V_EMPTY) {
                         found = true;
                     }
@@ -1975,7 +1979,7 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                     for (const ub_prim *q = outp; q->parent; q = q->parent)
                         depth++;
                     if (ub_clip_bake_defer(cx->bake, cs, cp, first->name, op,
-                                           depth) != 0)
+                                           cx->a, depth) != 0)
                         cx->oom = true;
                 }
             }
@@ -1985,7 +1989,14 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                 props[k]->default_value.kind != UB_V_EMPTY)
                 op->default_value =
                     ub_prepare(cx, ix, &ops[k], &props[k]->default_value);
-        op->connections = ub_compose_paths(cx, ix, ops, props, n, false);
+        ub_value conn = ub_compose_paths(cx, ix, ops, props, n, false);
+        if (conn.kind != UB_V_EMPTY) {
+            ub_prop_ext *x = ub_prop_ext_get(cx->a, op);
+            if (x)
+                x->connections = conn;
+            else
+                cx->oom = true;
+        }
         ub_fields *metas[n];
         for (uint32_t k = 0; k < n; k++)
             metas[k] = &props[k]->meta;
@@ -2000,7 +2011,14 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         op->custom = builtin ? false : weakest->custom;
         op->variability = weakest->variability;
         op->varying_keyword = weakest->varying_keyword;
-        op->targets = ub_compose_paths(cx, ix, ops, props, n, true);
+        ub_value targets = ub_compose_paths(cx, ix, ops, props, n, true);
+        if (targets.kind != UB_V_EMPTY) {
+            ub_prop_ext *x = ub_prop_ext_get(cx->a, op);
+            if (x)
+                x->targets = targets;
+            else
+                cx->oom = true;
+        }
         ub_fields *metas[n];
         for (uint32_t k = 0; k < n; k++)
             metas[k] = &props[k]->meta;

@@ -1355,17 +1355,31 @@ static void ub_flat_prop(ub_flat *f, ub_prop *op, const ub_site *sites,
         /* Samples come from the strongest layer that has any, unless a
          * stronger layer's default masks them. */
         if (!samples_done) {
-            if (p->samples.authored) {
-                op->samples = ub_flat_samples(f, li, &p->samples);
+            if (ub_prop_samples(p)->authored) {
+                ub_prop_ext *x = ub_prop_ext_get(f->a, op);
+                if (!x) {
+                    f->oom = true;
+                    return;
+                }
+                x->samples = ub_flat_samples(f, li, &p->ext->samples);
                 samples_done = true;
             } else if (p->default_value.kind != UB_V_EMPTY) {
                 samples_done = true;
             }
         }
-        ub_flat_reduce(f, &op->connections, li, NULL, &p->connections);
-        ub_flat_reduce(f, &op->targets, li, NULL, &p->targets);
-        if (!op->default_target && p->default_target)
-            op->default_target = p->default_target;
+        const ub_prop_ext *px = p->ext;
+        if (px && (px->connections.kind != UB_V_EMPTY ||
+                   px->targets.kind != UB_V_EMPTY || px->default_target)) {
+            ub_prop_ext *x = ub_prop_ext_get(f->a, op);
+            if (!x) {
+                f->oom = true;
+                return;
+            }
+            ub_flat_reduce(f, &x->connections, li, NULL, &px->connections);
+            ub_flat_reduce(f, &x->targets, li, NULL, &px->targets);
+            if (!x->default_target && px->default_target)
+                x->default_target = px->default_target;
+        }
         ub_flat_fields(f, &op->meta, &p->meta, li,
                        p->kind == UB_ATTR ? UB_REG_ATTR : UB_REG_REL);
     }

@@ -2609,6 +2609,15 @@ static bool ub_prop_paths(ub_pctx *c, uint32_t n, bool connections)
     return true;
 }
 
+/* p's out-of-line fields, for setting one. */
+static ub_prop_ext *ub_pext(ub_pctx *c, ub_prop *p)
+{
+    ub_prop_ext *x = ub_prop_ext_get(c->arena, p);
+    if (!x)
+        ub_oom(c);
+    return x;
+}
+
 void ub_act_connections(ub_pctx *c, ub_tokloc l)
 {
     uint32_t n = c->paths.n;
@@ -2616,7 +2625,7 @@ void ub_act_connections(ub_pctx *c, ub_tokloc l)
     ub_prop *p = c->prop;
     if (ub_empty_ok(c, n, c->prop_part, "connection paths", l) &&
         ub_prop_paths(c, n, true))
-        ub_listop_set(c, &p->connections, ub_type_get(UB_TY_PATH),
+        ub_listop_set(c, &ub_pext(c, p)->connections, ub_type_get(UB_TY_PATH),
                       c->prop_part, ub_paths_value(c, UB_TY_PATH, n), l,
                       "connectionPaths");
     ub_act_prop_end(c);
@@ -2626,8 +2635,9 @@ void ub_act_samples_begin(ub_pctx *c, ub_tokloc l)
 {
     if (!c->prop)
         return;
-    c->prop->samples.authored = true;
-    c->prop->samples.loc = ub_mkloc(c, l);
+    ub_prop_ext *x = ub_pext(c, c->prop);
+    x->samples.authored = true;
+    x->samples.loc = ub_mkloc(c, l);
 }
 
 void ub_act_sample_begin(ub_pctx *c, double t)
@@ -2645,7 +2655,8 @@ void ub_act_sample(ub_pctx *c, bool none, ub_tokloc l)
     ub_value v = none ? ub_value_block() : ub_vb_finish(c, l);
     if (v.kind == UB_V_EMPTY)
         return;
-    if (ub_samples_set(c->arena, &c->prop->samples, c->sample_time, v) != 0)
+    if (ub_samples_set(c->arena, &ub_pext(c, c->prop)->samples,
+                       c->sample_time, v) != 0)
         ub_oom(c);
 }
 
@@ -2683,7 +2694,8 @@ void ub_act_targets(ub_pctx *c)
     if (!ub_empty_ok(c, n, c->prop_part, "relationship targets", l) ||
         !ub_prop_paths(c, n, false))
         return;
-    ub_listop_set(c, &p->targets, ub_type_get(UB_TY_PATH), c->prop_part,
+    ub_listop_set(c, &ub_pext(c, p)->targets, ub_type_get(UB_TY_PATH),
+                  c->prop_part,
                   ub_paths_value(c, UB_TY_PATH, n), l, "targetPaths");
 }
 
@@ -2694,7 +2706,7 @@ void ub_act_rel_default(ub_pctx *c, const char *path, ub_tokloc l)
     if (!abs) {
         ub_perr(c, l, "<%s> is not a valid path", path);
     } else {
-        c->prop->default_target = abs;
+        ub_pext(c, c->prop)->default_target = abs;
     }
     ub_act_prop_end(c);
 }

@@ -1884,11 +1884,26 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t spec)
             if (cr_value(c, f->rep, &p->default_value, 0) == 0)
                 cr_retype(&p->default_value, p->type);
         } else if (id == K_TIMESAMPLES && attr) {
-            cr_samples(c, f->rep, p->type, &p->samples);
+            ub_prop_ext *x = ub_prop_ext_get(c->a, p);
+            if (!x) {
+                cr_oom(c);
+                return;
+            }
+            cr_samples(c, f->rep, p->type, &x->samples);
         } else if (id == K_CONNECTIONPATHS && attr) {
-            cr_value(c, f->rep, &p->connections, 0);
+            ub_prop_ext *x = ub_prop_ext_get(c->a, p);
+            if (!x) {
+                cr_oom(c);
+                return;
+            }
+            cr_value(c, f->rep, &x->connections, 0);
         } else if (id == K_TARGETPATHS && !attr) {
-            cr_value(c, f->rep, &p->targets, 0);
+            ub_prop_ext *x = ub_prop_ext_get(c->a, p);
+            if (!x) {
+                cr_oom(c);
+                return;
+            }
+            cr_value(c, f->rep, &x->targets, 0);
         } else {
             cr_set_meta(c, &p->meta, key, f->rep);
         }

@@ -217,6 +217,15 @@ void ub_prim_drop_body(ub_layer *layer, ub_prim *prim)
     prim->property_order = (ub_value){0};
 }
 
+const ub_prop_ext ub_prop_ext_none;
+
+ub_prop_ext *ub_prop_ext_get(ub_arena *a, ub_prop *p)
+{
+    if (!p->ext)
+        p->ext = ub_arena_zalloc(a, sizeof *p->ext);
+    return p->ext;
+}
+
 ub_layer *ub_layer_new(ub_strtab *strtab, const char *path)
 {
     ub_arena *a = ub_arena_new();

@@ -80,10 +80,24 @@ typedef enum ub_variability {
     UB_CONFIG = 2,  /* legacy `config`, read as uniform by OpenUSD */
 } ub_variability;
 
+/* What only some properties author, kept out of line: a layer has a
+ * property record for every attribute, and most have a default and
+ * nothing else.  Read through ub_prop_samples, ub_prop_connections,
+ * ub_prop_targets and ub_prop_default_target (EMPTY / NULL when the
+ * property has none); change through ub_prop_ext_get. */
+typedef struct ub_prop_ext {
+    /* attributes */
+    ub_samples samples;
+    ub_value connections;   /* LISTOP of UB_TY_PATH, or EMPTY */
+    /* relationships */
+    ub_value targets;        /* LISTOP of UB_TY_PATH, or EMPTY */
+    const char *default_target; /* `rel r.default = </p>`; NULL when none */
+} ub_prop_ext;
+
 typedef struct ub_prop {
     const char *name;      /* interned, may be namespaced ("xformOp:translate") */
-    ub_prop_kind kind;
-    ub_variability variability;
+    uint8_t kind;          /* ub_prop_kind */
+    uint8_t variability;   /* ub_variability */
     bool custom;
     bool varying_keyword;  /* relationship declared `varying rel` */
     bool is_array;         /* attributes: declared T[] */
@@ -91,14 +105,37 @@ typedef struct ub_prop {
     const char *type_name; /* interned, as authored without "[]" */
     const ub_type *type;   /* NULL when the type name is unknown */
     ub_value default_value; /* EMPTY, BLOCK or DATA (UNTYPED when type==NULL) */
-    ub_samples samples;
-    ub_value connections;   /* LISTOP of UB_TY_PATH, or EMPTY */
-    /* relationships */
-    ub_value targets;        /* LISTOP of UB_TY_PATH, or EMPTY */
-    const char *default_target; /* `rel r.default = </p>`; NULL when none */
     ub_fields meta;
     ub_loc loc;
+    ub_prop_ext *ext;      /* NULL until one of its fields is set */
 } ub_prop;
+
+/* An ub_prop_ext with nothing authored (what a property without one reads). */
+extern const ub_prop_ext ub_prop_ext_none;
+
+static inline const ub_prop_ext *ub_prop_ext_of(const ub_prop *p)
+{
+    return p->ext ? p->ext : &ub_prop_ext_none;
+}
+static inline const ub_samples *ub_prop_samples(const ub_prop *p)
+{
+    return &ub_prop_ext_of(p)->samples;
+}
+static inline const ub_value *ub_prop_connections(const ub_prop *p)
+{
+    return &ub_prop_ext_of(p)->connections;
+}
+static inline const ub_value *ub_prop_targets(const ub_prop *p)
+{
+    return &ub_prop_ext_of(p)->targets;
+}
+static inline const char *ub_prop_default_target(const ub_prop *p)
+{
+    return ub_prop_ext_of(p)->default_target;
+}
+/* p's out-of-line fields for changing, allocated from a (zeroed) the first
+ * time; NULL only when out of memory. */
+ub_prop_ext *ub_prop_ext_get(ub_arena *a, ub_prop *p);
 
 typedef struct ub_props {
     uint32_t n, cap;

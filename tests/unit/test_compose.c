@@ -148,16 +148,16 @@ static void test_strength_order(void)
     /* the reference's offset: time 1 lands at 1 * 2 + 10 */
     ub_prop *anim = prop(out, "/Shot", "anim");
     CU_ASSERT_PTR_NOT_NULL_FATAL(anim);
-    CU_ASSERT_EQUAL(anim->samples.n, 1);
-    CU_ASSERT_EQUAL(anim->samples.v[0].time, 12);
+    CU_ASSERT_EQUAL(ub_prop_samples(anim)->n, 1);
+    CU_ASSERT_EQUAL(ub_prop_samples(anim)->v[0].time, 12);
     /* targets mapped across the reference; one outside it is dropped */
     ub_prop *r = prop(out, "/Shot", "r");
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-    CU_ASSERT_EQUAL_FATAL(r->targets.kind, UB_V_LISTOP);
-    const ub_value *ex = ub_listop_get(r->targets.u.listop, UB_LO_EXPLICIT);
+    CU_ASSERT_EQUAL_FATAL(ub_prop_targets(r)->kind, UB_V_LISTOP);
+    const ub_value *ex = ub_listop_get(ub_prop_targets(r)->u.listop, UB_LO_EXPLICIT);
     CU_ASSERT_EQUAL(ex->count, 1);
     CU_ASSERT_PTR_EQUAL(ub_value_str(ex, 0), S("/Shot/Child"));
-    CU_ASSERT_EQUAL(prop(out, "/Shot", "out")->targets.kind, UB_V_EMPTY);
+    CU_ASSERT_EQUAL(ub_prop_targets(prop(out, "/Shot", "out"))->kind, UB_V_EMPTY);
     /* the child comes from the reference; arcs are not written */
     CU_ASSERT_PTR_NOT_NULL(ub_layer_find_prim(out, "/Shot/Child"));
     ub_prim *shot = ub_layer_find_prim(out, "/Shot");
@@ -289,11 +289,11 @@ static void test_clip_times(void)
     CU_ASSERT_EQUAL_FATAL(ub_clip_bake_keep(bake, &cs), 0);
     ub_prop attr = {.name = S("x"), .kind = UB_ATTR};
     CU_ASSERT_EQUAL_FATAL(
-        ub_clip_bake_defer(bake, &cs, S("/Model"), S("x"), &attr, 1), 0);
-    CU_ASSERT(attr.samples.authored);
+        ub_clip_bake_defer(bake, &cs, S("/Model"), S("x"), &attr, a, 1), 0);
+    CU_ASSERT(ub_prop_samples(&attr)->authored);
     CU_ASSERT_EQUAL_FATAL(ub_clip_bake_run(bake, a, NULL, NULL, NULL, NULL),
                           0);
-    const ub_samples s = attr.samples;
+    const ub_samples s = *ub_prop_samples(&attr);
     /* 0, just before the jump, at it, and 20 */
     CU_ASSERT_EQUAL_FATAL(s.n, 4);
     CU_ASSERT_EQUAL(s.v[0].time, 0);

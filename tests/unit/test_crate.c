@@ -740,10 +740,10 @@ static void test_samples_and_dicts(void)
     ub_layer *L = read_spec(&s);
     const ub_prop *a = attr_of(L);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-    CU_ASSERT_EQUAL(a->samples.n, 2);
-    CU_ASSERT_EQUAL(a->samples.v[1].time, 2.5);
-    CU_ASSERT_EQUAL(ub_value_get_double(&a->samples.v[0].value, 0, 0), 4);
-    CU_ASSERT_EQUAL(a->samples.v[1].value.kind, UB_V_BLOCK);
+    CU_ASSERT_EQUAL(ub_prop_samples(a)->n, 2);
+    CU_ASSERT_EQUAL(ub_prop_samples(a)->v[1].time, 2.5);
+    CU_ASSERT_EQUAL(ub_value_get_double(&ub_prop_samples(a)->v[0].value, 0, 0), 4);
+    CU_ASSERT_EQUAL(ub_prop_samples(a)->v[1].value.kind, UB_V_BLOCK);
     ub_layer_free(L);
 
     /* samples sharing one stored array (as OpenUSD dedups them) */
@@ -769,10 +769,10 @@ static void test_samples_and_dicts(void)
     L = read_spec(&s);
     a = attr_of(L);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-    CU_ASSERT_EQUAL(a->samples.n, 3);
-    for (uint32_t i = 0; i < a->samples.n; i++) {
-        CU_ASSERT_EQUAL(a->samples.v[i].value.count, 2);
-        CU_ASSERT_EQUAL(ub_value_get_double(&a->samples.v[i].value, 1, 0),
+    CU_ASSERT_EQUAL(ub_prop_samples(a)->n, 3);
+    for (uint32_t i = 0; i < ub_prop_samples(a)->n; i++) {
+        CU_ASSERT_EQUAL(ub_prop_samples(a)->v[i].value.count, 2);
+        CU_ASSERT_EQUAL(ub_value_get_double(&ub_prop_samples(a)->v[i].value, 1, 0),
                         1.5);
     }
     ub_layer_free(L);

@@ -161,8 +161,8 @@ static void test_assets_and_paths(void)
     CU_ASSERT_EQUAL(d->count, 2);
     CU_ASSERT_STRING_EQUAL(ub_value_str(d, 1), "y");
     ub_prop *r = prop("/A", "r");
-    CU_ASSERT_EQUAL_FATAL(r->targets.kind, UB_V_LISTOP);
-    const ub_listop *lo = r->targets.u.listop;
+    CU_ASSERT_EQUAL_FATAL(ub_prop_targets(r)->kind, UB_V_LISTOP);
+    const ub_listop *lo = ub_prop_targets(r)->u.listop;
     CU_ASSERT(lo->is_explicit);
     const ub_value *t = ub_listop_get(lo, UB_LO_EXPLICIT);
     CU_ASSERT_EQUAL_FATAL(t->count, 4);
@@ -172,9 +172,9 @@ static void test_assets_and_paths(void)
     CU_ASSERT_PTR_EQUAL(ub_value_str(t, 2), S("/A/child/grand"));
     CU_ASSERT_PTR_EQUAL(ub_value_str(t, 3), S("/C.x"));
     ub_prop *x = prop("/A/K", "x");
-    CU_ASSERT_EQUAL_FATAL(x->connections.kind, UB_V_LISTOP);
+    CU_ASSERT_EQUAL_FATAL(ub_prop_connections(x)->kind, UB_V_LISTOP);
     CU_ASSERT_PTR_EQUAL(
-        ub_value_str(ub_listop_get(x->connections.u.listop, UB_LO_EXPLICIT), 0),
+        ub_value_str(ub_listop_get(ub_prop_connections(x)->u.listop, UB_LO_EXPLICIT), 0),
         S("/A/B.out"));
 }
 
@@ -301,7 +301,7 @@ static void test_number_runs(void)
     CU_ASSERT_EQUAL(D(m, 3), 4.0);
     CU_ASSERT_EQUAL(prop("/A", "e")->default_value.count, 1);
     /* "1: 5, 2: 6" inside { } are samples, not a number run */
-    const ub_samples *s = &prop("/A", "t")->samples;
+    const ub_samples *s = ub_prop_samples(prop("/A", "t"));
     CU_ASSERT_EQUAL_FATAL(s->n, 3);
     CU_ASSERT_EQUAL(s->v[0].time, 0.0);
     CU_ASSERT_EQUAL(D(&s->v[2].value, 0), 6.0);
@@ -658,15 +658,15 @@ static void test_attributes(void)
     CU_ASSERT_EQUAL(prop("/A", "c")->variability, UB_CONFIG);
     ub_prop *d = prop("/A", "d");
     CU_ASSERT_EQUAL(d->default_value.kind, UB_V_BLOCK);
-    CU_ASSERT(d->samples.authored);
-    CU_ASSERT_EQUAL_FATAL(d->samples.n, 2);
-    CU_ASSERT_EQUAL(d->samples.v[0].time, 1.0);
-    CU_ASSERT_EQUAL(d->samples.v[0].value.kind, UB_V_BLOCK);
-    CU_ASSERT_EQUAL(D(&d->samples.v[1].value, 0), 22.0); /* last wins */
+    CU_ASSERT(ub_prop_samples(d)->authored);
+    CU_ASSERT_EQUAL_FATAL(ub_prop_samples(d)->n, 2);
+    CU_ASSERT_EQUAL(ub_prop_samples(d)->v[0].time, 1.0);
+    CU_ASSERT_EQUAL(ub_prop_samples(d)->v[0].value.kind, UB_V_BLOCK);
+    CU_ASSERT_EQUAL(D(&ub_prop_samples(d)->v[1].value, 0), 22.0); /* last wins */
     CU_ASSERT_STRING_EQUAL(str0(meta(&prop("/A", "u")->meta, "displayUnit")),
                            "cm");
     ub_prop *w = prop("/A", "w");
-    CU_ASSERT(w->connections.u.listop->has[UB_LO_PREPEND]);
+    CU_ASSERT(ub_prop_connections(w)->u.listop->has[UB_LO_PREPEND]);
     CU_ASSERT_EQUAL(prop("/A", "o")->type->id, UB_TY_OPAQUE);
     ub_prop *lg = prop("/A", "legacy");
     CU_ASSERT_STRING_EQUAL(lg->type_name, "Transform");
@@ -693,22 +693,22 @@ static void test_relationships(void)
         "    custom varying rel f = []\n"
         "}\n"));
     CU_ASSERT_EQUAL(prop("/A", "a")->kind, UB_REL);
-    CU_ASSERT_EQUAL(prop("/A", "a")->targets.kind, UB_V_EMPTY);
+    CU_ASSERT_EQUAL(ub_prop_targets(prop("/A", "a"))->kind, UB_V_EMPTY);
     ub_prop *b = prop("/A", "b");
     CU_ASSERT(b->custom);
-    CU_ASSERT_EQUAL_FATAL(b->targets.kind, UB_V_LISTOP);
-    CU_ASSERT_EQUAL(ub_listop_get(b->targets.u.listop, UB_LO_EXPLICIT)->count, 0);
+    CU_ASSERT_EQUAL_FATAL(ub_prop_targets(b)->kind, UB_V_LISTOP);
+    CU_ASSERT_EQUAL(ub_listop_get(ub_prop_targets(b)->u.listop, UB_LO_EXPLICIT)->count, 0);
     ub_prop *c = prop("/A", "c");
     CU_ASSERT(c->varying_keyword);
     CU_ASSERT_EQUAL(meta(&c->meta, "noLoadHint")->type->id, UB_TY_BOOL);
     ub_prop *d = prop("/A", "d");
-    CU_ASSERT(d->targets.u.listop->has[UB_LO_PREPEND]);
-    CU_ASSERT(d->targets.u.listop->has[UB_LO_DELETE]);
-    CU_ASSERT_EQUAL(ub_listop_get(d->targets.u.listop, UB_LO_PREPEND)->count, 2);
-    CU_ASSERT_PTR_EQUAL(prop("/A", "e")->default_target, S("/D"));
+    CU_ASSERT(ub_prop_targets(d)->u.listop->has[UB_LO_PREPEND]);
+    CU_ASSERT(ub_prop_targets(d)->u.listop->has[UB_LO_DELETE]);
+    CU_ASSERT_EQUAL(ub_listop_get(ub_prop_targets(d)->u.listop, UB_LO_PREPEND)->count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_prop_default_target(prop("/A", "e")), S("/D"));
     ub_prop *f = prop("/A", "f");
     CU_ASSERT(f->custom && f->varying_keyword);
-    CU_ASSERT(f->targets.u.listop->is_explicit);
+    CU_ASSERT(ub_prop_targets(f)->u.listop->is_explicit);
 }
 
 static void test_variants(void)
@@ -746,7 +746,7 @@ static void test_variants(void)
     /* targets never point into variants: anchored at /A/Inner */
     ub_prop *r = ub_prop_find(L, inner, S("r"));
     CU_ASSERT_PTR_EQUAL(
-        ub_value_str(ub_listop_get(r->targets.u.listop, UB_LO_EXPLICIT), 0),
+        ub_value_str(ub_listop_get(ub_prop_targets(r)->u.listop, UB_LO_EXPLICIT), 0),
         S("/A/Other"));
     CU_ASSERT_STRING_EQUAL(ub_prim_path(L, inner), "/A{v=x}Inner");
 }

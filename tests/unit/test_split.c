@@ -81,7 +81,7 @@ static bool same_prim(const ub_prim *a, const ub_prim *b, ub_layer *lb)
         const ub_prop *pa = a->props.v[i], *pb = b->props.v[i];
         if (pa->name != pb->name || !same_loc(&pa->loc, &pb->loc, lb) ||
             !same_fields(&pa->meta, &pb->meta, lb) ||
-            pa->samples.loc.line != pb->samples.loc.line ||
+            ub_prop_samples(pa)->loc.line != ub_prop_samples(pb)->loc.line ||
             ub_prop_find(lb, b, pb->name) != pb)
             return false;
     }

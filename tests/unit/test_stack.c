@@ -134,15 +134,15 @@ static void test_defaults_and_samples(void)
     /* masked: strong default hides weak samples */
     attr(f.l[0], sa, "masked", UB_TY_DOUBLE)->default_value = dbl(f.l[0], 5);
     ub_prop *wm = attr(f.l[1], wa, "masked", UB_TY_DOUBLE);
-    ub_samples_set(f.l[1]->arena, &wm->samples, 1, dbl(f.l[1], 1));
+    ub_samples_set(f.l[1]->arena, &ub_prop_ext_get(f.l[1]->arena, wm)->samples, 1, dbl(f.l[1], 1));
     /* both: strong samples and a weak default */
     ub_prop *sb = attr(f.l[0], sa, "both", UB_TY_DOUBLE);
-    ub_samples_set(f.l[0]->arena, &sb->samples, 1, dbl(f.l[0], 1));
+    ub_samples_set(f.l[0]->arena, &ub_prop_ext_get(f.l[0]->arena, sb)->samples, 1, dbl(f.l[0], 1));
     attr(f.l[1], wa, "both", UB_TY_DOUBLE)->default_value = dbl(f.l[1], 7);
     /* weak only: samples mapped, timecode values mapped, doubles not */
     ub_prop *wt = attr(f.l[1], wa, "t", UB_TY_TIMECODE);
-    ub_samples_set(f.l[1]->arena, &wt->samples, 1, tc(f.l[1], 100));
-    ub_samples_set(f.l[1]->arena, &wt->samples, 2, tc(f.l[1], 200));
+    ub_samples_set(f.l[1]->arena, &ub_prop_ext_get(f.l[1]->arena, wt)->samples, 1, tc(f.l[1], 100));
+    ub_samples_set(f.l[1]->arena, &ub_prop_ext_get(f.l[1]->arena, wt)->samples, 2, tc(f.l[1], 200));
     ub_prop *wd = attr(f.l[1], wa, "d", UB_TY_DOUBLE);
     wd->default_value = dbl(f.l[1], 15);
     ub_prop *wc = attr(f.l[1], wa, "c", UB_TY_TIMECODE);
@@ -158,25 +158,25 @@ static void test_defaults_and_samples(void)
     ub_prim *a = ub_prim_find_child(out, out->root, S("A"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     ub_prop *m = ub_prop_find(out, a, S("masked"));
-    CU_ASSERT_FALSE(m->samples.authored);
+    CU_ASSERT_FALSE(ub_prop_samples(m)->authored);
     CU_ASSERT_DOUBLE_EQUAL(*(double *)m->default_value.u.data, 5, 0);
     ub_prop *b = ub_prop_find(out, a, S("both"));
-    CU_ASSERT(b->samples.authored);
-    CU_ASSERT_DOUBLE_EQUAL(b->samples.v[0].time, 1, 0); /* root: unmapped */
+    CU_ASSERT(ub_prop_samples(b)->authored);
+    CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(b)->v[0].time, 1, 0); /* root: unmapped */
     CU_ASSERT_DOUBLE_EQUAL(*(double *)b->default_value.u.data, 7, 0);
     ub_prop *t = ub_prop_find(out, a, S("t"));
-    CU_ASSERT_EQUAL_FATAL(t->samples.n, 2);
-    CU_ASSERT_DOUBLE_EQUAL(t->samples.v[0].time, 12, 0);
-    CU_ASSERT_DOUBLE_EQUAL(t->samples.v[1].time, 14, 0);
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)t->samples.v[0].value.u.data, 210, 0);
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)t->samples.v[1].value.u.data, 410, 0);
+    CU_ASSERT_EQUAL_FATAL(ub_prop_samples(t)->n, 2);
+    CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(t)->v[0].time, 12, 0);
+    CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(t)->v[1].time, 14, 0);
+    CU_ASSERT_DOUBLE_EQUAL(*(double *)ub_prop_samples(t)->v[0].value.u.data, 210, 0);
+    CU_ASSERT_DOUBLE_EQUAL(*(double *)ub_prop_samples(t)->v[1].value.u.data, 410, 0);
     ub_prop *dd = ub_prop_find(out, a, S("d"));
     CU_ASSERT_DOUBLE_EQUAL(*(double *)dd->default_value.u.data, 15, 0);
     ub_prop *c = ub_prop_find(out, a, S("c"));
     CU_ASSERT_DOUBLE_EQUAL(((double *)c->default_value.u.data)[0], 10, 0);
     CU_ASSERT_DOUBLE_EQUAL(((double *)c->default_value.u.data)[1], 7, 0);
     /* the input layers are untouched */
-    CU_ASSERT_DOUBLE_EQUAL(wt->samples.v[0].time, 1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(wt)->v[0].time, 1, 0);
     CU_ASSERT_DOUBLE_EQUAL(((double *)wc->default_value.u.data)[1], -1.5, 0);
     ub_layer_free(out);
     ub_diags_free(d);
@@ -259,7 +259,7 @@ static void test_target_listops(void)
         paths(f.l[0], 1, app_r)) == 0);
     CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_DELETE,
         paths(f.l[0], 1, del_r)) == 0);
-    sr->targets = (ub_value){.kind = UB_V_LISTOP,
+    ub_prop_ext_get(f.l[0]->arena, sr)->targets = (ub_value){.kind = UB_V_LISTOP,
                              .type = ub_type_get(UB_TY_PATH),
                              .u.listop = so};
     ub_listop *wo = ub_listop_new(f.l[1]->arena);
@@ -273,7 +273,7 @@ static void test_target_listops(void)
         paths(f.l[1], 1, del_s)) == 0);
     CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_ADD,
         paths(f.l[1], 2, add_s)) == 0);
-    wr->targets = (ub_value){.kind = UB_V_LISTOP,
+    ub_prop_ext_get(f.l[1]->arena, wr)->targets = (ub_value){.kind = UB_V_LISTOP,
                              .type = ub_type_get(UB_TY_PATH),
                              .u.listop = wo};
     ub_diags *d = ub_diags_new();
@@ -284,7 +284,7 @@ static void test_target_listops(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     /* custom is a required field: the strongest spec (not custom) wins */
     CU_ASSERT_FALSE(r->custom);
-    ub_listop *lo = r->targets.u.listop;
+    ub_listop *lo = ub_prop_targets(r)->u.listop;
     CU_ASSERT_PTR_NOT_NULL_FATAL(lo);
     CU_ASSERT_FALSE(lo->is_explicit);
     CU_ASSERT_FALSE(lo->has[UB_LO_ADD]);
