@@ -2713,6 +2713,27 @@ void ub_act_rel_default(ub_pctx *c, const char *path, ub_tokloc l)
 
 /* --- actions: dictionaries -------------------------------------------------------- */
 
+/* ub_dict_set on a frame's malloc'd entries. */
+static void ub_frame_set(ub_pctx *c, ub_dict *d, const char *key,
+                         ub_value value, ub_loc loc)
+{
+    ub_dict_entry *e = ub_dict_find(d, key);
+    if (!e) {
+        if (d->n == d->cap) {
+            uint32_t cap = d->cap ? d->cap * 2 : 8;
+            ub_dict_entry *ne = realloc(d->e, cap * sizeof *ne);
+            if (!ne)
+                ub_oom(c);
+            d->e = ne;
+            d->cap = cap;
+        }
+        e = &d->e[d->n++];
+        e->key = key;
+    }
+    e->value = value;
+    e->loc = loc;
+}
+
 void ub_act_dict_open(ub_pctx *c, ub_tokloc l)
 {
     if (c->ndict == c->capdict) {
@@ -2720,15 +2741,14 @@ void ub_act_dict_open(ub_pctx *c, ub_tokloc l)
         ub_dictframe *nd = realloc(c->dstack, (size_t)cap * sizeof *nd);
         if (!nd)
             ub_oom(c);
+        memset(nd + c->capdict, 0, (size_t)(cap - c->capdict) * sizeof *nd);
         c->dstack = nd;
         c->capdict = cap;
     }
     if (c->ndict >= UB_MAX_NESTING)
         ub_too_deep(c, l, "dictionaries");
     ub_dictframe *f = &c->dstack[c->ndict++];
-    f->dict = ub_dict_new(c->arena);
-    if (!f->dict)
-        ub_oom(c);
+    f->d.n = 0;
     if (c->ndict == 1) {
         f->key = NULL;
     } else {
@@ -2739,16 +2759,23 @@ void ub_act_dict_open(ub_pctx *c, ub_tokloc l)
 
 void ub_act_dict_close(ub_pctx *c)
 {
-    ub_dictframe f = c->dstack[--c->ndict];
+    const ub_dictframe *f = &c->dstack[--c->ndict];
+    ub_dict *d = ub_dict_new(c->arena);
+    if (!d)
+        ub_oom(c);
+    if (f->d.n) {
+        d->e = ub_alloc(c, f->d.n * sizeof *d->e);
+        memcpy(d->e, f->d.e, f->d.n * sizeof *d->e);
+        d->n = d->cap = f->d.n;
+    }
     if (c->ndict == 0) {
-        c->last_dict = f.dict;
+        c->last_dict = d;
         return;
     }
     ub_value v = {.kind = UB_V_DICT};
-    v.u.dict = f.dict;
-    if (!ub_dict_set(c->arena, c->dstack[c->ndict - 1].dict, f.key, v,
-                     ub_mkloc(c, f.key_loc)))
-        ub_oom(c);
+    v.u.dict = d;
+    ub_frame_set(c, &c->dstack[c->ndict - 1].d, f->key, v,
+                 ub_mkloc(c, f->key_loc));
 }
 
 void ub_act_dict_elem_begin(ub_pctx *c, const char *type, bool array,
@@ -2772,9 +2799,8 @@ void ub_act_dict_elem(ub_pctx *c)
     ub_value v = ub_vb_finish(c, c->elem_loc);
     if (v.kind == UB_V_EMPTY)
         return;
-    if (!ub_dict_set(c->arena, c->dstack[c->ndict - 1].dict, c->elem_key, v,
-                     ub_mkloc(c, c->elem_loc)))
-        ub_oom(c);
+    ub_frame_set(c, &c->dstack[c->ndict - 1].d, c->elem_key, v,
+                 ub_mkloc(c, c->elem_loc));
 }
 
 void ub_act_dict_nested(ub_pctx *c, const char *key, ub_tokloc l)
@@ -2887,6 +2913,8 @@ static void ub_pctx_free(ub_pctx *c)
     free(c->paths.v);
     free(c->paths.loc);
     free(c->refs.v);
+    for (int i = 0; i < c->capdict; i++)
+        free(c->dstack[i].d.e);
     free(c->dstack);
     free(c->ms.v);
     free(c->marks);
