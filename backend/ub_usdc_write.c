@@ -27,11 +27,15 @@
 
 /* --- a hash table of uint32 ids, verified by the caller's equality ------- */
 
+/* 8 bytes: the low half of the hash (with its top bit set, so 0 marks a
+ * free slot; tables never reach 2^31 slots) and the id.  A layer of a
+ * million specs has tables of millions of slots. */
 typedef struct ub_slot {
-    uint64_t h;
+    uint32_t h;
     uint32_t id;
-    bool used;
 } ub_slot;
+
+#define UB_SLOT_H(h) ((uint32_t)(h) | 0x80000000u)
 
 typedef struct ub_tab {
     ub_slot *s;
@@ -51,10 +55,10 @@ static ub_slot *ub_tab_find(ub_tab *t, uint64_t h, ub_eq_fn eq,
         if (!s)
             return NULL;
         for (size_t i = 0; i < t->cap; i++) {
-            if (!t->s[i].used)
+            if (!t->s[i].h)
                 continue;
             size_t j = (size_t)t->s[i].h & (cap - 1);
-            while (s[j].used)
+            while (s[j].h)
                 j = (j + 1) & (cap - 1);
             s[j] = t->s[i];
         }
@@ -63,8 +67,8 @@ static ub_slot *ub_tab_find(ub_tab *t, uint64_t h, ub_eq_fn eq,
         t->cap = cap;
     }
     size_t j = (size_t)h & (t->cap - 1);
-    while (t->s[j].used) {
-        if (t->s[j].h == h && eq(ctx, t->s[j].id, key))
+    while (t->s[j].h) {
+        if (t->s[j].h == UB_SLOT_H(h) && eq(ctx, t->s[j].id, key))
             return &t->s[j];
         j = (j + 1) & (t->cap - 1);
     }
@@ -73,9 +77,8 @@ static ub_slot *ub_tab_find(ub_tab *t, uint64_t h, ub_eq_fn eq,
 
 static void ub_tab_put(ub_tab *t, ub_slot *s, uint64_t h, uint32_t id)
 {
-    s->h = h;
+    s->h = UB_SLOT_H(h);
     s->id = id;
-    s->used = true;
     t->n++;
 }
 
@@ -237,7 +240,7 @@ static uint32_t ub_cw_lookup(ub_cw *w, ub_tab *t, uint64_t h, ub_eq_fn eq,
         w->oom = true;
         return UINT32_MAX;
     }
-    if (sl->used)
+    if (sl->h)
         return sl->id;
     ub_tab_put(t, sl, h, (uint32_t)next);
     *fresh = true;
@@ -475,7 +478,7 @@ static uint32_t ub_cw_path_text(ub_cw *w, const char *text)
         w->oom = true;
         return 0;
     }
-    if (sl->used)
+    if (sl->h)
         return w->ptext_idx.v[sl->id];
     if (text[0] != '/') {
         ub_cw_error(w, "the path '%s' is not absolute", text);
@@ -539,7 +542,7 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
         w->oom = true;
         return flags;
     }
-    if (sl->used)
+    if (sl->h)
         return w->vals.v[sl->id].rep;
     ub_buf *o = w->out;
     while ((o->len - w->base) % align)
@@ -1184,7 +1187,7 @@ static void ub_cw_spec(ub_cw *w, uint32_t path, ub_crate_spec_type type)
         return;
     }
     uint32_t start;
-    if (sl->used) {
+    if (sl->h) {
         start = sl->id;
     } else {
         start = (uint32_t)w->fsets.n;
