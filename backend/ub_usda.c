@@ -1173,7 +1173,7 @@ static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
                                   unsigned indent)
 {
     ub_buf *b = w->b;
-    uint32_t nsets = prim->n_variant_sets;
+    uint32_t nsets = ub_prim_n_variant_sets(prim);
     if (nsets == 0)
         return;
     /* OpenUSD lists a prim's variant sets in the order of an explicit or
@@ -1200,7 +1200,7 @@ static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
     for (uint32_t k = 0; k < nn; k++) {
         const char *name = ub_sv(names, k);
         for (uint32_t s = 0; s < nsets; s++) {
-            const ub_variant_set *vs = &prim->variant_sets[s];
+            const ub_variant_set *vs = &ub_prim_variant_sets(prim)[s];
             if (strcmp(vs->name, name) != 0)
                 continue;
             bool seen = false;
@@ -1211,7 +1211,7 @@ static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
         }
     }
     for (uint32_t s = 0; s < nsets; s++) {
-        const ub_variant_set *vs = &prim->variant_sets[s];
+        const ub_variant_set *vs = &ub_prim_variant_sets(prim)[s];
         bool seen = false;
         for (uint32_t i = 0; i < no; i++)
             seen |= ov[i] == vs;
@@ -1263,16 +1263,16 @@ static uint32_t ub_order_count(const ub_value *v)
 static void ub_write_body_head(ub_w *w, const ub_prim *prim, unsigned indent)
 {
     ub_buf *b = w->b;
-    if (ub_order_count(&prim->property_order) > 1) {
+    if (ub_order_count(ub_prim_property_order(prim)) > 1) {
         ub_ind(b, indent + 1);
         PUTS(b, "reorder properties = ");
-        ub_write_name_vector(b, &prim->property_order);
+        ub_write_name_vector(b, ub_prim_property_order(prim));
         ub_pc(b, '\n');
     }
-    if (ub_order_count(&prim->prim_order) > 1) {
+    if (ub_order_count(ub_prim_prim_order(prim)) > 1) {
         ub_ind(b, indent + 1);
         PUTS(b, "reorder nameChildren = ");
-        ub_write_name_vector(b, &prim->prim_order);
+        ub_write_name_vector(b, ub_prim_prim_order(prim));
         ub_pc(b, '\n');
     }
     uint32_t np = prim->props.n;
@@ -1329,18 +1329,18 @@ static size_t ub_path_of(const ub_prim *p, char *out, size_t cap)
         return 0;
     size_t n = ub_path_of(p->parent, out, cap);
     size_t l = strlen(p->name);
-    if (p->variant_set) {
-        size_t vl = strlen(p->variant_set);
+    if (ub_prim_variant_set(p)) {
+        size_t vl = strlen(ub_prim_variant_set(p));
         if (n + vl + l + 3 < cap) {
             out[n] = '{';
-            memcpy(out + n + 1, p->variant_set, vl);
+            memcpy(out + n + 1, ub_prim_variant_set(p), vl);
             out[n + 1 + vl] = '=';
             memcpy(out + n + 2 + vl, p->name, l);
             out[n + 2 + vl + l] = '}';
         }
         return n + vl + l + 3;
     }
-    bool slash = !(p->parent && p->parent->variant_set);
+    bool slash = !(p->parent && ub_prim_variant_set(p->parent));
     if (n + slash + l < cap) {
         if (slash)
             out[n] = '/';
@@ -1482,9 +1482,9 @@ static void ub_write_top(ub_w *w, const ub_layer *layer)
     PUTS(out, "#usda 1.0\n");
     ub_write_header(w, layer);
     const ub_prim *root = layer->root;
-    if (root && ub_order_count(&root->prim_order) > 1) {
+    if (root && ub_order_count(ub_prim_prim_order(root)) > 1) {
         PUTS(out, "\nreorder rootPrims = ");
-        ub_write_name_vector(out, &root->prim_order);
+        ub_write_name_vector(out, ub_prim_prim_order(root));
         ub_pc(out, '\n');
     }
 }

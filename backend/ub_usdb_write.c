@@ -1404,8 +1404,8 @@ static void put_prim(ub_w *w, const ub_prim *p, int depth)
     put_u8(b, p->specifier);
     put_opt_str(w, b, p->type_name);
     put_fields(w, &p->meta);
-    put_val(w, &p->prim_order);
-    put_val(w, &p->property_order);
+    put_val(w, ub_prim_prim_order(p));
+    put_val(w, ub_prim_property_order(p));
     put_vu(b, np);
     for (uint32_t i = 0; i < np; i++) {
         if (i + 2 < np)
@@ -1424,9 +1424,9 @@ static void put_prim(ub_w *w, const ub_prim *p, int depth)
             prefetch_prim(kids[i + 1]);
         put_prim(w, kids[i], depth + 1);
     }
-    put_vu(b, p->n_variant_sets);
-    for (uint32_t i = 0; i < p->n_variant_sets; i++) {
-        const ub_variant_set *vs = &p->variant_sets[i];
+    put_vu(b, ub_prim_n_variant_sets(p));
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++) {
+        const ub_variant_set *vs = &ub_prim_variant_sets(p)[i];
         put_str(w, b, vs->name);
         put_vu(b, vs->variants.n);
         for (uint32_t k = 0; k < vs->variants.n; k++)

@@ -1463,17 +1463,17 @@ static uint32_t ub_variant_set_children(ub_cw *w, const ub_prim *prim,
     }
     uint32_t nl = list && list->kind == UB_V_DATA ? list->count : 0;
     *out = NULL;
-    if (nl + prim->n_variant_sets == 0)
+    if (nl + ub_prim_n_variant_sets(prim) == 0)
         return 0;
-    const char **v = malloc((nl + prim->n_variant_sets) * sizeof *v);
+    const char **v = malloc((nl + ub_prim_n_variant_sets(prim)) * sizeof *v);
     if (!v) {
         w->oom = true;
         return 0;
     }
     uint32_t n = 0;
-    for (uint32_t i = 0; i < nl + prim->n_variant_sets; i++) {
+    for (uint32_t i = 0; i < nl + ub_prim_n_variant_sets(prim); i++) {
         const char *name = i < nl ? ub_value_str(list, i)
-                                  : prim->variant_sets[i - nl].name;
+                                  : ub_prim_variant_sets(prim)[i - nl].name;
         bool dup = false;
         for (uint32_t k = 0; k < n && !dup; k++)
             dup = v[k] == name;
@@ -1488,14 +1488,14 @@ static uint32_t ub_variant_set_children(ub_cw *w, const ub_prim *prim,
  * built at path: their name lists go to the spec first. */
 static void ub_cw_body(ub_cw *w, const ub_prim *prim)
 {
-    if (prim->prim_order.kind == UB_V_DATA)
+    if (ub_prim_prim_order(prim)->kind == UB_V_DATA)
         ub_cw_field_c(w, "primOrder",
-                      ub_cw_token_vector(w, prim->prim_order.u.data,
-                                         prim->prim_order.count));
-    if (prim->property_order.kind == UB_V_DATA)
+                      ub_cw_token_vector(w, ub_prim_prim_order(prim)->u.data,
+                                         ub_prim_prim_order(prim)->count));
+    if (ub_prim_property_order(prim)->kind == UB_V_DATA)
         ub_cw_field_c(w, "propertyOrder",
-                      ub_cw_token_vector(w, prim->property_order.u.data,
-                                         prim->property_order.count));
+                      ub_cw_token_vector(w, ub_prim_property_order(prim)->u.data,
+                                         ub_prim_property_order(prim)->count));
     uint32_t nmax = prim->children.n;
     if (prim->props.n > nmax)
         nmax = prim->props.n;
@@ -1534,9 +1534,9 @@ static void ub_cw_children(ub_cw *w, uint32_t path, const ub_prim *prim)
     for (uint32_t i = 0; i < nsets && !w->failed; i++) {
         uint32_t set_path = ub_cw_variant_path(w, path, sets[i], NULL);
         const ub_variant_set *vs = NULL;
-        for (uint32_t k = 0; k < prim->n_variant_sets && !vs; k++)
-            if (prim->variant_sets[k].name == sets[i])
-                vs = &prim->variant_sets[k];
+        for (uint32_t k = 0; k < ub_prim_n_variant_sets(prim) && !vs; k++)
+            if (ub_prim_variant_sets(prim)[k].name == sets[i])
+                vs = &ub_prim_variant_sets(prim)[k];
         if (!vs) { /* named by variantSets only: a set without variants */
             ub_cw_spec(w, set_path, UB_CRATE_SPEC_VARIANT_SET);
             continue;

@@ -173,7 +173,7 @@ static void ub_mem_prim(ub_mem *m, const ub_prim *p)
     m->list_cap_waste += (size_t)(p->props.cap - p->props.n) * sizeof(void *);
     m->list_cap_waste +=
         (size_t)(p->children.cap - p->children.n) * sizeof(void *);
-    if (p->n_variant_sets)
+    if (ub_prim_n_variant_sets(p))
         m->prims_with_vsets++;
     for (uint32_t i = 0; i < p->props.n; i++) {
         const ub_prop *pr = p->props.v[i];
@@ -201,13 +201,13 @@ static void ub_mem_prim(ub_mem *m, const ub_prim *p)
         for (uint32_t k = 0; k < ub_prop_samples(pr)->n; k++)
             ub_mem_value(m, &ub_prop_samples(pr)->v[k].value);
     }
-    ub_mem_value(m, &p->prim_order);
-    ub_mem_value(m, &p->property_order);
+    ub_mem_value(m, ub_prim_prim_order(p));
+    ub_mem_value(m, ub_prim_property_order(p));
     for (uint32_t i = 0; i < p->children.n; i++)
         ub_mem_prim(m, p->children.v[i]);
-    for (uint32_t s = 0; s < p->n_variant_sets; s++)
-        for (uint32_t i = 0; i < p->variant_sets[s].variants.n; i++)
-            ub_mem_prim(m, p->variant_sets[s].variants.v[i]);
+    for (uint32_t s = 0; s < ub_prim_n_variant_sets(p); s++)
+        for (uint32_t i = 0; i < ub_prim_variant_sets(p)[s].variants.n; i++)
+            ub_mem_prim(m, ub_prim_variant_sets(p)[s].variants.v[i]);
 }
 
 static long ub_rss_kb(const char *key)

@@ -742,8 +742,8 @@ static void ck_itimes_prim(ck *c, const ub_prim *p, ck_dvec *out)
     }
     for (uint32_t i = 0; i < p->children.n; i++)
         ck_itimes_prim(c, p->children.v[i], out);
-    for (uint32_t i = 0; i < p->n_variant_sets; i++) {
-        const ub_variant_set *vs = &p->variant_sets[i];
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++) {
+        const ub_variant_set *vs = &ub_prim_variant_sets(p)[i];
         for (uint32_t j = 0; j < vs->variants.n; j++)
             ck_itimes_prim(c, vs->variants.v[j], out);
     }
@@ -1108,8 +1108,8 @@ static void ck_walk_prim(ck *c, uint32_t li, const ub_prim *p, unsigned depth)
         c->plen = save;
     }
     /* a variant's body speaks about the prim that owns the set */
-    for (uint32_t i = 0; i < p->n_variant_sets && !c->oom; i++) {
-        const ub_variant_set *vs = &p->variant_sets[i];
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(p) && !c->oom; i++) {
+        const ub_variant_set *vs = &ub_prim_variant_sets(p)[i];
         for (uint32_t j = 0; j < vs->variants.n; j++)
             ck_walk_prim(c, li, vs->variants.v[j], depth + 1);
     }
@@ -1844,7 +1844,7 @@ static size_t ck_stack_layers(ck *c, uint32_t root, uint32_t **out)
 
 static bool ck_has_arcs(const ck *c, const ub_prim *p)
 {
-    if (p->n_variant_sets)
+    if (ub_prim_n_variant_sets(p))
         return true;
     for (uint32_t i = 0; i < p->meta.n; i++) {
         const char *k = p->meta.v[i].key;

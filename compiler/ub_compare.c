@@ -614,9 +614,9 @@ static void ub_protos_walk(ub_protos *ps, const ub_layer *l, const ub_prim *p,
                     ub_protos_reach(ps, l, r->prim_path);
             }
         }
-    for (uint32_t i = 0; i < p->n_variant_sets; i++)
-        for (uint32_t k = 0; k < p->variant_sets[i].variants.n; k++)
-            ub_protos_walk(ps, l, p->variant_sets[i].variants.v[k], k_refs);
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++)
+        for (uint32_t k = 0; k < ub_prim_variant_sets(p)[i].variants.n; k++)
+            ub_protos_walk(ps, l, ub_prim_variant_sets(p)[i].variants.v[k], k_refs);
     for (uint32_t i = 0; i < p->children.n; i++)
         if (p->parent || !ub_is_proto_name(p->children.v[i]->name))
             ub_protos_walk(ps, l, p->children.v[i], k_refs);
@@ -824,9 +824,9 @@ static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y);
 
 static const ub_variant_set *ub_find_vset(const ub_prim *p, const char *name)
 {
-    for (uint32_t i = 0; i < p->n_variant_sets; i++)
-        if (p->variant_sets[i].name == name)
-            return &p->variant_sets[i];
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++)
+        if (ub_prim_variant_sets(p)[i].name == name)
+            return &ub_prim_variant_sets(p)[i];
     return NULL;
 }
 
@@ -845,8 +845,8 @@ static void ub_cmp_variant_sets(ub_cmp *c, const ub_prim *x, const ub_prim *y)
 {
     for (int side = 0; side < 2; side++) {
         const ub_prim *p = side ? y : x, *q = side ? x : y;
-        for (uint32_t i = 0; i < p->n_variant_sets && !ub_cmp_stop(c); i++) {
-            const ub_variant_set *s = &p->variant_sets[i];
+        for (uint32_t i = 0; i < ub_prim_n_variant_sets(p) && !ub_cmp_stop(c); i++) {
+            const ub_variant_set *s = &ub_prim_variant_sets(p)[i];
             const ub_variant_set *t = ub_find_vset(q, s->name);
             if (!t) {
                 ub_cmp_report(c, side ? q->loc : s->loc,
@@ -884,8 +884,8 @@ static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y)
     if (ub_cmp_stop(c))
         return;
     ub_loc la = x->loc, lb = y->loc;
-    bool pseudo = x->parent == NULL && x->variant_set == NULL;
-    if (!pseudo && x->variant_set == NULL && x->specifier != y->specifier)
+    bool pseudo = x->parent == NULL && ub_prim_variant_set(x) == NULL;
+    if (!pseudo && ub_prim_variant_set(x) == NULL && x->specifier != y->specifier)
         ub_cmp_report(c, la, lb, "specifier differs: %s vs %s",
                       ub_specifier_name(x->specifier),
                       ub_specifier_name(y->specifier));
@@ -896,9 +896,9 @@ static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y)
     if (!pseudo)
         ub_cmp_fields(c, "metadata", &x->meta, &y->meta);
     ub_cmp_value(c, pseudo ? "rootPrims order" : "nameChildren order",
-                 &x->prim_order, &y->prim_order, la, lb);
-    ub_cmp_value(c, "properties order", &x->property_order,
-                 &y->property_order, la, lb);
+                 ub_prim_prim_order(x), ub_prim_prim_order(y), la, lb);
+    ub_cmp_value(c, "properties order", ub_prim_property_order(x),
+                 ub_prim_property_order(y), la, lb);
 
     ub_cmp_names(c, "property", &x->props, x->props.n, &y->props, y->props.n,
                  ub_prop_name_at, la, lb);

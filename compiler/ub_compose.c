@@ -123,10 +123,10 @@ ub_prim *ub_layer_find_prim(const ub_layer *layer, const char *path)
                 return NULL;
             size_t sn = (size_t)(eq - s - 1), vn = (size_t)(end - eq - 1);
             const ub_variant_set *set = NULL;
-            for (uint32_t i = 0; i < p->n_variant_sets; i++)
-                if (strlen(p->variant_sets[i].name) == sn &&
-                    memcmp(p->variant_sets[i].name, s + 1, sn) == 0)
-                    set = &p->variant_sets[i];
+            for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++)
+                if (strlen(ub_prim_variant_sets(p)[i].name) == sn &&
+                    memcmp(ub_prim_variant_sets(p)[i].name, s + 1, sn) == 0)
+                    set = &ub_prim_variant_sets(p)[i];
             ub_prim *v = NULL;
             for (uint32_t i = 0; set && i < set->variants.n; i++)
                 if (strlen(set->variants.v[i]->name) == vn &&
@@ -2074,7 +2074,7 @@ static ub_specifier ub_resolve_specifier(const ub_index *ix, const ub_ops *ops)
     ub_specifier r = UB_OVER;
     for (uint32_t k = 0; k < ops->n; k++) {
         const ub_prim *p = ops->v[k].spec;
-        if (p->variant_set) /* variants have no specifier */
+        if (ub_prim_variant_set(p)) /* variants have no specifier */
             continue;
         if (p->specifier == UB_DEF)
             return UB_DEF;
@@ -2208,7 +2208,7 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         for (uint32_t i = 0; i < p->children.n; i++)
             if (!ub_names_add(&nm, p->children.v[i]->name))
                 cx->oom = true;
-        if (!ub_names_reorder(&nm, &p->prim_order))
+        if (!ub_names_reorder(&nm, ub_prim_prim_order(p)))
             cx->oom = true;
     }
     /* Relocated children (Pcp): a source renamed under the same parent
@@ -2414,13 +2414,22 @@ static void ub_keep_reorders(ub_cx *cx, ub_prim *outp, const ub_ops *ops)
     bool kids = false, props = false;
     for (uint32_t k = 0; k < ops->n && !(kids && props); k++) {
         const ub_prim *p = ops->v[k].spec;
-        if (!kids && p->prim_order.kind != UB_V_EMPTY) {
-            outp->prim_order = ub_value_clone(cx->a, &p->prim_order);
-            kids = true;
-        }
-        if (!props && p->property_order.kind != UB_V_EMPTY) {
-            outp->property_order = ub_value_clone(cx->a, &p->property_order);
-            props = true;
+        if ((!kids && ub_prim_prim_order(p)->kind != UB_V_EMPTY) ||
+            (!props && ub_prim_property_order(p)->kind != UB_V_EMPTY)) {
+            ub_prim_ext *x = ub_prim_ext_get(cx->a, outp);
+            if (!x) {
+                cx->oom = true;
+                return;
+            }
+            if (!kids && p->ext->prim_order.kind != UB_V_EMPTY) {
+                x->prim_order = ub_value_clone(cx->a, &p->ext->prim_order);
+                kids = true;
+            }
+            if (!props && p->ext->property_order.kind != UB_V_EMPTY) {
+                x->property_order =
+                    ub_value_clone(cx->a, &p->ext->property_order);
+                props = true;
+            }
         }
     }
 }
@@ -2626,7 +2635,7 @@ ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
             for (uint32_t i = 0; i < p->children.n; i++)
                 if (!ub_names_add(&nm, p->children.v[i]->name))
                     cx.oom = true;
-            if (!ub_names_reorder(&nm, &p->prim_order))
+            if (!ub_names_reorder(&nm, ub_prim_prim_order(p)))
                 cx.oom = true;
         }
         for (uint32_t c = 0; c < nm.n && !cx.oom && !cx.failed; c++) {

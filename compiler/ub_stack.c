@@ -1102,7 +1102,7 @@ static int ub_bucket_build(ub_flat *f, ub_bucket *b, const ub_site *sites,
                 slot_of[pos++] = (uint32_t)slot;
         }
         if (!bad && kind == UB_BUCKET_CHILDREN &&
-            ub_names_reorder(&b->names, &p->prim_order) != 0)
+            ub_names_reorder(&b->names, ub_prim_prim_order(p)) != 0)
             bad = 1;
     }
     if (!bad) {
@@ -1174,12 +1174,21 @@ static void ub_flat_prim_fields(ub_flat *f, ub_prim *outp,
         if (!outp->type_name && p->type_name)
             outp->type_name = p->type_name;
         ub_flat_fields(f, &outp->meta, &p->meta, sites[k].li, UB_REG_PRIM);
-        if (outp->prim_order.kind == UB_V_EMPTY &&
-            p->prim_order.kind != UB_V_EMPTY)
-            outp->prim_order = ub_flat_copy(f, &p->prim_order);
-        if (outp->property_order.kind == UB_V_EMPTY &&
-            p->property_order.kind != UB_V_EMPTY)
-            outp->property_order = ub_flat_copy(f, &p->property_order);
+        bool kids = ub_prim_prim_order(outp)->kind == UB_V_EMPTY &&
+                    ub_prim_prim_order(p)->kind != UB_V_EMPTY;
+        bool props = ub_prim_property_order(outp)->kind == UB_V_EMPTY &&
+                     ub_prim_property_order(p)->kind != UB_V_EMPTY;
+        if (kids || props) {
+            ub_prim_ext *x = ub_prim_ext_get(f->a, outp);
+            if (!x) {
+                f->oom = true;
+                return;
+            }
+            if (kids)
+                x->prim_order = ub_flat_copy(f, &p->ext->prim_order);
+            if (props)
+                x->property_order = ub_flat_copy(f, &p->ext->property_order);
+        }
     }
     if (!spec_set)
         outp->specifier = UB_OVER;
@@ -1191,7 +1200,7 @@ static void ub_flat_prim_fields(ub_flat *f, ub_prim *outp,
 static void ub_flat_children(ub_flat *f, ub_prim *outp, const ub_site *sites,
                              uint32_t ns)
 {
-    if (ns == 1 && ((const ub_prim *)sites[0].spec)->prim_order.kind ==
+    if (ns == 1 && ub_prim_prim_order(((const ub_prim *)sites[0].spec))->kind ==
                        UB_V_EMPTY) {
         /* One layer has this prim (the common case deep in a stack): its
          * children in its order, without name lookups. */
@@ -1232,9 +1241,9 @@ static void ub_flat_children(ub_flat *f, ub_prim *outp, const ub_site *sites,
 
 static const ub_variant_set *ub_find_vset(const ub_prim *p, const char *name)
 {
-    for (uint32_t i = 0; i < p->n_variant_sets; i++)
-        if (p->variant_sets[i].name == name)
-            return &p->variant_sets[i];
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++)
+        if (ub_prim_variant_sets(p)[i].name == name)
+            return &ub_prim_variant_sets(p)[i];
     return NULL;
 }
 
@@ -1244,8 +1253,8 @@ static void ub_flat_variant_sets(ub_flat *f, ub_prim *outp,
     ub_names sets = {0};
     for (uint32_t k = ns; k-- > 0;) {
         const ub_prim *p = sites[k].spec;
-        for (uint32_t i = 0; i < p->n_variant_sets; i++)
-            if (ub_names_add(&sets, p->variant_sets[i].name) < 0)
+        for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++)
+            if (ub_names_add(&sets, ub_prim_variant_sets(p)[i].name) < 0)
                 f->oom = true;
     }
     ub_site local[UB_SITES_LOCAL];
@@ -1490,11 +1499,17 @@ ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
         ub_flat_fields(&f, &f.out->meta, &s->layers[i]->meta, (uint32_t)i,
                        UB_REG_LAYER);
     }
-    for (size_t i = 0; i < s->n && f.out->root->prim_order.kind == UB_V_EMPTY;
+    for (size_t i = 0; i < s->n && ub_prim_prim_order(f.out->root)->kind == UB_V_EMPTY;
          i++)
-        if (s->layers[i]->root->prim_order.kind != UB_V_EMPTY)
-            f.out->root->prim_order =
-                ub_flat_copy(&f, &s->layers[i]->root->prim_order);
+        if (ub_prim_prim_order(s->layers[i]->root)->kind != UB_V_EMPTY) {
+            ub_prim_ext *x = ub_prim_ext_get(f.a, f.out->root);
+            if (!x) {
+                f.oom = true;
+                break;
+            }
+            x->prim_order =
+                ub_flat_copy(&f, ub_prim_prim_order(s->layers[i]->root));
+        }
     if (sites)
         ub_flat_body(&f, f.out->root, sites, (uint32_t)s->n);
     free(sites);

@@ -336,8 +336,8 @@ static void ub_merge_body(ub_merge *m, ub_prim *d, const ub_prim *s)
         }
         ub_merge_prim(m, dc, c, created);
     }
-    for (uint32_t i = 0; i < s->n_variant_sets && !m->oom; i++) {
-        const ub_variant_set *vs = &s->variant_sets[i];
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(s) && !m->oom; i++) {
+        const ub_variant_set *vs = &ub_prim_variant_sets(s)[i];
         ub_variant_set *dv = ub_variant_set_get(m->out, d, vs->name,
                                                 ub_merge_loc(m, vs->loc));
         if (!dv) {
@@ -370,10 +370,22 @@ static void ub_merge_prim(ub_merge *m, ub_prim *d, const ub_prim *s,
         d->specifier = s->specifier;
     if (!d->type_name)
         d->type_name = s->type_name;
-    if (d->prim_order.kind == UB_V_EMPTY)
-        d->prim_order = ub_value_clone(m->out->arena, &s->prim_order);
-    if (d->property_order.kind == UB_V_EMPTY)
-        d->property_order = ub_value_clone(m->out->arena, &s->property_order);
+    bool kids = ub_prim_prim_order(d)->kind == UB_V_EMPTY &&
+                ub_prim_prim_order(s)->kind != UB_V_EMPTY;
+    bool props = ub_prim_property_order(d)->kind == UB_V_EMPTY &&
+                 ub_prim_property_order(s)->kind != UB_V_EMPTY;
+    if (kids || props) {
+        ub_prim_ext *x = ub_prim_ext_get(m->out->arena, d);
+        if (!x) {
+            m->oom = true;
+            return;
+        }
+        if (kids)
+            x->prim_order = ub_value_clone(m->out->arena, &s->ext->prim_order);
+        if (props)
+            x->property_order =
+                ub_value_clone(m->out->arena, &s->ext->property_order);
+    }
     ub_merge_fields(m, &d->meta, &s->meta, false);
     ub_merge_body(m, d, s);
 }

@@ -528,13 +528,13 @@ static uint32_t ub_anchor(const ub_prim *p, const char **comp, uint32_t *len)
 {
     uint32_t n = 0;
     for (const ub_prim *q = p; q && q->parent; q = q->parent)
-        if (!q->variant_set)
+        if (!ub_prim_variant_set(q))
             n++;
     if (n > UB_PATH_MAX_COMPS)
         return UINT32_MAX;
     uint32_t i = n;
     for (const ub_prim *q = p; q && q->parent; q = q->parent) {
-        if (q->variant_set)
+        if (ub_prim_variant_set(q))
             continue;
         i--;
         comp[i] = q->name;
@@ -2140,10 +2140,13 @@ void ub_act_name_order(ub_pctx *c, int props, ub_tokloc l)
     if (c->split_role == UB_SPLIT_TAIL && !c->prim->parent)
         ub_split_give_up(c); /* an order on a level the tail did not open */
     ub_value v = ub_paths_value(c, UB_TY_TOKEN, n);
+    ub_prim_ext *x = ub_prim_ext_get(c->arena, c->prim);
+    if (!x)
+        ub_oom(c);
     if (props)
-        c->prim->property_order = v;
+        x->property_order = v;
     else
-        c->prim->prim_order = v;
+        x->prim_order = v;
 }
 
 void ub_act_offset(ub_pctx *c, int which, const ub_num *n, ub_tokloc l)
@@ -2365,7 +2368,7 @@ void ub_act_variants(ub_pctx *c)
 static bool ub_outside_variants(const ub_prim *p)
 {
     for (; p; p = p->parent)
-        if (p->variant_set)
+        if (ub_prim_variant_set(p))
             return false;
     return true;
 }
@@ -2441,12 +2444,12 @@ void ub_act_prim_end(ub_pctx *c)
 {
     ub_prim *p = c->prim;
     c->depth--;
-    if (!p->variant_set && ub_streams(c, p->parent) && c->nmarks)
+    if (!ub_prim_variant_set(p) && ub_streams(c, p->parent) && c->nmarks)
         ub_stream_prim(c, p);
-    if (p->variant_set) {
+    if (ub_prim_variant_set(p)) {
         /* back to the enclosing variant set */
         c->vset_owner = p->parent;
-        c->vset_name = p->variant_set;
+        c->vset_name = ub_prim_variant_set(p);
     }
     c->prim = p->parent ? p->parent : p;
     c->spec = c->prim->parent ? UB_SPEC_PRIM : UB_SPEC_LAYER;
@@ -3232,15 +3235,15 @@ static bool ub_split_fits(ub_pctx *c, ub_split *sp, ub_prim **into)
     for (uint32_t k = 0; k < sp->nph; k++, r = r->parent) {
         const ub_prim *x = sp->ph[k];
         bool last = k + 1 == sp->nph;
-        if (!r || r->variant_set || !r->parent != last)
+        if (!r || ub_prim_variant_set(r) || !r->parent != last)
             return false;
-        if (x->meta.n || x->prim_order.kind != UB_V_EMPTY ||
-            x->property_order.kind != UB_V_EMPTY ||
-            (last && (x->props.n || x->n_variant_sets)))
+        if (x->meta.n || ub_prim_prim_order(x)->kind != UB_V_EMPTY ||
+            ub_prim_property_order(x)->kind != UB_V_EMPTY ||
+            (last && (x->props.n || ub_prim_n_variant_sets(x))))
             return false;
-        for (uint32_t i = 0; i < x->n_variant_sets; i++)
-            for (uint32_t j = 0; j < r->n_variant_sets; j++)
-                if (x->variant_sets[i].name == r->variant_sets[j].name)
+        for (uint32_t i = 0; i < ub_prim_n_variant_sets(x); i++)
+            for (uint32_t j = 0; j < ub_prim_n_variant_sets(r); j++)
+                if (ub_prim_variant_sets(x)[i].name == ub_prim_variant_sets(r)[j].name)
                     return false; /* serially, one set gets both parts */
         for (uint32_t i = 0; i < x->children.n; i++)
             if (ub_prim_find_child(c->layer, r, x->children.v[i]->name))

@@ -2015,7 +2015,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         const char *key = c->tok[f->tok];
         cr_where(c, "spec", path, key);
         int id = cr_key_id(c, key);
-        if (id == K_SPECIFIER && !root && !prim->variant_set) {
+        if (id == K_SPECIFIER && !root && !ub_prim_variant_set(prim)) {
             /* SdfSpecifier: def, over, class, as ub_specifier */
             prim->specifier = (ub_specifier)cr_enum_field(
                 c, f->rep, UB_CRATE_SPECIFIER, 3);
@@ -2027,9 +2027,13 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         } else if (id == K_PRIMORDER || id == K_PROPERTYORDER) {
             ub_value v;
             if (cr_value(c, f->rep, &v, 0) == 0) {
-                if (v.kind == UB_V_DATA && v.type->id == UB_TY_TOKEN)
-                    *(id == K_PRIMORDER ? &prim->prim_order
-                                        : &prim->property_order) = v;
+                ub_prim_ext *x = NULL;
+                if (v.kind == UB_V_DATA && v.type->id == UB_TY_TOKEN &&
+                    !(x = ub_prim_ext_get(c->a, prim)))
+                    cr_oom(c);
+                else if (x)
+                    *(id == K_PRIMORDER ? &x->prim_order
+                                        : &x->property_order) = v;
                 else
                     cr_err(c, "expected a list of names");
             }

@@ -2000,8 +2000,11 @@ static int build_prim(ub_usdb *f, ub_layer *L, uint32_t pi, ub_prim *prim,
     prim->type_name = opt_str(f, rp.type_name);
     if (build_fields(f, L, rp.first_field, rp.n_fields, &prim->meta, loc) !=
             0 ||
-        read_val(f, rp.prim_order, L->arena, &prim->prim_order) != 0 ||
-        read_val(f, rp.prop_order, L->arena, &prim->property_order) != 0)
+        ((rp.prim_order || rp.prop_order) &&
+         (!ub_prim_ext_get(L->arena, prim) ||
+          read_val(f, rp.prim_order, L->arena, &prim->ext->prim_order) != 0 ||
+          read_val(f, rp.prop_order, L->arena,
+                   &prim->ext->property_order) != 0)))
         return -1;
     for (uint32_t i = 0; i < rp.n_props; i++)
         if (build_prop(f, L, prim, rp.first_prop + i, loc) != 0)

@@ -544,18 +544,18 @@ static void test_keep_reorders(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     CU_ASSERT_PTR_NOT_NULL_FATAL(i);
-    CU_ASSERT_EQUAL_FATAL(r->prim_order.count, 2);
-    CU_ASSERT_PTR_EQUAL(ub_value_str(&r->prim_order, 0), S("z"));
-    CU_ASSERT_EQUAL_FATAL(r->property_order.count, 2);
-    CU_ASSERT_PTR_EQUAL(ub_value_str(&r->property_order, 0), S("m"));
+    CU_ASSERT_EQUAL_FATAL(ub_prim_prim_order(r)->count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(ub_prim_prim_order(r), 0), S("z"));
+    CU_ASSERT_EQUAL_FATAL(ub_prim_property_order(r)->count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(ub_prim_property_order(r), 0), S("m"));
     /* the referencing prim's own reorder is the strongest */
-    CU_ASSERT_EQUAL_FATAL(s->prim_order.count, 2);
-    CU_ASSERT_PTR_EQUAL(ub_value_str(&s->prim_order, 0), S("q"));
-    CU_ASSERT_EQUAL_FATAL(s->property_order.count, 2);
+    CU_ASSERT_EQUAL_FATAL(ub_prim_prim_order(s)->count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(ub_prim_prim_order(s), 0), S("q"));
+    CU_ASSERT_EQUAL_FATAL(ub_prim_property_order(s)->count, 2);
     CU_ASSERT_EQUAL_FATAL(s->children.n, 2);
     CU_ASSERT_STRING_EQUAL(s->children.v[0]->name, "q");
-    CU_ASSERT_EQUAL_FATAL(i->prim_order.count, 2);
-    CU_ASSERT_PTR_EQUAL(ub_value_str(&i->prim_order, 0), S("z"));
+    CU_ASSERT_EQUAL_FATAL(ub_prim_prim_order(i)->count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(ub_prim_prim_order(i), 0), S("z"));
     ub_layer_free(out);
     ub_loader_free(ld);
     ub_diags_free(d);

@@ -548,10 +548,10 @@ static void test_prims(void)
     CU_ASSERT_EQUAL(prim("/A/B/C")->specifier, UB_CLASS);
     CU_ASSERT_PTR_NULL(prim("/A/B")->type_name);
     CU_ASSERT_STRING_EQUAL(prim("/A/D")->type_name, "ThisType::IsBogus");
-    CU_ASSERT_EQUAL(a->prim_order.count, 2);
-    CU_ASSERT_PTR_EQUAL(ub_value_str(&a->prim_order, 0), S("D"));
-    CU_ASSERT_EQUAL(a->property_order.count, 1);
-    CU_ASSERT_EQUAL(L->root->prim_order.count, 2);
+    CU_ASSERT_EQUAL(ub_prim_prim_order(a)->count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(ub_prim_prim_order(a), 0), S("D"));
+    CU_ASSERT_EQUAL(ub_prim_property_order(a)->count, 1);
+    CU_ASSERT_EQUAL(ub_prim_prim_order(L->root)->count, 2);
     ub_prim *e = prim("/E");
     CU_ASSERT_EQUAL(meta(&e->meta, "kind")->type->id, UB_TY_TOKEN);
     CU_ASSERT_STRING_EQUAL(str0(meta(&e->meta, "kind")), "component");
@@ -731,18 +731,18 @@ static void test_variants(void)
         "    }\n"
         "}\n"));
     ub_prim *a = prim("/A");
-    CU_ASSERT_EQUAL_FATAL(a->n_variant_sets, 1);
-    ub_variant_set *vs = &a->variant_sets[0];
+    CU_ASSERT_EQUAL_FATAL(ub_prim_n_variant_sets(a), 1);
+    ub_variant_set *vs = &ub_prim_variant_sets(a)[0];
     CU_ASSERT_STRING_EQUAL(vs->name, "v");
     /* variant names follow the path grammar: '.', '-' and '|' allowed */
     CU_ASSERT_EQUAL_FATAL(vs->variants.n, 3);
     ub_prim *x = vs->variants.v[0];
     CU_ASSERT_STRING_EQUAL(x->name, "x");
-    CU_ASSERT_PTR_EQUAL(x->variant_set, S("v"));
+    CU_ASSERT_PTR_EQUAL(ub_prim_variant_set(x), S("v"));
     CU_ASSERT_STRING_EQUAL(str0(meta(&x->meta, "doc")), "in x");
     ub_prim *inner = child(x, "Inner");
     CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
-    CU_ASSERT_EQUAL(inner->n_variant_sets, 1);
+    CU_ASSERT_EQUAL(ub_prim_n_variant_sets(inner), 1);
     /* targets never point into variants: anchored at /A/Inner */
     ub_prop *r = ub_prop_find(L, inner, S("r"));
     CU_ASSERT_PTR_EQUAL(

@@ -377,7 +377,7 @@ static void test_reorder_children(void)
         ub_prim_new(f.l[1], f.l[1]->root, S(weak[i]), UB_DEF, (ub_loc){0});
     ub_prim_new(f.l[0], f.l[0]->root, S("D"), UB_DEF, (ub_loc){0});
     const char *order[] = {"C", "A"};
-    f.l[0]->root->prim_order = tokens(f.l[0], 2, order);
+    ub_prim_ext_get(f.l[0]->arena, f.l[0]->root)->prim_order = tokens(f.l[0], 2, order);
     ub_diags *d = ub_diags_new();
     ub_layer *out = fx_flatten(&f, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -386,7 +386,7 @@ static void test_reorder_children(void)
     for (int i = 0; i < 4; i++)
         CU_ASSERT_PTR_EQUAL(out->root->children.v[i]->name, S(want[i]));
     /* the strongest reorder statement is kept */
-    CU_ASSERT_EQUAL(out->root->prim_order.kind, UB_V_DATA);
+    CU_ASSERT_EQUAL(ub_prim_prim_order(out->root)->kind, UB_V_DATA);
     ub_layer_free(out);
     ub_diags_free(d);
     fx_free(&f);
@@ -416,8 +416,8 @@ static void test_variants(void)
     ub_layer *out = fx_flatten(&f, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
     ub_prim *p = ub_prim_find_child(out, out->root, S("P"));
-    CU_ASSERT_EQUAL_FATAL(p->n_variant_sets, 1);
-    ub_variant_set *vs = &p->variant_sets[0];
+    CU_ASSERT_EQUAL_FATAL(ub_prim_n_variant_sets(p), 1);
+    ub_variant_set *vs = &ub_prim_variant_sets(p)[0];
     CU_ASSERT_EQUAL_FATAL(vs->variants.n, 3);
     CU_ASSERT_PTR_EQUAL(vs->variants.v[0]->name, S("a"));
     CU_ASSERT_PTR_EQUAL(vs->variants.v[1]->name, S("b"));

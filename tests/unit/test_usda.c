@@ -181,7 +181,7 @@ static void test_prims_and_order(void)
     ub_prim *c = ub_prim_new(L, L->root, S("Cls"), UB_CLASS, noloc);
     c->type_name = S("__AnyType__");
     const char *order[] = {"TestOver", "overview_cam"};
-    L->root->prim_order = strs_value(UB_TY_TOKEN, order, 2);
+    ub_prim_ext_get(L->arena, L->root)->prim_order = strs_value(UB_TY_TOKEN, order, 2);
     check("#usda 1.0\n"
           "\n"
           "reorder rootPrims = [\"TestOver\", \"overview_cam\"]\n"
@@ -505,8 +505,8 @@ static void test_variants_and_reorder(void)
 {
     ub_prim *p = def(NULL, "Xform", "ball");
     const char *po[] = {"b", "a"};
-    p->property_order = strs_value(UB_TY_TOKEN, po, 2);
-    p->prim_order = strs_value(UB_TY_TOKEN, po, 1); /* one name: dropped */
+    ub_prim_ext_get(L->arena, p)->property_order = strs_value(UB_TY_TOKEN, po, 2);
+    ub_prim_ext_get(L->arena, p)->prim_order = strs_value(UB_TY_TOKEN, po, 1); /* one name: dropped */
     ub_variant_set *vs = ub_variant_set_get(L, p, S("lights"), noloc);
     ub_prim *on = ub_variant_new(L, p, vs, S("on"), noloc);
     (void)on;
@@ -909,9 +909,9 @@ static void rnd_prim(ub_prim *parent, int depth)
     }
     if (rnd() % 5 == 0) {
         const char *names[] = {"x", "y", "z"};
-        p->property_order = strs_value(UB_TY_TOKEN, names,
+        ub_prim_ext_get(L->arena, p)->property_order = strs_value(UB_TY_TOKEN, names,
                                        (uint32_t)(rnd() % 4));
-        p->prim_order = strs_value(UB_TY_TOKEN, names + 1, 2);
+        ub_prim_ext_get(L->arena, p)->prim_order = strs_value(UB_TY_TOKEN, names + 1, 2);
     }
     if (rnd() % 5 == 0 && depth < 3) {
         ub_variant_set *vs = ub_variant_set_get(L, p, rnd_ident("set"), noloc);

@@ -169,7 +169,7 @@ static ub_layer *rich_layer(void)
     sl->offset = (ub_offset){-3.25, 0.5};
     sl->has_offset = sl->has_scale = true;
     ub_layer_add_sublayer(L, S("./sub2.usda"), (ub_loc){0});
-    L->root->prim_order = strs(a, UB_TY_TOKEN, 2, "World");
+    ub_prim_ext_get(a, L->root)->prim_order = strs(a, UB_TY_TOKEN, 2, "World");
 
     ub_prim *w = ub_prim_new(L, L->root, S("World"), UB_DEF, (ub_loc){0});
     w->type_name = S("Xform");
@@ -177,7 +177,7 @@ static ub_layer *rich_layer(void)
     ub_fields_set(a, &w->meta, S("inherits"), listop(a, UB_TY_PATH),
                   (ub_loc){0});
     ub_fields_set(a, &w->meta, S("bogus"), untyped(a), (ub_loc){0});
-    w->property_order = strs(a, UB_TY_TOKEN, 3, "p");
+    ub_prim_ext_get(a, w)->property_order = strs(a, UB_TY_TOKEN, 3, "p");
 
     /* every scalar type, as a scalar and as a long array */
     static const ub_type_id ids[] = {
@@ -298,12 +298,12 @@ static bool fields_same(const ub_fields *x, const ub_fields *y)
 static bool prim_same(const ub_prim *x, const ub_prim *y)
 {
     if (x->name != y->name || x->specifier != y->specifier ||
-        x->type_name != y->type_name || x->variant_set != y->variant_set ||
+        x->type_name != y->type_name || ub_prim_variant_set(x) != ub_prim_variant_set(y) ||
         !fields_same(&x->meta, &y->meta) ||
-        !val_same(&x->prim_order, &y->prim_order) ||
-        !val_same(&x->property_order, &y->property_order) ||
+        !val_same(ub_prim_prim_order(x), ub_prim_prim_order(y)) ||
+        !val_same(ub_prim_property_order(x), ub_prim_property_order(y)) ||
         x->props.n != y->props.n || x->children.n != y->children.n ||
-        x->n_variant_sets != y->n_variant_sets)
+        ub_prim_n_variant_sets(x) != ub_prim_n_variant_sets(y))
         return false;
     for (uint32_t i = 0; i < x->props.n; i++) {
         const ub_prop *p = x->props.v[i], *q = y->props.v[i];
@@ -328,9 +328,9 @@ static bool prim_same(const ub_prim *x, const ub_prim *y)
     for (uint32_t i = 0; i < x->children.n; i++)
         if (!prim_same(x->children.v[i], y->children.v[i]))
             return false;
-    for (uint32_t i = 0; i < x->n_variant_sets; i++) {
-        const ub_variant_set *a = &x->variant_sets[i],
-                             *b = &y->variant_sets[i];
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(x); i++) {
+        const ub_variant_set *a = &ub_prim_variant_sets(x)[i],
+                             *b = &ub_prim_variant_sets(y)[i];
         if (a->name != b->name || a->variants.n != b->variants.n)
             return false;
         for (uint32_t k = 0; k < a->variants.n; k++)
