@@ -1304,7 +1304,7 @@ static void ub_flat_variant_sets(ub_flat *f, ub_prim *outp,
             ub_flat_prim_fields(f, ov, vs, nv);
             ov->specifier = UB_OVER;
             ub_flat_body(f, ov, vs, nv);
-            /* the recursion may have grown outp->variant_sets */
+            /* the recursion may have grown the variant sets of outp */
             oset = ub_variant_set_get(f->out, outp, set_name, loc);
         }
         ub_names_free(&vars);
