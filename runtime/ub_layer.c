@@ -7,10 +7,10 @@
 /* (owner, name) -> object, for prims' children and properties.  One table per layer: cheaper than one per prim when
  * most prims have a handful of children. */
 typedef struct ub_name_slot {
-    const void *owner;
+    uintptr_t key;    /* the owner's address | kind (0 child prim, 1
+                         property: owners are aligned); 0 when free */
     const char *name;
     void *obj;
-    uint32_t kind; /* 0 child prim, 1 property */
 } ub_name_slot;
 
 struct ub_name_index {
@@ -26,6 +26,21 @@ static uint64_t ub_name_hash(const void *owner, const char *name, uint32_t k)
     h ^= k * 0xff51afd7ed558ccdull;
     h ^= h >> 33;
     return h;
+}
+
+static uintptr_t ub_name_key(const void *owner, uint32_t kind)
+{
+    return (uintptr_t)owner | kind;
+}
+
+static const void *ub_slot_owner(const ub_name_slot *s)
+{
+    return (const void *)(s->key & ~(uintptr_t)1);
+}
+
+static uint64_t ub_slot_hash(const ub_name_slot *s)
+{
+    return ub_name_hash(ub_slot_owner(s), s->name, (uint32_t)(s->key & 1));
 }
 
 /* Owners with at most this many children (or properties) are searched by
@@ -73,27 +88,27 @@ static ub_name_slot *ub_index_find(struct ub_name_index *ix,
     for (size_t i = ub_name_hash(owner, name, kind) & mask;;
          i = (i + 1) & mask) {
         ub_name_slot *s = &ix->slots[i];
-        if (!s->owner)
+        if (!s->key)
             return NULL;
-        if (s->owner == owner && s->name == name && s->kind == kind)
+        if (s->key == ub_name_key(owner, kind) && s->name == name)
             return s;
     }
 }
 
-/* Room for one more entry (the table stays at most half full). */
+/* Room for one more entry (the table stays at most 3/4 full). */
 static int ub_index_reserve(struct ub_name_index *ix)
 {
-    if ((ix->count + 1) * 2 > ix->cap) {
+    if ((ix->count + 1) * 4 > ix->cap * 3) {
         size_t cap = ix->cap ? ix->cap * 2 : 256;
         ub_name_slot *slots = calloc(cap, sizeof *slots);
         if (!slots)
             return -1;
         for (size_t i = 0; i < ix->cap; i++) {
             ub_name_slot *s = &ix->slots[i];
-            if (!s->owner)
+            if (!s->key)
                 continue;
-            size_t j = ub_name_hash(s->owner, s->name, s->kind) & (cap - 1);
-            while (slots[j].owner)
+            size_t j = ub_slot_hash(s) & (cap - 1);
+            while (slots[j].key)
                 j = (j + 1) & (cap - 1);
             slots[j] = *s;
         }
@@ -111,9 +126,9 @@ static ub_name_slot *ub_index_slot(struct ub_name_index *ix, const void *owner,
 {
     size_t mask = ix->cap - 1;
     size_t i = ub_name_hash(owner, name, kind) & mask;
-    while (ix->slots[i].owner) {
-        if (ix->slots[i].owner == owner && ix->slots[i].name == name &&
-            ix->slots[i].kind == kind)
+    while (ix->slots[i].key) {
+        if (ix->slots[i].key == ub_name_key(owner, kind) &&
+            ix->slots[i].name == name)
             return &ix->slots[i];
         i = (i + 1) & mask;
     }
@@ -147,8 +162,8 @@ static int ub_index_from(struct ub_name_index *ix, const void *owner,
             return -1;
         const char *name = ub_entry_name(v[i], kind);
         ub_name_slot *s = ub_index_slot(ix, owner, name, kind);
-        if (!s->owner) {
-            *s = (ub_name_slot){owner, name, v[i], kind};
+        if (!s->key) {
+            *s = (ub_name_slot){ub_name_key(owner, kind), name, v[i]};
             ix->count++;
         }
     }
@@ -165,10 +180,10 @@ static void ub_index_remove(struct ub_name_index *ix, const void *owner,
         return;
     size_t mask = ix->cap - 1;
     size_t hole = (size_t)(s - ix->slots);
-    for (size_t j = (hole + 1) & mask; ix->slots[j].owner;
+    for (size_t j = (hole + 1) & mask; ix->slots[j].key;
          j = (j + 1) & mask) {
         const ub_name_slot *e = &ix->slots[j];
-        size_t home = ub_name_hash(e->owner, e->name, e->kind) & mask;
+        size_t home = ub_slot_hash(e) & mask;
         /* e may fill the hole unless its home lies cyclically in
          * (hole, j]: then the hole is not on its probe path */
         bool stays = hole < j ? (home > hole && home <= j)
@@ -647,13 +662,14 @@ int ub_layer_graft(ub_layer *dst, ub_layer *src, ub_prim *const *from,
     /* entries of the prims that moved whole keep their owners */
     for (size_t i = 0; six && i < six->cap && rc == 0; i++) {
         ub_name_slot *s = &six->slots[i];
-        if (!s->owner || ub_is_from(s->owner, from, n))
+        if (!s->key || ub_is_from(ub_slot_owner(s), from, n))
             continue;
         if (ub_index_reserve(dst->index) != 0) {
             rc = -1;
             break;
         }
-        *ub_index_slot(dst->index, s->owner, s->name, s->kind) = *s;
+        *ub_index_slot(dst->index, ub_slot_owner(s), s->name,
+                       (uint32_t)(s->key & 1)) = *s;
         dst->index->count++;
     }
     if (six) {
