@@ -442,7 +442,8 @@ static bool ub_part_nonempty(const ub_listop *lo, int p)
         return false;
     if (ub_listop_get(lo, p)->kind == UB_V_UNTYPED)
         return true;
-    return ub_listop_get(lo, p)->kind == UB_V_DATA && ub_listop_get(lo, p)->count > 0;
+    return ub_listop_get(lo, p)->kind == UB_V_DATA &&
+           ub_listop_get(lo, p)->count > 0;
 }
 
 static void ub_write_listop(ub_w *w, unsigned indent, const char *name,
@@ -1056,7 +1057,8 @@ static void ub_write_attribute(ub_w *w, const ub_prop *p, unsigned indent)
     if (has_conn) {
         const ub_listop *lo = ub_prop_connections(p)->u.listop;
         if (lo->is_explicit) {
-            ub_write_connect(w, indent, p, NULL, ub_listop_get(lo, UB_LO_EXPLICIT));
+            ub_write_connect(w, indent, p, NULL,
+                             ub_listop_get(lo, UB_LO_EXPLICIT));
         } else {
             for (int k = UB_LO_DELETE; k < UB_LO_NPARTS; k++)
                 if (ub_part_nonempty(lo, k))
@@ -1099,8 +1101,9 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
     if (!sp.v)
         return;
     bool has_info = ub_comment_nonempty(comment) || n > 0;
-    const ub_listop *lo =
-        ub_prop_targets(p)->kind == UB_V_LISTOP ? ub_prop_targets(p)->u.listop : NULL;
+    const ub_listop *lo = ub_prop_targets(p)->kind == UB_V_LISTOP
+                              ? ub_prop_targets(p)->u.listop
+                              : NULL;
     bool explicit_targets = lo && lo->is_explicit;
     bool target_ops = false;
     if (lo && !lo->is_explicit)
@@ -1160,7 +1163,8 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
         PUTS(b, "rel ");
         ub_ps(b, p->name);
         PUTS(b, ".default = ");
-        ub_put_path(b, ub_prop_default_target(p), strlen(ub_prop_default_target(p)));
+        ub_put_path(b, ub_prop_default_target(p),
+                    strlen(ub_prop_default_target(p)));
         /* OpenUSD indents the newline that ends this statement. */
         ub_ind(b, indent);
         ub_pc(b, '\n');

@@ -1406,11 +1406,12 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
         if (p->default_value.kind != UB_V_EMPTY)
             ub_cw_field_c(w, "default", ub_cw_value(w, &p->default_value));
         if (ub_prop_samples(p)->authored)
-            ub_cw_field_c(w, "timeSamples", ub_cw_samples(w, ub_prop_samples(p)));
+            ub_cw_field_c(w, "timeSamples",
+                          ub_cw_samples(w, ub_prop_samples(p)));
         if (ub_prop_connections(p)->kind == UB_V_LISTOP)
-            ub_cw_field_c(w, "connectionPaths",
-                          ub_cw_listop(w, ub_prop_connections(p),
-                                       UB_CRATE_PATH_LISTOP));
+            ub_cw_field_c(
+                w, "connectionPaths",
+                ub_cw_listop(w, ub_prop_connections(p), UB_CRATE_PATH_LISTOP));
     } else {
         ub_cw_field_c(w, "custom", ub_cw_bool(p->custom));
         /* a relationship is uniform unless declared varying */
@@ -1425,10 +1426,12 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
                 break;
             }
         if (ub_prop_samples(p)->authored)
-            ub_cw_field_c(w, "timeSamples", ub_cw_samples(w, ub_prop_samples(p)));
+            ub_cw_field_c(w, "timeSamples",
+                          ub_cw_samples(w, ub_prop_samples(p)));
         if (ub_prop_targets(p)->kind == UB_V_LISTOP)
-            ub_cw_field_c(w, "targetPaths",
-                          ub_cw_listop(w, ub_prop_targets(p), UB_CRATE_PATH_LISTOP));
+            ub_cw_field_c(
+                w, "targetPaths",
+                ub_cw_listop(w, ub_prop_targets(p), UB_CRATE_PATH_LISTOP));
         if (ub_prop_default_target(p))
             ub_cw_error(w, "a relationship default target (a path value; "
                            "OpenUSD cannot write it to usdc either)");
@@ -1494,7 +1497,8 @@ static void ub_cw_body(ub_cw *w, const ub_prim *prim)
                                          ub_prim_prim_order(prim)->count));
     if (ub_prim_property_order(prim)->kind == UB_V_DATA)
         ub_cw_field_c(w, "propertyOrder",
-                      ub_cw_token_vector(w, ub_prim_property_order(prim)->u.data,
+                      ub_cw_token_vector(w,
+                                         ub_prim_property_order(prim)->u.data,
                                          ub_prim_property_order(prim)->count));
     uint32_t nmax = prim->children.n;
     if (prim->props.n > nmax)

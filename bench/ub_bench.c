@@ -235,8 +235,8 @@ static int ub_bench_mem(const char *path)
     }
     ub_strtab *t = ub_strtab_new();
     ub_parse_opts o = {.mapped = file.mapped, .split = -1};
-    ub_layer *layer = ub_parse_usda_opts(t, path, file.data, file.len, &o,
-                                         diags);
+    ub_layer *layer =
+        ub_parse_usda_opts(t, path, file.data, file.len, &o, diags);
     if (!layer) {
         fprintf(stderr, "ub_bench: %s: parsing failed\n", path);
         return 1;
@@ -254,7 +254,7 @@ static int ub_bench_mem(const char *path)
     printf("layer arena    %zu\n", ub_arena_bytes(layer->arena));
     printf("strtab         %zu strings, %zu bytes\n", ub_strtab_count(t),
            ub_strtab_bytes(t));
-#define ROW(name, n, size)                                                   \
+#define ROW(name, n, size)                                                    \
     printf("%-14s %10zu x %4zu = %10zu\n", name, (size_t)(n), (size_t)(size), \
            (size_t)(n) * (size_t)(size))
     ROW("ub_prim", m.prims, sizeof(ub_prim));

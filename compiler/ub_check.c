@@ -1049,7 +1049,8 @@ static void ck_class_arcs(ck *c, uint32_t li, const ub_field *f,
                 c->oom = true;
                 return;
             }
-            ub_loc loc = ub_listop_loc(lo, part).line ? ub_listop_loc(lo, part) : f->loc;
+            ub_loc loc = ub_listop_loc(lo, part).line ? ub_listop_loc(lo, part)
+                                                      : f->loc;
             c->arcs[c->n_arcs++] = (ck_arc){
                 li, src, NULL, abs, loc, kind, false, CK_TARGET_INTERNAL};
         }

@@ -302,10 +302,11 @@ static void ub_desc_diff(ub_buf *b, const ub_value *x, const ub_value *y,
                               lx->has[p] ? na : nb);
                 return;
             }
-            if (lx->has[p] &&
-                !ub_value_close(ub_listop_get(lx, p), ub_listop_get(ly, p), tol)) {
+            if (lx->has[p] && !ub_value_close(ub_listop_get(lx, p),
+                                              ub_listop_get(ly, p), tol)) {
                 ub_buf_printf(b, "%s: ", ub_listop_part_names[p]);
-                ub_desc_diff(b, ub_listop_get(lx, p), ub_listop_get(ly, p), tol, na, nb);
+                ub_desc_diff(b, ub_listop_get(lx, p), ub_listop_get(ly, p),
+                             tol, na, nb);
                 return;
             }
         }
@@ -465,12 +466,15 @@ static void ub_cmp_prop(ub_cmp *c, const ub_prop *x, const ub_prop *y)
     ub_cmp_value(c, "default", &x->default_value, &y->default_value, la, lb);
     if (!ub_cmp_stop(c))
         ub_cmp_samples(c, x, y);
-    ub_cmp_value(c, "connections", ub_prop_connections(x), ub_prop_connections(y), la, lb);
+    ub_cmp_value(c, "connections", ub_prop_connections(x),
+                 ub_prop_connections(y), la, lb);
     ub_cmp_value(c, "targets", ub_prop_targets(x), ub_prop_targets(y), la, lb);
-    if (ub_prop_default_target(x) != ub_cmp_rename_path(c, ub_prop_default_target(y)))
-        ub_cmp_report(c, la, lb, "default target differs: <%s> vs <%s>",
-                      ub_prop_default_target(x) ? ub_prop_default_target(x) : "",
-                      ub_prop_default_target(y) ? ub_prop_default_target(y) : "");
+    if (ub_prop_default_target(x) !=
+        ub_cmp_rename_path(c, ub_prop_default_target(y)))
+        ub_cmp_report(
+            c, la, lb, "default target differs: <%s> vs <%s>",
+            ub_prop_default_target(x) ? ub_prop_default_target(x) : "",
+            ub_prop_default_target(y) ? ub_prop_default_target(y) : "");
     ub_cmp_fields(c, "metadata", &x->meta, &y->meta);
 }
 
@@ -616,7 +620,8 @@ static void ub_protos_walk(ub_protos *ps, const ub_layer *l, const ub_prim *p,
         }
     for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++)
         for (uint32_t k = 0; k < ub_prim_variant_sets(p)[i].variants.n; k++)
-            ub_protos_walk(ps, l, ub_prim_variant_sets(p)[i].variants.v[k], k_refs);
+            ub_protos_walk(ps, l, ub_prim_variant_sets(p)[i].variants.v[k],
+                           k_refs);
     for (uint32_t i = 0; i < p->children.n; i++)
         if (p->parent || !ub_is_proto_name(p->children.v[i]->name))
             ub_protos_walk(ps, l, p->children.v[i], k_refs);
@@ -845,7 +850,8 @@ static void ub_cmp_variant_sets(ub_cmp *c, const ub_prim *x, const ub_prim *y)
 {
     for (int side = 0; side < 2; side++) {
         const ub_prim *p = side ? y : x, *q = side ? x : y;
-        for (uint32_t i = 0; i < ub_prim_n_variant_sets(p) && !ub_cmp_stop(c); i++) {
+        for (uint32_t i = 0; i < ub_prim_n_variant_sets(p) && !ub_cmp_stop(c);
+             i++) {
             const ub_variant_set *s = &ub_prim_variant_sets(p)[i];
             const ub_variant_set *t = ub_find_vset(q, s->name);
             if (!t) {
@@ -885,7 +891,8 @@ static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y)
         return;
     ub_loc la = x->loc, lb = y->loc;
     bool pseudo = x->parent == NULL && ub_prim_variant_set(x) == NULL;
-    if (!pseudo && ub_prim_variant_set(x) == NULL && x->specifier != y->specifier)
+    if (!pseudo && ub_prim_variant_set(x) == NULL &&
+        x->specifier != y->specifier)
         ub_cmp_report(c, la, lb, "specifier differs: %s vs %s",
                       ub_specifier_name(x->specifier),
                       ub_specifier_name(y->specifier));

@@ -1922,12 +1922,13 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             for (uint32_t li = 0; li < ix->v[node].ls->n && !found; li++) {
                 if (pk < n && ops[pk].node == node && ops[pk].li == li) {
                     const ub_prop *p = props[pk];
-                    if (ub_prop_samples(p)->authored && ub_prop_samples(p)->n > 0) {
+                    if (ub_prop_samples(p)->authored &&
+                        ub_prop_samples(p)->n > 0) {
                         found = true;
                         ub_samples s = {.authored = true,
                                         .loc = ub_prop_samples(p)->loc};
-                        s.v = ub_arena_alloc(cx->a,
-                                             ub_prop_samples(p)->n * sizeof *s.v);
+                        s.v = ub_arena_alloc(cx->a, ub_prop_samples(p)->n *
+                                                        sizeof *s.v);
                         if (!s.v) {
                             cx->oom = true;
                             return;
@@ -1945,8 +1946,8 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                                 inv, ub_offset_apply(so, t));
                             ub_value v = ub_prop_samples(p)->v[i].value;
                             if (lt != t && isfinite(lt) &&
-                                ub_samples_value_at(ub_prop_samples(p), lt, false,
-                                                    cx->a, &v) != 0)
+                                ub_samples_value_at(ub_prop_samples(p), lt,
+                                                    false, cx->a, &v) != 0)
                                 cx->oom = true;
                             s.v[i].time = t;
                             s.v[i].value = ub_value_clone(cx->a, &v);

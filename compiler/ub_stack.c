@@ -386,7 +386,8 @@ static void ub_flat_fix_listop(ub_flat *f, ub_listop *lo, const ub_type *t)
 {
     if (lo->is_explicit || (!lo->has[UB_LO_ADD] && !lo->has[UB_LO_REORDER]))
         return;
-    if (lo->has[UB_LO_ADD] && ub_listop_get(lo, UB_LO_ADD)->kind == UB_V_DATA &&
+    if (lo->has[UB_LO_ADD] &&
+        ub_listop_get(lo, UB_LO_ADD)->kind == UB_V_DATA &&
         ub_listop_get(lo, UB_LO_ADD)->count > 0) {
         ub_items app;
         if (ub_items_init(&app, t, ub_listop_get(lo, UB_LO_APPEND),
@@ -487,7 +488,7 @@ static ub_listop *ub_flat_compose_listops(ub_flat *f, const ub_listop *a,
         r->is_explicit = true;
         r->has[UB_LO_EXPLICIT] = true;
         if (ub_listop_assign(f->a, r, UB_LO_EXPLICIT, ub_items_value(f, &it),
-                          ub_listop_loc(b, UB_LO_EXPLICIT)) != 0)
+                             ub_listop_loc(b, UB_LO_EXPLICIT)) != 0)
             f->oom = true;
         free(it.data);
         return r;
@@ -1200,7 +1201,7 @@ static void ub_flat_prim_fields(ub_flat *f, ub_prim *outp,
 static void ub_flat_children(ub_flat *f, ub_prim *outp, const ub_site *sites,
                              uint32_t ns)
 {
-    if (ns == 1 && ub_prim_prim_order(((const ub_prim *)sites[0].spec))->kind ==
+    if (ns == 1 && ub_prim_prim_order((const ub_prim *)sites[0].spec)->kind ==
                        UB_V_EMPTY) {
         /* One layer has this prim (the common case deep in a stack): its
          * children in its order, without name lookups. */
@@ -1499,8 +1500,8 @@ ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
         ub_flat_fields(&f, &f.out->meta, &s->layers[i]->meta, (uint32_t)i,
                        UB_REG_LAYER);
     }
-    for (size_t i = 0; i < s->n && ub_prim_prim_order(f.out->root)->kind == UB_V_EMPTY;
-         i++)
+    for (size_t i = 0;
+         i < s->n && ub_prim_prim_order(f.out->root)->kind == UB_V_EMPTY; i++)
         if (ub_prim_prim_order(s->layers[i]->root)->kind != UB_V_EMPTY) {
             ub_prim_ext *x = ub_prim_ext_get(f.a, f.out->root);
             if (!x) {

@@ -2658,8 +2658,8 @@ void ub_act_sample(ub_pctx *c, bool none, ub_tokloc l)
     ub_value v = none ? ub_value_block() : ub_vb_finish(c, l);
     if (v.kind == UB_V_EMPTY)
         return;
-    if (ub_samples_set(c->arena, &ub_pext(c, c->prop)->samples,
-                       c->sample_time, v) != 0)
+    if (ub_samples_set(c->arena, &ub_pext(c, c->prop)->samples, c->sample_time,
+                       v) != 0)
         ub_oom(c);
 }
 
@@ -2698,8 +2698,8 @@ void ub_act_targets(ub_pctx *c)
         !ub_prop_paths(c, n, false))
         return;
     ub_listop_set(c, &ub_pext(c, p)->targets, ub_type_get(UB_TY_PATH),
-                  c->prop_part,
-                  ub_paths_value(c, UB_TY_PATH, n), l, "targetPaths");
+                  c->prop_part, ub_paths_value(c, UB_TY_PATH, n), l,
+                  "targetPaths");
 }
 
 void ub_act_rel_default(ub_pctx *c, const char *path, ub_tokloc l)
@@ -3243,7 +3243,8 @@ static bool ub_split_fits(ub_pctx *c, ub_split *sp, ub_prim **into)
             return false;
         for (uint32_t i = 0; i < ub_prim_n_variant_sets(x); i++)
             for (uint32_t j = 0; j < ub_prim_n_variant_sets(r); j++)
-                if (ub_prim_variant_sets(x)[i].name == ub_prim_variant_sets(r)[j].name)
+                if (ub_prim_variant_sets(x)[i].name ==
+                    ub_prim_variant_sets(r)[j].name)
                     return false; /* serially, one set gets both parts */
         for (uint32_t i = 0; i < x->children.n; i++)
             if (ub_prim_find_child(c->layer, r, x->children.v[i]->name))

@@ -1585,8 +1585,10 @@ static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest)
             return (cr_oom(c), -1);
         lo->is_explicit = true;
         lo->has[UB_LO_EXPLICIT] = true;
-        ub_value v = {.kind = UB_V_DATA, .is_array = true,
-                      .count = r->asset[0] ? 1 : 0, .type = t};
+        ub_value v = {.kind = UB_V_DATA,
+                      .is_array = true,
+                      .count = r->asset[0] ? 1 : 0,
+                      .type = t};
         v.u.data = r;
         if (ub_listop_put(c->a, lo, UB_LO_EXPLICIT, v) != 0)
             return (cr_oom(c), -1);

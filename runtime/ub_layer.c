@@ -7,8 +7,8 @@
 /* (owner, name) -> object, for prims' children and properties.  One table per layer: cheaper than one per prim when
  * most prims have a handful of children. */
 typedef struct ub_name_slot {
-    uintptr_t key;    /* the owner's address | kind (0 child prim, 1
-                         property: owners are aligned); 0 when free */
+    uintptr_t key; /* the owner's address | kind (0 child prim, 1
+                      property: owners are aligned); 0 when free */
     const char *name;
     void *obj;
 } ub_name_slot;
@@ -180,8 +180,7 @@ static void ub_index_remove(struct ub_name_index *ix, const void *owner,
         return;
     size_t mask = ix->cap - 1;
     size_t hole = (size_t)(s - ix->slots);
-    for (size_t j = (hole + 1) & mask; ix->slots[j].key;
-         j = (j + 1) & mask) {
+    for (size_t j = (hole + 1) & mask; ix->slots[j].key; j = (j + 1) & mask) {
         const ub_name_slot *e = &ix->slots[j];
         size_t home = ub_slot_hash(e) & mask;
         /* e may fill the hole unless its home lies cyclically in
@@ -541,7 +540,8 @@ static size_t ub_prim_path_len(const ub_prim *p)
         return 0;
     size_t n = ub_prim_path_len(p->parent);
     if (ub_prim_variant_set(p))
-        return n + ub_str_len(ub_prim_variant_set(p)) + ub_str_len(p->name) + 3;
+        return n + ub_str_len(ub_prim_variant_set(p)) + ub_str_len(p->name) +
+               3;
     return n + (ub_prim_variant_set(p->parent) ? 0 : 1) + ub_str_len(p->name);
 }
 

@@ -88,9 +88,9 @@ typedef enum ub_variability {
 typedef struct ub_prop_ext {
     /* attributes */
     ub_samples samples;
-    ub_value connections;   /* LISTOP of UB_TY_PATH, or EMPTY */
+    ub_value connections; /* LISTOP of UB_TY_PATH, or EMPTY */
     /* relationships */
-    ub_value targets;        /* LISTOP of UB_TY_PATH, or EMPTY */
+    ub_value targets;           /* LISTOP of UB_TY_PATH, or EMPTY */
     const char *default_target; /* `rel r.default = </p>`; NULL when none */
 } ub_prop_ext;
 
@@ -104,10 +104,11 @@ typedef struct ub_prop {
     /* attributes */
     const char *type_name; /* interned, as authored without "[]" */
     const ub_type *type;   /* NULL when the type name is unknown */
-    ub_value default_value; /* EMPTY, BLOCK or DATA (UNTYPED when type==NULL) */
+    ub_value
+        default_value; /* EMPTY, BLOCK or DATA (UNTYPED when type==NULL) */
     ub_fields meta;
     ub_loc loc;
-    ub_prop_ext *ext;      /* NULL until one of its fields is set */
+    ub_prop_ext *ext; /* NULL until one of its fields is set */
 } ub_prop;
 
 /* An ub_prop_ext with nothing authored (what a property without one reads). */
@@ -184,9 +185,9 @@ struct ub_prim {
     ub_fields meta;          /* everything inside ( ... ) */
     ub_props props;
     ub_prims children;
-    ub_prim *parent;         /* NULL for the pseudo-root */
+    ub_prim *parent; /* NULL for the pseudo-root */
     ub_loc loc;
-    ub_prim_ext *ext;        /* NULL until one of its fields is set */
+    ub_prim_ext *ext; /* NULL until one of its fields is set */
 };
 
 /* An ub_prim_ext with nothing set (what a prim without one reads). */

@@ -2003,8 +2003,8 @@ static int build_prim(ub_usdb *f, ub_layer *L, uint32_t pi, ub_prim *prim,
         ((rp.prim_order || rp.prop_order) &&
          (!ub_prim_ext_get(L->arena, prim) ||
           read_val(f, rp.prim_order, L->arena, &prim->ext->prim_order) != 0 ||
-          read_val(f, rp.prop_order, L->arena,
-                   &prim->ext->property_order) != 0)))
+          read_val(f, rp.prop_order, L->arena, &prim->ext->property_order) !=
+              0)))
         return -1;
     for (uint32_t i = 0; i < rp.n_props; i++)
         if (build_prop(f, L, prim, rp.first_prop + i, loc) != 0)

@@ -216,8 +216,7 @@ static ub_listop_entry *ub_listop_entry_of(ub_arena *a, ub_listop *lo,
         uint8_t cap = lo->cap ? (uint8_t)(lo->cap * 2) : 1;
         if (cap > UB_LO_NPARTS)
             cap = UB_LO_NPARTS;
-        ub_listop_entry *e =
-            ub_arena_grow(a, lo->e, lo->n, cap, sizeof *e);
+        ub_listop_entry *e = ub_arena_grow(a, lo->e, lo->n, cap, sizeof *e);
         if (!e)
             return NULL;
         lo->e = e;
@@ -230,7 +229,7 @@ static ub_listop_entry *ub_listop_entry_of(ub_arena *a, ub_listop *lo,
 }
 
 int ub_listop_assign(ub_arena *a, ub_listop *lo, ub_listop_part p,
-                  ub_value value, ub_loc loc)
+                     ub_value value, ub_loc loc)
 {
     ub_listop_entry *e = ub_listop_entry_of(a, lo, p);
     if (!e)
@@ -240,8 +239,7 @@ int ub_listop_assign(ub_arena *a, ub_listop *lo, ub_listop_part p,
     return 0;
 }
 
-int ub_listop_put(ub_arena *a, ub_listop *lo, ub_listop_part p,
-                  ub_value value)
+int ub_listop_put(ub_arena *a, ub_listop *lo, ub_listop_part p, ub_value value)
 {
     ub_listop_entry *e = ub_listop_entry_of(a, lo, p);
     if (!e)
@@ -250,8 +248,7 @@ int ub_listop_put(ub_arena *a, ub_listop *lo, ub_listop_part p,
     return 0;
 }
 
-int ub_listop_set_loc(ub_arena *a, ub_listop *lo, ub_listop_part p,
-                      ub_loc loc)
+int ub_listop_set_loc(ub_arena *a, ub_listop *lo, ub_listop_part p, ub_loc loc)
 {
     ub_listop_entry *e = ub_listop_entry_of(a, lo, p);
     if (!e)
@@ -705,7 +702,8 @@ static bool ub_value_cmp(const ub_value *a, const ub_value *b, double tol)
         for (int p = 0; p < UB_LO_NPARTS; p++) {
             if (la->has[p] != lb->has[p])
                 return false;
-            if (la->has[p] && !ub_value_cmp(ub_listop_get(la, p), ub_listop_get(lb, p), tol))
+            if (la->has[p] &&
+                !ub_value_cmp(ub_listop_get(la, p), ub_listop_get(lb, p), tol))
                 return false;
         }
         return true;

@@ -198,16 +198,16 @@ typedef struct ub_listop_entry {
 struct ub_listop {
     bool is_explicit;
     bool has[UB_LO_NPARTS];
-    uint8_t n, cap;            /* private: entries used / allocated */
-    uint8_t at[UB_LO_NPARTS];  /* private: part -> entry + 1, 0 unset */
-    ub_listop_entry *e;        /* private */
+    uint8_t n, cap;           /* private: entries used / allocated */
+    uint8_t at[UB_LO_NPARTS]; /* private: part -> entry + 1, 0 unset */
+    ub_listop_entry *e;       /* private */
 };
 
 /* A value and an entry that are EMPTY (what unset parts read as). */
 extern const ub_listop_entry ub_listop_entry_none;
 
 static inline const ub_value *ub_listop_get(const ub_listop *lo,
-                                             ub_listop_part p)
+                                            ub_listop_part p)
 {
     return lo->at[p] ? &lo->e[lo->at[p] - 1].value
                      : &ub_listop_entry_none.value;
@@ -224,7 +224,7 @@ static inline ub_value *ub_listop_get_mut(ub_listop *lo, ub_listop_part p)
 /* Set part p's value and location (`has` is the caller's).  -1 when out of
  * memory. */
 int ub_listop_assign(ub_arena *a, ub_listop *lo, ub_listop_part p,
-                  ub_value value, ub_loc loc);
+                     ub_value value, ub_loc loc);
 int ub_listop_put(ub_arena *a, ub_listop *lo, ub_listop_part p,
                   ub_value value); /* keeps the location */
 int ub_listop_set_loc(ub_arena *a, ub_listop *lo, ub_listop_part p,

@@ -67,10 +67,10 @@ static scene build(const char *path)
     s.points->default_value =
         make_doubles(l, UB_TY_POINT3F, pts, 9, true);
     double p1[] = {0, 0, 1, 1, 0, 1, 1, 1, 1};
-    ub_samples_set(l->arena, &ub_prop_ext_get(l->arena, s.points)->samples, 1.0,
-                   make_doubles(l, UB_TY_POINT3F, pts, 9, true));
-    ub_samples_set(l->arena, &ub_prop_ext_get(l->arena, s.points)->samples, 2.0,
-                   make_doubles(l, UB_TY_POINT3F, p1, 9, true));
+    ub_samples_set(l->arena, &ub_prop_ext_get(l->arena, s.points)->samples,
+                   1.0, make_doubles(l, UB_TY_POINT3F, pts, 9, true));
+    ub_samples_set(l->arena, &ub_prop_ext_get(l->arena, s.points)->samples,
+                   2.0, make_doubles(l, UB_TY_POINT3F, p1, 9, true));
     ub_prop_ext_get(l->arena, s.points)->samples.authored = true;
 
     s.size = ub_prop_new(l, s.mesh, S("size"), UB_ATTR, loc);

@@ -154,10 +154,12 @@ static void test_strength_order(void)
     ub_prop *r = prop(out, "/Shot", "r");
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_EQUAL_FATAL(ub_prop_targets(r)->kind, UB_V_LISTOP);
-    const ub_value *ex = ub_listop_get(ub_prop_targets(r)->u.listop, UB_LO_EXPLICIT);
+    const ub_value *ex =
+        ub_listop_get(ub_prop_targets(r)->u.listop, UB_LO_EXPLICIT);
     CU_ASSERT_EQUAL(ex->count, 1);
     CU_ASSERT_PTR_EQUAL(ub_value_str(ex, 0), S("/Shot/Child"));
-    CU_ASSERT_EQUAL(ub_prop_targets(prop(out, "/Shot", "out"))->kind, UB_V_EMPTY);
+    CU_ASSERT_EQUAL(ub_prop_targets(prop(out, "/Shot", "out"))->kind,
+                    UB_V_EMPTY);
     /* the child comes from the reference; arcs are not written */
     CU_ASSERT_PTR_NOT_NULL(ub_layer_find_prim(out, "/Shot/Child"));
     ub_prim *shot = ub_layer_find_prim(out, "/Shot");

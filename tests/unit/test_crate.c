@@ -742,7 +742,8 @@ static void test_samples_and_dicts(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_EQUAL(ub_prop_samples(a)->n, 2);
     CU_ASSERT_EQUAL(ub_prop_samples(a)->v[1].time, 2.5);
-    CU_ASSERT_EQUAL(ub_value_get_double(&ub_prop_samples(a)->v[0].value, 0, 0), 4);
+    CU_ASSERT_EQUAL(ub_value_get_double(&ub_prop_samples(a)->v[0].value, 0, 0),
+                    4);
     CU_ASSERT_EQUAL(ub_prop_samples(a)->v[1].value.kind, UB_V_BLOCK);
     ub_layer_free(L);
 
@@ -772,8 +773,8 @@ static void test_samples_and_dicts(void)
     CU_ASSERT_EQUAL(ub_prop_samples(a)->n, 3);
     for (uint32_t i = 0; i < ub_prop_samples(a)->n; i++) {
         CU_ASSERT_EQUAL(ub_prop_samples(a)->v[i].value.count, 2);
-        CU_ASSERT_EQUAL(ub_value_get_double(&ub_prop_samples(a)->v[i].value, 1, 0),
-                        1.5);
+        CU_ASSERT_EQUAL(
+            ub_value_get_double(&ub_prop_samples(a)->v[i].value, 1, 0), 1.5);
     }
     ub_layer_free(L);
 
@@ -890,11 +891,13 @@ static void test_list_ops(void)
     const ub_listop *lo = api->value.u.listop;
     CU_ASSERT(!lo->is_explicit && lo->has[UB_LO_PREPEND] &&
               lo->has[UB_LO_DELETE] && !lo->has[UB_LO_APPEND]);
-    CU_ASSERT_STRING_EQUAL(ub_value_str(ub_listop_get(lo, UB_LO_PREPEND), 1), "B");
+    CU_ASSERT_STRING_EQUAL(ub_value_str(ub_listop_get(lo, UB_LO_PREPEND), 1),
+                           "B");
     const ub_field *rf = ub_fields_find(&p->meta, ub_intern_cstr(T,
                                                              "references"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(rf);
-    const ub_reference *r = ub_listop_get(rf->value.u.listop, UB_LO_EXPLICIT)->u.data;
+    const ub_reference *r =
+        ub_listop_get(rf->value.u.listop, UB_LO_EXPLICIT)->u.data;
     CU_ASSERT_STRING_EQUAL(r->asset, "./r.usda");
     CU_ASSERT_STRING_EQUAL(r->prim_path, "/P");
     CU_ASSERT_EQUAL(r->offset.offset, 5);
@@ -903,7 +906,8 @@ static void test_list_ops(void)
                                                              "payload"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(pa);
     CU_ASSERT(pa->value.u.listop->is_explicit);
-    CU_ASSERT_EQUAL(ub_listop_get(pa->value.u.listop, UB_LO_EXPLICIT)->count, 1);
+    CU_ASSERT_EQUAL(ub_listop_get(pa->value.u.listop, UB_LO_EXPLICIT)->count,
+                    1);
     ub_layer_free(L);
 }
 

@@ -174,7 +174,9 @@ static void test_assets_and_paths(void)
     ub_prop *x = prop("/A/K", "x");
     CU_ASSERT_EQUAL_FATAL(ub_prop_connections(x)->kind, UB_V_LISTOP);
     CU_ASSERT_PTR_EQUAL(
-        ub_value_str(ub_listop_get(ub_prop_connections(x)->u.listop, UB_LO_EXPLICIT), 0),
+        ub_value_str(
+            ub_listop_get(ub_prop_connections(x)->u.listop, UB_LO_EXPLICIT),
+            0),
         S("/A/B.out"));
 }
 
@@ -605,7 +607,8 @@ static void test_list_ops(void)
     const ub_value *p = meta(&a->meta, "payload");
     CU_ASSERT_EQUAL(p->type->id, UB_TY_PAYLOAD);
     CU_ASSERT(p->u.listop->is_explicit);
-    const ub_value *inh = ub_listop_get(meta(&a->meta, "inherits")->u.listop, 0);
+    const ub_value *inh =
+        ub_listop_get(meta(&a->meta, "inherits")->u.listop, 0);
     CU_ASSERT_EQUAL_FATAL(inh->count, 2);
     CU_ASSERT_PTR_EQUAL(ub_value_str(inh, 1), S("/C2"));
     CU_ASSERT(meta(&a->meta, "specializes")->u.listop->has[UB_LO_APPEND]);
@@ -662,7 +665,8 @@ static void test_attributes(void)
     CU_ASSERT_EQUAL_FATAL(ub_prop_samples(d)->n, 2);
     CU_ASSERT_EQUAL(ub_prop_samples(d)->v[0].time, 1.0);
     CU_ASSERT_EQUAL(ub_prop_samples(d)->v[0].value.kind, UB_V_BLOCK);
-    CU_ASSERT_EQUAL(D(&ub_prop_samples(d)->v[1].value, 0), 22.0); /* last wins */
+    CU_ASSERT_EQUAL(D(&ub_prop_samples(d)->v[1].value, 0),
+                    22.0); /* last wins */
     CU_ASSERT_STRING_EQUAL(str0(meta(&prop("/A", "u")->meta, "displayUnit")),
                            "cm");
     ub_prop *w = prop("/A", "w");
@@ -697,14 +701,16 @@ static void test_relationships(void)
     ub_prop *b = prop("/A", "b");
     CU_ASSERT(b->custom);
     CU_ASSERT_EQUAL_FATAL(ub_prop_targets(b)->kind, UB_V_LISTOP);
-    CU_ASSERT_EQUAL(ub_listop_get(ub_prop_targets(b)->u.listop, UB_LO_EXPLICIT)->count, 0);
+    CU_ASSERT_EQUAL(
+        ub_listop_get(ub_prop_targets(b)->u.listop, UB_LO_EXPLICIT)->count, 0);
     ub_prop *c = prop("/A", "c");
     CU_ASSERT(c->varying_keyword);
     CU_ASSERT_EQUAL(meta(&c->meta, "noLoadHint")->type->id, UB_TY_BOOL);
     ub_prop *d = prop("/A", "d");
     CU_ASSERT(ub_prop_targets(d)->u.listop->has[UB_LO_PREPEND]);
     CU_ASSERT(ub_prop_targets(d)->u.listop->has[UB_LO_DELETE]);
-    CU_ASSERT_EQUAL(ub_listop_get(ub_prop_targets(d)->u.listop, UB_LO_PREPEND)->count, 2);
+    CU_ASSERT_EQUAL(
+        ub_listop_get(ub_prop_targets(d)->u.listop, UB_LO_PREPEND)->count, 2);
     CU_ASSERT_PTR_EQUAL(ub_prop_default_target(prop("/A", "e")), S("/D"));
     ub_prop *f = prop("/A", "f");
     CU_ASSERT(f->custom && f->varying_keyword);
@@ -746,7 +752,8 @@ static void test_variants(void)
     /* targets never point into variants: anchored at /A/Inner */
     ub_prop *r = ub_prop_find(L, inner, S("r"));
     CU_ASSERT_PTR_EQUAL(
-        ub_value_str(ub_listop_get(ub_prop_targets(r)->u.listop, UB_LO_EXPLICIT), 0),
+        ub_value_str(
+            ub_listop_get(ub_prop_targets(r)->u.listop, UB_LO_EXPLICIT), 0),
         S("/A/Other"));
     CU_ASSERT_STRING_EQUAL(ub_prim_path(L, inner), "/A{v=x}Inner");
 }

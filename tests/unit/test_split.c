@@ -99,7 +99,8 @@ static bool same_prim(const ub_prim *a, const ub_prim *b, ub_layer *lb)
             return false;
     }
     for (uint32_t s = 0; s < ub_prim_n_variant_sets(b); s++) {
-        const ub_variant_set *va = &ub_prim_variant_sets(a)[s], *vb = &ub_prim_variant_sets(b)[s];
+        const ub_variant_set *va = &ub_prim_variant_sets(a)[s],
+                             *vb = &ub_prim_variant_sets(b)[s];
         if (va->name != vb->name || va->variants.n != vb->variants.n)
             return false;
         for (uint32_t i = 0; i < vb->variants.n; i++)

@@ -134,15 +134,19 @@ static void test_defaults_and_samples(void)
     /* masked: strong default hides weak samples */
     attr(f.l[0], sa, "masked", UB_TY_DOUBLE)->default_value = dbl(f.l[0], 5);
     ub_prop *wm = attr(f.l[1], wa, "masked", UB_TY_DOUBLE);
-    ub_samples_set(f.l[1]->arena, &ub_prop_ext_get(f.l[1]->arena, wm)->samples, 1, dbl(f.l[1], 1));
+    ub_samples_set(f.l[1]->arena, &ub_prop_ext_get(f.l[1]->arena, wm)->samples,
+                   1, dbl(f.l[1], 1));
     /* both: strong samples and a weak default */
     ub_prop *sb = attr(f.l[0], sa, "both", UB_TY_DOUBLE);
-    ub_samples_set(f.l[0]->arena, &ub_prop_ext_get(f.l[0]->arena, sb)->samples, 1, dbl(f.l[0], 1));
+    ub_samples_set(f.l[0]->arena, &ub_prop_ext_get(f.l[0]->arena, sb)->samples,
+                   1, dbl(f.l[0], 1));
     attr(f.l[1], wa, "both", UB_TY_DOUBLE)->default_value = dbl(f.l[1], 7);
     /* weak only: samples mapped, timecode values mapped, doubles not */
     ub_prop *wt = attr(f.l[1], wa, "t", UB_TY_TIMECODE);
-    ub_samples_set(f.l[1]->arena, &ub_prop_ext_get(f.l[1]->arena, wt)->samples, 1, tc(f.l[1], 100));
-    ub_samples_set(f.l[1]->arena, &ub_prop_ext_get(f.l[1]->arena, wt)->samples, 2, tc(f.l[1], 200));
+    ub_samples_set(f.l[1]->arena, &ub_prop_ext_get(f.l[1]->arena, wt)->samples,
+                   1, tc(f.l[1], 100));
+    ub_samples_set(f.l[1]->arena, &ub_prop_ext_get(f.l[1]->arena, wt)->samples,
+                   2, tc(f.l[1], 200));
     ub_prop *wd = attr(f.l[1], wa, "d", UB_TY_DOUBLE);
     wd->default_value = dbl(f.l[1], 15);
     ub_prop *wc = attr(f.l[1], wa, "c", UB_TY_TIMECODE);
@@ -162,14 +166,17 @@ static void test_defaults_and_samples(void)
     CU_ASSERT_DOUBLE_EQUAL(*(double *)m->default_value.u.data, 5, 0);
     ub_prop *b = ub_prop_find(out, a, S("both"));
     CU_ASSERT(ub_prop_samples(b)->authored);
-    CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(b)->v[0].time, 1, 0); /* root: unmapped */
+    CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(b)->v[0].time, 1,
+                           0); /* root: unmapped */
     CU_ASSERT_DOUBLE_EQUAL(*(double *)b->default_value.u.data, 7, 0);
     ub_prop *t = ub_prop_find(out, a, S("t"));
     CU_ASSERT_EQUAL_FATAL(ub_prop_samples(t)->n, 2);
     CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(t)->v[0].time, 12, 0);
     CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(t)->v[1].time, 14, 0);
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)ub_prop_samples(t)->v[0].value.u.data, 210, 0);
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)ub_prop_samples(t)->v[1].value.u.data, 410, 0);
+    CU_ASSERT_DOUBLE_EQUAL(*(double *)ub_prop_samples(t)->v[0].value.u.data,
+                           210, 0);
+    CU_ASSERT_DOUBLE_EQUAL(*(double *)ub_prop_samples(t)->v[1].value.u.data,
+                           410, 0);
     ub_prop *dd = ub_prop_find(out, a, S("d"));
     CU_ASSERT_DOUBLE_EQUAL(*(double *)dd->default_value.u.data, 15, 0);
     ub_prop *c = ub_prop_find(out, a, S("c"));
@@ -254,28 +261,26 @@ static void test_target_listops(void)
     so->has[UB_LO_PREPEND] = so->has[UB_LO_APPEND] = so->has[UB_LO_DELETE] =
         true;
     CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_PREPEND,
-        paths(f.l[0], 1, pre_r)) == 0);
+                                  paths(f.l[0], 1, pre_r)) == 0);
     CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_APPEND,
-        paths(f.l[0], 1, app_r)) == 0);
+                                  paths(f.l[0], 1, app_r)) == 0);
     CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_DELETE,
-        paths(f.l[0], 1, del_r)) == 0);
-    ub_prop_ext_get(f.l[0]->arena, sr)->targets = (ub_value){.kind = UB_V_LISTOP,
-                             .type = ub_type_get(UB_TY_PATH),
-                             .u.listop = so};
+                                  paths(f.l[0], 1, del_r)) == 0);
+    ub_prop_ext_get(f.l[0]->arena, sr)->targets = (ub_value){
+        .kind = UB_V_LISTOP, .type = ub_type_get(UB_TY_PATH), .u.listop = so};
     ub_listop *wo = ub_listop_new(f.l[1]->arena);
     wo->has[UB_LO_PREPEND] = wo->has[UB_LO_APPEND] = wo->has[UB_LO_DELETE] =
         wo->has[UB_LO_ADD] = true;
     CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_PREPEND,
-        paths(f.l[1], 1, pre_s)) == 0);
+                                  paths(f.l[1], 1, pre_s)) == 0);
     CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_APPEND,
-        paths(f.l[1], 1, app_s)) == 0);
+                                  paths(f.l[1], 1, app_s)) == 0);
     CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_DELETE,
-        paths(f.l[1], 1, del_s)) == 0);
+                                  paths(f.l[1], 1, del_s)) == 0);
     CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_ADD,
-        paths(f.l[1], 2, add_s)) == 0);
-    ub_prop_ext_get(f.l[1]->arena, wr)->targets = (ub_value){.kind = UB_V_LISTOP,
-                             .type = ub_type_get(UB_TY_PATH),
-                             .u.listop = wo};
+                                  paths(f.l[1], 2, add_s)) == 0);
+    ub_prop_ext_get(f.l[1]->arena, wr)->targets = (ub_value){
+        .kind = UB_V_LISTOP, .type = ub_type_get(UB_TY_PATH), .u.listop = wo};
     ub_diags *d = ub_diags_new();
     ub_layer *out = fx_flatten(&f, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -288,8 +293,9 @@ static void test_target_listops(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(lo);
     CU_ASSERT_FALSE(lo->is_explicit);
     CU_ASSERT_FALSE(lo->has[UB_LO_ADD]);
-    const ub_value *del = ub_listop_get(lo, UB_LO_DELETE), *pre = ub_listop_get(lo, UB_LO_PREPEND),
-             *app = ub_listop_get(lo, UB_LO_APPEND);
+    const ub_value *del = ub_listop_get(lo, UB_LO_DELETE),
+                   *pre = ub_listop_get(lo, UB_LO_PREPEND),
+                   *app = ub_listop_get(lo, UB_LO_APPEND);
     CU_ASSERT_EQUAL_FATAL(del->count, 2);
     CU_ASSERT_PTR_EQUAL(ub_value_str(del, 0), S("/Del_sub"));
     CU_ASSERT_PTR_EQUAL(ub_value_str(del, 1), S("/Del_root"));
@@ -323,8 +329,8 @@ static void test_reference_offsets_and_assets(void)
     ub_listop *lo = ub_listop_new(f.l[1]->arena);
     lo->is_explicit = true;
     lo->has[UB_LO_EXPLICIT] = true;
-    CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, lo, UB_LO_EXPLICIT,
-        refs) == 0);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, lo, UB_LO_EXPLICIT, refs) ==
+                    0);
     ub_fields_set(f.l[1]->arena, &wa->meta, S("references"),
                   (ub_value){.kind = UB_V_LISTOP,
                              .type = ub_type_get(UB_TY_REFERENCE),
@@ -340,7 +346,8 @@ static void test_reference_offsets_and_assets(void)
     ub_prim *a = ub_prim_find_child(out, out->root, S("A"));
     ub_field *fr = ub_fields_find(&a->meta, S("references"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(fr);
-    ub_reference *o = ub_listop_get(fr->value.u.listop, UB_LO_EXPLICIT)->u.data;
+    ub_reference *o =
+        ub_listop_get(fr->value.u.listop, UB_LO_EXPLICIT)->u.data;
     /* the layer's offset applies after the reference's own */
     CU_ASSERT_DOUBLE_EQUAL(o[0].offset.offset, -5, 0);
     CU_ASSERT_DOUBLE_EQUAL(o[0].offset.scale, 2, 0);
@@ -377,7 +384,8 @@ static void test_reorder_children(void)
         ub_prim_new(f.l[1], f.l[1]->root, S(weak[i]), UB_DEF, (ub_loc){0});
     ub_prim_new(f.l[0], f.l[0]->root, S("D"), UB_DEF, (ub_loc){0});
     const char *order[] = {"C", "A"};
-    ub_prim_ext_get(f.l[0]->arena, f.l[0]->root)->prim_order = tokens(f.l[0], 2, order);
+    ub_prim_ext_get(f.l[0]->arena, f.l[0]->root)->prim_order =
+        tokens(f.l[0], 2, order);
     ub_diags *d = ub_diags_new();
     ub_layer *out = fx_flatten(&f, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -448,7 +456,7 @@ static void test_explicit_under_edits(void)
     ub_listop *wo = ub_listop_new(f.l[1]->arena);
     wo->is_explicit = wo->has[UB_LO_EXPLICIT] = true;
     CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_EXPLICIT,
-        paths(f.l[1], 2, ab)) == 0);
+                                  paths(f.l[1], 2, ab)) == 0);
     ub_fields_set(f.l[1]->arena, &wp->meta, S("inherits"),
                   (ub_value){.kind = UB_V_LISTOP,
                              .type = ub_type_get(UB_TY_PATH), .u.listop = wo},
@@ -456,9 +464,9 @@ static void test_explicit_under_edits(void)
     ub_listop *so = ub_listop_new(f.l[0]->arena);
     so->has[UB_LO_DELETE] = so->has[UB_LO_PREPEND] = true;
     CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_DELETE,
-        paths(f.l[0], 1, a)) == 0);
+                                  paths(f.l[0], 1, a)) == 0);
     CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_PREPEND,
-        paths(f.l[0], 1, c)) == 0);
+                                  paths(f.l[0], 1, c)) == 0);
     ub_fields_set(f.l[0]->arena, &sp->meta, S("inherits"),
                   (ub_value){.kind = UB_V_LISTOP,
                              .type = ub_type_get(UB_TY_PATH), .u.listop = so},

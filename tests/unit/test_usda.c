@@ -90,8 +90,7 @@ static ub_listop *listop(ub_value *v, ub_type_id t)
 static void set_part(ub_listop *lo, ub_listop_part p, ub_value items)
 {
     lo->has[p] = true;
-    CU_ASSERT_FATAL(ub_listop_put(L->arena, lo, p,
-        items) == 0);
+    CU_ASSERT_FATAL(ub_listop_put(L->arena, lo, p, items) == 0);
     if (p == UB_LO_EXPLICIT)
         lo->is_explicit = true;
 }
@@ -181,7 +180,8 @@ static void test_prims_and_order(void)
     ub_prim *c = ub_prim_new(L, L->root, S("Cls"), UB_CLASS, noloc);
     c->type_name = S("__AnyType__");
     const char *order[] = {"TestOver", "overview_cam"};
-    ub_prim_ext_get(L->arena, L->root)->prim_order = strs_value(UB_TY_TOKEN, order, 2);
+    ub_prim_ext_get(L->arena, L->root)->prim_order =
+        strs_value(UB_TY_TOKEN, order, 2);
     check("#usda 1.0\n"
           "\n"
           "reorder rootPrims = [\"TestOver\", \"overview_cam\"]\n"
@@ -257,9 +257,12 @@ static void test_attributes(void)
     set_meta(&a->meta, "hidden", bool_value(true));
     set_meta(&a->meta, "displayUnit", str_value(UB_TY_TOKEN, "mm"));
     a = attr(p, "double", false, "radius");
-    ub_samples_set(L->arena, &ub_prop_ext_get(L->arena, a)->samples, 3.23, dbl_value(UB_TY_DOUBLE, 10));
-    ub_samples_set(L->arena, &ub_prop_ext_get(L->arena, a)->samples, 1.23, dbl_value(UB_TY_DOUBLE, 5));
-    ub_samples_set(L->arena, &ub_prop_ext_get(L->arena, a)->samples, 7, ub_value_block());
+    ub_samples_set(L->arena, &ub_prop_ext_get(L->arena, a)->samples, 3.23,
+                   dbl_value(UB_TY_DOUBLE, 10));
+    ub_samples_set(L->arena, &ub_prop_ext_get(L->arena, a)->samples, 1.23,
+                   dbl_value(UB_TY_DOUBLE, 5));
+    ub_samples_set(L->arena, &ub_prop_ext_get(L->arena, a)->samples, 7,
+                   ub_value_block());
     ub_prop_ext_get(L->arena, a)->samples.authored = true;
     a = attr(p, "double", false, "empty");
     ub_prop_ext_get(L->arena, a)->samples.authored = true;
@@ -305,7 +308,8 @@ static void test_connections(void)
 {
     ub_prim *p = def(NULL, NULL, "p");
     ub_prop *a = attr(p, "float", false, "in");
-    ub_listop *lo = listop(&ub_prop_ext_get(L->arena, a)->connections, UB_TY_PATH);
+    ub_listop *lo =
+        listop(&ub_prop_ext_get(L->arena, a)->connections, UB_TY_PATH);
     set_part(lo, UB_LO_EXPLICIT,
              strs_value(UB_TY_PATH, (const char *[]){"/a.x", "/b.y"}, 2));
     a = attr(p, "float", false, "one");
@@ -505,8 +509,10 @@ static void test_variants_and_reorder(void)
 {
     ub_prim *p = def(NULL, "Xform", "ball");
     const char *po[] = {"b", "a"};
-    ub_prim_ext_get(L->arena, p)->property_order = strs_value(UB_TY_TOKEN, po, 2);
-    ub_prim_ext_get(L->arena, p)->prim_order = strs_value(UB_TY_TOKEN, po, 1); /* one name: dropped */
+    ub_prim_ext_get(L->arena, p)->property_order =
+        strs_value(UB_TY_TOKEN, po, 2);
+    ub_prim_ext_get(L->arena, p)->prim_order =
+        strs_value(UB_TY_TOKEN, po, 1); /* one name: dropped */
     ub_variant_set *vs = ub_variant_set_get(L, p, S("lights"), noloc);
     ub_prim *on = ub_variant_new(L, p, vs, S("on"), noloc);
     (void)on;
@@ -909,9 +915,10 @@ static void rnd_prim(ub_prim *parent, int depth)
     }
     if (rnd() % 5 == 0) {
         const char *names[] = {"x", "y", "z"};
-        ub_prim_ext_get(L->arena, p)->property_order = strs_value(UB_TY_TOKEN, names,
-                                       (uint32_t)(rnd() % 4));
-        ub_prim_ext_get(L->arena, p)->prim_order = strs_value(UB_TY_TOKEN, names + 1, 2);
+        ub_prim_ext_get(L->arena, p)->property_order =
+            strs_value(UB_TY_TOKEN, names, (uint32_t)(rnd() % 4));
+        ub_prim_ext_get(L->arena, p)->prim_order =
+            strs_value(UB_TY_TOKEN, names + 1, 2);
     }
     if (rnd() % 5 == 0 && depth < 3) {
         ub_variant_set *vs = ub_variant_set_get(L, p, rnd_ident("set"), noloc);
@@ -938,7 +945,8 @@ static void rnd_prim(ub_prim *parent, int depth)
             if (!r)
                 continue;
             r->custom = rnd() % 2;
-            ub_listop *lo = listop(&ub_prop_ext_get(L->arena, r)->targets, UB_TY_PATH);
+            ub_listop *lo =
+                listop(&ub_prop_ext_get(L->arena, r)->targets, UB_TY_PATH);
             bool expl = rnd() % 2;
             set_part(lo, expl ? UB_LO_EXPLICIT : UB_LO_APPEND,
                      strs_value(UB_TY_PATH, (const char *[]){"/a", "/b/c"},
@@ -972,10 +980,10 @@ static void rnd_prim(ub_prim *parent, int depth)
         case 2:
             ub_prop_ext_get(L->arena, a)->samples.authored = true;
             for (int k = 0; k < 3; k++)
-                ub_samples_set(L->arena, &ub_prop_ext_get(L->arena, a)->samples,
-                               (double)(rnd() % 100) / 8,
-                               rnd() % 5 ? rnd_value(t, array)
-                                         : ub_value_block());
+                ub_samples_set(
+                    L->arena, &ub_prop_ext_get(L->arena, a)->samples,
+                    (double)(rnd() % 100) / 8,
+                    rnd() % 5 ? rnd_value(t, array) : ub_value_block());
             break;
         default:
             break;
@@ -983,7 +991,8 @@ static void rnd_prim(ub_prim *parent, int depth)
         if (rnd() % 3 == 0)
             set_meta(&a->meta, "doc", str_value(UB_TY_STRING, rnd_string()));
         if (rnd() % 5 == 0) {
-            ub_listop *lo = listop(&ub_prop_ext_get(L->arena, a)->connections, UB_TY_PATH);
+            ub_listop *lo =
+                listop(&ub_prop_ext_get(L->arena, a)->connections, UB_TY_PATH);
             bool expl = rnd() % 2;
             set_part(lo, expl ? UB_LO_EXPLICIT : UB_LO_PREPEND,
                      strs_value(UB_TY_PATH,

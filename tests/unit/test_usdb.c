@@ -92,14 +92,14 @@ static ub_value listop(ub_arena *a, ub_type_id id)
 {
     ub_listop *lo = ub_listop_new(a);
     lo->has[UB_LO_PREPEND] = true;
-    CU_ASSERT_FATAL(ub_listop_put(a, lo, UB_LO_PREPEND,
-        strs(a, id, 2, "/A/p")) == 0);
+    CU_ASSERT_FATAL(
+        ub_listop_put(a, lo, UB_LO_PREPEND, strs(a, id, 2, "/A/p")) == 0);
     lo->has[UB_LO_DELETE] = true; /* authored, empty */
     CU_ASSERT_FATAL(ub_listop_put(a, lo, UB_LO_DELETE,
-        ub_value_new(a, TY(id), 0, true)) == 0);
+                                  ub_value_new(a, TY(id), 0, true)) == 0);
     lo->has[UB_LO_APPEND] = true;
-    CU_ASSERT_FATAL(ub_listop_put(a, lo, UB_LO_APPEND,
-        strs(a, id, 1, "/B/q")) == 0);
+    CU_ASSERT_FATAL(
+        ub_listop_put(a, lo, UB_LO_APPEND, strs(a, id, 1, "/B/q")) == 0);
     return (ub_value){.kind = UB_V_LISTOP, .type = TY(id), .u.listop = lo};
 }
 
@@ -115,8 +115,7 @@ static ub_value refs(ub_arena *a)
     ub_listop *lo = ub_listop_new(a);
     lo->is_explicit = true;
     lo->has[UB_LO_EXPLICIT] = true;
-    CU_ASSERT_FATAL(ub_listop_put(a, lo, UB_LO_EXPLICIT,
-        v) == 0);
+    CU_ASSERT_FATAL(ub_listop_put(a, lo, UB_LO_EXPLICIT, v) == 0);
     return (ub_value){.kind = UB_V_LISTOP, .type = TY(UB_TY_REFERENCE),
                       .u.listop = lo};
 }
@@ -235,20 +234,25 @@ static ub_layer *rich_layer(void)
      * NaN time, and authored-but-empty */
     ub_prop *tr = attr(L, w, "xformOp:translate", UB_TY_DOUBLE3, false);
     for (int t = 1; t <= 48; t++)
-        ub_samples_set(a, &ub_prop_ext_get(a, tr)->samples, t, scalar(a, UB_TY_DOUBLE3, t * 0.5));
+        ub_samples_set(a, &ub_prop_ext_get(a, tr)->samples, t,
+                       scalar(a, UB_TY_DOUBLE3, t * 0.5));
     ub_prop *pts = attr(L, w, "points", UB_TY_POINT3F, true);
     ub_samples_set(a, &ub_prop_ext_get(a, pts)->samples, 0.25,
                    arr_f(a, UB_TY_POINT3F, 100, g_dec, true));
-    ub_samples_set(a, &ub_prop_ext_get(a, pts)->samples, 7.125, ub_value_block());
+    ub_samples_set(a, &ub_prop_ext_get(a, pts)->samples, 7.125,
+                   ub_value_block());
     ub_samples_set(a, &ub_prop_ext_get(a, pts)->samples, 9,
                    arr_f(a, UB_TY_POINT3F, 100, g_dec, true));
     ub_prop *nt = attr(L, w, "nantime", UB_TY_FLOAT, false);
-    ub_samples_set(a, &ub_prop_ext_get(a, nt)->samples, 1, scalar(a, UB_TY_FLOAT, 1));
-    ub_prop_ext_get(a, nt)->samples.v = ub_arena_grow(a, ub_prop_ext_get(a, nt)->samples.v, 1, 2, sizeof(ub_sample));
+    ub_samples_set(a, &ub_prop_ext_get(a, nt)->samples, 1,
+                   scalar(a, UB_TY_FLOAT, 1));
+    ub_prop_ext_get(a, nt)->samples.v = ub_arena_grow(
+        a, ub_prop_ext_get(a, nt)->samples.v, 1, 2, sizeof(ub_sample));
     ub_prop_samples(nt)->v[1] = (ub_sample){NAN, scalar(a, UB_TY_FLOAT, 2)};
     ub_prop_ext_get(a, nt)->samples.n = 2;
     ub_prop_ext_get(a, nt)->samples.cap = 2;
-    ub_prop_ext_get(a, attr(L, w, "noSamples", UB_TY_FLOAT, false))->samples.authored = true;
+    ub_prop_ext_get(a, attr(L, w, "noSamples", UB_TY_FLOAT, false))
+        ->samples.authored = true;
 
     ub_prop *rel = ub_prop_new(L, w, S("material:binding"), UB_REL,
                                (ub_loc){0});
@@ -298,7 +302,8 @@ static bool fields_same(const ub_fields *x, const ub_fields *y)
 static bool prim_same(const ub_prim *x, const ub_prim *y)
 {
     if (x->name != y->name || x->specifier != y->specifier ||
-        x->type_name != y->type_name || ub_prim_variant_set(x) != ub_prim_variant_set(y) ||
+        x->type_name != y->type_name ||
+        ub_prim_variant_set(x) != ub_prim_variant_set(y) ||
         !fields_same(&x->meta, &y->meta) ||
         !val_same(ub_prim_prim_order(x), ub_prim_prim_order(y)) ||
         !val_same(ub_prim_property_order(x), ub_prim_property_order(y)) ||
@@ -321,8 +326,10 @@ static bool prim_same(const ub_prim *x, const ub_prim *y)
             ub_prop_samples(p)->n != ub_prop_samples(q)->n)
             return false;
         for (uint32_t k = 0; k < ub_prop_samples(p)->n; k++)
-            if (memcmp(&ub_prop_samples(p)->v[k].time, &ub_prop_samples(q)->v[k].time, 8) ||
-                !val_same(&ub_prop_samples(p)->v[k].value, &ub_prop_samples(q)->v[k].value))
+            if (memcmp(&ub_prop_samples(p)->v[k].time,
+                       &ub_prop_samples(q)->v[k].time, 8) ||
+                !val_same(&ub_prop_samples(p)->v[k].value,
+                          &ub_prop_samples(q)->v[k].value))
                 return false;
     }
     for (uint32_t i = 0; i < x->children.n; i++)
@@ -439,10 +446,11 @@ static ub_layer *many_prims(int n)
         attr(L, p, "xformOp:translate", UB_TY_DOUBLE3, false)
             ->default_value = scalar(a, UB_TY_DOUBLE3, i % 97);
         ub_prop *v = attr(L, p, "visibility", UB_TY_TOKEN, false);
-        ub_samples_set(a, &ub_prop_ext_get(a, v)->samples, 1, str1(a, UB_TY_TOKEN, "inherited"));
-        ub_samples_set(a, &ub_prop_ext_get(a, v)->samples, 2,
-                       str1(a, UB_TY_TOKEN,
-                            i % 2 ? "invisible" : kinds[i % 3]));
+        ub_samples_set(a, &ub_prop_ext_get(a, v)->samples, 1,
+                       str1(a, UB_TY_TOKEN, "inherited"));
+        ub_samples_set(
+            a, &ub_prop_ext_get(a, v)->samples, 2,
+            str1(a, UB_TY_TOKEN, i % 2 ? "invisible" : kinds[i % 3]));
     }
     return L;
 }
@@ -500,9 +508,9 @@ static void test_dedup(void)
                 arr_f(L->arena, UB_TY_POINT3F, 20000, g_rand, true);
             ub_prop *s = attr(L, p, "s", UB_TY_FLOAT3, true);
             for (int t = 0; t < 3; t++)
-                ub_samples_set(L->arena, &ub_prop_ext_get(L->arena, s)->samples, t,
-                               arr_f(L->arena, UB_TY_FLOAT3, 5000, g_rand,
-                                     true));
+                ub_samples_set(
+                    L->arena, &ub_prop_ext_get(L->arena, s)->samples, t,
+                    arr_f(L->arena, UB_TY_FLOAT3, 5000, g_rand, true));
         }
         ub_buf b;
         write(L, 0, &b);
@@ -547,17 +555,25 @@ static ub_layer *anim_layer(void)
     ub_prim *b = ub_prim_new(L, p, S("B"), UB_DEF, (ub_loc){0});
     ub_prop *f = attr(L, b, "f", UB_TY_FLOAT, false);
     f->default_value = scalar(a, UB_TY_FLOAT, 100);
-    ub_samples_set(a, &ub_prop_ext_get(a, f)->samples, 10, scalar(a, UB_TY_FLOAT, 1));
-    ub_samples_set(a, &ub_prop_ext_get(a, f)->samples, 20, scalar(a, UB_TY_FLOAT, 3));
+    ub_samples_set(a, &ub_prop_ext_get(a, f)->samples, 10,
+                   scalar(a, UB_TY_FLOAT, 1));
+    ub_samples_set(a, &ub_prop_ext_get(a, f)->samples, 20,
+                   scalar(a, UB_TY_FLOAT, 3));
     ub_samples_set(a, &ub_prop_ext_get(a, f)->samples, 30, ub_value_block());
-    ub_samples_set(a, &ub_prop_ext_get(a, f)->samples, 40, scalar(a, UB_TY_FLOAT, 5));
-    ub_samples_set(a, &ub_prop_ext_get(a, f)->samples, 50, scalar(a, UB_TY_FLOAT, 7));
+    ub_samples_set(a, &ub_prop_ext_get(a, f)->samples, 40,
+                   scalar(a, UB_TY_FLOAT, 5));
+    ub_samples_set(a, &ub_prop_ext_get(a, f)->samples, 50,
+                   scalar(a, UB_TY_FLOAT, 7));
     ub_prop *i = attr(L, b, "i", UB_TY_INT, false);
-    ub_samples_set(a, &ub_prop_ext_get(a, i)->samples, 0, scalar(a, UB_TY_INT, 1));
-    ub_samples_set(a, &ub_prop_ext_get(a, i)->samples, 10, scalar(a, UB_TY_INT, 9));
+    ub_samples_set(a, &ub_prop_ext_get(a, i)->samples, 0,
+                   scalar(a, UB_TY_INT, 1));
+    ub_samples_set(a, &ub_prop_ext_get(a, i)->samples, 10,
+                   scalar(a, UB_TY_INT, 9));
     ub_prop *v = attr(L, b, "v", UB_TY_DOUBLE3, false);
-    ub_samples_set(a, &ub_prop_ext_get(a, v)->samples, 0, scalar(a, UB_TY_DOUBLE3, 0));
-    ub_samples_set(a, &ub_prop_ext_get(a, v)->samples, 4, scalar(a, UB_TY_DOUBLE3, 8));
+    ub_samples_set(a, &ub_prop_ext_get(a, v)->samples, 0,
+                   scalar(a, UB_TY_DOUBLE3, 0));
+    ub_samples_set(a, &ub_prop_ext_get(a, v)->samples, 4,
+                   scalar(a, UB_TY_DOUBLE3, 8));
     ub_prop *q = attr(L, b, "q", UB_TY_QUATD, false);
     ub_value q0 = ub_value_new(a, TY(UB_TY_QUATD), 1, false),
              q1 = ub_value_new(a, TY(UB_TY_QUATD), 1, false);
@@ -577,8 +593,10 @@ static ub_layer *anim_layer(void)
     ub_samples_set(a, &ub_prop_ext_get(a, pa)->samples, 4,
                    arr_f(a, UB_TY_POINT3F, 3, g_dec, true));
     ub_prop *h = attr(L, b, "h", UB_TY_HALF, false);
-    ub_samples_set(a, &ub_prop_ext_get(a, h)->samples, 0, scalar(a, UB_TY_HALF, 0));
-    ub_samples_set(a, &ub_prop_ext_get(a, h)->samples, 1, scalar(a, UB_TY_HALF, 1));
+    ub_samples_set(a, &ub_prop_ext_get(a, h)->samples, 0,
+                   scalar(a, UB_TY_HALF, 0));
+    ub_samples_set(a, &ub_prop_ext_get(a, h)->samples, 1,
+                   scalar(a, UB_TY_HALF, 1));
     ub_prop *s = attr(L, b, "s", UB_TY_STRING, false);
     ub_value s0 = strs(a, UB_TY_STRING, 1, "lo"),
              s1 = strs(a, UB_TY_STRING, 1, "hi");
