@@ -23,17 +23,26 @@ static inline int64_t ub_int_diff(int64_t cur, int64_t prev, int width)
     return (int64_t)d;
 }
 
-/* The most common difference; the largest of those tied.  An open
- * addressing table of (difference, count). */
+/* The most common difference; the largest of those tied (whatever the
+ * order counts grow in).  An open addressing table of (difference,
+ * count), grown with the number of distinct differences: a structural
+ * array of a million indices mostly steps by a few values, and a table
+ * sized by its length would be tens of MB. */
+struct ub_mc_slot {
+    int64_t key;
+    size_t count;
+};
+
+static size_t ub_mc_home(int64_t d, size_t cap)
+{
+    uint64_t h = (uint64_t)d * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 20) & (cap - 1);
+}
+
 static int64_t ub_most_common(const void *v, size_t n, int width, bool *oom)
 {
-    size_t cap = 16;
-    while (cap < n * 2)
-        cap <<= 1;
-    struct slot {
-        int64_t key;
-        size_t count;
-    } *t = calloc(cap, sizeof *t);
+    size_t cap = 64, used = 0;
+    struct ub_mc_slot *t = calloc(cap, sizeof *t);
     if (!t) {
         *oom = true;
         return 0;
@@ -44,10 +53,35 @@ static int64_t ub_most_common(const void *v, size_t n, int width, bool *oom)
         int64_t cur = ub_int_at(v, i, width);
         int64_t d = ub_int_diff(cur, prev, width);
         prev = cur;
-        uint64_t h = (uint64_t)d * 0x9E3779B97F4A7C15ull;
-        size_t j = (size_t)(h >> 20) & (cap - 1);
+        size_t j = ub_mc_home(d, cap);
         while (t[j].count && t[j].key != d)
             j = (j + 1) & (cap - 1);
+        if (!t[j].count) {
+            if ((used + 1) * 4 > cap * 3) {
+                size_t nc = cap * 2;
+                struct ub_mc_slot *nt = calloc(nc, sizeof *nt);
+                if (!nt) {
+                    free(t);
+                    *oom = true;
+                    return 0;
+                }
+                for (size_t k = 0; k < cap; k++) {
+                    if (!t[k].count)
+                        continue;
+                    size_t m = ub_mc_home(t[k].key, nc);
+                    while (nt[m].count)
+                        m = (m + 1) & (nc - 1);
+                    nt[m] = t[k];
+                }
+                free(t);
+                t = nt;
+                cap = nc;
+                j = ub_mc_home(d, cap);
+                while (t[j].count)
+                    j = (j + 1) & (cap - 1);
+            }
+            used++;
+        }
         t[j].key = d;
         size_t c = ++t[j].count;
         if (c > best_count || (c == best_count && d > best)) {

@@ -440,9 +440,10 @@ static bool ub_part_nonempty(const ub_listop *lo, int p)
 {
     if (!lo->has[p])
         return false;
-    if (lo->part[p].kind == UB_V_UNTYPED)
+    if (ub_listop_get(lo, p)->kind == UB_V_UNTYPED)
         return true;
-    return lo->part[p].kind == UB_V_DATA && lo->part[p].count > 0;
+    return ub_listop_get(lo, p)->kind == UB_V_DATA &&
+           ub_listop_get(lo, p)->count > 0;
 }
 
 static void ub_write_listop(ub_w *w, unsigned indent, const char *name,
@@ -450,13 +451,13 @@ static void ub_write_listop(ub_w *w, unsigned indent, const char *name,
 {
     if (lo->is_explicit) {
         ub_write_listop_list(w, indent, name, NULL,
-                             &lo->part[UB_LO_EXPLICIT]);
+                             ub_listop_get(lo, UB_LO_EXPLICIT));
         return;
     }
     for (int p = UB_LO_DELETE; p < UB_LO_NPARTS; p++)
         if (ub_part_nonempty(lo, p))
             ub_write_listop_list(w, indent, name, ub_listop_ops[p],
-                                 &lo->part[p]);
+                                 ub_listop_get(lo, p));
 }
 
 /* The dictionary body from "{": entries sorted by key, one per line, at
@@ -863,7 +864,7 @@ static void ub_write_prim_meta(ub_w *w, const ub_prim *prim, unsigned indent)
                     ub_pc(b, ' ');
                 }
                 PUTS(b, "variantSets = ");
-                ub_write_name_vector(b, &lo->part[p]);
+                ub_write_name_vector(b, ub_listop_get(lo, p));
                 ub_pc(b, '\n');
             }
             continue;
@@ -1018,8 +1019,8 @@ static void ub_write_attribute(ub_w *w, const ub_prop *p, unsigned indent)
         return;
     bool has_info = ub_comment_nonempty(comment) || n > 0;
     bool has_default = p->default_value.kind != UB_V_EMPTY;
-    bool has_conn = p->connections.kind == UB_V_LISTOP;
-    bool has_samples = p->samples.authored;
+    bool has_conn = ub_prop_connections(p)->kind == UB_V_LISTOP;
+    bool has_samples = ub_prop_samples(p)->authored;
     if (has_info || has_default || p->custom || (!has_conn && !has_samples)) {
         ub_ind(b, indent);
         if (p->custom)
@@ -1048,20 +1049,21 @@ static void ub_write_attribute(ub_w *w, const ub_prop *p, unsigned indent)
         ub_pc(b, ' ');
         ub_ps(b, p->name);
         PUTS(b, ".timeSamples = {\n");
-        if (!p->samples.n && w->samples_fn &&
+        if (!ub_prop_samples(p)->n && w->samples_fn &&
             w->samples_fn(w->samples_ctx, p, indent, b) != 0)
             w->oom = true;
-        ub_write_samples(w, indent, &p->samples);
+        ub_write_samples(w, indent, ub_prop_samples(p));
     }
     if (has_conn) {
-        const ub_listop *lo = p->connections.u.listop;
+        const ub_listop *lo = ub_prop_connections(p)->u.listop;
         if (lo->is_explicit) {
-            ub_write_connect(w, indent, p, NULL, &lo->part[UB_LO_EXPLICIT]);
+            ub_write_connect(w, indent, p, NULL,
+                             ub_listop_get(lo, UB_LO_EXPLICIT));
         } else {
             for (int k = UB_LO_DELETE; k < UB_LO_NPARTS; k++)
                 if (ub_part_nonempty(lo, k))
                     ub_write_connect(w, indent, p, ub_listop_ops[k],
-                                     &lo->part[k]);
+                                     ub_listop_get(lo, k));
         }
     }
 }
@@ -1099,8 +1101,9 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
     if (!sp.v)
         return;
     bool has_info = ub_comment_nonempty(comment) || n > 0;
-    const ub_listop *lo =
-        p->targets.kind == UB_V_LISTOP ? p->targets.u.listop : NULL;
+    const ub_listop *lo = ub_prop_targets(p)->kind == UB_V_LISTOP
+                              ? ub_prop_targets(p)->u.listop
+                              : NULL;
     bool explicit_targets = lo && lo->is_explicit;
     bool target_ops = false;
     if (lo && !lo->is_explicit)
@@ -1115,7 +1118,7 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
         PUTS(b, "rel ");
         ub_ps(b, p->name);
         if (explicit_targets) {
-            const ub_value *t = &lo->part[UB_LO_EXPLICIT];
+            const ub_value *t = ub_listop_get(lo, UB_LO_EXPLICIT);
             if (t->kind != UB_V_DATA || t->count == 0)
                 PUTS(b, " = None");
             else
@@ -1142,25 +1145,26 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
             ub_ps(b, varying);
             PUTS(b, "rel ");
             ub_ps(b, p->name);
-            ub_write_targets(w, indent, &lo->part[k]);
+            ub_write_targets(w, indent, ub_listop_get(lo, k));
             ub_pc(b, '\n');
         }
     }
-    if (p->samples.authored) {
+    if (ub_prop_samples(p)->authored) {
         ub_ind(b, indent);
         ub_ps(b, varying);
         PUTS(b, "rel ");
         ub_ps(b, p->name);
         PUTS(b, ".timeSamples = {\n");
-        ub_write_samples(w, indent, &p->samples);
+        ub_write_samples(w, indent, ub_prop_samples(p));
     }
-    if (p->default_target) {
+    if (ub_prop_default_target(p)) {
         ub_ind(b, indent);
         ub_ps(b, varying);
         PUTS(b, "rel ");
         ub_ps(b, p->name);
         PUTS(b, ".default = ");
-        ub_put_path(b, p->default_target, strlen(p->default_target));
+        ub_put_path(b, ub_prop_default_target(p),
+                    strlen(ub_prop_default_target(p)));
         /* OpenUSD indents the newline that ends this statement. */
         ub_ind(b, indent);
         ub_pc(b, '\n');
@@ -1173,7 +1177,7 @@ static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
                                   unsigned indent)
 {
     ub_buf *b = w->b;
-    uint32_t nsets = prim->n_variant_sets;
+    uint32_t nsets = ub_prim_n_variant_sets(prim);
     if (nsets == 0)
         return;
     /* OpenUSD lists a prim's variant sets in the order of an explicit or
@@ -1189,9 +1193,9 @@ static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
     if (vf && vf->value.kind == UB_V_LISTOP) {
         const ub_listop *lo = vf->value.u.listop;
         if (lo->is_explicit)
-            names = &lo->part[UB_LO_EXPLICIT];
+            names = ub_listop_get(lo, UB_LO_EXPLICIT);
         else if (lo->has[UB_LO_ADD])
-            names = &lo->part[UB_LO_ADD];
+            names = ub_listop_get(lo, UB_LO_ADD);
     }
     uint32_t nn = names && names->kind == UB_V_DATA && names->type &&
                           names->type->scalar == UB_SC_STRING
@@ -1200,7 +1204,7 @@ static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
     for (uint32_t k = 0; k < nn; k++) {
         const char *name = ub_sv(names, k);
         for (uint32_t s = 0; s < nsets; s++) {
-            const ub_variant_set *vs = &prim->variant_sets[s];
+            const ub_variant_set *vs = &ub_prim_variant_sets(prim)[s];
             if (strcmp(vs->name, name) != 0)
                 continue;
             bool seen = false;
@@ -1211,7 +1215,7 @@ static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
         }
     }
     for (uint32_t s = 0; s < nsets; s++) {
-        const ub_variant_set *vs = &prim->variant_sets[s];
+        const ub_variant_set *vs = &ub_prim_variant_sets(prim)[s];
         bool seen = false;
         for (uint32_t i = 0; i < no; i++)
             seen |= ov[i] == vs;
@@ -1263,16 +1267,16 @@ static uint32_t ub_order_count(const ub_value *v)
 static void ub_write_body_head(ub_w *w, const ub_prim *prim, unsigned indent)
 {
     ub_buf *b = w->b;
-    if (ub_order_count(&prim->property_order) > 1) {
+    if (ub_order_count(ub_prim_property_order(prim)) > 1) {
         ub_ind(b, indent + 1);
         PUTS(b, "reorder properties = ");
-        ub_write_name_vector(b, &prim->property_order);
+        ub_write_name_vector(b, ub_prim_property_order(prim));
         ub_pc(b, '\n');
     }
-    if (ub_order_count(&prim->prim_order) > 1) {
+    if (ub_order_count(ub_prim_prim_order(prim)) > 1) {
         ub_ind(b, indent + 1);
         PUTS(b, "reorder nameChildren = ");
-        ub_write_name_vector(b, &prim->prim_order);
+        ub_write_name_vector(b, ub_prim_prim_order(prim));
         ub_pc(b, '\n');
     }
     uint32_t np = prim->props.n;
@@ -1329,18 +1333,18 @@ static size_t ub_path_of(const ub_prim *p, char *out, size_t cap)
         return 0;
     size_t n = ub_path_of(p->parent, out, cap);
     size_t l = strlen(p->name);
-    if (p->variant_set) {
-        size_t vl = strlen(p->variant_set);
+    if (ub_prim_variant_set(p)) {
+        size_t vl = strlen(ub_prim_variant_set(p));
         if (n + vl + l + 3 < cap) {
             out[n] = '{';
-            memcpy(out + n + 1, p->variant_set, vl);
+            memcpy(out + n + 1, ub_prim_variant_set(p), vl);
             out[n + 1 + vl] = '=';
             memcpy(out + n + 2 + vl, p->name, l);
             out[n + 2 + vl + l] = '}';
         }
         return n + vl + l + 3;
     }
-    bool slash = !(p->parent && p->parent->variant_set);
+    bool slash = !(p->parent && ub_prim_variant_set(p->parent));
     if (n + slash + l < cap) {
         if (slash)
             out[n] = '/';
@@ -1482,9 +1486,9 @@ static void ub_write_top(ub_w *w, const ub_layer *layer)
     PUTS(out, "#usda 1.0\n");
     ub_write_header(w, layer);
     const ub_prim *root = layer->root;
-    if (root && ub_order_count(&root->prim_order) > 1) {
+    if (root && ub_order_count(ub_prim_prim_order(root)) > 1) {
         PUTS(out, "\nreorder rootPrims = ");
-        ub_write_name_vector(out, &root->prim_order);
+        ub_write_name_vector(out, ub_prim_prim_order(root));
         ub_pc(out, '\n');
     }
 }

@@ -1214,7 +1214,7 @@ static void put_value_body(ub_w *w, ub_buf *b, const ub_value *v, int depth)
         put_u8(b, has);
         for (int p = 0; p < UB_LO_NPARTS; p++)
             if (lo->has[p])
-                put_value_body(w, b, &lo->part[p], depth + 1);
+                put_value_body(w, b, ub_listop_get(lo, p), depth + 1);
         break;
     }
     case UB_V_UNTYPED:
@@ -1342,7 +1342,7 @@ static void prefetch_prop(const ub_prop *p)
 {
     prefetch_range(p->meta.v, p->meta.n * sizeof *p->meta.v);
     prefetch(p->default_value.u.data);
-    prefetch(p->samples.v);
+    prefetch(ub_prop_samples(p)->v);
 }
 
 static void prefetch_prim(const ub_prim *p)
@@ -1368,7 +1368,7 @@ static void put_prop(ub_w *w, const ub_prop *p)
     put_str(w, b, p->name);
     put_u8(b, (p->kind == UB_REL ? 1 : 0) | (p->custom ? 2 : 0) |
                   (p->varying_keyword ? 4 : 0) | (p->is_array ? 8 : 0) |
-                  (p->samples.authored ? 16 : 0));
+                  (ub_prop_samples(p)->authored ? 16 : 0));
     put_u8(b, p->variability);
     put_opt_str(w, b, p->type_name);
     if (p->type)
@@ -1376,14 +1376,14 @@ static void put_prop(ub_w *w, const ub_prop *p)
     else
         put_vu(b, 0);
     put_val(w, &p->default_value);
-    if (p->samples.authored || p->samples.n) {
-        series_rec(w, &p->samples);
+    if (ub_prop_samples(p)->authored || ub_prop_samples(p)->n) {
+        series_rec(w, ub_prop_samples(p));
     } else {
         put_vu(b, 0);
     }
-    put_val(w, &p->connections);
-    put_val(w, &p->targets);
-    put_opt_str(w, b, p->default_target);
+    put_val(w, ub_prop_connections(p));
+    put_val(w, ub_prop_targets(p));
+    put_opt_str(w, b, ub_prop_default_target(p));
     put_fields(w, &p->meta);
 }
 
@@ -1404,8 +1404,8 @@ static void put_prim(ub_w *w, const ub_prim *p, int depth)
     put_u8(b, p->specifier);
     put_opt_str(w, b, p->type_name);
     put_fields(w, &p->meta);
-    put_val(w, &p->prim_order);
-    put_val(w, &p->property_order);
+    put_val(w, ub_prim_prim_order(p));
+    put_val(w, ub_prim_property_order(p));
     put_vu(b, np);
     for (uint32_t i = 0; i < np; i++) {
         if (i + 2 < np)
@@ -1424,9 +1424,9 @@ static void put_prim(ub_w *w, const ub_prim *p, int depth)
             prefetch_prim(kids[i + 1]);
         put_prim(w, kids[i], depth + 1);
     }
-    put_vu(b, p->n_variant_sets);
-    for (uint32_t i = 0; i < p->n_variant_sets; i++) {
-        const ub_variant_set *vs = &p->variant_sets[i];
+    put_vu(b, ub_prim_n_variant_sets(p));
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++) {
+        const ub_variant_set *vs = &ub_prim_variant_sets(p)[i];
         put_str(w, b, vs->name);
         put_vu(b, vs->variants.n);
         for (uint32_t k = 0; k < vs->variants.n; k++)

@@ -27,11 +27,15 @@
 
 /* --- a hash table of uint32 ids, verified by the caller's equality ------- */
 
+/* 8 bytes: the low half of the hash (with its top bit set, so 0 marks a
+ * free slot; tables never reach 2^31 slots) and the id.  A layer of a
+ * million specs has tables of millions of slots. */
 typedef struct ub_slot {
-    uint64_t h;
+    uint32_t h;
     uint32_t id;
-    bool used;
 } ub_slot;
+
+#define UB_SLOT_H(h) ((uint32_t)(h) | 0x80000000u)
 
 typedef struct ub_tab {
     ub_slot *s;
@@ -51,10 +55,10 @@ static ub_slot *ub_tab_find(ub_tab *t, uint64_t h, ub_eq_fn eq,
         if (!s)
             return NULL;
         for (size_t i = 0; i < t->cap; i++) {
-            if (!t->s[i].used)
+            if (!t->s[i].h)
                 continue;
             size_t j = (size_t)t->s[i].h & (cap - 1);
-            while (s[j].used)
+            while (s[j].h)
                 j = (j + 1) & (cap - 1);
             s[j] = t->s[i];
         }
@@ -63,8 +67,8 @@ static ub_slot *ub_tab_find(ub_tab *t, uint64_t h, ub_eq_fn eq,
         t->cap = cap;
     }
     size_t j = (size_t)h & (t->cap - 1);
-    while (t->s[j].used) {
-        if (t->s[j].h == h && eq(ctx, t->s[j].id, key))
+    while (t->s[j].h) {
+        if (t->s[j].h == UB_SLOT_H(h) && eq(ctx, t->s[j].id, key))
             return &t->s[j];
         j = (j + 1) & (t->cap - 1);
     }
@@ -73,9 +77,8 @@ static ub_slot *ub_tab_find(ub_tab *t, uint64_t h, ub_eq_fn eq,
 
 static void ub_tab_put(ub_tab *t, ub_slot *s, uint64_t h, uint32_t id)
 {
-    s->h = h;
+    s->h = UB_SLOT_H(h);
     s->id = id;
-    s->used = true;
     t->n++;
 }
 
@@ -237,7 +240,7 @@ static uint32_t ub_cw_lookup(ub_cw *w, ub_tab *t, uint64_t h, ub_eq_fn eq,
         w->oom = true;
         return UINT32_MAX;
     }
-    if (sl->used)
+    if (sl->h)
         return sl->id;
     ub_tab_put(t, sl, h, (uint32_t)next);
     *fresh = true;
@@ -475,7 +478,7 @@ static uint32_t ub_cw_path_text(ub_cw *w, const char *text)
         w->oom = true;
         return 0;
     }
-    if (sl->used)
+    if (sl->h)
         return w->ptext_idx.v[sl->id];
     if (text[0] != '/') {
         ub_cw_error(w, "the path '%s' is not absolute", text);
@@ -539,7 +542,7 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
         w->oom = true;
         return flags;
     }
-    if (sl->used)
+    if (sl->h)
         return w->vals.v[sl->id].rep;
     ub_buf *o = w->out;
     while ((o->len - w->base) % align)
@@ -1081,7 +1084,7 @@ static uint64_t ub_cw_listop(ub_cw *w, const ub_value *v, ub_crate_type lt)
     };
     uint8_t h = lo->is_explicit ? UB_CRATE_LISTOP_IS_EXPLICIT : 0;
     for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
-        const ub_value *p = &lo->part[order[k].part];
+        const ub_value *p = ub_listop_get(lo, order[k].part);
         if (lo->has[order[k].part] && p->kind == UB_V_DATA && p->count)
             h |= order[k].bit;
     }
@@ -1093,7 +1096,7 @@ static uint64_t ub_cw_listop(ub_cw *w, const ub_value *v, ub_crate_type lt)
     for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
         if (!(h & order[k].bit))
             continue;
-        const ub_value *p = &lo->part[order[k].part];
+        const ub_value *p = ub_listop_get(lo, order[k].part);
         ub_w64(&b, p->count);
         for (uint32_t i = 0; i < p->count; i++)
             ub_put_listop_item(w, &b, lt, p, i);
@@ -1184,7 +1187,7 @@ static void ub_cw_spec(ub_cw *w, uint32_t path, ub_crate_spec_type type)
         return;
     }
     uint32_t start;
-    if (sl->used) {
+    if (sl->h) {
         start = sl->id;
     } else {
         start = (uint32_t)w->fsets.n;
@@ -1402,12 +1405,13 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
         ub_cw_metas(w, &p->meta, false);
         if (p->default_value.kind != UB_V_EMPTY)
             ub_cw_field_c(w, "default", ub_cw_value(w, &p->default_value));
-        if (p->samples.authored)
-            ub_cw_field_c(w, "timeSamples", ub_cw_samples(w, &p->samples));
-        if (p->connections.kind == UB_V_LISTOP)
-            ub_cw_field_c(w, "connectionPaths",
-                          ub_cw_listop(w, &p->connections,
-                                       UB_CRATE_PATH_LISTOP));
+        if (ub_prop_samples(p)->authored)
+            ub_cw_field_c(w, "timeSamples",
+                          ub_cw_samples(w, ub_prop_samples(p)));
+        if (ub_prop_connections(p)->kind == UB_V_LISTOP)
+            ub_cw_field_c(
+                w, "connectionPaths",
+                ub_cw_listop(w, ub_prop_connections(p), UB_CRATE_PATH_LISTOP));
     } else {
         ub_cw_field_c(w, "custom", ub_cw_bool(p->custom));
         /* a relationship is uniform unless declared varying */
@@ -1415,18 +1419,20 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
                       ub_rep(UB_CRATE_VARIABILITY, true, false,
                              !p->varying_keyword));
         ub_cw_metas(w, &p->meta, false);
-        for (uint32_t i = 0; i < p->samples.n; i++)
-            if (p->samples.v[i].value.kind != UB_V_BLOCK) {
+        for (uint32_t i = 0; i < ub_prop_samples(p)->n; i++)
+            if (ub_prop_samples(p)->v[i].value.kind != UB_V_BLOCK) {
                 ub_cw_error(w, "relationship time samples (path values; "
                                "OpenUSD cannot write them to usdc either)");
                 break;
             }
-        if (p->samples.authored)
-            ub_cw_field_c(w, "timeSamples", ub_cw_samples(w, &p->samples));
-        if (p->targets.kind == UB_V_LISTOP)
-            ub_cw_field_c(w, "targetPaths",
-                          ub_cw_listop(w, &p->targets, UB_CRATE_PATH_LISTOP));
-        if (p->default_target)
+        if (ub_prop_samples(p)->authored)
+            ub_cw_field_c(w, "timeSamples",
+                          ub_cw_samples(w, ub_prop_samples(p)));
+        if (ub_prop_targets(p)->kind == UB_V_LISTOP)
+            ub_cw_field_c(
+                w, "targetPaths",
+                ub_cw_listop(w, ub_prop_targets(p), UB_CRATE_PATH_LISTOP));
+        if (ub_prop_default_target(p))
             ub_cw_error(w, "a relationship default target (a path value; "
                            "OpenUSD cannot write it to usdc either)");
     }
@@ -1453,24 +1459,24 @@ static uint32_t ub_variant_set_children(ub_cw *w, const ub_prim *prim,
             f->value.kind == UB_V_LISTOP) {
             const ub_listop *lo = f->value.u.listop;
             if (lo->has[UB_LO_EXPLICIT])
-                list = &lo->part[UB_LO_EXPLICIT];
+                list = ub_listop_get(lo, UB_LO_EXPLICIT);
             else if (lo->has[UB_LO_ADD])
-                list = &lo->part[UB_LO_ADD];
+                list = ub_listop_get(lo, UB_LO_ADD);
         }
     }
     uint32_t nl = list && list->kind == UB_V_DATA ? list->count : 0;
     *out = NULL;
-    if (nl + prim->n_variant_sets == 0)
+    if (nl + ub_prim_n_variant_sets(prim) == 0)
         return 0;
-    const char **v = malloc((nl + prim->n_variant_sets) * sizeof *v);
+    const char **v = malloc((nl + ub_prim_n_variant_sets(prim)) * sizeof *v);
     if (!v) {
         w->oom = true;
         return 0;
     }
     uint32_t n = 0;
-    for (uint32_t i = 0; i < nl + prim->n_variant_sets; i++) {
+    for (uint32_t i = 0; i < nl + ub_prim_n_variant_sets(prim); i++) {
         const char *name = i < nl ? ub_value_str(list, i)
-                                  : prim->variant_sets[i - nl].name;
+                                  : ub_prim_variant_sets(prim)[i - nl].name;
         bool dup = false;
         for (uint32_t k = 0; k < n && !dup; k++)
             dup = v[k] == name;
@@ -1485,14 +1491,15 @@ static uint32_t ub_variant_set_children(ub_cw *w, const ub_prim *prim,
  * built at path: their name lists go to the spec first. */
 static void ub_cw_body(ub_cw *w, const ub_prim *prim)
 {
-    if (prim->prim_order.kind == UB_V_DATA)
+    if (ub_prim_prim_order(prim)->kind == UB_V_DATA)
         ub_cw_field_c(w, "primOrder",
-                      ub_cw_token_vector(w, prim->prim_order.u.data,
-                                         prim->prim_order.count));
-    if (prim->property_order.kind == UB_V_DATA)
+                      ub_cw_token_vector(w, ub_prim_prim_order(prim)->u.data,
+                                         ub_prim_prim_order(prim)->count));
+    if (ub_prim_property_order(prim)->kind == UB_V_DATA)
         ub_cw_field_c(w, "propertyOrder",
-                      ub_cw_token_vector(w, prim->property_order.u.data,
-                                         prim->property_order.count));
+                      ub_cw_token_vector(w,
+                                         ub_prim_property_order(prim)->u.data,
+                                         ub_prim_property_order(prim)->count));
     uint32_t nmax = prim->children.n;
     if (prim->props.n > nmax)
         nmax = prim->props.n;
@@ -1531,9 +1538,9 @@ static void ub_cw_children(ub_cw *w, uint32_t path, const ub_prim *prim)
     for (uint32_t i = 0; i < nsets && !w->failed; i++) {
         uint32_t set_path = ub_cw_variant_path(w, path, sets[i], NULL);
         const ub_variant_set *vs = NULL;
-        for (uint32_t k = 0; k < prim->n_variant_sets && !vs; k++)
-            if (prim->variant_sets[k].name == sets[i])
-                vs = &prim->variant_sets[k];
+        for (uint32_t k = 0; k < ub_prim_n_variant_sets(prim) && !vs; k++)
+            if (ub_prim_variant_sets(prim)[k].name == sets[i])
+                vs = &ub_prim_variant_sets(prim)[k];
         if (!vs) { /* named by variantSets only: a set without variants */
             ub_cw_spec(w, set_path, UB_CRATE_SPEC_VARIANT_SET);
             continue;

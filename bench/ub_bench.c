@@ -20,6 +20,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <malloc.h>
+
 #include "ub_loader.h"
 #include "ub_parse.h"
 #include "ub_usda.h"
@@ -110,6 +112,175 @@ static int ub_bench_exec(char **argv)
     return code;
 }
 
+/* --- mem: where a layer's model memory goes ------------------------------ */
+
+typedef struct ub_mem {
+    size_t prims, attrs, rels, fields, dict_entries, dicts, listops,
+        listop_parts, samples, value_data, sample_arrays, untyped;
+    size_t props_with_meta, attrs_with_default, props_with_conn,
+        props_with_samples, rels_with_targets, prims_with_vsets;
+    size_t list_cap_waste, exts;
+} ub_mem;
+
+static void ub_mem_value(ub_mem *m, const ub_value *v);
+
+static void ub_mem_dict(ub_mem *m, const ub_dict *d)
+{
+    m->dicts++;
+    m->dict_entries += d->n;
+    m->list_cap_waste += (size_t)(d->cap - d->n) * sizeof *d->e;
+    for (uint32_t i = 0; i < d->n; i++)
+        ub_mem_value(m, &d->e[i].value);
+}
+
+static void ub_mem_value(ub_mem *m, const ub_value *v)
+{
+    switch (v->kind) {
+    case UB_V_DATA:
+        m->value_data += (size_t)v->count * ub_type_elem_size(v->type);
+        break;
+    case UB_V_DICT:
+        ub_mem_dict(m, v->u.dict);
+        break;
+    case UB_V_LISTOP:
+        m->listops++;
+        for (int i = 0; i < UB_LO_NPARTS; i++)
+            if (v->u.listop->has[i]) {
+                m->listop_parts++;
+                ub_mem_value(m, ub_listop_get(v->u.listop, i));
+            }
+        break;
+    case UB_V_UNTYPED:
+        m->untyped++;
+        break;
+    default:
+        break;
+    }
+}
+
+static void ub_mem_fields(ub_mem *m, const ub_fields *f)
+{
+    m->fields += f->n;
+    m->list_cap_waste += (size_t)(f->cap - f->n) * sizeof *f->v;
+    for (uint32_t i = 0; i < f->n; i++)
+        ub_mem_value(m, &f->v[i].value);
+}
+
+static void ub_mem_prim(ub_mem *m, const ub_prim *p)
+{
+    m->prims++;
+    ub_mem_fields(m, &p->meta);
+    m->list_cap_waste += (size_t)(p->props.cap - p->props.n) * sizeof(void *);
+    m->list_cap_waste +=
+        (size_t)(p->children.cap - p->children.n) * sizeof(void *);
+    if (ub_prim_n_variant_sets(p))
+        m->prims_with_vsets++;
+    for (uint32_t i = 0; i < p->props.n; i++) {
+        const ub_prop *pr = p->props.v[i];
+        if (pr->kind == UB_ATTR)
+            m->attrs++;
+        else
+            m->rels++;
+        if (pr->meta.n)
+            m->props_with_meta++;
+        ub_mem_fields(m, &pr->meta);
+        if (pr->default_value.kind != UB_V_EMPTY)
+            m->attrs_with_default++;
+        ub_mem_value(m, &pr->default_value);
+        if (ub_prop_connections(pr)->kind != UB_V_EMPTY)
+            m->props_with_conn++;
+        ub_mem_value(m, ub_prop_connections(pr));
+        if (ub_prop_targets(pr)->kind != UB_V_EMPTY)
+            m->rels_with_targets++;
+        ub_mem_value(m, ub_prop_targets(pr));
+        if (ub_prop_samples(pr)->authored)
+            m->props_with_samples++;
+        if (pr->ext)
+            m->exts++;
+        m->samples += ub_prop_samples(pr)->n;
+        for (uint32_t k = 0; k < ub_prop_samples(pr)->n; k++)
+            ub_mem_value(m, &ub_prop_samples(pr)->v[k].value);
+    }
+    ub_mem_value(m, ub_prim_prim_order(p));
+    ub_mem_value(m, ub_prim_property_order(p));
+    for (uint32_t i = 0; i < p->children.n; i++)
+        ub_mem_prim(m, p->children.v[i]);
+    for (uint32_t s = 0; s < ub_prim_n_variant_sets(p); s++)
+        for (uint32_t i = 0; i < ub_prim_variant_sets(p)[s].variants.n; i++)
+            ub_mem_prim(m, ub_prim_variant_sets(p)[s].variants.v[i]);
+}
+
+static long ub_rss_kb(const char *key)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long v = -1;
+    size_t kl = strlen(key);
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, key, kl) == 0)
+            v = atol(line + kl + 1);
+    if (f)
+        fclose(f);
+    return v;
+}
+
+static int ub_bench_mem(const char *path)
+{
+    ub_diags *diags = ub_diags_new();
+    ub_file file;
+    if (!diags || ub_file_load(path, &file, diags, (ub_loc){NULL, 0, 0})) {
+        fprintf(stderr, "ub_bench: cannot read %s\n", path);
+        ub_diags_free(diags);
+        return 1;
+    }
+    ub_strtab *t = ub_strtab_new();
+    ub_parse_opts o = {.mapped = file.mapped, .split = -1};
+    ub_layer *layer =
+        ub_parse_usda_opts(t, path, file.data, file.len, &o, diags);
+    if (!layer) {
+        fprintf(stderr, "ub_bench: %s: parsing failed\n", path);
+        return 1;
+    }
+    ub_mem m = {0};
+    ub_mem_fields(&m, &layer->meta);
+    ub_mem_prim(&m, layer->root);
+    struct mallinfo2 mi = mallinfo2();
+    printf("input          %zu bytes\n", file.len);
+    printf("VmRSS %ld kB  VmHWM %ld kB  RssFile %ld kB  RssAnon %ld kB\n",
+           ub_rss_kb("VmRSS:"), ub_rss_kb("VmHWM:"), ub_rss_kb("RssFile:"),
+           ub_rss_kb("RssAnon:"));
+    printf("malloc in use  %zu  (arena chunks, index, strtab slots)\n",
+           mi.uordblks + mi.hblkhd);
+    printf("layer arena    %zu\n", ub_arena_bytes(layer->arena));
+    printf("strtab         %zu strings, %zu bytes\n", ub_strtab_count(t),
+           ub_strtab_bytes(t));
+#define ROW(name, n, size)                                                    \
+    printf("%-14s %10zu x %4zu = %10zu\n", name, (size_t)(n), (size_t)(size), \
+           (size_t)(n) * (size_t)(size))
+    ROW("ub_prim", m.prims, sizeof(ub_prim));
+    ROW("ub_prop attr", m.attrs, sizeof(ub_prop));
+    ROW("ub_prop rel", m.rels, sizeof(ub_prop));
+    ROW("ub_prop_ext", m.exts, sizeof(ub_prop_ext));
+    ROW("ub_field", m.fields, sizeof(ub_field));
+    ROW("ub_dict", m.dicts, sizeof(ub_dict));
+    ROW("ub_dict_entry", m.dict_entries, sizeof(ub_dict_entry));
+    ROW("ub_listop", m.listops, sizeof(ub_listop));
+    ROW("ub_sample", m.samples, sizeof(ub_sample));
+    ROW("value data", 1, m.value_data);
+    ROW("list slack", 1, m.list_cap_waste);
+    printf("listop parts authored %zu; props with meta %zu, default %zu, "
+           "connections %zu, samples %zu; rels with targets %zu; "
+           "untyped %zu\n",
+           m.listop_parts, m.props_with_meta, m.attrs_with_default,
+           m.props_with_conn, m.props_with_samples, m.rels_with_targets,
+           m.untyped);
+    ub_layer_free(layer);
+    ub_strtab_free(t);
+    ub_file_release(&file);
+    ub_diags_free(diags);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc >= 3 && strcmp(argv[1], "parse") == 0 && argc <= 4) {
@@ -118,7 +289,10 @@ int main(int argc, char **argv)
     }
     if (argc >= 3 && strcmp(argv[1], "exec") == 0)
         return ub_bench_exec(argv + 2);
+    if (argc == 3 && strcmp(argv[1], "mem") == 0)
+        return ub_bench_mem(argv[2]);
     fprintf(stderr, "usage: ub_bench parse FILE [RUNS]\n"
-                    "       ub_bench exec CMD [ARG...]\n");
+                    "       ub_bench exec CMD [ARG...]\n"
+                    "       ub_bench mem FILE\n");
     return 2;
 }

@@ -712,7 +712,7 @@ typedef struct ck_dvec {
 static void ck_itimes_prim(ck *c, const ub_prim *p, ck_dvec *out)
 {
     for (uint32_t i = 0; i < p->props.n; i++) {
-        const ub_samples *s = &p->props.v[i]->samples;
+        const ub_samples *s = ub_prop_samples(p->props.v[i]);
         for (uint32_t j = 0; j < s->n && out->n < CK_MAX_ITIMES; j++) {
             double t = s->v[j].time;
             if (!ck_is_int(t))
@@ -728,8 +728,8 @@ static void ck_itimes_prim(ck *c, const ub_prim *p, ck_dvec *out)
     }
     for (uint32_t i = 0; i < p->children.n; i++)
         ck_itimes_prim(c, p->children.v[i], out);
-    for (uint32_t i = 0; i < p->n_variant_sets; i++) {
-        const ub_variant_set *vs = &p->variant_sets[i];
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++) {
+        const ub_variant_set *vs = &ub_prim_variant_sets(p)[i];
         for (uint32_t j = 0; j < vs->variants.n; j++)
             ck_itimes_prim(c, vs->variants.v[j], out);
     }
@@ -947,7 +947,7 @@ static void ck_arcs(ck *c, uint32_t li, const ub_field *f, bool payload)
         /* deleted and reordered items bring nothing in */
         if (part == UB_LO_DELETE || part == UB_LO_REORDER || !lo->has[part])
             continue;
-        const ub_value *pv = &lo->part[part];
+        const ub_value *pv = ub_listop_get(lo, part);
         if (pv->kind != UB_V_DATA || !pv->type ||
             pv->type->scalar != UB_SC_REF)
             continue;
@@ -1003,7 +1003,7 @@ static void ck_class_arcs(ck *c, uint32_t li, const ub_field *f,
     for (int part = 0; part < UB_LO_NPARTS && !c->oom; part++) {
         if (part == UB_LO_DELETE || part == UB_LO_REORDER || !lo->has[part])
             continue;
-        const ub_value *pv = &lo->part[part];
+        const ub_value *pv = ub_listop_get(lo, part);
         if (pv->kind != UB_V_DATA || !pv->type ||
             pv->type->scalar != UB_SC_STRING)
             continue;
@@ -1035,7 +1035,8 @@ static void ck_class_arcs(ck *c, uint32_t li, const ub_field *f,
                 c->oom = true;
                 return;
             }
-            ub_loc loc = lo->loc[part].line ? lo->loc[part] : f->loc;
+            ub_loc loc = ub_listop_loc(lo, part).line ? ub_listop_loc(lo, part)
+                                                      : f->loc;
             c->arcs[c->n_arcs++] = (ck_arc){
                 li, src, NULL, abs, loc, kind, false, CK_TARGET_INTERNAL};
         }
@@ -1063,7 +1064,7 @@ static void ck_walk_prim(ck *c, uint32_t li, const ub_prim *p, unsigned depth)
     ck_fields_times(c, L, &p->meta);
     for (uint32_t i = 0; i < p->props.n; i++) {
         const ub_prop *pr = p->props.v[i];
-        const ub_samples *s = &pr->samples;
+        const ub_samples *s = ub_prop_samples(pr);
         for (uint32_t j = 0; j < s->n; j++) {
             if (isfinite(s->v[j].time))
                 continue;
@@ -1094,8 +1095,8 @@ static void ck_walk_prim(ck *c, uint32_t li, const ub_prim *p, unsigned depth)
         c->plen = save;
     }
     /* a variant's body speaks about the prim that owns the set */
-    for (uint32_t i = 0; i < p->n_variant_sets && !c->oom; i++) {
-        const ub_variant_set *vs = &p->variant_sets[i];
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(p) && !c->oom; i++) {
+        const ub_variant_set *vs = &ub_prim_variant_sets(p)[i];
         for (uint32_t j = 0; j < vs->variants.n; j++)
             ck_walk_prim(c, li, vs->variants.v[j], depth + 1);
     }
@@ -1830,7 +1831,7 @@ static size_t ck_stack_layers(ck *c, uint32_t root, uint32_t **out)
 
 static bool ck_has_arcs(const ck *c, const ub_prim *p)
 {
-    if (p->n_variant_sets)
+    if (ub_prim_n_variant_sets(p))
         return true;
     for (uint32_t i = 0; i < p->meta.n; i++) {
         const char *k = p->meta.v[i].key;

@@ -288,7 +288,7 @@ static int ub_decls_add(ub_clip_set *cs, uint32_t *cap, ub_layer *l,
     const char *path = NULL;
     for (uint32_t i = 0; i < p->props.n; i++) {
         const ub_prop *pr = p->props.v[i];
-        if (pr->kind != UB_ATTR || !pr->samples.n)
+        if (pr->kind != UB_ATTR || !ub_prop_samples(pr)->n)
             continue;
         if (!path) {
             const char *txt = ub_prim_path(l, p);
@@ -612,7 +612,7 @@ static const ub_prop *ub_clip_attr(const ub_layer *l, const char *prim,
 
 static bool ub_has_samples(const ub_prop *p)
 {
-    return p && p->samples.n > 0;
+    return p && ub_prop_samples(p)->n > 0;
 }
 
 bool ub_clip_set_has_attr(const ub_clip_set *cs, const char *clip_prim,
@@ -671,10 +671,10 @@ static int ub_clip_times(const ub_clip_set *cs, uint32_t k, const ub_layer *l,
 {
     const ub_clip *c = &cs->clips[k];
     const ub_prop *p = ub_clip_attr(l, clip_prim, attr);
-    uint32_t ns = p ? p->samples.n : 0;
+    uint32_t ns = p ? ub_prop_samples(p)->n : 0;
     out->n = 0;
     for (uint32_t s = 0; s < ns; s++) {
-        double t = p->samples.v[s].time;
+        double t = ub_prop_samples(p)->v[s].time;
         if (!cs->n_times) {
             if (c->start <= t && t < c->end && ub_times_add(out, t))
                 return -1;
@@ -730,7 +730,7 @@ static int ub_clip_value(const ub_clip_set *cs, const ub_layer *l,
     *out = ub_value_block();
     if (ub_has_samples(p)) {
         ub_value v;
-        if (ub_samples_value_at(&p->samples, in, false, a, &v) != 0)
+        if (ub_samples_value_at(ub_prop_samples(p), in, false, a, &v) != 0)
             return -1;
         *out = ub_value_clone(a, &v);
         if (out->kind == UB_V_EMPTY && v.kind != UB_V_EMPTY)
@@ -812,16 +812,19 @@ int ub_clip_bake_keep(ub_clip_bake *b, ub_clip_set *cs)
 
 int ub_clip_bake_defer(ub_clip_bake *b, const ub_clip_set *cs,
                        const char *clip_prim, const char *attr, ub_prop *out,
-                       unsigned depth)
+                       ub_arena *a, unsigned depth)
 {
+    ub_prop_ext *x = ub_prop_ext_get(a, out);
+    if (!x)
+        return -1;
     if (!cs->bake_id || cs->bake_id > b->n_sets)
         return -1;
     if (ub_grow(&b->jobs, b->n_jobs, &b->cap_jobs, sizeof *b->jobs, 64))
         return -1;
     b->jobs[b->n_jobs++] = (ub_bake_job){cs->bake_id - 1, clip_prim, attr,
                                          out, depth, false};
-    memset(&out->samples, 0, sizeof out->samples);
-    out->samples.authored = true;
+    memset(&x->samples, 0, sizeof x->samples);
+    x->samples.authored = true;
     return 0;
 }
 
@@ -842,11 +845,14 @@ static int ub_cmp_use_seq(const void *a, const void *b)
 /* The default sink: the samples go into the output prop. */
 static int ub_bake_store(ub_arena *a, ub_prop *out, const ub_samples *part)
 {
+    ub_prop_ext *x = ub_prop_ext_get(a, out);
+    if (!x)
+        return -1;
     for (uint32_t i = 0; i < part->n; i++) {
         ub_value v = ub_value_clone(a, &part->v[i].value);
         if (v.kind == UB_V_EMPTY && part->v[i].value.kind != UB_V_EMPTY)
             return -1;
-        if (ub_samples_set(a, &out->samples, part->v[i].time, v) != 0)
+        if (ub_samples_set(a, &x->samples, part->v[i].time, v) != 0)
             return -1;
     }
     return 0;

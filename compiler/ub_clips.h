@@ -116,10 +116,11 @@ void ub_clip_bake_free(ub_clip_bake *b);
 int ub_clip_bake_keep(ub_clip_bake *b, ub_clip_set *cs);
 /* Attribute `attr` of clip prim `clip_prim` of a kept set gives `out` its
  * samples; depth is the depth of out's prim (1 for a root prim), for a
- * sink that writes text.  out->samples is marked authored here. */
+ * sink that writes text.  out's samples are marked authored here (a is
+ * the arena out lives in). */
 int ub_clip_bake_defer(ub_clip_bake *b, const ub_clip_set *cs,
                        const char *clip_prim, const char *attr, ub_prop *out,
-                       unsigned depth);
+                       ub_arena *a, unsigned depth);
 
 /* Called for each value taken from a layer (asset paths are anchored to
  * `from`, the clip or manifest layer) before it goes to the sink. */

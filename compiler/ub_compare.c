@@ -302,10 +302,11 @@ static void ub_desc_diff(ub_buf *b, const ub_value *x, const ub_value *y,
                               lx->has[p] ? na : nb);
                 return;
             }
-            if (lx->has[p] &&
-                !ub_value_close(&lx->part[p], &ly->part[p], tol)) {
+            if (lx->has[p] && !ub_value_close(ub_listop_get(lx, p),
+                                              ub_listop_get(ly, p), tol)) {
                 ub_buf_printf(b, "%s: ", ub_listop_part_names[p]);
-                ub_desc_diff(b, &lx->part[p], &ly->part[p], tol, na, nb);
+                ub_desc_diff(b, ub_listop_get(lx, p), ub_listop_get(ly, p),
+                             tol, na, nb);
                 return;
             }
         }
@@ -403,7 +404,7 @@ static const char *ub_variability_name(ub_variability v)
 
 static void ub_cmp_samples(ub_cmp *c, const ub_prop *x, const ub_prop *y)
 {
-    const ub_samples *sa = &x->samples, *sb = &y->samples;
+    const ub_samples *sa = ub_prop_samples(x), *sb = ub_prop_samples(y);
     if (sa->authored != sb->authored) {
         ub_cmp_report(c, sa->loc, sb->loc, "time samples only in %s",
                       sa->authored ? c->a->path : c->b->path);
@@ -465,12 +466,15 @@ static void ub_cmp_prop(ub_cmp *c, const ub_prop *x, const ub_prop *y)
     ub_cmp_value(c, "default", &x->default_value, &y->default_value, la, lb);
     if (!ub_cmp_stop(c))
         ub_cmp_samples(c, x, y);
-    ub_cmp_value(c, "connections", &x->connections, &y->connections, la, lb);
-    ub_cmp_value(c, "targets", &x->targets, &y->targets, la, lb);
-    if (x->default_target != ub_cmp_rename_path(c, y->default_target))
-        ub_cmp_report(c, la, lb, "default target differs: <%s> vs <%s>",
-                      x->default_target ? x->default_target : "",
-                      y->default_target ? y->default_target : "");
+    ub_cmp_value(c, "connections", ub_prop_connections(x),
+                 ub_prop_connections(y), la, lb);
+    ub_cmp_value(c, "targets", ub_prop_targets(x), ub_prop_targets(y), la, lb);
+    if (ub_prop_default_target(x) !=
+        ub_cmp_rename_path(c, ub_prop_default_target(y)))
+        ub_cmp_report(
+            c, la, lb, "default target differs: <%s> vs <%s>",
+            ub_prop_default_target(x) ? ub_prop_default_target(x) : "",
+            ub_prop_default_target(y) ? ub_prop_default_target(y) : "");
     ub_cmp_fields(c, "metadata", &x->meta, &y->meta);
 }
 
@@ -604,7 +608,7 @@ static void ub_protos_walk(ub_protos *ps, const ub_layer *l, const ub_prim *p,
     const ub_field *f = ub_fields_find(&p->meta, k_refs);
     if (f && f->value.kind == UB_V_LISTOP)
         for (int part = 0; part < UB_LO_NPARTS; part++) {
-            const ub_value *v = &f->value.u.listop->part[part];
+            const ub_value *v = ub_listop_get(f->value.u.listop, part);
             if (v->kind != UB_V_DATA || !v->type ||
                 v->type->id != UB_TY_REFERENCE)
                 continue;
@@ -614,9 +618,10 @@ static void ub_protos_walk(ub_protos *ps, const ub_layer *l, const ub_prim *p,
                     ub_protos_reach(ps, l, r->prim_path);
             }
         }
-    for (uint32_t i = 0; i < p->n_variant_sets; i++)
-        for (uint32_t k = 0; k < p->variant_sets[i].variants.n; k++)
-            ub_protos_walk(ps, l, p->variant_sets[i].variants.v[k], k_refs);
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++)
+        for (uint32_t k = 0; k < ub_prim_variant_sets(p)[i].variants.n; k++)
+            ub_protos_walk(ps, l, ub_prim_variant_sets(p)[i].variants.v[k],
+                           k_refs);
     for (uint32_t i = 0; i < p->children.n; i++)
         if (p->parent || !ub_is_proto_name(p->children.v[i]->name))
             ub_protos_walk(ps, l, p->children.v[i], k_refs);
@@ -713,8 +718,11 @@ static const char *ub_cmp_rename_path(ub_cmp *c, const char *p)
 static void ub_cmp_rename_in(ub_cmp *c, ub_value *v)
 {
     if (v->kind == UB_V_LISTOP) {
-        for (int part = 0; part < UB_LO_NPARTS; part++)
-            ub_cmp_rename_in(c, &v->u.listop->part[part]);
+        for (int part = 0; part < UB_LO_NPARTS; part++) {
+            ub_value *pv = ub_listop_get_mut(v->u.listop, part);
+            if (pv)
+                ub_cmp_rename_in(c, pv);
+        }
     } else if (v->kind == UB_V_DICT && v->u.dict) {
         for (uint32_t i = 0; i < v->u.dict->n; i++)
             ub_cmp_rename_in(c, &v->u.dict->e[i].value);
@@ -821,9 +829,9 @@ static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y);
 
 static const ub_variant_set *ub_find_vset(const ub_prim *p, const char *name)
 {
-    for (uint32_t i = 0; i < p->n_variant_sets; i++)
-        if (p->variant_sets[i].name == name)
-            return &p->variant_sets[i];
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++)
+        if (ub_prim_variant_sets(p)[i].name == name)
+            return &ub_prim_variant_sets(p)[i];
     return NULL;
 }
 
@@ -842,8 +850,9 @@ static void ub_cmp_variant_sets(ub_cmp *c, const ub_prim *x, const ub_prim *y)
 {
     for (int side = 0; side < 2; side++) {
         const ub_prim *p = side ? y : x, *q = side ? x : y;
-        for (uint32_t i = 0; i < p->n_variant_sets && !ub_cmp_stop(c); i++) {
-            const ub_variant_set *s = &p->variant_sets[i];
+        for (uint32_t i = 0; i < ub_prim_n_variant_sets(p) && !ub_cmp_stop(c);
+             i++) {
+            const ub_variant_set *s = &ub_prim_variant_sets(p)[i];
             const ub_variant_set *t = ub_find_vset(q, s->name);
             if (!t) {
                 ub_cmp_report(c, side ? q->loc : s->loc,
@@ -881,8 +890,9 @@ static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y)
     if (ub_cmp_stop(c))
         return;
     ub_loc la = x->loc, lb = y->loc;
-    bool pseudo = x->parent == NULL && x->variant_set == NULL;
-    if (!pseudo && x->variant_set == NULL && x->specifier != y->specifier)
+    bool pseudo = x->parent == NULL && ub_prim_variant_set(x) == NULL;
+    if (!pseudo && ub_prim_variant_set(x) == NULL &&
+        x->specifier != y->specifier)
         ub_cmp_report(c, la, lb, "specifier differs: %s vs %s",
                       ub_specifier_name(x->specifier),
                       ub_specifier_name(y->specifier));
@@ -893,9 +903,9 @@ static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y)
     if (!pseudo)
         ub_cmp_fields(c, "metadata", &x->meta, &y->meta);
     ub_cmp_value(c, pseudo ? "rootPrims order" : "nameChildren order",
-                 &x->prim_order, &y->prim_order, la, lb);
-    ub_cmp_value(c, "properties order", &x->property_order,
-                 &y->property_order, la, lb);
+                 ub_prim_prim_order(x), ub_prim_prim_order(y), la, lb);
+    ub_cmp_value(c, "properties order", ub_prim_property_order(x),
+                 ub_prim_property_order(y), la, lb);
 
     ub_cmp_names(c, "property", &x->props, x->props.n, &y->props, y->props.n,
                  ub_prop_name_at, la, lb);

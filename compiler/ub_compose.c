@@ -123,10 +123,10 @@ ub_prim *ub_layer_find_prim(const ub_layer *layer, const char *path)
                 return NULL;
             size_t sn = (size_t)(eq - s - 1), vn = (size_t)(end - eq - 1);
             const ub_variant_set *set = NULL;
-            for (uint32_t i = 0; i < p->n_variant_sets; i++)
-                if (strlen(p->variant_sets[i].name) == sn &&
-                    memcmp(p->variant_sets[i].name, s + 1, sn) == 0)
-                    set = &p->variant_sets[i];
+            for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++)
+                if (strlen(ub_prim_variant_sets(p)[i].name) == sn &&
+                    memcmp(ub_prim_variant_sets(p)[i].name, s + 1, sn) == 0)
+                    set = &ub_prim_variant_sets(p)[i];
             ub_prim *v = NULL;
             for (uint32_t i = 0; set && i < set->variants.n; i++)
                 if (strlen(set->variants.v[i]->name) == vn &&
@@ -476,7 +476,7 @@ static bool ub_items_put_part(ub_items *it, const ub_listop *lo,
                               ub_listop_part p, bool front, bool move,
                               uint32_t li, int node)
 {
-    const ub_value *v = &lo->part[p];
+    const ub_value *v = ub_listop_get(lo, p);
     if (!(p == UB_LO_EXPLICIT || lo->has[p]) || v->kind != UB_V_DATA)
         return true;
     for (uint32_t i = 0; i < v->count; i++) {
@@ -502,7 +502,7 @@ static bool ub_items_apply(ub_items *it, const ub_listop *lo, uint32_t li,
         return ub_items_put_part(it, lo, UB_LO_EXPLICIT, false, false, li,
                                  node);
     }
-    const ub_value *d = &lo->part[UB_LO_DELETE];
+    const ub_value *d = ub_listop_get(lo, UB_LO_DELETE);
     for (uint32_t i = 0; lo->has[UB_LO_DELETE] && d->kind == UB_V_DATA &&
                          i < d->count;
          i++) {
@@ -514,7 +514,7 @@ static bool ub_items_apply(ub_items *it, const ub_listop *lo, uint32_t li,
         !ub_items_put_part(it, lo, UB_LO_PREPEND, true, true, li, node) ||
         !ub_items_put_part(it, lo, UB_LO_APPEND, false, true, li, node))
         return false;
-    const ub_value *ro = &lo->part[UB_LO_REORDER];
+    const ub_value *ro = ub_listop_get(lo, UB_LO_REORDER);
     if (lo->has[UB_LO_REORDER] && ro->kind == UB_V_DATA && ro->count &&
         it->n) {
         uint32_t *perm = malloc(it->n * sizeof *perm);
@@ -1228,7 +1228,10 @@ static void ub_compose_meta(ub_cx *cx, ub_fields *out, const ub_index *ix,
                 free(it.v);
                 lo->is_explicit = true;
                 lo->has[UB_LO_EXPLICIT] = true;
-                lo->part[UB_LO_EXPLICIT] = arr;
+                if (ub_listop_put(cx->a, lo, UB_LO_EXPLICIT, arr) != 0) {
+                    cx->oom = true;
+                    continue;
+                }
                 ub_value v = {.kind = UB_V_LISTOP, .type = f->value.type};
                 v.u.listop = lo;
                 if (!ub_fields_set(cx->a, out, f->key, v, f->loc))
@@ -1341,7 +1344,7 @@ static bool ub_builtin_prop(ub_cx *cx, const ub_prim *outp, const char *name,
     const ub_field *f = ub_fields_find(&outp->meta, cx->k_api_schemas);
     const ub_value *e = NULL;
     if (f && f->value.kind == UB_V_LISTOP && f->value.u.listop)
-        e = &f->value.u.listop->part[UB_LO_EXPLICIT];
+        e = ub_listop_get(f->value.u.listop, UB_LO_EXPLICIT);
     uint32_t n = e && e->kind == UB_V_DATA ? e->count : 0;
     const char *local[16];
     const char **apis = n <= 16 ? local : malloc(n * sizeof *apis);
@@ -1707,14 +1710,18 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
      * across an arc (Pcp applies the list ops to translated paths). */
     ub_items it = {.type = ub_type_get(UB_TY_PATH)};
     for (uint32_t k = n; k-- > 0 && !cx->oom;) {
-        const ub_value *v = targets ? &props[k]->targets
-                                    : &props[k]->connections;
+        const ub_value *v = targets ? ub_prop_targets(props[k])
+                                    : ub_prop_connections(props[k]);
         if (v->kind != UB_V_LISTOP || !v->u.listop)
             continue;
-        ub_listop mapped = *v->u.listop;
+        ub_listop *mapped = ub_listop_copy(cx->a, v->u.listop);
+        if (!mapped) {
+            cx->oom = true;
+            break;
+        }
         for (int part = 0; part < UB_LO_NPARTS; part++) {
-            const ub_value *pv = &v->u.listop->part[part];
-            if (!mapped.has[part] || pv->kind != UB_V_DATA)
+            const ub_value *pv = ub_listop_get(v->u.listop, part);
+            if (!mapped->has[part] || pv->kind != UB_V_DATA)
                 continue;
             ub_value nv = ub_value_new(cx->a, ub_type_get(UB_TY_PATH),
                                        pv->count, true);
@@ -1730,9 +1737,12 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
                     ((const char **)nv.u.data)[w++] = m;
             }
             nv.count = w;
-            mapped.part[part] = nv;
+            if (ub_listop_put(cx->a, mapped, part, nv) != 0) {
+                cx->oom = true;
+                break;
+            }
         }
-        if (!ub_items_apply(&it, &mapped, ops[k].li, ops[k].node))
+        if (!ub_items_apply(&it, mapped, ops[k].li, ops[k].node))
             cx->oom = true;
     }
     ub_value arr = {0};
@@ -1772,7 +1782,11 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
         memcpy(arr.u.data, paths, np * sizeof *paths);
         lo->is_explicit = true;
         lo->has[UB_LO_EXPLICIT] = true;
-        lo->part[UB_LO_EXPLICIT] = arr;
+        if (ub_listop_put(cx->a, lo, UB_LO_EXPLICIT, arr) != 0) {
+            cx->oom = true;
+            free(paths);
+            return (ub_value){0};
+        }
         arr = (ub_value){.kind = UB_V_LISTOP,
                          .type = ub_type_get(UB_TY_PATH)};
         arr.u.listop = lo;
@@ -1849,7 +1863,7 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             for (uint32_t k = 0; k < n && !valued; k++)
                 valued = props[k]->default_value.kind == UB_V_DATA ||
                          props[k]->default_value.kind == UB_V_UNTYPED ||
-                         props[k]->samples.n > 0;
+                         ub_prop_samples(props[k])->n > 0;
             if (st && typed && valued &&
                 (!ty || ty->base != st->base || is_array != arr))
                 /* loud where OpenUSD is silent */
@@ -1908,31 +1922,32 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             for (uint32_t li = 0; li < ix->v[node].ls->n && !found; li++) {
                 if (pk < n && ops[pk].node == node && ops[pk].li == li) {
                     const ub_prop *p = props[pk];
-                    if (p->samples.authored && p->samples.n > 0) {
+                    if (ub_prop_samples(p)->authored &&
+                        ub_prop_samples(p)->n > 0) {
                         found = true;
                         ub_samples s = {.authored = true,
-                                        .loc = p->samples.loc};
-                        s.v = ub_arena_alloc(cx->a,
-                                             p->samples.n * sizeof *s.v);
+                                        .loc = ub_prop_samples(p)->loc};
+                        s.v = ub_arena_alloc(cx->a, ub_prop_samples(p)->n *
+                                                        sizeof *s.v);
                         if (!s.v) {
                             cx->oom = true;
                             return;
                         }
-                        s.n = s.cap = p->samples.n;
+                        s.n = s.cap = ub_prop_samples(p)->n;
                         const ub_layer *l = ub_op_layer(ix, &ops[pk]);
                         ub_offset so = ub_op_offset(ix, &ops[pk]);
                         ub_offset inv = ub_offset_inverse(so);
                         for (uint32_t i = 0; i < s.n; i++) {
-                            double t = p->samples.v[i].time;
+                            double t = ub_prop_samples(p)->v[i].time;
                             /* OpenUSD reads the value back at the stage
                              * time mapped into the layer, which rounding
                              * may move off the sample: interpolate there */
                             double lt = ub_offset_apply(
                                 inv, ub_offset_apply(so, t));
-                            ub_value v = p->samples.v[i].value;
+                            ub_value v = ub_prop_samples(p)->v[i].value;
                             if (lt != t && isfinite(lt) &&
-                                ub_samples_value_at(&p->samples, lt, false,
-                                                    cx->a, &v) != 0)
+                                ub_samples_value_at(ub_prop_samples(p), lt,
+                                                    false, cx->a, &v) != 0)
                                 cx->oom = true;
                             s.v[i].time = t;
                             s.v[i].value = ub_value_clone(cx->a, &v);
@@ -1943,7 +1958,11 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                         if (!ub_offset_is_identity(so) &&
                             ub_samples_apply_offset(cx->a, &s, so) != 0)
                             cx->oom = true;
-                        op->samples = s;
+                        ub_prop_ext *x = ub_prop_ext_get(cx->a, op);
+                        if (x)
+                            x->samples = s;
+                        else
+                            cx->oom = true;
                     } else if (p->default_value.kind != UB_V_EMPTY) {
                         found = true;
                     }
@@ -1961,7 +1980,7 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                     for (const ub_prim *q = outp; q->parent; q = q->parent)
                         depth++;
                     if (ub_clip_bake_defer(cx->bake, cs, cp, first->name, op,
-                                           depth) != 0)
+                                           cx->a, depth) != 0)
                         cx->oom = true;
                 }
             }
@@ -1971,7 +1990,14 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                 props[k]->default_value.kind != UB_V_EMPTY)
                 op->default_value =
                     ub_prepare(cx, ix, &ops[k], &props[k]->default_value);
-        op->connections = ub_compose_paths(cx, ix, ops, props, n, false);
+        ub_value conn = ub_compose_paths(cx, ix, ops, props, n, false);
+        if (conn.kind != UB_V_EMPTY) {
+            ub_prop_ext *x = ub_prop_ext_get(cx->a, op);
+            if (x)
+                x->connections = conn;
+            else
+                cx->oom = true;
+        }
         ub_fields *metas[n];
         for (uint32_t k = 0; k < n; k++)
             metas[k] = &props[k]->meta;
@@ -1986,7 +2012,14 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         op->custom = builtin ? false : weakest->custom;
         op->variability = weakest->variability;
         op->varying_keyword = weakest->varying_keyword;
-        op->targets = ub_compose_paths(cx, ix, ops, props, n, true);
+        ub_value targets = ub_compose_paths(cx, ix, ops, props, n, true);
+        if (targets.kind != UB_V_EMPTY) {
+            ub_prop_ext *x = ub_prop_ext_get(cx->a, op);
+            if (x)
+                x->targets = targets;
+            else
+                cx->oom = true;
+        }
         ub_fields *metas[n];
         for (uint32_t k = 0; k < n; k++)
             metas[k] = &props[k]->meta;
@@ -2042,7 +2075,7 @@ static ub_specifier ub_resolve_specifier(const ub_index *ix, const ub_ops *ops)
     ub_specifier r = UB_OVER;
     for (uint32_t k = 0; k < ops->n; k++) {
         const ub_prim *p = ops->v[k].spec;
-        if (p->variant_set) /* variants have no specifier */
+        if (ub_prim_variant_set(p)) /* variants have no specifier */
             continue;
         if (p->specifier == UB_DEF)
             return UB_DEF;
@@ -2176,7 +2209,7 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         for (uint32_t i = 0; i < p->children.n; i++)
             if (!ub_names_add(&nm, p->children.v[i]->name))
                 cx->oom = true;
-        if (!ub_names_reorder(&nm, &p->prim_order))
+        if (!ub_names_reorder(&nm, ub_prim_prim_order(p)))
             cx->oom = true;
     }
     /* Relocated children (Pcp): a source renamed under the same parent
@@ -2382,13 +2415,22 @@ static void ub_keep_reorders(ub_cx *cx, ub_prim *outp, const ub_ops *ops)
     bool kids = false, props = false;
     for (uint32_t k = 0; k < ops->n && !(kids && props); k++) {
         const ub_prim *p = ops->v[k].spec;
-        if (!kids && p->prim_order.kind != UB_V_EMPTY) {
-            outp->prim_order = ub_value_clone(cx->a, &p->prim_order);
-            kids = true;
-        }
-        if (!props && p->property_order.kind != UB_V_EMPTY) {
-            outp->property_order = ub_value_clone(cx->a, &p->property_order);
-            props = true;
+        if ((!kids && ub_prim_prim_order(p)->kind != UB_V_EMPTY) ||
+            (!props && ub_prim_property_order(p)->kind != UB_V_EMPTY)) {
+            ub_prim_ext *x = ub_prim_ext_get(cx->a, outp);
+            if (!x) {
+                cx->oom = true;
+                return;
+            }
+            if (!kids && p->ext->prim_order.kind != UB_V_EMPTY) {
+                x->prim_order = ub_value_clone(cx->a, &p->ext->prim_order);
+                kids = true;
+            }
+            if (!props && p->ext->property_order.kind != UB_V_EMPTY) {
+                x->property_order =
+                    ub_value_clone(cx->a, &p->ext->property_order);
+                props = true;
+            }
         }
     }
 }
@@ -2479,7 +2521,8 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
             r->prim_path = proto;
             r->offset = UB_OFFSET_IDENTITY;
             lo->has[UB_LO_ADD] = true;
-            lo->part[UB_LO_ADD] = refs;
+            if (ub_listop_put(cx->a, lo, UB_LO_ADD, refs) != 0)
+                cx->oom = true;
             ub_value v = {.kind = UB_V_LISTOP,
                           .type = ub_type_get(UB_TY_REFERENCE)};
             v.u.listop = lo;
@@ -2593,7 +2636,7 @@ ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
             for (uint32_t i = 0; i < p->children.n; i++)
                 if (!ub_names_add(&nm, p->children.v[i]->name))
                     cx.oom = true;
-            if (!ub_names_reorder(&nm, &p->prim_order))
+            if (!ub_names_reorder(&nm, ub_prim_prim_order(p)))
                 cx.oom = true;
         }
         for (uint32_t c = 0; c < nm.n && !cx.oom && !cx.failed; c++) {

@@ -471,8 +471,8 @@ static const char *const *ub_plug_listop_items(ub_plug *p, const ub_value *v,
                                            UB_LO_ADD, UB_LO_APPEND};
     size_t cnt = 0;
     for (size_t k = 0; k < 4; k++)
-        if (lo->part[parts[k]].kind == UB_V_DATA)
-            cnt += lo->part[parts[k]].count;
+        if (ub_listop_get(lo, parts[k])->kind == UB_V_DATA)
+            cnt += ub_listop_get(lo, parts[k])->count;
     const char **out = ub_arena_alloc(p->r->arena, (cnt + 1) * sizeof *out);
     if (!out) {
         p->oom = true;
@@ -480,7 +480,7 @@ static const char *const *ub_plug_listop_items(ub_plug *p, const ub_value *v,
     }
     for (size_t k = lo->is_explicit ? 0 : 1; k < (lo->is_explicit ? 1 : 4);
          k++) {
-        const ub_value *e = &lo->part[parts[k]];
+        const ub_value *e = ub_listop_get(lo, parts[k]);
         for (uint32_t i = 0; e->kind == UB_V_DATA && i < e->count; i++) {
             const char *s = ub_value_str(e, i);
             bool dup = false;

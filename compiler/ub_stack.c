@@ -386,42 +386,50 @@ static void ub_flat_fix_listop(ub_flat *f, ub_listop *lo, const ub_type *t)
 {
     if (lo->is_explicit || (!lo->has[UB_LO_ADD] && !lo->has[UB_LO_REORDER]))
         return;
-    if (lo->has[UB_LO_ADD] && lo->part[UB_LO_ADD].kind == UB_V_DATA &&
-        lo->part[UB_LO_ADD].count > 0) {
+    if (lo->has[UB_LO_ADD] &&
+        ub_listop_get(lo, UB_LO_ADD)->kind == UB_V_DATA &&
+        ub_listop_get(lo, UB_LO_ADD)->count > 0) {
         ub_items app;
-        if (ub_items_init(&app, t, &lo->part[UB_LO_APPEND],
+        if (ub_items_init(&app, t, ub_listop_get(lo, UB_LO_APPEND),
                           lo->has[UB_LO_APPEND]) != 0) {
             f->oom = true;
             free(app.data);
             return;
         }
-        const ub_value *add = &lo->part[UB_LO_ADD];
+        const ub_value *add = ub_listop_get(lo, UB_LO_ADD);
         for (uint32_t i = 0; i < add->count; i++) {
             const void *x = ub_value_elem(add, i);
             if (ub_items_find(&app, x) < 0 && ub_items_push(&app, x) != 0)
                 f->oom = true;
         }
-        lo->part[UB_LO_APPEND] = ub_items_value(f, &app);
+        if (ub_listop_put(f->a, lo, UB_LO_APPEND, ub_items_value(f, &app)))
+            f->oom = true;
         lo->has[UB_LO_APPEND] = true;
-        if (!lo->loc[UB_LO_APPEND].line)
-            lo->loc[UB_LO_APPEND] = lo->loc[UB_LO_ADD];
+        if (!ub_listop_loc(lo, UB_LO_APPEND).line &&
+            ub_listop_set_loc(f->a, lo, UB_LO_APPEND,
+                              ub_listop_loc(lo, UB_LO_ADD)) != 0)
+            f->oom = true;
         free(app.data);
     }
     lo->has[UB_LO_ADD] = false;
-    lo->part[UB_LO_ADD] = (ub_value){0};
     lo->has[UB_LO_REORDER] = false;
-    lo->part[UB_LO_REORDER] = (ub_value){0};
+    ub_value *add = ub_listop_get_mut(lo, UB_LO_ADD);
+    ub_value *reorder = ub_listop_get_mut(lo, UB_LO_REORDER);
+    if (add)
+        *add = (ub_value){0};
+    if (reorder)
+        *reorder = (ub_value){0};
 }
 
 /* Apply the (fixed, non-explicit) list op `a` to the item list `it`:
  * deletes, then prepends and appends, each moving an existing item. */
 static int ub_items_apply(ub_items *it, const ub_listop *a)
 {
-    const ub_value *del = &a->part[UB_LO_DELETE];
+    const ub_value *del = ub_listop_get(a, UB_LO_DELETE);
     if (a->has[UB_LO_DELETE] && del->kind == UB_V_DATA)
         for (uint32_t i = 0; i < del->count; i++)
             ub_items_remove(it, ub_value_elem(del, i));
-    const ub_value *pre = &a->part[UB_LO_PREPEND];
+    const ub_value *pre = ub_listop_get(a, UB_LO_PREPEND);
     if (a->has[UB_LO_PREPEND] && pre->kind == UB_V_DATA && pre->count) {
         ub_items nu = {.type = it->type, .es = it->es};
         for (uint32_t i = 0; i < pre->count; i++) {
@@ -440,7 +448,7 @@ static int ub_items_apply(ub_items *it, const ub_listop *a)
         free(it->data);
         *it = nu;
     }
-    const ub_value *app = &a->part[UB_LO_APPEND];
+    const ub_value *app = ub_listop_get(a, UB_LO_APPEND);
     if (a->has[UB_LO_APPEND] && app->kind == UB_V_DATA)
         for (uint32_t i = 0; i < app->count; i++) {
             const void *x = ub_value_elem(app, i);
@@ -457,37 +465,42 @@ static ub_listop *ub_flat_compose_listops(ub_flat *f, const ub_listop *a,
                                           const ub_listop *b,
                                           const ub_type *t)
 {
-    ub_listop *r = ub_listop_new(f->a);
+    ub_listop *r =
+        a->is_explicit ? ub_listop_copy(f->a, a) : ub_listop_new(f->a);
     if (!r) {
         f->oom = true;
         return NULL;
     }
-    if (a->is_explicit) {
-        *r = *a;
+    if (a->is_explicit)
         return r;
+    for (int p = 0; p < UB_LO_NPARTS; p++) {
+        ub_loc l = ub_listop_loc(a, (ub_listop_part)p);
+        if ((l.file || l.line) &&
+            ub_listop_set_loc(f->a, r, (ub_listop_part)p, l) != 0)
+            f->oom = true;
     }
-    memcpy(r->loc, a->loc, sizeof r->loc);
     if (b->is_explicit) {
         ub_items it;
-        if (ub_items_init(&it, t, &b->part[UB_LO_EXPLICIT],
+        if (ub_items_init(&it, t, ub_listop_get(b, UB_LO_EXPLICIT),
                           b->has[UB_LO_EXPLICIT]) != 0 ||
             ub_items_apply(&it, a) != 0)
             f->oom = true;
         r->is_explicit = true;
         r->has[UB_LO_EXPLICIT] = true;
-        r->part[UB_LO_EXPLICIT] = ub_items_value(f, &it);
-        r->loc[UB_LO_EXPLICIT] = b->loc[UB_LO_EXPLICIT];
+        if (ub_listop_assign(f->a, r, UB_LO_EXPLICIT, ub_items_value(f, &it),
+                             ub_listop_loc(b, UB_LO_EXPLICIT)) != 0)
+            f->oom = true;
         free(it.data);
         return r;
     }
     ub_items del, pre, app;
-    int bad = ub_items_init(&del, t, &b->part[UB_LO_DELETE],
+    int bad = ub_items_init(&del, t, ub_listop_get(b, UB_LO_DELETE),
                             b->has[UB_LO_DELETE]);
-    bad |= ub_items_init(&pre, t, &b->part[UB_LO_PREPEND],
+    bad |= ub_items_init(&pre, t, ub_listop_get(b, UB_LO_PREPEND),
                          b->has[UB_LO_PREPEND]);
-    bad |= ub_items_init(&app, t, &b->part[UB_LO_APPEND],
+    bad |= ub_items_init(&app, t, ub_listop_get(b, UB_LO_APPEND),
                          b->has[UB_LO_APPEND]);
-    const ub_value *ad = &a->part[UB_LO_DELETE];
+    const ub_value *ad = ub_listop_get(a, UB_LO_DELETE);
     if (a->has[UB_LO_DELETE] && ad->kind == UB_V_DATA)
         for (uint32_t i = 0; i < ad->count; i++) {
             const void *x = ub_value_elem(ad, i);
@@ -496,7 +509,7 @@ static ub_listop *ub_flat_compose_listops(ub_flat *f, const ub_listop *a,
             if (ub_items_find(&del, x) < 0)
                 bad |= ub_items_push(&del, x);
         }
-    const ub_value *ap = &a->part[UB_LO_PREPEND];
+    const ub_value *ap = ub_listop_get(a, UB_LO_PREPEND);
     if (a->has[UB_LO_PREPEND] && ap->kind == UB_V_DATA && ap->count) {
         ub_items np = {.type = t, .es = pre.es};
         for (uint32_t i = 0; i < ap->count; i++) {
@@ -511,7 +524,7 @@ static ub_listop *ub_flat_compose_listops(ub_flat *f, const ub_listop *a,
         free(pre.data);
         pre = np;
     }
-    const ub_value *aa = &a->part[UB_LO_APPEND];
+    const ub_value *aa = ub_listop_get(a, UB_LO_APPEND);
     if (a->has[UB_LO_APPEND] && aa->kind == UB_V_DATA) {
         for (uint32_t i = 0; i < aa->count; i++) {
             const void *x = ub_value_elem(aa, i);
@@ -529,10 +542,12 @@ static ub_listop *ub_flat_compose_listops(ub_flat *f, const ub_listop *a,
     for (int k = 0; k < 3; k++) {
         ub_listop_part p = ids[k];
         r->has[p] = parts[k]->n > 0 || a->has[p] || b->has[p];
-        if (r->has[p])
-            r->part[p] = ub_items_value(f, parts[k]);
-        if (!r->loc[p].line)
-            r->loc[p] = b->loc[p];
+        if (r->has[p] &&
+            ub_listop_put(f->a, r, p, ub_items_value(f, parts[k])) != 0)
+            f->oom = true;
+        if (!ub_listop_loc(r, p).line && ub_listop_loc(b, p).line &&
+            ub_listop_set_loc(f->a, r, p, ub_listop_loc(b, p)) != 0)
+            f->oom = true;
         free(parts[k]->data);
     }
     return r;
@@ -613,9 +628,9 @@ static ub_value ub_flat_prepare(ub_flat *f, uint32_t li, const char *key,
     if (c.kind == UB_V_LISTOP && c.u.listop) {
         ub_listop *lo = c.u.listop;
         for (int p = 0; p < UB_LO_NPARTS; p++) {
-            if (!lo->has[p])
+            ub_value *part = ub_listop_get_mut(lo, p);
+            if (!lo->has[p] || !part)
                 continue;
-            ub_value *part = &lo->part[p];
             if (map && part->kind == UB_V_DATA && part->type &&
                 part->type->scalar == UB_SC_REF &&
                 (key == f->k_references || key == f->k_payload)) {
@@ -1088,7 +1103,7 @@ static int ub_bucket_build(ub_flat *f, ub_bucket *b, const ub_site *sites,
                 slot_of[pos++] = (uint32_t)slot;
         }
         if (!bad && kind == UB_BUCKET_CHILDREN &&
-            ub_names_reorder(&b->names, &p->prim_order) != 0)
+            ub_names_reorder(&b->names, ub_prim_prim_order(p)) != 0)
             bad = 1;
     }
     if (!bad) {
@@ -1160,12 +1175,21 @@ static void ub_flat_prim_fields(ub_flat *f, ub_prim *outp,
         if (!outp->type_name && p->type_name)
             outp->type_name = p->type_name;
         ub_flat_fields(f, &outp->meta, &p->meta, sites[k].li, UB_REG_PRIM);
-        if (outp->prim_order.kind == UB_V_EMPTY &&
-            p->prim_order.kind != UB_V_EMPTY)
-            outp->prim_order = ub_flat_copy(f, &p->prim_order);
-        if (outp->property_order.kind == UB_V_EMPTY &&
-            p->property_order.kind != UB_V_EMPTY)
-            outp->property_order = ub_flat_copy(f, &p->property_order);
+        bool kids = ub_prim_prim_order(outp)->kind == UB_V_EMPTY &&
+                    ub_prim_prim_order(p)->kind != UB_V_EMPTY;
+        bool props = ub_prim_property_order(outp)->kind == UB_V_EMPTY &&
+                     ub_prim_property_order(p)->kind != UB_V_EMPTY;
+        if (kids || props) {
+            ub_prim_ext *x = ub_prim_ext_get(f->a, outp);
+            if (!x) {
+                f->oom = true;
+                return;
+            }
+            if (kids)
+                x->prim_order = ub_flat_copy(f, &p->ext->prim_order);
+            if (props)
+                x->property_order = ub_flat_copy(f, &p->ext->property_order);
+        }
     }
     if (!spec_set)
         outp->specifier = UB_OVER;
@@ -1177,7 +1201,7 @@ static void ub_flat_prim_fields(ub_flat *f, ub_prim *outp,
 static void ub_flat_children(ub_flat *f, ub_prim *outp, const ub_site *sites,
                              uint32_t ns)
 {
-    if (ns == 1 && ((const ub_prim *)sites[0].spec)->prim_order.kind ==
+    if (ns == 1 && ub_prim_prim_order((const ub_prim *)sites[0].spec)->kind ==
                        UB_V_EMPTY) {
         /* One layer has this prim (the common case deep in a stack): its
          * children in its order, without name lookups. */
@@ -1218,9 +1242,9 @@ static void ub_flat_children(ub_flat *f, ub_prim *outp, const ub_site *sites,
 
 static const ub_variant_set *ub_find_vset(const ub_prim *p, const char *name)
 {
-    for (uint32_t i = 0; i < p->n_variant_sets; i++)
-        if (p->variant_sets[i].name == name)
-            return &p->variant_sets[i];
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++)
+        if (ub_prim_variant_sets(p)[i].name == name)
+            return &ub_prim_variant_sets(p)[i];
     return NULL;
 }
 
@@ -1230,8 +1254,8 @@ static void ub_flat_variant_sets(ub_flat *f, ub_prim *outp,
     ub_names sets = {0};
     for (uint32_t k = ns; k-- > 0;) {
         const ub_prim *p = sites[k].spec;
-        for (uint32_t i = 0; i < p->n_variant_sets; i++)
-            if (ub_names_add(&sets, p->variant_sets[i].name) < 0)
+        for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++)
+            if (ub_names_add(&sets, ub_prim_variant_sets(p)[i].name) < 0)
                 f->oom = true;
     }
     ub_site local[UB_SITES_LOCAL];
@@ -1281,7 +1305,7 @@ static void ub_flat_variant_sets(ub_flat *f, ub_prim *outp,
             ub_flat_prim_fields(f, ov, vs, nv);
             ov->specifier = UB_OVER;
             ub_flat_body(f, ov, vs, nv);
-            /* the recursion may have grown outp->variant_sets */
+            /* the recursion may have grown the variant sets of outp */
             oset = ub_variant_set_get(f->out, outp, set_name, loc);
         }
         ub_names_free(&vars);
@@ -1341,17 +1365,31 @@ static void ub_flat_prop(ub_flat *f, ub_prop *op, const ub_site *sites,
         /* Samples come from the strongest layer that has any, unless a
          * stronger layer's default masks them. */
         if (!samples_done) {
-            if (p->samples.authored) {
-                op->samples = ub_flat_samples(f, li, &p->samples);
+            if (ub_prop_samples(p)->authored) {
+                ub_prop_ext *x = ub_prop_ext_get(f->a, op);
+                if (!x) {
+                    f->oom = true;
+                    return;
+                }
+                x->samples = ub_flat_samples(f, li, &p->ext->samples);
                 samples_done = true;
             } else if (p->default_value.kind != UB_V_EMPTY) {
                 samples_done = true;
             }
         }
-        ub_flat_reduce(f, &op->connections, li, NULL, &p->connections);
-        ub_flat_reduce(f, &op->targets, li, NULL, &p->targets);
-        if (!op->default_target && p->default_target)
-            op->default_target = p->default_target;
+        const ub_prop_ext *px = p->ext;
+        if (px && (px->connections.kind != UB_V_EMPTY ||
+                   px->targets.kind != UB_V_EMPTY || px->default_target)) {
+            ub_prop_ext *x = ub_prop_ext_get(f->a, op);
+            if (!x) {
+                f->oom = true;
+                return;
+            }
+            ub_flat_reduce(f, &x->connections, li, NULL, &px->connections);
+            ub_flat_reduce(f, &x->targets, li, NULL, &px->targets);
+            if (!x->default_target && px->default_target)
+                x->default_target = px->default_target;
+        }
         ub_flat_fields(f, &op->meta, &p->meta, li,
                        p->kind == UB_ATTR ? UB_REG_ATTR : UB_REG_REL);
     }
@@ -1462,11 +1500,17 @@ ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
         ub_flat_fields(&f, &f.out->meta, &s->layers[i]->meta, (uint32_t)i,
                        UB_REG_LAYER);
     }
-    for (size_t i = 0; i < s->n && f.out->root->prim_order.kind == UB_V_EMPTY;
-         i++)
-        if (s->layers[i]->root->prim_order.kind != UB_V_EMPTY)
-            f.out->root->prim_order =
-                ub_flat_copy(&f, &s->layers[i]->root->prim_order);
+    for (size_t i = 0;
+         i < s->n && ub_prim_prim_order(f.out->root)->kind == UB_V_EMPTY; i++)
+        if (ub_prim_prim_order(s->layers[i]->root)->kind != UB_V_EMPTY) {
+            ub_prim_ext *x = ub_prim_ext_get(f.a, f.out->root);
+            if (!x) {
+                f.oom = true;
+                break;
+            }
+            x->prim_order =
+                ub_flat_copy(&f, ub_prim_prim_order(s->layers[i]->root));
+        }
     if (sites)
         ub_flat_body(&f, f.out->root, sites, (uint32_t)s->n);
     free(sites);

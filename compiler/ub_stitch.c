@@ -233,12 +233,19 @@ static void ub_merge_prop_new(ub_merge *m, ub_prop *d, const ub_prop *s)
     d->type_name = s->type_name;
     d->type = s->type;
     d->default_value = ub_value_clone(a, &s->default_value);
-    d->connections = ub_value_clone(a, &s->connections);
-    d->targets = ub_value_clone(a, &s->targets);
-    d->default_target = s->default_target;
+    if (!s->ext)
+        return;
+    ub_prop_ext *x = ub_prop_ext_get(a, d);
+    if (!x) {
+        m->oom = true;
+        return;
+    }
+    x->connections = ub_value_clone(a, &s->ext->connections);
+    x->targets = ub_value_clone(a, &s->ext->targets);
+    x->default_target = s->ext->default_target;
     if (m->samples) {
-        d->samples.authored = s->samples.authored;
-        d->samples.loc = ub_merge_loc(m, s->samples.loc);
+        x->samples.authored = s->ext->samples.authored;
+        x->samples.loc = ub_merge_loc(m, s->ext->samples.loc);
     }
 }
 
@@ -273,25 +280,39 @@ static void ub_merge_prop(ub_merge *m, ub_prim *dp, const ub_prop *s)
             return; /* the stronger spec stands */
         if (d->default_value.kind == UB_V_EMPTY)
             d->default_value = ub_value_clone(m->out->arena, &s->default_value);
-        ub_merge_value(m, &d->connections, &s->connections);
-        ub_merge_value(m, &d->targets, &s->targets);
-        if (!d->default_target)
-            d->default_target = s->default_target;
-        if (m->samples && s->samples.authored && !d->samples.authored) {
-            d->samples.authored = true;
-            d->samples.loc = ub_merge_loc(m, s->samples.loc);
+        if (s->ext) {
+            ub_prop_ext *dx = ub_prop_ext_get(m->out->arena, d);
+            if (!dx) {
+                m->oom = true;
+                return;
+            }
+            ub_merge_value(m, &dx->connections, &s->ext->connections);
+            ub_merge_value(m, &dx->targets, &s->ext->targets);
+            if (!dx->default_target)
+                dx->default_target = s->ext->default_target;
+            if (m->samples && s->ext->samples.authored &&
+                !dx->samples.authored) {
+                dx->samples.authored = true;
+                dx->samples.loc = ub_merge_loc(m, s->ext->samples.loc);
+            }
         }
     }
-    if (m->samples)
-        for (uint32_t k = 0; k < s->samples.n; k++) {
-            const ub_sample *x = &s->samples.v[k];
-            if (ub_samples_find(&d->samples, x->time))
+    if (m->samples && ub_prop_samples(s)->n) {
+        ub_prop_ext *dx = ub_prop_ext_get(m->out->arena, d);
+        if (!dx) {
+            m->oom = true;
+            return;
+        }
+        for (uint32_t k = 0; k < s->ext->samples.n; k++) {
+            const ub_sample *x = &s->ext->samples.v[k];
+            if (ub_samples_find(&dx->samples, x->time))
                 continue;
             ub_value c = ub_value_clone(m->out->arena, &x->value);
             if ((x->value.kind != UB_V_EMPTY && c.kind == UB_V_EMPTY) ||
-                ub_samples_set(m->out->arena, &d->samples, x->time, c) != 0)
+                ub_samples_set(m->out->arena, &dx->samples, x->time, c) != 0)
                 m->oom = true;
         }
+    }
     ub_merge_fields(m, &d->meta, &s->meta, false);
 }
 
@@ -315,8 +336,8 @@ static void ub_merge_body(ub_merge *m, ub_prim *d, const ub_prim *s)
         }
         ub_merge_prim(m, dc, c, created);
     }
-    for (uint32_t i = 0; i < s->n_variant_sets && !m->oom; i++) {
-        const ub_variant_set *vs = &s->variant_sets[i];
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(s) && !m->oom; i++) {
+        const ub_variant_set *vs = &ub_prim_variant_sets(s)[i];
         ub_variant_set *dv = ub_variant_set_get(m->out, d, vs->name,
                                                 ub_merge_loc(m, vs->loc));
         if (!dv) {
@@ -349,10 +370,22 @@ static void ub_merge_prim(ub_merge *m, ub_prim *d, const ub_prim *s,
         d->specifier = s->specifier;
     if (!d->type_name)
         d->type_name = s->type_name;
-    if (d->prim_order.kind == UB_V_EMPTY)
-        d->prim_order = ub_value_clone(m->out->arena, &s->prim_order);
-    if (d->property_order.kind == UB_V_EMPTY)
-        d->property_order = ub_value_clone(m->out->arena, &s->property_order);
+    bool kids = ub_prim_prim_order(d)->kind == UB_V_EMPTY &&
+                ub_prim_prim_order(s)->kind != UB_V_EMPTY;
+    bool props = ub_prim_property_order(d)->kind == UB_V_EMPTY &&
+                 ub_prim_property_order(s)->kind != UB_V_EMPTY;
+    if (kids || props) {
+        ub_prim_ext *x = ub_prim_ext_get(m->out->arena, d);
+        if (!x) {
+            m->oom = true;
+            return;
+        }
+        if (kids)
+            x->prim_order = ub_value_clone(m->out->arena, &s->ext->prim_order);
+        if (props)
+            x->property_order =
+                ub_value_clone(m->out->arena, &s->ext->property_order);
+    }
     ub_merge_fields(m, &d->meta, &s->meta, false);
     ub_merge_body(m, d, s);
 }
@@ -683,9 +716,13 @@ static int ub_mattr_add(ub_manifest *mf, ub_prop *p)
 
 static void ub_manifest_block(ub_manifest *mf, ub_prop *p, double t)
 {
-    if (ub_samples_set(mf->out->arena, &p->samples, t, ub_value_block()) != 0)
+    ub_prop_ext *x = ub_prop_ext_get(mf->out->arena, p);
+    if (!x || ub_samples_set(mf->out->arena, &x->samples, t,
+                             ub_value_block()) != 0) {
         mf->oom = true;
-    p->samples.authored = true;
+        return;
+    }
+    x->samples.authored = true;
 }
 
 /* Declare in the manifest every attribute of s (and below) that has time
@@ -696,7 +733,7 @@ static void ub_manifest_prim(ub_manifest *mf, const ub_layer *l,
     ub_prim *d = NULL;
     for (uint32_t i = 0; i < s->props.n && !mf->oom; i++) {
         const ub_prop *p = s->props.v[i];
-        if (p->kind != UB_ATTR || p->samples.n == 0)
+        if (p->kind != UB_ATTR || ub_prop_samples(p)->n == 0)
             continue;
         if (!d && !(d = ub_ensure_prim(mf->out, s))) {
             mf->oom = true;

@@ -528,13 +528,13 @@ static uint32_t ub_anchor(const ub_prim *p, const char **comp, uint32_t *len)
 {
     uint32_t n = 0;
     for (const ub_prim *q = p; q && q->parent; q = q->parent)
-        if (!q->variant_set)
+        if (!ub_prim_variant_set(q))
             n++;
     if (n > UB_PATH_MAX_COMPS)
         return UINT32_MAX;
     uint32_t i = n;
     for (const ub_prim *q = p; q && q->parent; q = q->parent) {
-        if (q->variant_set)
+        if (ub_prim_variant_set(q))
             continue;
         i--;
         comp[i] = q->name;
@@ -1903,8 +1903,8 @@ static void ub_listop_set(ub_pctx *c, ub_value *slot, const ub_type *t,
         lo->is_explicit = false;
     }
     lo->has[part] = true;
-    lo->part[part] = items;
-    lo->loc[part] = ub_mkloc(c, l);
+    if (ub_listop_assign(c->arena, lo, part, items, ub_mkloc(c, l)) != 0)
+        ub_oom(c);
 }
 
 /* Store a list-op part into metadata field key. */
@@ -2140,10 +2140,13 @@ void ub_act_name_order(ub_pctx *c, int props, ub_tokloc l)
     if (c->split_role == UB_SPLIT_TAIL && !c->prim->parent)
         ub_split_give_up(c); /* an order on a level the tail did not open */
     ub_value v = ub_paths_value(c, UB_TY_TOKEN, n);
+    ub_prim_ext *x = ub_prim_ext_get(c->arena, c->prim);
+    if (!x)
+        ub_oom(c);
     if (props)
-        c->prim->property_order = v;
+        x->property_order = v;
     else
-        c->prim->prim_order = v;
+        x->prim_order = v;
 }
 
 void ub_act_offset(ub_pctx *c, int which, const ub_num *n, ub_tokloc l)
@@ -2365,7 +2368,7 @@ void ub_act_variants(ub_pctx *c)
 static bool ub_outside_variants(const ub_prim *p)
 {
     for (; p; p = p->parent)
-        if (p->variant_set)
+        if (ub_prim_variant_set(p))
             return false;
     return true;
 }
@@ -2441,12 +2444,12 @@ void ub_act_prim_end(ub_pctx *c)
 {
     ub_prim *p = c->prim;
     c->depth--;
-    if (!p->variant_set && ub_streams(c, p->parent) && c->nmarks)
+    if (!ub_prim_variant_set(p) && ub_streams(c, p->parent) && c->nmarks)
         ub_stream_prim(c, p);
-    if (p->variant_set) {
+    if (ub_prim_variant_set(p)) {
         /* back to the enclosing variant set */
         c->vset_owner = p->parent;
-        c->vset_name = p->variant_set;
+        c->vset_name = ub_prim_variant_set(p);
     }
     c->prim = p->parent ? p->parent : p;
     c->spec = c->prim->parent ? UB_SPEC_PRIM : UB_SPEC_LAYER;
@@ -2609,6 +2612,15 @@ static bool ub_prop_paths(ub_pctx *c, uint32_t n, bool connections)
     return true;
 }
 
+/* p's out-of-line fields, for setting one. */
+static ub_prop_ext *ub_pext(ub_pctx *c, ub_prop *p)
+{
+    ub_prop_ext *x = ub_prop_ext_get(c->arena, p);
+    if (!x)
+        ub_oom(c);
+    return x;
+}
+
 void ub_act_connections(ub_pctx *c, ub_tokloc l)
 {
     uint32_t n = c->paths.n;
@@ -2616,7 +2628,7 @@ void ub_act_connections(ub_pctx *c, ub_tokloc l)
     ub_prop *p = c->prop;
     if (ub_empty_ok(c, n, c->prop_part, "connection paths", l) &&
         ub_prop_paths(c, n, true))
-        ub_listop_set(c, &p->connections, ub_type_get(UB_TY_PATH),
+        ub_listop_set(c, &ub_pext(c, p)->connections, ub_type_get(UB_TY_PATH),
                       c->prop_part, ub_paths_value(c, UB_TY_PATH, n), l,
                       "connectionPaths");
     ub_act_prop_end(c);
@@ -2626,8 +2638,9 @@ void ub_act_samples_begin(ub_pctx *c, ub_tokloc l)
 {
     if (!c->prop)
         return;
-    c->prop->samples.authored = true;
-    c->prop->samples.loc = ub_mkloc(c, l);
+    ub_prop_ext *x = ub_pext(c, c->prop);
+    x->samples.authored = true;
+    x->samples.loc = ub_mkloc(c, l);
 }
 
 void ub_act_sample_begin(ub_pctx *c, double t)
@@ -2645,7 +2658,8 @@ void ub_act_sample(ub_pctx *c, bool none, ub_tokloc l)
     ub_value v = none ? ub_value_block() : ub_vb_finish(c, l);
     if (v.kind == UB_V_EMPTY)
         return;
-    if (ub_samples_set(c->arena, &c->prop->samples, c->sample_time, v) != 0)
+    if (ub_samples_set(c->arena, &ub_pext(c, c->prop)->samples, c->sample_time,
+                       v) != 0)
         ub_oom(c);
 }
 
@@ -2683,8 +2697,9 @@ void ub_act_targets(ub_pctx *c)
     if (!ub_empty_ok(c, n, c->prop_part, "relationship targets", l) ||
         !ub_prop_paths(c, n, false))
         return;
-    ub_listop_set(c, &p->targets, ub_type_get(UB_TY_PATH), c->prop_part,
-                  ub_paths_value(c, UB_TY_PATH, n), l, "targetPaths");
+    ub_listop_set(c, &ub_pext(c, p)->targets, ub_type_get(UB_TY_PATH),
+                  c->prop_part, ub_paths_value(c, UB_TY_PATH, n), l,
+                  "targetPaths");
 }
 
 void ub_act_rel_default(ub_pctx *c, const char *path, ub_tokloc l)
@@ -2694,12 +2709,33 @@ void ub_act_rel_default(ub_pctx *c, const char *path, ub_tokloc l)
     if (!abs) {
         ub_perr(c, l, "<%s> is not a valid path", path);
     } else {
-        c->prop->default_target = abs;
+        ub_pext(c, c->prop)->default_target = abs;
     }
     ub_act_prop_end(c);
 }
 
 /* --- actions: dictionaries -------------------------------------------------------- */
+
+/* ub_dict_set on a frame's malloc'd entries. */
+static void ub_frame_set(ub_pctx *c, ub_dict *d, const char *key,
+                         ub_value value, ub_loc loc)
+{
+    ub_dict_entry *e = ub_dict_find(d, key);
+    if (!e) {
+        if (d->n == d->cap) {
+            uint32_t cap = d->cap ? d->cap * 2 : 8;
+            ub_dict_entry *ne = realloc(d->e, cap * sizeof *ne);
+            if (!ne)
+                ub_oom(c);
+            d->e = ne;
+            d->cap = cap;
+        }
+        e = &d->e[d->n++];
+        e->key = key;
+    }
+    e->value = value;
+    e->loc = loc;
+}
 
 void ub_act_dict_open(ub_pctx *c, ub_tokloc l)
 {
@@ -2708,15 +2744,14 @@ void ub_act_dict_open(ub_pctx *c, ub_tokloc l)
         ub_dictframe *nd = realloc(c->dstack, (size_t)cap * sizeof *nd);
         if (!nd)
             ub_oom(c);
+        memset(nd + c->capdict, 0, (size_t)(cap - c->capdict) * sizeof *nd);
         c->dstack = nd;
         c->capdict = cap;
     }
     if (c->ndict >= UB_MAX_NESTING)
         ub_too_deep(c, l, "dictionaries");
     ub_dictframe *f = &c->dstack[c->ndict++];
-    f->dict = ub_dict_new(c->arena);
-    if (!f->dict)
-        ub_oom(c);
+    f->d.n = 0;
     if (c->ndict == 1) {
         f->key = NULL;
     } else {
@@ -2727,16 +2762,23 @@ void ub_act_dict_open(ub_pctx *c, ub_tokloc l)
 
 void ub_act_dict_close(ub_pctx *c)
 {
-    ub_dictframe f = c->dstack[--c->ndict];
+    const ub_dictframe *f = &c->dstack[--c->ndict];
+    ub_dict *d = ub_dict_new(c->arena);
+    if (!d)
+        ub_oom(c);
+    if (f->d.n) {
+        d->e = ub_alloc(c, f->d.n * sizeof *d->e);
+        memcpy(d->e, f->d.e, f->d.n * sizeof *d->e);
+        d->n = d->cap = f->d.n;
+    }
     if (c->ndict == 0) {
-        c->last_dict = f.dict;
+        c->last_dict = d;
         return;
     }
     ub_value v = {.kind = UB_V_DICT};
-    v.u.dict = f.dict;
-    if (!ub_dict_set(c->arena, c->dstack[c->ndict - 1].dict, f.key, v,
-                     ub_mkloc(c, f.key_loc)))
-        ub_oom(c);
+    v.u.dict = d;
+    ub_frame_set(c, &c->dstack[c->ndict - 1].d, f->key, v,
+                 ub_mkloc(c, f->key_loc));
 }
 
 void ub_act_dict_elem_begin(ub_pctx *c, const char *type, bool array,
@@ -2760,9 +2802,8 @@ void ub_act_dict_elem(ub_pctx *c)
     ub_value v = ub_vb_finish(c, c->elem_loc);
     if (v.kind == UB_V_EMPTY)
         return;
-    if (!ub_dict_set(c->arena, c->dstack[c->ndict - 1].dict, c->elem_key, v,
-                     ub_mkloc(c, c->elem_loc)))
-        ub_oom(c);
+    ub_frame_set(c, &c->dstack[c->ndict - 1].d, c->elem_key, v,
+                 ub_mkloc(c, c->elem_loc));
 }
 
 void ub_act_dict_nested(ub_pctx *c, const char *key, ub_tokloc l)
@@ -2875,6 +2916,8 @@ static void ub_pctx_free(ub_pctx *c)
     free(c->paths.v);
     free(c->paths.loc);
     free(c->refs.v);
+    for (int i = 0; i < c->capdict; i++)
+        free(c->dstack[i].d.e);
     free(c->dstack);
     free(c->ms.v);
     free(c->marks);
@@ -3192,15 +3235,16 @@ static bool ub_split_fits(ub_pctx *c, ub_split *sp, ub_prim **into)
     for (uint32_t k = 0; k < sp->nph; k++, r = r->parent) {
         const ub_prim *x = sp->ph[k];
         bool last = k + 1 == sp->nph;
-        if (!r || r->variant_set || !r->parent != last)
+        if (!r || ub_prim_variant_set(r) || !r->parent != last)
             return false;
-        if (x->meta.n || x->prim_order.kind != UB_V_EMPTY ||
-            x->property_order.kind != UB_V_EMPTY ||
-            (last && (x->props.n || x->n_variant_sets)))
+        if (x->meta.n || ub_prim_prim_order(x)->kind != UB_V_EMPTY ||
+            ub_prim_property_order(x)->kind != UB_V_EMPTY ||
+            (last && (x->props.n || ub_prim_n_variant_sets(x))))
             return false;
-        for (uint32_t i = 0; i < x->n_variant_sets; i++)
-            for (uint32_t j = 0; j < r->n_variant_sets; j++)
-                if (x->variant_sets[i].name == r->variant_sets[j].name)
+        for (uint32_t i = 0; i < ub_prim_n_variant_sets(x); i++)
+            for (uint32_t j = 0; j < ub_prim_n_variant_sets(r); j++)
+                if (ub_prim_variant_sets(x)[i].name ==
+                    ub_prim_variant_sets(r)[j].name)
                     return false; /* serially, one set gets both parts */
         for (uint32_t i = 0; i < x->children.n; i++)
             if (ub_prim_find_child(c->layer, r, x->children.v[i]->name))

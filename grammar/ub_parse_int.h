@@ -66,7 +66,11 @@ typedef struct ub_vb {
 } ub_vb;
 
 typedef struct ub_dictframe {
-    ub_dict *dict;
+    /* The entries read so far, in malloc'd memory kept for the next
+     * dictionary at this depth: the arena copy, made when the dictionary
+     * closes, is of exact size (most have a handful of entries, and a
+     * growing arena array would leave its slack and old blocks behind). */
+    ub_dict d;
     const char *key;      /* key of this dictionary in its parent */
     ub_tokloc key_loc;
 } ub_dictframe;

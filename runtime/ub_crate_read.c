@@ -1426,12 +1426,14 @@ static int cr_listop(crate *c, unsigned ct, uint64_t payload, ub_value *out,
             k.p += n * es;
         }
         lo->has[parts[i].part] = true;
-        lo->part[parts[i].part] = items;
-        lo->loc[parts[i].part] = c->loc;
+        if (ub_listop_assign(c->a, lo, parts[i].part, items, c->loc) != 0)
+            return (cr_oom(c), -1);
     }
     if (lo->is_explicit && !lo->has[UB_LO_EXPLICIT]) {
         lo->has[UB_LO_EXPLICIT] = true;
-        lo->part[UB_LO_EXPLICIT] = ub_value_new(c->a, t, 0, true);
+        if (ub_listop_put(c->a, lo, UB_LO_EXPLICIT,
+                          ub_value_new(c->a, t, 0, true)) != 0)
+            return (cr_oom(c), -1);
     }
     *out = (ub_value){.kind = UB_V_LISTOP, .type = t};
     out->u.listop = lo;
@@ -1583,10 +1585,13 @@ static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest)
             return (cr_oom(c), -1);
         lo->is_explicit = true;
         lo->has[UB_LO_EXPLICIT] = true;
-        lo->part[UB_LO_EXPLICIT] =
-            (ub_value){.kind = UB_V_DATA, .is_array = true,
-                       .count = r->asset[0] ? 1 : 0, .type = t};
-        lo->part[UB_LO_EXPLICIT].u.data = r;
+        ub_value v = {.kind = UB_V_DATA,
+                      .is_array = true,
+                      .count = r->asset[0] ? 1 : 0,
+                      .type = t};
+        v.u.data = r;
+        if (ub_listop_put(c->a, lo, UB_LO_EXPLICIT, v) != 0)
+            return (cr_oom(c), -1);
         *out = (ub_value){.kind = UB_V_LISTOP, .type = t};
         out->u.listop = lo;
         return 0;
@@ -1881,11 +1886,26 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t spec)
             if (cr_value(c, f->rep, &p->default_value, 0) == 0)
                 cr_retype(&p->default_value, p->type);
         } else if (id == K_TIMESAMPLES && attr) {
-            cr_samples(c, f->rep, p->type, &p->samples);
+            ub_prop_ext *x = ub_prop_ext_get(c->a, p);
+            if (!x) {
+                cr_oom(c);
+                return;
+            }
+            cr_samples(c, f->rep, p->type, &x->samples);
         } else if (id == K_CONNECTIONPATHS && attr) {
-            cr_value(c, f->rep, &p->connections, 0);
+            ub_prop_ext *x = ub_prop_ext_get(c->a, p);
+            if (!x) {
+                cr_oom(c);
+                return;
+            }
+            cr_value(c, f->rep, &x->connections, 0);
         } else if (id == K_TARGETPATHS && !attr) {
-            cr_value(c, f->rep, &p->targets, 0);
+            ub_prop_ext *x = ub_prop_ext_get(c->a, p);
+            if (!x) {
+                cr_oom(c);
+                return;
+            }
+            cr_value(c, f->rep, &x->targets, 0);
         } else {
             cr_set_meta(c, &p->meta, key, f->rep);
         }
@@ -1997,7 +2017,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         const char *key = c->tok[f->tok];
         cr_where(c, "spec", path, key);
         int id = cr_key_id(c, key);
-        if (id == K_SPECIFIER && !root && !prim->variant_set) {
+        if (id == K_SPECIFIER && !root && !ub_prim_variant_set(prim)) {
             /* SdfSpecifier: def, over, class, as ub_specifier */
             prim->specifier = (ub_specifier)cr_enum_field(
                 c, f->rep, UB_CRATE_SPECIFIER, 3);
@@ -2009,9 +2029,13 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         } else if (id == K_PRIMORDER || id == K_PROPERTYORDER) {
             ub_value v;
             if (cr_value(c, f->rep, &v, 0) == 0) {
-                if (v.kind == UB_V_DATA && v.type->id == UB_TY_TOKEN)
-                    *(id == K_PRIMORDER ? &prim->prim_order
-                                        : &prim->property_order) = v;
+                ub_prim_ext *x = NULL;
+                if (v.kind == UB_V_DATA && v.type->id == UB_TY_TOKEN &&
+                    !(x = ub_prim_ext_get(c->a, prim)))
+                    cr_oom(c);
+                else if (x)
+                    *(id == K_PRIMORDER ? &x->prim_order
+                                        : &x->property_order) = v;
                 else
                     cr_err(c, "expected a list of names");
             }

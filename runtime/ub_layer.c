@@ -7,10 +7,10 @@
 /* (owner, name) -> object, for prims' children and properties.  One table per layer: cheaper than one per prim when
  * most prims have a handful of children. */
 typedef struct ub_name_slot {
-    const void *owner;
+    uintptr_t key; /* the owner's address | kind (0 child prim, 1
+                      property: owners are aligned); 0 when free */
     const char *name;
     void *obj;
-    uint32_t kind; /* 0 child prim, 1 property */
 } ub_name_slot;
 
 struct ub_name_index {
@@ -26,6 +26,21 @@ static uint64_t ub_name_hash(const void *owner, const char *name, uint32_t k)
     h ^= k * 0xff51afd7ed558ccdull;
     h ^= h >> 33;
     return h;
+}
+
+static uintptr_t ub_name_key(const void *owner, uint32_t kind)
+{
+    return (uintptr_t)owner | kind;
+}
+
+static const void *ub_slot_owner(const ub_name_slot *s)
+{
+    return (const void *)(s->key & ~(uintptr_t)1);
+}
+
+static uint64_t ub_slot_hash(const ub_name_slot *s)
+{
+    return ub_name_hash(ub_slot_owner(s), s->name, (uint32_t)(s->key & 1));
 }
 
 /* Owners with at most this many children (or properties) are searched by
@@ -73,27 +88,27 @@ static ub_name_slot *ub_index_find(struct ub_name_index *ix,
     for (size_t i = ub_name_hash(owner, name, kind) & mask;;
          i = (i + 1) & mask) {
         ub_name_slot *s = &ix->slots[i];
-        if (!s->owner)
+        if (!s->key)
             return NULL;
-        if (s->owner == owner && s->name == name && s->kind == kind)
+        if (s->key == ub_name_key(owner, kind) && s->name == name)
             return s;
     }
 }
 
-/* Room for one more entry (the table stays at most half full). */
+/* Room for one more entry (the table stays at most 3/4 full). */
 static int ub_index_reserve(struct ub_name_index *ix)
 {
-    if ((ix->count + 1) * 2 > ix->cap) {
+    if ((ix->count + 1) * 4 > ix->cap * 3) {
         size_t cap = ix->cap ? ix->cap * 2 : 256;
         ub_name_slot *slots = calloc(cap, sizeof *slots);
         if (!slots)
             return -1;
         for (size_t i = 0; i < ix->cap; i++) {
             ub_name_slot *s = &ix->slots[i];
-            if (!s->owner)
+            if (!s->key)
                 continue;
-            size_t j = ub_name_hash(s->owner, s->name, s->kind) & (cap - 1);
-            while (slots[j].owner)
+            size_t j = ub_slot_hash(s) & (cap - 1);
+            while (slots[j].key)
                 j = (j + 1) & (cap - 1);
             slots[j] = *s;
         }
@@ -111,9 +126,9 @@ static ub_name_slot *ub_index_slot(struct ub_name_index *ix, const void *owner,
 {
     size_t mask = ix->cap - 1;
     size_t i = ub_name_hash(owner, name, kind) & mask;
-    while (ix->slots[i].owner) {
-        if (ix->slots[i].owner == owner && ix->slots[i].name == name &&
-            ix->slots[i].kind == kind)
+    while (ix->slots[i].key) {
+        if (ix->slots[i].key == ub_name_key(owner, kind) &&
+            ix->slots[i].name == name)
             return &ix->slots[i];
         i = (i + 1) & mask;
     }
@@ -147,8 +162,8 @@ static int ub_index_from(struct ub_name_index *ix, const void *owner,
             return -1;
         const char *name = ub_entry_name(v[i], kind);
         ub_name_slot *s = ub_index_slot(ix, owner, name, kind);
-        if (!s->owner) {
-            *s = (ub_name_slot){owner, name, v[i], kind};
+        if (!s->key) {
+            *s = (ub_name_slot){ub_name_key(owner, kind), name, v[i]};
             ix->count++;
         }
     }
@@ -165,10 +180,9 @@ static void ub_index_remove(struct ub_name_index *ix, const void *owner,
         return;
     size_t mask = ix->cap - 1;
     size_t hole = (size_t)(s - ix->slots);
-    for (size_t j = (hole + 1) & mask; ix->slots[j].owner;
-         j = (j + 1) & mask) {
+    for (size_t j = (hole + 1) & mask; ix->slots[j].key; j = (j + 1) & mask) {
         const ub_name_slot *e = &ix->slots[j];
-        size_t home = ub_name_hash(e->owner, e->name, e->kind) & mask;
+        size_t home = ub_slot_hash(e) & mask;
         /* e may fill the hole unless its home lies cyclically in
          * (hole, j]: then the hole is not on its probe path */
         bool stays = hole < j ? (home > hole && home <= j)
@@ -200,9 +214,9 @@ static void ub_prim_forget_tree(struct ub_name_index *ix, const ub_prim *p)
     ub_index_forget(ix, p);
     for (uint32_t i = 0; i < p->children.n; i++)
         ub_prim_forget_tree(ix, p->children.v[i]);
-    for (uint32_t s = 0; s < p->n_variant_sets; s++)
-        for (uint32_t i = 0; i < p->variant_sets[s].variants.n; i++)
-            ub_prim_forget_tree(ix, p->variant_sets[s].variants.v[i]);
+    for (uint32_t s = 0; s < ub_prim_n_variant_sets(p); s++)
+        for (uint32_t i = 0; i < ub_prim_variant_sets(p)[s].variants.n; i++)
+            ub_prim_forget_tree(ix, ub_prim_variant_sets(p)[s].variants.v[i]);
 }
 
 void ub_prim_drop_body(ub_layer *layer, ub_prim *prim)
@@ -211,10 +225,26 @@ void ub_prim_drop_body(ub_layer *layer, ub_prim *prim)
     prim->meta = (ub_fields){0};
     prim->props = (ub_props){0};
     prim->children = (ub_prims){0};
-    prim->n_variant_sets = prim->cap_variant_sets = 0;
-    prim->variant_sets = NULL;
-    prim->prim_order = (ub_value){0};
-    prim->property_order = (ub_value){0};
+    /* variant sets and orders; the streamed prims this is for are never
+     * variant bodies, and their ext lies in the memory handed back */
+    prim->ext = NULL;
+}
+
+const ub_prop_ext ub_prop_ext_none;
+const ub_prim_ext ub_prim_ext_none;
+
+ub_prim_ext *ub_prim_ext_get(ub_arena *a, ub_prim *p)
+{
+    if (!p->ext)
+        p->ext = ub_arena_zalloc(a, sizeof *p->ext);
+    return p->ext;
+}
+
+ub_prop_ext *ub_prop_ext_get(ub_arena *a, ub_prop *p)
+{
+    if (!p->ext)
+        p->ext = ub_arena_zalloc(a, sizeof *p->ext);
+    return p->ext;
 }
 
 ub_layer *ub_layer_new(ub_strtab *strtab, const char *path)
@@ -304,8 +334,11 @@ ub_prim *ub_variant_new(ub_layer *layer, ub_prim *owner, ub_variant_set *set,
     p->name = name;
     p->specifier = UB_OVER;
     p->parent = owner;
-    p->variant_set = set->name;
     p->loc = loc;
+    ub_prim_ext *x = ub_prim_ext_get(layer->arena, p);
+    if (!x)
+        return NULL;
+    x->variant_set = set->name;
     if (ub_ptrvec_push(layer->arena, (void ***)&set->variants.v,
                        &set->variants.n, &set->variants.cap, p) != 0)
         return NULL;
@@ -360,20 +393,22 @@ ub_prop *ub_prop_find_or_new(ub_layer *layer, ub_prim *prim, const char *name,
 ub_variant_set *ub_variant_set_get(ub_layer *layer, ub_prim *prim,
                                    const char *name, ub_loc loc)
 {
-    for (uint32_t i = 0; i < prim->n_variant_sets; i++)
-        if (prim->variant_sets[i].name == name)
-            return &prim->variant_sets[i];
-    if (prim->n_variant_sets == prim->cap_variant_sets) {
-        uint32_t nc = prim->cap_variant_sets ? prim->cap_variant_sets * 2 : 2;
-        ub_variant_set *nv = ub_arena_grow(layer->arena, prim->variant_sets,
-                                           prim->n_variant_sets, nc,
-                                           sizeof *nv);
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(prim); i++)
+        if (ub_prim_variant_sets(prim)[i].name == name)
+            return &ub_prim_variant_sets(prim)[i];
+    ub_prim_ext *x = ub_prim_ext_get(layer->arena, prim);
+    if (!x)
+        return NULL;
+    if (x->n_variant_sets == x->cap_variant_sets) {
+        uint32_t nc = x->cap_variant_sets ? x->cap_variant_sets * 2 : 2;
+        ub_variant_set *nv = ub_arena_grow(layer->arena, x->variant_sets,
+                                           x->n_variant_sets, nc, sizeof *nv);
         if (!nv)
             return NULL;
-        prim->variant_sets = nv;
-        prim->cap_variant_sets = nc;
+        x->variant_sets = nv;
+        x->cap_variant_sets = nc;
     }
-    ub_variant_set *s = &prim->variant_sets[prim->n_variant_sets++];
+    ub_variant_set *s = &x->variant_sets[x->n_variant_sets++];
     memset(s, 0, sizeof *s);
     s->name = name;
     s->loc = loc;
@@ -504,9 +539,10 @@ static size_t ub_prim_path_len(const ub_prim *p)
     if (!p || !p->parent)
         return 0;
     size_t n = ub_prim_path_len(p->parent);
-    if (p->variant_set)
-        return n + ub_str_len(p->variant_set) + ub_str_len(p->name) + 3;
-    return n + (p->parent->variant_set ? 0 : 1) + ub_str_len(p->name);
+    if (ub_prim_variant_set(p))
+        return n + ub_str_len(ub_prim_variant_set(p)) + ub_str_len(p->name) +
+               3;
+    return n + (ub_prim_variant_set(p->parent) ? 0 : 1) + ub_str_len(p->name);
 }
 
 static char *ub_prim_path_write(const ub_prim *p, char *out)
@@ -514,10 +550,10 @@ static char *ub_prim_path_write(const ub_prim *p, char *out)
     if (!p || !p->parent)
         return out;
     out = ub_prim_path_write(p->parent, out);
-    if (p->variant_set) {
+    if (ub_prim_variant_set(p)) {
         *out++ = '{';
-        size_t n = ub_str_len(p->variant_set);
-        memcpy(out, p->variant_set, n);
+        size_t n = ub_str_len(ub_prim_variant_set(p));
+        memcpy(out, ub_prim_variant_set(p), n);
         out += n;
         *out++ = '=';
         n = ub_str_len(p->name);
@@ -526,7 +562,7 @@ static char *ub_prim_path_write(const ub_prim *p, char *out)
         *out++ = '}';
         return out;
     }
-    if (!p->parent->variant_set) /* "/A{v=x}B": no slash after '}' */
+    if (!ub_prim_variant_set(p->parent)) /* "/A{v=x}B": no slash after '}' */
         *out++ = '/';
     size_t n = ub_str_len(p->name);
     memcpy(out, p->name, n);
@@ -596,38 +632,44 @@ int ub_layer_graft(ub_layer *dst, ub_layer *src, ub_prim *const *from,
             ub_index_from(dst->index, t, 0, nc) != 0 ||
             ub_index_from(dst->index, t, 1, np) != 0)
             rc = -1;
-        if (rc == 0 && f->n_variant_sets) {
-            uint32_t nv = t->n_variant_sets + f->n_variant_sets;
-            ub_variant_set *v = ub_arena_grow(dst->arena, t->variant_sets,
-                                              t->n_variant_sets, nv,
-                                              sizeof *v);
+        if (rc == 0 && ub_prim_n_variant_sets(f)) {
+            ub_prim_ext *tx = ub_prim_ext_get(dst->arena, t);
+            uint32_t nt = ub_prim_n_variant_sets(t);
+            uint32_t nv = nt + f->ext->n_variant_sets;
+            ub_variant_set *v =
+                tx ? ub_arena_grow(dst->arena, tx->variant_sets, nt, nv,
+                                   sizeof *v)
+                   : NULL;
             if (v) {
-                memcpy(v + t->n_variant_sets, f->variant_sets,
-                       f->n_variant_sets * sizeof *v);
-                for (uint32_t k = t->n_variant_sets; k < nv; k++)
+                memcpy(v + nt, f->ext->variant_sets,
+                       f->ext->n_variant_sets * sizeof *v);
+                for (uint32_t k = nt; k < nv; k++)
                     for (uint32_t j = 0; j < v[k].variants.n; j++)
                         v[k].variants.v[j]->parent = t;
-                t->variant_sets = v;
-                t->n_variant_sets = t->cap_variant_sets = nv;
+                tx->variant_sets = v;
+                tx->n_variant_sets = tx->cap_variant_sets = nv;
             } else {
                 rc = -1;
             }
         }
         f->children = (ub_prims){0};
         f->props = (ub_props){0};
-        f->n_variant_sets = f->cap_variant_sets = 0;
-        f->variant_sets = NULL;
+        if (f->ext) {
+            f->ext->n_variant_sets = f->ext->cap_variant_sets = 0;
+            f->ext->variant_sets = NULL;
+        }
     }
     /* entries of the prims that moved whole keep their owners */
     for (size_t i = 0; six && i < six->cap && rc == 0; i++) {
         ub_name_slot *s = &six->slots[i];
-        if (!s->owner || ub_is_from(s->owner, from, n))
+        if (!s->key || ub_is_from(ub_slot_owner(s), from, n))
             continue;
         if (ub_index_reserve(dst->index) != 0) {
             rc = -1;
             break;
         }
-        *ub_index_slot(dst->index, s->owner, s->name, s->kind) = *s;
+        *ub_index_slot(dst->index, ub_slot_owner(s), s->name,
+                       (uint32_t)(s->key & 1)) = *s;
         dst->index->count++;
     }
     if (six) {

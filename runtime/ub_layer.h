@@ -80,25 +80,63 @@ typedef enum ub_variability {
     UB_CONFIG = 2,  /* legacy `config`, read as uniform by OpenUSD */
 } ub_variability;
 
+/* What only some properties author, kept out of line: a layer has a
+ * property record for every attribute, and most have a default and
+ * nothing else.  Read through ub_prop_samples, ub_prop_connections,
+ * ub_prop_targets and ub_prop_default_target (EMPTY / NULL when the
+ * property has none); change through ub_prop_ext_get. */
+typedef struct ub_prop_ext {
+    /* attributes */
+    ub_samples samples;
+    ub_value connections; /* LISTOP of UB_TY_PATH, or EMPTY */
+    /* relationships */
+    ub_value targets;           /* LISTOP of UB_TY_PATH, or EMPTY */
+    const char *default_target; /* `rel r.default = </p>`; NULL when none */
+} ub_prop_ext;
+
 typedef struct ub_prop {
     const char *name;      /* interned, may be namespaced ("xformOp:translate") */
-    ub_prop_kind kind;
-    ub_variability variability;
+    uint8_t kind;          /* ub_prop_kind */
+    uint8_t variability;   /* ub_variability */
     bool custom;
     bool varying_keyword;  /* relationship declared `varying rel` */
     bool is_array;         /* attributes: declared T[] */
     /* attributes */
     const char *type_name; /* interned, as authored without "[]" */
     const ub_type *type;   /* NULL when the type name is unknown */
-    ub_value default_value; /* EMPTY, BLOCK or DATA (UNTYPED when type==NULL) */
-    ub_samples samples;
-    ub_value connections;   /* LISTOP of UB_TY_PATH, or EMPTY */
-    /* relationships */
-    ub_value targets;        /* LISTOP of UB_TY_PATH, or EMPTY */
-    const char *default_target; /* `rel r.default = </p>`; NULL when none */
+    ub_value
+        default_value; /* EMPTY, BLOCK or DATA (UNTYPED when type==NULL) */
     ub_fields meta;
     ub_loc loc;
+    ub_prop_ext *ext; /* NULL until one of its fields is set */
 } ub_prop;
+
+/* An ub_prop_ext with nothing authored (what a property without one reads). */
+extern const ub_prop_ext ub_prop_ext_none;
+
+static inline const ub_prop_ext *ub_prop_ext_of(const ub_prop *p)
+{
+    return p->ext ? p->ext : &ub_prop_ext_none;
+}
+static inline const ub_samples *ub_prop_samples(const ub_prop *p)
+{
+    return &ub_prop_ext_of(p)->samples;
+}
+static inline const ub_value *ub_prop_connections(const ub_prop *p)
+{
+    return &ub_prop_ext_of(p)->connections;
+}
+static inline const ub_value *ub_prop_targets(const ub_prop *p)
+{
+    return &ub_prop_ext_of(p)->targets;
+}
+static inline const char *ub_prop_default_target(const ub_prop *p)
+{
+    return ub_prop_ext_of(p)->default_target;
+}
+/* p's out-of-line fields for changing, allocated from a (zeroed) the first
+ * time; NULL only when out of memory. */
+ub_prop_ext *ub_prop_ext_get(ub_arena *a, ub_prop *p);
 
 typedef struct ub_props {
     uint32_t n, cap;
@@ -127,21 +165,62 @@ typedef struct ub_variant_set {
     ub_loc loc;
 } ub_variant_set;
 
-struct ub_prim {
-    const char *name;        /* interned; "" for the pseudo-root */
-    ub_specifier specifier;
-    const char *type_name;   /* interned; NULL when not authored */
-    ub_fields meta;          /* everything inside ( ... ) */
-    ub_props props;
-    ub_prims children;
+/* What few prims have, kept out of line (a layer may have millions of
+ * prims, nearly all without variant sets or reorder statements).  Read
+ * through ub_prim_variant_sets, ub_prim_n_variant_sets,
+ * ub_prim_prim_order, ub_prim_property_order and ub_prim_variant_set;
+ * change through ub_prim_ext_get (variant sets: ub_variant_set_get). */
+typedef struct ub_prim_ext {
     uint32_t n_variant_sets, cap_variant_sets;
     ub_variant_set *variant_sets;
     ub_value prim_order;     /* `reorder nameChildren = [...]`: token array */
     ub_value property_order; /* `reorder properties = [...]`: token array */
-    ub_prim *parent;         /* NULL for the pseudo-root */
     const char *variant_set; /* a variant's body: the set it belongs to */
+} ub_prim_ext;
+
+struct ub_prim {
+    const char *name;        /* interned; "" for the pseudo-root */
+    uint8_t specifier;       /* ub_specifier */
+    const char *type_name;   /* interned; NULL when not authored */
+    ub_fields meta;          /* everything inside ( ... ) */
+    ub_props props;
+    ub_prims children;
+    ub_prim *parent; /* NULL for the pseudo-root */
     ub_loc loc;
+    ub_prim_ext *ext; /* NULL until one of its fields is set */
 };
+
+/* An ub_prim_ext with nothing set (what a prim without one reads). */
+extern const ub_prim_ext ub_prim_ext_none;
+
+static inline const ub_prim_ext *ub_prim_ext_of(const ub_prim *p)
+{
+    return p->ext ? p->ext : &ub_prim_ext_none;
+}
+static inline uint32_t ub_prim_n_variant_sets(const ub_prim *p)
+{
+    return ub_prim_ext_of(p)->n_variant_sets;
+}
+/* The variant sets' array (n_variant_sets of them; NULL when none). */
+static inline ub_variant_set *ub_prim_variant_sets(const ub_prim *p)
+{
+    return ub_prim_ext_of(p)->variant_sets;
+}
+static inline const ub_value *ub_prim_prim_order(const ub_prim *p)
+{
+    return &ub_prim_ext_of(p)->prim_order;
+}
+static inline const ub_value *ub_prim_property_order(const ub_prim *p)
+{
+    return &ub_prim_ext_of(p)->property_order;
+}
+static inline const char *ub_prim_variant_set(const ub_prim *p)
+{
+    return ub_prim_ext_of(p)->variant_set;
+}
+/* p's out-of-line fields for changing, allocated from a (zeroed) the first
+ * time; NULL only when out of memory. */
+ub_prim_ext *ub_prim_ext_get(ub_arena *a, ub_prim *p);
 
 /* An entry of the layer's subLayers list, with its layer offset. */
 typedef struct ub_sublayer {

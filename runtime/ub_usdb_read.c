@@ -1467,7 +1467,12 @@ static void dec_value_body(cur *c, ub_arena *a, ub_value *out, int depth)
             if (!(has & (1u << p)))
                 continue;
             lo->has[p] = true;
-            dec_value_body(c, a, &lo->part[p], depth + 1);
+            ub_value part = {0};
+            dec_value_body(c, a, &part, depth + 1);
+            if (ub_listop_put(a, lo, (ub_listop_part)p, part) != 0) {
+                cur_fail(c, "out of memory");
+                return;
+            }
         }
         out->u.listop = lo;
         break;
@@ -1949,27 +1954,39 @@ static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
     p->variability = (ub_variability)rp->variability;
     p->type_name = opt_str(f, rp->type_name);
     p->type = rp->type;
-    p->default_target = opt_str(f, rp->default_target);
+    const char *default_target = opt_str(f, rp->default_target);
+    ub_value conn, targets;
     if (read_val(f, rp->def, L->arena, &p->default_value) != 0 ||
-        read_val(f, rp->conn, L->arena, &p->connections) != 0 ||
-        read_val(f, rp->targets, L->arena, &p->targets) != 0)
+        read_val(f, rp->conn, L->arena, &conn) != 0 ||
+        read_val(f, rp->targets, L->arena, &targets) != 0)
         return -1;
-    p->samples.authored = (rp->flags & 16) != 0;
-    p->samples.loc = loc;
+    bool authored = (rp->flags & 16) != 0;
+    if (default_target || conn.kind != UB_V_EMPTY ||
+        targets.kind != UB_V_EMPTY || authored || rp->series) {
+        ub_prop_ext *x = ub_prop_ext_get(L->arena, p);
+        if (!x)
+            return -1;
+        x->default_target = default_target;
+        x->connections = conn;
+        x->targets = targets;
+        x->samples.authored = authored;
+        x->samples.loc = loc;
+    }
     if (rp->series) {
         if (read_series(f, rp->series) != 0)
             return -1;
+        ub_samples *s = &p->ext->samples;
         uint32_t n = f->cache.n;
         if (n) {
-            p->samples.v = ub_arena_zalloc(L->arena, n * sizeof(ub_sample));
-            if (!p->samples.v)
+            s->v = ub_arena_zalloc(L->arena, n * sizeof(ub_sample));
+            if (!s->v)
                 return -1;
         }
         for (uint32_t i = 0; i < n; i++) {
-            p->samples.v[i].time = f->cache.times[i];
-            if (cached_sample(f, i, L->arena, &p->samples.v[i].value) != 0)
+            s->v[i].time = f->cache.times[i];
+            if (cached_sample(f, i, L->arena, &s->v[i].value) != 0)
                 return -1;
-            p->samples.n = p->samples.cap = i + 1;
+            s->n = s->cap = i + 1;
         }
     }
     return build_fields(f, L, rp->first_field, rp->n_fields, &p->meta, loc);
@@ -1983,8 +2000,11 @@ static int build_prim(ub_usdb *f, ub_layer *L, uint32_t pi, ub_prim *prim,
     prim->type_name = opt_str(f, rp.type_name);
     if (build_fields(f, L, rp.first_field, rp.n_fields, &prim->meta, loc) !=
             0 ||
-        read_val(f, rp.prim_order, L->arena, &prim->prim_order) != 0 ||
-        read_val(f, rp.prop_order, L->arena, &prim->property_order) != 0)
+        ((rp.prim_order || rp.prop_order) &&
+         (!ub_prim_ext_get(L->arena, prim) ||
+          read_val(f, rp.prim_order, L->arena, &prim->ext->prim_order) != 0 ||
+          read_val(f, rp.prop_order, L->arena, &prim->ext->property_order) !=
+              0)))
         return -1;
     for (uint32_t i = 0; i < rp.n_props; i++)
         if (build_prop(f, L, prim, rp.first_prop + i, loc) != 0)

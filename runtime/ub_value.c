@@ -199,9 +199,78 @@ ub_dict_entry *ub_dict_set(ub_arena *a, ub_dict *d, const char *key,
     return e;
 }
 
+const ub_listop_entry ub_listop_entry_none;
+
 ub_listop *ub_listop_new(ub_arena *a)
 {
     return ub_arena_zalloc(a, sizeof(ub_listop));
+}
+
+/* The entry of part p, added (EMPTY) when it has none. */
+static ub_listop_entry *ub_listop_entry_of(ub_arena *a, ub_listop *lo,
+                                           ub_listop_part p)
+{
+    if (lo->at[p])
+        return &lo->e[lo->at[p] - 1];
+    if (lo->n == lo->cap) {
+        uint8_t cap = lo->cap ? (uint8_t)(lo->cap * 2) : 1;
+        if (cap > UB_LO_NPARTS)
+            cap = UB_LO_NPARTS;
+        ub_listop_entry *e = ub_arena_grow(a, lo->e, lo->n, cap, sizeof *e);
+        if (!e)
+            return NULL;
+        lo->e = e;
+        lo->cap = cap;
+    }
+    ub_listop_entry *e = &lo->e[lo->n++];
+    *e = ub_listop_entry_none;
+    lo->at[p] = lo->n;
+    return e;
+}
+
+int ub_listop_assign(ub_arena *a, ub_listop *lo, ub_listop_part p,
+                     ub_value value, ub_loc loc)
+{
+    ub_listop_entry *e = ub_listop_entry_of(a, lo, p);
+    if (!e)
+        return -1;
+    e->value = value;
+    e->loc = loc;
+    return 0;
+}
+
+int ub_listop_put(ub_arena *a, ub_listop *lo, ub_listop_part p, ub_value value)
+{
+    ub_listop_entry *e = ub_listop_entry_of(a, lo, p);
+    if (!e)
+        return -1;
+    e->value = value;
+    return 0;
+}
+
+int ub_listop_set_loc(ub_arena *a, ub_listop *lo, ub_listop_part p, ub_loc loc)
+{
+    ub_listop_entry *e = ub_listop_entry_of(a, lo, p);
+    if (!e)
+        return -1;
+    e->loc = loc;
+    return 0;
+}
+
+ub_listop *ub_listop_copy(ub_arena *a, const ub_listop *lo)
+{
+    ub_listop *c = ub_arena_alloc(a, sizeof *c);
+    if (!c)
+        return NULL;
+    *c = *lo;
+    if (lo->n) {
+        c->e = ub_arena_alloc(a, lo->n * sizeof *c->e);
+        if (!c->e)
+            return NULL;
+        memcpy(c->e, lo->e, lo->n * sizeof *c->e);
+        c->cap = lo->n;
+    }
+    return c;
 }
 
 static bool ub_reorder_named(uint32_t m,
@@ -322,13 +391,11 @@ ub_value ub_value_clone(ub_arena *a, const ub_value *v)
         c.u.dict = ub_dict_clone(a, v->u.dict);
         break;
     case UB_V_LISTOP: {
-        ub_listop *lo = ub_listop_new(a);
+        ub_listop *lo = ub_listop_copy(a, v->u.listop);
         if (!lo)
             return (ub_value){0};
-        *lo = *v->u.listop;
-        for (int p = 0; p < UB_LO_NPARTS; p++)
-            if (lo->has[p])
-                lo->part[p] = ub_value_clone(a, &v->u.listop->part[p]);
+        for (uint8_t i = 0; i < lo->n; i++)
+            lo->e[i].value = ub_value_clone(a, &lo->e[i].value);
         c.u.listop = lo;
         break;
     }
@@ -635,7 +702,8 @@ static bool ub_value_cmp(const ub_value *a, const ub_value *b, double tol)
         for (int p = 0; p < UB_LO_NPARTS; p++) {
             if (la->has[p] != lb->has[p])
                 return false;
-            if (la->has[p] && !ub_value_cmp(&la->part[p], &lb->part[p], tol))
+            if (la->has[p] &&
+                !ub_value_cmp(ub_listop_get(la, p), ub_listop_get(lb, p), tol))
                 return false;
         }
         return true;

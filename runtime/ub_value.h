@@ -175,7 +175,11 @@ struct ub_dict {
 
 /* List op: an explicit list, or the edits add/prepend/append/delete/
  * reorder.  Each part is a DATA array of the list op's element type;
- * `has` tells an authored empty list from no list at all. */
+ * `has` tells an authored empty list from no list at all.  A layer holds
+ * one list op per relationship and per apiSchemas, most with one part, so
+ * only the parts ever set take room: read them with ub_listop_part and
+ * ub_listop_loc (an unset part reads as EMPTY at no location), set them
+ * with ub_listop_assign. */
 typedef enum ub_listop_part {
     UB_LO_EXPLICIT = 0,
     UB_LO_DELETE,
@@ -186,12 +190,48 @@ typedef enum ub_listop_part {
     UB_LO_NPARTS
 } ub_listop_part;
 
+typedef struct ub_listop_entry {
+    ub_value value;
+    ub_loc loc;
+} ub_listop_entry;
+
 struct ub_listop {
     bool is_explicit;
     bool has[UB_LO_NPARTS];
-    ub_value part[UB_LO_NPARTS];
-    ub_loc loc[UB_LO_NPARTS];
+    uint8_t n, cap;           /* private: entries used / allocated */
+    uint8_t at[UB_LO_NPARTS]; /* private: part -> entry + 1, 0 unset */
+    ub_listop_entry *e;       /* private */
 };
+
+/* A value and an entry that are EMPTY (what unset parts read as). */
+extern const ub_listop_entry ub_listop_entry_none;
+
+static inline const ub_value *ub_listop_get(const ub_listop *lo,
+                                            ub_listop_part p)
+{
+    return lo->at[p] ? &lo->e[lo->at[p] - 1].value
+                     : &ub_listop_entry_none.value;
+}
+static inline ub_loc ub_listop_loc(const ub_listop *lo, ub_listop_part p)
+{
+    return lo->at[p] ? lo->e[lo->at[p] - 1].loc : ub_listop_entry_none.loc;
+}
+/* Part p for changing in place; NULL when it was never set. */
+static inline ub_value *ub_listop_get_mut(ub_listop *lo, ub_listop_part p)
+{
+    return lo->at[p] ? &lo->e[lo->at[p] - 1].value : NULL;
+}
+/* Set part p's value and location (`has` is the caller's).  -1 when out of
+ * memory. */
+int ub_listop_assign(ub_arena *a, ub_listop *lo, ub_listop_part p,
+                     ub_value value, ub_loc loc);
+int ub_listop_put(ub_arena *a, ub_listop *lo, ub_listop_part p,
+                  ub_value value); /* keeps the location */
+int ub_listop_set_loc(ub_arena *a, ub_listop *lo, ub_listop_part p,
+                      ub_loc loc);
+/* A copy of lo whose parts can be set apart from lo's (values are shared,
+ * not cloned); NULL when out of memory. */
+ub_listop *ub_listop_copy(ub_arena *a, const ub_listop *lo);
 
 /* A value of a type usdbake does not know (e.g. "ThisType::IsBogus"): kept
  * as the tree of atoms, tuples and lists it was written as, so it survives

@@ -259,16 +259,19 @@ static int ub_flatten_run(int argc, char **argv)
             status = UB_EXIT_INPUT;
         }
     }
-    if (status == UB_EXIT_OK && !spill &&
+    /* Text streams out as it is written, so the whole output never sits
+     * in memory next to the layer; binary formats are built whole. */
+    bool stream = spill || format == UB_FMT_USDA;
+    if (status == UB_EXIT_OK && !stream &&
         ub_cli_write_layer(flat, format, UB_USDB_LEVEL_DEFAULT, &text,
                            diags) != 0)
         status = UB_EXIT_INPUT;
     if (diags)
         ub_cli_print_diags(diags);
-    if (status == UB_EXIT_OK && !spill &&
+    if (status == UB_EXIT_OK && !stream &&
         ub_cli_write_output(out, text.data, text.len) != 0)
         status = UB_EXIT_INPUT;
-    if (status == UB_EXIT_OK && spill) {
+    if (status == UB_EXIT_OK && stream) {
         /* written as it is produced, to a temporary file renamed at the
          * end (removed on failure) */
         ub_out sink;
@@ -276,7 +279,9 @@ static int ub_flatten_run(int argc, char **argv)
             status = UB_EXIT_INPUT;
         } else {
             ub_buf_set_sink(&text, ub_out_write, &sink, 1u << 20);
-            int r = ub_usda_write_with(flat, &text, ub_spill_samples, spill);
+            int r = spill ? ub_usda_write_with(flat, &text, ub_spill_samples,
+                                               spill)
+                          : ub_usda_write(flat, &text);
             if (r == 0)
                 r = ub_buf_flush(&text);
             if (r != 0 && !text.sink_failed)

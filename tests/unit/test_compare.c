@@ -67,11 +67,11 @@ static scene build(const char *path)
     s.points->default_value =
         make_doubles(l, UB_TY_POINT3F, pts, 9, true);
     double p1[] = {0, 0, 1, 1, 0, 1, 1, 1, 1};
-    ub_samples_set(l->arena, &s.points->samples, 1.0,
-                   make_doubles(l, UB_TY_POINT3F, pts, 9, true));
-    ub_samples_set(l->arena, &s.points->samples, 2.0,
-                   make_doubles(l, UB_TY_POINT3F, p1, 9, true));
-    s.points->samples.authored = true;
+    ub_samples_set(l->arena, &ub_prop_ext_get(l->arena, s.points)->samples,
+                   1.0, make_doubles(l, UB_TY_POINT3F, pts, 9, true));
+    ub_samples_set(l->arena, &ub_prop_ext_get(l->arena, s.points)->samples,
+                   2.0, make_doubles(l, UB_TY_POINT3F, p1, 9, true));
+    ub_prop_ext_get(l->arena, s.points)->samples.authored = true;
 
     s.size = ub_prop_new(l, s.mesh, S("size"), UB_ATTR, loc);
     s.size->type_name = S("double");
@@ -213,17 +213,17 @@ static void test_type_and_variability(void)
 static void test_time_samples(void)
 {
     scene a = build("a.usda"), b = build("b.usda");
-    b.points->samples.v[1].time = 3.0;
+    ub_prop_samples(b.points)->v[1].time = 3.0;
     expect_one(&a, &b, "/World/a.points", "sample 1 is at time 2 vs 3");
 
     a = build("a.usda");
     b = build("b.usda");
-    b.points->samples.n = 1;
+    ub_prop_ext_get(b.layer->arena, b.points)->samples.n = 1;
     expect_one(&a, &b, "/World/a.points", "2 samples vs 1");
 
     a = build("a.usda");
     b = build("b.usda");
-    ub_value_set_double(&b.points->samples.v[0].value, 0, 0, 7.0);
+    ub_value_set_double(&ub_prop_samples(b.points)->v[0].value, 0, 0, 7.0);
     expect_one(&a, &b, "/World/a.points", "time sample at 1 differs");
 }
 
@@ -267,7 +267,7 @@ static void test_tolerance(void)
 {
     scene a = build("a.usda"), b = build("b.usda");
     ub_value_set_double(&b.size->default_value, 0, 0, 1.0 + 1e-12);
-    b.points->samples.v[1].time = 2.0 * (1 + 1e-13);
+    ub_prop_samples(b.points)->v[1].time = 2.0 * (1 + 1e-13);
     ub_differences *d;
     CU_ASSERT_EQUAL(compare(&a, &b, 0.0, &d), 2);
     ub_differences_free(d);

@@ -148,16 +148,18 @@ static void test_strength_order(void)
     /* the reference's offset: time 1 lands at 1 * 2 + 10 */
     ub_prop *anim = prop(out, "/Shot", "anim");
     CU_ASSERT_PTR_NOT_NULL_FATAL(anim);
-    CU_ASSERT_EQUAL(anim->samples.n, 1);
-    CU_ASSERT_EQUAL(anim->samples.v[0].time, 12);
+    CU_ASSERT_EQUAL(ub_prop_samples(anim)->n, 1);
+    CU_ASSERT_EQUAL(ub_prop_samples(anim)->v[0].time, 12);
     /* targets mapped across the reference; one outside it is dropped */
     ub_prop *r = prop(out, "/Shot", "r");
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
-    CU_ASSERT_EQUAL_FATAL(r->targets.kind, UB_V_LISTOP);
-    const ub_value *ex = &r->targets.u.listop->part[UB_LO_EXPLICIT];
+    CU_ASSERT_EQUAL_FATAL(ub_prop_targets(r)->kind, UB_V_LISTOP);
+    const ub_value *ex =
+        ub_listop_get(ub_prop_targets(r)->u.listop, UB_LO_EXPLICIT);
     CU_ASSERT_EQUAL(ex->count, 1);
     CU_ASSERT_PTR_EQUAL(ub_value_str(ex, 0), S("/Shot/Child"));
-    CU_ASSERT_EQUAL(prop(out, "/Shot", "out")->targets.kind, UB_V_EMPTY);
+    CU_ASSERT_EQUAL(ub_prop_targets(prop(out, "/Shot", "out"))->kind,
+                    UB_V_EMPTY);
     /* the child comes from the reference; arcs are not written */
     CU_ASSERT_PTR_NOT_NULL(ub_layer_find_prim(out, "/Shot/Child"));
     ub_prim *shot = ub_layer_find_prim(out, "/Shot");
@@ -289,11 +291,11 @@ static void test_clip_times(void)
     CU_ASSERT_EQUAL_FATAL(ub_clip_bake_keep(bake, &cs), 0);
     ub_prop attr = {.name = S("x"), .kind = UB_ATTR};
     CU_ASSERT_EQUAL_FATAL(
-        ub_clip_bake_defer(bake, &cs, S("/Model"), S("x"), &attr, 1), 0);
-    CU_ASSERT(attr.samples.authored);
+        ub_clip_bake_defer(bake, &cs, S("/Model"), S("x"), &attr, a, 1), 0);
+    CU_ASSERT(ub_prop_samples(&attr)->authored);
     CU_ASSERT_EQUAL_FATAL(ub_clip_bake_run(bake, a, NULL, NULL, NULL, NULL),
                           0);
-    const ub_samples s = attr.samples;
+    const ub_samples s = *ub_prop_samples(&attr);
     /* 0, just before the jump, at it, and 20 */
     CU_ASSERT_EQUAL_FATAL(s.n, 4);
     CU_ASSERT_EQUAL(s.v[0].time, 0);
@@ -544,18 +546,18 @@ static void test_keep_reorders(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
     CU_ASSERT_PTR_NOT_NULL_FATAL(i);
-    CU_ASSERT_EQUAL_FATAL(r->prim_order.count, 2);
-    CU_ASSERT_PTR_EQUAL(ub_value_str(&r->prim_order, 0), S("z"));
-    CU_ASSERT_EQUAL_FATAL(r->property_order.count, 2);
-    CU_ASSERT_PTR_EQUAL(ub_value_str(&r->property_order, 0), S("m"));
+    CU_ASSERT_EQUAL_FATAL(ub_prim_prim_order(r)->count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(ub_prim_prim_order(r), 0), S("z"));
+    CU_ASSERT_EQUAL_FATAL(ub_prim_property_order(r)->count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(ub_prim_property_order(r), 0), S("m"));
     /* the referencing prim's own reorder is the strongest */
-    CU_ASSERT_EQUAL_FATAL(s->prim_order.count, 2);
-    CU_ASSERT_PTR_EQUAL(ub_value_str(&s->prim_order, 0), S("q"));
-    CU_ASSERT_EQUAL_FATAL(s->property_order.count, 2);
+    CU_ASSERT_EQUAL_FATAL(ub_prim_prim_order(s)->count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(ub_prim_prim_order(s), 0), S("q"));
+    CU_ASSERT_EQUAL_FATAL(ub_prim_property_order(s)->count, 2);
     CU_ASSERT_EQUAL_FATAL(s->children.n, 2);
     CU_ASSERT_STRING_EQUAL(s->children.v[0]->name, "q");
-    CU_ASSERT_EQUAL_FATAL(i->prim_order.count, 2);
-    CU_ASSERT_PTR_EQUAL(ub_value_str(&i->prim_order, 0), S("z"));
+    CU_ASSERT_EQUAL_FATAL(ub_prim_prim_order(i)->count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(ub_prim_prim_order(i), 0), S("z"));
     ub_layer_free(out);
     ub_loader_free(ld);
     ub_diags_free(d);
@@ -568,7 +570,7 @@ static const char *proto_of(ub_layer *out, const char *path)
     const ub_field *f = p ? ub_fields_find(&p->meta, S("references")) : NULL;
     if (!f || f->value.kind != UB_V_LISTOP)
         return NULL;
-    const ub_value *v = &f->value.u.listop->part[UB_LO_ADD];
+    const ub_value *v = ub_listop_get(f->value.u.listop, UB_LO_ADD);
     return v->count ? ((const ub_reference *)v->u.data)->prim_path : NULL;
 }
 

@@ -740,10 +740,11 @@ static void test_samples_and_dicts(void)
     ub_layer *L = read_spec(&s);
     const ub_prop *a = attr_of(L);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-    CU_ASSERT_EQUAL(a->samples.n, 2);
-    CU_ASSERT_EQUAL(a->samples.v[1].time, 2.5);
-    CU_ASSERT_EQUAL(ub_value_get_double(&a->samples.v[0].value, 0, 0), 4);
-    CU_ASSERT_EQUAL(a->samples.v[1].value.kind, UB_V_BLOCK);
+    CU_ASSERT_EQUAL(ub_prop_samples(a)->n, 2);
+    CU_ASSERT_EQUAL(ub_prop_samples(a)->v[1].time, 2.5);
+    CU_ASSERT_EQUAL(ub_value_get_double(&ub_prop_samples(a)->v[0].value, 0, 0),
+                    4);
+    CU_ASSERT_EQUAL(ub_prop_samples(a)->v[1].value.kind, UB_V_BLOCK);
     ub_layer_free(L);
 
     /* samples sharing one stored array (as OpenUSD dedups them) */
@@ -769,11 +770,11 @@ static void test_samples_and_dicts(void)
     L = read_spec(&s);
     a = attr_of(L);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
-    CU_ASSERT_EQUAL(a->samples.n, 3);
-    for (uint32_t i = 0; i < a->samples.n; i++) {
-        CU_ASSERT_EQUAL(a->samples.v[i].value.count, 2);
-        CU_ASSERT_EQUAL(ub_value_get_double(&a->samples.v[i].value, 1, 0),
-                        1.5);
+    CU_ASSERT_EQUAL(ub_prop_samples(a)->n, 3);
+    for (uint32_t i = 0; i < ub_prop_samples(a)->n; i++) {
+        CU_ASSERT_EQUAL(ub_prop_samples(a)->v[i].value.count, 2);
+        CU_ASSERT_EQUAL(
+            ub_value_get_double(&ub_prop_samples(a)->v[i].value, 1, 0), 1.5);
     }
     ub_layer_free(L);
 
@@ -890,11 +891,13 @@ static void test_list_ops(void)
     const ub_listop *lo = api->value.u.listop;
     CU_ASSERT(!lo->is_explicit && lo->has[UB_LO_PREPEND] &&
               lo->has[UB_LO_DELETE] && !lo->has[UB_LO_APPEND]);
-    CU_ASSERT_STRING_EQUAL(ub_value_str(&lo->part[UB_LO_PREPEND], 1), "B");
+    CU_ASSERT_STRING_EQUAL(ub_value_str(ub_listop_get(lo, UB_LO_PREPEND), 1),
+                           "B");
     const ub_field *rf = ub_fields_find(&p->meta, ub_intern_cstr(T,
                                                              "references"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(rf);
-    const ub_reference *r = rf->value.u.listop->part[UB_LO_EXPLICIT].u.data;
+    const ub_reference *r =
+        ub_listop_get(rf->value.u.listop, UB_LO_EXPLICIT)->u.data;
     CU_ASSERT_STRING_EQUAL(r->asset, "./r.usda");
     CU_ASSERT_STRING_EQUAL(r->prim_path, "/P");
     CU_ASSERT_EQUAL(r->offset.offset, 5);
@@ -903,7 +906,8 @@ static void test_list_ops(void)
                                                              "payload"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(pa);
     CU_ASSERT(pa->value.u.listop->is_explicit);
-    CU_ASSERT_EQUAL(pa->value.u.listop->part[UB_LO_EXPLICIT].count, 1);
+    CU_ASSERT_EQUAL(ub_listop_get(pa->value.u.listop, UB_LO_EXPLICIT)->count,
+                    1);
     ub_layer_free(L);
 }
 

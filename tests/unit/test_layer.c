@@ -152,6 +152,90 @@ static void test_reorder(void)
     }
 }
 
+/* A list op stores only the parts set: an unset part reads EMPTY at no
+ * location, and a copy's parts are set without touching the original. */
+static void test_listop_parts(void)
+{
+    ub_arena *a = ub_arena_new();
+    ub_listop *lo = ub_listop_new(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lo);
+    for (int p = 0; p < UB_LO_NPARTS; p++) {
+        CU_ASSERT_EQUAL(ub_listop_get(lo, p)->kind, UB_V_EMPTY);
+        CU_ASSERT_EQUAL(ub_listop_loc(lo, p).line, 0);
+        CU_ASSERT_PTR_NULL(ub_listop_get_mut(lo, p));
+    }
+    const ub_type *tok = ub_type_get(UB_TY_TOKEN);
+    ub_value one = ub_value_new(a, tok, 1, true);
+    ub_value two = ub_value_new(a, tok, 2, true);
+    ub_loc at = {"x.usda", 3, 5};
+    CU_ASSERT_EQUAL(ub_listop_assign(a, lo, UB_LO_APPEND, one, at), 0);
+    CU_ASSERT_EQUAL(ub_listop_put(a, lo, UB_LO_DELETE, two), 0);
+    CU_ASSERT_EQUAL(ub_listop_get(lo, UB_LO_APPEND)->count, 1);
+    CU_ASSERT_EQUAL(ub_listop_loc(lo, UB_LO_APPEND).line, 3);
+    CU_ASSERT_EQUAL(ub_listop_get(lo, UB_LO_DELETE)->count, 2);
+    CU_ASSERT_EQUAL(ub_listop_loc(lo, UB_LO_DELETE).line, 0);
+    CU_ASSERT_EQUAL(ub_listop_get(lo, UB_LO_PREPEND)->kind, UB_V_EMPTY);
+    /* put keeps the location, assign replaces it */
+    CU_ASSERT_EQUAL(ub_listop_put(a, lo, UB_LO_APPEND, two), 0);
+    CU_ASSERT_EQUAL(ub_listop_get(lo, UB_LO_APPEND)->count, 2);
+    CU_ASSERT_EQUAL(ub_listop_loc(lo, UB_LO_APPEND).col, 5);
+    ub_listop *c = ub_listop_copy(a, lo);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(ub_listop_put(a, c, UB_LO_APPEND, one), 0);
+    CU_ASSERT_EQUAL(ub_listop_put(a, c, UB_LO_ADD, one), 0);
+    CU_ASSERT_EQUAL(ub_listop_get(c, UB_LO_APPEND)->count, 1);
+    CU_ASSERT_EQUAL(ub_listop_get(lo, UB_LO_APPEND)->count, 2);
+    CU_ASSERT_EQUAL(ub_listop_get(lo, UB_LO_ADD)->kind, UB_V_EMPTY);
+    /* every part set: the entries grow to six */
+    for (int p = 0; p < UB_LO_NPARTS; p++)
+        CU_ASSERT_EQUAL(ub_listop_assign(a, c, p, one,
+                                         (ub_loc){"x.usda", 10u + p, 1}),
+                        0);
+    for (int p = 0; p < UB_LO_NPARTS; p++)
+        CU_ASSERT_EQUAL(ub_listop_loc(c, p).line, 10u + p);
+    ub_arena_free(a);
+}
+
+/* Properties and prims read their out-of-line parts as unauthored until
+ * one is set. */
+static void test_ext_parts(void)
+{
+    ub_strtab *t = ub_strtab_new();
+    ub_layer *l = ub_layer_new(t, "test.usda");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    ub_prim *p = ub_prim_new(l, l->root, ub_intern_cstr(t, "P"), UB_DEF,
+                             noloc);
+    ub_prop *a = ub_prop_new(l, p, ub_intern_cstr(t, "a"), UB_ATTR, noloc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_FALSE(ub_prop_samples(a)->authored);
+    CU_ASSERT_EQUAL(ub_prop_samples(a)->n, 0);
+    CU_ASSERT_EQUAL(ub_prop_connections(a)->kind, UB_V_EMPTY);
+    CU_ASSERT_EQUAL(ub_prop_targets(a)->kind, UB_V_EMPTY);
+    CU_ASSERT_PTR_NULL(ub_prop_default_target(a));
+    CU_ASSERT_PTR_NULL(a->ext);
+    ub_prop_ext *x = ub_prop_ext_get(l->arena, a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    CU_ASSERT_PTR_EQUAL(ub_prop_ext_get(l->arena, a), x);
+    CU_ASSERT_EQUAL(ub_samples_set(l->arena, &x->samples, 1.0,
+                                   ub_value_block()),
+                    0);
+    CU_ASSERT_EQUAL(ub_prop_samples(a)->n, 1);
+    CU_ASSERT_EQUAL(ub_prim_n_variant_sets(p), 0);
+    CU_ASSERT_PTR_NULL(ub_prim_variant_sets(p));
+    CU_ASSERT_EQUAL(ub_prim_prim_order(p)->kind, UB_V_EMPTY);
+    CU_ASSERT_PTR_NULL(ub_prim_variant_set(p));
+    ub_variant_set *vs =
+        ub_variant_set_get(l, p, ub_intern_cstr(t, "look"), noloc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(vs);
+    ub_prim *v = ub_variant_new(l, p, vs, ub_intern_cstr(t, "red"), noloc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+    CU_ASSERT_EQUAL(ub_prim_n_variant_sets(p), 1);
+    CU_ASSERT_STRING_EQUAL(ub_prim_variant_set(v), "look");
+    CU_ASSERT_EQUAL(ub_prim_property_order(p)->kind, UB_V_EMPTY);
+    ub_layer_free(l);
+    ub_strtab_free(t);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -161,6 +245,8 @@ int main(void)
     CU_add_test(s, "release across chunks", test_release_across_chunks);
     CU_add_test(s, "drop body forgets lookups", test_drop_body_forgets_lookups);
     CU_add_test(s, "list op reorder", test_reorder);
+    CU_add_test(s, "list op parts", test_listop_parts);
+    CU_add_test(s, "out-of-line prop and prim parts", test_ext_parts);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures() +

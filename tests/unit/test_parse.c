@@ -161,10 +161,10 @@ static void test_assets_and_paths(void)
     CU_ASSERT_EQUAL(d->count, 2);
     CU_ASSERT_STRING_EQUAL(ub_value_str(d, 1), "y");
     ub_prop *r = prop("/A", "r");
-    CU_ASSERT_EQUAL_FATAL(r->targets.kind, UB_V_LISTOP);
-    const ub_listop *lo = r->targets.u.listop;
+    CU_ASSERT_EQUAL_FATAL(ub_prop_targets(r)->kind, UB_V_LISTOP);
+    const ub_listop *lo = ub_prop_targets(r)->u.listop;
     CU_ASSERT(lo->is_explicit);
-    const ub_value *t = &lo->part[UB_LO_EXPLICIT];
+    const ub_value *t = ub_listop_get(lo, UB_LO_EXPLICIT);
     CU_ASSERT_EQUAL_FATAL(t->count, 4);
     /* relative targets are made absolute against the owning prim */
     CU_ASSERT_PTR_EQUAL(ub_value_str(t, 0), S("/B"));
@@ -172,9 +172,11 @@ static void test_assets_and_paths(void)
     CU_ASSERT_PTR_EQUAL(ub_value_str(t, 2), S("/A/child/grand"));
     CU_ASSERT_PTR_EQUAL(ub_value_str(t, 3), S("/C.x"));
     ub_prop *x = prop("/A/K", "x");
-    CU_ASSERT_EQUAL_FATAL(x->connections.kind, UB_V_LISTOP);
+    CU_ASSERT_EQUAL_FATAL(ub_prop_connections(x)->kind, UB_V_LISTOP);
     CU_ASSERT_PTR_EQUAL(
-        ub_value_str(&x->connections.u.listop->part[UB_LO_EXPLICIT], 0),
+        ub_value_str(
+            ub_listop_get(ub_prop_connections(x)->u.listop, UB_LO_EXPLICIT),
+            0),
         S("/A/B.out"));
 }
 
@@ -301,7 +303,7 @@ static void test_number_runs(void)
     CU_ASSERT_EQUAL(D(m, 3), 4.0);
     CU_ASSERT_EQUAL(prop("/A", "e")->default_value.count, 1);
     /* "1: 5, 2: 6" inside { } are samples, not a number run */
-    const ub_samples *s = &prop("/A", "t")->samples;
+    const ub_samples *s = ub_prop_samples(prop("/A", "t"));
     CU_ASSERT_EQUAL_FATAL(s->n, 3);
     CU_ASSERT_EQUAL(s->v[0].time, 0.0);
     CU_ASSERT_EQUAL(D(&s->v[2].value, 0), 6.0);
@@ -548,10 +550,10 @@ static void test_prims(void)
     CU_ASSERT_EQUAL(prim("/A/B/C")->specifier, UB_CLASS);
     CU_ASSERT_PTR_NULL(prim("/A/B")->type_name);
     CU_ASSERT_STRING_EQUAL(prim("/A/D")->type_name, "ThisType::IsBogus");
-    CU_ASSERT_EQUAL(a->prim_order.count, 2);
-    CU_ASSERT_PTR_EQUAL(ub_value_str(&a->prim_order, 0), S("D"));
-    CU_ASSERT_EQUAL(a->property_order.count, 1);
-    CU_ASSERT_EQUAL(L->root->prim_order.count, 2);
+    CU_ASSERT_EQUAL(ub_prim_prim_order(a)->count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(ub_prim_prim_order(a), 0), S("D"));
+    CU_ASSERT_EQUAL(ub_prim_property_order(a)->count, 1);
+    CU_ASSERT_EQUAL(ub_prim_prim_order(L->root)->count, 2);
     ub_prim *e = prim("/E");
     CU_ASSERT_EQUAL(meta(&e->meta, "kind")->type->id, UB_TY_TOKEN);
     CU_ASSERT_STRING_EQUAL(str0(meta(&e->meta, "kind")), "component");
@@ -590,7 +592,7 @@ static void test_list_ops(void)
     const ub_listop *lo = r->u.listop;
     CU_ASSERT_FALSE(lo->is_explicit);
     CU_ASSERT(lo->has[UB_LO_PREPEND] && lo->has[UB_LO_DELETE]);
-    const ub_value *pre = &lo->part[UB_LO_PREPEND];
+    const ub_value *pre = ub_listop_get(lo, UB_LO_PREPEND);
     CU_ASSERT_EQUAL_FATAL(pre->count, 2);
     CU_ASSERT_EQUAL(pre->type->id, UB_TY_REFERENCE);
     const ub_reference *r0 = ub_value_elem(pre, 0), *r1 = ub_value_elem(pre, 1);
@@ -605,24 +607,25 @@ static void test_list_ops(void)
     const ub_value *p = meta(&a->meta, "payload");
     CU_ASSERT_EQUAL(p->type->id, UB_TY_PAYLOAD);
     CU_ASSERT(p->u.listop->is_explicit);
-    const ub_value *inh = &meta(&a->meta, "inherits")->u.listop->part[0];
+    const ub_value *inh =
+        ub_listop_get(meta(&a->meta, "inherits")->u.listop, 0);
     CU_ASSERT_EQUAL_FATAL(inh->count, 2);
     CU_ASSERT_PTR_EQUAL(ub_value_str(inh, 1), S("/C2"));
     CU_ASSERT(meta(&a->meta, "specializes")->u.listop->has[UB_LO_APPEND]);
     const ub_value *api = meta(&a->meta, "apiSchemas");
     CU_ASSERT_EQUAL(api->type->id, UB_TY_TOKEN);
-    CU_ASSERT_EQUAL(api->u.listop->part[UB_LO_PREPEND].count, 1);
+    CU_ASSERT_EQUAL(ub_listop_get(api->u.listop, UB_LO_PREPEND)->count, 1);
     CU_ASSERT_EQUAL(meta(&a->meta, "variantSets")->type->id, UB_TY_STRING);
     const ub_value *il = meta(&a->meta, "intListOpTest");
     CU_ASSERT_EQUAL(il->type->id, UB_TY_INT);
-    CU_ASSERT_EQUAL(I(&il->u.listop->part[UB_LO_EXPLICIT], 1), 2);
+    CU_ASSERT_EQUAL(I(ub_listop_get(il->u.listop, UB_LO_EXPLICIT), 1), 2);
     CU_ASSERT(meta(&a->meta, "tokenListOpTest")->u.listop->has[UB_LO_ADD]);
     /* None on an explicit list is an authored empty list */
     const ub_value *none = meta(&prim("/B")->meta, "references");
     CU_ASSERT_EQUAL_FATAL(none->kind, UB_V_LISTOP);
     CU_ASSERT(none->u.listop->is_explicit);
     CU_ASSERT(none->u.listop->has[UB_LO_EXPLICIT]);
-    CU_ASSERT_EQUAL(none->u.listop->part[UB_LO_EXPLICIT].count, 0);
+    CU_ASSERT_EQUAL(ub_listop_get(none->u.listop, UB_LO_EXPLICIT)->count, 0);
 }
 
 static void test_attributes(void)
@@ -658,15 +661,16 @@ static void test_attributes(void)
     CU_ASSERT_EQUAL(prop("/A", "c")->variability, UB_CONFIG);
     ub_prop *d = prop("/A", "d");
     CU_ASSERT_EQUAL(d->default_value.kind, UB_V_BLOCK);
-    CU_ASSERT(d->samples.authored);
-    CU_ASSERT_EQUAL_FATAL(d->samples.n, 2);
-    CU_ASSERT_EQUAL(d->samples.v[0].time, 1.0);
-    CU_ASSERT_EQUAL(d->samples.v[0].value.kind, UB_V_BLOCK);
-    CU_ASSERT_EQUAL(D(&d->samples.v[1].value, 0), 22.0); /* last wins */
+    CU_ASSERT(ub_prop_samples(d)->authored);
+    CU_ASSERT_EQUAL_FATAL(ub_prop_samples(d)->n, 2);
+    CU_ASSERT_EQUAL(ub_prop_samples(d)->v[0].time, 1.0);
+    CU_ASSERT_EQUAL(ub_prop_samples(d)->v[0].value.kind, UB_V_BLOCK);
+    CU_ASSERT_EQUAL(D(&ub_prop_samples(d)->v[1].value, 0),
+                    22.0); /* last wins */
     CU_ASSERT_STRING_EQUAL(str0(meta(&prop("/A", "u")->meta, "displayUnit")),
                            "cm");
     ub_prop *w = prop("/A", "w");
-    CU_ASSERT(w->connections.u.listop->has[UB_LO_PREPEND]);
+    CU_ASSERT(ub_prop_connections(w)->u.listop->has[UB_LO_PREPEND]);
     CU_ASSERT_EQUAL(prop("/A", "o")->type->id, UB_TY_OPAQUE);
     ub_prop *lg = prop("/A", "legacy");
     CU_ASSERT_STRING_EQUAL(lg->type_name, "Transform");
@@ -693,22 +697,24 @@ static void test_relationships(void)
         "    custom varying rel f = []\n"
         "}\n"));
     CU_ASSERT_EQUAL(prop("/A", "a")->kind, UB_REL);
-    CU_ASSERT_EQUAL(prop("/A", "a")->targets.kind, UB_V_EMPTY);
+    CU_ASSERT_EQUAL(ub_prop_targets(prop("/A", "a"))->kind, UB_V_EMPTY);
     ub_prop *b = prop("/A", "b");
     CU_ASSERT(b->custom);
-    CU_ASSERT_EQUAL_FATAL(b->targets.kind, UB_V_LISTOP);
-    CU_ASSERT_EQUAL(b->targets.u.listop->part[UB_LO_EXPLICIT].count, 0);
+    CU_ASSERT_EQUAL_FATAL(ub_prop_targets(b)->kind, UB_V_LISTOP);
+    CU_ASSERT_EQUAL(
+        ub_listop_get(ub_prop_targets(b)->u.listop, UB_LO_EXPLICIT)->count, 0);
     ub_prop *c = prop("/A", "c");
     CU_ASSERT(c->varying_keyword);
     CU_ASSERT_EQUAL(meta(&c->meta, "noLoadHint")->type->id, UB_TY_BOOL);
     ub_prop *d = prop("/A", "d");
-    CU_ASSERT(d->targets.u.listop->has[UB_LO_PREPEND]);
-    CU_ASSERT(d->targets.u.listop->has[UB_LO_DELETE]);
-    CU_ASSERT_EQUAL(d->targets.u.listop->part[UB_LO_PREPEND].count, 2);
-    CU_ASSERT_PTR_EQUAL(prop("/A", "e")->default_target, S("/D"));
+    CU_ASSERT(ub_prop_targets(d)->u.listop->has[UB_LO_PREPEND]);
+    CU_ASSERT(ub_prop_targets(d)->u.listop->has[UB_LO_DELETE]);
+    CU_ASSERT_EQUAL(
+        ub_listop_get(ub_prop_targets(d)->u.listop, UB_LO_PREPEND)->count, 2);
+    CU_ASSERT_PTR_EQUAL(ub_prop_default_target(prop("/A", "e")), S("/D"));
     ub_prop *f = prop("/A", "f");
     CU_ASSERT(f->custom && f->varying_keyword);
-    CU_ASSERT(f->targets.u.listop->is_explicit);
+    CU_ASSERT(ub_prop_targets(f)->u.listop->is_explicit);
 }
 
 static void test_variants(void)
@@ -731,22 +737,23 @@ static void test_variants(void)
         "    }\n"
         "}\n"));
     ub_prim *a = prim("/A");
-    CU_ASSERT_EQUAL_FATAL(a->n_variant_sets, 1);
-    ub_variant_set *vs = &a->variant_sets[0];
+    CU_ASSERT_EQUAL_FATAL(ub_prim_n_variant_sets(a), 1);
+    ub_variant_set *vs = &ub_prim_variant_sets(a)[0];
     CU_ASSERT_STRING_EQUAL(vs->name, "v");
     /* variant names follow the path grammar: '.', '-' and '|' allowed */
     CU_ASSERT_EQUAL_FATAL(vs->variants.n, 3);
     ub_prim *x = vs->variants.v[0];
     CU_ASSERT_STRING_EQUAL(x->name, "x");
-    CU_ASSERT_PTR_EQUAL(x->variant_set, S("v"));
+    CU_ASSERT_PTR_EQUAL(ub_prim_variant_set(x), S("v"));
     CU_ASSERT_STRING_EQUAL(str0(meta(&x->meta, "doc")), "in x");
     ub_prim *inner = child(x, "Inner");
     CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
-    CU_ASSERT_EQUAL(inner->n_variant_sets, 1);
+    CU_ASSERT_EQUAL(ub_prim_n_variant_sets(inner), 1);
     /* targets never point into variants: anchored at /A/Inner */
     ub_prop *r = ub_prop_find(L, inner, S("r"));
     CU_ASSERT_PTR_EQUAL(
-        ub_value_str(&r->targets.u.listop->part[UB_LO_EXPLICIT], 0),
+        ub_value_str(
+            ub_listop_get(ub_prop_targets(r)->u.listop, UB_LO_EXPLICIT), 0),
         S("/A/Other"));
     CU_ASSERT_STRING_EQUAL(ub_prim_path(L, inner), "/A{v=x}Inner");
 }

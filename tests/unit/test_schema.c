@@ -249,7 +249,7 @@ static int prepend_kind(const ub_fields *meta, const char *key)
     const ub_field *f = ub_fields_find(meta, ub_intern_cstr(T, key));
     if (!f || f->value.kind != UB_V_LISTOP)
         return -1;
-    return f->value.u.listop->part[UB_LO_PREPEND].kind;
+    return ub_listop_get(f->value.u.listop, UB_LO_PREPEND)->kind;
 }
 
 /* A studio's schemas and metadata from plugInfo.json files: a directory

@@ -72,7 +72,7 @@ static bool same_prim(const ub_prim *a, const ub_prim *b, ub_layer *lb)
     if (a->name != b->name || a->specifier != b->specifier ||
         a->type_name != b->type_name || a->children.n != b->children.n ||
         a->props.n != b->props.n ||
-        a->n_variant_sets != b->n_variant_sets ||
+        ub_prim_n_variant_sets(a) != ub_prim_n_variant_sets(b) ||
         !same_fields(&a->meta, &b->meta, lb))
         return false;
     if (b->parent && !same_loc(&a->loc, &b->loc, lb))
@@ -81,7 +81,7 @@ static bool same_prim(const ub_prim *a, const ub_prim *b, ub_layer *lb)
         const ub_prop *pa = a->props.v[i], *pb = b->props.v[i];
         if (pa->name != pb->name || !same_loc(&pa->loc, &pb->loc, lb) ||
             !same_fields(&pa->meta, &pb->meta, lb) ||
-            pa->samples.loc.line != pb->samples.loc.line ||
+            ub_prop_samples(pa)->loc.line != ub_prop_samples(pb)->loc.line ||
             ub_prop_find(lb, b, pb->name) != pb)
             return false;
     }
@@ -98,8 +98,9 @@ static bool same_prim(const ub_prim *a, const ub_prim *b, ub_layer *lb)
         if (!same_prim(a->children.v[i], cb, lb))
             return false;
     }
-    for (uint32_t s = 0; s < b->n_variant_sets; s++) {
-        const ub_variant_set *va = &a->variant_sets[s], *vb = &b->variant_sets[s];
+    for (uint32_t s = 0; s < ub_prim_n_variant_sets(b); s++) {
+        const ub_variant_set *va = &ub_prim_variant_sets(a)[s],
+                             *vb = &ub_prim_variant_sets(b)[s];
         if (va->name != vb->name || va->variants.n != vb->variants.n)
             return false;
         for (uint32_t i = 0; i < vb->variants.n; i++)

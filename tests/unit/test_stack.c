@@ -134,15 +134,19 @@ static void test_defaults_and_samples(void)
     /* masked: strong default hides weak samples */
     attr(f.l[0], sa, "masked", UB_TY_DOUBLE)->default_value = dbl(f.l[0], 5);
     ub_prop *wm = attr(f.l[1], wa, "masked", UB_TY_DOUBLE);
-    ub_samples_set(f.l[1]->arena, &wm->samples, 1, dbl(f.l[1], 1));
+    ub_samples_set(f.l[1]->arena, &ub_prop_ext_get(f.l[1]->arena, wm)->samples,
+                   1, dbl(f.l[1], 1));
     /* both: strong samples and a weak default */
     ub_prop *sb = attr(f.l[0], sa, "both", UB_TY_DOUBLE);
-    ub_samples_set(f.l[0]->arena, &sb->samples, 1, dbl(f.l[0], 1));
+    ub_samples_set(f.l[0]->arena, &ub_prop_ext_get(f.l[0]->arena, sb)->samples,
+                   1, dbl(f.l[0], 1));
     attr(f.l[1], wa, "both", UB_TY_DOUBLE)->default_value = dbl(f.l[1], 7);
     /* weak only: samples mapped, timecode values mapped, doubles not */
     ub_prop *wt = attr(f.l[1], wa, "t", UB_TY_TIMECODE);
-    ub_samples_set(f.l[1]->arena, &wt->samples, 1, tc(f.l[1], 100));
-    ub_samples_set(f.l[1]->arena, &wt->samples, 2, tc(f.l[1], 200));
+    ub_samples_set(f.l[1]->arena, &ub_prop_ext_get(f.l[1]->arena, wt)->samples,
+                   1, tc(f.l[1], 100));
+    ub_samples_set(f.l[1]->arena, &ub_prop_ext_get(f.l[1]->arena, wt)->samples,
+                   2, tc(f.l[1], 200));
     ub_prop *wd = attr(f.l[1], wa, "d", UB_TY_DOUBLE);
     wd->default_value = dbl(f.l[1], 15);
     ub_prop *wc = attr(f.l[1], wa, "c", UB_TY_TIMECODE);
@@ -158,25 +162,28 @@ static void test_defaults_and_samples(void)
     ub_prim *a = ub_prim_find_child(out, out->root, S("A"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     ub_prop *m = ub_prop_find(out, a, S("masked"));
-    CU_ASSERT_FALSE(m->samples.authored);
+    CU_ASSERT_FALSE(ub_prop_samples(m)->authored);
     CU_ASSERT_DOUBLE_EQUAL(*(double *)m->default_value.u.data, 5, 0);
     ub_prop *b = ub_prop_find(out, a, S("both"));
-    CU_ASSERT(b->samples.authored);
-    CU_ASSERT_DOUBLE_EQUAL(b->samples.v[0].time, 1, 0); /* root: unmapped */
+    CU_ASSERT(ub_prop_samples(b)->authored);
+    CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(b)->v[0].time, 1,
+                           0); /* root: unmapped */
     CU_ASSERT_DOUBLE_EQUAL(*(double *)b->default_value.u.data, 7, 0);
     ub_prop *t = ub_prop_find(out, a, S("t"));
-    CU_ASSERT_EQUAL_FATAL(t->samples.n, 2);
-    CU_ASSERT_DOUBLE_EQUAL(t->samples.v[0].time, 12, 0);
-    CU_ASSERT_DOUBLE_EQUAL(t->samples.v[1].time, 14, 0);
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)t->samples.v[0].value.u.data, 210, 0);
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)t->samples.v[1].value.u.data, 410, 0);
+    CU_ASSERT_EQUAL_FATAL(ub_prop_samples(t)->n, 2);
+    CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(t)->v[0].time, 12, 0);
+    CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(t)->v[1].time, 14, 0);
+    CU_ASSERT_DOUBLE_EQUAL(*(double *)ub_prop_samples(t)->v[0].value.u.data,
+                           210, 0);
+    CU_ASSERT_DOUBLE_EQUAL(*(double *)ub_prop_samples(t)->v[1].value.u.data,
+                           410, 0);
     ub_prop *dd = ub_prop_find(out, a, S("d"));
     CU_ASSERT_DOUBLE_EQUAL(*(double *)dd->default_value.u.data, 15, 0);
     ub_prop *c = ub_prop_find(out, a, S("c"));
     CU_ASSERT_DOUBLE_EQUAL(((double *)c->default_value.u.data)[0], 10, 0);
     CU_ASSERT_DOUBLE_EQUAL(((double *)c->default_value.u.data)[1], 7, 0);
     /* the input layers are untouched */
-    CU_ASSERT_DOUBLE_EQUAL(wt->samples.v[0].time, 1, 0);
+    CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(wt)->v[0].time, 1, 0);
     CU_ASSERT_DOUBLE_EQUAL(((double *)wc->default_value.u.data)[1], -1.5, 0);
     ub_layer_free(out);
     ub_diags_free(d);
@@ -253,22 +260,27 @@ static void test_target_listops(void)
     ub_listop *so = ub_listop_new(f.l[0]->arena);
     so->has[UB_LO_PREPEND] = so->has[UB_LO_APPEND] = so->has[UB_LO_DELETE] =
         true;
-    so->part[UB_LO_PREPEND] = paths(f.l[0], 1, pre_r);
-    so->part[UB_LO_APPEND] = paths(f.l[0], 1, app_r);
-    so->part[UB_LO_DELETE] = paths(f.l[0], 1, del_r);
-    sr->targets = (ub_value){.kind = UB_V_LISTOP,
-                             .type = ub_type_get(UB_TY_PATH),
-                             .u.listop = so};
+    CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_PREPEND,
+                                  paths(f.l[0], 1, pre_r)) == 0);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_APPEND,
+                                  paths(f.l[0], 1, app_r)) == 0);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_DELETE,
+                                  paths(f.l[0], 1, del_r)) == 0);
+    ub_prop_ext_get(f.l[0]->arena, sr)->targets = (ub_value){
+        .kind = UB_V_LISTOP, .type = ub_type_get(UB_TY_PATH), .u.listop = so};
     ub_listop *wo = ub_listop_new(f.l[1]->arena);
     wo->has[UB_LO_PREPEND] = wo->has[UB_LO_APPEND] = wo->has[UB_LO_DELETE] =
         wo->has[UB_LO_ADD] = true;
-    wo->part[UB_LO_PREPEND] = paths(f.l[1], 1, pre_s);
-    wo->part[UB_LO_APPEND] = paths(f.l[1], 1, app_s);
-    wo->part[UB_LO_DELETE] = paths(f.l[1], 1, del_s);
-    wo->part[UB_LO_ADD] = paths(f.l[1], 2, add_s);
-    wr->targets = (ub_value){.kind = UB_V_LISTOP,
-                             .type = ub_type_get(UB_TY_PATH),
-                             .u.listop = wo};
+    CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_PREPEND,
+                                  paths(f.l[1], 1, pre_s)) == 0);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_APPEND,
+                                  paths(f.l[1], 1, app_s)) == 0);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_DELETE,
+                                  paths(f.l[1], 1, del_s)) == 0);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_ADD,
+                                  paths(f.l[1], 2, add_s)) == 0);
+    ub_prop_ext_get(f.l[1]->arena, wr)->targets = (ub_value){
+        .kind = UB_V_LISTOP, .type = ub_type_get(UB_TY_PATH), .u.listop = wo};
     ub_diags *d = ub_diags_new();
     ub_layer *out = fx_flatten(&f, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -277,12 +289,13 @@ static void test_target_listops(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     /* custom is a required field: the strongest spec (not custom) wins */
     CU_ASSERT_FALSE(r->custom);
-    ub_listop *lo = r->targets.u.listop;
+    ub_listop *lo = ub_prop_targets(r)->u.listop;
     CU_ASSERT_PTR_NOT_NULL_FATAL(lo);
     CU_ASSERT_FALSE(lo->is_explicit);
     CU_ASSERT_FALSE(lo->has[UB_LO_ADD]);
-    ub_value *del = &lo->part[UB_LO_DELETE], *pre = &lo->part[UB_LO_PREPEND],
-             *app = &lo->part[UB_LO_APPEND];
+    const ub_value *del = ub_listop_get(lo, UB_LO_DELETE),
+                   *pre = ub_listop_get(lo, UB_LO_PREPEND),
+                   *app = ub_listop_get(lo, UB_LO_APPEND);
     CU_ASSERT_EQUAL_FATAL(del->count, 2);
     CU_ASSERT_PTR_EQUAL(ub_value_str(del, 0), S("/Del_sub"));
     CU_ASSERT_PTR_EQUAL(ub_value_str(del, 1), S("/Del_root"));
@@ -316,7 +329,8 @@ static void test_reference_offsets_and_assets(void)
     ub_listop *lo = ub_listop_new(f.l[1]->arena);
     lo->is_explicit = true;
     lo->has[UB_LO_EXPLICIT] = true;
-    lo->part[UB_LO_EXPLICIT] = refs;
+    CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, lo, UB_LO_EXPLICIT, refs) ==
+                    0);
     ub_fields_set(f.l[1]->arena, &wa->meta, S("references"),
                   (ub_value){.kind = UB_V_LISTOP,
                              .type = ub_type_get(UB_TY_REFERENCE),
@@ -332,7 +346,8 @@ static void test_reference_offsets_and_assets(void)
     ub_prim *a = ub_prim_find_child(out, out->root, S("A"));
     ub_field *fr = ub_fields_find(&a->meta, S("references"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(fr);
-    ub_reference *o = fr->value.u.listop->part[UB_LO_EXPLICIT].u.data;
+    ub_reference *o =
+        ub_listop_get(fr->value.u.listop, UB_LO_EXPLICIT)->u.data;
     /* the layer's offset applies after the reference's own */
     CU_ASSERT_DOUBLE_EQUAL(o[0].offset.offset, -5, 0);
     CU_ASSERT_DOUBLE_EQUAL(o[0].offset.scale, 2, 0);
@@ -369,7 +384,8 @@ static void test_reorder_children(void)
         ub_prim_new(f.l[1], f.l[1]->root, S(weak[i]), UB_DEF, (ub_loc){0});
     ub_prim_new(f.l[0], f.l[0]->root, S("D"), UB_DEF, (ub_loc){0});
     const char *order[] = {"C", "A"};
-    f.l[0]->root->prim_order = tokens(f.l[0], 2, order);
+    ub_prim_ext_get(f.l[0]->arena, f.l[0]->root)->prim_order =
+        tokens(f.l[0], 2, order);
     ub_diags *d = ub_diags_new();
     ub_layer *out = fx_flatten(&f, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -378,7 +394,7 @@ static void test_reorder_children(void)
     for (int i = 0; i < 4; i++)
         CU_ASSERT_PTR_EQUAL(out->root->children.v[i]->name, S(want[i]));
     /* the strongest reorder statement is kept */
-    CU_ASSERT_EQUAL(out->root->prim_order.kind, UB_V_DATA);
+    CU_ASSERT_EQUAL(ub_prim_prim_order(out->root)->kind, UB_V_DATA);
     ub_layer_free(out);
     ub_diags_free(d);
     fx_free(&f);
@@ -408,8 +424,8 @@ static void test_variants(void)
     ub_layer *out = fx_flatten(&f, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
     ub_prim *p = ub_prim_find_child(out, out->root, S("P"));
-    CU_ASSERT_EQUAL_FATAL(p->n_variant_sets, 1);
-    ub_variant_set *vs = &p->variant_sets[0];
+    CU_ASSERT_EQUAL_FATAL(ub_prim_n_variant_sets(p), 1);
+    ub_variant_set *vs = &ub_prim_variant_sets(p)[0];
     CU_ASSERT_EQUAL_FATAL(vs->variants.n, 3);
     CU_ASSERT_PTR_EQUAL(vs->variants.v[0]->name, S("a"));
     CU_ASSERT_PTR_EQUAL(vs->variants.v[1]->name, S("b"));
@@ -439,15 +455,18 @@ static void test_explicit_under_edits(void)
     const char *ab[] = {"/A", "/B"}, *a[] = {"/A"}, *c[] = {"/C"};
     ub_listop *wo = ub_listop_new(f.l[1]->arena);
     wo->is_explicit = wo->has[UB_LO_EXPLICIT] = true;
-    wo->part[UB_LO_EXPLICIT] = paths(f.l[1], 2, ab);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_EXPLICIT,
+                                  paths(f.l[1], 2, ab)) == 0);
     ub_fields_set(f.l[1]->arena, &wp->meta, S("inherits"),
                   (ub_value){.kind = UB_V_LISTOP,
                              .type = ub_type_get(UB_TY_PATH), .u.listop = wo},
                   (ub_loc){0});
     ub_listop *so = ub_listop_new(f.l[0]->arena);
     so->has[UB_LO_DELETE] = so->has[UB_LO_PREPEND] = true;
-    so->part[UB_LO_DELETE] = paths(f.l[0], 1, a);
-    so->part[UB_LO_PREPEND] = paths(f.l[0], 1, c);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_DELETE,
+                                  paths(f.l[0], 1, a)) == 0);
+    CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_PREPEND,
+                                  paths(f.l[0], 1, c)) == 0);
     ub_fields_set(f.l[0]->arena, &sp->meta, S("inherits"),
                   (ub_value){.kind = UB_V_LISTOP,
                              .type = ub_type_get(UB_TY_PATH), .u.listop = so},
@@ -458,7 +477,7 @@ static void test_explicit_under_edits(void)
     ub_prim *p = ub_prim_find_child(out, out->root, S("P"));
     ub_listop *lo = ub_fields_find(&p->meta, S("inherits"))->value.u.listop;
     CU_ASSERT(lo->is_explicit);
-    ub_value *e = &lo->part[UB_LO_EXPLICIT];
+    const ub_value *e = ub_listop_get(lo, UB_LO_EXPLICIT);
     CU_ASSERT_EQUAL_FATAL(e->count, 2);
     CU_ASSERT_PTR_EQUAL(ub_value_str(e, 0), S("/C"));
     CU_ASSERT_PTR_EQUAL(ub_value_str(e, 1), S("/B"));

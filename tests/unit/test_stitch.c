@@ -83,9 +83,9 @@ static void test_merge(void)
     const ub_prop *x = prop(out, a, "x");
     CU_ASSERT_EQUAL(num(&x->default_value), 1);
     const ub_prop *y = prop(out, a, "y");
-    CU_ASSERT_EQUAL_FATAL(y->samples.n, 2);
-    CU_ASSERT_EQUAL(num(&y->samples.v[0].value), 10);
-    CU_ASSERT_EQUAL(num(&y->samples.v[1].value), 20);
+    CU_ASSERT_EQUAL_FATAL(ub_prop_samples(y)->n, 2);
+    CU_ASSERT_EQUAL(num(&ub_prop_samples(y)->v[0].value), 10);
+    CU_ASSERT_EQUAL(num(&ub_prop_samples(y)->v[1].value), 20);
     CU_ASSERT_PTR_NOT_NULL(prop(out, a, "r"));
     /* children: the stronger's, then the weaker's new ones */
     CU_ASSERT_EQUAL_FATAL(a->children.n, 2);
@@ -122,7 +122,7 @@ static void test_merge_without_samples_checks_types(void)
     CU_ASSERT_EQUAL(ub_stitch_merge(out, a, false, true, d), 0);
     const ub_prop *v = prop(out, child(out, out->root, "P"), "v");
     CU_ASSERT_PTR_NOT_NULL_FATAL(v);
-    CU_ASSERT_EQUAL(v->samples.n, 0); /* no samples in a topology */
+    CU_ASSERT_EQUAL(ub_prop_samples(v)->n, 0); /* no samples in a topology */
     CU_ASSERT_EQUAL(ub_stitch_merge(out, b, false, true, d), -1);
     CU_ASSERT_EQUAL_FATAL(ub_diags_errors(d), 1);
     const ub_diag *e = ub_diags_at(d, 0);
@@ -272,10 +272,10 @@ static void test_manifest_blocks(void)
     const ub_prim *p = child(m, child(m, m->root, "W"), "p");
     const ub_prop *s = prop(m, p, "s");
     CU_ASSERT_PTR_NOT_NULL_FATAL(s);
-    CU_ASSERT_EQUAL_FATAL(s->samples.n, 1);
-    CU_ASSERT_EQUAL(s->samples.v[0].time, 2);
-    CU_ASSERT_EQUAL(s->samples.v[0].value.kind, UB_V_BLOCK);
-    CU_ASSERT_EQUAL(prop(m, p, "points")->samples.n, 0);
+    CU_ASSERT_EQUAL_FATAL(ub_prop_samples(s)->n, 1);
+    CU_ASSERT_EQUAL(ub_prop_samples(s)->v[0].time, 2);
+    CU_ASSERT_EQUAL(ub_prop_samples(s)->v[0].value.kind, UB_V_BLOCK);
+    CU_ASSERT_EQUAL(ub_prop_samples(prop(m, p, "points"))->n, 0);
     ub_layer_free(m);
     ub_diags_free(d);
     for (int i = 0; i < 3; i++) {

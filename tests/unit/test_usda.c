@@ -90,7 +90,7 @@ static ub_listop *listop(ub_value *v, ub_type_id t)
 static void set_part(ub_listop *lo, ub_listop_part p, ub_value items)
 {
     lo->has[p] = true;
-    lo->part[p] = items;
+    CU_ASSERT_FATAL(ub_listop_put(L->arena, lo, p, items) == 0);
     if (p == UB_LO_EXPLICIT)
         lo->is_explicit = true;
 }
@@ -180,7 +180,8 @@ static void test_prims_and_order(void)
     ub_prim *c = ub_prim_new(L, L->root, S("Cls"), UB_CLASS, noloc);
     c->type_name = S("__AnyType__");
     const char *order[] = {"TestOver", "overview_cam"};
-    L->root->prim_order = strs_value(UB_TY_TOKEN, order, 2);
+    ub_prim_ext_get(L->arena, L->root)->prim_order =
+        strs_value(UB_TY_TOKEN, order, 2);
     check("#usda 1.0\n"
           "\n"
           "reorder rootPrims = [\"TestOver\", \"overview_cam\"]\n"
@@ -256,12 +257,15 @@ static void test_attributes(void)
     set_meta(&a->meta, "hidden", bool_value(true));
     set_meta(&a->meta, "displayUnit", str_value(UB_TY_TOKEN, "mm"));
     a = attr(p, "double", false, "radius");
-    ub_samples_set(L->arena, &a->samples, 3.23, dbl_value(UB_TY_DOUBLE, 10));
-    ub_samples_set(L->arena, &a->samples, 1.23, dbl_value(UB_TY_DOUBLE, 5));
-    ub_samples_set(L->arena, &a->samples, 7, ub_value_block());
-    a->samples.authored = true;
+    ub_samples_set(L->arena, &ub_prop_ext_get(L->arena, a)->samples, 3.23,
+                   dbl_value(UB_TY_DOUBLE, 10));
+    ub_samples_set(L->arena, &ub_prop_ext_get(L->arena, a)->samples, 1.23,
+                   dbl_value(UB_TY_DOUBLE, 5));
+    ub_samples_set(L->arena, &ub_prop_ext_get(L->arena, a)->samples, 7,
+                   ub_value_block());
+    ub_prop_ext_get(L->arena, a)->samples.authored = true;
     a = attr(p, "double", false, "empty");
-    a->samples.authored = true;
+    ub_prop_ext_get(L->arena, a)->samples.authored = true;
     a = attr(p, "matrix2d", false, "m");
     a->default_value = ub_value_new(L->arena, ub_type_get(UB_TY_MATRIX2D), 1,
                                     false);
@@ -304,22 +308,23 @@ static void test_connections(void)
 {
     ub_prim *p = def(NULL, NULL, "p");
     ub_prop *a = attr(p, "float", false, "in");
-    ub_listop *lo = listop(&a->connections, UB_TY_PATH);
+    ub_listop *lo =
+        listop(&ub_prop_ext_get(L->arena, a)->connections, UB_TY_PATH);
     set_part(lo, UB_LO_EXPLICIT,
              strs_value(UB_TY_PATH, (const char *[]){"/a.x", "/b.y"}, 2));
     a = attr(p, "float", false, "one");
     a->default_value = dbl_value(UB_TY_FLOAT, 0.5);
-    lo = listop(&a->connections, UB_TY_PATH);
+    lo = listop(&ub_prop_ext_get(L->arena, a)->connections, UB_TY_PATH);
     set_part(lo, UB_LO_EXPLICIT,
              strs_value(UB_TY_PATH, (const char *[]){"/a.x"}, 1));
     a = attr(p, "float", false, "ops");
-    lo = listop(&a->connections, UB_TY_PATH);
+    lo = listop(&ub_prop_ext_get(L->arena, a)->connections, UB_TY_PATH);
     set_part(lo, UB_LO_DELETE,
              strs_value(UB_TY_PATH, (const char *[]){"/d.x"}, 1));
     set_part(lo, UB_LO_PREPEND,
              strs_value(UB_TY_PATH, (const char *[]){"/p.x"}, 1));
     a = attr(p, "float", false, "zero");
-    lo = listop(&a->connections, UB_TY_PATH);
+    lo = listop(&ub_prop_ext_get(L->arena, a)->connections, UB_TY_PATH);
     set_part(lo, UB_LO_EXPLICIT, strs_value(UB_TY_PATH, NULL, 0));
     check("#usda 1.0\n"
           "\n"
@@ -342,7 +347,7 @@ static void test_relationships(void)
 {
     ub_prim *p = def(NULL, "MfScope", "foo");
     ub_prop *r = ub_prop_new(L, p, S("complex_rel"), UB_REL, noloc);
-    ub_listop *lo = listop(&r->targets, UB_TY_PATH);
+    ub_listop *lo = listop(&ub_prop_ext_get(L->arena, r)->targets, UB_TY_PATH);
     set_part(lo, UB_LO_EXPLICIT,
              strs_value(UB_TY_PATH,
                         (const char *[]){"/foo/Foo/Bar", "/foo/Blah/Blah"},
@@ -355,23 +360,23 @@ static void test_relationships(void)
              str_value(UB_TY_TOKEN, "testSymmetryFunction"));
     r = ub_prop_new(L, p, S("no_targets_rel"), UB_REL, noloc);
     r = ub_prop_new(L, p, S("rel_make_empty"), UB_REL, noloc);
-    lo = listop(&r->targets, UB_TY_PATH);
+    lo = listop(&ub_prop_ext_get(L->arena, r)->targets, UB_TY_PATH);
     set_part(lo, UB_LO_EXPLICIT, strs_value(UB_TY_PATH, NULL, 0));
     r = ub_prop_new(L, p, S("rel_list_editing"), UB_REL, noloc);
     r->custom = true;
-    lo = listop(&r->targets, UB_TY_PATH);
+    lo = listop(&ub_prop_ext_get(L->arena, r)->targets, UB_TY_PATH);
     set_part(lo, UB_LO_DELETE,
              strs_value(UB_TY_PATH, (const char *[]){"/foo", "/bar"}, 2));
     set_part(lo, UB_LO_REORDER,
              strs_value(UB_TY_PATH, (const char *[]){"/boom"}, 1));
     r = ub_prop_new(L, p, S("single"), UB_REL, noloc);
-    lo = listop(&r->targets, UB_TY_PATH);
+    lo = listop(&ub_prop_ext_get(L->arena, r)->targets, UB_TY_PATH);
     set_part(lo, UB_LO_EXPLICIT,
              strs_value(UB_TY_PATH, (const char *[]){"/foo/Foo"}, 1));
     r = ub_prop_new(L, p, S("constraintTarget"), UB_REL, noloc);
     r->varying_keyword = true;
-    r->default_target = S("/Pivot");
-    lo = listop(&r->targets, UB_TY_PATH);
+    ub_prop_ext_get(L->arena, r)->default_target = S("/Pivot");
+    lo = listop(&ub_prop_ext_get(L->arena, r)->targets, UB_TY_PATH);
     set_part(lo, UB_LO_ADD,
              strs_value(UB_TY_PATH, (const char *[]){"/Pivot3", "/Pivot2"},
                         2));
@@ -504,8 +509,10 @@ static void test_variants_and_reorder(void)
 {
     ub_prim *p = def(NULL, "Xform", "ball");
     const char *po[] = {"b", "a"};
-    p->property_order = strs_value(UB_TY_TOKEN, po, 2);
-    p->prim_order = strs_value(UB_TY_TOKEN, po, 1); /* one name: dropped */
+    ub_prim_ext_get(L->arena, p)->property_order =
+        strs_value(UB_TY_TOKEN, po, 2);
+    ub_prim_ext_get(L->arena, p)->prim_order =
+        strs_value(UB_TY_TOKEN, po, 1); /* one name: dropped */
     ub_variant_set *vs = ub_variant_set_get(L, p, S("lights"), noloc);
     ub_prim *on = ub_variant_new(L, p, vs, S("on"), noloc);
     (void)on;
@@ -908,9 +915,10 @@ static void rnd_prim(ub_prim *parent, int depth)
     }
     if (rnd() % 5 == 0) {
         const char *names[] = {"x", "y", "z"};
-        p->property_order = strs_value(UB_TY_TOKEN, names,
-                                       (uint32_t)(rnd() % 4));
-        p->prim_order = strs_value(UB_TY_TOKEN, names + 1, 2);
+        ub_prim_ext_get(L->arena, p)->property_order =
+            strs_value(UB_TY_TOKEN, names, (uint32_t)(rnd() % 4));
+        ub_prim_ext_get(L->arena, p)->prim_order =
+            strs_value(UB_TY_TOKEN, names + 1, 2);
     }
     if (rnd() % 5 == 0 && depth < 3) {
         ub_variant_set *vs = ub_variant_set_get(L, p, rnd_ident("set"), noloc);
@@ -937,14 +945,15 @@ static void rnd_prim(ub_prim *parent, int depth)
             if (!r)
                 continue;
             r->custom = rnd() % 2;
-            ub_listop *lo = listop(&r->targets, UB_TY_PATH);
+            ub_listop *lo =
+                listop(&ub_prop_ext_get(L->arena, r)->targets, UB_TY_PATH);
             bool expl = rnd() % 2;
             set_part(lo, expl ? UB_LO_EXPLICIT : UB_LO_APPEND,
                      strs_value(UB_TY_PATH, (const char *[]){"/a", "/b/c"},
                                 (uint32_t)(rnd() % 2) + !expl));
             r->varying_keyword = rnd() % 4 == 0;
             if (rnd() % 4 == 0)
-                r->default_target = S("/d");
+                ub_prop_ext_get(L->arena, r)->default_target = S("/d");
             continue;
         }
         const ub_type *t = ub_type_get(
@@ -969,12 +978,12 @@ static void rnd_prim(ub_prim *parent, int depth)
             a->default_value = ub_value_block();
             break;
         case 2:
-            a->samples.authored = true;
+            ub_prop_ext_get(L->arena, a)->samples.authored = true;
             for (int k = 0; k < 3; k++)
-                ub_samples_set(L->arena, &a->samples,
-                               (double)(rnd() % 100) / 8,
-                               rnd() % 5 ? rnd_value(t, array)
-                                         : ub_value_block());
+                ub_samples_set(
+                    L->arena, &ub_prop_ext_get(L->arena, a)->samples,
+                    (double)(rnd() % 100) / 8,
+                    rnd() % 5 ? rnd_value(t, array) : ub_value_block());
             break;
         default:
             break;
@@ -982,7 +991,8 @@ static void rnd_prim(ub_prim *parent, int depth)
         if (rnd() % 3 == 0)
             set_meta(&a->meta, "doc", str_value(UB_TY_STRING, rnd_string()));
         if (rnd() % 5 == 0) {
-            ub_listop *lo = listop(&a->connections, UB_TY_PATH);
+            ub_listop *lo =
+                listop(&ub_prop_ext_get(L->arena, a)->connections, UB_TY_PATH);
             bool expl = rnd() % 2;
             set_part(lo, expl ? UB_LO_EXPLICIT : UB_LO_PREPEND,
                      strs_value(UB_TY_PATH,

@@ -92,11 +92,14 @@ static ub_value listop(ub_arena *a, ub_type_id id)
 {
     ub_listop *lo = ub_listop_new(a);
     lo->has[UB_LO_PREPEND] = true;
-    lo->part[UB_LO_PREPEND] = strs(a, id, 2, "/A/p");
+    CU_ASSERT_FATAL(
+        ub_listop_put(a, lo, UB_LO_PREPEND, strs(a, id, 2, "/A/p")) == 0);
     lo->has[UB_LO_DELETE] = true; /* authored, empty */
-    lo->part[UB_LO_DELETE] = ub_value_new(a, TY(id), 0, true);
+    CU_ASSERT_FATAL(ub_listop_put(a, lo, UB_LO_DELETE,
+                                  ub_value_new(a, TY(id), 0, true)) == 0);
     lo->has[UB_LO_APPEND] = true;
-    lo->part[UB_LO_APPEND] = strs(a, id, 1, "/B/q");
+    CU_ASSERT_FATAL(
+        ub_listop_put(a, lo, UB_LO_APPEND, strs(a, id, 1, "/B/q")) == 0);
     return (ub_value){.kind = UB_V_LISTOP, .type = TY(id), .u.listop = lo};
 }
 
@@ -112,7 +115,7 @@ static ub_value refs(ub_arena *a)
     ub_listop *lo = ub_listop_new(a);
     lo->is_explicit = true;
     lo->has[UB_LO_EXPLICIT] = true;
-    lo->part[UB_LO_EXPLICIT] = v;
+    CU_ASSERT_FATAL(ub_listop_put(a, lo, UB_LO_EXPLICIT, v) == 0);
     return (ub_value){.kind = UB_V_LISTOP, .type = TY(UB_TY_REFERENCE),
                       .u.listop = lo};
 }
@@ -165,7 +168,7 @@ static ub_layer *rich_layer(void)
     sl->offset = (ub_offset){-3.25, 0.5};
     sl->has_offset = sl->has_scale = true;
     ub_layer_add_sublayer(L, S("./sub2.usda"), (ub_loc){0});
-    L->root->prim_order = strs(a, UB_TY_TOKEN, 2, "World");
+    ub_prim_ext_get(a, L->root)->prim_order = strs(a, UB_TY_TOKEN, 2, "World");
 
     ub_prim *w = ub_prim_new(L, L->root, S("World"), UB_DEF, (ub_loc){0});
     w->type_name = S("Xform");
@@ -173,7 +176,7 @@ static ub_layer *rich_layer(void)
     ub_fields_set(a, &w->meta, S("inherits"), listop(a, UB_TY_PATH),
                   (ub_loc){0});
     ub_fields_set(a, &w->meta, S("bogus"), untyped(a), (ub_loc){0});
-    w->property_order = strs(a, UB_TY_TOKEN, 3, "p");
+    ub_prim_ext_get(a, w)->property_order = strs(a, UB_TY_TOKEN, 3, "p");
 
     /* every scalar type, as a scalar and as a long array */
     static const ub_type_id ids[] = {
@@ -221,7 +224,7 @@ static ub_layer *rich_layer(void)
     un->type_name = S("ThisType::IsBogus");
     un->default_value = untyped(a);
     ub_prop *cn = attr(L, w, "in", UB_TY_COLOR3F, false);
-    cn->connections = listop(a, UB_TY_PATH);
+    ub_prop_ext_get(a, cn)->connections = listop(a, UB_TY_PATH);
     cn->variability = UB_UNIFORM;
     ub_fields_set(a, &cn->meta, S("customData"),
                   (ub_value){.kind = UB_V_DICT, .u.dict = dict(a, 0)},
@@ -231,25 +234,30 @@ static ub_layer *rich_layer(void)
      * NaN time, and authored-but-empty */
     ub_prop *tr = attr(L, w, "xformOp:translate", UB_TY_DOUBLE3, false);
     for (int t = 1; t <= 48; t++)
-        ub_samples_set(a, &tr->samples, t, scalar(a, UB_TY_DOUBLE3, t * 0.5));
+        ub_samples_set(a, &ub_prop_ext_get(a, tr)->samples, t,
+                       scalar(a, UB_TY_DOUBLE3, t * 0.5));
     ub_prop *pts = attr(L, w, "points", UB_TY_POINT3F, true);
-    ub_samples_set(a, &pts->samples, 0.25,
+    ub_samples_set(a, &ub_prop_ext_get(a, pts)->samples, 0.25,
                    arr_f(a, UB_TY_POINT3F, 100, g_dec, true));
-    ub_samples_set(a, &pts->samples, 7.125, ub_value_block());
-    ub_samples_set(a, &pts->samples, 9,
+    ub_samples_set(a, &ub_prop_ext_get(a, pts)->samples, 7.125,
+                   ub_value_block());
+    ub_samples_set(a, &ub_prop_ext_get(a, pts)->samples, 9,
                    arr_f(a, UB_TY_POINT3F, 100, g_dec, true));
     ub_prop *nt = attr(L, w, "nantime", UB_TY_FLOAT, false);
-    ub_samples_set(a, &nt->samples, 1, scalar(a, UB_TY_FLOAT, 1));
-    nt->samples.v = ub_arena_grow(a, nt->samples.v, 1, 2, sizeof(ub_sample));
-    nt->samples.v[1] = (ub_sample){NAN, scalar(a, UB_TY_FLOAT, 2)};
-    nt->samples.n = 2;
-    nt->samples.cap = 2;
-    attr(L, w, "noSamples", UB_TY_FLOAT, false)->samples.authored = true;
+    ub_samples_set(a, &ub_prop_ext_get(a, nt)->samples, 1,
+                   scalar(a, UB_TY_FLOAT, 1));
+    ub_prop_ext_get(a, nt)->samples.v = ub_arena_grow(
+        a, ub_prop_ext_get(a, nt)->samples.v, 1, 2, sizeof(ub_sample));
+    ub_prop_samples(nt)->v[1] = (ub_sample){NAN, scalar(a, UB_TY_FLOAT, 2)};
+    ub_prop_ext_get(a, nt)->samples.n = 2;
+    ub_prop_ext_get(a, nt)->samples.cap = 2;
+    ub_prop_ext_get(a, attr(L, w, "noSamples", UB_TY_FLOAT, false))
+        ->samples.authored = true;
 
     ub_prop *rel = ub_prop_new(L, w, S("material:binding"), UB_REL,
                                (ub_loc){0});
-    rel->targets = listop(a, UB_TY_PATH);
-    rel->default_target = S("/Looks/a");
+    ub_prop_ext_get(a, rel)->targets = listop(a, UB_TY_PATH);
+    ub_prop_ext_get(a, rel)->default_target = S("/Looks/a");
     rel->varying_keyword = true;
     rel->custom = true;
 
@@ -294,12 +302,13 @@ static bool fields_same(const ub_fields *x, const ub_fields *y)
 static bool prim_same(const ub_prim *x, const ub_prim *y)
 {
     if (x->name != y->name || x->specifier != y->specifier ||
-        x->type_name != y->type_name || x->variant_set != y->variant_set ||
+        x->type_name != y->type_name ||
+        ub_prim_variant_set(x) != ub_prim_variant_set(y) ||
         !fields_same(&x->meta, &y->meta) ||
-        !val_same(&x->prim_order, &y->prim_order) ||
-        !val_same(&x->property_order, &y->property_order) ||
+        !val_same(ub_prim_prim_order(x), ub_prim_prim_order(y)) ||
+        !val_same(ub_prim_property_order(x), ub_prim_property_order(y)) ||
         x->props.n != y->props.n || x->children.n != y->children.n ||
-        x->n_variant_sets != y->n_variant_sets)
+        ub_prim_n_variant_sets(x) != ub_prim_n_variant_sets(y))
         return false;
     for (uint32_t i = 0; i < x->props.n; i++) {
         const ub_prop *p = x->props.v[i], *q = y->props.v[i];
@@ -308,25 +317,27 @@ static bool prim_same(const ub_prim *x, const ub_prim *y)
             p->varying_keyword != q->varying_keyword ||
             p->type_name != q->type_name || p->type != q->type ||
             p->is_array != q->is_array ||
-            p->default_target != q->default_target ||
+            ub_prop_default_target(p) != ub_prop_default_target(q) ||
             !val_same(&p->default_value, &q->default_value) ||
-            !val_same(&p->connections, &q->connections) ||
-            !val_same(&p->targets, &q->targets) ||
+            !val_same(ub_prop_connections(p), ub_prop_connections(q)) ||
+            !val_same(ub_prop_targets(p), ub_prop_targets(q)) ||
             !fields_same(&p->meta, &q->meta) ||
-            p->samples.authored != q->samples.authored ||
-            p->samples.n != q->samples.n)
+            ub_prop_samples(p)->authored != ub_prop_samples(q)->authored ||
+            ub_prop_samples(p)->n != ub_prop_samples(q)->n)
             return false;
-        for (uint32_t k = 0; k < p->samples.n; k++)
-            if (memcmp(&p->samples.v[k].time, &q->samples.v[k].time, 8) ||
-                !val_same(&p->samples.v[k].value, &q->samples.v[k].value))
+        for (uint32_t k = 0; k < ub_prop_samples(p)->n; k++)
+            if (memcmp(&ub_prop_samples(p)->v[k].time,
+                       &ub_prop_samples(q)->v[k].time, 8) ||
+                !val_same(&ub_prop_samples(p)->v[k].value,
+                          &ub_prop_samples(q)->v[k].value))
                 return false;
     }
     for (uint32_t i = 0; i < x->children.n; i++)
         if (!prim_same(x->children.v[i], y->children.v[i]))
             return false;
-    for (uint32_t i = 0; i < x->n_variant_sets; i++) {
-        const ub_variant_set *a = &x->variant_sets[i],
-                             *b = &y->variant_sets[i];
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(x); i++) {
+        const ub_variant_set *a = &ub_prim_variant_sets(x)[i],
+                             *b = &ub_prim_variant_sets(y)[i];
         if (a->name != b->name || a->variants.n != b->variants.n)
             return false;
         for (uint32_t k = 0; k < a->variants.n; k++)
@@ -435,10 +446,11 @@ static ub_layer *many_prims(int n)
         attr(L, p, "xformOp:translate", UB_TY_DOUBLE3, false)
             ->default_value = scalar(a, UB_TY_DOUBLE3, i % 97);
         ub_prop *v = attr(L, p, "visibility", UB_TY_TOKEN, false);
-        ub_samples_set(a, &v->samples, 1, str1(a, UB_TY_TOKEN, "inherited"));
-        ub_samples_set(a, &v->samples, 2,
-                       str1(a, UB_TY_TOKEN,
-                            i % 2 ? "invisible" : kinds[i % 3]));
+        ub_samples_set(a, &ub_prop_ext_get(a, v)->samples, 1,
+                       str1(a, UB_TY_TOKEN, "inherited"));
+        ub_samples_set(
+            a, &ub_prop_ext_get(a, v)->samples, 2,
+            str1(a, UB_TY_TOKEN, i % 2 ? "invisible" : kinds[i % 3]));
     }
     return L;
 }
@@ -496,9 +508,9 @@ static void test_dedup(void)
                 arr_f(L->arena, UB_TY_POINT3F, 20000, g_rand, true);
             ub_prop *s = attr(L, p, "s", UB_TY_FLOAT3, true);
             for (int t = 0; t < 3; t++)
-                ub_samples_set(L->arena, &s->samples, t,
-                               arr_f(L->arena, UB_TY_FLOAT3, 5000, g_rand,
-                                     true));
+                ub_samples_set(
+                    L->arena, &ub_prop_ext_get(L->arena, s)->samples, t,
+                    arr_f(L->arena, UB_TY_FLOAT3, 5000, g_rand, true));
         }
         ub_buf b;
         write(L, 0, &b);
@@ -543,17 +555,25 @@ static ub_layer *anim_layer(void)
     ub_prim *b = ub_prim_new(L, p, S("B"), UB_DEF, (ub_loc){0});
     ub_prop *f = attr(L, b, "f", UB_TY_FLOAT, false);
     f->default_value = scalar(a, UB_TY_FLOAT, 100);
-    ub_samples_set(a, &f->samples, 10, scalar(a, UB_TY_FLOAT, 1));
-    ub_samples_set(a, &f->samples, 20, scalar(a, UB_TY_FLOAT, 3));
-    ub_samples_set(a, &f->samples, 30, ub_value_block());
-    ub_samples_set(a, &f->samples, 40, scalar(a, UB_TY_FLOAT, 5));
-    ub_samples_set(a, &f->samples, 50, scalar(a, UB_TY_FLOAT, 7));
+    ub_samples_set(a, &ub_prop_ext_get(a, f)->samples, 10,
+                   scalar(a, UB_TY_FLOAT, 1));
+    ub_samples_set(a, &ub_prop_ext_get(a, f)->samples, 20,
+                   scalar(a, UB_TY_FLOAT, 3));
+    ub_samples_set(a, &ub_prop_ext_get(a, f)->samples, 30, ub_value_block());
+    ub_samples_set(a, &ub_prop_ext_get(a, f)->samples, 40,
+                   scalar(a, UB_TY_FLOAT, 5));
+    ub_samples_set(a, &ub_prop_ext_get(a, f)->samples, 50,
+                   scalar(a, UB_TY_FLOAT, 7));
     ub_prop *i = attr(L, b, "i", UB_TY_INT, false);
-    ub_samples_set(a, &i->samples, 0, scalar(a, UB_TY_INT, 1));
-    ub_samples_set(a, &i->samples, 10, scalar(a, UB_TY_INT, 9));
+    ub_samples_set(a, &ub_prop_ext_get(a, i)->samples, 0,
+                   scalar(a, UB_TY_INT, 1));
+    ub_samples_set(a, &ub_prop_ext_get(a, i)->samples, 10,
+                   scalar(a, UB_TY_INT, 9));
     ub_prop *v = attr(L, b, "v", UB_TY_DOUBLE3, false);
-    ub_samples_set(a, &v->samples, 0, scalar(a, UB_TY_DOUBLE3, 0));
-    ub_samples_set(a, &v->samples, 4, scalar(a, UB_TY_DOUBLE3, 8));
+    ub_samples_set(a, &ub_prop_ext_get(a, v)->samples, 0,
+                   scalar(a, UB_TY_DOUBLE3, 0));
+    ub_samples_set(a, &ub_prop_ext_get(a, v)->samples, 4,
+                   scalar(a, UB_TY_DOUBLE3, 8));
     ub_prop *q = attr(L, b, "q", UB_TY_QUATD, false);
     ub_value q0 = ub_value_new(a, TY(UB_TY_QUATD), 1, false),
              q1 = ub_value_new(a, TY(UB_TY_QUATD), 1, false);
@@ -561,27 +581,29 @@ static ub_layer *anim_layer(void)
     d0[0] = 1; /* identity */
     d1[0] = cos(M_PI / 4);
     d1[3] = sin(M_PI / 4); /* 90 degrees about z */
-    ub_samples_set(a, &q->samples, 0, q0);
-    ub_samples_set(a, &q->samples, 1, q1);
+    ub_samples_set(a, &ub_prop_ext_get(a, q)->samples, 0, q0);
+    ub_samples_set(a, &ub_prop_ext_get(a, q)->samples, 1, q1);
     ub_prop *pa = attr(L, b, "pa", UB_TY_POINT3F, true);
-    ub_samples_set(a, &pa->samples, 0,
+    ub_samples_set(a, &ub_prop_ext_get(a, pa)->samples, 0,
                    arr_f(a, UB_TY_POINT3F, 4, g_dec, true));
     ub_value up = arr_f(a, UB_TY_POINT3F, 4, g_dec, true);
     for (uint32_t k = 0; k < 12; k++)
         ((float *)up.u.data)[k] += 1.0f;
-    ub_samples_set(a, &pa->samples, 2, up);
-    ub_samples_set(a, &pa->samples, 4,
+    ub_samples_set(a, &ub_prop_ext_get(a, pa)->samples, 2, up);
+    ub_samples_set(a, &ub_prop_ext_get(a, pa)->samples, 4,
                    arr_f(a, UB_TY_POINT3F, 3, g_dec, true));
     ub_prop *h = attr(L, b, "h", UB_TY_HALF, false);
-    ub_samples_set(a, &h->samples, 0, scalar(a, UB_TY_HALF, 0));
-    ub_samples_set(a, &h->samples, 1, scalar(a, UB_TY_HALF, 1));
+    ub_samples_set(a, &ub_prop_ext_get(a, h)->samples, 0,
+                   scalar(a, UB_TY_HALF, 0));
+    ub_samples_set(a, &ub_prop_ext_get(a, h)->samples, 1,
+                   scalar(a, UB_TY_HALF, 1));
     ub_prop *s = attr(L, b, "s", UB_TY_STRING, false);
     ub_value s0 = strs(a, UB_TY_STRING, 1, "lo"),
              s1 = strs(a, UB_TY_STRING, 1, "hi");
     s0.is_array = s1.is_array = false;
     ((const char **)s1.u.data)[0] = S("hi");
-    ub_samples_set(a, &s->samples, 0, s0);
-    ub_samples_set(a, &s->samples, 1, s1);
+    ub_samples_set(a, &ub_prop_ext_get(a, s)->samples, 0, s0);
+    ub_samples_set(a, &ub_prop_ext_get(a, s)->samples, 1, s1);
     attr(L, b, "d", UB_TY_DOUBLE, false)->default_value =
         scalar(a, UB_TY_DOUBLE, 42);
     attr(L, b, "none", UB_TY_DOUBLE, false);
@@ -731,7 +753,7 @@ static void test_samples_value_at_memory(void)
 {
     ub_layer *L = anim_layer();
     ub_prim *b = L->root->children.v[0]->children.v[0];
-    const ub_samples *s = &ub_prop_find(L, b, S("f"))->samples;
+    const ub_samples *s = ub_prop_samples(ub_prop_find(L, b, S("f")));
     ub_value v;
     CU_ASSERT_EQUAL(ub_samples_value_at(s, 15, false, L->arena, &v), 0);
     CU_ASSERT_DOUBLE_EQUAL(ub_value_get_double(&v, 0, 0), 2, 1e-6);
