@@ -195,6 +195,30 @@ static void split_at_mark(const char *text, const char *mark, int want)
     run_free(&s);
 }
 
+/* Text that does not end in a NUL (a mapped file, a fuzzer's input): the
+ * parse must not look past the last byte, wherever the input ends (a lone
+ * CR, blanks, inside a comment) and wherever it is split.  The copies
+ * are exactly as long as the text, so AddressSanitizer sees any read past
+ * the end; the fuzzer found one in the end-of-input location. */
+static void test_no_terminator(void)
+{
+    static const char *const texts[] = {
+        "#usda 1.0\ndef \"a\"\n{\n}\ndef \"b\"\n{\n}\n\r",
+        "#usda 1.0\r\ndef \"a\"\r\n{\r\n}\r\ndef \"b\"\r\n{\r\n}\r",
+        "#usda 1.0\na\ndef \"b\"\n{\n    def \"c\"\n    {\n    }\n}\n\r",
+        "#usda 1.0\ndef \"a\"\n{\n}\ndef \"b\"\n{\n}\n/* open \r",
+        "#usda 1.0\ndef \"a\"\n{\n}\ndef \"b\"\n{\n    int x = 1\n \t\r\n ",
+    };
+    for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+        size_t len = strlen(texts[i]);
+        char *exact = malloc(len);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(exact);
+        memcpy(exact, texts[i], len);
+        CU_ASSERT(check_splits(exact, len, "no terminator", 0, NULL));
+        free(exact);
+    }
+}
+
 /* A prim-heavy layer like the benchmark's, nested and with metadata. */
 static char *bench_like(unsigned nprims, size_t *len)
 {
@@ -532,6 +556,7 @@ int main(void)
     CU_add_test(s, "split points", test_split_points);
     CU_add_test(s, "grafts", test_grafts);
     CU_add_test(s, "fallbacks", test_fallbacks);
+    CU_add_test(s, "text without a final NUL", test_no_terminator);
     CU_add_test(s, "bench-like layer, every split", test_bench_like);
     CU_add_test(s, "array-heavy layer, every split", test_arrays_like);
     CU_add_test(s, "small layers are read by one thread", test_auto_threshold);
