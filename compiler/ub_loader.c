@@ -810,7 +810,10 @@ static ub_layer *ub_loader_read(ub_loader *ld, const char *path,
     }
     ub_layer *l = NULL;
     if (ub_crate_sniff(data, len)) {
-        l = ub_crate_read(data, len, path, ld->strtab, ld->diags);
+        ub_crate_stream cs = {ld->stream ? ld->stream->prim_done : NULL,
+                              ld->stream ? ld->stream->ctx : NULL};
+        l = ub_crate_read_stream(data, len, path, ld->strtab,
+                                 ld->stream ? &cs : NULL, ld->diags);
     } else if (ub_usdb_sniff(data, len)) {
         /* usdbake binary (.usdb), owned by the binary-format module,
          * runtime/ub_usdb.h */
