@@ -23,12 +23,42 @@ static inline int64_t ub_int_diff(int64_t cur, int64_t prev, int width)
     return (int64_t)d;
 }
 
-/* The most common difference; the largest of those tied.  An open
- * addressing table of (difference, count). */
+/* The most common difference; the largest of those tied.  Small
+ * differences (most of them: indices and coordinates move by little) are
+ * counted in a direct table; only the others go to an open addressing
+ * table of (difference, count), sized by how many there are. */
+#define UB_DIRECT 1024 /* differences in [-UB_DIRECT, UB_DIRECT) */
+
 static int64_t ub_most_common(const void *v, size_t n, int width, bool *oom)
 {
+    uint32_t *direct = calloc(2 * UB_DIRECT, sizeof *direct);
+    if (!direct) {
+        *oom = true;
+        return 0;
+    }
+    size_t far = 0;
+    int64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t cur = ub_int_at(v, i, width);
+        int64_t d = ub_int_diff(cur, prev, width);
+        prev = cur;
+        if (d >= -UB_DIRECT && d < UB_DIRECT)
+            direct[d + UB_DIRECT]++;
+        else
+            far++;
+    }
+    int64_t best = 0;
+    size_t best_count = 0;
+    for (int64_t k = 0; k < 2 * UB_DIRECT; k++)
+        if (direct[k] && direct[k] >= best_count) {
+            best = k - UB_DIRECT;
+            best_count = direct[k];
+        }
+    free(direct);
+    if (far == 0)
+        return best;
     size_t cap = 16;
-    while (cap < n * 2)
+    while (cap < far * 2)
         cap <<= 1;
     struct slot {
         int64_t key;
@@ -38,12 +68,13 @@ static int64_t ub_most_common(const void *v, size_t n, int width, bool *oom)
         *oom = true;
         return 0;
     }
-    int64_t best = 0, prev = 0;
-    size_t best_count = 0;
+    prev = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t cur = ub_int_at(v, i, width);
         int64_t d = ub_int_diff(cur, prev, width);
         prev = cur;
+        if (d >= -UB_DIRECT && d < UB_DIRECT)
+            continue;
         uint64_t h = (uint64_t)d * 0x9E3779B97F4A7C15ull;
         size_t j = (size_t)(h >> 20) & (cap - 1);
         while (t[j].count && t[j].key != d)

@@ -45,7 +45,9 @@ typedef bool (*ub_eq_fn)(const void *ctx, uint32_t id, const void *key);
 static ub_slot *ub_tab_find(ub_tab *t, uint64_t h, ub_eq_fn eq,
                             const void *ctx, const void *key)
 {
-    if ((t->n + 1) * 4 > t->cap * 3) {
+    /* at most half full: linear probing stays short (a lookup that
+     * misses, the common case while tables fill, walks ~2.5 slots) */
+    if ((t->n + 1) * 2 > t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 256;
         ub_slot *s = calloc(cap, sizeof *s);
         if (!s)
@@ -1685,18 +1687,71 @@ static void ub_cw_path_order(ub_cw *w, uint32_t *idx, int32_t *tok,
 
 /* Specs as OpenUSD orders them: prims (and the pseudo-root, variant
  * sets, variants) first, then properties grouped by name; within a group
- * as written.  Runs of like specs make the SPECS lists compress well. */
-static int ub_cmp_spec(const void *a, const void *b)
+ * as written.  Runs of like specs make the SPECS lists compress well.
+ * The specs are in the order written, so this is a stable counting sort
+ * by the rank of the property name (0 for the others): only the distinct
+ * names are compared. */
+typedef struct ub_named {
+    const char *s;
+    uint32_t tok;
+} ub_named;
+
+static int ub_cmp_name(const void *a, const void *b)
 {
-    const ub_spec_rec *x = a, *y = b;
-    if (!x->prop != !y->prop)
-        return x->prop ? 1 : -1;
-    if (x->prop && x->prop != y->prop) {
-        int c = strcmp(x->prop, y->prop);
-        if (c)
-            return c;
+    return strcmp(((const ub_named *)a)->s, ((const ub_named *)b)->s);
+}
+
+static void ub_sort_specs(ub_cw *w)
+{
+    size_t n = w->specs.n, nt = w->tokens.n;
+    uint32_t *rank = calloc(nt ? nt : 1, sizeof *rank);
+    ub_named *names = NULL;
+    size_t nn = 0, *start = NULL;
+    ub_spec_rec *out = NULL;
+    if (!rank)
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        const ub_spec_rec *s = &w->specs.v[i];
+        uint32_t tok = w->pnodes.v[s->path].token;
+        if (s->prop && !rank[tok]) {
+            rank[tok] = 1;
+            nn++;
+        }
     }
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    names = malloc((nn ? nn : 1) * sizeof *names);
+    start = calloc(nn + 2, sizeof *start);
+    out = malloc((n ? n : 1) * sizeof *out);
+    if (!names || !start || !out)
+        goto oom;
+    nn = 0;
+    for (size_t t = 0; t < nt; t++)
+        if (rank[t])
+            names[nn++] = (ub_named){w->tokens.v[t], (uint32_t)t};
+    qsort(names, nn, sizeof *names, ub_cmp_name);
+    for (size_t k = 0; k < nn; k++)
+        rank[names[k].tok] = (uint32_t)k + 1;
+    for (size_t i = 0; i < n; i++) {
+        const ub_spec_rec *s = &w->specs.v[i];
+        start[(s->prop ? rank[w->pnodes.v[s->path].token] : 0) + 1]++;
+    }
+    for (size_t k = 1; k <= nn + 1; k++)
+        start[k] += start[k - 1];
+    for (size_t i = 0; i < n; i++) {
+        const ub_spec_rec *s = &w->specs.v[i];
+        out[start[s->prop ? rank[w->pnodes.v[s->path].token] : 0]++] = *s;
+    }
+    memcpy(w->specs.v, out, n * sizeof *out);
+    free(rank);
+    free(names);
+    free(start);
+    free(out);
+    return;
+oom:
+    w->oom = true;
+    free(rank);
+    free(names);
+    free(start);
+    free(out);
 }
 
 /* Lay the field sets out again in the order the (sorted) specs use them
@@ -1811,8 +1866,7 @@ static void ub_sec_rest(ub_cw *w, ub_buf *o, uint64_t *sizes)
 {
     /* field sets renumbered in the specs' order: like specs next to each
      * other then have like field set indices */
-    if (w->specs.n)
-        qsort(w->specs.v, w->specs.n, sizeof *w->specs.v, ub_cmp_spec);
+    ub_sort_specs(w);
     ub_cw_renumber_fsets(w);
 
     ub_w64(o, w->fsets.n);
