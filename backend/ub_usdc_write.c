@@ -29,10 +29,12 @@
 
 /* --- a hash table of uint32 ids, verified by the caller's equality ------- */
 
+/* 8 bytes a slot, so that a probe costs one cache miss in tables far
+ * bigger than the cache: the hash's low 32 bits (which also place the
+ * slot) and the id + 1 (0: empty). */
 typedef struct ub_slot {
-    uint64_t h;
-    uint32_t id;
-    bool used;
+    uint32_t h;
+    uint32_t id1;
 } ub_slot;
 
 typedef struct ub_tab {
@@ -42,23 +44,29 @@ typedef struct ub_tab {
 
 typedef bool (*ub_eq_fn)(const void *ctx, uint32_t id, const void *key);
 
+static bool ub_slot_used(const ub_slot *s) { return s->id1 != 0; }
+static uint32_t ub_slot_id(const ub_slot *s) { return s->id1 - 1; }
+
 /* The slot holding a key of hash h (eq tells), or the empty slot where it
  * belongs (grown first); NULL when out of memory. */
-static ub_slot *ub_tab_find(ub_tab *t, uint64_t h, ub_eq_fn eq,
+static ub_slot *ub_tab_find(ub_tab *t, uint64_t h64, ub_eq_fn eq,
                             const void *ctx, const void *key)
 {
+    uint32_t h = (uint32_t)h64;
     /* at most half full: linear probing stays short (a lookup that
      * misses, the common case while tables fill, walks ~2.5 slots) */
     if ((t->n + 1) * 2 > t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 256;
+        if (cap > ((size_t)1 << 32))
+            return NULL;
         ub_slot *s = calloc(cap, sizeof *s);
         if (!s)
             return NULL;
         for (size_t i = 0; i < t->cap; i++) {
-            if (!t->s[i].used)
+            if (!t->s[i].id1)
                 continue;
             size_t j = (size_t)t->s[i].h & (cap - 1);
-            while (s[j].used)
+            while (s[j].id1)
                 j = (j + 1) & (cap - 1);
             s[j] = t->s[i];
         }
@@ -67,19 +75,31 @@ static ub_slot *ub_tab_find(ub_tab *t, uint64_t h, ub_eq_fn eq,
         t->cap = cap;
     }
     size_t j = (size_t)h & (t->cap - 1);
-    while (t->s[j].used) {
-        if (t->s[j].h == h && eq(ctx, t->s[j].id, key))
+    while (t->s[j].id1) {
+        if (t->s[j].h == h && eq(ctx, t->s[j].id1 - 1, key))
             return &t->s[j];
         j = (j + 1) & (t->cap - 1);
     }
     return &t->s[j];
 }
 
+/* An empty table sized for n entries: no regrowth (a rehash of every
+ * entry so far, into fresh pages) while the writer fills it.  Best
+ * effort: when the memory is not there, the table grows as it fills. */
+static void ub_tab_reserve(ub_tab *t, size_t n)
+{
+    size_t cap = 256;
+    while (cap < 2 * n + 2 && cap < ((size_t)1 << 31))
+        cap *= 2;
+    if (t->s || !(t->s = calloc(cap, sizeof *t->s)))
+        return;
+    t->cap = cap;
+}
+
 static void ub_tab_put(ub_tab *t, ub_slot *s, uint64_t h, uint32_t id)
 {
-    s->h = h;
-    s->id = id;
-    s->used = true;
+    s->h = (uint32_t)h;
+    s->id1 = id + 1;
     t->n++;
 }
 
@@ -241,8 +261,8 @@ static uint32_t ub_cw_lookup(ub_cw *w, ub_tab *t, uint64_t h, ub_eq_fn eq,
         w->oom = true;
         return UINT32_MAX;
     }
-    if (sl->used)
-        return sl->id;
+    if (ub_slot_used(sl))
+        return ub_slot_id(sl);
     ub_tab_put(t, sl, h, (uint32_t)next);
     *fresh = true;
     return (uint32_t)next;
@@ -479,8 +499,8 @@ static uint32_t ub_cw_path_text(ub_cw *w, const char *text)
         w->oom = true;
         return 0;
     }
-    if (sl->used)
-        return w->ptext_idx.v[sl->id];
+    if (ub_slot_used(sl))
+        return w->ptext_idx.v[ub_slot_id(sl)];
     if (text[0] != '/') {
         ub_cw_error(w, "the path '%s' is not absolute", text);
         return 0;
@@ -543,8 +563,8 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
         w->oom = true;
         return flags;
     }
-    if (sl->used)
-        return w->vals.v[sl->id].rep;
+    if (ub_slot_used(sl))
+        return w->vals.v[ub_slot_id(sl)].rep;
     ub_buf *o = w->out;
     while ((o->len - w->base) % align)
         ub_buf_putc(o, 0);
@@ -1188,8 +1208,8 @@ static void ub_cw_spec(ub_cw *w, uint32_t path, ub_crate_spec_type type)
         return;
     }
     uint32_t start;
-    if (sl->used) {
-        start = sl->id;
+    if (ub_slot_used(sl)) {
+        start = ub_slot_id(sl);
     } else {
         start = (uint32_t)w->fsets.n;
         for (size_t i = 0; i < w->cur.n; i++)
@@ -1587,9 +1607,27 @@ static void ub_cw_prim(ub_cw *w, uint32_t path, const ub_prim *prim,
     w->where = saved;
 }
 
+/* How many prims (variants too) and properties there are under prim. */
+static size_t ub_count_specs(const ub_prim *prim)
+{
+    size_t n = 1 + prim->props.n;
+    for (uint32_t i = 0; i < prim->children.n; i++)
+        n += ub_count_specs(prim->children.v[i]);
+    for (uint32_t s = 0; s < prim->n_variant_sets; s++)
+        for (uint32_t i = 0; i < prim->variant_sets[s].variants.n; i++)
+            n += 1 + ub_count_specs(prim->variant_sets[s].variants.v[i]);
+    return n;
+}
+
 static void ub_cw_layer(ub_cw *w)
 {
     const ub_layer *l = w->layer;
+    /* the big tables hold about one entry a spec */
+    size_t specs = ub_count_specs(l->root);
+    ub_tab_reserve(&w->pnode_tab, specs);
+    ub_tab_reserve(&w->field_tab, specs);
+    ub_tab_reserve(&w->val_tab, specs);
+    ub_tab_reserve(&w->fset_tab, specs);
     uint32_t root = ub_cw_child(w, UINT32_MAX, ub_cw_intern(w, "", 0), false);
     ub_cw_metas(w, &l->meta, true);
     if (l->has_sublayers) {
