@@ -27,6 +27,9 @@
 #define UB_USDC_HC 3
 #define UB_USDC_HC_ARRAYS 0
 
+#define UB_FCACHE 4096 /* entries of the recent-field cache (64 KiB) */
+#define UB_TCACHE 4096 /* and of the recent-token cache */
+
 /* --- a hash table of uint32 ids, verified by the caller's equality ------- */
 
 /* 8 bytes a slot, so that a probe costs one cache miss in tables far
@@ -200,6 +203,19 @@ typedef struct ub_cw {
     UB_VEC(uint32_t) cur; /* field indices of the spec being built */
     ub_crate_lz4c lz4;    /* LZ4 HC, its state kept between calls */
     ub_crate_lz4c lz4v;   /* integer and float arrays: fast mode */
+    /* the fields made last, direct-mapped by (token, rep): most repeat
+     * (typeName = "float", kind = "component", the same properties
+     * list), and a hit here spares a probe of the field table, a cache
+     * miss once it outgrows the cache; NULL when there was no memory */
+    struct ub_fcache {
+        uint64_t rep;
+        uint32_t token, id1; /* id + 1, 0: empty */
+    } *fcache;
+    /* likewise the tokens of the names met last */
+    struct ub_tcache {
+        const char *s;
+        uint32_t id;
+    } *tcache;
     /* field names the writer spells (string literals), by address */
     struct {
         const char *lit;
@@ -282,12 +298,21 @@ static uint32_t ub_cw_token(ub_cw *w, const char *s)
         s = ub_cw_intern(w, "", 0);
     if (!s)
         return 0;
+    uint64_t h = ub_mix((uintptr_t)s);
+    struct ub_tcache *tc =
+        w->tcache ? &w->tcache[(h >> 40) & (UB_TCACHE - 1)] : NULL;
+    if (tc && tc->s == s)
+        return tc->id;
     bool fresh;
-    uint32_t id = ub_cw_lookup(w, &w->token_tab, ub_mix((uintptr_t)s),
-                               ub_eq_token, s, w->tokens.n, &fresh);
+    uint32_t id = ub_cw_lookup(w, &w->token_tab, h, ub_eq_token, s,
+                               w->tokens.n, &fresh);
     if (fresh)
         UB_PUSH(w, w->tokens, s);
-    return id == UINT32_MAX ? 0 : id;
+    if (id == UINT32_MAX || w->oom)
+        return 0;
+    if (tc)
+        *tc = (struct ub_tcache){s, id};
+    return id;
 }
 
 static uint32_t ub_cw_token_c(ub_cw *w, const char *lit)
@@ -1141,13 +1166,23 @@ static void ub_cw_field_tok(ub_cw *w, uint32_t token, uint64_t rep)
     if (w->failed)
         return;
     ub_field_rec f = {token, rep};
+    uint64_t h = ub_mix(rep * 31 + token);
+    struct ub_fcache *fc =
+        w->fcache ? &w->fcache[(h >> 40) & (UB_FCACHE - 1)] : NULL;
+    if (fc && fc->id1 && fc->rep == rep && fc->token == token) {
+        UB_PUSH(w, w->cur, fc->id1 - 1);
+        return;
+    }
     bool fresh;
-    uint32_t id = ub_cw_lookup(w, &w->field_tab, ub_mix(rep * 31 + token),
-                               ub_eq_field, &f, w->fields.n, &fresh);
+    uint32_t id = ub_cw_lookup(w, &w->field_tab, h, ub_eq_field, &f,
+                               w->fields.n, &fresh);
     if (fresh)
         UB_PUSH(w, w->fields, f);
-    if (!w->oom)
-        UB_PUSH(w, w->cur, id);
+    if (w->oom)
+        return;
+    UB_PUSH(w, w->cur, id);
+    if (fc)
+        *fc = (struct ub_fcache){rep, token, id + 1};
 }
 
 static void ub_cw_field(ub_cw *w, const char *name, uint64_t rep)
@@ -2065,6 +2100,8 @@ static void ub_cw_free(ub_cw *w)
     free(w->fset_tab.s);
     free(w->specs.v);
     free(w->cur.v);
+    free(w->fcache);
+    free(w->tcache);
     ub_crate_lz4c_free(&w->lz4);
     ub_crate_lz4c_free(&w->lz4v);
 }
@@ -2082,6 +2119,8 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     w.empty_path = UINT32_MAX;
     ub_crate_lz4c_init(&w.lz4, UB_USDC_HC);
     ub_crate_lz4c_init(&w.lz4v, UB_USDC_HC_ARRAYS);
+    w.fcache = calloc(UB_FCACHE, sizeof *w.fcache);
+    w.tcache = calloc(UB_TCACHE, sizeof *w.tcache);
 
     /* the bootstrap, filled in at the end */
     char zero[UB_CRATE_BOOTSTRAP_SIZE] = {0};
