@@ -90,12 +90,23 @@ static int64_t ub_most_common(const void *v, size_t n, int width, bool *oom)
     return best;
 }
 
-/* The low `bytes` bytes of d, little-endian (two's complement). */
+/* The low `bytes` bytes (1, 2, 4 or 8) of d, little-endian (two's
+ * complement). */
 static char *ub_put_le(char *p, int64_t d, size_t bytes)
 {
     uint64_t u = (uint64_t)d;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* one store: the integer coding is most of the writer's integer work */
+    switch (bytes) {
+    case 1: *p = (char)u; break;
+    case 2: { uint16_t x = (uint16_t)u; memcpy(p, &x, 2); break; }
+    case 4: { uint32_t x = (uint32_t)u; memcpy(p, &x, 4); break; }
+    default: memcpy(p, &u, 8); break;
+    }
+#else
     for (size_t k = 0; k < bytes; k++)
         p[k] = (char)(u >> (8 * k));
+#endif
     return p + bytes;
 }
 
