@@ -169,6 +169,15 @@ typedef struct ub_spec_rec {
     const char *prop; /* a property's name, else NULL */
 } ub_spec_rec;
 
+enum {
+    UB_K_DOC, UB_K_INHERITS, UB_K_VARIANTS, UB_K_VARIANTSETS,
+    UB_K_PERMISSION, UB_K_RELOCATES, UB_K_DISPLAYUNIT, UB_K_COUNT
+};
+static const char *const ub_key_text[UB_K_COUNT] = {
+    "doc", "inherits", "variants", "variantSets", "permission", "relocates",
+    "displayUnit",
+};
+
 typedef struct ub_cw {
     const ub_layer *layer;
     ub_strtab *strtab;
@@ -216,6 +225,9 @@ typedef struct ub_cw {
         const char *s;
         uint32_t id;
     } *tcache;
+    /* the metadata keys the writer treats apart, interned: layer keys
+     * are interned, so they compare by address */
+    const char *key[UB_K_COUNT];
     /* field names the writer spells (string literals), by address */
     struct {
         const char *lit;
@@ -1279,15 +1291,15 @@ static uint64_t ub_cw_token_vector(ub_cw *w, const char *const *names,
 /* --- metadata ------------------------------------------------------------- */
 
 /* The crate field name of a text-format metadata keyword. */
-static const char *ub_crate_field_name(const char *key)
+static const char *ub_crate_field_name(const ub_cw *w, const char *key)
 {
-    if (strcmp(key, "doc") == 0)
+    if (key == w->key[UB_K_DOC])
         return "documentation";
-    if (strcmp(key, "inherits") == 0)
+    if (key == w->key[UB_K_INHERITS])
         return "inheritPaths";
-    if (strcmp(key, "variants") == 0)
+    if (key == w->key[UB_K_VARIANTS])
         return "variantSelection";
-    if (strcmp(key, "variantSets") == 0)
+    if (key == w->key[UB_K_VARIANTSETS])
         return "variantSetNames";
     return NULL;
 }
@@ -1332,9 +1344,9 @@ static uint64_t ub_cw_relocates(ub_cw *w, const ub_value *v)
     return rep;
 }
 
-static bool ub_is_key(const ub_field *f, const char *k)
+static bool ub_is_key(const ub_cw *w, const ub_field *f, int k)
 {
-    return strcmp(f->key, k) == 0;
+    return f->key == w->key[k];
 }
 
 /* One metadata field of a prim, property or the layer. */
@@ -1343,15 +1355,15 @@ static void ub_cw_meta(ub_cw *w, const ub_field *f, bool layer)
     const ub_value *v = &f->value;
     if (v->kind == UB_V_EMPTY)
         return;
-    const char *name = ub_crate_field_name(f->key);
+    const char *name = ub_crate_field_name(w, f->key);
     uint64_t rep;
-    if (ub_is_key(f, "permission") && v->kind == UB_V_DATA) {
+    if (ub_is_key(w, f, UB_K_PERMISSION) && v->kind == UB_V_DATA) {
         const char *s = ub_value_str(v, 0);
         rep = ub_rep(UB_CRATE_PERMISSION, true, false,
                      s && strcmp(s, "private") == 0 ? 1 : 0);
-    } else if (ub_is_key(f, "variants") && v->kind == UB_V_DICT) {
+    } else if (ub_is_key(w, f, UB_K_VARIANTS) && v->kind == UB_V_DICT) {
         rep = ub_cw_selection_map(w, v->u.dict);
-    } else if (ub_is_key(f, "relocates")) {
+    } else if (ub_is_key(w, f, UB_K_RELOCATES)) {
         if (!layer) {
             ub_cw_error(w, "relocates authored on a prim (the legacy form; "
                            "OpenUSD cannot write it to usdc either)");
@@ -1359,12 +1371,12 @@ static void ub_cw_meta(ub_cw *w, const ub_field *f, bool layer)
         }
         name = "layerRelocates";
         rep = ub_cw_relocates(w, v);
-    } else if (ub_is_key(f, "displayUnit")) {
+    } else if (ub_is_key(w, f, UB_K_DISPLAYUNIT)) {
         ub_cw_error(w, "displayUnit (an enum crate has no type for; "
                        "OpenUSD cannot write it to usdc either)");
         return;
     } else if (v->kind == UB_V_LISTOP) {
-        rep = ub_cw_listop(w, v, ub_is_key(f, "variantSets")
+        rep = ub_cw_listop(w, v, ub_is_key(w, f, UB_K_VARIANTSETS)
                                      ? UB_CRATE_STRING_LISTOP
                                      : UB_CRATE_INVALID);
     } else {
@@ -1508,7 +1520,7 @@ static uint32_t ub_variant_set_children(ub_cw *w, const ub_prim *prim,
     const ub_value *list = NULL;
     for (uint32_t i = 0; i < prim->meta.n; i++) {
         const ub_field *f = &prim->meta.v[i];
-        if (strcmp(f->key, "variantSets") == 0 &&
+        if (f->key == w->key[UB_K_VARIANTSETS] &&
             f->value.kind == UB_V_LISTOP) {
             const ub_listop *lo = f->value.u.listop;
             if (lo->has[UB_LO_EXPLICIT])
@@ -2119,6 +2131,8 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     w.empty_path = UINT32_MAX;
     ub_crate_lz4c_init(&w.lz4, UB_USDC_HC);
     ub_crate_lz4c_init(&w.lz4v, UB_USDC_HC_ARRAYS);
+    for (int k = 0; k < UB_K_COUNT; k++)
+        w.key[k] = ub_cw_intern(&w, ub_key_text[k], strlen(ub_key_text[k]));
     w.fcache = calloc(UB_FCACHE, sizeof *w.fcache);
     w.tcache = calloc(UB_TCACHE, sizeof *w.tcache);
 
