@@ -235,6 +235,9 @@ typedef struct ub_cw {
         uint32_t field; /* the field last made with it, */
         uint64_t rep;   /* and its value (most repeat: custom = false) */
     } names[64];
+    ub_buf **scratch;     /* ub_cw_scratch's stack */
+    size_t nscratch, capscratch;
+    ub_buf no_scratch;    /* handed out, failed, when memory ran out */
     const ub_prim *where; /* the prim being written, for errors */
     const ub_prop *where_prop; /* and its property, or NULL */
 } ub_cw;
@@ -557,6 +560,44 @@ static uint32_t ub_cw_path_text(ub_cw *w, const char *text)
     return idx;
 }
 
+/* --- scratch buffers -------------------------------------------------------- */
+
+/* A buffer to encode one value in, from a stack reused for the whole
+ * write: values nest (a dictionary's values are stored before it), and a
+ * malloc and free per value were a tenth of the writer's instructions.
+ * Returned in LIFO order with ub_cw_unscratch.  When there is no memory,
+ * a buffer marked failed: appends to it are ignored and storing it sets
+ * w->oom. */
+static ub_buf *ub_cw_scratch(ub_cw *w)
+{
+    if (w->nscratch == w->capscratch) {
+        size_t cap = w->capscratch ? w->capscratch * 2 : 16;
+        ub_buf **v = realloc(w->scratch, cap * sizeof *v);
+        if (!v)
+            return &w->no_scratch;
+        for (size_t i = w->capscratch; i < cap; i++)
+            v[i] = NULL;
+        w->scratch = v;
+        w->capscratch = cap;
+    }
+    ub_buf **slot = &w->scratch[w->nscratch];
+    if (!*slot) {
+        if (!(*slot = malloc(sizeof **slot)))
+            return &w->no_scratch;
+        ub_buf_init(*slot);
+    }
+    w->nscratch++;
+    (*slot)->len = 0;
+    (*slot)->failed = false;
+    return *slot;
+}
+
+static void ub_cw_unscratch(ub_cw *w, ub_buf *b)
+{
+    if (b != &w->no_scratch)
+        w->nscratch--;
+}
+
 /* --- values --------------------------------------------------------------- */
 
 static uint64_t ub_rep(ub_crate_type t, bool inlined, bool array,
@@ -864,8 +905,7 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
     uint32_t n = v->count;
     if (n == 0)
         return flags;
-    ub_buf b;
-    ub_buf_init(&b);
+    ub_buf *b = ub_cw_scratch(w);
     uint64_t rep;
     switch (t->scalar) {
     case UB_SC_INT:
@@ -874,16 +914,16 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
     case UB_SC_UINT64:
         if (ub_type_ncomp(t) != 1)
             goto plain;
-        ub_w64(&b, n);
+        ub_w64(b, n);
         if (n < UB_CRATE_MIN_COMPRESSED_ARRAY) {
-            ub_buf_append(&b, v->u.data, (size_t)n * ub_type_elem_size(t));
-            rep = ub_cw_store(w, flags, &b, 1);
+            ub_buf_append(b, v->u.data, (size_t)n * ub_type_elem_size(t));
+            rep = ub_cw_store(w, flags, b, 1);
         } else {
             if (t->scalar == UB_SC_INT || t->scalar == UB_SC_UINT)
-                ub_crate_put_ints32(v->u.data, n, &w->lz4v, &b);
+                ub_crate_put_ints32(v->u.data, n, &w->lz4v, b);
             else
-                ub_crate_put_ints64(v->u.data, n, &w->lz4v, &b);
-            rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, &b, 1);
+                ub_crate_put_ints64(v->u.data, n, &w->lz4v, b);
+            rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, b, 1);
         }
         break;
     case UB_SC_HALF:
@@ -891,24 +931,24 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
     case UB_SC_DOUBLE:
         if (ub_type_ncomp(t) != 1 || ct == UB_CRATE_TIME_CODE ||
             n < UB_CRATE_MIN_COMPRESSED_ARRAY ||
-            !ub_put_float_array(&w->lz4v, &b, v))
+            !ub_put_float_array(&w->lz4v, b, v))
             goto plain;
-        rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, &b, 1);
+        rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, b, 1);
         break;
     case UB_SC_STRING:
-        ub_put_str_list(w, &b, v, ct == UB_CRATE_TOKEN);
-        rep = ub_cw_store(w, flags, &b, 8);
+        ub_put_str_list(w, b, v, ct == UB_CRATE_TOKEN);
+        rep = ub_cw_store(w, flags, b, 8);
         break;
     default:
     plain:
-        b.len = 0;
-        ub_w64(&b, n);
+        b->len = 0;
+        ub_w64(b, n);
         for (uint32_t i = 0; i < n; i++)
-            ub_put_elem(&b, v, t, i);
-        rep = ub_cw_store(w, flags, &b, 8);
+            ub_put_elem(b, v, t, i);
+        rep = ub_cw_store(w, flags, b, 8);
         break;
     }
-    ub_buf_free(&b);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -934,26 +974,25 @@ static uint64_t ub_cw_scalar(ub_cw *w, const ub_value *v)
     default:
         break;
     }
-    ub_buf b;
-    ub_buf_init(&b);
+    ub_buf *b = ub_cw_scratch(w);
     uint64_t rep;
     uint32_t bits;
     if (ct == UB_CRATE_PATH_EXPRESSION) {
         ub_cw_upgrade(w, UB_CRATE_V_PATH_EXPRESSION);
-        ub_w32(&b, ub_cw_string(w, ub_value_str(v, 0)));
-        rep = ub_cw_store(w, ub_rep(ct, false, false, 0), &b, 1);
+        ub_w32(b, ub_cw_string(w, ub_value_str(v, 0)));
+        rep = ub_cw_store(w, ub_rep(ct, false, false, 0), b, 1);
     } else if (ct == UB_CRATE_TIME_CODE) {
         /* never inlined: 24.08 reads an inlined timecode as 0 */
         ub_cw_upgrade(w, UB_CRATE_V_TIMECODE);
-        ub_buf_append(&b, v->u.data, 8);
-        rep = ub_cw_store(w, ub_rep(ct, false, false, 0), &b, 1);
+        ub_buf_append(b, v->u.data, 8);
+        rep = ub_cw_store(w, ub_rep(ct, false, false, 0), b, 1);
     } else if (ub_inline_scalar(v, t, &bits)) {
         rep = ub_rep(ct, true, false, bits);
     } else {
-        ub_put_elem(&b, v, t, 0);
-        rep = ub_cw_store(w, ub_rep(ct, false, false, 0), &b, 1);
+        ub_put_elem(b, v, t, 0);
+        rep = ub_cw_store(w, ub_rep(ct, false, false, 0), b, 1);
     }
-    ub_buf_free(&b);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -1012,11 +1051,10 @@ static uint64_t ub_cw_dict(ub_cw *w, const ub_dict *d)
     uint64_t flags = ub_rep(UB_CRATE_DICTIONARY, false, false, 0);
     if (!d || d->n == 0)
         return flags | UB_CRATE_REP_IS_INLINED;
-    ub_buf b;
-    ub_buf_init(&b);
-    ub_put_dict(w, &b, d);
-    uint64_t rep = ub_cw_store(w, flags, &b, 1);
-    ub_buf_free(&b);
+    ub_buf *b = ub_cw_scratch(w);
+    ub_put_dict(w, b, d);
+    uint64_t rep = ub_cw_store(w, flags, b, 1);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -1024,17 +1062,16 @@ static uint64_t ub_cw_dict(ub_cw *w, const ub_dict *d)
  * (SdfUnregisteredValue holding a string), stored as a nested value. */
 static uint64_t ub_cw_unregistered(ub_cw *w, const ub_untyped *u)
 {
-    ub_buf b;
-    ub_buf_init(&b);
-    ub_put_untyped(&b, u);
-    const char *text = b.failed ? NULL : ub_cw_intern(w, b.data, b.len);
-    b.len = 0;
-    ub_w64(&b, 8);
-    ub_w64(&b, ub_rep(UB_CRATE_STRING, true, false,
+    ub_buf *b = ub_cw_scratch(w);
+    ub_put_untyped(b, u);
+    const char *text = b->failed ? NULL : ub_cw_intern(w, b->data, b->len);
+    b->len = 0;
+    ub_w64(b, 8);
+    ub_w64(b, ub_rep(UB_CRATE_STRING, true, false,
                           text ? ub_cw_string(w, text) : 0));
     uint64_t rep = ub_cw_store(
-        w, ub_rep(UB_CRATE_UNREGISTERED_VALUE, false, false, 0), &b, 1);
-    ub_buf_free(&b);
+        w, ub_rep(UB_CRATE_UNREGISTERED_VALUE, false, false, 0), b, 1);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -1148,19 +1185,18 @@ static uint64_t ub_cw_listop(ub_cw *w, const ub_value *v, ub_crate_type lt)
     }
     if (lt == UB_CRATE_PAYLOAD_LISTOP)
         ub_cw_upgrade(w, UB_CRATE_V_PAYLOAD_LISTOP);
-    ub_buf b;
-    ub_buf_init(&b);
-    ub_buf_putc(&b, (char)h);
+    ub_buf *b = ub_cw_scratch(w);
+    ub_buf_putc(b, (char)h);
     for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
         if (!(h & order[k].bit))
             continue;
         const ub_value *p = &lo->part[order[k].part];
-        ub_w64(&b, p->count);
+        ub_w64(b, p->count);
         for (uint32_t i = 0; i < p->count; i++)
-            ub_put_listop_item(w, &b, lt, p, i);
+            ub_put_listop_item(w, b, lt, p, i);
     }
-    uint64_t rep = ub_cw_store(w, ub_rep(lt, false, false, 0), &b, 1);
-    ub_buf_free(&b);
+    uint64_t rep = ub_cw_store(w, ub_rep(lt, false, false, 0), b, 1);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -1277,14 +1313,13 @@ static void ub_cw_spec(ub_cw *w, uint32_t path, ub_crate_spec_type type)
 static uint64_t ub_cw_token_vector(ub_cw *w, const char *const *names,
                                    uint32_t n)
 {
-    ub_buf b;
-    ub_buf_init(&b);
-    ub_w64(&b, n);
+    ub_buf *b = ub_cw_scratch(w);
+    ub_w64(b, n);
     for (uint32_t i = 0; i < n; i++)
-        ub_w32(&b, ub_cw_token(w, names[i]));
+        ub_w32(b, ub_cw_token(w, names[i]));
     uint64_t rep =
-        ub_cw_store(w, ub_rep(UB_CRATE_TOKEN_VECTOR, false, false, 0), &b, 1);
-    ub_buf_free(&b);
+        ub_cw_store(w, ub_rep(UB_CRATE_TOKEN_VECTOR, false, false, 0), b, 1);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -1309,21 +1344,20 @@ static uint64_t ub_cw_selection_map(ub_cw *w, const ub_dict *d)
 {
     uint32_t n = d ? d->n : 0;
     const ub_dict_entry **e = ub_sorted_entries(w, d);
-    ub_buf b;
-    ub_buf_init(&b);
-    ub_w64(&b, n);
+    ub_buf *b = ub_cw_scratch(w);
+    ub_w64(b, n);
     for (uint32_t i = 0; i < n && e; i++) {
         const ub_value *v = &e[i]->value;
-        ub_w32(&b, ub_cw_string(w, e[i]->key));
-        ub_w32(&b, ub_cw_string(w, v->kind == UB_V_DATA &&
+        ub_w32(b, ub_cw_string(w, e[i]->key));
+        ub_w32(b, ub_cw_string(w, v->kind == UB_V_DATA &&
                                                v->type->scalar == UB_SC_STRING
                                            ? ub_value_str(v, 0)
                                            : NULL));
     }
     free(e);
     uint64_t rep = ub_cw_store(
-        w, ub_rep(UB_CRATE_VARIANT_SELECTION_MAP, false, false, 0), &b, 1);
-    ub_buf_free(&b);
+        w, ub_rep(UB_CRATE_VARIANT_SELECTION_MAP, false, false, 0), b, 1);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -1333,14 +1367,13 @@ static uint64_t ub_cw_relocates(ub_cw *w, const ub_value *v)
     uint32_t n = v->kind == UB_V_DATA ? v->count / 2 : 0;
     if (n) /* as OpenUSD: an empty list needs no new version */
         ub_cw_upgrade(w, UB_CRATE_V_RELOCATES);
-    ub_buf b;
-    ub_buf_init(&b);
-    ub_w64(&b, n);
+    ub_buf *b = ub_cw_scratch(w);
+    ub_w64(b, n);
     for (uint32_t i = 0; i < 2 * n; i++)
-        ub_w32(&b, ub_cw_path_text(w, ub_value_str(v, i)));
+        ub_w32(b, ub_cw_path_text(w, ub_value_str(v, i)));
     uint64_t rep =
-        ub_cw_store(w, ub_rep(UB_CRATE_RELOCATES, false, false, 0), &b, 1);
-    ub_buf_free(&b);
+        ub_cw_store(w, ub_rep(UB_CRATE_RELOCATES, false, false, 0), b, 1);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -1404,33 +1437,32 @@ static uint64_t ub_cw_samples(ub_cw *w, const ub_samples *s)
                            "ordered by time; nan has no place among them)");
             return 0;
         }
-    ub_buf b;
-    ub_buf_init(&b);
+    ub_buf *b = ub_cw_scratch(w);
     /* the times, shared by every attribute sampled at the same times */
-    ub_w64(&b, s->n);
+    ub_w64(b, s->n);
     for (uint32_t i = 0; i < s->n; i++)
-        ub_wf64(&b, s->v[i].time);
+        ub_wf64(b, s->v[i].time);
     uint64_t times =
-        ub_cw_store(w, ub_rep(UB_CRATE_DOUBLE_VECTOR, false, false, 0), &b, 1);
+        ub_cw_store(w, ub_rep(UB_CRATE_DOUBLE_VECTOR, false, false, 0), b, 1);
     uint64_t *reps = s->n ? malloc(s->n * sizeof *reps) : NULL;
     if (s->n && !reps) {
         w->oom = true;
-        ub_buf_free(&b);
+        ub_cw_unscratch(w, b);
         return 0;
     }
     for (uint32_t i = 0; i < s->n; i++)
         reps[i] = ub_cw_value(w, &s->v[i].value);
-    b.len = 0;
-    ub_w64(&b, 8);
-    ub_w64(&b, times);
-    ub_w64(&b, 8);
-    ub_w64(&b, s->n);
+    b->len = 0;
+    ub_w64(b, 8);
+    ub_w64(b, times);
+    ub_w64(b, 8);
+    ub_w64(b, s->n);
     if (s->n)
-        ub_buf_append(&b, reps, s->n * sizeof *reps);
+        ub_buf_append(b, reps, s->n * sizeof *reps);
     free(reps);
     uint64_t rep =
-        ub_cw_store(w, ub_rep(UB_CRATE_TIME_SAMPLES, false, false, 0), &b, 1);
-    ub_buf_free(&b);
+        ub_cw_store(w, ub_rep(UB_CRATE_TIME_SAMPLES, false, false, 0), b, 1);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -1678,26 +1710,25 @@ static void ub_cw_layer(ub_cw *w)
     uint32_t root = ub_cw_child(w, UINT32_MAX, ub_cw_intern(w, "", 0), false);
     ub_cw_metas(w, &l->meta, true);
     if (l->has_sublayers) {
-        ub_buf b;
-        ub_buf_init(&b);
-        ub_w64(&b, l->n_sublayers);
+        ub_buf *b = ub_cw_scratch(w);
+        ub_w64(b, l->n_sublayers);
         for (uint32_t i = 0; i < l->n_sublayers; i++)
-            ub_w32(&b, ub_cw_string(w, l->sublayers[i].asset));
+            ub_w32(b, ub_cw_string(w, l->sublayers[i].asset));
         ub_cw_field_c(w, "subLayers",
                       ub_cw_store(w, ub_rep(UB_CRATE_STRING_VECTOR, false,
                                             false, 0),
-                                  &b, 1));
-        b.len = 0;
-        ub_w64(&b, l->n_sublayers);
+                                  b, 1));
+        b->len = 0;
+        ub_w64(b, l->n_sublayers);
         for (uint32_t i = 0; i < l->n_sublayers; i++) {
-            ub_wf64(&b, l->sublayers[i].offset.offset);
-            ub_wf64(&b, l->sublayers[i].offset.scale);
+            ub_wf64(b, l->sublayers[i].offset.offset);
+            ub_wf64(b, l->sublayers[i].offset.scale);
         }
         ub_cw_field_c(w, "subLayerOffsets",
                       ub_cw_store(w, ub_rep(UB_CRATE_LAYER_OFFSET_VECTOR,
                                             false, false, 0),
-                                  &b, 1));
-        ub_buf_free(&b);
+                                  b, 1));
+        ub_cw_unscratch(w, b);
     }
     ub_cw_body(w, l->root);
     ub_cw_spec(w, root, UB_CRATE_SPEC_PSEUDO_ROOT);
@@ -2113,6 +2144,12 @@ static void ub_cw_free(ub_cw *w)
     free(w->specs.v);
     free(w->cur.v);
     free(w->fcache);
+    for (size_t i = 0; i < w->capscratch; i++)
+        if (w->scratch[i]) {
+            ub_buf_free(w->scratch[i]);
+            free(w->scratch[i]);
+        }
+    free(w->scratch);
     free(w->tcache);
     ub_crate_lz4c_free(&w->lz4);
     ub_crate_lz4c_free(&w->lz4v);
@@ -2133,6 +2170,8 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     ub_crate_lz4c_init(&w.lz4v, UB_USDC_HC_ARRAYS);
     for (int k = 0; k < UB_K_COUNT; k++)
         w.key[k] = ub_cw_intern(&w, ub_key_text[k], strlen(ub_key_text[k]));
+    ub_buf_init(&w.no_scratch);
+    w.no_scratch.failed = true;
     w.fcache = calloc(UB_FCACHE, sizeof *w.fcache);
     w.tcache = calloc(UB_TCACHE, sizeof *w.tcache);
 
