@@ -24,10 +24,13 @@ static inline int64_t ub_int_diff(int64_t cur, int64_t prev, int width)
 }
 
 /* The most common difference; the largest of those tied (whatever the
- * order counts grow in).  An open addressing table of (difference,
- * count), grown with the number of distinct differences: a structural
- * array of a million indices mostly steps by a few values, and a table
- * sized by its length would be tens of MB. */
+ * order counts grow in).  Small differences (most of them: indices move
+ * by little) are counted in a direct table; the others in an open
+ * addressing table of (difference, count) grown with the number of
+ * distinct ones, not sized by the array: a structural array of a million
+ * indices would otherwise cost tens of MB. */
+#define UB_DIRECT 1024 /* differences in [-UB_DIRECT, UB_DIRECT) */
+
 struct ub_mc_slot {
     int64_t key;
     size_t count;
@@ -39,51 +42,88 @@ static size_t ub_mc_home(int64_t d, size_t cap)
     return (size_t)(h >> 20) & (cap - 1);
 }
 
+/* Count d in *t (*cap slots, *used of them full), growing it at 3/4.
+ * Returns d's count, or 0 when out of memory. */
+static size_t ub_mc_count(struct ub_mc_slot **t, size_t *cap, size_t *used,
+                          int64_t d)
+{
+    size_t j = ub_mc_home(d, *cap);
+    while ((*t)[j].count && (*t)[j].key != d)
+        j = (j + 1) & (*cap - 1);
+    if (!(*t)[j].count) {
+        if ((*used + 1) * 4 > *cap * 3) {
+            size_t nc = *cap * 2;
+            struct ub_mc_slot *nt = calloc(nc, sizeof *nt);
+            if (!nt)
+                return 0;
+            for (size_t k = 0; k < *cap; k++) {
+                if (!(*t)[k].count)
+                    continue;
+                size_t m = ub_mc_home((*t)[k].key, nc);
+                while (nt[m].count)
+                    m = (m + 1) & (nc - 1);
+                nt[m] = (*t)[k];
+            }
+            free(*t);
+            *t = nt;
+            *cap = nc;
+            j = ub_mc_home(d, nc);
+            while (nt[j].count)
+                j = (j + 1) & (nc - 1);
+        }
+        (*used)++;
+        (*t)[j].key = d;
+    }
+    return ++(*t)[j].count;
+}
+
 static int64_t ub_most_common(const void *v, size_t n, int width, bool *oom)
 {
+    uint32_t *direct = calloc(2 * UB_DIRECT, sizeof *direct);
+    if (!direct) {
+        *oom = true;
+        return 0;
+    }
+    size_t far = 0;
+    int64_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t cur = ub_int_at(v, i, width);
+        int64_t d = ub_int_diff(cur, prev, width);
+        prev = cur;
+        if (d >= -UB_DIRECT && d < UB_DIRECT)
+            direct[d + UB_DIRECT]++;
+        else
+            far++;
+    }
+    int64_t best = 0;
+    size_t best_count = 0;
+    for (int64_t k = 0; k < 2 * UB_DIRECT; k++)
+        if (direct[k] && direct[k] >= best_count) {
+            best = k - UB_DIRECT;
+            best_count = direct[k];
+        }
+    free(direct);
+    if (far == 0)
+        return best;
     size_t cap = 64, used = 0;
     struct ub_mc_slot *t = calloc(cap, sizeof *t);
     if (!t) {
         *oom = true;
         return 0;
     }
-    int64_t best = 0, prev = 0;
-    size_t best_count = 0;
+    prev = 0;
     for (size_t i = 0; i < n; i++) {
         int64_t cur = ub_int_at(v, i, width);
         int64_t d = ub_int_diff(cur, prev, width);
         prev = cur;
-        size_t j = ub_mc_home(d, cap);
-        while (t[j].count && t[j].key != d)
-            j = (j + 1) & (cap - 1);
-        if (!t[j].count) {
-            if ((used + 1) * 4 > cap * 3) {
-                size_t nc = cap * 2;
-                struct ub_mc_slot *nt = calloc(nc, sizeof *nt);
-                if (!nt) {
-                    free(t);
-                    *oom = true;
-                    return 0;
-                }
-                for (size_t k = 0; k < cap; k++) {
-                    if (!t[k].count)
-                        continue;
-                    size_t m = ub_mc_home(t[k].key, nc);
-                    while (nt[m].count)
-                        m = (m + 1) & (nc - 1);
-                    nt[m] = t[k];
-                }
-                free(t);
-                t = nt;
-                cap = nc;
-                j = ub_mc_home(d, cap);
-                while (t[j].count)
-                    j = (j + 1) & (cap - 1);
-            }
-            used++;
+        if (d >= -UB_DIRECT && d < UB_DIRECT)
+            continue;
+        size_t c = ub_mc_count(&t, &cap, &used, d);
+        if (!c) {
+            free(t);
+            *oom = true;
+            return 0;
         }
-        t[j].key = d;
-        size_t c = ++t[j].count;
         if (c > best_count || (c == best_count && d > best)) {
             best = d;
             best_count = c;
@@ -93,12 +133,23 @@ static int64_t ub_most_common(const void *v, size_t n, int width, bool *oom)
     return best;
 }
 
-/* The low `bytes` bytes of d, little-endian (two's complement). */
+/* The low `bytes` bytes (1, 2, 4 or 8) of d, little-endian (two's
+ * complement). */
 static char *ub_put_le(char *p, int64_t d, size_t bytes)
 {
     uint64_t u = (uint64_t)d;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    /* one store: the integer coding is most of the writer's integer work */
+    switch (bytes) {
+    case 1: *p = (char)u; break;
+    case 2: { uint16_t x = (uint16_t)u; memcpy(p, &x, 2); break; }
+    case 4: { uint32_t x = (uint32_t)u; memcpy(p, &x, 4); break; }
+    default: memcpy(p, &u, 8); break;
+    }
+#else
     for (size_t k = 0; k < bytes; k++)
         p[k] = (char)(u >> (8 * k));
+#endif
     return p + bytes;
 }
 

@@ -18,21 +18,26 @@
 #include "ub_crate_format.h"
 #include "ub_format.h"
 
-/* LZ4 HC level for the structural sections: they are small next to the
- * value data, and HC keeps the files smaller than OpenUSD's at little cost
- * in time.  Integer and float arrays among the values get LZ4's fast mode:
- * their coded integers gain next to nothing from HC, and may be big. */
-#define UB_USDC_HC 9
+/* LZ4 HC level for the structural sections: with fields numbered in the
+ * specs' order, level 3 keeps the files smaller than OpenUSD's (its fast
+ * mode is ~2% larger on the prim-heavy bench layer) for a quarter of level
+ * 9's time, which was a third of the writer's (9 saves another 0.8%).
+ * Integer and float arrays among the values get LZ4's fast mode: their
+ * coded integers gain next to nothing from HC, and may be big. */
+#define UB_USDC_HC 3
 #define UB_USDC_HC_ARRAYS 0
+
+#define UB_FCACHE 4096 /* entries of the recent-field cache (64 KiB) */
+#define UB_TCACHE 4096 /* and of the recent-token cache */
 
 /* --- a hash table of uint32 ids, verified by the caller's equality ------- */
 
-/* 8 bytes: the low half of the hash (with its top bit set, so 0 marks a
- * free slot; tables never reach 2^31 slots) and the id.  A layer of a
- * million specs has tables of millions of slots. */
+/* 8 bytes a slot, so that a probe costs one cache miss in tables far
+ * bigger than the cache: the hash's low 32 bits (which also place the
+ * slot) and the id + 1 (0: empty). */
 typedef struct ub_slot {
     uint32_t h;
-    uint32_t id;
+    uint32_t id1;
 } ub_slot;
 
 #define UB_SLOT_H(h) ((uint32_t)(h) | 0x80000000u)
@@ -44,21 +49,29 @@ typedef struct ub_tab {
 
 typedef bool (*ub_eq_fn)(const void *ctx, uint32_t id, const void *key);
 
+static bool ub_slot_used(const ub_slot *s) { return s->id1 != 0; }
+static uint32_t ub_slot_id(const ub_slot *s) { return s->id1 - 1; }
+
 /* The slot holding a key of hash h (eq tells), or the empty slot where it
  * belongs (grown first); NULL when out of memory. */
-static ub_slot *ub_tab_find(ub_tab *t, uint64_t h, ub_eq_fn eq,
+static ub_slot *ub_tab_find(ub_tab *t, uint64_t h64, ub_eq_fn eq,
                             const void *ctx, const void *key)
 {
-    if ((t->n + 1) * 4 > t->cap * 3) {
+    uint32_t h = (uint32_t)h64;
+    /* at most half full: linear probing stays short (a lookup that
+     * misses, the common case while tables fill, walks ~2.5 slots) */
+    if ((t->n + 1) * 2 > t->cap) {
         size_t cap = t->cap ? t->cap * 2 : 256;
+        if (cap > ((size_t)1 << 32))
+            return NULL;
         ub_slot *s = calloc(cap, sizeof *s);
         if (!s)
             return NULL;
         for (size_t i = 0; i < t->cap; i++) {
-            if (!t->s[i].h)
+            if (!t->s[i].id1)
                 continue;
             size_t j = (size_t)t->s[i].h & (cap - 1);
-            while (s[j].h)
+            while (s[j].id1)
                 j = (j + 1) & (cap - 1);
             s[j] = t->s[i];
         }
@@ -67,18 +80,31 @@ static ub_slot *ub_tab_find(ub_tab *t, uint64_t h, ub_eq_fn eq,
         t->cap = cap;
     }
     size_t j = (size_t)h & (t->cap - 1);
-    while (t->s[j].h) {
-        if (t->s[j].h == UB_SLOT_H(h) && eq(ctx, t->s[j].id, key))
+    while (t->s[j].id1) {
+        if (t->s[j].h == h && eq(ctx, t->s[j].id1 - 1, key))
             return &t->s[j];
         j = (j + 1) & (t->cap - 1);
     }
     return &t->s[j];
 }
 
+/* An empty table sized for n entries: no regrowth (a rehash of every
+ * entry so far, into fresh pages) while the writer fills it.  Best
+ * effort: when the memory is not there, the table grows as it fills. */
+static void ub_tab_reserve(ub_tab *t, size_t n)
+{
+    size_t cap = 256;
+    while (cap < 2 * n + 2 && cap < ((size_t)1 << 31))
+        cap *= 2;
+    if (t->s || !(t->s = calloc(cap, sizeof *t->s)))
+        return;
+    t->cap = cap;
+}
+
 static void ub_tab_put(ub_tab *t, ub_slot *s, uint64_t h, uint32_t id)
 {
-    s->h = UB_SLOT_H(h);
-    s->id = id;
+    s->h = (uint32_t)h;
+    s->id1 = id + 1;
     t->n++;
 }
 
@@ -145,6 +171,15 @@ typedef struct ub_spec_rec {
     const char *prop; /* a property's name, else NULL */
 } ub_spec_rec;
 
+enum {
+    UB_K_DOC, UB_K_INHERITS, UB_K_VARIANTS, UB_K_VARIANTSETS,
+    UB_K_PERMISSION, UB_K_RELOCATES, UB_K_DISPLAYUNIT, UB_K_COUNT
+};
+static const char *const ub_key_text[UB_K_COUNT] = {
+    "doc", "inherits", "variants", "variantSets", "permission", "relocates",
+    "displayUnit",
+};
+
 typedef struct ub_cw {
     const ub_layer *layer;
     ub_strtab *strtab;
@@ -179,6 +214,22 @@ typedef struct ub_cw {
     UB_VEC(uint32_t) cur; /* field indices of the spec being built */
     ub_crate_lz4c lz4;    /* LZ4 HC, its state kept between calls */
     ub_crate_lz4c lz4v;   /* integer and float arrays: fast mode */
+    /* the fields made last, direct-mapped by (token, rep): most repeat
+     * (typeName = "float", kind = "component", the same properties
+     * list), and a hit here spares a probe of the field table, a cache
+     * miss once it outgrows the cache; NULL when there was no memory */
+    struct ub_fcache {
+        uint64_t rep;
+        uint32_t token, id1; /* id + 1, 0: empty */
+    } *fcache;
+    /* likewise the tokens of the names met last */
+    struct ub_tcache {
+        const char *s;
+        uint32_t id;
+    } *tcache;
+    /* the metadata keys the writer treats apart, interned: layer keys
+     * are interned, so they compare by address */
+    const char *key[UB_K_COUNT];
     /* field names the writer spells (string literals), by address */
     struct {
         const char *lit;
@@ -186,6 +237,9 @@ typedef struct ub_cw {
         uint32_t field; /* the field last made with it, */
         uint64_t rep;   /* and its value (most repeat: custom = false) */
     } names[64];
+    ub_buf **scratch;     /* ub_cw_scratch's stack */
+    size_t nscratch, capscratch;
+    ub_buf no_scratch;    /* handed out, failed, when memory ran out */
     const ub_prim *where; /* the prim being written, for errors */
     const ub_prop *where_prop; /* and its property, or NULL */
 } ub_cw;
@@ -240,8 +294,8 @@ static uint32_t ub_cw_lookup(ub_cw *w, ub_tab *t, uint64_t h, ub_eq_fn eq,
         w->oom = true;
         return UINT32_MAX;
     }
-    if (sl->h)
-        return sl->id;
+    if (ub_slot_used(sl))
+        return ub_slot_id(sl);
     ub_tab_put(t, sl, h, (uint32_t)next);
     *fresh = true;
     return (uint32_t)next;
@@ -261,12 +315,21 @@ static uint32_t ub_cw_token(ub_cw *w, const char *s)
         s = ub_cw_intern(w, "", 0);
     if (!s)
         return 0;
+    uint64_t h = ub_mix((uintptr_t)s);
+    struct ub_tcache *tc =
+        w->tcache ? &w->tcache[(h >> 40) & (UB_TCACHE - 1)] : NULL;
+    if (tc && tc->s == s)
+        return tc->id;
     bool fresh;
-    uint32_t id = ub_cw_lookup(w, &w->token_tab, ub_mix((uintptr_t)s),
-                               ub_eq_token, s, w->tokens.n, &fresh);
+    uint32_t id = ub_cw_lookup(w, &w->token_tab, h, ub_eq_token, s,
+                               w->tokens.n, &fresh);
     if (fresh)
         UB_PUSH(w, w->tokens, s);
-    return id == UINT32_MAX ? 0 : id;
+    if (id == UINT32_MAX || w->oom)
+        return 0;
+    if (tc)
+        *tc = (struct ub_tcache){s, id};
+    return id;
 }
 
 static uint32_t ub_cw_token_c(ub_cw *w, const char *lit)
@@ -478,8 +541,8 @@ static uint32_t ub_cw_path_text(ub_cw *w, const char *text)
         w->oom = true;
         return 0;
     }
-    if (sl->h)
-        return w->ptext_idx.v[sl->id];
+    if (ub_slot_used(sl))
+        return w->ptext_idx.v[ub_slot_id(sl)];
     if (text[0] != '/') {
         ub_cw_error(w, "the path '%s' is not absolute", text);
         return 0;
@@ -497,6 +560,44 @@ static uint32_t ub_cw_path_text(ub_cw *w, const char *text)
     if (!w->oom)
         ub_tab_put(&w->ptext_tab, sl, h, id);
     return idx;
+}
+
+/* --- scratch buffers -------------------------------------------------------- */
+
+/* A buffer to encode one value in, from a stack reused for the whole
+ * write: values nest (a dictionary's values are stored before it), and a
+ * malloc and free per value were a tenth of the writer's instructions.
+ * Returned in LIFO order with ub_cw_unscratch.  When there is no memory,
+ * a buffer marked failed: appends to it are ignored and storing it sets
+ * w->oom. */
+static ub_buf *ub_cw_scratch(ub_cw *w)
+{
+    if (w->nscratch == w->capscratch) {
+        size_t cap = w->capscratch ? w->capscratch * 2 : 16;
+        ub_buf **v = realloc(w->scratch, cap * sizeof *v);
+        if (!v)
+            return &w->no_scratch;
+        for (size_t i = w->capscratch; i < cap; i++)
+            v[i] = NULL;
+        w->scratch = v;
+        w->capscratch = cap;
+    }
+    ub_buf **slot = &w->scratch[w->nscratch];
+    if (!*slot) {
+        if (!(*slot = malloc(sizeof **slot)))
+            return &w->no_scratch;
+        ub_buf_init(*slot);
+    }
+    w->nscratch++;
+    (*slot)->len = 0;
+    (*slot)->failed = false;
+    return *slot;
+}
+
+static void ub_cw_unscratch(ub_cw *w, ub_buf *b)
+{
+    if (b != &w->no_scratch)
+        w->nscratch--;
 }
 
 /* --- values --------------------------------------------------------------- */
@@ -542,8 +643,8 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
         w->oom = true;
         return flags;
     }
-    if (sl->h)
-        return w->vals.v[sl->id].rep;
+    if (ub_slot_used(sl))
+        return w->vals.v[ub_slot_id(sl)].rep;
     ub_buf *o = w->out;
     while ((o->len - w->base) % align)
         ub_buf_putc(o, 0);
@@ -806,8 +907,7 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
     uint32_t n = v->count;
     if (n == 0)
         return flags;
-    ub_buf b;
-    ub_buf_init(&b);
+    ub_buf *b = ub_cw_scratch(w);
     uint64_t rep;
     switch (t->scalar) {
     case UB_SC_INT:
@@ -816,16 +916,16 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
     case UB_SC_UINT64:
         if (ub_type_ncomp(t) != 1)
             goto plain;
-        ub_w64(&b, n);
+        ub_w64(b, n);
         if (n < UB_CRATE_MIN_COMPRESSED_ARRAY) {
-            ub_buf_append(&b, v->u.data, (size_t)n * ub_type_elem_size(t));
-            rep = ub_cw_store(w, flags, &b, 1);
+            ub_buf_append(b, v->u.data, (size_t)n * ub_type_elem_size(t));
+            rep = ub_cw_store(w, flags, b, 1);
         } else {
             if (t->scalar == UB_SC_INT || t->scalar == UB_SC_UINT)
-                ub_crate_put_ints32(v->u.data, n, &w->lz4v, &b);
+                ub_crate_put_ints32(v->u.data, n, &w->lz4v, b);
             else
-                ub_crate_put_ints64(v->u.data, n, &w->lz4v, &b);
-            rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, &b, 1);
+                ub_crate_put_ints64(v->u.data, n, &w->lz4v, b);
+            rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, b, 1);
         }
         break;
     case UB_SC_HALF:
@@ -833,24 +933,24 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
     case UB_SC_DOUBLE:
         if (ub_type_ncomp(t) != 1 || ct == UB_CRATE_TIME_CODE ||
             n < UB_CRATE_MIN_COMPRESSED_ARRAY ||
-            !ub_put_float_array(&w->lz4v, &b, v))
+            !ub_put_float_array(&w->lz4v, b, v))
             goto plain;
-        rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, &b, 1);
+        rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, b, 1);
         break;
     case UB_SC_STRING:
-        ub_put_str_list(w, &b, v, ct == UB_CRATE_TOKEN);
-        rep = ub_cw_store(w, flags, &b, 8);
+        ub_put_str_list(w, b, v, ct == UB_CRATE_TOKEN);
+        rep = ub_cw_store(w, flags, b, 8);
         break;
     default:
     plain:
-        b.len = 0;
-        ub_w64(&b, n);
+        b->len = 0;
+        ub_w64(b, n);
         for (uint32_t i = 0; i < n; i++)
-            ub_put_elem(&b, v, t, i);
-        rep = ub_cw_store(w, flags, &b, 8);
+            ub_put_elem(b, v, t, i);
+        rep = ub_cw_store(w, flags, b, 8);
         break;
     }
-    ub_buf_free(&b);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -876,26 +976,25 @@ static uint64_t ub_cw_scalar(ub_cw *w, const ub_value *v)
     default:
         break;
     }
-    ub_buf b;
-    ub_buf_init(&b);
+    ub_buf *b = ub_cw_scratch(w);
     uint64_t rep;
     uint32_t bits;
     if (ct == UB_CRATE_PATH_EXPRESSION) {
         ub_cw_upgrade(w, UB_CRATE_V_PATH_EXPRESSION);
-        ub_w32(&b, ub_cw_string(w, ub_value_str(v, 0)));
-        rep = ub_cw_store(w, ub_rep(ct, false, false, 0), &b, 1);
+        ub_w32(b, ub_cw_string(w, ub_value_str(v, 0)));
+        rep = ub_cw_store(w, ub_rep(ct, false, false, 0), b, 1);
     } else if (ct == UB_CRATE_TIME_CODE) {
         /* never inlined: 24.08 reads an inlined timecode as 0 */
         ub_cw_upgrade(w, UB_CRATE_V_TIMECODE);
-        ub_buf_append(&b, v->u.data, 8);
-        rep = ub_cw_store(w, ub_rep(ct, false, false, 0), &b, 1);
+        ub_buf_append(b, v->u.data, 8);
+        rep = ub_cw_store(w, ub_rep(ct, false, false, 0), b, 1);
     } else if (ub_inline_scalar(v, t, &bits)) {
         rep = ub_rep(ct, true, false, bits);
     } else {
-        ub_put_elem(&b, v, t, 0);
-        rep = ub_cw_store(w, ub_rep(ct, false, false, 0), &b, 1);
+        ub_put_elem(b, v, t, 0);
+        rep = ub_cw_store(w, ub_rep(ct, false, false, 0), b, 1);
     }
-    ub_buf_free(&b);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -954,11 +1053,10 @@ static uint64_t ub_cw_dict(ub_cw *w, const ub_dict *d)
     uint64_t flags = ub_rep(UB_CRATE_DICTIONARY, false, false, 0);
     if (!d || d->n == 0)
         return flags | UB_CRATE_REP_IS_INLINED;
-    ub_buf b;
-    ub_buf_init(&b);
-    ub_put_dict(w, &b, d);
-    uint64_t rep = ub_cw_store(w, flags, &b, 1);
-    ub_buf_free(&b);
+    ub_buf *b = ub_cw_scratch(w);
+    ub_put_dict(w, b, d);
+    uint64_t rep = ub_cw_store(w, flags, b, 1);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -966,17 +1064,16 @@ static uint64_t ub_cw_dict(ub_cw *w, const ub_dict *d)
  * (SdfUnregisteredValue holding a string), stored as a nested value. */
 static uint64_t ub_cw_unregistered(ub_cw *w, const ub_untyped *u)
 {
-    ub_buf b;
-    ub_buf_init(&b);
-    ub_put_untyped(&b, u);
-    const char *text = b.failed ? NULL : ub_cw_intern(w, b.data, b.len);
-    b.len = 0;
-    ub_w64(&b, 8);
-    ub_w64(&b, ub_rep(UB_CRATE_STRING, true, false,
+    ub_buf *b = ub_cw_scratch(w);
+    ub_put_untyped(b, u);
+    const char *text = b->failed ? NULL : ub_cw_intern(w, b->data, b->len);
+    b->len = 0;
+    ub_w64(b, 8);
+    ub_w64(b, ub_rep(UB_CRATE_STRING, true, false,
                           text ? ub_cw_string(w, text) : 0));
     uint64_t rep = ub_cw_store(
-        w, ub_rep(UB_CRATE_UNREGISTERED_VALUE, false, false, 0), &b, 1);
-    ub_buf_free(&b);
+        w, ub_rep(UB_CRATE_UNREGISTERED_VALUE, false, false, 0), b, 1);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -1090,19 +1187,18 @@ static uint64_t ub_cw_listop(ub_cw *w, const ub_value *v, ub_crate_type lt)
     }
     if (lt == UB_CRATE_PAYLOAD_LISTOP)
         ub_cw_upgrade(w, UB_CRATE_V_PAYLOAD_LISTOP);
-    ub_buf b;
-    ub_buf_init(&b);
-    ub_buf_putc(&b, (char)h);
+    ub_buf *b = ub_cw_scratch(w);
+    ub_buf_putc(b, (char)h);
     for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
         if (!(h & order[k].bit))
             continue;
         const ub_value *p = ub_listop_get(lo, order[k].part);
-        ub_w64(&b, p->count);
+        ub_w64(b, p->count);
         for (uint32_t i = 0; i < p->count; i++)
-            ub_put_listop_item(w, &b, lt, p, i);
+            ub_put_listop_item(w, b, lt, p, i);
     }
-    uint64_t rep = ub_cw_store(w, ub_rep(lt, false, false, 0), &b, 1);
-    ub_buf_free(&b);
+    uint64_t rep = ub_cw_store(w, ub_rep(lt, false, false, 0), b, 1);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -1120,13 +1216,23 @@ static void ub_cw_field_tok(ub_cw *w, uint32_t token, uint64_t rep)
     if (w->failed)
         return;
     ub_field_rec f = {token, rep};
+    uint64_t h = ub_mix(rep * 31 + token);
+    struct ub_fcache *fc =
+        w->fcache ? &w->fcache[(h >> 40) & (UB_FCACHE - 1)] : NULL;
+    if (fc && fc->id1 && fc->rep == rep && fc->token == token) {
+        UB_PUSH(w, w->cur, fc->id1 - 1);
+        return;
+    }
     bool fresh;
-    uint32_t id = ub_cw_lookup(w, &w->field_tab, ub_mix(rep * 31 + token),
-                               ub_eq_field, &f, w->fields.n, &fresh);
+    uint32_t id = ub_cw_lookup(w, &w->field_tab, h, ub_eq_field, &f,
+                               w->fields.n, &fresh);
     if (fresh)
         UB_PUSH(w, w->fields, f);
-    if (!w->oom)
-        UB_PUSH(w, w->cur, id);
+    if (w->oom)
+        return;
+    UB_PUSH(w, w->cur, id);
+    if (fc)
+        *fc = (struct ub_fcache){rep, token, id + 1};
 }
 
 static void ub_cw_field(ub_cw *w, const char *name, uint64_t rep)
@@ -1187,8 +1293,8 @@ static void ub_cw_spec(ub_cw *w, uint32_t path, ub_crate_spec_type type)
         return;
     }
     uint32_t start;
-    if (sl->h) {
-        start = sl->id;
+    if (ub_slot_used(sl)) {
+        start = ub_slot_id(sl);
     } else {
         start = (uint32_t)w->fsets.n;
         for (size_t i = 0; i < w->cur.n; i++)
@@ -1209,29 +1315,28 @@ static void ub_cw_spec(ub_cw *w, uint32_t path, ub_crate_spec_type type)
 static uint64_t ub_cw_token_vector(ub_cw *w, const char *const *names,
                                    uint32_t n)
 {
-    ub_buf b;
-    ub_buf_init(&b);
-    ub_w64(&b, n);
+    ub_buf *b = ub_cw_scratch(w);
+    ub_w64(b, n);
     for (uint32_t i = 0; i < n; i++)
-        ub_w32(&b, ub_cw_token(w, names[i]));
+        ub_w32(b, ub_cw_token(w, names[i]));
     uint64_t rep =
-        ub_cw_store(w, ub_rep(UB_CRATE_TOKEN_VECTOR, false, false, 0), &b, 1);
-    ub_buf_free(&b);
+        ub_cw_store(w, ub_rep(UB_CRATE_TOKEN_VECTOR, false, false, 0), b, 1);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
 /* --- metadata ------------------------------------------------------------- */
 
 /* The crate field name of a text-format metadata keyword. */
-static const char *ub_crate_field_name(const char *key)
+static const char *ub_crate_field_name(const ub_cw *w, const char *key)
 {
-    if (strcmp(key, "doc") == 0)
+    if (key == w->key[UB_K_DOC])
         return "documentation";
-    if (strcmp(key, "inherits") == 0)
+    if (key == w->key[UB_K_INHERITS])
         return "inheritPaths";
-    if (strcmp(key, "variants") == 0)
+    if (key == w->key[UB_K_VARIANTS])
         return "variantSelection";
-    if (strcmp(key, "variantSets") == 0)
+    if (key == w->key[UB_K_VARIANTSETS])
         return "variantSetNames";
     return NULL;
 }
@@ -1241,21 +1346,20 @@ static uint64_t ub_cw_selection_map(ub_cw *w, const ub_dict *d)
 {
     uint32_t n = d ? d->n : 0;
     const ub_dict_entry **e = ub_sorted_entries(w, d);
-    ub_buf b;
-    ub_buf_init(&b);
-    ub_w64(&b, n);
+    ub_buf *b = ub_cw_scratch(w);
+    ub_w64(b, n);
     for (uint32_t i = 0; i < n && e; i++) {
         const ub_value *v = &e[i]->value;
-        ub_w32(&b, ub_cw_string(w, e[i]->key));
-        ub_w32(&b, ub_cw_string(w, v->kind == UB_V_DATA &&
+        ub_w32(b, ub_cw_string(w, e[i]->key));
+        ub_w32(b, ub_cw_string(w, v->kind == UB_V_DATA &&
                                                v->type->scalar == UB_SC_STRING
                                            ? ub_value_str(v, 0)
                                            : NULL));
     }
     free(e);
     uint64_t rep = ub_cw_store(
-        w, ub_rep(UB_CRATE_VARIANT_SELECTION_MAP, false, false, 0), &b, 1);
-    ub_buf_free(&b);
+        w, ub_rep(UB_CRATE_VARIANT_SELECTION_MAP, false, false, 0), b, 1);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -1265,20 +1369,19 @@ static uint64_t ub_cw_relocates(ub_cw *w, const ub_value *v)
     uint32_t n = v->kind == UB_V_DATA ? v->count / 2 : 0;
     if (n) /* as OpenUSD: an empty list needs no new version */
         ub_cw_upgrade(w, UB_CRATE_V_RELOCATES);
-    ub_buf b;
-    ub_buf_init(&b);
-    ub_w64(&b, n);
+    ub_buf *b = ub_cw_scratch(w);
+    ub_w64(b, n);
     for (uint32_t i = 0; i < 2 * n; i++)
-        ub_w32(&b, ub_cw_path_text(w, ub_value_str(v, i)));
+        ub_w32(b, ub_cw_path_text(w, ub_value_str(v, i)));
     uint64_t rep =
-        ub_cw_store(w, ub_rep(UB_CRATE_RELOCATES, false, false, 0), &b, 1);
-    ub_buf_free(&b);
+        ub_cw_store(w, ub_rep(UB_CRATE_RELOCATES, false, false, 0), b, 1);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
-static bool ub_is_key(const ub_field *f, const char *k)
+static bool ub_is_key(const ub_cw *w, const ub_field *f, int k)
 {
-    return strcmp(f->key, k) == 0;
+    return f->key == w->key[k];
 }
 
 /* One metadata field of a prim, property or the layer. */
@@ -1287,15 +1390,15 @@ static void ub_cw_meta(ub_cw *w, const ub_field *f, bool layer)
     const ub_value *v = &f->value;
     if (v->kind == UB_V_EMPTY)
         return;
-    const char *name = ub_crate_field_name(f->key);
+    const char *name = ub_crate_field_name(w, f->key);
     uint64_t rep;
-    if (ub_is_key(f, "permission") && v->kind == UB_V_DATA) {
+    if (ub_is_key(w, f, UB_K_PERMISSION) && v->kind == UB_V_DATA) {
         const char *s = ub_value_str(v, 0);
         rep = ub_rep(UB_CRATE_PERMISSION, true, false,
                      s && strcmp(s, "private") == 0 ? 1 : 0);
-    } else if (ub_is_key(f, "variants") && v->kind == UB_V_DICT) {
+    } else if (ub_is_key(w, f, UB_K_VARIANTS) && v->kind == UB_V_DICT) {
         rep = ub_cw_selection_map(w, v->u.dict);
-    } else if (ub_is_key(f, "relocates")) {
+    } else if (ub_is_key(w, f, UB_K_RELOCATES)) {
         if (!layer) {
             ub_cw_error(w, "relocates authored on a prim (the legacy form; "
                            "OpenUSD cannot write it to usdc either)");
@@ -1303,12 +1406,12 @@ static void ub_cw_meta(ub_cw *w, const ub_field *f, bool layer)
         }
         name = "layerRelocates";
         rep = ub_cw_relocates(w, v);
-    } else if (ub_is_key(f, "displayUnit")) {
+    } else if (ub_is_key(w, f, UB_K_DISPLAYUNIT)) {
         ub_cw_error(w, "displayUnit (an enum crate has no type for; "
                        "OpenUSD cannot write it to usdc either)");
         return;
     } else if (v->kind == UB_V_LISTOP) {
-        rep = ub_cw_listop(w, v, ub_is_key(f, "variantSets")
+        rep = ub_cw_listop(w, v, ub_is_key(w, f, UB_K_VARIANTSETS)
                                      ? UB_CRATE_STRING_LISTOP
                                      : UB_CRATE_INVALID);
     } else {
@@ -1336,33 +1439,32 @@ static uint64_t ub_cw_samples(ub_cw *w, const ub_samples *s)
                            "ordered by time; nan has no place among them)");
             return 0;
         }
-    ub_buf b;
-    ub_buf_init(&b);
+    ub_buf *b = ub_cw_scratch(w);
     /* the times, shared by every attribute sampled at the same times */
-    ub_w64(&b, s->n);
+    ub_w64(b, s->n);
     for (uint32_t i = 0; i < s->n; i++)
-        ub_wf64(&b, s->v[i].time);
+        ub_wf64(b, s->v[i].time);
     uint64_t times =
-        ub_cw_store(w, ub_rep(UB_CRATE_DOUBLE_VECTOR, false, false, 0), &b, 1);
+        ub_cw_store(w, ub_rep(UB_CRATE_DOUBLE_VECTOR, false, false, 0), b, 1);
     uint64_t *reps = s->n ? malloc(s->n * sizeof *reps) : NULL;
     if (s->n && !reps) {
         w->oom = true;
-        ub_buf_free(&b);
+        ub_cw_unscratch(w, b);
         return 0;
     }
     for (uint32_t i = 0; i < s->n; i++)
         reps[i] = ub_cw_value(w, &s->v[i].value);
-    b.len = 0;
-    ub_w64(&b, 8);
-    ub_w64(&b, times);
-    ub_w64(&b, 8);
-    ub_w64(&b, s->n);
+    b->len = 0;
+    ub_w64(b, 8);
+    ub_w64(b, times);
+    ub_w64(b, 8);
+    ub_w64(b, s->n);
     if (s->n)
-        ub_buf_append(&b, reps, s->n * sizeof *reps);
+        ub_buf_append(b, reps, s->n * sizeof *reps);
     free(reps);
     uint64_t rep =
-        ub_cw_store(w, ub_rep(UB_CRATE_TIME_SAMPLES, false, false, 0), &b, 1);
-    ub_buf_free(&b);
+        ub_cw_store(w, ub_rep(UB_CRATE_TIME_SAMPLES, false, false, 0), b, 1);
+    ub_cw_unscratch(w, b);
     return rep;
 }
 
@@ -1455,7 +1557,7 @@ static uint32_t ub_variant_set_children(ub_cw *w, const ub_prim *prim,
     const ub_value *list = NULL;
     for (uint32_t i = 0; i < prim->meta.n; i++) {
         const ub_field *f = &prim->meta.v[i];
-        if (strcmp(f->key, "variantSets") == 0 &&
+        if (f->key == w->key[UB_K_VARIANTSETS] &&
             f->value.kind == UB_V_LISTOP) {
             const ub_listop *lo = f->value.u.listop;
             if (lo->has[UB_LO_EXPLICIT])
@@ -1590,32 +1692,50 @@ static void ub_cw_prim(ub_cw *w, uint32_t path, const ub_prim *prim,
     w->where = saved;
 }
 
+/* How many prims (variants too) and properties there are under prim. */
+static size_t ub_count_specs(const ub_prim *prim)
+{
+    size_t n = 1 + prim->props.n;
+    for (uint32_t i = 0; i < prim->children.n; i++)
+        n += ub_count_specs(prim->children.v[i]);
+    const ub_variant_set *sets = ub_prim_variant_sets(prim);
+    for (uint32_t s = 0; s < ub_prim_n_variant_sets(prim); s++)
+        for (uint32_t i = 0; i < sets[s].variants.n; i++)
+            n += 1 + ub_count_specs(sets[s].variants.v[i]);
+    return n;
+}
+
 static void ub_cw_layer(ub_cw *w)
 {
     const ub_layer *l = w->layer;
+    /* the big tables hold about one entry a spec */
+    size_t specs = ub_count_specs(l->root);
+    ub_tab_reserve(&w->pnode_tab, specs);
+    ub_tab_reserve(&w->field_tab, specs);
+    ub_tab_reserve(&w->val_tab, specs);
+    ub_tab_reserve(&w->fset_tab, specs);
     uint32_t root = ub_cw_child(w, UINT32_MAX, ub_cw_intern(w, "", 0), false);
     ub_cw_metas(w, &l->meta, true);
     if (l->has_sublayers) {
-        ub_buf b;
-        ub_buf_init(&b);
-        ub_w64(&b, l->n_sublayers);
+        ub_buf *b = ub_cw_scratch(w);
+        ub_w64(b, l->n_sublayers);
         for (uint32_t i = 0; i < l->n_sublayers; i++)
-            ub_w32(&b, ub_cw_string(w, l->sublayers[i].asset));
+            ub_w32(b, ub_cw_string(w, l->sublayers[i].asset));
         ub_cw_field_c(w, "subLayers",
                       ub_cw_store(w, ub_rep(UB_CRATE_STRING_VECTOR, false,
                                             false, 0),
-                                  &b, 1));
-        b.len = 0;
-        ub_w64(&b, l->n_sublayers);
+                                  b, 1));
+        b->len = 0;
+        ub_w64(b, l->n_sublayers);
         for (uint32_t i = 0; i < l->n_sublayers; i++) {
-            ub_wf64(&b, l->sublayers[i].offset.offset);
-            ub_wf64(&b, l->sublayers[i].offset.scale);
+            ub_wf64(b, l->sublayers[i].offset.offset);
+            ub_wf64(b, l->sublayers[i].offset.scale);
         }
         ub_cw_field_c(w, "subLayerOffsets",
                       ub_cw_store(w, ub_rep(UB_CRATE_LAYER_OFFSET_VECTOR,
                                             false, false, 0),
-                                  &b, 1));
-        ub_buf_free(&b);
+                                  b, 1));
+        ub_cw_unscratch(w, b);
     }
     ub_cw_body(w, l->root);
     ub_cw_spec(w, root, UB_CRATE_SPEC_PSEUDO_ROOT);
@@ -1692,18 +1812,110 @@ static void ub_cw_path_order(ub_cw *w, uint32_t *idx, int32_t *tok,
 
 /* Specs as OpenUSD orders them: prims (and the pseudo-root, variant
  * sets, variants) first, then properties grouped by name; within a group
- * as written.  Runs of like specs make the SPECS lists compress well. */
-static int ub_cmp_spec(const void *a, const void *b)
+ * as written.  Runs of like specs make the SPECS lists compress well.
+ * The specs are in the order written, so this is a stable counting sort
+ * by the rank of the property name (0 for the others): only the distinct
+ * names are compared. */
+typedef struct ub_named {
+    const char *s;
+    uint32_t tok;
+} ub_named;
+
+static int ub_cmp_name(const void *a, const void *b)
 {
-    const ub_spec_rec *x = a, *y = b;
-    if (!x->prop != !y->prop)
-        return x->prop ? 1 : -1;
-    if (x->prop && x->prop != y->prop) {
-        int c = strcmp(x->prop, y->prop);
-        if (c)
-            return c;
+    return strcmp(((const ub_named *)a)->s, ((const ub_named *)b)->s);
+}
+
+static void ub_sort_specs(ub_cw *w)
+{
+    size_t n = w->specs.n, nt = w->tokens.n;
+    uint32_t *rank = calloc(nt ? nt : 1, sizeof *rank);
+    ub_named *names = NULL;
+    size_t nn = 0, *start = NULL;
+    ub_spec_rec *out = NULL;
+    if (!rank)
+        goto oom;
+    for (size_t i = 0; i < n; i++) {
+        const ub_spec_rec *s = &w->specs.v[i];
+        uint32_t tok = w->pnodes.v[s->path].token;
+        if (s->prop && !rank[tok]) {
+            rank[tok] = 1;
+            nn++;
+        }
     }
-    return x->seq < y->seq ? -1 : x->seq > y->seq;
+    names = malloc((nn ? nn : 1) * sizeof *names);
+    start = calloc(nn + 2, sizeof *start);
+    out = malloc((n ? n : 1) * sizeof *out);
+    if (!names || !start || !out)
+        goto oom;
+    nn = 0;
+    for (size_t t = 0; t < nt; t++)
+        if (rank[t])
+            names[nn++] = (ub_named){w->tokens.v[t], (uint32_t)t};
+    qsort(names, nn, sizeof *names, ub_cmp_name);
+    for (size_t k = 0; k < nn; k++)
+        rank[names[k].tok] = (uint32_t)k + 1;
+    for (size_t i = 0; i < n; i++) {
+        const ub_spec_rec *s = &w->specs.v[i];
+        start[(s->prop ? rank[w->pnodes.v[s->path].token] : 0) + 1]++;
+    }
+    for (size_t k = 1; k <= nn + 1; k++)
+        start[k] += start[k - 1];
+    for (size_t i = 0; i < n; i++) {
+        const ub_spec_rec *s = &w->specs.v[i];
+        out[start[s->prop ? rank[w->pnodes.v[s->path].token] : 0]++] = *s;
+    }
+    memcpy(w->specs.v, out, n * sizeof *out);
+    free(rank);
+    free(names);
+    free(start);
+    free(out);
+    return;
+oom:
+    w->oom = true;
+    free(rank);
+    free(names);
+    free(start);
+    free(out);
+}
+
+/* Number the fields again in the order the (sorted) specs first use
+ * them. */
+static void ub_cw_renumber_fields(ub_cw *w)
+{
+    size_t n = w->fields.n;
+    uint32_t *to = malloc((n ? n : 1) * sizeof *to);
+    ub_field_rec *v = malloc((n ? n : 1) * sizeof *v);
+    if (!to || !v) {
+        w->oom = true;
+        free(to);
+        free(v);
+        return;
+    }
+    memset(to, 0xff, (n ? n : 1) * sizeof *to);
+    uint32_t k = 0;
+    for (size_t i = 0; i < w->specs.n; i++)
+        for (size_t j = w->specs.v[i].fset; w->fsets.v[j] != UINT32_MAX;
+             j++) {
+            uint32_t old = w->fsets.v[j];
+            if (to[old] == UINT32_MAX) {
+                to[old] = k;
+                v[k++] = w->fields.v[old];
+            }
+        }
+    /* fields no spec uses (none are made) keep their relative order */
+    for (size_t i = 0; i < n; i++)
+        if (to[i] == UINT32_MAX) {
+            to[i] = k;
+            v[k++] = w->fields.v[i];
+        }
+    for (size_t j = 0; j < w->fsets.n; j++)
+        if (w->fsets.v[j] != UINT32_MAX)
+            w->fsets.v[j] = to[w->fsets.v[j]];
+    free(to);
+    free(w->fields.v);
+    w->fields.v = v;
+    w->fields.cap = n ? n : 1;
 }
 
 /* Lay the field sets out again in the order the (sorted) specs use them
@@ -1816,12 +2028,7 @@ static void *ub_sec_job_run(void *arg)
 /* FIELDSETS, PATHS and SPECS into o; sizes[0..2] their sizes. */
 static void ub_sec_rest(ub_cw *w, ub_buf *o, uint64_t *sizes)
 {
-    /* field sets renumbered in the specs' order: like specs next to each
-     * other then have like field set indices */
-    if (w->specs.n)
-        qsort(w->specs.v, w->specs.n, sizeof *w->specs.v, ub_cmp_spec);
-    ub_cw_renumber_fsets(w);
-
+    /* (specs sorted and field sets renumbered by the caller) */
     ub_w64(o, w->fsets.n);
     ub_crate_put_ints32(w->fsets.v, w->fsets.n, &w->lz4, o);
     sizes[0] = o->len;
@@ -1869,6 +2076,13 @@ static void ub_sec_rest(ub_cw *w, ub_buf *o, uint64_t *sizes)
 /* The six sections, in OpenUSD's order, appended to the file. */
 static void ub_cw_sections(ub_cw *w, ub_section *sec)
 {
+    /* specs sorted, then fields and field sets renumbered in the specs'
+     * order: like specs next to each other then have like field set
+     * indices, and like fields (all the radius defaults) sit together */
+    ub_sort_specs(w);
+    ub_cw_renumber_fields(w);
+    ub_cw_renumber_fsets(w);
+
     ub_sec_job job = {.w = w};
     ub_crate_lz4c_init(&job.lz4, UB_USDC_HC);
     ub_buf_init(&job.tokens);
@@ -1936,6 +2150,14 @@ static void ub_cw_free(ub_cw *w)
     free(w->fset_tab.s);
     free(w->specs.v);
     free(w->cur.v);
+    free(w->fcache);
+    for (size_t i = 0; i < w->capscratch; i++)
+        if (w->scratch[i]) {
+            ub_buf_free(w->scratch[i]);
+            free(w->scratch[i]);
+        }
+    free(w->scratch);
+    free(w->tcache);
     ub_crate_lz4c_free(&w->lz4);
     ub_crate_lz4c_free(&w->lz4v);
 }
@@ -1953,6 +2175,12 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     w.empty_path = UINT32_MAX;
     ub_crate_lz4c_init(&w.lz4, UB_USDC_HC);
     ub_crate_lz4c_init(&w.lz4v, UB_USDC_HC_ARRAYS);
+    for (int k = 0; k < UB_K_COUNT; k++)
+        w.key[k] = ub_cw_intern(&w, ub_key_text[k], strlen(ub_key_text[k]));
+    ub_buf_init(&w.no_scratch);
+    w.no_scratch.failed = true;
+    w.fcache = calloc(UB_FCACHE, sizeof *w.fcache);
+    w.tcache = calloc(UB_TCACHE, sizeof *w.tcache);
 
     /* the bootstrap, filled in at the end */
     char zero[UB_CRATE_BOOTSTRAP_SIZE] = {0};

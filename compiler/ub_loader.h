@@ -112,10 +112,11 @@ typedef void (*ub_loader_progress_fn)(void *ctx, const char *path,
 void ub_loader_set_progress(ub_loader *ld, ub_loader_progress_fn fn,
                             void *ctx);
 
-/* Optional: text layers opened from now on are read by a streaming parse
- * (ub_parse_opts.stream): their prims go to stream as they close and the
- * layers kept are stubs (layer->streamed).  For a command that writes each
- * prim once and needs no composition (cat).  NULL turns it off. */
+/* Optional: text and crate layers opened from now on are read by a
+ * streaming parse (ub_parse_opts.stream, ub_crate_read_stream): their
+ * prims go to stream as they close and the layers kept are stubs
+ * (layer->streamed).  For a command that writes each prim once and needs
+ * no composition (cat).  NULL turns it off. */
 void ub_loader_set_stream(ub_loader *ld, const ub_parse_stream *stream);
 
 /* Metadata fields plugins declare (ub_schema_fields): text layers opened

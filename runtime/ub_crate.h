@@ -35,4 +35,26 @@ bool ub_crate_sniff(const void *data, size_t len);
 ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
                         ub_strtab *t, ub_diags *diags);
 
+/* Streaming, for a command that writes each prim once (cat): every prim
+ * not inside a variant goes to prim_done as soon as it is built, children
+ * before their parent, depth 1 for root prims, its own children already
+ * handed over and stubs (ub_prim_drop_body); after prim_done returns it
+ * becomes a stub too and its memory -- values, arrays, time samples --
+ * is reused.  So memory holds the file, its structural tables and one
+ * open chain of prims, not the layer.  prim_done is the callback of the
+ * text reader's streaming parse (ub_parse_stream), never called once the
+ * file proved damaged.  The layer returned has `streamed` set: the
+ * pseudo-root keeps the layer metadata, sublayers, rootPrims order and the
+ * stubs of the root prims. */
+typedef struct ub_crate_stream {
+    void (*prim_done)(void *ctx, const ub_layer *layer, const ub_prim *prim,
+                      unsigned depth);
+    void *ctx;
+} ub_crate_stream;
+
+ub_layer *ub_crate_read_stream(const void *data, size_t len,
+                               const char *path, ub_strtab *t,
+                               const ub_crate_stream *stream,
+                               ub_diags *diags);
+
 #endif

@@ -88,8 +88,12 @@ typedef struct crate {
     cr_spec *spec;
     uint64_t nspec;
     uint32_t *spec_of;  /* per path: its spec, or NONE */
-    uint32_t *child;    /* hash of (parent, elem, is-prop) -> path + 1 */
-    size_t child_cap;
+    /* the children of each path by name: path p's are hashed by (elem,
+     * is-prop) into child[cstart[p] .. cstart[p + 1]) (path + 1, 0 for
+     * none; two slots a child), so the lookups of one prim stay in one
+     * small stretch of memory next to its neighbours' */
+    uint32_t *cstart;
+    uint32_t *child;
     char *buf;          /* scratch for path text */
     size_t buf_cap;
     ub_layer *L;
@@ -104,6 +108,10 @@ typedef struct crate {
         ub_value v;
     } *memo;
     size_t memo_n, memo_cap;
+    /* streaming (ub_crate_read_stream): prims outside variants go to the
+     * stream as they are built, then their memory is reused */
+    const ub_crate_stream *stream;
+    unsigned in_variant;        /* > 0 while building a variant's body */
     const char *key[K_COUNT];   /* cr_key_names, interned */
     const char *text_key[K_COUNT - K_DOCUMENTATION]; /* cr_text_names */
 } crate;
@@ -313,9 +321,9 @@ static const char *cr_str(crate *c, uint64_t i)
 }
 
 /* Path i's text between pre and post ("" for the path no item gave, as
- * OpenUSD's empty path), interned; NULL after an error. */
-static const char *cr_path_wrap(crate *c, uint64_t i, const char *pre,
-                                const char *post)
+ * OpenUSD's empty path), in c->buf (*n bytes); NULL after an error. */
+static const char *cr_path_build(crate *c, uint64_t i, const char *pre,
+                                 const char *post, size_t *n_out)
 {
     if (i >= c->npath) {
         cr_err(c, "path index %llu out of range (%llu paths)",
@@ -366,7 +374,19 @@ static const char *cr_path_wrap(crate *c, uint64_t i, const char *pre,
     }
     memcpy(b + w, post, npost);
     w += npost;
-    const char *s = ub_intern(c->t, b, w);
+    *n_out = w;
+    return b;
+}
+
+/* cr_path_build's text, interned. */
+static const char *cr_path_wrap(crate *c, uint64_t i, const char *pre,
+                                const char *post)
+{
+    size_t n;
+    const char *b = cr_path_build(c, i, pre, post, &n);
+    if (!b)
+        return NULL;
+    const char *s = ub_intern(c->t, b, n);
     return s ? s : cr_oom(c);
 }
 
@@ -647,11 +667,12 @@ static int cr_read_fieldsets(crate *c)
     return 0;
 }
 
-static size_t cr_hash(uint32_t parent, const char *elem, bool prop)
+/* Where (elem, prop) starts probing in a stretch of w slots. */
+static uint32_t cr_slot(const char *elem, bool prop, uint32_t w)
 {
-    uint64_t x = ((uint64_t)(uintptr_t)elem ^ ((uint64_t)parent << 1) ^
-                  (uint64_t)prop) * 0x9e3779b97f4a7c15ull;
-    return (size_t)(x ^ (x >> 29));
+    uint64_t x = ((uint64_t)(uintptr_t)elem ^ (uint64_t)prop) *
+                 0x9e3779b97f4a7c15ull;
+    return (uint32_t)(((x >> 32) * (uint64_t)w) >> 32);
 }
 
 /* Give path i its parent and element (checked: each index once). */
@@ -680,13 +701,35 @@ static bool cr_set_path(crate *c, uint64_t i, uint32_t parent,
         p->kind = PK_OTHER;
     else
         p->kind = PK_CHILD;
-    if (parent == NONE)
-        return true;
-    size_t mask = c->child_cap - 1;
-    size_t h = cr_hash(parent, elem, prop) & mask;
-    while (c->child[h])
-        h = (h + 1) & mask;
-    c->child[h] = (uint32_t)i + 1;
+    return true;
+}
+
+/* Index every path under its parent (after the PATHS section). */
+static bool cr_index_children(crate *c)
+{
+    uint64_t n = c->npath;
+    c->cstart = calloc(n + 1, sizeof *c->cstart);
+    if (!c->cstart)
+        return cr_oom(c) != NULL;
+    for (uint64_t i = 0; i < n; i++)
+        if (c->path[i].kind && c->path[i].kind != PK_ROOT)
+            c->cstart[c->path[i].parent + 1] += 2;
+    for (uint64_t i = 0; i < n; i++)
+        c->cstart[i + 1] += c->cstart[i]; /* <= 2 * n: fits, see below */
+    c->child = calloc(c->cstart[n] ? c->cstart[n] : 1, sizeof *c->child);
+    if (!c->child)
+        return cr_oom(c) != NULL;
+    for (uint64_t i = 0; i < n; i++) {
+        const cr_path *p = &c->path[i];
+        if (!p->kind || p->kind == PK_ROOT)
+            continue;
+        uint32_t *v = c->child + c->cstart[p->parent];
+        uint32_t w = c->cstart[p->parent + 1] - c->cstart[p->parent];
+        uint32_t h = cr_slot(p->elem, p->kind == PK_PROP, w);
+        while (v[h])
+            h = h + 1 == w ? 0 : h + 1;
+        v[h] = (uint32_t)i + 1;
+    }
     return true;
 }
 
@@ -694,15 +737,18 @@ static bool cr_set_path(crate *c, uint64_t i, uint32_t parent,
 static uint32_t cr_find_child(const crate *c, uint32_t parent,
                               const char *elem, bool prop)
 {
-    if (!c->child_cap)
+    if (!c->cstart || parent >= c->npath)
         return NONE;
-    size_t mask = c->child_cap - 1;
-    for (size_t h = cr_hash(parent, elem, prop) & mask; c->child[h];
-         h = (h + 1) & mask) {
-        const cr_path *p = &c->path[c->child[h] - 1];
-        if (p->parent == parent && p->elem == elem &&
-            (p->kind == PK_PROP) == prop)
-            return c->child[h] - 1;
+    const uint32_t *v = c->child + c->cstart[parent];
+    uint32_t w = c->cstart[parent + 1] - c->cstart[parent];
+    if (!w)
+        return NONE;
+    /* half the slots are empty: the probe ends */
+    for (uint32_t h = cr_slot(elem, prop, w); v[h];
+         h = h + 1 == w ? 0 : h + 1) {
+        const cr_path *p = &c->path[v[h] - 1];
+        if (p->elem == elem && (p->kind == PK_PROP) == prop)
+            return v[h] - 1;
     }
     return NONE;
 }
@@ -710,14 +756,15 @@ static uint32_t cr_find_child(const crate *c, uint32_t parent,
 static bool cr_alloc_paths(crate *c, uint64_t n)
 {
     c->npath = n;
+    /* cstart counts two slots a path in 32 bits */
+    if (n > UINT32_MAX / 2 - 1) {
+        cr_err(c, "claims %llu paths, more than usdbake reads",
+               (unsigned long long)n);
+        return false;
+    }
     c->path = calloc(n ? n : 1, sizeof *c->path);
     c->ptext = calloc(n ? n : 1, sizeof *c->ptext);
-    size_t cap = 16;
-    while (cap < n * 2)
-        cap *= 2;
-    c->child = calloc(cap, sizeof *c->child);
-    c->child_cap = cap;
-    if (!c->path || !c->ptext || !c->child)
+    if (!c->path || !c->ptext)
         return cr_oom(c) != NULL;
     return true;
 }
@@ -873,8 +920,9 @@ static int cr_read_paths(crate *c)
         return -1;
     if (n == 0)
         return 0;
-    return plain ? cr_read_paths_plain(c, &k)
-                 : cr_read_paths_compressed(c, &k);
+    int r = plain ? cr_read_paths_plain(c, &k)
+                  : cr_read_paths_compressed(c, &k);
+    return r != 0 || !cr_index_children(c) ? -1 : 0;
 }
 
 static int cr_read_specs(crate *c)
@@ -1243,7 +1291,8 @@ static size_t cr_memo_slot(const crate *c, uint64_t rep)
 /* cr_array, decoding each stored array once. */
 static int cr_array_memo(crate *c, unsigned ct, uint64_t rep, ub_value *out)
 {
-    if ((rep & UB_CRATE_REP_PAYLOAD_MASK) == 0)
+    /* streaming: an array lives no longer than the prim that uses it */
+    if ((rep & UB_CRATE_REP_PAYLOAD_MASK) == 0 || c->stream)
         return cr_array(c, ct, rep, out);
     if (c->memo_cap) {
         size_t h = cr_memo_slot(c, rep);
@@ -1836,8 +1885,18 @@ static const char *cr_set_loc(crate *c, uint32_t pidx)
     }
     memcpy(pre, c->name, n);
     memcpy(pre + n, ":<", 3);
-    const char *s = cr_path_wrap(c, pidx, pre, ">");
+    /* Interned, as a loc's file must outlive its layer's passes; but a
+     * streamed prim's (and its properties') are only read while it is
+     * written, and go with its memory: a big layer's specs do not fill
+     * the string table. */
+    size_t len;
+    const char *b = cr_path_build(c, pidx, pre, ">", &len);
     free(pre);
+    const char *s = !b ? NULL
+                    : c->stream ? ub_arena_strndup(c->a, b, len)
+                                : ub_intern(c->t, b, len);
+    if (b && !s)
+        cr_oom(c);
     if (!s)
         return "";
     c->loc = (ub_loc){s, 0, 0};
@@ -1991,7 +2050,9 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
                 cr_oom(c);
                 return;
             }
+            c->in_variant++;
             cr_build_prim(c, v, vi, depth + 1);
+            c->in_variant--;
         }
     }
 }
@@ -2099,7 +2160,22 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
             cr_oom(c);
             return;
         }
+        if (!c->stream || c->in_variant) {
+            cr_build_prim(c, child, ci, depth + 1);
+            continue;
+        }
+        /* the child itself stays, a stub answering duplicate checks; all
+         * it holds is handed back once the stream has it */
+        ub_arena_mark m = ub_arena_get_mark(c->a);
         cr_build_prim(c, child, ci, depth + 1);
+        if (c->failed)
+            return;
+        c->stream->prim_done(c->stream->ctx, c->L, child, depth + 1);
+        ub_prim_drop_body(c->L, child);
+        ub_arena_release(c->a, m);
+        /* the child's loc text went with it: back to this prim's */
+        c->loc = prim->loc;
+        cr_where(c, "spec", path, NULL);
     }
 }
 
@@ -2121,6 +2197,7 @@ static void cr_free(crate *c)
     free(c->ptext);
     free(c->spec);
     free(c->spec_of);
+    free(c->cstart);
     free(c->child);
     free(c->buf);
     free(c->memo);
@@ -2129,7 +2206,16 @@ static void cr_free(crate *c)
 ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
                         ub_strtab *t, ub_diags *diags)
 {
-    crate c = {.d = data, .len = len, .name = path, .t = t, .diags = diags};
+    return ub_crate_read_stream(data, len, path, t, NULL, diags);
+}
+
+ub_layer *ub_crate_read_stream(const void *data, size_t len,
+                               const char *path, ub_strtab *t,
+                               const ub_crate_stream *stream,
+                               ub_diags *diags)
+{
+    crate c = {.d = data, .len = len, .name = path, .t = t, .diags = diags,
+               .stream = stream};
     c.budget = (uint64_t)len * 64 + (1u << 20);
     for (int i = 0; i < K_COUNT; i++)
         c.key[i] = ub_intern_cstr(t, cr_key_names[i]);
@@ -2166,5 +2252,6 @@ ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
         ub_layer_free(c.L);
         return NULL;
     }
+    c.L->streamed = stream != NULL;
     return c.L;
 }

@@ -29,9 +29,9 @@ static void ub_cat_usage(void)
            "  -h, --help        show this help\n");
 }
 
-/* Append the text of one input to text.  Text layers are streamed: each
- * prim is written as it closes and its memory reused, so a layer far
- * bigger than memory can be converted.  Returns 0, or -1 after the error
+/* Append the text of one input to text.  Text and crate layers are
+ * streamed: each prim is written as it closes and its memory reused, so a
+ * layer far bigger than memory can be converted.  Returns 0, or -1 after the error
  * was reported (in the loader's diagnostics, or printed). */
 static int ub_cat_one(ub_session *ss, const char *input, ub_buf *text,
                       ub_out *file)
@@ -73,12 +73,25 @@ static int ub_cat_one(ub_session *ss, const char *input, ub_buf *text,
             text->len = start;
         }
         ub_diags *quiet = ub_diags_new();
-        ub_layer *whole =
-            quiet ? ub_parse_usda(ss->strtab, layer->path,
-                                  layer->source, layer->source_len, quiet)
-                  : NULL;
-        r = whole ? ub_usda_write(whole, text) : -1;
-        ub_layer_free(whole);
+        if (layer->source) {
+            ub_layer *whole =
+                quiet ? ub_parse_usda(ss->strtab, layer->path,
+                                      layer->source, layer->source_len,
+                                      quiet)
+                      : NULL;
+            r = whole ? ub_usda_write(whole, text) : -1;
+            ub_layer_free(whole);
+        } else {
+            /* a crate layer keeps no source: read the file again whole */
+            ub_loader *again = quiet ? ub_loader_new(ss->strtab, quiet)
+                                     : NULL;
+            ub_layer *whole =
+                again ? ub_loader_open(again, input, NULL,
+                                       (ub_loc){NULL, 0, 0})
+                      : NULL;
+            r = whole ? ub_usda_write(whole, text) : -1;
+            ub_loader_free(again);
+        }
         ub_diags_free(quiet);
     }
     if (r != 0 && layer && !text->sink_failed)
