@@ -2167,6 +2167,61 @@ static bool ub_index_relocated(ub_cx *cx, ub_index *child, const ub_reloc *r)
     return ok;
 }
 
+typedef struct ub_name_at {
+    const char *name;
+    uint32_t at;
+} ub_name_at;
+
+static int ub_name_at_cmp(const void *a, const void *b)
+{
+    const ub_name_at *x = a, *y = b;
+    if (x->name != y->name)
+        return (uintptr_t)x->name < (uintptr_t)y->name ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* A renamed child may meet a local opinion at its new name: one prim, at
+ * the first place the name appears, relocated when either one is.  Names
+ * repeat only through relocation, so without one nothing is to do; with
+ * one, sorting keeps this O(n log n) (a prim may have a million
+ * children). */
+static bool ub_names_merge_renamed(const char **v, uint32_t *rel,
+                                   uint32_t *n)
+{
+    uint32_t any = 0;
+    for (uint32_t c = 0; c < *n && !any; c++)
+        any = rel[c];
+    if (!any)
+        return true;
+    ub_name_at *s = malloc((*n ? *n : 1) * sizeof *s);
+    if (!s)
+        return false;
+    for (uint32_t c = 0; c < *n; c++)
+        s[c] = (ub_name_at){v[c], c};
+    qsort(s, *n, sizeof *s, ub_name_at_cmp);
+    /* a later duplicate gives its relocation to the first and is dropped
+     * (v[c] = NULL) */
+    for (uint32_t i = 1; i < *n; i++) {
+        if (s[i].name != s[i - 1].name)
+            continue;
+        uint32_t first = s[i - 1].at, dup = s[i].at;
+        if (!rel[first])
+            rel[first] = rel[dup];
+        v[dup] = NULL;
+        s[i].at = first;
+    }
+    free(s);
+    uint32_t w = 0;
+    for (uint32_t c = 0; c < *n; c++) {
+        if (!v[c])
+            continue;
+        v[w] = v[c];
+        rel[w++] = rel[c];
+    }
+    *n = w;
+    return true;
+}
+
 static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                              const ub_ops *ops, const ub_clipsets *clips)
 {
@@ -2224,22 +2279,8 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
     }
     if (!cx->oom)
         nm.n = w;
-    /* a renamed child may meet a local opinion at its new name: one prim */
-    w = 0;
-    for (uint32_t c = 0; !cx->oom && c < nm.n; c++) {
-        uint32_t j = 0;
-        while (j < w && nm.v[j] != nm.v[c])
-            j++;
-        if (j < w) {
-            if (!rel[j])
-                rel[j] = rel[c];
-            continue;
-        }
-        nm.v[w] = nm.v[c];
-        rel[w++] = rel[c];
-    }
-    if (!cx->oom)
-        nm.n = w;
+    if (!cx->oom && !ub_names_merge_renamed(nm.v, rel, &nm.n))
+        cx->oom = true;
     for (uint32_t c = 0; c < nm.n && !cx->oom && !cx->failed; c++) {
         ub_index child = {.depth = ix->depth + 1};
         bool ok = ub_index_child(cx, ix, nm.v[c], &child);
