@@ -31,6 +31,7 @@
 
 #include "ub_clips.h"
 #include "ub_expr.h"
+#include "ub_pathexpr.h"
 #include "ub_schema.h"
 #include "ub_stack.h"
 #include "ub_usdb.h"
@@ -189,6 +190,9 @@ typedef struct ub_cx {
     uint32_t last_proto_id; /* N of the last Flattened_Prototype_N named */
     int subroot_depth;      /* subroot arcs' ancestries being built */
     const char *remap_from, *remap_to;
+    /* the prototype's own path on OpenUSD's stage, "/__Prototype_N", which
+     * its flatten leaves in pathExpression values */
+    const char *remap_proto;
     /* relocates found so far, in stage paths (strongest first, one per
      * source) */
     struct ub_reloc *reloc;
@@ -1134,8 +1138,63 @@ static void ub_anchor_value(ub_cx *cx, const ub_layer *l, const ub_dict *vars,
     }
 }
 
+static const char *ub_relocate(ub_cx *cx, const char *p);
+
+typedef struct ub_pe_site {
+    ub_cx *cx;
+    const ub_index *ix;
+    int node;
+} ub_pe_site;
+
+/* A path in a pathExpression, from its node's namespace into the stage's
+ * (UsdStage's _MapPathExpressionToPrim); in a prototype, into OpenUSD's
+ * prototype path (its flatten does not rename those). */
+static const char *ub_pe_map_path(void *ud, const char *path)
+{
+    ub_pe_site *s = ud;
+    ub_cx *cx = s->cx;
+    if (path[0] != '/') {
+        /* never anchored (a time sample): only an identity map keeps it */
+        for (int i = s->node; i >= 0 && s->ix->v[i].parent >= 0;
+             i = s->ix->v[i].parent)
+            if (s->ix->v[i].src)
+                return NULL;
+        return path;
+    }
+    const char *m = ub_map_to_root(cx, s->ix, s->node, path);
+    if (!m)
+        return NULL;
+    m = ub_relocate(cx, m);
+    if (cx->remap_from && cx->remap_proto &&
+        ub_path_has_prefix(m, cx->remap_from))
+        m = ub_path_replace_prefix(cx->t, m, cx->remap_from, cx->remap_proto);
+    if (!m)
+        cx->oom = true;
+    return m;
+}
+
+static void ub_map_path_exprs(ub_cx *cx, const ub_index *ix, int node,
+                              ub_value *v)
+{
+    ub_pe_site site = {cx, ix, node};
+    const char **s = v->u.data;
+    for (uint32_t i = 0; i < v->count && !cx->oom; i++) {
+        char *t = NULL;
+        ub_pathexpr_status st =
+            ub_pathexpr_rewrite(s[i], NULL, ub_pe_map_path, &site, &t);
+        if (st == UB_PATHEXPR_NOMEM)
+            cx->oom = true;
+        if (st != UB_PATHEXPR_OK)
+            continue;
+        s[i] = ub_intern_cstr(cx->t, t);
+        free(t);
+        if (!s[i])
+            cx->oom = true;
+    }
+}
+
 /* An opinion's value copied into the output: times into stage time, asset
- * paths anchored. */
+ * paths anchored, pathExpressions mapped. */
 static ub_value ub_prepare(ub_cx *cx, const ub_index *ix, const ub_op *op,
                            const ub_value *v)
 {
@@ -1149,6 +1208,9 @@ static ub_value ub_prepare(ub_cx *cx, const ub_index *ix, const ub_op *op,
         ub_value_apply_offset(&c, o);
     ub_anchor_value(cx, ub_op_layer(ix, op),
                     ub_stack_vars(ix->v[op->node].ls), &c);
+    if (c.kind == UB_V_DATA && c.type &&
+        c.type->id == UB_TY_PATH_EXPRESSION)
+        ub_map_path_exprs(cx, ix, op->node, &c);
     return c;
 }
 
@@ -1936,6 +1998,11 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                             ub_anchor_value(
                                 cx, l, ub_stack_vars(ix->v[node].ls),
                                 &s.v[i].value);
+                            if (s.v[i].value.kind == UB_V_DATA &&
+                                s.v[i].value.type->id ==
+                                    UB_TY_PATH_EXPRESSION)
+                                ub_map_path_exprs(cx, ix, node,
+                                                  &s.v[i].value);
                         }
                         if (!ub_offset_is_identity(so) &&
                             ub_samples_apply_offset(cx->a, &s, so) != 0)
@@ -2397,9 +2464,14 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
         free(pi.v);
         return NULL;
     }
-    const char *save_from = cx->remap_from, *save_to = cx->remap_to;
+    const char *save_from = cx->remap_from, *save_to = cx->remap_to,
+               *save_proto = cx->remap_proto;
     cx->remap_from = ub_path_strip_variants(cx->t, ix->v[0].path);
     cx->remap_to = path;
+    snprintf(name, sizeof name, "/__Prototype_%u", cx->last_proto_id);
+    cx->remap_proto = ub_intern_cstr(cx->t, name);
+    if (!cx->remap_proto)
+        cx->oom = true;
     ub_ops ops;
     if (ub_collect_ops(cx, &pi, &ops)) {
         ub_clipsets clips;
@@ -2411,6 +2483,7 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
     }
     cx->remap_from = save_from;
     cx->remap_to = save_to;
+    cx->remap_proto = save_proto;
     free(pi.v);
     return path;
 }
