@@ -251,6 +251,9 @@ typedef struct ub_node {
     bool implied;         /* a class arc implied from below */
     bool inert;           /* kept for the graph, gives no opinions (the
                              instance's own opinions in a prototype) */
+    bool dup_class;       /* an implied class at the very site it was
+                             implied from (across a reference): inert,
+                             but Pcp counts it in instance keys */
     ub_stack *ls;
     const char *path;     /* site path, may hold variant selections */
     const char *src, *tgt; /* map to parent (variant-free); NULL: identity */
@@ -634,10 +637,21 @@ static void ub_imply_class(ub_cx *cx, ub_index *ix, int c)
         const char *site = ub_class_site(cx, cls, pn->path);
         if (!site)
             return;
-        if (!(pn->ls == cn.ls && site == cn.path) &&
-            !ub_has_child_site(ix, par, cn.arc, pn->ls, site)) {
+        /* The same site again would give its opinions twice.  Implied
+         * across a reference or payload, Pcp adds it inert
+         * (_AddClassBasedArc's ignoreIfSameAsSite) and counts it in
+         * instance keys; across a class arc OpenUSD shares the instances
+         * as if it were not there. */
+        bool dup = pn->ls == cn.ls && site == cn.path;
+        bool keep = !dup || ix->v[cur].arc == UB_ARC_REFERENCE ||
+                    ix->v[cur].arc == UB_ARC_PAYLOAD;
+        if (keep && !ub_has_child_site(ix, par, cn.arc, pn->ls, site)) {
             ub_node nn = {.arc = cn.arc,
                           .implied = true,
+                          .inert = dup,
+                          .dup_class = dup,
+                          .evaluated = dup,
+                          .variants_done = dup,
                           .root_identity = true,
                           .ls = pn->ls,
                           .path = site,
@@ -2417,9 +2431,12 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
             pi.v[i].inert = true;
     int order[ix->n], nk = 0;
     ub_strength_order(&pi, order);
-    for (int k = 0; k < pi.n; k++)
-        if (!pi.v[order[k]].inert && ub_node_has_specs(&pi.v[order[k]]))
-            key[nk++] = pi.v[order[k]];
+    for (int k = 0; k < pi.n; k++) {
+        const ub_node *n = &pi.v[order[k]];
+        bool dup = n->dup_class && order[k] && n->depth >= ix->depth;
+        if ((!n->inert || dup) && ub_node_has_specs(n))
+            key[nk++] = *n;
+    }
     for (uint32_t i = 0; i < cx->n_protos; i++)
         if (ub_proto_same(&cx->protos[i], key, nk)) {
             free(key);
