@@ -186,7 +186,10 @@ typedef struct ub_cx {
     /* instancing: prototypes made so far, and while one is written the
      * instance path its namespace replaces */
     struct ub_proto *protos;
-    uint32_t n_protos;
+    uint32_t n_protos, cap_protos;
+    /* protos by key hash (index + 1, open addressing; a stage may have a
+     * million instances of as many prototypes) */
+    uint32_t *proto_tab, proto_tab_cap;
     uint32_t last_proto_id; /* N of the last Flattened_Prototype_N named */
     int subroot_depth;      /* subroot arcs' ancestries being built */
     const char *remap_from, *remap_to;
@@ -2385,8 +2388,23 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
 typedef struct ub_proto {
     ub_node *key; /* the contributing nodes, strongest first */
     int n;
+    uint64_t hash; /* of the key, for cx->proto_tab */
     const char *path;
+    ub_prim *prim; /* its over in the output */
 } ub_proto;
+
+static uint64_t ub_proto_hash(const ub_node *k, int n)
+{
+    uint64_t h = 1469598103934665603u;
+    for (int i = 0; i < n; i++) {
+        uint64_t f[5] = {k[i].arc, (uintptr_t)k[i].ls, (uintptr_t)k[i].path};
+        memcpy(&f[3], &k[i].offset.offset, sizeof f[3]);
+        memcpy(&f[4], &k[i].offset.scale, sizeof f[4]);
+        for (int j = 0; j < 5; j++)
+            h = (h ^ f[j]) * 1099511628211u;
+    }
+    return h ^ (h >> 29);
+}
 
 /* Whether a node's site has a spec in its layer stack.  A node without
  * one is no part of an instance's key (Pcp_ChildNodeIsInstanceable): an
@@ -2410,6 +2428,71 @@ static bool ub_proto_same(const ub_proto *p, const ub_node *k, int n)
             p->key[i].offset.scale != k[i].offset.scale)
             return false;
     return true;
+}
+
+/* Room for one more prototype in cx->protos and cx->proto_tab. */
+static bool ub_proto_reserve(ub_cx *cx)
+{
+    if (cx->n_protos == cx->cap_protos) {
+        uint32_t cap = cx->cap_protos ? cx->cap_protos * 2 : 16;
+        ub_proto *np = realloc(cx->protos, cap * sizeof *np);
+        if (!np)
+            return false;
+        cx->protos = np;
+        cx->cap_protos = cap;
+    }
+    if ((cx->n_protos + 1) * 2 <= cx->proto_tab_cap)
+        return true;
+    uint32_t cap = cx->proto_tab_cap ? cx->proto_tab_cap * 2 : 64;
+    uint32_t *tab = calloc(cap, sizeof *tab);
+    if (!tab)
+        return false;
+    for (uint32_t i = 0; i < cx->n_protos; i++) {
+        uint32_t b = (uint32_t)cx->protos[i].hash & (cap - 1);
+        while (tab[b])
+            b = (b + 1) & (cap - 1);
+        tab[b] = i + 1;
+    }
+    free(cx->proto_tab);
+    cx->proto_tab = tab;
+    cx->proto_tab_cap = cap;
+    return true;
+}
+
+static int ub_ptr_cmp(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (void *const *)a,
+              y = (uintptr_t) * (void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Prototypes first among the root's children, as UsdStage::Flatten
+ * writes them; each group keeps its order. */
+static void ub_protos_first(ub_cx *cx)
+{
+    ub_prims *kids = &cx->out->root->children;
+    ub_prim **tmp = malloc(kids->n * sizeof *tmp);
+    ub_prim **pp = malloc(cx->n_protos * sizeof *pp);
+    if (!tmp || !pp) {
+        free(tmp);
+        free(pp);
+        cx->oom = true;
+        return;
+    }
+    for (uint32_t k = 0; k < cx->n_protos; k++)
+        pp[k] = cx->protos[k].prim;
+    qsort(pp, cx->n_protos, sizeof *pp, ub_ptr_cmp);
+    uint32_t w = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t i = 0; i < kids->n; i++) {
+            bool is_proto = bsearch(&kids->v[i], pp, cx->n_protos,
+                                    sizeof *pp, ub_ptr_cmp) != NULL;
+            if (is_proto == (pass == 0))
+                tmp[w++] = kids->v[i];
+        }
+    memcpy(kids->v, tmp, kids->n * sizeof *tmp);
+    free(tmp);
+    free(pp);
 }
 
 static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
@@ -2437,20 +2520,23 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
         if ((!n->inert || dup) && ub_node_has_specs(n))
             key[nk++] = *n;
     }
-    for (uint32_t i = 0; i < cx->n_protos; i++)
-        if (ub_proto_same(&cx->protos[i], key, nk)) {
+    uint64_t h = ub_proto_hash(key, nk);
+    uint32_t mask = cx->proto_tab_cap - 1;
+    for (uint32_t b = (uint32_t)h & mask; cx->proto_tab_cap && cx->proto_tab[b];
+         b = (b + 1) & mask) {
+        const ub_proto *pr = &cx->protos[cx->proto_tab[b] - 1];
+        if (pr->hash == h && ub_proto_same(pr, key, nk)) {
             free(key);
             free(pi.v);
-            return cx->protos[i].path;
+            return pr->path;
         }
-    ub_proto *np = realloc(cx->protos, (cx->n_protos + 1) * sizeof *np);
-    if (!np) {
+    }
+    if (!ub_proto_reserve(cx)) {
         free(key);
         free(pi.v);
         cx->oom = true;
         return NULL;
     }
-    cx->protos = np;
     char name[64];
     const char *path = NULL, *nm = NULL;
     /* ids never go back: a name skipped because a stage prim has it is
@@ -2473,9 +2559,14 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
         if (clash)
             path = nm = NULL;
     }
-    cx->protos[cx->n_protos++] = (ub_proto){key, nk, path};
     ub_prim *pp = ub_prim_new(cx->out, cx->out->root, nm, UB_OVER,
                               (ub_loc){NULL, 0, 0});
+    cx->protos[cx->n_protos++] = (ub_proto){key, nk, h, path, pp};
+    mask = cx->proto_tab_cap - 1;
+    uint32_t b = (uint32_t)h & mask;
+    while (cx->proto_tab[b])
+        b = (b + 1) & mask;
+    cx->proto_tab[b] = cx->n_protos;
     if (!pp) {
         cx->oom = true;
         free(pi.v);
@@ -2719,30 +2810,12 @@ ub_layer *ub_compose_flatten_schemas(ub_loader *ld, ub_layer *root,
         }
         ub_names_free(&nm);
     }
-    if (cx.n_protos && cx.out && !cx.oom) {
-        /* prototypes first, as UsdStage::Flatten writes them */
-        ub_prims *kids = &cx.out->root->children;
-        ub_prim **tmp = malloc(kids->n * sizeof *tmp);
-        if (tmp) {
-            uint32_t w = 0;
-            for (int pass = 0; pass < 2; pass++)
-                for (uint32_t i = 0; i < kids->n; i++) {
-                    bool is_proto = false;
-                    for (uint32_t k = 0; k < cx.n_protos && !is_proto; k++)
-                        is_proto = strcmp(cx.protos[k].path + 1,
-                                          kids->v[i]->name) == 0;
-                    if (is_proto == (pass == 0))
-                        tmp[w++] = kids->v[i];
-                }
-            memcpy(kids->v, tmp, kids->n * sizeof *tmp);
-            free(tmp);
-        } else {
-            cx.oom = true;
-        }
-    }
+    if (cx.n_protos && cx.out && !cx.oom)
+        ub_protos_first(&cx);
     for (uint32_t i = 0; i < cx.n_protos; i++)
         free(cx.protos[i].key);
     free(cx.protos);
+    free(cx.proto_tab);
     free(cx.reloc);
     for (size_t i = 0; i < cx.n_stacks; i++) {
         ub_stack_free(&cx.stacks[i]->st);
