@@ -2599,6 +2599,12 @@ void ub_act_prop_end(ub_pctx *c)
  * selection). */
 static void ub_anchor_path_exprs(ub_pctx *c, ub_value *v)
 {
+    if (c->split_role == UB_SPLIT_TAIL) {
+        /* the tail of a split parse does not know its prims' ancestors:
+         * the whole layer is read again in one piece */
+        ub_split_give_up(c);
+        return;
+    }
     const char *anchor = ub_prim_path(c->layer, c->prim);
     if (!anchor)
         ub_oom(c);
