@@ -31,6 +31,7 @@
 
 #include "ub_clips.h"
 #include "ub_expr.h"
+#include "ub_pathexpr.h"
 #include "ub_schema.h"
 #include "ub_stack.h"
 #include "ub_usdb.h"
@@ -185,10 +186,16 @@ typedef struct ub_cx {
     /* instancing: prototypes made so far, and while one is written the
      * instance path its namespace replaces */
     struct ub_proto *protos;
-    uint32_t n_protos;
+    uint32_t n_protos, cap_protos;
+    /* protos by key hash (index + 1, open addressing; a stage may have a
+     * million instances of as many prototypes) */
+    uint32_t *proto_tab, proto_tab_cap;
     uint32_t last_proto_id; /* N of the last Flattened_Prototype_N named */
     int subroot_depth;      /* subroot arcs' ancestries being built */
     const char *remap_from, *remap_to;
+    /* the prototype's own path on OpenUSD's stage, "/__Prototype_N", which
+     * its flatten leaves in pathExpression values */
+    const char *remap_proto;
     /* relocates found so far, in stage paths (strongest first, one per
      * source) */
     struct ub_reloc *reloc;
@@ -248,6 +255,9 @@ typedef struct ub_node {
     bool implied;         /* a class arc implied from below */
     bool inert;           /* kept for the graph, gives no opinions (the
                              instance's own opinions in a prototype) */
+    bool dup_class;       /* an implied class at the very site it was
+                             implied from (across a reference): inert,
+                             but Pcp counts it in instance keys */
     ub_stack *ls;
     const char *path;     /* site path, may hold variant selections */
     const char *src, *tgt; /* map to parent (variant-free); NULL: identity */
@@ -631,10 +641,21 @@ static void ub_imply_class(ub_cx *cx, ub_index *ix, int c)
         const char *site = ub_class_site(cx, cls, pn->path);
         if (!site)
             return;
-        if (!(pn->ls == cn.ls && site == cn.path) &&
-            !ub_has_child_site(ix, par, cn.arc, pn->ls, site)) {
+        /* The same site again would give its opinions twice.  Implied
+         * across a reference or payload, Pcp adds it inert
+         * (_AddClassBasedArc's ignoreIfSameAsSite) and counts it in
+         * instance keys; across a class arc OpenUSD shares the instances
+         * as if it were not there. */
+        bool dup = pn->ls == cn.ls && site == cn.path;
+        bool keep = !dup || ix->v[cur].arc == UB_ARC_REFERENCE ||
+                    ix->v[cur].arc == UB_ARC_PAYLOAD;
+        if (keep && !ub_has_child_site(ix, par, cn.arc, pn->ls, site)) {
             ub_node nn = {.arc = cn.arc,
                           .implied = true,
+                          .inert = dup,
+                          .dup_class = dup,
+                          .evaluated = dup,
+                          .variants_done = dup,
                           .root_identity = true,
                           .ls = pn->ls,
                           .path = site,
@@ -1135,8 +1156,63 @@ static void ub_anchor_value(ub_cx *cx, const ub_layer *l, const ub_dict *vars,
     }
 }
 
+static const char *ub_relocate(ub_cx *cx, const char *p);
+
+typedef struct ub_pe_site {
+    ub_cx *cx;
+    const ub_index *ix;
+    int node;
+} ub_pe_site;
+
+/* A path in a pathExpression, from its node's namespace into the stage's
+ * (UsdStage's _MapPathExpressionToPrim); in a prototype, into OpenUSD's
+ * prototype path (its flatten does not rename those). */
+static const char *ub_pe_map_path(void *ud, const char *path)
+{
+    ub_pe_site *s = ud;
+    ub_cx *cx = s->cx;
+    if (path[0] != '/') {
+        /* never anchored (a time sample): only an identity map keeps it */
+        for (int i = s->node; i >= 0 && s->ix->v[i].parent >= 0;
+             i = s->ix->v[i].parent)
+            if (s->ix->v[i].src)
+                return NULL;
+        return path;
+    }
+    const char *m = ub_map_to_root(cx, s->ix, s->node, path);
+    if (!m)
+        return NULL;
+    m = ub_relocate(cx, m);
+    if (cx->remap_from && cx->remap_proto &&
+        ub_path_has_prefix(m, cx->remap_from))
+        m = ub_path_replace_prefix(cx->t, m, cx->remap_from, cx->remap_proto);
+    if (!m)
+        cx->oom = true;
+    return m;
+}
+
+static void ub_map_path_exprs(ub_cx *cx, const ub_index *ix, int node,
+                              ub_value *v)
+{
+    ub_pe_site site = {cx, ix, node};
+    const char **s = v->u.data;
+    for (uint32_t i = 0; i < v->count && !cx->oom; i++) {
+        char *t = NULL;
+        ub_pathexpr_status st =
+            ub_pathexpr_rewrite(s[i], NULL, ub_pe_map_path, &site, &t);
+        if (st == UB_PATHEXPR_NOMEM)
+            cx->oom = true;
+        if (st != UB_PATHEXPR_OK)
+            continue;
+        s[i] = ub_intern_cstr(cx->t, t);
+        free(t);
+        if (!s[i])
+            cx->oom = true;
+    }
+}
+
 /* An opinion's value copied into the output: times into stage time, asset
- * paths anchored. */
+ * paths anchored, pathExpressions mapped. */
 static ub_value ub_prepare(ub_cx *cx, const ub_index *ix, const ub_op *op,
                            const ub_value *v)
 {
@@ -1150,6 +1226,9 @@ static ub_value ub_prepare(ub_cx *cx, const ub_index *ix, const ub_op *op,
         ub_value_apply_offset(&c, o);
     ub_anchor_value(cx, ub_op_layer(ix, op),
                     ub_stack_vars(ix->v[op->node].ls), &c);
+    if (c.kind == UB_V_DATA && c.type &&
+        c.type->id == UB_TY_PATH_EXPRESSION)
+        ub_map_path_exprs(cx, ix, op->node, &c);
     return c;
 }
 
@@ -1954,6 +2033,11 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                             ub_anchor_value(
                                 cx, l, ub_stack_vars(ix->v[node].ls),
                                 &s.v[i].value);
+                            if (s.v[i].value.kind == UB_V_DATA &&
+                                s.v[i].value.type->id ==
+                                    UB_TY_PATH_EXPRESSION)
+                                ub_map_path_exprs(cx, ix, node,
+                                                  &s.v[i].value);
                         }
                         if (!ub_offset_is_identity(so) &&
                             ub_samples_apply_offset(cx->a, &s, so) != 0)
@@ -2200,6 +2284,61 @@ static bool ub_index_relocated(ub_cx *cx, ub_index *child, const ub_reloc *r)
     return ok;
 }
 
+typedef struct ub_name_at {
+    const char *name;
+    uint32_t at;
+} ub_name_at;
+
+static int ub_name_at_cmp(const void *a, const void *b)
+{
+    const ub_name_at *x = a, *y = b;
+    if (x->name != y->name)
+        return (uintptr_t)x->name < (uintptr_t)y->name ? -1 : 1;
+    return x->at < y->at ? -1 : x->at > y->at;
+}
+
+/* A renamed child may meet a local opinion at its new name: one prim, at
+ * the first place the name appears, relocated when either one is.  Names
+ * repeat only through relocation, so without one nothing is to do; with
+ * one, sorting keeps this O(n log n) (a prim may have a million
+ * children). */
+static bool ub_names_merge_renamed(const char **v, uint32_t *rel,
+                                   uint32_t *n)
+{
+    uint32_t any = 0;
+    for (uint32_t c = 0; c < *n && !any; c++)
+        any = rel[c];
+    if (!any)
+        return true;
+    ub_name_at *s = malloc((*n ? *n : 1) * sizeof *s);
+    if (!s)
+        return false;
+    for (uint32_t c = 0; c < *n; c++)
+        s[c] = (ub_name_at){v[c], c};
+    qsort(s, *n, sizeof *s, ub_name_at_cmp);
+    /* a later duplicate gives its relocation to the first and is dropped
+     * (v[c] = NULL) */
+    for (uint32_t i = 1; i < *n; i++) {
+        if (s[i].name != s[i - 1].name)
+            continue;
+        uint32_t first = s[i - 1].at, dup = s[i].at;
+        if (!rel[first])
+            rel[first] = rel[dup];
+        v[dup] = NULL;
+        s[i].at = first;
+    }
+    free(s);
+    uint32_t w = 0;
+    for (uint32_t c = 0; c < *n; c++) {
+        if (!v[c])
+            continue;
+        v[w] = v[c];
+        rel[w++] = rel[c];
+    }
+    *n = w;
+    return true;
+}
+
 static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                              const ub_ops *ops, const ub_clipsets *clips)
 {
@@ -2257,22 +2396,8 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
     }
     if (!cx->oom)
         nm.n = w;
-    /* a renamed child may meet a local opinion at its new name: one prim */
-    w = 0;
-    for (uint32_t c = 0; !cx->oom && c < nm.n; c++) {
-        uint32_t j = 0;
-        while (j < w && nm.v[j] != nm.v[c])
-            j++;
-        if (j < w) {
-            if (!rel[j])
-                rel[j] = rel[c];
-            continue;
-        }
-        nm.v[w] = nm.v[c];
-        rel[w++] = rel[c];
-    }
-    if (!cx->oom)
-        nm.n = w;
+    if (!cx->oom && !ub_names_merge_renamed(nm.v, rel, &nm.n))
+        cx->oom = true;
     for (uint32_t c = 0; c < nm.n && !cx->oom && !cx->failed; c++) {
         ub_index child = {.depth = ix->depth + 1};
         bool ok = ub_index_child(cx, ix, nm.v[c], &child);
@@ -2296,8 +2421,23 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
 typedef struct ub_proto {
     ub_node *key; /* the contributing nodes, strongest first */
     int n;
+    uint64_t hash; /* of the key, for cx->proto_tab */
     const char *path;
+    ub_prim *prim; /* its over in the output */
 } ub_proto;
+
+static uint64_t ub_proto_hash(const ub_node *k, int n)
+{
+    uint64_t h = 1469598103934665603u;
+    for (int i = 0; i < n; i++) {
+        uint64_t f[5] = {k[i].arc, (uintptr_t)k[i].ls, (uintptr_t)k[i].path};
+        memcpy(&f[3], &k[i].offset.offset, sizeof f[3]);
+        memcpy(&f[4], &k[i].offset.scale, sizeof f[4]);
+        for (int j = 0; j < 5; j++)
+            h = (h ^ f[j]) * 1099511628211u;
+    }
+    return h ^ (h >> 29);
+}
 
 /* Whether a node's site has a spec in its layer stack.  A node without
  * one is no part of an instance's key (Pcp_ChildNodeIsInstanceable): an
@@ -2323,6 +2463,71 @@ static bool ub_proto_same(const ub_proto *p, const ub_node *k, int n)
     return true;
 }
 
+/* Room for one more prototype in cx->protos and cx->proto_tab. */
+static bool ub_proto_reserve(ub_cx *cx)
+{
+    if (cx->n_protos == cx->cap_protos) {
+        uint32_t cap = cx->cap_protos ? cx->cap_protos * 2 : 16;
+        ub_proto *np = realloc(cx->protos, cap * sizeof *np);
+        if (!np)
+            return false;
+        cx->protos = np;
+        cx->cap_protos = cap;
+    }
+    if ((cx->n_protos + 1) * 2 <= cx->proto_tab_cap)
+        return true;
+    uint32_t cap = cx->proto_tab_cap ? cx->proto_tab_cap * 2 : 64;
+    uint32_t *tab = calloc(cap, sizeof *tab);
+    if (!tab)
+        return false;
+    for (uint32_t i = 0; i < cx->n_protos; i++) {
+        uint32_t b = (uint32_t)cx->protos[i].hash & (cap - 1);
+        while (tab[b])
+            b = (b + 1) & (cap - 1);
+        tab[b] = i + 1;
+    }
+    free(cx->proto_tab);
+    cx->proto_tab = tab;
+    cx->proto_tab_cap = cap;
+    return true;
+}
+
+static int ub_ptr_cmp(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t) * (void *const *)a,
+              y = (uintptr_t) * (void *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Prototypes first among the root's children, as UsdStage::Flatten
+ * writes them; each group keeps its order. */
+static void ub_protos_first(ub_cx *cx)
+{
+    ub_prims *kids = &cx->out->root->children;
+    ub_prim **tmp = malloc(kids->n * sizeof *tmp);
+    ub_prim **pp = malloc(cx->n_protos * sizeof *pp);
+    if (!tmp || !pp) {
+        free(tmp);
+        free(pp);
+        cx->oom = true;
+        return;
+    }
+    for (uint32_t k = 0; k < cx->n_protos; k++)
+        pp[k] = cx->protos[k].prim;
+    qsort(pp, cx->n_protos, sizeof *pp, ub_ptr_cmp);
+    uint32_t w = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (uint32_t i = 0; i < kids->n; i++) {
+            bool is_proto = bsearch(&kids->v[i], pp, cx->n_protos,
+                                    sizeof *pp, ub_ptr_cmp) != NULL;
+            if (is_proto == (pass == 0))
+                tmp[w++] = kids->v[i];
+        }
+    memcpy(kids->v, tmp, kids->n * sizeof *tmp);
+    free(tmp);
+    free(pp);
+}
+
 static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
                                 const ub_clipsets *ancestral)
 {
@@ -2342,23 +2547,29 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
             pi.v[i].inert = true;
     int order[ix->n], nk = 0;
     ub_strength_order(&pi, order);
-    for (int k = 0; k < pi.n; k++)
-        if (!pi.v[order[k]].inert && ub_node_has_specs(&pi.v[order[k]]))
-            key[nk++] = pi.v[order[k]];
-    for (uint32_t i = 0; i < cx->n_protos; i++)
-        if (ub_proto_same(&cx->protos[i], key, nk)) {
+    for (int k = 0; k < pi.n; k++) {
+        const ub_node *n = &pi.v[order[k]];
+        bool dup = n->dup_class && order[k] && n->depth >= ix->depth;
+        if ((!n->inert || dup) && ub_node_has_specs(n))
+            key[nk++] = *n;
+    }
+    uint64_t h = ub_proto_hash(key, nk);
+    uint32_t mask = cx->proto_tab_cap - 1;
+    for (uint32_t b = (uint32_t)h & mask; cx->proto_tab_cap && cx->proto_tab[b];
+         b = (b + 1) & mask) {
+        const ub_proto *pr = &cx->protos[cx->proto_tab[b] - 1];
+        if (pr->hash == h && ub_proto_same(pr, key, nk)) {
             free(key);
             free(pi.v);
-            return cx->protos[i].path;
+            return pr->path;
         }
-    ub_proto *np = realloc(cx->protos, (cx->n_protos + 1) * sizeof *np);
-    if (!np) {
+    }
+    if (!ub_proto_reserve(cx)) {
         free(key);
         free(pi.v);
         cx->oom = true;
         return NULL;
     }
-    cx->protos = np;
     char name[64];
     const char *path = NULL, *nm = NULL;
     /* ids never go back: a name skipped because a stage prim has it is
@@ -2381,17 +2592,27 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
         if (clash)
             path = nm = NULL;
     }
-    cx->protos[cx->n_protos++] = (ub_proto){key, nk, path};
     ub_prim *pp = ub_prim_new(cx->out, cx->out->root, nm, UB_OVER,
                               (ub_loc){NULL, 0, 0});
+    cx->protos[cx->n_protos++] = (ub_proto){key, nk, h, path, pp};
+    mask = cx->proto_tab_cap - 1;
+    uint32_t b = (uint32_t)h & mask;
+    while (cx->proto_tab[b])
+        b = (b + 1) & mask;
+    cx->proto_tab[b] = cx->n_protos;
     if (!pp) {
         cx->oom = true;
         free(pi.v);
         return NULL;
     }
-    const char *save_from = cx->remap_from, *save_to = cx->remap_to;
+    const char *save_from = cx->remap_from, *save_to = cx->remap_to,
+               *save_proto = cx->remap_proto;
     cx->remap_from = ub_path_strip_variants(cx->t, ix->v[0].path);
     cx->remap_to = path;
+    snprintf(name, sizeof name, "/__Prototype_%u", cx->last_proto_id);
+    cx->remap_proto = ub_intern_cstr(cx->t, name);
+    if (!cx->remap_proto)
+        cx->oom = true;
     ub_ops ops;
     if (ub_collect_ops(cx, &pi, &ops)) {
         ub_clipsets clips;
@@ -2403,6 +2624,7 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
     }
     cx->remap_from = save_from;
     cx->remap_to = save_to;
+    cx->remap_proto = save_proto;
     free(pi.v);
     return path;
 }
@@ -2660,30 +2882,12 @@ ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
                              opts->sink_ctx) != 0)
             cx.oom = true;
     }
-    if (cx.n_protos && cx.out && !cx.oom) {
-        /* prototypes first, as UsdStage::Flatten writes them */
-        ub_prims *kids = &cx.out->root->children;
-        ub_prim **tmp = malloc(kids->n * sizeof *tmp);
-        if (tmp) {
-            uint32_t w = 0;
-            for (int pass = 0; pass < 2; pass++)
-                for (uint32_t i = 0; i < kids->n; i++) {
-                    bool is_proto = false;
-                    for (uint32_t k = 0; k < cx.n_protos && !is_proto; k++)
-                        is_proto = strcmp(cx.protos[k].path + 1,
-                                          kids->v[i]->name) == 0;
-                    if (is_proto == (pass == 0))
-                        tmp[w++] = kids->v[i];
-                }
-            memcpy(kids->v, tmp, kids->n * sizeof *tmp);
-            free(tmp);
-        } else {
-            cx.oom = true;
-        }
-    }
+    if (cx.n_protos && cx.out && !cx.oom)
+        ub_protos_first(&cx);
     for (uint32_t i = 0; i < cx.n_protos; i++)
         free(cx.protos[i].key);
     free(cx.protos);
+    free(cx.proto_tab);
     free(cx.reloc);
     ub_clip_bake_free(cx.bake);
     for (size_t i = 0; i < cx.n_stacks; i++) {

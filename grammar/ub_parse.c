@@ -23,6 +23,7 @@
 #endif
 
 #include "ub_parse_int.h"
+#include "ub_pathexpr.h"
 #include "parser.h"
 #include "ub_parse_act.h"
 #include "ub_xid.h"
@@ -1199,6 +1200,26 @@ void ub_vb_tuples(ub_pctx *c, ub_span sp, ub_tokloc l, bool single)
 }
 
 /* An identifier or string where a value is expected. */
+/* A pathExpression as SdfPathExpression writes it back; one it cannot
+ * parse makes OpenUSD refuse the whole layer. */
+static const char *ub_path_expr_text(ub_pctx *c, const char *s,
+                                     ub_tokloc l)
+{
+    char *t = NULL;
+    ub_pathexpr_status st = ub_pathexpr_rewrite(s, NULL, NULL, NULL, &t);
+    if (st == UB_PATHEXPR_NOMEM)
+        ub_oom(c);
+    if (st == UB_PATHEXPR_SYNTAX) {
+        ub_vb_fail(c, l, "invalid pathExpression \"%.200s\"", s);
+        return s;
+    }
+    const char *r = ub_intern(c->strtab, t, strlen(t));
+    free(t);
+    if (!r)
+        ub_oom(c);
+    return r;
+}
+
 static void ub_vb_word(ub_pctx *c, const char *s, ub_tokloc l, bool quoted)
 {
     ub_vb *v = &c->vb;
@@ -1240,6 +1261,8 @@ static void ub_vb_word(ub_pctx *c, const char *s, ub_tokloc l, bool quoted)
         }
         break;
     case UB_SC_STRING:
+        if (quoted && v->type->id == UB_TY_PATH_EXPRESSION)
+            s = ub_path_expr_text(c, s, l);
         if (quoted) {
             memcpy(p, &s, sizeof s);
             return;
@@ -2572,6 +2595,41 @@ void ub_act_prop_end(ub_pctx *c)
     c->meta = &c->prim->meta;
 }
 
+/* A default pathExpression's relative paths made absolute against the
+ * prim, in SdfPathExpression's own text, as OpenUSD's text reader keeps
+ * it (time samples stay as written there).  Text that is no expression
+ * is kept, and so are expressions under a variant (their anchor holds a
+ * selection). */
+static void ub_anchor_path_exprs(ub_pctx *c, ub_value *v)
+{
+    if (c->split_role == UB_SPLIT_TAIL) {
+        /* the tail of a split parse does not know its prims' ancestors:
+         * the whole layer is read again in one piece */
+        ub_split_give_up(c);
+        return;
+    }
+    const char *anchor = ub_prim_path(c->layer, c->prim);
+    if (!anchor)
+        ub_oom(c);
+    if (strchr(anchor, '{'))
+        return;
+    const char **s = v->u.data;
+    for (uint32_t i = 0; i < v->count; i++) {
+        char *t = NULL;
+        ub_pathexpr_status st = ub_pathexpr_rewrite(s[i], anchor, NULL,
+                                                    NULL, &t);
+        if (st == UB_PATHEXPR_NOMEM)
+            ub_oom(c);
+        if (st == UB_PATHEXPR_OK) {
+            const char *r = ub_intern(c->strtab, t, strlen(t));
+            free(t);
+            if (!r)
+                ub_oom(c);
+            s[i] = r;
+        }
+    }
+}
+
 void ub_act_default(ub_pctx *c, bool none, ub_tokloc l)
 {
     ub_prop *p = c->prop;
@@ -2580,6 +2638,9 @@ void ub_act_default(ub_pctx *c, bool none, ub_tokloc l)
         return;
     }
     ub_value v = ub_vb_finish(c, l);
+    if (v.kind == UB_V_DATA && v.type &&
+        v.type->id == UB_TY_PATH_EXPRESSION)
+        ub_anchor_path_exprs(c, &v);
     if (v.kind != UB_V_EMPTY)
         p->default_value = v;
 }

@@ -690,6 +690,95 @@ static void test_arc_back_to_root_layer(void)
     ub_diags_free(d);
 }
 
+static const char *pexpr(ub_layer *l, const char *path, const char *name)
+{
+    ub_prop *pr = prop(l, path, name);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pr);
+    return ub_value_str(&pr->default_value, 0);
+}
+
+/* pathExpression values: relative paths anchored at the prim as the layer
+ * is read, then mapped through each arc into the stage's namespace; "//"
+ * patterns stay; in a prototype, OpenUSD's own prototype path stays in
+ * the value (its flatten does not rename it). */
+static void test_path_expressions(void)
+{
+    put("pe_prop.usda",
+        "#usda 1.0\n"
+        "def \"Prop\"\n{\n"
+        "    def \"geom\"\n    {\n"
+        "        pathExpression e = \"//foo ../anim//*bar\"\n"
+        "        pathExpression[] a = [\"/Prop/x + /Elsewhere\", \".\"]\n"
+        "        pathExpression s.timeSamples = { 1: \"../z + //q\" }\n"
+        "    }\n}\n");
+    put("pe_root.usda",
+        "#usda 1.0\n"
+        "def \"Ref\" (\n    references = @./pe_prop.usda@</Prop>\n)\n{\n}\n"
+        "def \"Inst\" (\n    instanceable = true\n"
+        "    references = @./pe_prop.usda@</Prop>\n)\n{\n}\n");
+    ub_loader *ld;
+    ub_diags *d;
+    ub_layer *out = compose("pe_root.usda", &ld, &d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+    CU_ASSERT_STRING_EQUAL(pexpr(out, "/Ref/geom", "e"), "//foo /Ref/anim//*bar");
+    ub_prop *a = prop(out, "/Ref/geom", "a");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL(a->default_value.count, 2);
+    /* a path outside the reference matches nothing there */
+    CU_ASSERT_STRING_EQUAL(ub_value_str(&a->default_value, 0), "/Ref/x");
+    CU_ASSERT_STRING_EQUAL(ub_value_str(&a->default_value, 1), "/Ref/geom");
+    /* a sample is never anchored: a relative path maps to nothing */
+    ub_prop *sp = prop(out, "/Ref/geom", "s");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sp);
+    CU_ASSERT_EQUAL_FATAL(sp->samples.n, 1);
+    CU_ASSERT_STRING_EQUAL(ub_value_str(&sp->samples.v[0].value, 0), "//q");
+    CU_ASSERT_STRING_EQUAL(pexpr(out, "/Flattened_Prototype_1/geom", "e"),
+                           "//foo /__Prototype_1/anim//*bar");
+    ub_layer_free(out);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+}
+
+/* An instance whose class is implied back to the same site across a
+ * reference (Pcp adds the duplicate, inert, and counts it in the
+ * instance key) gets a prototype of its own; across an inherit it shares
+ * one with the class's other instances. */
+static int n_protos(ub_layer *l)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < l->root->children.n; i++)
+        n += strncmp(l->root->children.v[i]->name, "Flattened_Prototype_",
+                     20) == 0;
+    return n;
+}
+
+static void test_implied_class_instance_keys(void)
+{
+    static const char *const arcs[] = {"references", "payload", "inherits",
+                                       "specializes"};
+    static const int want[] = {2, 2, 1, 1};
+    for (int k = 0; k < 4; k++) {
+        char text[600];
+        snprintf(text, sizeof text,
+                 "#usda 1.0\n"
+                 "class \"_C\"\n{\n}\n"
+                 "def \"P\"\n{\n"
+                 "    def \"Child\" (\n        inherits = </_C>\n"
+                 "        instanceable = true\n    )\n    {\n    }\n}\n"
+                 "def \"R\" (\n    %s = </P>\n)\n{\n}\n",
+                 arcs[k]);
+        put("ikey.usda", text);
+        ub_loader *ld;
+        ub_diags *d;
+        ub_layer *out = compose("ikey.usda", &ld, &d);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(out);
+        CU_ASSERT_EQUAL(n_protos(out), want[k]);
+        ub_layer_free(out);
+        ub_loader_free(ld);
+        ub_diags_free(d);
+    }
+}
+
 int main(void)
 {
     T = ub_strtab_new();
@@ -717,6 +806,9 @@ int main(void)
     CU_add_test(s, "variant selection expressions",
                 test_variant_selection_expression);
     CU_add_test(s, "arc back to the root layer", test_arc_back_to_root_layer);
+    CU_add_test(s, "path expressions", test_path_expressions);
+    CU_add_test(s, "implied classes in instance keys",
+                test_implied_class_instance_keys);
     CU_basic_set_mode(CU_BRM_NORMAL);
     CU_basic_run_tests();
     unsigned failed = CU_get_number_of_failures();

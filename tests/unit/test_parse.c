@@ -380,6 +380,35 @@ static void test_variant_selection_expression(void)
     CU_ASSERT_STRING_EQUAL(ub_value_str(&e->value, 0), "`${VAR}`");
 }
 
+/* pathExpression values as OpenUSD's text reader keeps them: every value
+ * in SdfPathExpression's own text; a default's relative paths made
+ * absolute against its prim (samples and metadata stay relative); text
+ * that is no path expression refuses the layer. */
+static void test_path_expressions(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\ndef \"A\"\n{\n    def \"B\"\n    {\n"
+        "        pathExpression e = \"  //foo   ../anim//*bar\"\n"
+        "        pathExpression[] a = [\"x &  (y & z)\", \"// + x\"]\n"
+        "        pathExpression s.timeSamples = { 1: \"../t  +  u\" }\n"
+        "    }\n}\n"));
+    ub_prop *e = prop("/A/B", "e"), *a = prop("/A/B", "a"),
+            *ts = prop("/A/B", "s");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ts);
+    CU_ASSERT_STRING_EQUAL(ub_value_str(&e->default_value, 0),
+                           "//foo /A/anim//*bar");
+    CU_ASSERT_STRING_EQUAL(ub_value_str(&a->default_value, 0),
+                           "/A/B/x & (/A/B/y & /A/B/z)");
+    CU_ASSERT_STRING_EQUAL(ub_value_str(&a->default_value, 1), "//");
+    CU_ASSERT_EQUAL_FATAL(ts->samples.n, 1);
+    CU_ASSERT_STRING_EQUAL(ub_value_str(&ts->samples.v[0].value, 0),
+                           "../t + u");
+    reject("#usda 1.0\ndef \"A\"\n{\n    pathExpression e = \"~~a\"\n}\n",
+           4, 24, "invalid pathExpression");
+}
+
 typedef struct {
     size_t calls, last, len;
     bool backwards, other_thread;
@@ -1002,6 +1031,7 @@ static const test_case cases[] = {
     {"errors: values", test_value_errors},
     {"errors: semantics", test_semantic_errors},
     {"variant selection expressions", test_variant_selection_expression},
+    {"path expressions", test_path_expressions},
 };
 
 int main(void)

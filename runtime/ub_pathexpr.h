@@ -1,0 +1,35 @@
+/*
+ * ub_pathexpr — pathExpression values (SdfPathExpression) as OpenUSD
+ * 24.08 keeps them: parsed, their relative paths anchored, their paths
+ * mapped through composition, and written back in its canonical text
+ * (operators " + ", " & ", " - ", " ", "~"; parentheses only where
+ * precedence needs them; a union with "//" is "//", and so on).
+ *
+ * Predicates ("{isa:Mesh}") are kept as written, spaces around them
+ * trimmed.
+ */
+#ifndef UB_PATHEXPR_H
+#define UB_PATHEXPR_H
+
+/* Maps a path (a pattern's prefix or an expression reference's path; may
+ * be a property path, or relative when it was never anchored) into the
+ * output's namespace: the mapped path, or NULL when it falls outside (the
+ * pattern then matches nothing, as UsdStage makes it). */
+typedef const char *(*ub_pathexpr_map)(void *ud, const char *path);
+
+typedef enum ub_pathexpr_status {
+    UB_PATHEXPR_OK = 0,
+    UB_PATHEXPR_SYNTAX,  /* not a path expression: keep the text */
+    UB_PATHEXPR_NOMEM,
+} ub_pathexpr_status;
+
+/* The canonical text of expression `text` in *out (malloc'd), its
+ * relative paths made absolute against prim path `anchor` when anchor is
+ * not NULL (SdfPathExpression::MakeAbsolute, as the text reader does for
+ * a default value), then every pattern not starting with "//" and every
+ * reference path mapped through `map` when it is not NULL. */
+ub_pathexpr_status ub_pathexpr_rewrite(const char *text, const char *anchor,
+                                       ub_pathexpr_map map, void *ud,
+                                       char **out);
+
+#endif

@@ -1,0 +1,162 @@
+/* CUnit tests for ub_pathexpr: pathExpression values parsed, anchored,
+ * mapped and written back as OpenUSD 24.08 writes them (the expected
+ * texts are usdcat's). */
+#include <CUnit/Basic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "ub_pathexpr.h"
+
+static char buf[512];
+
+/* text rewritten against anchor (NULL: none), mapped by map (NULL: not) */
+static const char *rw(const char *text, const char *anchor,
+                      ub_pathexpr_map map, ub_pathexpr_status want)
+{
+    char *out = NULL;
+    ub_pathexpr_status st = ub_pathexpr_rewrite(text, anchor, map, NULL, &out);
+    CU_ASSERT_EQUAL(st, want);
+    snprintf(buf, sizeof buf, "%s", out ? out : "<none>");
+    free(out);
+    return buf;
+}
+
+#define CANON(in, anchor, want)                                                \
+    CU_ASSERT_STRING_EQUAL(rw(in, anchor, NULL, UB_PATHEXPR_OK), want)
+
+/* Relative paths are made absolute against the prim
+ * (SdfPathExpression::MakeAbsolute); "//" patterns are already absolute. */
+static void test_anchor(void)
+{
+    CANON("//foo ../anim//*bar", "/A/B", "//foo /A/anim//*bar");
+    CANON("//foo ../anim//*bar", NULL, "//foo ../anim//*bar");
+    CANON("foo//bar.baz*", "/A/B", "/A/B/foo//bar.baz*");
+    CANON("..//", "/A/B", "/A//");
+    CANON("../..", "/A/B", "/");
+    CANON(". .//x", "/A/B", "/A/B /A/B//x");
+    CANON("x.y a/b.c:d", "/A/B", "/A/B/x.y /A/B/a/b.c:d");
+    /* above the root: SdfPathPattern keeps the prefix as it was */
+    CANON("../../../..//x", "/A/B", "../../../..//x");
+    /* expression references */
+    CANON("%_ %:foo %/A/B:bar %../X:y", "/A/B", "%_ %:foo %/A/B:bar %/A/X:y");
+}
+
+/* Operators in their canonical spelling; parentheses only where the
+ * precedence (~, implied union, +, &, -) needs them. */
+static void test_text(void)
+{
+    CANON("  /A/B   +   /C  ", NULL, "/A/B + /C");
+    CANON("a & b + c", "/P", "/P/a & /P/b + /P/c");
+    CANON("(a & b) + c", "/P", "(/P/a & /P/b) + /P/c");
+    CANON("a - (b - c)", "/P", "/P/a - (/P/b - /P/c)");
+    CANON("a - b - c", "/P", "/P/a - /P/b - /P/c");
+    CANON("a & (b & c)", "/P", "/P/a & (/P/b & /P/c)");
+    CANON("~(a b) ~c", "/P", "~(/P/a /P/b) ~/P/c");
+    CANON("a (b c) (d + e) & f", "/P",
+          "/P/a (/P/b /P/c) (/P/d + /P/e) & /P/f");
+    CANON("(((a)))", "/P", "/P/a");
+    CANON("~/A + ~(/B - /C)", NULL, "~/A + ~(/B - /C)");
+    CANON("/A/B/C[xy]*", NULL, "/A/B/C[xy]*");
+    CANON("//*.x", NULL, "//*.x");
+    CANON("", NULL, "");
+    CANON("/", NULL, "/");
+}
+
+/* Everything ("//") and nothing ("") absorb or vanish as
+ * SdfPathExpression::MakeOp makes them. */
+static void test_simplify(void)
+{
+    CANON("// + /A", NULL, "//");
+    CANON("/A & //", NULL, "/A");
+    CANON("/A - //", NULL, "");
+}
+
+/* Text that is no path expression: OpenUSD refuses the layer. */
+static void test_syntax(void)
+{
+    rw("~~a", NULL, NULL, UB_PATHEXPR_SYNTAX);
+    rw("x:y", NULL, NULL, UB_PATHEXPR_SYNTAX);
+    rw(".x", NULL, NULL, UB_PATHEXPR_SYNTAX);
+    rw("./", NULL, NULL, UB_PATHEXPR_SYNTAX);
+    rw(". .// ./x", NULL, NULL, UB_PATHEXPR_SYNTAX);
+    rw("x// y//.z", NULL, NULL, UB_PATHEXPR_SYNTAX);
+    rw("(a", NULL, NULL, UB_PATHEXPR_SYNTAX);
+    rw("a + ", NULL, NULL, UB_PATHEXPR_SYNTAX);
+}
+
+/* /Src maps to /Dst; anything else leaves the domain. */
+static const char *map_src(void *ud, const char *path)
+{
+    (void)ud;
+    static char out[256];
+    if (strncmp(path, "/Src", 4) != 0 ||
+        (path[4] && path[4] != '/' && path[4] != '.'))
+        return NULL;
+    snprintf(out, sizeof out, "/Dst%s", path + 4);
+    return out;
+}
+
+/* Through composition (UsdStage's _MapPathExpressionToPrim): "//"
+ * patterns stay, the rest map; one outside the domain matches nothing. */
+static void test_map(void)
+{
+    CU_ASSERT_STRING_EQUAL(rw("//foo /Src/anim//*bar", NULL, map_src,
+                              UB_PATHEXPR_OK),
+                           "//foo /Dst/anim//*bar");
+    CU_ASSERT_STRING_EQUAL(rw("/Src/a.x + /Other", NULL, map_src,
+                              UB_PATHEXPR_OK),
+                           "/Dst/a.x");
+    CU_ASSERT_STRING_EQUAL(rw("/Other & /Src", NULL, map_src,
+                              UB_PATHEXPR_OK),
+                           "");
+    CU_ASSERT_STRING_EQUAL(rw("~/Other", NULL, map_src, UB_PATHEXPR_OK),
+                           "//");
+    CU_ASSERT_STRING_EQUAL(rw("%/Src:n %_", NULL, map_src, UB_PATHEXPR_OK),
+                           "%/Dst:n %_");
+}
+
+/* Long lists and deep groups: nothing recurses. */
+static void test_big(void)
+{
+    size_t n = 200000;
+    char *s = malloc(n * 3 + 1), *deep = malloc(n * 2 + 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(deep);
+    for (size_t i = 0; i < n; i++)
+        memcpy(s + 3 * i, "/a ", 3);
+    s[3 * n - 1] = '\0';
+    char *out = NULL;
+    CU_ASSERT_EQUAL(ub_pathexpr_rewrite(s, NULL, NULL, NULL, &out),
+                    UB_PATHEXPR_OK);
+    CU_ASSERT(out && strcmp(out, s) == 0);
+    free(out);
+    memset(deep, '(', n);
+    deep[n] = 'a';
+    memset(deep + n + 1, ')', n);
+    deep[2 * n + 1] = '\0';
+    out = NULL;
+    CU_ASSERT_EQUAL(ub_pathexpr_rewrite(deep, "/P", NULL, NULL, &out),
+                    UB_PATHEXPR_OK);
+    CU_ASSERT(out && strcmp(out, "/P/a") == 0);
+    free(out);
+    free(s);
+    free(deep);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("pathexpr", NULL, NULL);
+    CU_add_test(s, "anchoring", test_anchor);
+    CU_add_test(s, "canonical text", test_text);
+    CU_add_test(s, "everything and nothing", test_simplify);
+    CU_add_test(s, "syntax errors", test_syntax);
+    CU_add_test(s, "mapping", test_map);
+    CU_add_test(s, "long and deep", test_big);
+    CU_basic_set_mode(CU_BRM_NORMAL);
+    CU_basic_run_tests();
+    unsigned failed = CU_get_number_of_failures();
+    CU_cleanup_registry();
+    return failed ? 1 : 0;
+}
