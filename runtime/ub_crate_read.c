@@ -1903,6 +1903,22 @@ static const char *cr_set_loc(crate *c, uint32_t pidx)
     return s + n + 1;
 }
 
+/* targetPaths and connectionPaths: the model (and every pass and writer)
+ * holds them as a list op of paths; a damaged file may store anything
+ * there. */
+static void cr_path_listop(crate *c, uint64_t rep, ub_value *out,
+                           const char *field)
+{
+    ub_value v;
+    if (cr_value(c, rep, &v, 0) != 0)
+        return;
+    if (v.kind != UB_V_LISTOP || !v.type || v.type->id != UB_TY_PATH) {
+        cr_err(c, "%s is not a list op of paths", field);
+        return;
+    }
+    *out = v;
+}
+
 static void cr_build_prop(crate *c, ub_prop *p, uint32_t spec)
 {
     const char *path = cr_set_loc(c, c->spec[spec].path);
@@ -1957,14 +1973,14 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t spec)
                 cr_oom(c);
                 return;
             }
-            cr_value(c, f->rep, &x->connections, 0);
+            cr_path_listop(c, f->rep, &x->connections, "connectionPaths");
         } else if (id == K_TARGETPATHS && !attr) {
             ub_prop_ext *x = ub_prop_ext_get(c->a, p);
             if (!x) {
                 cr_oom(c);
                 return;
             }
-            cr_value(c, f->rep, &x->targets, 0);
+            cr_path_listop(c, f->rep, &x->targets, "targetPaths");
         } else {
             cr_set_meta(c, &p->meta, key, f->rep);
         }

@@ -730,8 +730,8 @@ static void test_path_expressions(void)
     /* a sample is never anchored: a relative path maps to nothing */
     ub_prop *sp = prop(out, "/Ref/geom", "s");
     CU_ASSERT_PTR_NOT_NULL_FATAL(sp);
-    CU_ASSERT_EQUAL_FATAL(sp->samples.n, 1);
-    CU_ASSERT_STRING_EQUAL(ub_value_str(&sp->samples.v[0].value, 0), "//q");
+    CU_ASSERT_EQUAL_FATAL(ub_prop_samples(sp)->n, 1);
+    CU_ASSERT_STRING_EQUAL(ub_value_str(&ub_prop_samples(sp)->v[0].value, 0), "//q");
     CU_ASSERT_STRING_EQUAL(pexpr(out, "/Flattened_Prototype_1/geom", "e"),
                            "//foo /__Prototype_1/anim//*bar");
     ub_layer_free(out);

@@ -402,8 +402,8 @@ static void test_path_expressions(void)
     CU_ASSERT_STRING_EQUAL(ub_value_str(&a->default_value, 0),
                            "/A/B/x & (/A/B/y & /A/B/z)");
     CU_ASSERT_STRING_EQUAL(ub_value_str(&a->default_value, 1), "//");
-    CU_ASSERT_EQUAL_FATAL(ts->samples.n, 1);
-    CU_ASSERT_STRING_EQUAL(ub_value_str(&ts->samples.v[0].value, 0),
+    CU_ASSERT_EQUAL_FATAL(ub_prop_samples(ts)->n, 1);
+    CU_ASSERT_STRING_EQUAL(ub_value_str(&ub_prop_samples(ts)->v[0].value, 0),
                            "../t + u");
     reject("#usda 1.0\ndef \"A\"\n{\n    pathExpression e = \"~~a\"\n}\n",
            4, 24, "invalid pathExpression");
