@@ -235,6 +235,12 @@ static void ub_sort_ptrs(const void **v, size_t n,
 /* String element i; "" when a model left it unset. */
 static const char *ub_sv(const ub_value *v, uint32_t i)
 {
+    /* The readers give the special fields their shapes; this keeps a
+     * value of another type (a damaged binary) from being read as
+     * pointers. */
+    if (v->kind != UB_V_DATA || !v->type || v->type->scalar != UB_SC_STRING ||
+        i >= v->count)
+        return "";
     const char *s = ub_value_str(v, i);
     return s ? s : "";
 }

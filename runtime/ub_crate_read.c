@@ -1821,11 +1821,31 @@ static const char *cr_text_key(crate *c, const char *key)
                : key;
 }
 
+/* The fields the model gives a shape of its own (runtime/ub_layer.h) hold
+ * it, whatever a damaged file stored: list ops of names or of paths. */
+static bool cr_meta_shape_ok(crate *c, const char *text_key,
+                             const ub_value *v)
+{
+    bool names = strcmp(text_key, "variantSets") == 0;
+    bool paths = strcmp(text_key, "inherits") == 0 ||
+                 strcmp(text_key, "specializes") == 0;
+    if (!names && !paths)
+        return true;
+    if (v->kind == UB_V_LISTOP && v->type &&
+        (paths ? v->type->id == UB_TY_PATH
+               : v->type->id == UB_TY_STRING || v->type->id == UB_TY_TOKEN))
+        return true;
+    cr_err(c, "the value is not a list op of %s", paths ? "paths" : "names");
+    return false;
+}
+
 static void cr_set_meta(crate *c, ub_fields *meta, const char *key,
                         uint64_t rep)
 {
     ub_value v;
     if (cr_value(c, rep, &v, 0) != 0)
+        return;
+    if (!cr_meta_shape_ok(c, cr_text_key(c, key), &v))
         return;
     if (!ub_fields_set(c->a, meta, cr_text_key(c, key), v, c->loc))
         cr_oom(c);
