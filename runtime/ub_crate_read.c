@@ -1821,22 +1821,29 @@ static const char *cr_text_key(crate *c, const char *key)
                : key;
 }
 
-/* The fields the model gives a shape of its own (runtime/ub_layer.h) hold
- * it, whatever a damaged file stored: list ops of names or of paths. */
-static bool cr_meta_shape_ok(crate *c, const char *text_key,
-                             const ub_value *v)
+/* Whether v is a list op of paths (or, !paths, of names), as the model
+ * holds the fields that have a shape of their own (runtime/ub_layer.h),
+ * whatever a damaged file stored; an error when not. */
+static bool cr_want_listop(crate *c, const ub_value *v, bool paths)
 {
-    bool names = strcmp(text_key, "variantSets") == 0;
-    bool paths = strcmp(text_key, "inherits") == 0 ||
-                 strcmp(text_key, "specializes") == 0;
-    if (!names && !paths)
-        return true;
     if (v->kind == UB_V_LISTOP && v->type &&
         (paths ? v->type->id == UB_TY_PATH
                : v->type->id == UB_TY_STRING || v->type->id == UB_TY_TOKEN))
         return true;
     cr_err(c, "the value is not a list op of %s", paths ? "paths" : "names");
     return false;
+}
+
+/* Metadata with such a shape: variantSets, inherits, specializes. */
+static bool cr_meta_shape_ok(crate *c, const char *text_key,
+                             const ub_value *v)
+{
+    if (strcmp(text_key, "variantSets") == 0)
+        return cr_want_listop(c, v, false);
+    if (strcmp(text_key, "inherits") == 0 ||
+        strcmp(text_key, "specializes") == 0)
+        return cr_want_listop(c, v, true);
+    return true;
 }
 
 static void cr_set_meta(crate *c, ub_fields *meta, const char *key,
@@ -1923,20 +1930,12 @@ static const char *cr_set_loc(crate *c, uint32_t pidx)
     return s + n + 1;
 }
 
-/* targetPaths and connectionPaths: the model (and every pass and writer)
- * holds them as a list op of paths; a damaged file may store anything
- * there. */
-static void cr_path_listop(crate *c, uint64_t rep, ub_value *out,
-                           const char *field)
+/* targetPaths and connectionPaths: a list op of paths in the model. */
+static void cr_path_listop(crate *c, uint64_t rep, ub_value *out)
 {
     ub_value v;
-    if (cr_value(c, rep, &v, 0) != 0)
-        return;
-    if (v.kind != UB_V_LISTOP || !v.type || v.type->id != UB_TY_PATH) {
-        cr_err(c, "%s is not a list op of paths", field);
-        return;
-    }
-    *out = v;
+    if (cr_value(c, rep, &v, 0) == 0 && cr_want_listop(c, &v, true))
+        *out = v;
 }
 
 static void cr_build_prop(crate *c, ub_prop *p, uint32_t spec)
@@ -1993,14 +1992,14 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t spec)
                 cr_oom(c);
                 return;
             }
-            cr_path_listop(c, f->rep, &x->connections, "connectionPaths");
+            cr_path_listop(c, f->rep, &x->connections);
         } else if (id == K_TARGETPATHS && !attr) {
             ub_prop_ext *x = ub_prop_ext_get(c->a, p);
             if (!x) {
                 cr_oom(c);
                 return;
             }
-            cr_path_listop(c, f->rep, &x->targets, "targetPaths");
+            cr_path_listop(c, f->rep, &x->targets);
         } else {
             cr_set_meta(c, &p->meta, key, f->rep);
         }
