@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "ub_pathexpr.h"
+#include "ub_test.h"
 
 static char buf[512];
 
@@ -154,9 +155,6 @@ int main(void)
     CU_add_test(s, "syntax errors", test_syntax);
     CU_add_test(s, "mapping", test_map);
     CU_add_test(s, "long and deep", test_big);
-    CU_basic_set_mode(CU_BRM_NORMAL);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }
