@@ -7,6 +7,8 @@
  */
 #include "ub_pathexpr.h"
 
+#include "ub_predexpr.h"
+
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -231,8 +233,8 @@ static void pe_skip_blanks(pe *p)
         p->i++;
 }
 
-/* '{' predicate '}', kept as written (trimmed); NULL when absent or
- * malformed (*bad set). */
+/* '{' predicate '}', in its canonical text (ub_predexpr); NULL when
+ * absent or malformed (*bad set). */
 static const char *pe_pred(pe *p, bool *bad)
 {
     if (pe_c(p) != '{')
@@ -268,7 +270,17 @@ static const char *pe_pred(pe *p, bool *bad)
         *bad = true;
         return NULL;
     }
-    return pe_str(p, p->s + start, end - start);
+    char *canon = NULL;
+    ub_pathexpr_status st = ub_predexpr_canon(p->s + start, end - start,
+                                              &canon);
+    if (st != UB_PATHEXPR_OK) {
+        p->nomem |= st == UB_PATHEXPR_NOMEM;
+        *bad = true;
+        return NULL;
+    }
+    const char *r = pe_str(p, canon, strlen(canon));
+    free(canon);
+    return r;
 }
 
 /* the text of a prim (or property) element: identifier characters, '?',

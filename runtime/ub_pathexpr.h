@@ -5,8 +5,7 @@
  * (operators " + ", " & ", " - ", " ", "~"; parentheses only where
  * precedence needs them; a union with "//" is "//", and so on).
  *
- * Predicates ("{isa:Mesh}") are kept as written, spaces around them
- * trimmed.
+ * Predicates ("{isa:Mesh}") are read and rewritten by ub_predexpr.
  */
 #ifndef UB_PATHEXPR_H
 #define UB_PATHEXPR_H
