@@ -584,7 +584,8 @@ static bool ub_items_move_part(ub_items *it, const ub_listop *lo,
             uint32_t rest = front ? moved.n : 0, w = front ? 0 : it->n;
             for (uint32_t k = 0; k < moved.n; k++)
                 nv[w + k] = moved.v[front ? k : moved.n - 1 - k];
-            memcpy(nv + rest, it->v, it->n * sizeof *nv);
+            if (it->n)
+                memcpy(nv + rest, it->v, it->n * sizeof *nv);
             free(it->v);
             it->v = nv;
             it->n += moved.n;

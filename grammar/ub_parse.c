@@ -2544,10 +2544,9 @@ void ub_act_prop_end(ub_pctx *c)
 }
 
 /* A default pathExpression's relative paths made absolute against the
- * prim, in SdfPathExpression's own text, as OpenUSD's text reader keeps
- * it (time samples stay as written there).  Text that is no expression
- * is kept, and so are expressions under a variant (their anchor holds a
- * selection). */
+ * prim (its variant selections included), in SdfPathExpression's own
+ * text, as OpenUSD's text reader keeps it (time samples stay as written
+ * there).  Text that is no expression is kept. */
 static void ub_anchor_path_exprs(ub_pctx *c, ub_value *v)
 {
     if (c->split_role == UB_SPLIT_TAIL) {
@@ -2559,8 +2558,6 @@ static void ub_anchor_path_exprs(ub_pctx *c, ub_value *v)
     const char *anchor = ub_prim_path(c->layer, c->prim);
     if (!anchor)
         ub_oom(c);
-    if (strchr(anchor, '{'))
-        return;
     const char **s = v->u.data;
     for (uint32_t i = 0; i < v->count; i++) {
         char *t = NULL;

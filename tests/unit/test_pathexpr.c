@@ -40,6 +40,11 @@ static void test_anchor(void)
     CANON("../../../..//x", "/A/B", "../../../..//x");
     /* expression references */
     CANON("%_ %:foo %/A/B:bar %../X:y", "/A/B", "%_ %:foo %/A/B:bar %/A/X:y");
+    /* inside variants: the prim's selections kept, a trailing one (a
+     * property authored in the variant itself) dropped */
+    CANON("foo ../bar ../../x", "/W{v=a}C", "/W{v=a}C/foo /W{v=a}bar /W/x");
+    CANON("foo ../bar", "/W{v=a}", "/W/foo /bar");
+    CANON("foo ../q", "/W{v=a}{w=b}E", "/W{v=a}{w=b}E/foo /W{v=a}{w=b}q");
 }
 
 /* Operators in their canonical spelling; parentheses only where the
@@ -83,6 +88,8 @@ static void test_syntax(void)
     rw("x// y//.z", NULL, NULL, UB_PATHEXPR_SYNTAX);
     rw("(a", NULL, NULL, UB_PATHEXPR_SYNTAX);
     rw("a + ", NULL, NULL, UB_PATHEXPR_SYNTAX);
+    /* what anchoring in a variant writes, OpenUSD's reader refuses */
+    rw("/W{v=a}C/foo", NULL, NULL, UB_PATHEXPR_SYNTAX);
 }
 
 /* /Src maps to /Dst; anything else leaves the domain. */
@@ -91,7 +98,7 @@ static const char *map_src(void *ud, const char *path)
     (void)ud;
     static char out[256];
     if (strncmp(path, "/Src", 4) != 0 ||
-        (path[4] && path[4] != '/' && path[4] != '.'))
+        (path[4] && path[4] != '/' && path[4] != '.' && path[4] != '{'))
         return NULL;
     snprintf(out, sizeof out, "/Dst%s", path + 4);
     return out;
@@ -114,6 +121,10 @@ static void test_map(void)
                            "//");
     CU_ASSERT_STRING_EQUAL(rw("%/Src:n %_", NULL, map_src, UB_PATHEXPR_OK),
                            "%/Dst:n %_");
+    /* text the reader anchored in a variant maps with its selections */
+    CU_ASSERT_STRING_EQUAL(rw("/Src{v=a}C/foo /Src{v=a}bar //x{a:1}", NULL,
+                              map_src, UB_PATHEXPR_OK),
+                           "/Dst{v=a}C/foo /Dst{v=a}bar //x{a:1}");
 }
 
 /* Predicates as SdfPredicateExpression writes them back: arguments typed
