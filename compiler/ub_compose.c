@@ -419,16 +419,16 @@ typedef struct ub_item {
     int node;
 } ub_item;
 
-/* A list op being applied: its items in order, and an open-addressing index
- * of them by value so that applying n items costs O(n), not O(n^2) (a
- * relationship may have a million targets).  A deleted item keeps its place
- * with elem NULL until the part is done. */
+/* A list op being applied: its items in order, and (past a few items) an
+ * open-addressing index of them by value so that applying n items costs
+ * O(n), not O(n^2) (a relationship may have a million targets).  A deleted
+ * item keeps its place with elem NULL until the part is done. */
 typedef struct ub_items {
     ub_item *v;
     uint32_t n, cap;
     const ub_type *type;
-    uint32_t *slot; /* 1 + position in v, 0 for a free slot */
-    uint32_t mask;  /* slot count - 1; slots exist when slot != NULL */
+    uint32_t *slot; /* 1 + position in v, 0 for a free slot; NULL: none */
+    uint32_t mask;  /* slot count - 1 */
 } ub_items;
 
 static void ub_items_free(ub_items *it)
@@ -464,8 +464,12 @@ static uint64_t ub_elem_hash(const ub_type *t, const void *e)
 
 static int ub_items_find(const ub_items *it, const void *e)
 {
-    if (!it->slot)
+    if (!it->slot) {
+        for (uint32_t i = 0; i < it->n; i++)
+            if (it->v[i].elem && ub_elem_eq(it->type, it->v[i].elem, e))
+                return (int)i;
         return -1;
+    }
     for (uint32_t h = (uint32_t)ub_elem_hash(it->type, e) & it->mask;
          it->slot[h]; h = (h + 1) & it->mask) {
         const ub_item *x = &it->v[it->slot[h] - 1];
@@ -483,9 +487,14 @@ static void ub_items_slot_put(ub_items *it, uint32_t pos)
     it->slot[h] = pos + 1;
 }
 
-/* Index the live items afresh, with room for `more` to be pushed. */
+/* Index the live items afresh, with room for `more` to be pushed.  A few
+ * items (most list ops have one to three) are searched without one. */
 static bool ub_items_index(ub_items *it, uint32_t more)
 {
+    free(it->slot);
+    it->slot = NULL;
+    if ((uint64_t)it->n + more <= 16)
+        return true;
     uint64_t want = 2 * ((uint64_t)it->n + more) + 2, cap = 8;
     while (cap < want)
         cap *= 2;
@@ -494,7 +503,6 @@ static bool ub_items_index(ub_items *it, uint32_t more)
     uint32_t *slot = calloc((size_t)cap, sizeof *slot);
     if (!slot)
         return false;
-    free(it->slot);
     it->slot = slot;
     it->mask = (uint32_t)cap - 1;
     for (uint32_t i = 0; i < it->n; i++)
@@ -503,7 +511,7 @@ static bool ub_items_index(ub_items *it, uint32_t more)
     return true;
 }
 
-/* Append x (indexed when the index is kept: ub_items_index made room). */
+/* Append x, indexed when there is an index (grown when half full). */
 static bool ub_items_push(ub_items *it, ub_item x)
 {
     if (it->n == it->cap) {
@@ -515,7 +523,9 @@ static bool ub_items_push(ub_items *it, ub_item x)
         it->cap = cap;
     }
     it->v[it->n++] = x;
-    if (it->slot)
+    if (it->slot && (uint64_t)it->n * 2 > it->mask)
+        (void)ub_items_index(it, it->n); /* else searched without one */
+    else if (it->slot)
         ub_items_slot_put(it, it->n - 1);
     return true;
 }
