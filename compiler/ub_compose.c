@@ -28,6 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <xxhash.h>
 
 #include "ub_clips.h"
 #include "ub_expr.h"
@@ -418,11 +419,23 @@ typedef struct ub_item {
     int node;
 } ub_item;
 
+/* A list op being applied: its items in order, and (past a few items) an
+ * open-addressing index of them by value so that applying n items costs
+ * O(n), not O(n^2) (a relationship may have a million targets).  A deleted
+ * item keeps its place with elem NULL until the part is done. */
 typedef struct ub_items {
     ub_item *v;
     uint32_t n, cap;
     const ub_type *type;
+    uint32_t *slot; /* 1 + position in v, 0 for a free slot; NULL: none */
+    uint32_t mask;  /* slot count - 1 */
 } ub_items;
+
+static void ub_items_free(ub_items *it)
+{
+    free(it->v);
+    free(it->slot);
+}
 
 static bool ub_elem_eq(const ub_type *t, const void *a, const void *b)
 {
@@ -435,15 +448,71 @@ static bool ub_elem_eq(const ub_type *t, const void *a, const void *b)
     return memcmp(a, b, ub_type_elem_size(t)) == 0;
 }
 
+/* A hash of what ub_elem_eq compares (-0.0 hashes as 0.0, which it equals). */
+static uint64_t ub_elem_hash(const ub_type *t, const void *e)
+{
+    if (t->scalar == UB_SC_REF) {
+        const ub_reference *r = e;
+        double num[2] = {r->offset.offset + 0.0, r->offset.scale + 0.0};
+        uint64_t h = XXH3_64bits(num, sizeof num);
+        h ^= (uint64_t)(uintptr_t)r->asset * UINT64_C(0x9e3779b97f4a7c15);
+        h ^= (uint64_t)(uintptr_t)r->prim_path * UINT64_C(0xc2b2ae3d27d4eb4f);
+        return h ^ (h >> 29);
+    }
+    return XXH3_64bits(e, ub_type_elem_size(t));
+}
+
 static int ub_items_find(const ub_items *it, const void *e)
 {
-    for (uint32_t i = 0; i < it->n; i++)
-        if (ub_elem_eq(it->type, it->v[i].elem, e))
-            return (int)i;
+    if (!it->slot) {
+        for (uint32_t i = 0; i < it->n; i++)
+            if (it->v[i].elem && ub_elem_eq(it->type, it->v[i].elem, e))
+                return (int)i;
+        return -1;
+    }
+    for (uint32_t h = (uint32_t)ub_elem_hash(it->type, e) & it->mask;
+         it->slot[h]; h = (h + 1) & it->mask) {
+        const ub_item *x = &it->v[it->slot[h] - 1];
+        if (x->elem && ub_elem_eq(it->type, x->elem, e))
+            return (int)(it->slot[h] - 1);
+    }
     return -1;
 }
 
-static bool ub_items_insert(ub_items *it, uint32_t at, ub_item x)
+static void ub_items_slot_put(ub_items *it, uint32_t pos)
+{
+    uint32_t h = (uint32_t)ub_elem_hash(it->type, it->v[pos].elem) & it->mask;
+    while (it->slot[h])
+        h = (h + 1) & it->mask;
+    it->slot[h] = pos + 1;
+}
+
+/* Index the live items afresh, with room for `more` to be pushed.  A few
+ * items (most list ops have one to three) are searched without one. */
+static bool ub_items_index(ub_items *it, uint32_t more)
+{
+    free(it->slot);
+    it->slot = NULL;
+    if ((uint64_t)it->n + more <= 16)
+        return true;
+    uint64_t want = 2 * ((uint64_t)it->n + more) + 2, cap = 8;
+    while (cap < want)
+        cap *= 2;
+    if (cap > UINT32_MAX)
+        return false;
+    uint32_t *slot = calloc((size_t)cap, sizeof *slot);
+    if (!slot)
+        return false;
+    it->slot = slot;
+    it->mask = (uint32_t)cap - 1;
+    for (uint32_t i = 0; i < it->n; i++)
+        if (it->v[i].elem)
+            ub_items_slot_put(it, i);
+    return true;
+}
+
+/* Append x, indexed when there is an index (grown when half full). */
+static bool ub_items_push(ub_items *it, ub_item x)
 {
     if (it->n == it->cap) {
         uint32_t cap = it->cap ? it->cap * 2 : 8;
@@ -453,16 +522,88 @@ static bool ub_items_insert(ub_items *it, uint32_t at, ub_item x)
         it->v = nv;
         it->cap = cap;
     }
-    memmove(it->v + at + 1, it->v + at, (it->n - at) * sizeof *it->v);
-    it->v[at] = x;
-    it->n++;
+    it->v[it->n++] = x;
+    if (it->slot && (uint64_t)it->n * 2 > it->mask)
+        (void)ub_items_index(it, it->n); /* else searched without one */
+    else if (it->slot)
+        ub_items_slot_put(it, it->n - 1);
     return true;
 }
 
-static void ub_items_remove_at(ub_items *it, uint32_t at)
+/* Drop the deleted items, and the index, which no longer fits. */
+static void ub_items_compact(ub_items *it)
 {
-    memmove(it->v + at, it->v + at + 1, (it->n - at - 1) * sizeof *it->v);
-    it->n--;
+    free(it->slot);
+    it->slot = NULL;
+    uint32_t w = 0;
+    for (uint32_t i = 0; i < it->n; i++)
+        if (it->v[i].elem)
+            it->v[w++] = it->v[i];
+    it->n = w;
+}
+
+/* The parts of a list op as OpenUSD's SdfListOp::ApplyOperations applies
+ * them, duplicates in a part included (crate files may hold them; a mapped
+ * path list may make them): explicit and added items are kept where they
+ * first are; deleted ones removed; prepended ones moved to the front in the
+ * order of their first occurrence, appended ones to the end in the order of
+ * their last. */
+static bool ub_items_add_part(ub_items *it, const ub_listop *lo,
+                              ub_listop_part p, uint32_t li, int node)
+{
+    const ub_value *v = ub_listop_get(lo, p);
+    if (!(p == UB_LO_EXPLICIT || lo->has[p]) || v->kind != UB_V_DATA)
+        return true;
+    if (!ub_items_index(it, v->count))
+        return false;
+    for (uint32_t i = 0; i < v->count; i++) {
+        const void *x = ub_value_elem(v, i);
+        if (ub_items_find(it, x) < 0 &&
+            !ub_items_push(it, (ub_item){x, li, node}))
+            return false;
+    }
+    return true;
+}
+
+static bool ub_items_move_part(ub_items *it, const ub_listop *lo,
+                               ub_listop_part p, uint32_t li, int node)
+{
+    const ub_value *v = ub_listop_get(lo, p);
+    if (!lo->has[p] || v->kind != UB_V_DATA || !v->count)
+        return true;
+    bool front = p == UB_LO_PREPEND;
+    ub_items moved = {.type = it->type};
+    bool ok = ub_items_index(&moved, v->count);
+    for (uint32_t k = 0; ok && k < v->count; k++) {
+        const void *x = ub_value_elem(v, front ? k : v->count - 1 - k);
+        if (ub_items_find(&moved, x) < 0)
+            ok = ub_items_push(&moved, (ub_item){x, li, node});
+    }
+    ok = ok && ub_items_index(it, 0);
+    for (uint32_t k = 0; ok && k < moved.n; k++) {
+        int at = ub_items_find(it, moved.v[k].elem);
+        if (at >= 0)
+            it->v[at].elem = NULL;
+    }
+    if (ok) {
+        ub_items_compact(it);
+        ub_item *nv = malloc(((size_t)it->n + moved.n) * sizeof *nv);
+        ok = nv != NULL;
+        if (ok) {
+            /* appended items were gathered last occurrence first */
+            uint32_t rest = front ? moved.n : 0, w = front ? 0 : it->n;
+            for (uint32_t k = 0; k < moved.n; k++)
+                nv[w + k] = moved.v[front ? k : moved.n - 1 - k];
+            if (it->n)
+                memcpy(nv + rest, it->v, it->n * sizeof *nv);
+            free(it->v);
+            it->v = nv;
+            it->n += moved.n;
+            it->cap = it->n;
+        }
+    }
+    ub_items_free(&moved);
+    return ok;
 }
 
 /* Items being reordered, and the reorder part's elements. */
@@ -479,50 +620,28 @@ static bool ub_items_is_entry(void *ctx, uint32_t item, uint32_t entry)
                       ub_value_elem(o->order, entry));
 }
 
-/* Put the items of part p of lo into it: each at the front, in order, or
- * at the end.  An item already there stays where it is (explicit, add) or
- * moves (prepend, append). */
-static bool ub_items_put_part(ub_items *it, const ub_listop *lo,
-                              ub_listop_part p, bool front, bool move,
-                              uint32_t li, int node)
-{
-    const ub_value *v = ub_listop_get(lo, p);
-    if (!(p == UB_LO_EXPLICIT || lo->has[p]) || v->kind != UB_V_DATA)
-        return true;
-    for (uint32_t i = 0; i < v->count; i++) {
-        const void *x = ub_value_elem(v, i);
-        int k = ub_items_find(it, x);
-        if (k >= 0) {
-            if (!move)
-                continue;
-            ub_items_remove_at(it, (uint32_t)k);
-        }
-        if (!ub_items_insert(it, front ? i : it->n, (ub_item){x, li, node}))
-            return false;
-    }
-    return true;
-}
-
 static bool ub_items_apply(ub_items *it, const ub_listop *lo, uint32_t li,
                            int node)
 {
     const ub_type *t = it->type;
     if (lo->is_explicit) {
         it->n = 0;
-        return ub_items_put_part(it, lo, UB_LO_EXPLICIT, false, false, li,
-                                 node);
+        return ub_items_add_part(it, lo, UB_LO_EXPLICIT, li, node);
     }
     const ub_value *d = ub_listop_get(lo, UB_LO_DELETE);
-    for (uint32_t i = 0; lo->has[UB_LO_DELETE] && d->kind == UB_V_DATA &&
-                         i < d->count;
-         i++) {
-        int k = ub_items_find(it, ub_value_elem(d, i));
-        if (k >= 0)
-            ub_items_remove_at(it, (uint32_t)k);
+    if (lo->has[UB_LO_DELETE] && d->kind == UB_V_DATA && d->count) {
+        if (!ub_items_index(it, 0))
+            return false;
+        for (uint32_t i = 0; i < d->count; i++) {
+            int k = ub_items_find(it, ub_value_elem(d, i));
+            if (k >= 0)
+                it->v[k].elem = NULL;
+        }
+        ub_items_compact(it);
     }
-    if (!ub_items_put_part(it, lo, UB_LO_ADD, false, false, li, node) ||
-        !ub_items_put_part(it, lo, UB_LO_PREPEND, true, true, li, node) ||
-        !ub_items_put_part(it, lo, UB_LO_APPEND, false, true, li, node))
+    if (!ub_items_add_part(it, lo, UB_LO_ADD, li, node) ||
+        !ub_items_move_part(it, lo, UB_LO_PREPEND, li, node) ||
+        !ub_items_move_part(it, lo, UB_LO_APPEND, li, node))
         return false;
     const ub_value *ro = ub_listop_get(lo, UB_LO_REORDER);
     if (lo->has[UB_LO_REORDER] && ro->kind == UB_V_DATA && ro->count &&
@@ -538,6 +657,7 @@ static bool ub_items_apply(ub_items *it, const ub_listop *lo, uint32_t li,
         }
         for (uint32_t j = 0; ok && j < it->n; j++)
             it->v[j] = was[perm[j]];
+        ub_items_compact(it); /* drops the index of the old order */
         free(perm);
         free(was);
         if (!ok)
@@ -713,7 +833,7 @@ static void ub_add_class_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
         if (c >= 0 && ix->v[i].parent >= 0)
             ub_imply_class(cx, ix, c);
     }
-    free(it.v);
+    ub_items_free(&it);
 }
 
 static bool ub_index_for_path(ub_cx *cx, ub_stack *ls, const char *path,
@@ -857,7 +977,7 @@ static void ub_add_ref_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
         if (!ub_subroot_ancestry(cx, ix, &nn))
             ub_index_add(cx, ix, &nn);
     }
-    free(it.v);
+    ub_items_free(&it);
 }
 
 static void ub_eval_arcs(ub_cx *cx, ub_index *ix, int i)
@@ -970,7 +1090,7 @@ static void ub_eval_ancestral_variants(ub_cx *cx, ub_index *ix, int i)
                 cx->oom = true;
             n = &ix->v[i];
         }
-        free(sets.v);
+        ub_items_free(&sets);
         path = anc;
     }
 }
@@ -1030,7 +1150,7 @@ static void ub_eval_variants(ub_cx *cx, ub_index *ix, int i)
                       .sib = (int)k};
         ub_index_add(cx, ix, &nn);
     }
-    free(it.v);
+    ub_items_free(&it);
 }
 
 /* Evaluate arcs until none is left: all non-variant arcs first, then the
@@ -1298,13 +1418,13 @@ static void ub_compose_meta(ub_cx *cx, ub_fields *out, const ub_index *ix,
                 ub_listop *lo = ub_listop_new(cx->a);
                 if ((arr.kind == UB_V_EMPTY && it.n) || !lo) {
                     cx->oom = true;
-                    free(it.v);
+                    ub_items_free(&it);
                     continue;
                 }
                 size_t es = ub_type_elem_size(it.type);
                 for (uint32_t j = 0; j < it.n; j++)
                     memcpy(ub_value_elem(&arr, j), it.v[j].elem, es);
-                free(it.v);
+                ub_items_free(&it);
                 lo->is_explicit = true;
                 lo->has[UB_LO_EXPLICIT] = true;
                 if (ub_listop_put(cx->a, lo, UB_LO_EXPLICIT, arr) != 0) {
@@ -1670,8 +1790,8 @@ static void ub_node_clip_sets(ub_cx *cx, const ub_index *ix, int node,
                     if (clips->e[j].key == names[i])
                         keyp = &clips->e[j].key;
                 if (!have && keyp &&
-                    !ub_items_insert(&added, added.n,
-                                     (ub_item){keyp, (uint32_t)li, node}))
+                    !ub_items_push(&added,
+                                   (ub_item){keyp, (uint32_t)li, node}))
                     cx->oom = true;
             }
             free(names);
@@ -1695,7 +1815,7 @@ static void ub_node_clip_sets(ub_cx *cx, const ub_index *ix, int node,
         out->v[w++] = out->v[i];
     }
     out->n = w;
-    free(added.v);
+    ub_items_free(&added);
 }
 
 static void ub_prim_clip_sets(ub_cx *cx, const ub_index *ix,
@@ -1826,12 +1946,15 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
     }
     ub_value arr = {0};
     if (!it.n) {
-        free(it.v);
+        ub_items_free(&it);
         return arr;
     }
+    /* relocated, the paths may repeat: the first of each is kept */
     const char **paths = malloc(it.n * sizeof *paths);
+    ub_items uniq = {.type = it.type};
+    bool ok = paths && ub_items_index(&uniq, it.n);
     uint32_t np = 0;
-    for (uint32_t i = 0; paths && i < it.n; i++) {
+    for (uint32_t i = 0; ok && i < it.n; i++) {
         const char *m = *(const char *const *)it.v[i].elem;
         m = ub_relocate(cx, m);
         if (m && cx->remap_from)
@@ -1839,15 +1962,17 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
                     ? ub_path_replace_prefix(cx->t, m, cx->remap_from,
                                              cx->remap_to)
                     : m;
-        bool dup = false;
-        for (uint32_t j = 0; m && j < np; j++)
-            dup |= paths[j] == m;
-        if (m && !dup)
-            paths[np++] = m;
+        if (!m)
+            continue;
+        paths[np] = m;
+        if (ub_items_find(&uniq, &paths[np]) < 0)
+            ok = ub_items_push(&uniq, (ub_item){&paths[np++], 0, 0});
     }
-    free(it.v);
-    if (!paths) {
+    ub_items_free(&uniq);
+    ub_items_free(&it);
+    if (!ok) {
         cx->oom = true;
+        free(paths);
         return arr;
     }
     if (np) {

@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "ub_format.h"
 #include "ub_parse_int.h"
 #include "ub_pathexpr.h"
 #include "parser.h"
@@ -190,70 +191,17 @@ double ub_parse_double(const char *s, size_t n)
 
 /* --- strings and identifiers ---------------------------------------------- */
 
-static int ub_hexval(int ch)
-{
-    if (ch >= '0' && ch <= '9')
-        return ch - '0';
-    if (ch >= 'a' && ch <= 'f')
-        return ch - 'a' + 10;
-    if (ch >= 'A' && ch <= 'F')
-        return ch - 'A' + 10;
-    return -1;
-}
-
-/* Escapes as OpenUSD evaluates them: C escapes, \xHH (up to two digits),
- * \ooo (up to three octal digits), any other escaped character stands for
- * itself. */
+/* Escapes as OpenUSD evaluates them (ub_unescape). */
 const char *ub_parse_unescape(ub_pctx *c, const char *s, size_t n)
 {
     if (!memchr(s, '\\', n))
         return ub_in(c, s, n);
     char small[512];
-    small[0] = 0;
     bool heap = n >= sizeof small;
     char *out = heap ? malloc(n) : small;
     if (!out)
         ub_oom(c);
-    size_t o = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (s[i] != '\\' || i + 1 >= n) {
-            out[o++] = s[i];
-            continue;
-        }
-        char e = s[++i];
-        switch (e) {
-        case 'a': out[o++] = '\a'; break;
-        case 'b': out[o++] = '\b'; break;
-        case 'f': out[o++] = '\f'; break;
-        case 'n': out[o++] = '\n'; break;
-        case 'r': out[o++] = '\r'; break;
-        case 't': out[o++] = '\t'; break;
-        case 'v': out[o++] = '\v'; break;
-        case 'x': {
-            unsigned v = 0;
-            int nd = 0;
-            while (nd < 2 && i + 1 < n && ub_hexval((unsigned char)s[i + 1]) >= 0) {
-                v = v * 16 + (unsigned)ub_hexval((unsigned char)s[++i]);
-                nd++;
-            }
-            out[o++] = (char)v;
-            break;
-        }
-        case '0': case '1': case '2': case '3':
-        case '4': case '5': case '6': case '7': {
-            unsigned v = (unsigned)(e - '0');
-            int nd = 1;
-            while (nd < 3 && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7') {
-                v = v * 8 + (unsigned)(s[++i] - '0');
-                nd++;
-            }
-            out[o++] = (char)v;
-            break;
-        }
-        default:
-            out[o++] = e;
-        }
-    }
+    size_t o = ub_unescape(out, s, n);
     const char *r = ub_intern(c->strtab, out, o);
     if (heap)
         free(out);
@@ -2596,10 +2544,9 @@ void ub_act_prop_end(ub_pctx *c)
 }
 
 /* A default pathExpression's relative paths made absolute against the
- * prim, in SdfPathExpression's own text, as OpenUSD's text reader keeps
- * it (time samples stay as written there).  Text that is no expression
- * is kept, and so are expressions under a variant (their anchor holds a
- * selection). */
+ * prim (its variant selections included), in SdfPathExpression's own
+ * text, as OpenUSD's text reader keeps it (time samples stay as written
+ * there).  Text that is no expression is kept. */
 static void ub_anchor_path_exprs(ub_pctx *c, ub_value *v)
 {
     if (c->split_role == UB_SPLIT_TAIL) {
@@ -2611,8 +2558,6 @@ static void ub_anchor_path_exprs(ub_pctx *c, ub_value *v)
     const char *anchor = ub_prim_path(c->layer, c->prim);
     if (!anchor)
         ub_oom(c);
-    if (strchr(anchor, '{'))
-        return;
     const char **s = v->u.data;
     for (uint32_t i = 0; i < v->count; i++) {
         char *t = NULL;

@@ -792,6 +792,63 @@ static int ub_utf8_len(const unsigned char *s, size_t avail)
     return len;
 }
 
+static int ub_hex_digit(int ch)
+{
+    if (ch >= '0' && ch <= '9')
+        return ch - '0';
+    if (ch >= 'a' && ch <= 'f')
+        return ch - 'a' + 10;
+    if (ch >= 'A' && ch <= 'F')
+        return ch - 'A' + 10;
+    return -1;
+}
+
+size_t ub_unescape(char *out, const char *s, size_t n)
+{
+    size_t o = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '\\' || i + 1 >= n) {
+            out[o++] = s[i];
+            continue;
+        }
+        char e = s[++i];
+        switch (e) {
+        case 'a': out[o++] = '\a'; break;
+        case 'b': out[o++] = '\b'; break;
+        case 'f': out[o++] = '\f'; break;
+        case 'n': out[o++] = '\n'; break;
+        case 'r': out[o++] = '\r'; break;
+        case 't': out[o++] = '\t'; break;
+        case 'v': out[o++] = '\v'; break;
+        case 'x': {
+            unsigned v = 0;
+            int nd = 0;
+            while (nd < 2 && i + 1 < n &&
+                   ub_hex_digit((unsigned char)s[i + 1]) >= 0) {
+                v = v * 16 + (unsigned)ub_hex_digit((unsigned char)s[++i]);
+                nd++;
+            }
+            out[o++] = (char)v;
+            break;
+        }
+        case '0': case '1': case '2': case '3':
+        case '4': case '5': case '6': case '7': {
+            unsigned v = (unsigned)(e - '0');
+            int nd = 1;
+            while (nd < 3 && i + 1 < n && s[i + 1] >= '0' && s[i + 1] <= '7') {
+                v = v * 8 + (unsigned)(s[++i] - '0');
+                nd++;
+            }
+            out[o++] = (char)v;
+            break;
+        }
+        default:
+            out[o++] = e;
+        }
+    }
+    return o;
+}
+
 void ub_put_quoted(ub_buf *b, const char *s, size_t n)
 {
     /* OpenUSD stops at an embedded NUL. */

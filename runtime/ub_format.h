@@ -47,6 +47,12 @@ void ub_put_double(ub_buf *b, double v);
 void ub_put_i64(ub_buf *b, int64_t v);
 void ub_put_u64(ub_buf *b, uint64_t v);
 
+/* The value of a quoted string's body s[0..n) as OpenUSD evaluates its
+ * escapes (Sdf_EvalQuotedString): C escapes, \xHH (up to two digits), \ooo
+ * (up to three octal digits), any other escaped character standing for
+ * itself.  out has room for n bytes; returns the length written. */
+size_t ub_unescape(char *out, const char *s, size_t n);
+
 /* A string as usda quotes it: double quotes unless the text has '"' and
  * no '\'', triple quotes when it has a newline; escapes as OpenUSD does
  * (\n \r \t \\, the quote, \xNN for non-printable bytes that are not

@@ -7,6 +7,8 @@
  */
 #include "ub_pathexpr.h"
 
+#include "ub_predexpr.h"
+
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +43,11 @@ typedef struct pe {
     char **strs; /* every string made here, freed at the end */
     int n_strs, cap_strs;
     bool nomem;
+    /* Prim names may carry variant selections ("W{v=a}C"): text the
+     * reader anchored inside a variant, read again to be mapped.  OpenUSD
+     * keeps expressions parsed and never reads such text back; its text
+     * reader refuses it, and so does ours. */
+    bool selections;
 } pe;
 
 /* --- storage -------------------------------------------------------------- */
@@ -138,6 +145,47 @@ static bool pe_is_ident(const char *s, bool namespaced)
     return !start;
 }
 
+/* The length of a variant selection "{set=sel}" at s (0: none). */
+static size_t pe_selection_len(const char *s)
+{
+    if (*s != '{')
+        return 0;
+    size_t i = 1;
+    while (pe_ident_other(s[i]) || s[i] == '-' || s[i] == '|')
+        i++;
+    if (i == 1 || s[i] != '=')
+        return 0;
+    i++;
+    while (pe_ident_other(s[i]) || s[i] == '-' || s[i] == '|' || s[i] == '.')
+        i++;
+    return s[i] == '}' ? i + 1 : 0;
+}
+
+/* A prim name, or with p->selections a name and its variant selections
+ * ("W{v=a}C", "W{v=a}") */
+static bool pe_is_prim_name(const pe *p, const char *s)
+{
+    if (!p->selections || !strchr(s, '{'))
+        return pe_is_ident(s, false);
+    size_t i = 0;
+    bool need_name = true;
+    while (s[i]) {
+        size_t k = i;
+        while (pe_ident_other(s[k]))
+            k++;
+        if (k > i && !pe_ident_first(s[i]))
+            return false;
+        if (need_name && k == i)
+            return false;
+        size_t sel = pe_selection_len(s + k);
+        if (!sel)
+            return s[k] == '\0';
+        i = k + sel;
+        need_name = false;
+    }
+    return true;
+}
+
 static bool pe_is_stretch(const pe_comp *c)
 {
     return !c->text[0] && !c->pred;
@@ -175,7 +223,7 @@ static void pe_append_child(pe *p, pe_node *n, const char *text,
         return;
     if (!n->prefix[0])
         n->prefix = ".";
-    if ((pe_is_ident(text, false) || strcmp(text, "..") == 0) && !pred &&
+    if ((pe_is_prim_name(p, text) || strcmp(text, "..") == 0) && !pred &&
         !n->ncomp) {
         if (strcmp(n->prefix, ".") == 0)
             n->prefix = pe_str(p, text, strlen(text));
@@ -231,8 +279,8 @@ static void pe_skip_blanks(pe *p)
         p->i++;
 }
 
-/* '{' predicate '}', kept as written (trimmed); NULL when absent or
- * malformed (*bad set). */
+/* '{' predicate '}', in its canonical text (ub_predexpr); NULL when
+ * absent or malformed (*bad set). */
 static const char *pe_pred(pe *p, bool *bad)
 {
     if (pe_c(p) != '{')
@@ -268,7 +316,17 @@ static const char *pe_pred(pe *p, bool *bad)
         *bad = true;
         return NULL;
     }
-    return pe_str(p, p->s + start, end - start);
+    char *canon = NULL;
+    ub_pathexpr_status st = ub_predexpr_canon(p->s + start, end - start,
+                                              &canon);
+    if (st != UB_PATHEXPR_OK) {
+        p->nomem |= st == UB_PATHEXPR_NOMEM;
+        *bad = true;
+        return NULL;
+    }
+    const char *r = pe_str(p, canon, strlen(canon));
+    free(canon);
+    return r;
 }
 
 /* the text of a prim (or property) element: identifier characters, '?',
@@ -281,6 +339,12 @@ static size_t pe_wild_len(const pe *p, size_t i, bool prop)
         j++;
     if (j == i)
         return 0;
+    for (size_t sel; p->selections && !prop &&
+                     (sel = pe_selection_len(p->s + j)) != 0;) {
+        j += sel;
+        while (pe_ident_other(p->s[j]))
+            j++;
+    }
     if (p->s[j] == '[') {
         size_t k = j + 1;
         while (pe_ident_other(p->s[k]) || strchr("[]!-?*", p->s[k]) ||
@@ -679,7 +743,9 @@ out:
 /* --- anchoring and mapping --------------------------------------------------- */
 
 /* SdfPath::MakeAbsolutePath: rel ("..", ".", "a/b", "../a.x", ".x")
- * against prim path anchor; NULL when it leaves the root. */
+ * against prim path anchor, which may hold variant selections
+ * ("/W{v=a}C": its parent is "/W{v=a}", whose child b is "/W{v=a}b" and
+ * whose parent is "/W"); NULL when it leaves the root. */
 static const char *pe_absolute(pe *p, const char *rel, const char *anchor)
 {
     if (!rel[0] || rel[0] == '/')
@@ -700,10 +766,15 @@ static const char *pe_absolute(pe *p, const char *rel, const char *anchor)
         if (n == 2 && s[0] == '.' && s[1] == '.') {
             if (w == 1) {
                 ok = false; /* above the root */
-            } else {
-                while (w > 0 && b[w - 1] != '/')
+            } else if (b[w - 1] == '}') {
+                while (w > 0 && b[w - 1] != '{')
+                    w--; /* a selection's parent: the prim it selects in */
+                if (w > 0)
                     w--;
-                if (w > 1)
+            } else {
+                while (w > 0 && b[w - 1] != '/' && b[w - 1] != '}')
+                    w--;
+                if (w > 1 && b[w - 1] == '/')
                     w--;
             }
         } else if (n == 1 && s[0] == '.') {
@@ -712,7 +783,7 @@ static const char *pe_absolute(pe *p, const char *rel, const char *anchor)
             memcpy(b + w, s, n); /* a property of the anchor */
             w += n;
         } else {
-            if (w > 1)
+            if (w > 1 && b[w - 1] != '}')
                 b[w++] = '/';
             memcpy(b + w, s, n);
             w += n;
@@ -727,13 +798,26 @@ static const char *pe_absolute(pe *p, const char *rel, const char *anchor)
     return r;
 }
 
+/* Anchored at the prim of the anchor (SdfPath::GetPrimPath): a trailing
+ * variant selection ("/W{v=a}", where a property authored inside a
+ * variant sits) is dropped, selections further up are kept. */
 static void pe_make_absolute(pe *p, const char *anchor)
 {
+    size_t an = strlen(anchor);
+    while (an > 1 && anchor[an - 1] == '}') {
+        while (an > 0 && anchor[an - 1] != '{')
+            an--;
+        if (an > 0)
+            an--;
+    }
+    const char *prim = an == strlen(anchor) ? anchor : pe_str(p, anchor, an);
+    if (!prim)
+        return;
     for (int i = 0; i < p->n_nodes; i++) {
         pe_node *n = &p->nodes[i];
         if ((n->kind != PE_PATTERN && n->kind != PE_REF) || !n->prefix[0])
             continue;
-        const char *a = pe_absolute(p, n->prefix, anchor);
+        const char *a = pe_absolute(p, n->prefix, prim);
         if (a) /* else SdfPathPattern::SetPrefix keeps it, with a warning */
             n->prefix = a;
     }
@@ -917,7 +1001,7 @@ ub_pathexpr_status ub_pathexpr_rewrite(const char *text, const char *anchor,
                                        char **out)
 {
     *out = NULL;
-    pe p = {.s = text};
+    pe p = {.s = text, .selections = map != NULL};
     int root = pe_parse(&p);
     ub_pathexpr_status st = UB_PATHEXPR_OK;
     if (root < 0) {

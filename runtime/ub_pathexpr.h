@@ -5,8 +5,7 @@
  * (operators " + ", " & ", " - ", " ", "~"; parentheses only where
  * precedence needs them; a union with "//" is "//", and so on).
  *
- * Predicates ("{isa:Mesh}") are kept as written, spaces around them
- * trimmed.
+ * Predicates ("{isa:Mesh}") are read and rewritten by ub_predexpr.
  */
 #ifndef UB_PATHEXPR_H
 #define UB_PATHEXPR_H
@@ -26,8 +25,11 @@ typedef enum ub_pathexpr_status {
 /* The canonical text of expression `text` in *out (malloc'd), its
  * relative paths made absolute against prim path `anchor` when anchor is
  * not NULL (SdfPathExpression::MakeAbsolute, as the text reader does for
- * a default value), then every pattern not starting with "//" and every
- * reference path mapped through `map` when it is not NULL. */
+ * a default value; the anchor may hold variant selections, a trailing one
+ * is dropped as SdfPath::GetPrimPath drops it), then every pattern not
+ * starting with "//" and every reference path mapped through `map` when
+ * it is not NULL.  Text to be mapped is text this reader made, so its
+ * paths may hold the variant selections anchoring put there. */
 ub_pathexpr_status ub_pathexpr_rewrite(const char *text, const char *anchor,
                                        ub_pathexpr_map map, void *ud,
                                        char **out);

@@ -107,18 +107,13 @@ static int ub_cat_run(int argc, char **argv)
     int n_inputs = 0;
     bool options_done = false;
     for (int i = 1; i < argc; i++) {
-        const char *v;
         int r;
         if (!options_done && strcmp(argv[i], "--") == 0) {
             options_done = true;
         } else if (!options_done &&
-                   ((r = ub_cli_opt_value(argc, argv, &i, "-o", &v)) != 0 ||
-                    (r = ub_cli_opt_value(argc, argv, &i, "--output", &v)) !=
-                        0)) {
+                   (r = ub_cli_opt_output(argc, argv, &i, "cat", &out)) != 0) {
             if (r < 0)
-                return ub_cli_usage_error("cat", "%s needs a file name",
-                                          argv[i]);
-            out = v;
+                return UB_EXIT_USAGE;
         } else if (!options_done &&
                    (r = ub_cli_opt_format(argc, argv, &i, "cat", &format)) !=
                        0) {

@@ -45,13 +45,9 @@ static int ub_convert_run(int argc, char **argv)
         if (!options_done && strcmp(argv[i], "--") == 0) {
             options_done = true;
         } else if (!options_done &&
-                   ((r = ub_cli_opt_value(argc, argv, &i, "-o", &v)) != 0 ||
-                    (r = ub_cli_opt_value(argc, argv, &i, "--output", &v)) !=
-                        0)) {
+                   (r = ub_cli_opt_output(argc, argv, &i, "convert", &out)) != 0) {
             if (r < 0)
-                return ub_cli_usage_error("convert", "%s needs a file name",
-                                          argv[i]);
-            out = v;
+                return UB_EXIT_USAGE;
         } else if (!options_done &&
                    (r = ub_cli_opt_format(argc, argv, &i, "convert",
                                           &format)) != 0) {

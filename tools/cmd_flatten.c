@@ -130,13 +130,9 @@ static int ub_flatten_run(int argc, char **argv)
         } else if (!options_done && strcmp(argv[i], "--strict") == 0) {
             strict = true;
         } else if (!options_done &&
-                   ((r = ub_cli_opt_value(argc, argv, &i, "-o", &v)) != 0 ||
-                    (r = ub_cli_opt_value(argc, argv, &i, "--output", &v)) !=
-                        0)) {
+                   (r = ub_cli_opt_output(argc, argv, &i, "flatten", &out)) != 0) {
             if (r < 0)
-                return ub_cli_usage_error("flatten", "%s needs a file name",
-                                          argv[i]);
-            out = v;
+                return UB_EXIT_USAGE;
         } else if (!options_done &&
                    (r = ub_cli_opt_value(argc, argv, &i, "--search-path",
                                          &v)) != 0) {

@@ -332,6 +332,17 @@ ub_out_format ub_cli_format_named(const char *name)
     return UB_FMT_NONE;
 }
 
+int ub_cli_opt_output(int argc, char **argv, int *i, const char *cmd,
+                      const char **path)
+{
+    int r = ub_cli_opt_value(argc, argv, i, "-o", path);
+    if (r == 0)
+        r = ub_cli_opt_value(argc, argv, i, "--output", path);
+    if (r < 0)
+        ub_cli_usage_error(cmd, "%s needs a file name", argv[*i]);
+    return r;
+}
+
 int ub_cli_opt_format(int argc, char **argv, int *i, const char *cmd,
                       ub_out_format *fmt)
 {

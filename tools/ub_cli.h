@@ -113,6 +113,11 @@ ub_out_format ub_cli_format_named(const char *name);
 /* Whether argv[*i] is -f/--format FMT: 1 (and *fmt set, *i advanced) when
  * it is, 0 when it is another argument, -1 after a usage error of cmd was
  * printed (a missing or unknown format). */
+/* -o/--output FILE (or --output=FILE) at argv[*i]: 1 with *path set, 0 when
+ * argv[*i] is another option, -1 (usage already reported) when FILE is
+ * missing. */
+int ub_cli_opt_output(int argc, char **argv, int *i, const char *cmd,
+                      const char **path);
 int ub_cli_opt_format(int argc, char **argv, int *i, const char *cmd,
                       ub_out_format *fmt);
 /* The format an output file's extension asks for: .usda text, .usdc and

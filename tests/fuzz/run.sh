@@ -18,6 +18,8 @@
 #               first, its other layers after "#--8<--" lines, renamed
 #               l1.usda, l2.usda, ...
 #   crate       the fixtures' and the corpus's crate files (up to 64 KiB)
+#   pathexpr    the pathExpression values of the fixtures' and the
+#               corpus's .usda layers, one a file
 #   others      none (WORKDIR/NAME/corpus may hold some)
 # The corpus is $UB_CONFORMANCE_DIR, default ../shared/conformance beside
 # the source tree.  Exits non-zero when a target fails to build or finds a
@@ -124,6 +126,17 @@ seed_crate() {
     done
 }
 
+# each pathExpression value of the usda layers, unquoted, as one seed
+seed_pathexpr() {
+    i=0
+    for f in $(usda_files); do
+        sed -n 's/.*pathExpression[^=]*= *"\([^"]*\)".*/\1/p' "$f"
+    done | sort -u | while IFS= read -r e; do
+        printf '%s' "$e" >"$1/s$i.txt"
+        i=$((i + 1))
+    done
+}
+
 status=0
 for t in $targets; do
     dir=$work/$t
@@ -148,6 +161,7 @@ for t in $targets; do
     usda) seed_usda "$dir/seeds" ;;
     layerstack) seed_layerstack "$dir/seeds"; dict=usda ;;
     crate) seed_crate "$dir/seeds" ;;
+    pathexpr) seed_pathexpr "$dir/seeds" ;;
     esac
     dict=$src/tests/fuzz/$dict.dict
     [ -f "$dict" ] && dict=-dict=$dict || dict=

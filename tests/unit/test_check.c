@@ -7,17 +7,13 @@
 #include <unistd.h>
 
 #include "ub_check.h"
+#include "ub_test.h"
 
 static char dir[200];
 
 static void put(const char *name, const char *text)
 {
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
+    ub_test_put(dir, name, text);
 }
 
 /* Run the pass on dir/root; the result owns its diagnostics. */
@@ -455,10 +451,6 @@ int main(void)
     CU_add_test(s, "template expansion", test_template_expansion);
     CU_add_test(s, "a cycle through 40 layers", test_long_cycle);
     CU_add_test(s, "co-recursive classes", test_corecursive_cycle);
-    CU_basic_set_mode(CU_BRM_NORMAL);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() +
-                      CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }

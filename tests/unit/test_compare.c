@@ -5,6 +5,7 @@
 
 #include "ub_compare.h"
 #include "ub_parse.h"
+#include "ub_test.h"
 
 static ub_strtab *strtab;
 
@@ -388,11 +389,7 @@ int main(void)
     CU_add_test(s, "tolerance", test_tolerance);
     CU_add_test(s, "limit and string table", test_limit_and_strtab);
     CU_add_test(s, "prototype numbers", test_prototype_numbers);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() +
-                      CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     ub_strtab_free(strtab);
     return failed ? 1 : 0;
 }

@@ -12,6 +12,7 @@
 #include "ub_clips.h"
 #include "ub_compose.h"
 #include "ub_parse.h"
+#include "ub_test.h"
 
 static ub_strtab *T;
 static char dir[256];
@@ -23,12 +24,7 @@ static const char *S(const char *s)
 
 static void put(const char *name, const char *text)
 {
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
+    ub_test_put(dir, name, text);
 }
 
 /* Compose dir/root and return the flattened layer (NULL on error); *rec
@@ -809,10 +805,7 @@ int main(void)
     CU_add_test(s, "path expressions", test_path_expressions);
     CU_add_test(s, "implied classes in instance keys",
                 test_implied_class_instance_keys);
-    CU_basic_set_mode(CU_BRM_NORMAL);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     ub_strtab_free(T);
     char cmd[300];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);

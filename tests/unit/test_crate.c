@@ -16,6 +16,7 @@
 #include "ub_crate.h"
 #include "ub_crate_codec.h"
 #include "ub_crate_format.h"
+#include "ub_test.h"
 
 static ub_strtab *T;
 
@@ -1032,11 +1033,7 @@ int main(void)
     CU_add_test(s, "list ops, references, old payloads", test_list_ops);
     CU_add_test(s, "damage is refused and named", test_damage);
     CU_add_test(s, "path jumps out of range", test_path_damage);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() +
-                      CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     ub_diags_free(D);
     ub_strtab_free(T);
     return failed ? 1 : 0;

@@ -10,6 +10,7 @@
 
 #include "ub_crate_codec.h"
 #include "ub_crate_encode.h"
+#include "ub_test.h"
 
 /* An int[] of 20 values as OpenUSD stored it: count, compressed size,
  * then OpenUSD's LZ4 framing of the coded integers. */
@@ -249,10 +250,6 @@ int main(void)
     CU_add_test(s, "compressed integers with their size", test_put_ints);
     CU_add_test(s, "round trip through the reader's decoder",
                 test_round_trip);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed =
-        CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }

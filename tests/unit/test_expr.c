@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "ub_expr.h"
+#include "ub_test.h"
 
 static ub_strtab *T;
 static ub_arena *A;
@@ -76,10 +77,7 @@ int main(void)
     CU_add_test(s, "is", test_is);
     CU_add_test(s, "strings", test_strings);
     CU_add_test(s, "errors", test_errors);
-    CU_basic_set_mode(CU_BRM_NORMAL);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     ub_arena_free(A);
     ub_strtab_free(T);
     return failed ? 1 : 0;

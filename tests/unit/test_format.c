@@ -9,6 +9,7 @@
 
 #include "ub_format.h"
 #include "ub_intern.h"
+#include "ub_test.h"
 
 static ub_strtab *strtab;
 
@@ -518,11 +519,7 @@ int main(void)
                 test_float_array_repeats);
     CU_add_test(s, "strings and asset paths", test_quoting);
     CU_add_test(s, "values", test_values);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() +
-                      CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     ub_strtab_free(strtab);
     return failed ? 1 : 0;
 }

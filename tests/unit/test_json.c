@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "ub_json.h"
+#include "ub_test.h"
 
 static ub_json *parse(ub_arena *a, ub_diags *d, const char *text)
 {
@@ -119,9 +120,6 @@ int main(void)
     CU_add_test(s, "values", test_values);
     CU_add_test(s, "errors", test_errors);
     CU_add_test(s, "depth", test_depth);
-    CU_basic_set_mode(CU_BRM_NORMAL);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }

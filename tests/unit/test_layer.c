@@ -7,6 +7,7 @@
 
 #include "ub_arena.h"
 #include "ub_layer.h"
+#include "ub_test.h"
 
 static const ub_loc noloc = {NULL, 0, 0};
 
@@ -247,10 +248,6 @@ int main(void)
     CU_add_test(s, "list op reorder", test_reorder);
     CU_add_test(s, "list op parts", test_listop_parts);
     CU_add_test(s, "out-of-line prop and prim parts", test_ext_parts);
-    CU_basic_set_mode(CU_BRM_NORMAL);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() +
-                      CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }

@@ -9,6 +9,7 @@
 
 #include "ub_loader.h"
 #include "zip_fixture.h"
+#include "ub_test.h"
 
 static char dir[256];
 
@@ -429,10 +430,6 @@ int main(void)
     CU_add_test(s, "usdz packages", test_usdz);
     CU_add_test(s, "anchoring asset paths", test_anchor);
     CU_add_test(s, "unreadable assets", test_unreadable);
-    CU_basic_set_mode(CU_BRM_NORMAL);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() +
-                      CU_get_number_of_suites_failed();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }

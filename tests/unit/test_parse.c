@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ub_parse.h"
+#include "ub_test.h"
 
 static ub_strtab *strtab;
 static ub_diags *diags;
@@ -1042,11 +1043,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("parse", NULL, NULL);
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++)
         CU_add_test(s, cases[i].name, cases[i].fn);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed =
-        CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     ub_layer_free(L);
     ub_diags_free(diags);
     ub_strtab_free(strtab);

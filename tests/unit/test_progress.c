@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "ub_progress.h"
+#include "ub_test.h"
 
 /* Run fn with stderr on a new terminal (or a pipe when tty is false) and
  * return what it wrote there. */
@@ -103,10 +104,6 @@ int main(void)
     CU_add_test(s, "nothing when not a terminal",
                 test_nothing_when_not_a_terminal);
     CU_add_test(s, "nothing for short work", test_nothing_for_short_work);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() +
-                      CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }

@@ -13,6 +13,7 @@
 #include "ub_parse.h"
 #include "ub_schema.h"
 #include "ub_stack.h"
+#include "ub_test.h"
 
 static ub_strtab *T;
 static ub_schema_reg *R;
@@ -20,12 +21,7 @@ static char dir[256];
 
 static void put(const char *name, const char *text)
 {
-    char p[512];
-    snprintf(p, sizeof p, "%s/%s", dir, name);
-    FILE *f = fopen(p, "w");
-    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
-    fputs(text, f);
-    fclose(f);
+    ub_test_put(dir, name, text);
 }
 
 /* Flatten dir/name with registry r. */
@@ -536,10 +532,7 @@ int main(void)
     CU_add_test(s, "plugins", test_plugins);
     CU_add_test(s, "plugin errors", test_plugin_errors);
     CU_add_test(s, "plugin metadata", test_plugin_metadata);
-    CU_basic_set_mode(CU_BRM_NORMAL);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     ub_schema_reg_free(R);
     ub_strtab_free(T);
     char cmd[300];

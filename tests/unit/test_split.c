@@ -16,6 +16,7 @@
 #include "ub_buf.h"
 #include "ub_parse.h"
 #include "ub_usda.h"
+#include "ub_test.h"
 
 static ub_strtab *strtab;
 
@@ -562,11 +563,7 @@ int main(void)
     CU_add_test(s, "small layers are read by one thread", test_auto_threshold);
     CU_add_test(s, "progress of a head reading on", test_read_on_progress);
     CU_add_test(s, "conformance corpus, every split", test_conformance);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed =
-        CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     ub_strtab_free(strtab);
     return failed ? 1 : 0;
 }

@@ -5,6 +5,7 @@
 
 #include "ub_stack.h"
 #include "ub_time.h"
+#include "ub_test.h"
 
 static ub_strtab *T;
 
@@ -527,10 +528,7 @@ int main(void)
     CU_add_test(s, "variants", test_variants);
     CU_add_test(s, "explicit list op under edits", test_explicit_under_edits);
     CU_add_test(s, "spec type mismatch", test_spec_type_mismatch);
-    CU_basic_set_mode(CU_BRM_NORMAL);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     ub_strtab_free(T);
     return failed ? 1 : 0;
 }

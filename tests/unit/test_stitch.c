@@ -9,6 +9,7 @@
 #include "ub_parse.h"
 #include "ub_stitch.h"
 #include "ub_usda.h"
+#include "ub_test.h"
 
 static ub_strtab *T;
 static char dir[] = "/tmp/ub_test_stitch.XXXXXX";
@@ -298,10 +299,7 @@ int main(void)
     CU_add_test(s, "clips", test_clips);
     CU_add_test(s, "clip errors", test_clip_errors);
     CU_add_test(s, "manifest blocks", test_manifest_blocks);
-    CU_basic_set_mode(CU_BRM_NORMAL);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     ub_strtab_free(T);
     rmdir(dir);
     return failed ? 1 : 0;

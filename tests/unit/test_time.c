@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "ub_time.h"
+#include "ub_test.h"
 
 static void test_compose_order(void)
 {
@@ -198,9 +199,6 @@ int main(void)
     CU_add_test(s, "layer tcps", test_layer_tcps);
     CU_add_test(s, "value remap", test_value_remap);
     CU_add_test(s, "samples remap", test_samples_remap);
-    CU_basic_set_mode(CU_BRM_NORMAL);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }

@@ -7,6 +7,7 @@
 
 #include "ub_parse.h"
 #include "ub_usda.h"
+#include "ub_test.h"
 
 static ub_strtab *strtab;
 static int stream_text(const char *text, size_t len, ub_buf *out);
@@ -1264,10 +1265,7 @@ int main(void)
         CU_pSuite s = CU_add_suite(cases[i].name, setup, teardown);
         CU_add_test(s, cases[i].name, cases[i].fn);
     }
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    failed = CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
+    failed = ub_test_run_all();
     ub_strtab_free(strtab);
     return failed ? 1 : 0;
 }

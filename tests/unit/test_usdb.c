@@ -11,6 +11,7 @@
 
 #include "ub_usdb.h"
 #include "ub_usdb_write.h"
+#include "ub_test.h"
 
 static ub_strtab *T;
 
@@ -857,11 +858,7 @@ int main(void)
     CU_add_test(s, "ub_samples_value_at", test_samples_value_at_memory);
     CU_add_test(s, "runtime: lazy chunks", test_lazy);
     CU_add_test(s, "damage is reported and named", test_damage_named);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() +
-                      CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     ub_strtab_free(T);
     return failed ? 1 : 0;
 }

@@ -9,6 +9,7 @@
 #include "ub_crate_format.h"
 #include "ub_parse.h"
 #include "ub_usdc_write.h"
+#include "ub_test.h"
 
 static ub_strtab *strtab;
 
@@ -247,11 +248,7 @@ int main(void)
     CU_add_test(s, "small values inlined", test_inlined);
     CU_add_test(s, "deterministic", test_deterministic);
     CU_add_test(s, "refusals", test_refused);
-    CU_basic_set_mode(CU_BRM_VERBOSE);
-    CU_basic_run_tests();
-    unsigned failed =
-        CU_get_number_of_failures() + CU_get_number_of_tests_failed();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     ub_strtab_free(strtab);
     return failed ? 1 : 0;
 }

@@ -6,6 +6,7 @@
 
 #include "ub_usdz.h"
 #include "zip_fixture.h"
+#include "ub_test.h"
 
 static void test_entries(void)
 {
@@ -110,10 +111,6 @@ int main(void)
     CU_add_test(s, "entries", test_entries);
     CU_add_test(s, "truncated", test_truncated);
     CU_add_test(s, "damaged", test_damaged);
-    CU_basic_set_mode(CU_BRM_NORMAL);
-    CU_basic_run_tests();
-    unsigned failed = CU_get_number_of_failures() +
-                      CU_get_number_of_suites_failed();
-    CU_cleanup_registry();
+    unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }
