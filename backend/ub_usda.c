@@ -441,15 +441,18 @@ static const char *const ub_listop_ops[UB_LO_NPARTS] = {
 
 /* An edit that prints.  A list op of an unknown field holds its items
  * as one value of unknown type (OpenUSD keeps the recorded text), which
- * prints even when it is "[]"; its None is no items at all. */
+ * prints even when it is "[]"; its None is no items at all, and prints
+ * nothing, as an empty part of any list op (the field stays: OpenUSD
+ * writes the spec's parentheses for it). */
 static bool ub_part_nonempty(const ub_listop *lo, int p)
 {
     if (!lo->has[p])
         return false;
-    if (ub_listop_get(lo, p)->kind == UB_V_UNTYPED)
-        return true;
-    return ub_listop_get(lo, p)->kind == UB_V_DATA &&
-           ub_listop_get(lo, p)->count > 0;
+    const ub_value *v = ub_listop_get(lo, p);
+    if (v->kind == UB_V_UNTYPED)
+        return v->u.untyped && !(v->u.untyped->kind == UB_U_LIST &&
+                                 v->u.untyped->n == 0);
+    return v->kind == UB_V_DATA && v->count > 0;
 }
 
 static void ub_write_listop(ub_w *w, unsigned indent, const char *name,
