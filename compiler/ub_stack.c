@@ -786,6 +786,9 @@ static bool ub_flat_registered(ub_flat *f, int kind, const ub_field *w,
 static void ub_flat_fields(ub_flat *f, ub_fields *out, const ub_fields *in,
                            uint32_t li, int kind)
 {
+    /* the strongest layer's fields, at their exact size */
+    if (out->n == 0 && in->n && ub_fields_reserve(f->a, out, in->n) != 0)
+        f->oom = true;
     for (uint32_t i = 0; i < in->n; i++) {
         const ub_field *w = &in->v[i];
         if (!ub_flat_registered(f, kind, w, li))

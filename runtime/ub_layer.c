@@ -442,6 +442,21 @@ ub_field *ub_fields_find(const ub_fields *f, const char *key)
     return NULL;
 }
 
+int ub_fields_reserve(ub_arena *a, ub_fields *f, uint32_t more)
+{
+    if (more > UINT32_MAX - f->n)
+        return -1;
+    uint32_t want = f->n + more;
+    if (want <= f->cap)
+        return 0;
+    ub_field *nv = ub_arena_grow(a, f->v, f->n, want, sizeof *nv);
+    if (!nv)
+        return -1;
+    f->v = nv;
+    f->cap = want;
+    return 0;
+}
+
 ub_field *ub_fields_set(ub_arena *a, ub_fields *f, const char *key,
                         ub_value value, ub_loc loc)
 {

@@ -288,6 +288,10 @@ ub_sublayer *ub_layer_add_sublayer(ub_layer *layer, const char *asset,
 ub_field *ub_fields_set(ub_arena *a, ub_fields *f, const char *key,
                         ub_value value, ub_loc loc);
 ub_field *ub_fields_find(const ub_fields *f, const char *key);
+/* Room for `more` fields beyond the n set, allocated at exactly that size
+ * (a copy of a known list need not grow by doubling).  -1 when out of
+ * memory. */
+int ub_fields_reserve(ub_arena *a, ub_fields *f, uint32_t more);
 /* Remove key, keeping the order of the rest.  Returns whether it was set. */
 bool ub_fields_remove(ub_fields *f, const char *key);
 
