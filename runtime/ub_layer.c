@@ -368,6 +368,14 @@ ub_prop *ub_prop_new(ub_layer *layer, ub_prim *prim, const char *name,
     return p;
 }
 
+int ub_prop_append(ub_layer *layer, ub_prim *prim, ub_prop *p)
+{
+    if (ub_ptrvec_push(layer->arena, (void ***)&prim->props.v, &prim->props.n,
+                       &prim->props.cap, p) != 0)
+        return -1;
+    return ub_index_from(layer->index, prim, 1, prim->props.n - 1);
+}
+
 ub_prop *ub_prop_find(const ub_layer *layer, const ub_prim *prim,
                       const char *name)
 {

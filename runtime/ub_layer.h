@@ -266,6 +266,10 @@ ub_prop *ub_prop_new(ub_layer *layer, ub_prim *prim, const char *name,
                      ub_prop_kind kind, ub_loc loc);
 ub_prop *ub_prop_find(const ub_layer *layer, const ub_prim *prim,
                       const char *name);
+/* Append p, a property of another layer that outlives this one, to
+ * prim's properties as it is (not copied: this layer must not change it).
+ * -1 when out of memory. */
+int ub_prop_append(ub_layer *layer, ub_prim *prim, ub_prop *p);
 /* Find-or-create in one hash probe.  ub_prim_find_or_new always appends a
  * new prim; *existing is the sibling of that name already there (a
  * duplicate), or NULL.  ub_prop_find_or_new returns the existing property
