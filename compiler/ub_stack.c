@@ -817,11 +817,25 @@ static bool ub_flat_as_is(ub_flat *f, uint32_t li, const char *key,
 
 static bool ub_flat_registered(ub_flat *f, int kind, const ub_field *w,
                                uint32_t li);
+static bool ub_names_has(const struct ub_names *nm, const char *name);
 
 /* Layer li's fields `in` over `out`; sole: no other layer has this spec. */
 static void ub_flat_fields(ub_flat *f, ub_fields *out, const ub_fields *in,
                            uint32_t li, int kind, bool sole)
 {
+    if (sole && out->n == 0 && in->n) {
+        /* All of them as they are: the output shares the list (its cap is
+         * its n, so that a later append copies rather than writes into
+         * the layer's block). */
+        uint32_t i = 0;
+        while (i < in->n && ub_names_has(f->reg[kind], in->v[i].key) &&
+               ub_flat_as_is(f, li, in->v[i].key, &in->v[i].value, true))
+            i++;
+        if (i == in->n) {
+            *out = (ub_fields){.n = in->n, .cap = in->n, .v = in->v};
+            return;
+        }
+    }
     /* the strongest layer's fields, at their exact size */
     if (out->n == 0 && in->n && ub_fields_reserve(f->a, out, in->n) != 0)
         f->oom = true;
