@@ -1479,9 +1479,18 @@ static void ub_flat_props(ub_flat *f, ub_prim *outp, const ub_site *sites,
     if (ns == 1) {
         /* One layer: its properties as they are, without name lookups. */
         const ub_prim *p = sites[0].spec;
+        uint32_t same = 0;
+        while (same < p->props.n &&
+               ub_flat_prop_as_is(f, p->props.v[same], sites[0].li))
+            same++;
+        if (same == p->props.n && same && !outp->props.n) {
+            if (ub_prop_share_all(f->out, outp, &p->props) != 0)
+                f->oom = true;
+            return;
+        }
         for (uint32_t i = 0; i < p->props.n && !f->oom; i++) {
             const ub_prop *ip = p->props.v[i];
-            if (ub_flat_prop_as_is(f, ip, sites[0].li)) {
+            if (i < same || ub_flat_prop_as_is(f, ip, sites[0].li)) {
                 if (ub_prop_append(f->out, outp, p->props.v[i]) != 0)
                     f->oom = true;
                 continue;

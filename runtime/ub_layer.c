@@ -368,6 +368,14 @@ ub_prop *ub_prop_new(ub_layer *layer, ub_prim *prim, const char *name,
     return p;
 }
 
+int ub_prop_share_all(ub_layer *layer, ub_prim *prim, const ub_props *props)
+{
+    if (prim->props.n)
+        return -1;
+    prim->props = (ub_props){.n = props->n, .cap = props->n, .v = props->v};
+    return ub_index_from(layer->index, prim, 1, 0);
+}
+
 int ub_prop_append(ub_layer *layer, ub_prim *prim, ub_prop *p)
 {
     if (ub_ptrvec_push(layer->arena, (void ***)&prim->props.v, &prim->props.n,

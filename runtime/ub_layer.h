@@ -270,6 +270,11 @@ ub_prop *ub_prop_find(const ub_layer *layer, const ub_prim *prim,
  * prim's properties as it is (not copied: this layer must not change it).
  * -1 when out of memory. */
 int ub_prop_append(ub_layer *layer, ub_prim *prim, ub_prop *p);
+/* Give prim, which has no properties yet, the properties of another layer
+ * that outlives this one: their list itself is shared (its cap is set to
+ * its n, so that an append copies it).  -1 when out of memory or when
+ * prim already has properties. */
+int ub_prop_share_all(ub_layer *layer, ub_prim *prim, const ub_props *props);
 /* Find-or-create in one hash probe.  ub_prim_find_or_new always appends a
  * new prim; *existing is the sibling of that name already there (a
  * duplicate), or NULL.  ub_prop_find_or_new returns the existing property
