@@ -1427,24 +1427,25 @@ static void ub_flat_prop(ub_flat *f, ub_prop *op, const ub_site *sites,
                     f->oom = true;
                     return;
                 }
-                x->samples = ub_flat_samples(f, li, &p->ext->samples);
+                x->samples = ub_flat_samples(f, li, ub_prop_samples(p));
                 samples_done = true;
             } else if (p->default_value.kind != UB_V_EMPTY) {
                 samples_done = true;
             }
         }
-        const ub_prop_ext *px = p->ext;
-        if (px && (px->connections.kind != UB_V_EMPTY ||
-                   px->targets.kind != UB_V_EMPTY || px->default_target)) {
+        if (ub_prop_connections(p)->kind != UB_V_EMPTY ||
+            ub_prop_targets(p)->kind != UB_V_EMPTY ||
+            ub_prop_default_target(p)) {
             ub_prop_ext *x = ub_prop_ext_get(f->a, op);
             if (!x) {
                 f->oom = true;
                 return;
             }
-            ub_flat_reduce(f, &x->connections, li, NULL, &px->connections);
-            ub_flat_reduce(f, &x->targets, li, NULL, &px->targets);
-            if (!x->default_target && px->default_target)
-                x->default_target = px->default_target;
+            ub_flat_reduce(f, &x->connections, li, NULL,
+                           ub_prop_connections(p));
+            ub_flat_reduce(f, &x->targets, li, NULL, ub_prop_targets(p));
+            if (!x->default_target && ub_prop_default_target(p))
+                x->default_target = ub_prop_default_target(p);
         }
         ub_flat_fields(f, &op->meta, &p->meta, li,
                        p->kind == UB_ATTR ? UB_REG_ATTR : UB_REG_REL, ns == 1);
@@ -1459,10 +1460,9 @@ static bool ub_flat_prop_as_is(ub_flat *f, const ub_prop *p, uint32_t li)
 {
     if (!ub_flat_as_is(f, li, NULL, &p->default_value, true))
         return false;
-    const ub_prop_ext *x = p->ext;
-    if (x && (x->samples.authored ||
-              !ub_flat_as_is(f, li, NULL, &x->connections, true) ||
-              !ub_flat_as_is(f, li, NULL, &x->targets, true)))
+    if (ub_prop_samples(p)->authored ||
+        !ub_flat_as_is(f, li, NULL, ub_prop_connections(p), true) ||
+        !ub_flat_as_is(f, li, NULL, ub_prop_targets(p), true))
         return false;
     int kind = p->kind == UB_ATTR ? UB_REG_ATTR : UB_REG_REL;
     for (uint32_t i = 0; i < p->meta.n; i++)

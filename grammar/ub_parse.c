@@ -2673,14 +2673,17 @@ static bool ub_prop_paths(ub_pctx *c, uint32_t n, bool connections)
     return true;
 }
 
-/* p's out-of-line fields, for setting one. */
-static ub_prop_ext *ub_pext(ub_pctx *c, ub_prop *p)
+/* p's out-of-line fields, for setting one (rel: only targets or
+ * default_target). */
+static ub_prop_ext *ub_pext_of(ub_pctx *c, ub_prop *p, bool rel)
 {
-    ub_prop_ext *x = ub_prop_ext_get(c->arena, p);
+    ub_prop_ext *x = rel ? ub_prop_rel_ext_get(c->arena, p)
+                         : ub_prop_ext_get(c->arena, p);
     if (!x)
         ub_oom(c);
     return x;
 }
+#define ub_pext(c, p) ub_pext_of(c, p, false)
 
 void ub_act_connections(ub_pctx *c, ub_tokloc l)
 {
@@ -2758,7 +2761,7 @@ void ub_act_targets(ub_pctx *c)
     if (!ub_empty_ok(c, n, c->prop_part, "relationship targets", l) ||
         !ub_prop_paths(c, n, false))
         return;
-    ub_listop_set(c, &ub_pext(c, p)->targets, ub_type_get(UB_TY_PATH),
+    ub_listop_set(c, &ub_pext_of(c, p, true)->targets, ub_type_get(UB_TY_PATH),
                   c->prop_part, ub_paths_value(c, UB_TY_PATH, n), l,
                   "targetPaths");
 }
@@ -2770,7 +2773,7 @@ void ub_act_rel_default(ub_pctx *c, const char *path, ub_tokloc l)
     if (!abs) {
         ub_perr(c, l, "<%s> is not a valid path", path);
     } else {
-        ub_pext(c, c->prop)->default_target = abs;
+        ub_pext_of(c, c->prop, true)->default_target = abs;
     }
     ub_act_prop_end(c);
 }

@@ -1,6 +1,7 @@
 #include "ub_layer.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,10 +241,28 @@ ub_prim_ext *ub_prim_ext_get(ub_arena *a, ub_prim *p)
     return p->ext;
 }
 
+#define UB_PROP_EXT_REL_SIZE offsetof(ub_prop_ext, samples)
+
 ub_prop_ext *ub_prop_ext_get(ub_arena *a, ub_prop *p)
 {
-    if (!p->ext)
-        p->ext = ub_arena_zalloc(a, sizeof *p->ext);
+    if (p->ext && !p->ext_short)
+        return p->ext;
+    ub_prop_ext *x = ub_arena_zalloc(a, sizeof *x);
+    if (!x)
+        return NULL;
+    if (p->ext)
+        memcpy(x, p->ext, UB_PROP_EXT_REL_SIZE);
+    p->ext = x;
+    p->ext_short = false;
+    return x;
+}
+
+ub_prop_ext *ub_prop_rel_ext_get(ub_arena *a, ub_prop *p)
+{
+    if (!p->ext) {
+        p->ext = ub_arena_zalloc(a, UB_PROP_EXT_REL_SIZE);
+        p->ext_short = p->ext != NULL;
+    }
     return p->ext;
 }
 

@@ -300,6 +300,28 @@ static void test_ext_parts(void)
     CU_ASSERT_EQUAL(ub_prim_n_variant_sets(p), 1);
     CU_ASSERT_STRING_EQUAL(ub_prim_variant_set(v), "look");
     CU_ASSERT_EQUAL(ub_prim_property_order(p)->kind, UB_V_EMPTY);
+
+    /* a relationship's part only: it reads as having no samples or
+     * connections, and becomes whole, keeping its targets, when asked */
+    ub_prop *r = ub_prop_new(l, p, ub_intern_cstr(t, "r"), UB_REL, noloc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    ub_prop_ext *rx = ub_prop_rel_ext_get(l->arena, r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rx);
+    rx->targets = ub_value_block();
+    rx->default_target = ub_intern_cstr(t, "/P");
+    CU_ASSERT_PTR_EQUAL(ub_prop_rel_ext_get(l->arena, r), rx);
+    CU_ASSERT_EQUAL(ub_prop_targets(r)->kind, UB_V_BLOCK);
+    CU_ASSERT_STRING_EQUAL(ub_prop_default_target(r), "/P");
+    CU_ASSERT_FALSE(ub_prop_samples(r)->authored);
+    CU_ASSERT_EQUAL(ub_prop_connections(r)->kind, UB_V_EMPTY);
+    ub_prop_ext *whole = ub_prop_ext_get(l->arena, r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(whole);
+    whole->samples.authored = true;
+    CU_ASSERT(ub_prop_samples(r)->authored);
+    CU_ASSERT_EQUAL(ub_prop_targets(r)->kind, UB_V_BLOCK);
+    CU_ASSERT_STRING_EQUAL(ub_prop_default_target(r), "/P");
+    CU_ASSERT_PTR_EQUAL(ub_prop_rel_ext_get(l->arena, r), whole);
+    CU_ASSERT_PTR_EQUAL(ub_prop_ext_get(l->arena, r), whole);
     ub_layer_free(l);
     ub_strtab_free(t);
 }
