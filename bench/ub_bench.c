@@ -11,6 +11,7 @@
  *
  * Output is `key=value` words on one line, for the script to read.
  */
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -119,7 +120,7 @@ typedef struct ub_mem {
         listop_parts, samples, value_data, sample_arrays, untyped;
     size_t props_with_meta, attrs_with_default, props_with_conn,
         props_with_samples, rels_with_targets, prims_with_vsets;
-    size_t list_cap_waste, exts;
+    size_t list_cap_waste, exts, rel_exts;
 } ub_mem;
 
 static void ub_mem_value(ub_mem *m, const ub_value *v);
@@ -195,7 +196,9 @@ static void ub_mem_prim(ub_mem *m, const ub_prim *p)
         ub_mem_value(m, ub_prop_targets(pr));
         if (ub_prop_samples(pr)->authored)
             m->props_with_samples++;
-        if (pr->ext)
+        if (pr->ext && pr->ext_short)
+            m->rel_exts++;
+        else if (pr->ext)
             m->exts++;
         m->samples += ub_prop_samples(pr)->n;
         for (uint32_t k = 0; k < ub_prop_samples(pr)->n; k++)
@@ -261,6 +264,7 @@ static int ub_bench_mem(const char *path)
     ROW("ub_prop attr", m.attrs, sizeof(ub_prop));
     ROW("ub_prop rel", m.rels, sizeof(ub_prop));
     ROW("ub_prop_ext", m.exts, sizeof(ub_prop_ext));
+    ROW("  rel part", m.rel_exts, offsetof(ub_prop_ext, samples));
     ROW("ub_field", m.fields, sizeof(ub_field));
     ROW("ub_dict", m.dicts, sizeof(ub_dict));
     ROW("ub_dict_entry", m.dict_entries, sizeof(ub_dict_entry));

@@ -780,19 +780,74 @@ int ub_stack_merge_opinion(ub_arena *a, ub_value *strong,
     return f.oom ? -1 : 0;
 }
 
+/* Whether layer li's value v of field `key` (NULL: a property's value)
+ * may go into the output as it is, sharing its storage: when
+ * ub_flat_prepare would give back an equal value and nothing changes it
+ * in place later.  Plain data (not asset, timecode, reference or
+ * dictionary elements, which are anchored, mapped or merged into); a list
+ * op with nothing to anchor, map or fix (ub_flat_fix_listop); a
+ * dictionary when no weaker spec can merge into it (sole) -- in a layer
+ * without an offset, and never clips, which are rewritten. */
+static bool ub_flat_as_is(ub_flat *f, uint32_t li, const char *key,
+                          const ub_value *v, bool sole)
+{
+    switch ((ub_vkind)v->kind) {
+    case UB_V_EMPTY:
+    case UB_V_BLOCK:
+    case UB_V_UNTYPED:
+        return true;
+    case UB_V_DATA:
+        return v->type && v->type->id != UB_TY_TIMECODE &&
+               v->type->id != UB_TY_ASSET && v->type->scalar != UB_SC_REF &&
+               v->type->scalar != UB_SC_DICT;
+    case UB_V_DICT:
+    case UB_V_LISTOP:
+        break;
+    }
+    if (key == f->k_clips || !ub_offset_is_identity(f->s->offsets[li]))
+        return false;
+    if (v->kind == UB_V_DICT)
+        return sole;
+    const ub_listop *lo = v->u.listop;
+    return lo && v->type && v->type->id != UB_TY_ASSET &&
+           v->type->scalar != UB_SC_REF &&
+           (lo->is_explicit ||
+            (!lo->has[UB_LO_ADD] && !lo->has[UB_LO_REORDER]));
+}
+
 static bool ub_flat_registered(ub_flat *f, int kind, const ub_field *w,
                                uint32_t li);
+static bool ub_names_has(const struct ub_names *nm, const char *name);
 
+/* Layer li's fields `in` over `out`; sole: no other layer has this spec. */
 static void ub_flat_fields(ub_flat *f, ub_fields *out, const ub_fields *in,
-                           uint32_t li, int kind)
+                           uint32_t li, int kind, bool sole)
 {
+    if (sole && out->n == 0 && in->n) {
+        /* All of them as they are: the output shares the list (its cap is
+         * its n, so that a later append copies rather than writes into
+         * the layer's block). */
+        uint32_t i = 0;
+        while (i < in->n && ub_names_has(f->reg[kind], in->v[i].key) &&
+               ub_flat_as_is(f, li, in->v[i].key, &in->v[i].value, true))
+            i++;
+        if (i == in->n) {
+            *out = (ub_fields){.n = in->n, .cap = in->n, .v = in->v};
+            return;
+        }
+    }
+    /* the strongest layer's fields, at their exact size */
+    if (out->n == 0 && in->n && ub_fields_reserve(f->a, out, in->n) != 0)
+        f->oom = true;
     for (uint32_t i = 0; i < in->n; i++) {
         const ub_field *w = &in->v[i];
         if (!ub_flat_registered(f, kind, w, li))
             continue;
         ub_field *cur = ub_fields_find(out, w->key);
         if (!cur) {
-            ub_value p = ub_flat_prepare(f, li, w->key, &w->value);
+            ub_value p = ub_flat_as_is(f, li, w->key, &w->value, sole)
+                             ? w->value
+                             : ub_flat_prepare(f, li, w->key, &w->value);
             if (!ub_fields_set(f->a, out, w->key, p, w->loc))
                 f->oom = true;
         } else {
@@ -1174,7 +1229,8 @@ static void ub_flat_prim_fields(ub_flat *f, ub_prim *outp,
         }
         if (!outp->type_name && p->type_name)
             outp->type_name = p->type_name;
-        ub_flat_fields(f, &outp->meta, &p->meta, sites[k].li, UB_REG_PRIM);
+        ub_flat_fields(f, &outp->meta, &p->meta, sites[k].li, UB_REG_PRIM,
+                       ns == 1);
         bool kids = ub_prim_prim_order(outp)->kind == UB_V_EMPTY &&
                     ub_prim_prim_order(p)->kind != UB_V_EMPTY;
         bool props = ub_prim_property_order(outp)->kind == UB_V_EMPTY &&
@@ -1371,28 +1427,50 @@ static void ub_flat_prop(ub_flat *f, ub_prop *op, const ub_site *sites,
                     f->oom = true;
                     return;
                 }
-                x->samples = ub_flat_samples(f, li, &p->ext->samples);
+                x->samples = ub_flat_samples(f, li, ub_prop_samples(p));
                 samples_done = true;
             } else if (p->default_value.kind != UB_V_EMPTY) {
                 samples_done = true;
             }
         }
-        const ub_prop_ext *px = p->ext;
-        if (px && (px->connections.kind != UB_V_EMPTY ||
-                   px->targets.kind != UB_V_EMPTY || px->default_target)) {
+        if (ub_prop_connections(p)->kind != UB_V_EMPTY ||
+            ub_prop_targets(p)->kind != UB_V_EMPTY ||
+            ub_prop_default_target(p)) {
             ub_prop_ext *x = ub_prop_ext_get(f->a, op);
             if (!x) {
                 f->oom = true;
                 return;
             }
-            ub_flat_reduce(f, &x->connections, li, NULL, &px->connections);
-            ub_flat_reduce(f, &x->targets, li, NULL, &px->targets);
-            if (!x->default_target && px->default_target)
-                x->default_target = px->default_target;
+            ub_flat_reduce(f, &x->connections, li, NULL,
+                           ub_prop_connections(p));
+            ub_flat_reduce(f, &x->targets, li, NULL, ub_prop_targets(p));
+            if (!x->default_target && ub_prop_default_target(p))
+                x->default_target = ub_prop_default_target(p);
         }
         ub_flat_fields(f, &op->meta, &p->meta, li,
-                       p->kind == UB_ATTR ? UB_REG_ATTR : UB_REG_REL);
+                       p->kind == UB_ATTR ? UB_REG_ATTR : UB_REG_REL, ns == 1);
     }
+}
+
+/* Whether the flattened copy of p, the only spec of its property, would
+ * equal p: then the output takes p itself (most properties of a big layer;
+ * they are most of its memory).  Its fields must all be registered (the
+ * copy drops an unregistered one, with a warning). */
+static bool ub_flat_prop_as_is(ub_flat *f, const ub_prop *p, uint32_t li)
+{
+    if (!ub_flat_as_is(f, li, NULL, &p->default_value, true))
+        return false;
+    if (ub_prop_samples(p)->authored ||
+        !ub_flat_as_is(f, li, NULL, ub_prop_connections(p), true) ||
+        !ub_flat_as_is(f, li, NULL, ub_prop_targets(p), true))
+        return false;
+    int kind = p->kind == UB_ATTR ? UB_REG_ATTR : UB_REG_REL;
+    for (uint32_t i = 0; i < p->meta.n; i++)
+        if (!ub_names_has(f->reg[kind], p->meta.v[i].key) ||
+            !ub_flat_as_is(f, li, p->meta.v[i].key, &p->meta.v[i].value,
+                           true))
+            return false;
+    return true;
 }
 
 static void ub_flat_props(ub_flat *f, ub_prim *outp, const ub_site *sites,
@@ -1401,8 +1479,22 @@ static void ub_flat_props(ub_flat *f, ub_prim *outp, const ub_site *sites,
     if (ns == 1) {
         /* One layer: its properties as they are, without name lookups. */
         const ub_prim *p = sites[0].spec;
+        uint32_t same = 0;
+        while (same < p->props.n &&
+               ub_flat_prop_as_is(f, p->props.v[same], sites[0].li))
+            same++;
+        if (same == p->props.n && same && !outp->props.n) {
+            if (ub_prop_share_all(f->out, outp, &p->props) != 0)
+                f->oom = true;
+            return;
+        }
         for (uint32_t i = 0; i < p->props.n && !f->oom; i++) {
             const ub_prop *ip = p->props.v[i];
+            if (i < same || ub_flat_prop_as_is(f, ip, sites[0].li)) {
+                if (ub_prop_append(f->out, outp, p->props.v[i]) != 0)
+                    f->oom = true;
+                continue;
+            }
             ub_site one = {sites[0].li, p->props.v[i]};
             ub_prop *op = ub_prop_new(f->out, outp, ip->name, ip->kind,
                                       ip->loc);
@@ -1498,7 +1590,7 @@ ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
         /* layer metadata: every layer takes part; subLayers is not a
          * field of ub_layer.meta, so it is dropped by construction. */
         ub_flat_fields(&f, &f.out->meta, &s->layers[i]->meta, (uint32_t)i,
-                       UB_REG_LAYER);
+                       UB_REG_LAYER, false);
     }
     for (size_t i = 0;
          i < s->n && ub_prim_prim_order(f.out->root)->kind == UB_V_EMPTY; i++)

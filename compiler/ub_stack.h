@@ -49,9 +49,11 @@ void ub_stack_free(ub_stack *s);
  * path is out_path (used only as its identity; asset paths in the output
  * are anchored to the layers that named them, as OpenUSD does).  Returns
  * NULL when out of memory; warnings about ignored specs go to diags.
- * Values the merge does not change (numeric and token arrays: most of the
- * bytes) share storage with the stack's layers instead of being copied:
- * free the result before the layers (the loader). */
+ * What the merge does not change -- values (numeric and token arrays,
+ * list ops with nothing to fix, a sole spec's dictionaries), the field
+ * lists and properties of specs only one layer has -- is shared with the
+ * stack's layers instead of being copied: free the result before the
+ * layers (the loader), and change neither while the other is in use. */
 ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
                            ub_diags *diags);
 

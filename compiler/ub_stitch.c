@@ -240,12 +240,12 @@ static void ub_merge_prop_new(ub_merge *m, ub_prop *d, const ub_prop *s)
         m->oom = true;
         return;
     }
-    x->connections = ub_value_clone(a, &s->ext->connections);
-    x->targets = ub_value_clone(a, &s->ext->targets);
-    x->default_target = s->ext->default_target;
+    x->connections = ub_value_clone(a, ub_prop_connections(s));
+    x->targets = ub_value_clone(a, ub_prop_targets(s));
+    x->default_target = ub_prop_default_target(s);
     if (m->samples) {
-        x->samples.authored = s->ext->samples.authored;
-        x->samples.loc = ub_merge_loc(m, s->ext->samples.loc);
+        x->samples.authored = ub_prop_samples(s)->authored;
+        x->samples.loc = ub_merge_loc(m, ub_prop_samples(s)->loc);
     }
 }
 
@@ -286,14 +286,14 @@ static void ub_merge_prop(ub_merge *m, ub_prim *dp, const ub_prop *s)
                 m->oom = true;
                 return;
             }
-            ub_merge_value(m, &dx->connections, &s->ext->connections);
-            ub_merge_value(m, &dx->targets, &s->ext->targets);
+            ub_merge_value(m, &dx->connections, ub_prop_connections(s));
+            ub_merge_value(m, &dx->targets, ub_prop_targets(s));
             if (!dx->default_target)
-                dx->default_target = s->ext->default_target;
-            if (m->samples && s->ext->samples.authored &&
+                dx->default_target = ub_prop_default_target(s);
+            if (m->samples && ub_prop_samples(s)->authored &&
                 !dx->samples.authored) {
                 dx->samples.authored = true;
-                dx->samples.loc = ub_merge_loc(m, s->ext->samples.loc);
+                dx->samples.loc = ub_merge_loc(m, ub_prop_samples(s)->loc);
             }
         }
     }
@@ -303,8 +303,8 @@ static void ub_merge_prop(ub_merge *m, ub_prim *dp, const ub_prop *s)
             m->oom = true;
             return;
         }
-        for (uint32_t k = 0; k < s->ext->samples.n; k++) {
-            const ub_sample *x = &s->ext->samples.v[k];
+        for (uint32_t k = 0; k < ub_prop_samples(s)->n; k++) {
+            const ub_sample *x = &ub_prop_samples(s)->v[k];
             if (ub_samples_find(&dx->samples, x->time))
                 continue;
             ub_value c = ub_value_clone(m->out->arena, &x->value);

@@ -2618,14 +2618,17 @@ static bool ub_prop_paths(ub_pctx *c, uint32_t n, bool connections)
     return true;
 }
 
-/* p's out-of-line fields, for setting one. */
-static ub_prop_ext *ub_pext(ub_pctx *c, ub_prop *p)
+/* p's out-of-line fields, for setting one (rel: only targets or
+ * default_target). */
+static ub_prop_ext *ub_pext_of(ub_pctx *c, ub_prop *p, bool rel)
 {
-    ub_prop_ext *x = ub_prop_ext_get(c->arena, p);
+    ub_prop_ext *x = rel ? ub_prop_rel_ext_get(c->arena, p)
+                         : ub_prop_ext_get(c->arena, p);
     if (!x)
         ub_oom(c);
     return x;
 }
+#define ub_pext(c, p) ub_pext_of(c, p, false)
 
 void ub_act_connections(ub_pctx *c, ub_tokloc l)
 {
@@ -2703,7 +2706,7 @@ void ub_act_targets(ub_pctx *c)
     if (!ub_empty_ok(c, n, c->prop_part, "relationship targets", l) ||
         !ub_prop_paths(c, n, false))
         return;
-    ub_listop_set(c, &ub_pext(c, p)->targets, ub_type_get(UB_TY_PATH),
+    ub_listop_set(c, &ub_pext_of(c, p, true)->targets, ub_type_get(UB_TY_PATH),
                   c->prop_part, ub_paths_value(c, UB_TY_PATH, n), l,
                   "targetPaths");
 }
@@ -2715,7 +2718,7 @@ void ub_act_rel_default(ub_pctx *c, const char *path, ub_tokloc l)
     if (!abs) {
         ub_perr(c, l, "<%s> is not a valid path", path);
     } else {
-        ub_pext(c, c->prop)->default_target = abs;
+        ub_pext_of(c, c->prop, true)->default_target = abs;
     }
     ub_act_prop_end(c);
 }
@@ -2888,25 +2891,38 @@ void ub_act_syntax_error(ub_pctx *c, ub_tokloc l, bool lexical,
             expected ? expected : "");
 }
 
-#define UB_DROP_STEP (4u * 1024u * 1024u)
+/* Mapped text is given back in steps of this many bytes (a multiple of any
+ * page size): small enough that little read text stays resident next to
+ * the model, big enough that madvise is rare. */
+#define UB_DROP_STEP (256u * 1024u)
 
 static void ub_split_progress(ub_pctx *c);
 
-/* Called as the scanner takes a block of text.  Mapped pages it has copied
- * into its own buffer are dropped in steps of a few MiB (a multiple of any
- * page size, counted from the page-aligned start of the mapping), and the
- * caller hears how far reading has come. */
-void ub_parse_took_text(ub_pctx *c)
+/* Give the pages of mapped text [from, to) back to the kernel (from is a
+ * multiple of UB_DROP_STEP, counted from the page-aligned start of the
+ * mapping).  Always safe: the mapping is private and read-only, so a later
+ * read faults the file back in. */
+static void ub_src_drop(const char *src, size_t from, size_t to)
 {
 #if defined(__linux__) && defined(MADV_DONTNEED)
-    const size_t step = UB_DROP_STEP;
-    size_t upto = c->src_pos / step * step;
+    if (to > from)
+        (void)madvise((void *)(uintptr_t)(src + from), to - from,
+                      MADV_DONTNEED);
+#else
+    (void)src, (void)from, (void)to;
+#endif
+}
+
+/* Called as the scanner takes a block of text.  Mapped pages it has copied
+ * into its own buffer are dropped step by step, and the caller hears how
+ * far reading has come. */
+void ub_parse_took_text(ub_pctx *c)
+{
+    size_t upto = c->src_pos / UB_DROP_STEP * UB_DROP_STEP;
     if (c->src_mapped && upto > c->src_dropped) {
-        (void)madvise((void *)(uintptr_t)(c->src + c->src_dropped),
-                      upto - c->src_dropped, MADV_DONTNEED);
+        ub_src_drop(c->src, c->src_dropped, upto);
         c->src_dropped = upto;
     }
-#endif
     if (c->split)
         ub_split_progress(c);
     else if (c->progress)
@@ -2995,6 +3011,10 @@ oom:
 done:
     if (sp)
         ub_split_join(sp, true);
+    /* The last step of read text, and any text a split parse's head and
+     * tail both touched: the model holds no pointer into it. */
+    if (c->src_mapped)
+        ub_src_drop(text, 0, len);
     if (!result)
         ub_layer_free(c->layer);
     ub_pctx_free(c);
@@ -3077,16 +3097,25 @@ bool ub_split_cancelled(const ub_pctx *c)
 }
 
 /* Line ends before text[at], counted as the scanner counts them. */
-static uint32_t ub_lines_before(const char *s, size_t at)
+/* Lines before byte `at`.  Mapped text is dropped again step by step as
+ * it is counted: the head thread reads it later, and it should not all be
+ * resident meanwhile. */
+static uint32_t ub_lines_before(const char *s, size_t at, bool mapped)
 {
     uint32_t n = 0;
-    for (const char *p = s, *end = s + at;
-         (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
-        n++;
-    for (const char *p = s, *end = s + at;
-         (p = memchr(p, '\r', (size_t)(end - p))) != NULL; p++)
-        if (p + 1 == end || p[1] != '\n')
+    for (size_t from = 0; from < at; from += UB_DROP_STEP) {
+        const char *end = s + (at - from > UB_DROP_STEP ? from + UB_DROP_STEP
+                                                        : at);
+        for (const char *p = s + from;
+             (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
             n++;
+        for (const char *p = s + from;
+             (p = memchr(p, '\r', (size_t)(end - p))) != NULL; p++)
+            if (p + 1 == s + at || p[1] != '\n')
+                n++;
+        if (mapped && end < s + at)
+            ub_src_drop(s, from, (size_t)(end - s));
+    }
     return n;
 }
 
@@ -3133,7 +3162,7 @@ static void *ub_split_tail(void *arg)
     c->src_len = c->src_end = sp->len;
     c->src_pos = sp->at;
     c->src_mapped = sp->mapped;
-    c->src_dropped = (sp->at + UB_DROP_STEP - 1) / UB_DROP_STEP * UB_DROP_STEP;
+    c->src_dropped = sp->at / UB_DROP_STEP * UB_DROP_STEP;
     c->split = sp;
     c->split_role = UB_SPLIT_TAIL;
     c->lex_hook = UB_LEX_START_TAIL;
@@ -3152,7 +3181,7 @@ static void *ub_split_tail(void *arg)
     for (size_t i = 0; i < sizeof ub_kw_names / sizeof *ub_kw_names; i++)
         c->kw[i] = ub_in(c, ub_kw_names[i], strlen(ub_kw_names[i]));
     ub_fields_from_plugins(c, sp->fields, sp->n_fields);
-    sp->line0 = 1 + ub_lines_before(sp->src, sp->at);
+    sp->line0 = 1 + ub_lines_before(sp->src, sp->at, sp->mapped);
     if (ub_lex_init(c) != 0)
         goto done;
     c->line = sp->line0;

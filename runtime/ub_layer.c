@@ -1,6 +1,7 @@
 #include "ub_layer.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -240,10 +241,28 @@ ub_prim_ext *ub_prim_ext_get(ub_arena *a, ub_prim *p)
     return p->ext;
 }
 
+#define UB_PROP_EXT_REL_SIZE offsetof(ub_prop_ext, samples)
+
 ub_prop_ext *ub_prop_ext_get(ub_arena *a, ub_prop *p)
 {
-    if (!p->ext)
-        p->ext = ub_arena_zalloc(a, sizeof *p->ext);
+    if (p->ext && !p->ext_short)
+        return p->ext;
+    ub_prop_ext *x = ub_arena_zalloc(a, sizeof *x);
+    if (!x)
+        return NULL;
+    if (p->ext)
+        memcpy(x, p->ext, UB_PROP_EXT_REL_SIZE);
+    p->ext = x;
+    p->ext_short = false;
+    return x;
+}
+
+ub_prop_ext *ub_prop_rel_ext_get(ub_arena *a, ub_prop *p)
+{
+    if (!p->ext) {
+        p->ext = ub_arena_zalloc(a, UB_PROP_EXT_REL_SIZE);
+        p->ext_short = p->ext != NULL;
+    }
     return p->ext;
 }
 
@@ -368,6 +387,22 @@ ub_prop *ub_prop_new(ub_layer *layer, ub_prim *prim, const char *name,
     return p;
 }
 
+int ub_prop_share_all(ub_layer *layer, ub_prim *prim, const ub_props *props)
+{
+    if (prim->props.n)
+        return -1;
+    prim->props = (ub_props){.n = props->n, .cap = props->n, .v = props->v};
+    return ub_index_from(layer->index, prim, 1, 0);
+}
+
+int ub_prop_append(ub_layer *layer, ub_prim *prim, ub_prop *p)
+{
+    if (ub_ptrvec_push(layer->arena, (void ***)&prim->props.v, &prim->props.n,
+                       &prim->props.cap, p) != 0)
+        return -1;
+    return ub_index_from(layer->index, prim, 1, prim->props.n - 1);
+}
+
 ub_prop *ub_prop_find(const ub_layer *layer, const ub_prim *prim,
                       const char *name)
 {
@@ -440,6 +475,21 @@ ub_field *ub_fields_find(const ub_fields *f, const char *key)
         if (f->v[i].key == key)
             return &f->v[i];
     return NULL;
+}
+
+int ub_fields_reserve(ub_arena *a, ub_fields *f, uint32_t more)
+{
+    if (more > UINT32_MAX - f->n)
+        return -1;
+    uint32_t want = f->n + more;
+    if (want <= f->cap)
+        return 0;
+    ub_field *nv = ub_arena_grow(a, f->v, f->n, want, sizeof *nv);
+    if (!nv)
+        return -1;
+    f->v = nv;
+    f->cap = want;
+    return 0;
 }
 
 ub_field *ub_fields_set(ub_arena *a, ub_fields *f, const char *key,

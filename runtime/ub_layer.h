@@ -84,14 +84,16 @@ typedef enum ub_variability {
  * property record for every attribute, and most have a default and
  * nothing else.  Read through ub_prop_samples, ub_prop_connections,
  * ub_prop_targets and ub_prop_default_target (EMPTY / NULL when the
- * property has none); change through ub_prop_ext_get. */
+ * property has none); change through ub_prop_ext_get.  A relationship's
+ * targets are set through ub_prop_rel_ext_get, which allocates only the
+ * relationship part (every relationship of a layer has targets). */
 typedef struct ub_prop_ext {
-    /* attributes */
-    ub_samples samples;
-    ub_value connections; /* LISTOP of UB_TY_PATH, or EMPTY */
     /* relationships */
     ub_value targets;           /* LISTOP of UB_TY_PATH, or EMPTY */
     const char *default_target; /* `rel r.default = </p>`; NULL when none */
+    /* attributes (not allocated when ext_short) */
+    ub_samples samples;
+    ub_value connections; /* LISTOP of UB_TY_PATH, or EMPTY */
 } ub_prop_ext;
 
 typedef struct ub_prop {
@@ -101,6 +103,7 @@ typedef struct ub_prop {
     bool custom;
     bool varying_keyword;  /* relationship declared `varying rel` */
     bool is_array;         /* attributes: declared T[] */
+    bool ext_short;        /* private: ext holds only the relationship part */
     /* attributes */
     const char *type_name; /* interned, as authored without "[]" */
     const ub_type *type;   /* NULL when the type name is unknown */
@@ -118,13 +121,18 @@ static inline const ub_prop_ext *ub_prop_ext_of(const ub_prop *p)
 {
     return p->ext ? p->ext : &ub_prop_ext_none;
 }
+/* The attribute part (none when ext is only a relationship part). */
+static inline const ub_prop_ext *ub_prop_ext_attr(const ub_prop *p)
+{
+    return p->ext && !p->ext_short ? p->ext : &ub_prop_ext_none;
+}
 static inline const ub_samples *ub_prop_samples(const ub_prop *p)
 {
-    return &ub_prop_ext_of(p)->samples;
+    return &ub_prop_ext_attr(p)->samples;
 }
 static inline const ub_value *ub_prop_connections(const ub_prop *p)
 {
-    return &ub_prop_ext_of(p)->connections;
+    return &ub_prop_ext_attr(p)->connections;
 }
 static inline const ub_value *ub_prop_targets(const ub_prop *p)
 {
@@ -135,8 +143,12 @@ static inline const char *ub_prop_default_target(const ub_prop *p)
     return ub_prop_ext_of(p)->default_target;
 }
 /* p's out-of-line fields for changing, allocated from a (zeroed) the first
- * time; NULL only when out of memory. */
+ * time (a relationship part is moved into a whole one); NULL only when
+ * out of memory.  A pointer into it is good until the next call for p. */
 ub_prop_ext *ub_prop_ext_get(ub_arena *a, ub_prop *p);
+/* The same for setting only targets and default_target: the first time,
+ * only that part is allocated.  Nothing else of it may be touched. */
+ub_prop_ext *ub_prop_rel_ext_get(ub_arena *a, ub_prop *p);
 
 typedef struct ub_props {
     uint32_t n, cap;
@@ -266,6 +278,15 @@ ub_prop *ub_prop_new(ub_layer *layer, ub_prim *prim, const char *name,
                      ub_prop_kind kind, ub_loc loc);
 ub_prop *ub_prop_find(const ub_layer *layer, const ub_prim *prim,
                       const char *name);
+/* Append p, a property of another layer that outlives this one, to
+ * prim's properties as it is (not copied: this layer must not change it).
+ * -1 when out of memory. */
+int ub_prop_append(ub_layer *layer, ub_prim *prim, ub_prop *p);
+/* Give prim, which has no properties yet, the properties of another layer
+ * that outlives this one: their list itself is shared (its cap is set to
+ * its n, so that an append copies it).  -1 when out of memory or when
+ * prim already has properties. */
+int ub_prop_share_all(ub_layer *layer, ub_prim *prim, const ub_props *props);
 /* Find-or-create in one hash probe.  ub_prim_find_or_new always appends a
  * new prim; *existing is the sibling of that name already there (a
  * duplicate), or NULL.  ub_prop_find_or_new returns the existing property
@@ -288,6 +309,10 @@ ub_sublayer *ub_layer_add_sublayer(ub_layer *layer, const char *asset,
 ub_field *ub_fields_set(ub_arena *a, ub_fields *f, const char *key,
                         ub_value value, ub_loc loc);
 ub_field *ub_fields_find(const ub_fields *f, const char *key);
+/* Room for `more` fields beyond the n set, allocated at exactly that size
+ * (a copy of a known list need not grow by doubling).  -1 when out of
+ * memory. */
+int ub_fields_reserve(ub_arena *a, ub_fields *f, uint32_t more);
 /* Remove key, keeping the order of the rest.  Returns whether it was set. */
 bool ub_fields_remove(ub_fields *f, const char *key);
 

@@ -1975,7 +1975,10 @@ static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
     if (rp->series) {
         if (read_series(f, rp->series) != 0)
             return -1;
-        ub_samples *s = &p->ext->samples;
+        ub_prop_ext *px = ub_prop_ext_get(L->arena, p);
+        if (!px)
+            return -1;
+        ub_samples *s = &px->samples;
         uint32_t n = f->cache.n;
         if (n) {
             s->v = ub_arena_zalloc(L->arena, n * sizeof(ub_sample));

@@ -416,9 +416,17 @@ static ub_dict *ub_dict_clone(ub_arena *a, const ub_dict *d)
     ub_dict *c = ub_dict_new(a);
     if (!c)
         return NULL;
-    for (uint32_t i = 0; i < d->n; i++)
-        ub_dict_set(a, c, d->e[i].key, ub_value_clone(a, &d->e[i].value),
-                    d->e[i].loc);
+    /* d's keys are unique already: copy the entries at their exact size */
+    if (d->n) {
+        c->e = ub_arena_alloc(a, d->n * sizeof *c->e);
+        if (!c->e)
+            return NULL;
+        c->n = c->cap = d->n;
+    }
+    for (uint32_t i = 0; i < d->n; i++) {
+        c->e[i] = d->e[i];
+        c->e[i].value = ub_value_clone(a, &d->e[i].value);
+    }
     return c;
 }
 

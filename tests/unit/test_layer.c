@@ -128,6 +128,74 @@ static bool is_entry(void *ctx, uint32_t item, uint32_t entry)
 /* SdfListOp's reorder: named items move with the unnamed ones after them,
  * unnamed ones before any named stay first; unknown and repeated entries
  * change nothing. */
+/* A property or a whole property list taken from another layer is found
+ * by name in the new one, small lists and indexed big ones alike, and
+ * appending to a shared list copies it instead of writing into the
+ * layer it came from. */
+static void test_shared_props(void)
+{
+    ub_strtab *t = ub_strtab_new();
+    ub_layer *src = ub_layer_new(t, "src.usda");
+    ub_layer *dst = ub_layer_new(t, "dst.usda");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(src);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(dst);
+    ub_prim *big = ub_prim_new(src, src->root, ub_intern_cstr(t, "Big"),
+                               UB_DEF, noloc);
+    ub_prim *small = ub_prim_new(src, src->root, ub_intern_cstr(t, "Small"),
+                                 UB_DEF, noloc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(small);
+    char name[16];
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof name, "p%d", i);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(
+            ub_prop_new(src, big, ub_intern_cstr(t, name), UB_ATTR, noloc));
+    }
+    ub_prop *a = ub_prop_new(src, small, ub_intern_cstr(t, "a"), UB_ATTR,
+                             noloc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+
+    ub_prim *ob = ub_prim_new(dst, dst->root, big->name, UB_DEF, noloc);
+    ub_prim *os = ub_prim_new(dst, dst->root, small->name, UB_DEF, noloc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ob);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(os);
+    CU_ASSERT_EQUAL(ub_prop_share_all(dst, ob, &big->props), 0);
+    CU_ASSERT_EQUAL(ob->props.n, 40);
+    CU_ASSERT_PTR_EQUAL(ub_prop_find(dst, ob, ub_intern_cstr(t, "p33")),
+                        big->props.v[33]);
+    CU_ASSERT_EQUAL(ub_prop_share_all(dst, ob, &small->props), -1);
+    CU_ASSERT_EQUAL(ub_prop_append(dst, os, a), 0);
+    CU_ASSERT_PTR_EQUAL(ub_prop_find(dst, os, a->name), a);
+
+    /* the shared list grows by copying: src's list is left as it was */
+    ub_prop **was = big->props.v;
+    CU_ASSERT_PTR_NOT_NULL(
+        ub_prop_new(dst, ob, ub_intern_cstr(t, "extra"), UB_ATTR, noloc));
+    CU_ASSERT_EQUAL(ob->props.n, 41);
+    CU_ASSERT_EQUAL(big->props.n, 40);
+    CU_ASSERT_PTR_EQUAL(big->props.v, was);
+    CU_ASSERT(ob->props.v != was);
+    CU_ASSERT_PTR_NULL(ub_prop_find(src, big, ub_intern_cstr(t, "extra")));
+
+    /* a field list reserved at its size holds that many without growing */
+    ub_fields f = {0};
+    CU_ASSERT_EQUAL(ub_fields_reserve(dst->arena, &f, 3), 0);
+    ub_field *v = f.v;
+    for (int i = 0; i < 3; i++) {
+        snprintf(name, sizeof name, "k%d", i);
+        CU_ASSERT_PTR_NOT_NULL(ub_fields_set(dst->arena, &f,
+                                             ub_intern_cstr(t, name),
+                                             ub_value_block(), noloc));
+    }
+    CU_ASSERT_EQUAL(f.n, 3);
+    CU_ASSERT_EQUAL(f.cap, 3);
+    CU_ASSERT_PTR_EQUAL(f.v, v);
+
+    ub_layer_free(dst);
+    ub_layer_free(src);
+    ub_strtab_free(t);
+}
+
 static void test_reorder(void)
 {
     static const struct {
@@ -233,6 +301,28 @@ static void test_ext_parts(void)
     CU_ASSERT_EQUAL(ub_prim_n_variant_sets(p), 1);
     CU_ASSERT_STRING_EQUAL(ub_prim_variant_set(v), "look");
     CU_ASSERT_EQUAL(ub_prim_property_order(p)->kind, UB_V_EMPTY);
+
+    /* a relationship's part only: it reads as having no samples or
+     * connections, and becomes whole, keeping its targets, when asked */
+    ub_prop *r = ub_prop_new(l, p, ub_intern_cstr(t, "r"), UB_REL, noloc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    ub_prop_ext *rx = ub_prop_rel_ext_get(l->arena, r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(rx);
+    rx->targets = ub_value_block();
+    rx->default_target = ub_intern_cstr(t, "/P");
+    CU_ASSERT_PTR_EQUAL(ub_prop_rel_ext_get(l->arena, r), rx);
+    CU_ASSERT_EQUAL(ub_prop_targets(r)->kind, UB_V_BLOCK);
+    CU_ASSERT_STRING_EQUAL(ub_prop_default_target(r), "/P");
+    CU_ASSERT_FALSE(ub_prop_samples(r)->authored);
+    CU_ASSERT_EQUAL(ub_prop_connections(r)->kind, UB_V_EMPTY);
+    ub_prop_ext *whole = ub_prop_ext_get(l->arena, r);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(whole);
+    whole->samples.authored = true;
+    CU_ASSERT(ub_prop_samples(r)->authored);
+    CU_ASSERT_EQUAL(ub_prop_targets(r)->kind, UB_V_BLOCK);
+    CU_ASSERT_STRING_EQUAL(ub_prop_default_target(r), "/P");
+    CU_ASSERT_PTR_EQUAL(ub_prop_rel_ext_get(l->arena, r), whole);
+    CU_ASSERT_PTR_EQUAL(ub_prop_ext_get(l->arena, r), whole);
     ub_layer_free(l);
     ub_strtab_free(t);
 }
@@ -245,6 +335,7 @@ int main(void)
     CU_add_test(s, "release reuses memory", test_release_reuses_memory);
     CU_add_test(s, "release across chunks", test_release_across_chunks);
     CU_add_test(s, "drop body forgets lookups", test_drop_body_forgets_lookups);
+    CU_add_test(s, "shared properties", test_shared_props);
     CU_add_test(s, "list op reorder", test_reorder);
     CU_add_test(s, "list op parts", test_listop_parts);
     CU_add_test(s, "out-of-line prop and prim parts", test_ext_parts);
