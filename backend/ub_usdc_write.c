@@ -151,9 +151,12 @@ static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
 typedef struct ub_pnode {
     uint32_t parent;     /* UINT32_MAX for the root */
     uint32_t token;      /* element token */
-    bool is_prop;        /* a prim property: the token is its name */
     uint32_t first, last, next; /* children, in the order added */
-    const char *elem;    /* interned element text, for lookups */
+    bool is_prop;        /* a prim property: the token is its name */
+    /* every child is in pnode_tab: set once a path's text has named a
+     * child here.  Children the walk adds elsewhere need no lookup (a
+     * prim's names are distinct), the bulk of the nodes */
+    bool indexed;
 } ub_pnode;
 
 typedef struct ub_vrec {
@@ -167,8 +170,8 @@ typedef struct ub_field_rec {
 } ub_field_rec;
 
 typedef struct ub_spec_rec {
-    uint32_t path, fset, type, seq;
-    const char *prop; /* a property's name, else NULL */
+    uint32_t path, fset, type;
+    bool prop; /* a prim property's spec */
 } ub_spec_rec;
 
 enum {
@@ -363,8 +366,7 @@ static uint32_t ub_cw_string(ub_cw *w, const char *s)
 /* --- paths ---------------------------------------------------------------- */
 
 typedef struct ub_pkey {
-    uint32_t parent;
-    const char *elem;
+    uint32_t parent, token;
     bool is_prop;
 } ub_pkey;
 
@@ -372,25 +374,59 @@ static bool ub_eq_pnode(const void *ctx, uint32_t id, const void *key)
 {
     const ub_pnode *n = &((const ub_cw *)ctx)->pnodes.v[id];
     const ub_pkey *k = key;
-    return n->parent == k->parent && n->elem == k->elem &&
+    return n->parent == k->parent && n->token == k->token &&
            n->is_prop == k->is_prop;
 }
 
-/* The child of path parent with element elem (interned; a property name
- * when is_prop), added when new. */
-static uint32_t ub_cw_child(ub_cw *w, uint32_t parent, const char *elem,
-                            bool is_prop)
+static uint64_t ub_pnode_hash(uint32_t parent, uint32_t token, bool is_prop)
 {
-    ub_pkey k = {parent, elem, is_prop};
-    uint64_t key = ((uint64_t)parent << 1 | is_prop) * 0x9E3779B97F4A7C15ull;
-    uint64_t h = ub_mix(key ^ (uint64_t)(uintptr_t)elem);
-    bool fresh;
-    uint32_t id = ub_cw_lookup(w, &w->pnode_tab, h, ub_eq_pnode, &k,
-                               w->pnodes.n, &fresh);
-    if (!fresh)
-        return id == UINT32_MAX ? 0 : id;
-    ub_pnode n = {parent, ub_cw_token(w, elem), is_prop, UINT32_MAX,
-                  UINT32_MAX, UINT32_MAX, elem};
+    return ub_mix(((uint64_t)parent << 33) ^ ((uint64_t)token << 1) ^ is_prop);
+}
+
+/* Enter the children of node p in pnode_tab (from now on its new children
+ * are entered as they come). */
+static void ub_cw_index_children(ub_cw *w, uint32_t p)
+{
+    w->pnodes.v[p].indexed = true;
+    for (uint32_t c = w->pnodes.v[p].first; c != UINT32_MAX && !w->oom;
+         c = w->pnodes.v[c].next) {
+        const ub_pnode *n = &w->pnodes.v[c];
+        ub_pkey k = {n->parent, n->token, n->is_prop};
+        uint64_t h = ub_pnode_hash(n->parent, n->token, n->is_prop);
+        ub_slot *sl = ub_tab_find(&w->pnode_tab, h, ub_eq_pnode, w, &k);
+        if (!sl)
+            w->oom = true;
+        else if (!ub_slot_used(sl))
+            ub_tab_put(&w->pnode_tab, sl, h, c);
+    }
+}
+
+/* The child of path parent with element elem (interned; a property name
+ * when is_prop), added when new.  walk: the child is one of the layer's
+ * (a prim, property or variant met in the walk, which meets each once),
+ * not a path's text. */
+static uint32_t ub_cw_child(ub_cw *w, uint32_t parent, const char *elem,
+                            bool is_prop, bool walk)
+{
+    uint32_t tok = ub_cw_token(w, elem);
+    if (w->oom)
+        return 0;
+    uint32_t id = (uint32_t)w->pnodes.n;
+    bool look = parent != UINT32_MAX &&
+                (!walk || w->pnodes.v[parent].indexed);
+    if (look) {
+        if (!w->pnodes.v[parent].indexed)
+            ub_cw_index_children(w, parent);
+        ub_pkey k = {parent, tok, is_prop};
+        bool fresh;
+        id = ub_cw_lookup(w, &w->pnode_tab,
+                          ub_pnode_hash(parent, tok, is_prop), ub_eq_pnode,
+                          &k, w->pnodes.n, &fresh);
+        if (!fresh)
+            return id == UINT32_MAX ? 0 : id;
+    }
+    ub_pnode n = {parent, tok, UINT32_MAX, UINT32_MAX, UINT32_MAX, is_prop,
+                  false};
     UB_PUSH(w, w->pnodes, n);
     if (w->oom)
         return 0;
@@ -406,10 +442,10 @@ static uint32_t ub_cw_child(ub_cw *w, uint32_t parent, const char *elem,
 }
 
 static uint32_t ub_cw_child_n(ub_cw *w, uint32_t parent, const char *s,
-                              size_t n, bool is_prop)
+                              size_t n, bool is_prop, bool walk)
 {
     const char *e = ub_cw_intern(w, s, n);
-    return e ? ub_cw_child(w, parent, e, is_prop) : 0;
+    return e ? ub_cw_child(w, parent, e, is_prop, walk) : 0;
 }
 
 static uint32_t ub_cw_path_text(ub_cw *w, const char *text);
@@ -430,7 +466,8 @@ static uint32_t ub_cw_variant_path(ub_cw *w, uint32_t prim, const char *set,
     if (nv)
         memcpy(t + 2 + ns, sel, nv);
     t[2 + ns + nv] = '}';
-    uint32_t r = ub_cw_child_n(w, prim, t, ns + nv + 3, false);
+    /* looked up: the layer model does not promise distinct variant names */
+    uint32_t r = ub_cw_child_n(w, prim, t, ns + nv + 3, false, false);
     free(t);
     return r;
 }
@@ -449,7 +486,7 @@ static uint32_t ub_cw_target_path(ub_cw *w, uint32_t prop, const char *target)
     t[0] = '[';
     memcpy(t + 1, target, n);
     t[n + 1] = ']';
-    uint32_t r = ub_cw_child_n(w, prop, t, n + 2, false);
+    uint32_t r = ub_cw_child_n(w, prop, t, n + 2, false, false);
     free(t);
     return r;
 }
@@ -470,7 +507,8 @@ static uint32_t ub_cw_parse_path(ub_cw *w, const char *s)
             const char *e = strchr(p, '}');
             if (!e)
                 break;
-            cur = ub_cw_child_n(w, cur, p, (size_t)(e - p + 1), false);
+            cur = ub_cw_child_n(w, cur, p, (size_t)(e - p + 1), false,
+                                false);
             p = e + 1;
             continue;
         }
@@ -501,15 +539,15 @@ static uint32_t ub_cw_parse_path(ub_cw *w, const char *s)
         if (*p == '.') {
             size_t n = strcspn(p + 1, "[");
             if (!in_prop)
-                cur = ub_cw_child_n(w, cur, p + 1, n, true);
+                cur = ub_cw_child_n(w, cur, p + 1, n, true, false);
             else /* a relational attribute: its element keeps the dot */
-                cur = ub_cw_child_n(w, cur, p, n + 1, false);
+                cur = ub_cw_child_n(w, cur, p, n + 1, false, false);
             in_prop = true;
             p += 1 + n;
             continue;
         }
         size_t n = strcspn(p, "/{.[");
-        cur = ub_cw_child_n(w, cur, p, n, false);
+        cur = ub_cw_child_n(w, cur, p, n, false, false);
         p += n;
     }
     if (*p && !w->oom)
@@ -529,8 +567,8 @@ static uint32_t ub_cw_path_text(ub_cw *w, const char *text)
     if (!text || !*text) {
         if (w->empty_path == UINT32_MAX) {
             w->empty_path = (uint32_t)w->pnodes.n;
-            ub_pnode n = {UINT32_MAX, ub_cw_token_c(w, ""), false,
-                          UINT32_MAX, UINT32_MAX, UINT32_MAX, NULL};
+            ub_pnode n = {UINT32_MAX, ub_cw_token_c(w, ""), UINT32_MAX,
+                          UINT32_MAX, UINT32_MAX, false, false};
             UB_PUSH(w, w->pnodes, n);
         }
         return w->empty_path;
@@ -1305,8 +1343,7 @@ static void ub_cw_spec(ub_cw *w, uint32_t path, ub_crate_spec_type type)
         ub_tab_put(&w->fset_tab, sl, h, start);
     }
     const ub_pnode *pn = &w->pnodes.v[path];
-    ub_spec_rec s = {path, start, (uint32_t)type, (uint32_t)w->specs.n,
-                     pn->is_prop ? pn->elem : NULL};
+    ub_spec_rec s = {path, start, (uint32_t)type, pn->is_prop};
     UB_PUSH(w, w->specs, s);
     w->cur.n = 0;
 }
@@ -1494,7 +1531,7 @@ static const char *ub_cw_type_name(ub_cw *w, const ub_prop *p)
 
 static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
 {
-    uint32_t path = ub_cw_child(w, owner, p->name, true);
+    uint32_t path = ub_cw_child(w, owner, p->name, true, true);
     w->where_prop = p;
     if (p->kind == UB_ATTR) {
         ub_cw_field_c(w, "custom", ub_cw_bool(p->custom));
@@ -1669,7 +1706,7 @@ static void ub_cw_children(ub_cw *w, uint32_t path, const ub_prim *prim)
     free(sets);
     for (uint32_t i = 0; i < prim->children.n && !w->failed; i++) {
         const ub_prim *c = prim->children.v[i];
-        ub_cw_prim(w, ub_cw_child(w, path, c->name, false), c,
+        ub_cw_prim(w, ub_cw_child(w, path, c->name, false, true), c,
                    UB_CRATE_SPEC_PRIM);
     }
 }
@@ -1710,11 +1747,11 @@ static void ub_cw_layer(ub_cw *w)
     const ub_layer *l = w->layer;
     /* the big tables hold about one entry a spec */
     size_t specs = ub_count_specs(l->root);
-    ub_tab_reserve(&w->pnode_tab, specs);
     ub_tab_reserve(&w->field_tab, specs);
     ub_tab_reserve(&w->val_tab, specs);
     ub_tab_reserve(&w->fset_tab, specs);
-    uint32_t root = ub_cw_child(w, UINT32_MAX, ub_cw_intern(w, "", 0), false);
+    uint32_t root =
+        ub_cw_child(w, UINT32_MAX, ub_cw_intern(w, "", 0), false, true);
     ub_cw_metas(w, &l->meta, true);
     if (l->has_sublayers) {
         ub_buf *b = ub_cw_scratch(w);
