@@ -161,11 +161,19 @@ typedef struct ub_pnode {
 
 typedef struct ub_vrec {
     uint64_t rep;   /* the whole rep (type, flags, offset) */
-    size_t off, len;
+    uint64_t len;
+    /* the first field made of this value: its token + 1 (0: none yet)
+     * and index.  A value is mostly a field of one name, so this finds
+     * its field without a probe of the field table, which holds only
+     * the fields that are not a value's first (and inlined ones). */
+    uint32_t ftok1, field;
 } ub_vrec;
 
 typedef struct ub_field_rec {
     uint32_t token;
+    /* the first field set whose newest field this is: its start + 1 (0:
+     * none).  Likewise it spares most field sets a probe of fset_tab. */
+    uint32_t fset1;
     uint64_t rep;
 } ub_field_rec;
 
@@ -207,11 +215,13 @@ typedef struct ub_cw {
 
     UB_VEC(ub_vrec) vals;
     ub_tab val_tab;
+    uint32_t last_val; /* the value ub_cw_store returned last */
 
     UB_VEC(ub_field_rec) fields;
     ub_tab field_tab;
     UB_VEC(uint32_t) fsets;
     ub_tab fset_tab;
+    uint32_t empty_fset1; /* the empty field set's start + 1, 0: none */
     UB_VEC(ub_spec_rec) specs;
 
     UB_VEC(uint32_t) cur; /* field indices of the spec being built */
@@ -662,7 +672,9 @@ static bool ub_eq_val(const void *ctx, uint32_t id, const void *key)
     const ub_vkey *k = key;
     return (r->rep & ~UB_CRATE_REP_PAYLOAD_MASK) == k->rep &&
            r->len == k->len &&
-           memcmp(w->out->data + r->off, k->bytes, k->len) == 0;
+           memcmp(w->out->data + w->base +
+                      (r->rep & UB_CRATE_REP_PAYLOAD_MASK),
+                  k->bytes, k->len) == 0;
 }
 
 /* The rep of an out-of-line value: the same bytes of the same type and
@@ -681,8 +693,10 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
         w->oom = true;
         return flags;
     }
-    if (ub_slot_used(sl))
-        return w->vals.v[ub_slot_id(sl)].rep;
+    if (ub_slot_used(sl)) {
+        w->last_val = ub_slot_id(sl);
+        return w->vals.v[w->last_val].rep;
+    }
     ub_buf *o = w->out;
     while ((o->len - w->base) % align)
         ub_buf_putc(o, 0);
@@ -693,11 +707,12 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
         return flags;
     }
     uint64_t rep = flags | (uint64_t)(off - w->base);
-    ub_vrec r = {rep, off, b->len};
+    ub_vrec r = {rep, b->len, 0, 0};
     uint32_t id = (uint32_t)w->vals.n;
     UB_PUSH(w, w->vals, r);
     if (!w->oom)
         ub_tab_put(&w->val_tab, sl, h, id);
+    w->last_val = id;
     return rep;
 }
 
@@ -1249,11 +1264,38 @@ static bool ub_eq_field(const void *ctx, uint32_t id, const void *key)
     return f->token == k->token && f->rep == k->rep;
 }
 
+/* The record of the stored value rep is, or NULL (an inlined value, an
+ * empty array).  Mostly the value stored last; else found by its offset
+ * (records are in the order of their offsets): every field of a stored
+ * value then goes the same way. */
+static ub_vrec *ub_cw_vrec_of(ub_cw *w, uint64_t rep)
+{
+    if (rep & UB_CRATE_REP_IS_INLINED)
+        return NULL;
+    if (w->last_val < w->vals.n && w->vals.v[w->last_val].rep == rep)
+        return &w->vals.v[w->last_val];
+    uint64_t off = rep & UB_CRATE_REP_PAYLOAD_MASK;
+    size_t lo = 0, hi = w->vals.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((w->vals.v[mid].rep & UB_CRATE_REP_PAYLOAD_MASK) < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < w->vals.n &&
+           (w->vals.v[lo].rep & UB_CRATE_REP_PAYLOAD_MASK) == off;
+         lo++)
+        if (w->vals.v[lo].rep == rep)
+            return &w->vals.v[lo];
+    return NULL;
+}
+
 static void ub_cw_field_tok(ub_cw *w, uint32_t token, uint64_t rep)
 {
     if (w->failed)
         return;
-    ub_field_rec f = {token, rep};
+    ub_field_rec f = {token, 0, rep};
     uint64_t h = ub_mix(rep * 31 + token);
     struct ub_fcache *fc =
         w->fcache ? &w->fcache[(h >> 40) & (UB_FCACHE - 1)] : NULL;
@@ -1261,11 +1303,23 @@ static void ub_cw_field_tok(ub_cw *w, uint32_t token, uint64_t rep)
         UB_PUSH(w, w->cur, fc->id1 - 1);
         return;
     }
-    bool fresh;
-    uint32_t id = ub_cw_lookup(w, &w->field_tab, h, ub_eq_field, &f,
-                               w->fields.n, &fresh);
-    if (fresh)
+    /* a stored value's record knows its first field */
+    ub_vrec *vr = ub_cw_vrec_of(w, rep);
+    uint32_t id;
+    if (vr && vr->ftok1 == token + 1) {
+        id = vr->field;
+    } else if (vr && !vr->ftok1) {
+        id = (uint32_t)w->fields.n;
         UB_PUSH(w, w->fields, f);
+        vr->ftok1 = token + 1;
+        vr->field = id;
+    } else {
+        bool fresh;
+        id = ub_cw_lookup(w, &w->field_tab, h, ub_eq_field, &f, w->fields.n,
+                          &fresh);
+        if (fresh)
+            UB_PUSH(w, w->fields, f);
+    }
     if (w->oom)
         return;
     UB_PUSH(w, w->cur, id);
@@ -1318,29 +1372,55 @@ static bool ub_eq_fset(const void *ctx, uint32_t id, const void *key)
            w->fsets.v[id + k->n] == UINT32_MAX;
 }
 
-/* Close the spec being built: its field set (shared when equal). */
+/* Whether the field set starting at fsets[start] is cur's. */
+static bool ub_cw_fset_is(const ub_cw *w, uint32_t start)
+{
+    ub_fskey k = {w->cur.v, w->cur.n};
+    return ub_eq_fset(w, start, &k);
+}
+
+/* Close the spec being built: its field set (shared when equal).  A set
+ * is found through its newest field when it is that field's first set,
+ * else in fset_tab. */
 static void ub_cw_spec(ub_cw *w, uint32_t path, ub_crate_spec_type type)
 {
     if (w->failed || w->oom)
         return;
-    ub_fskey k = {w->cur.v, w->cur.n};
-    uint64_t h = XXH3_64bits(w->cur.v, w->cur.n * 4);
-    ub_slot *sl = ub_tab_find(&w->fset_tab, h, ub_eq_fset, w, &k);
-    if (!sl) {
-        w->oom = true;
-        return;
-    }
+    uint32_t newest = UINT32_MAX; /* none: the empty set */
+    for (size_t i = 0; i < w->cur.n; i++)
+        if (newest == UINT32_MAX || w->cur.v[i] > newest)
+            newest = w->cur.v[i];
+    uint32_t *first = newest == UINT32_MAX ? &w->empty_fset1
+                                           : &w->fields.v[newest].fset1;
     uint32_t start;
-    if (ub_slot_used(sl)) {
-        start = ub_slot_id(sl);
+    if (*first && ub_cw_fset_is(w, *first - 1)) {
+        start = *first - 1;
     } else {
-        start = (uint32_t)w->fsets.n;
-        for (size_t i = 0; i < w->cur.n; i++)
-            UB_PUSH(w, w->fsets, w->cur.v[i]);
-        UB_PUSH(w, w->fsets, UINT32_MAX);
-        if (w->oom)
-            return;
-        ub_tab_put(&w->fset_tab, sl, h, start);
+        ub_slot *sl = NULL;
+        uint64_t h = 0;
+        if (*first) {
+            ub_fskey k = {w->cur.v, w->cur.n};
+            h = XXH3_64bits(w->cur.v, w->cur.n * 4);
+            sl = ub_tab_find(&w->fset_tab, h, ub_eq_fset, w, &k);
+            if (!sl) {
+                w->oom = true;
+                return;
+            }
+        }
+        if (sl && ub_slot_used(sl)) {
+            start = ub_slot_id(sl);
+        } else {
+            start = (uint32_t)w->fsets.n;
+            for (size_t i = 0; i < w->cur.n; i++)
+                UB_PUSH(w, w->fsets, w->cur.v[i]);
+            UB_PUSH(w, w->fsets, UINT32_MAX);
+            if (w->oom)
+                return;
+            if (sl)
+                ub_tab_put(&w->fset_tab, sl, h, start);
+            else
+                *first = start + 1;
+        }
     }
     const ub_pnode *pn = &w->pnodes.v[path];
     ub_spec_rec s = {path, start, (uint32_t)type, pn->is_prop};
@@ -1747,9 +1827,7 @@ static void ub_cw_layer(ub_cw *w)
     const ub_layer *l = w->layer;
     /* the big tables hold about one entry a spec */
     size_t specs = ub_count_specs(l->root);
-    ub_tab_reserve(&w->field_tab, specs);
     ub_tab_reserve(&w->val_tab, specs);
-    ub_tab_reserve(&w->fset_tab, specs);
     uint32_t root =
         ub_cw_child(w, UINT32_MAX, ub_cw_intern(w, "", 0), false, true);
     ub_cw_metas(w, &l->meta, true);
