@@ -203,8 +203,7 @@ typedef struct ub_cw {
     UB_VEC(const char *) tokens;
     ub_tab token_tab;
     UB_VEC(uint32_t) strings; /* string index -> token index */
-    UB_VEC(const char *) string_text;
-    ub_tab string_tab;
+    UB_VEC(uint32_t) tok_string; /* token index -> string index + 1 */
 
     UB_VEC(ub_pnode) pnodes; /* path index -> node */
     ub_tab pnode_tab;        /* (parent, element, is_prop) -> index */
@@ -350,27 +349,29 @@ static uint32_t ub_cw_token_c(ub_cw *w, const char *lit)
     return ub_cw_token(w, ub_cw_intern(w, lit, strlen(lit)));
 }
 
-static bool ub_eq_string(const void *ctx, uint32_t id, const void *key)
-{
-    return ((const ub_cw *)ctx)->string_text.v[id] == key;
-}
-
 /* The string index of interned s (strings are tokens behind an index). */
 static uint32_t ub_cw_string(ub_cw *w, const char *s)
 {
-    if (!s)
-        s = ub_cw_intern(w, "", 0);
-    if (!s)
+    uint32_t tok = ub_cw_token(w, s);
+    if (w->oom)
         return 0;
-    bool fresh;
-    uint32_t id = ub_cw_lookup(w, &w->string_tab, ub_mix((uintptr_t)s),
-                               ub_eq_string, s, w->strings.n, &fresh);
-    if (fresh) {
-        uint32_t tok = ub_cw_token(w, s);
-        UB_PUSH(w, w->strings, tok);
-        UB_PUSH(w, w->string_text, s);
+    if (tok >= w->tok_string.n) {
+        size_t n = w->tokens.n;
+        if (!ub_grow((void **)&w->tok_string.v, &w->tok_string.cap, n,
+                     sizeof *w->tok_string.v)) {
+            w->oom = true;
+            return 0;
+        }
+        memset(w->tok_string.v + w->tok_string.n, 0,
+               (n - w->tok_string.n) * sizeof *w->tok_string.v);
+        w->tok_string.n = n;
     }
-    return id == UINT32_MAX ? 0 : id;
+    uint32_t *id1 = &w->tok_string.v[tok];
+    if (!*id1) {
+        *id1 = (uint32_t)w->strings.n + 1;
+        UB_PUSH(w, w->strings, tok);
+    }
+    return *id1 - 1;
 }
 
 /* --- paths ---------------------------------------------------------------- */
@@ -2250,8 +2251,7 @@ static void ub_cw_free(ub_cw *w)
     free(w->tokens.v);
     free(w->token_tab.s);
     free(w->strings.v);
-    free(w->string_text.v);
-    free(w->string_tab.s);
+    free(w->tok_string.v);
     free(w->pnodes.v);
     free(w->pnode_tab.s);
     free(w->ptext_tab.s);
