@@ -29,6 +29,7 @@
 
 #define UB_FCACHE 4096 /* entries of the recent-field cache (64 KiB) */
 #define UB_TCACHE 4096 /* and of the recent-token cache */
+#define UB_VCACHE 4096 /* and of the recent-value cache */
 
 /* --- a hash table of uint32 ids, verified by the caller's equality ------- */
 
@@ -234,6 +235,12 @@ typedef struct ub_cw {
         uint64_t rep;
         uint32_t token, id1; /* id + 1, 0: empty */
     } *fcache;
+    /* likewise the values stored last, by hash: most values that repeat
+     * (a list op of API schemas, a properties list) repeat often */
+    struct ub_vcache {
+        uint64_t h;
+        uint32_t id1; /* value record + 1, 0: empty */
+    } *vcache;
     /* likewise the tokens of the names met last */
     struct ub_tcache {
         const char *s;
@@ -689,6 +696,12 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
     }
     ub_vkey k = {flags, b->data, b->len};
     uint64_t h = XXH3_64bits_withSeed(b->data, b->len, flags);
+    struct ub_vcache *vc =
+        w->vcache ? &w->vcache[(h >> 40) & (UB_VCACHE - 1)] : NULL;
+    if (vc && vc->id1 && vc->h == h && ub_eq_val(w, vc->id1 - 1, &k)) {
+        w->last_val = vc->id1 - 1;
+        return w->vals.v[w->last_val].rep;
+    }
     ub_slot *sl = ub_tab_find(&w->val_tab, h, ub_eq_val, w, &k);
     if (!sl) {
         w->oom = true;
@@ -696,6 +709,8 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
     }
     if (ub_slot_used(sl)) {
         w->last_val = ub_slot_id(sl);
+        if (vc)
+            *vc = (struct ub_vcache){h, w->last_val + 1};
         return w->vals.v[w->last_val].rep;
     }
     ub_buf *o = w->out;
@@ -714,6 +729,8 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
     if (!w->oom)
         ub_tab_put(&w->val_tab, sl, h, id);
     w->last_val = id;
+    if (vc && !w->oom)
+        *vc = (struct ub_vcache){h, id + 1};
     return rep;
 }
 
@@ -2273,6 +2290,7 @@ static void ub_cw_free(ub_cw *w)
         }
     free(w->scratch);
     free(w->tcache);
+    free(w->vcache);
     ub_crate_lz4c_free(&w->lz4);
     ub_crate_lz4c_free(&w->lz4v);
 }
@@ -2296,6 +2314,7 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     w.no_scratch.failed = true;
     w.fcache = calloc(UB_FCACHE, sizeof *w.fcache);
     w.tcache = calloc(UB_TCACHE, sizeof *w.tcache);
+    w.vcache = calloc(UB_VCACHE, sizeof *w.vcache);
 
     /* the bootstrap, filled in at the end */
     char zero[UB_CRATE_BOOTSTRAP_SIZE] = {0};
