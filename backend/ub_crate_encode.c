@@ -2,6 +2,7 @@
 
 #include <lz4.h>
 #include <lz4hc.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -271,6 +272,7 @@ void ub_crate_code_ints64(const uint64_t *v, size_t n, ub_buf *out)
 void ub_crate_lz4c_init(ub_crate_lz4c *c, int hc)
 {
     c->hc = hc;
+    c->hc_upto = SIZE_MAX;
     c->state = NULL;
     ub_buf_init(&c->coded);
 }
@@ -288,7 +290,7 @@ static int ub_lz4_block(const char *src, size_t n, char *dst,
                         ub_crate_lz4c *c)
 {
     int bound = LZ4_compressBound((int)n);
-    if (c && c->hc > 0) {
+    if (c && c->hc > 0 && n <= c->hc_upto) {
         if (!c->state)
             c->state = malloc((size_t)LZ4_sizeofStateHC());
         if (c->state)

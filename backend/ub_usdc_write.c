@@ -20,11 +20,17 @@
 
 /* LZ4 HC level for the structural sections: with fields numbered in the
  * specs' order, level 3 keeps the files smaller than OpenUSD's (its fast
- * mode is ~2% larger on the prim-heavy bench layer) for a quarter of level
- * 9's time, which was a third of the writer's (9 saves another 0.8%).
+ * mode).  HC costs ~7x fast mode's time, which on a big layer was a
+ * sixth of the writer's, and gains most on the field reps (8% there, 3-4%
+ * on field sets, tokens and specs): FIELDS gets it whatever its size, the
+ * other sections only up to UB_USDC_HC_UPTO bytes -- every section of a
+ * small layer, where it is cheap, and where a percent is most of the
+ * margin on OpenUSD's sizes.  (On the prim-heavy bench layer: 0.4% larger
+ * than HC everywhere, still 0.4% under OpenUSD's.)
  * Integer and float arrays among the values get LZ4's fast mode: their
  * coded integers gain next to nothing from HC, and may be big. */
 #define UB_USDC_HC 3
+#define UB_USDC_HC_UPTO ((size_t)64 << 10)
 #define UB_USDC_HC_ARRAYS 0
 
 #define UB_FCACHE 4096 /* entries of the recent-field cache (64 KiB) */
@@ -2153,7 +2159,9 @@ typedef struct ub_sec_job {
 static void *ub_sec_job_run(void *arg)
 {
     ub_sec_job *j = arg;
+    j->lz4.hc_upto = UB_USDC_HC_UPTO;
     ub_sec_tokens(j->w, &j->lz4, &j->tokens);
+    j->lz4.hc_upto = SIZE_MAX;
     ub_sec_fields(j->w, &j->lz4, &j->fields);
     return NULL;
 }
@@ -2307,6 +2315,7 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     w.version = UB_CRATE_VERSION_DEFAULT;
     w.empty_path = UINT32_MAX;
     ub_crate_lz4c_init(&w.lz4, UB_USDC_HC);
+    w.lz4.hc_upto = UB_USDC_HC_UPTO;
     ub_crate_lz4c_init(&w.lz4v, UB_USDC_HC_ARRAYS);
     for (int k = 0; k < UB_K_COUNT; k++)
         w.key[k] = ub_cw_intern(&w, ub_key_text[k], strlen(ub_key_text[k]));
