@@ -95,19 +95,6 @@ static ub_slot *ub_tab_find(ub_tab *t, uint64_t h64, ub_eq_fn eq,
     return &t->s[j];
 }
 
-/* An empty table sized for n entries: no regrowth (a rehash of every
- * entry so far, into fresh pages) while the writer fills it.  Best
- * effort: when the memory is not there, the table grows as it fills. */
-static void ub_tab_reserve(ub_tab *t, size_t n)
-{
-    size_t cap = 256;
-    while (cap < 2 * n + 2 && cap < ((size_t)1 << 31))
-        cap *= 2;
-    if (t->s || !(t->s = calloc(cap, sizeof *t->s)))
-        return;
-    t->cap = cap;
-}
-
 static void ub_tab_put(ub_tab *t, ub_slot *s, uint64_t h, uint32_t id)
 {
     s->h = (uint32_t)h;
@@ -1833,25 +1820,9 @@ static void ub_cw_prim(ub_cw *w, uint32_t path, const ub_prim *prim,
     w->where = saved;
 }
 
-/* How many prims (variants too) and properties there are under prim. */
-static size_t ub_count_specs(const ub_prim *prim)
-{
-    size_t n = 1 + prim->props.n;
-    for (uint32_t i = 0; i < prim->children.n; i++)
-        n += ub_count_specs(prim->children.v[i]);
-    const ub_variant_set *sets = ub_prim_variant_sets(prim);
-    for (uint32_t s = 0; s < ub_prim_n_variant_sets(prim); s++)
-        for (uint32_t i = 0; i < sets[s].variants.n; i++)
-            n += 1 + ub_count_specs(sets[s].variants.v[i]);
-    return n;
-}
-
 static void ub_cw_layer(ub_cw *w)
 {
     const ub_layer *l = w->layer;
-    /* the big tables hold about one entry a spec */
-    size_t specs = ub_count_specs(l->root);
-    ub_tab_reserve(&w->val_tab, specs);
     uint32_t root =
         ub_cw_child(w, UINT32_MAX, ub_cw_intern(w, "", 0), false, true);
     ub_cw_metas(w, &l->meta, true);
