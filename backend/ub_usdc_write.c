@@ -2186,8 +2186,48 @@ static void ub_sec_rest(ub_cw *w, ub_buf *o, uint64_t *sizes)
 }
 
 /* The six sections, in OpenUSD's order, appended to the file. */
+/* What only the walk needed: the lookup tables and caches, the value
+ * records, the scratch buffers.  Freed before the sections are built,
+ * whose buffers then take their place rather than add to them. */
+static void ub_cw_free_walk(ub_cw *w)
+{
+    ub_tab *tabs[] = {&w->token_tab, &w->pnode_tab, &w->ptext_tab,
+                      &w->val_tab, &w->field_tab, &w->fset_tab};
+    for (size_t i = 0; i < sizeof tabs / sizeof *tabs; i++) {
+        free(tabs[i]->s);
+        *tabs[i] = (ub_tab){0};
+    }
+    free(w->tok_string.v);
+    free(w->ptext.v);
+    free(w->ptext_idx.v);
+    free(w->vals.v);
+    free(w->cur.v);
+    free(w->fcache);
+    free(w->tcache);
+    free(w->vcache);
+    w->tok_string.v = NULL;
+    w->ptext.v = NULL;
+    w->ptext_idx.v = NULL;
+    w->vals.v = NULL;
+    w->cur.v = NULL;
+    w->fcache = NULL;
+    w->tcache = NULL;
+    w->vcache = NULL;
+    w->tok_string.n = w->ptext.n = w->ptext_idx.n = w->vals.n = w->cur.n = 0;
+    for (size_t i = 0; i < w->capscratch; i++)
+        if (w->scratch[i]) {
+            ub_buf_free(w->scratch[i]);
+            free(w->scratch[i]);
+        }
+    free(w->scratch);
+    w->scratch = NULL;
+    w->nscratch = w->capscratch = 0;
+    ub_crate_lz4c_free(&w->lz4v);
+}
+
 static void ub_cw_sections(ub_cw *w, ub_section *sec)
 {
+    ub_cw_free_walk(w);
     /* specs sorted, then fields and field sets renumbered in the specs'
      * order: like specs next to each other then have like field set
      * indices, and like fields (all the radius defaults) sit together */
@@ -2244,34 +2284,14 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
 
 static void ub_cw_free(ub_cw *w)
 {
+    ub_cw_free_walk(w);
     free(w->tokens.v);
-    free(w->token_tab.s);
     free(w->strings.v);
-    free(w->tok_string.v);
     free(w->pnodes.v);
-    free(w->pnode_tab.s);
-    free(w->ptext_tab.s);
-    free(w->ptext.v);
-    free(w->ptext_idx.v);
-    free(w->vals.v);
-    free(w->val_tab.s);
     free(w->fields.v);
-    free(w->field_tab.s);
     free(w->fsets.v);
-    free(w->fset_tab.s);
     free(w->specs.v);
-    free(w->cur.v);
-    free(w->fcache);
-    for (size_t i = 0; i < w->capscratch; i++)
-        if (w->scratch[i]) {
-            ub_buf_free(w->scratch[i]);
-            free(w->scratch[i]);
-        }
-    free(w->scratch);
-    free(w->tcache);
-    free(w->vcache);
     ub_crate_lz4c_free(&w->lz4);
-    ub_crate_lz4c_free(&w->lz4v);
 }
 
 int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
