@@ -1820,9 +1820,37 @@ static void ub_cw_prim(ub_cw *w, uint32_t path, const ub_prim *prim,
     w->where = saved;
 }
 
+/* How many prims (variants too) and properties there are under prim. */
+static size_t ub_count_specs(const ub_prim *prim)
+{
+    size_t n = 1 + prim->props.n;
+    for (uint32_t i = 0; i < prim->children.n; i++)
+        n += ub_count_specs(prim->children.v[i]);
+    const ub_variant_set *sets = ub_prim_variant_sets(prim);
+    for (uint32_t s = 0; s < ub_prim_n_variant_sets(prim); s++)
+        for (uint32_t i = 0; i < sets[s].variants.n; i++)
+            n += 1 + ub_count_specs(sets[s].variants.v[i]);
+    return n;
+}
+
+/* Room for n elements up front (best effort: the vector grows as it
+ * fills when the memory is not there).  Growing by doubling copies into
+ * fresh memory and leaves the old block behind in the heap, touched: on
+ * a big layer those blocks were a third of the writer's peak memory,
+ * while room reserved and not yet used costs no memory. */
+#define UB_RESERVE(vec, count)                                               \
+    (void)ub_grow((void **)&(vec).v, &(vec).cap, (count), sizeof *(vec).v)
+
 static void ub_cw_layer(ub_cw *w)
 {
     const ub_layer *l = w->layer;
+    /* about one path, field and value a spec; ~3 field set entries */
+    size_t specs = ub_count_specs(l->root);
+    UB_RESERVE(w->pnodes, specs + 16);
+    UB_RESERVE(w->specs, specs);
+    UB_RESERVE(w->fields, specs);
+    UB_RESERVE(w->vals, specs);
+    UB_RESERVE(w->fsets, 3 * specs);
     uint32_t root =
         ub_cw_child(w, UINT32_MAX, ub_cw_intern(w, "", 0), false, true);
     ub_cw_metas(w, &l->meta, true);
