@@ -87,7 +87,10 @@ static bool ub_mc_better(int64_t d, size_t c, int64_t best, size_t best_count)
 
 #define UB_MG_MAX 8 /* candidates the heavy-hitters pass keeps at most */
 
-static int64_t ub_most_common(const void *v, size_t n, int width, bool *oom)
+/* (Inlined into the coding, which is made once per width: with the width
+ * a constant, the loops over the integers are tight.) */
+static inline __attribute__((always_inline)) int64_t
+ub_most_common(const void *v, size_t n, int width, bool *oom)
 {
     uint32_t *direct = calloc(2 * UB_DIRECT, sizeof *direct);
     if (!direct) {
@@ -219,7 +222,8 @@ static char *ub_put_le(char *p, int64_t d, size_t bytes)
     return p + bytes;
 }
 
-static void ub_code_ints(const void *v, size_t n, int width, ub_buf *out)
+static inline __attribute__((always_inline)) void
+ub_code_ints(const void *v, size_t n, int width, ub_buf *out)
 {
     if (n == 0)
         return;
@@ -267,6 +271,14 @@ void ub_crate_code_ints32(const uint32_t *v, size_t n, ub_buf *out)
 void ub_crate_code_ints64(const uint64_t *v, size_t n, ub_buf *out)
 {
     ub_code_ints(v, n, 8, out);
+}
+
+static void ub_code_ints_w(const void *v, size_t n, int width, ub_buf *out)
+{
+    if (width == 4)
+        ub_crate_code_ints32(v, n, out);
+    else
+        ub_crate_code_ints64(v, n, out);
 }
 
 void ub_crate_lz4c_init(ub_crate_lz4c *c, int hc)
@@ -349,7 +361,7 @@ static void ub_put_ints(const void *v, size_t n, int width, ub_crate_lz4c *c,
         c->coded.len = 0;
     else
         ub_buf_init(&local);
-    ub_code_ints(v, n, width, coded);
+    ub_code_ints_w(v, n, width, coded);
     size_t at = out->len;
     uint64_t size = 0;
     ub_buf_append(out, &size, 8);
