@@ -36,6 +36,7 @@
 #define UB_FCACHE 4096 /* entries of the recent-field cache (64 KiB) */
 #define UB_TCACHE 4096 /* and of the recent-token cache */
 #define UB_VCACHE 4096 /* and of the recent-value cache */
+#define UB_ARRAY_NAMES 16
 
 /* --- a hash table of uint32 ids, verified by the caller's equality ------- */
 
@@ -249,6 +250,8 @@ typedef struct ub_cw {
         uint32_t field; /* the field last made with it, */
         uint64_t rep;   /* and its value (most repeat: custom = false) */
     } names[64];
+    /* array type names ("float3[]") by their element type's name */
+    const char *array_names[UB_ARRAY_NAMES][2];
     ub_buf **scratch;     /* ub_cw_scratch's stack */
     size_t nscratch, capscratch;
     ub_buf no_scratch;    /* handed out, failed, when memory ran out */
@@ -1069,20 +1072,36 @@ static int ub_cmp_entry_key(const void *a, const void *b)
     return strcmp(ea->key, eb->key);
 }
 
-/* The entries of d sorted by key (VtDictionary's order); NULL for none
- * or when out of memory (then w->oom). */
-static const ub_dict_entry **ub_sorted_entries(ub_cw *w, const ub_dict *d)
+#define UB_DICT_SMALL 16 /* entries sorted on the stack, not malloc'd */
+
+/* The entries of d sorted by key (VtDictionary's order) into e, which
+ * has room for UB_DICT_SMALL; a bigger one is malloc'd (the caller frees
+ * what differs from e).  NULL for none or when out of memory (then
+ * w->oom).  Dictionaries are mostly small (assetInfo, customData): an
+ * insertion sort in place spares a malloc and a qsort each. */
+static const ub_dict_entry **ub_sorted_entries(ub_cw *w, const ub_dict *d,
+                                               const ub_dict_entry **e)
 {
     if (!d || d->n == 0)
         return NULL;
-    const ub_dict_entry **e = malloc(d->n * sizeof *e);
-    if (!e) {
-        w->oom = true;
-        return NULL;
+    if (d->n > UB_DICT_SMALL) {
+        e = malloc(d->n * sizeof *e);
+        if (!e) {
+            w->oom = true;
+            return NULL;
+        }
+        for (uint32_t i = 0; i < d->n; i++)
+            e[i] = &d->e[i];
+        qsort(e, d->n, sizeof *e, ub_cmp_entry_key);
+        return e;
     }
-    for (uint32_t i = 0; i < d->n; i++)
-        e[i] = &d->e[i];
-    qsort(e, d->n, sizeof *e, ub_cmp_entry_key);
+    for (uint32_t i = 0; i < d->n; i++) {
+        const ub_dict_entry *x = &d->e[i];
+        uint32_t j = i;
+        for (; j > 0 && strcmp(e[j - 1]->key, x->key) > 0; j--)
+            e[j] = e[j - 1];
+        e[j] = x;
+    }
     return e;
 }
 
@@ -1091,12 +1110,17 @@ static const ub_dict_entry **ub_sorted_entries(ub_cw *w, const ub_dict *d)
 static void ub_put_dict(ub_cw *w, ub_buf *b, const ub_dict *d)
 {
     uint32_t n = d ? d->n : 0;
-    const ub_dict_entry **e = ub_sorted_entries(w, d);
-    uint64_t *reps = n ? calloc(n, sizeof *reps) : NULL;
+    const ub_dict_entry *small[UB_DICT_SMALL];
+    uint64_t small_reps[UB_DICT_SMALL];
+    const ub_dict_entry **e = ub_sorted_entries(w, d, small);
+    uint64_t *reps = n <= UB_DICT_SMALL ? small_reps
+                                        : calloc(n, sizeof *reps);
     if (n && (!e || !reps)) {
         w->oom = true;
-        free(e);
-        free(reps);
+        if (e != small)
+            free(e);
+        if (reps != small_reps)
+            free(reps);
         return;
     }
     for (uint32_t i = 0; i < n; i++)
@@ -1107,8 +1131,10 @@ static void ub_put_dict(ub_cw *w, ub_buf *b, const ub_dict *d)
         ub_w64(b, 8);
         ub_w64(b, reps[i]);
     }
-    free(e);
-    free(reps);
+    if (e != small)
+        free(e);
+    if (reps != small_reps)
+        free(reps);
 }
 
 /* A dictionary value: empty ones are inlined. */
@@ -1473,7 +1499,8 @@ static const char *ub_crate_field_name(const ub_cw *w, const char *key)
 static uint64_t ub_cw_selection_map(ub_cw *w, const ub_dict *d)
 {
     uint32_t n = d ? d->n : 0;
-    const ub_dict_entry **e = ub_sorted_entries(w, d);
+    const ub_dict_entry *small[UB_DICT_SMALL];
+    const ub_dict_entry **e = ub_sorted_entries(w, d, small);
     ub_buf *b = ub_cw_scratch(w);
     ub_w64(b, n);
     for (uint32_t i = 0; i < n && e; i++) {
@@ -1484,7 +1511,8 @@ static uint64_t ub_cw_selection_map(ub_cw *w, const ub_dict *d)
                                            ? ub_value_str(v, 0)
                                            : NULL));
     }
-    free(e);
+    if (e != small)
+        free(e);
     uint64_t rep = ub_cw_store(
         w, ub_rep(UB_CRATE_VARIANT_SELECTION_MAP, false, false, 0), b, 1);
     ub_cw_unscratch(w, b);
@@ -1607,6 +1635,10 @@ static const char *ub_cw_type_name(ub_cw *w, const ub_prop *p)
     const char *tn = p->type_name ? p->type_name : "";
     if (!p->is_array)
         return tn;
+    /* the last few made, by the element type's (interned) name */
+    size_t slot = ((uintptr_t)tn >> 4) % UB_ARRAY_NAMES;
+    if (w->array_names[slot][0] == tn)
+        return w->array_names[slot][1];
     size_t n = strlen(tn);
     char *t = malloc(n + 3);
     if (!t) {
@@ -1617,6 +1649,10 @@ static const char *ub_cw_type_name(ub_cw *w, const ub_prop *p)
     memcpy(t + n, "[]", 3);
     const char *r = ub_cw_intern(w, t, n + 2);
     free(t);
+    if (r) {
+        w->array_names[slot][0] = tn;
+        w->array_names[slot][1] = r;
+    }
     return r;
 }
 
