@@ -2054,75 +2054,58 @@ oom:
 }
 
 /* Number the fields again in the order the (sorted) specs first use
- * them. */
-static void ub_cw_renumber_fields(ub_cw *w)
+ * them, and lay the field sets out again in the order the specs first
+ * use them: one pass over the specs (a field set's first use numbers its
+ * new fields, and a set seen again has all of its fields numbered). */
+static void ub_cw_renumber(ub_cw *w)
 {
-    size_t n = w->fields.n;
-    uint32_t *to = malloc((n ? n : 1) * sizeof *to);
-    ub_field_rec *v = malloc((n ? n : 1) * sizeof *v);
-    if (!to || !v) {
+    size_t nf = w->fields.n, ns = w->fsets.n;
+    uint32_t *fto = malloc((nf ? nf : 1) * sizeof *fto);
+    ub_field_rec *fv = malloc((nf ? nf : 1) * sizeof *fv);
+    uint32_t *sto = malloc((ns ? ns : 1) * sizeof *sto);
+    uint32_t *sv = malloc((ns ? ns : 1) * sizeof *sv);
+    if (!fto || !fv || !sto || !sv) {
         w->oom = true;
-        free(to);
-        free(v);
+        free(fto);
+        free(fv);
+        free(sto);
+        free(sv);
         return;
     }
-    memset(to, 0xff, (n ? n : 1) * sizeof *to);
+    memset(fto, 0xff, (nf ? nf : 1) * sizeof *fto);
+    memset(sto, 0xff, (ns ? ns : 1) * sizeof *sto);
     uint32_t k = 0;
-    for (size_t i = 0; i < w->specs.n; i++)
-        for (size_t j = w->specs.v[i].fset; w->fsets.v[j] != UINT32_MAX;
-             j++) {
-            uint32_t old = w->fsets.v[j];
-            if (to[old] == UINT32_MAX) {
-                to[old] = k;
-                v[k++] = w->fields.v[old];
-            }
-        }
-    /* fields no spec uses (none are made) keep their relative order */
-    for (size_t i = 0; i < n; i++)
-        if (to[i] == UINT32_MAX) {
-            to[i] = k;
-            v[k++] = w->fields.v[i];
-        }
-    for (size_t j = 0; j < w->fsets.n; j++)
-        if (w->fsets.v[j] != UINT32_MAX)
-            w->fsets.v[j] = to[w->fsets.v[j]];
-    free(to);
-    free(w->fields.v);
-    w->fields.v = v;
-    w->fields.cap = n ? n : 1;
-}
-
-/* Lay the field sets out again in the order the (sorted) specs use them
- * first. */
-static void ub_cw_renumber_fsets(ub_cw *w)
-{
-    size_t n = w->fsets.n;
-    uint32_t *to = malloc((n ? n : 1) * sizeof *to);
-    uint32_t *v = malloc((n ? n : 1) * sizeof *v);
-    if (!to || !v) {
-        w->oom = true;
-        free(to);
-        free(v);
-        return;
-    }
-    memset(to, 0xff, (n ? n : 1) * sizeof *to);
-    size_t k = 0;
+    size_t m = 0;
+    const uint32_t *fs = w->fsets.v;
     for (size_t i = 0; i < w->specs.n; i++) {
         uint32_t old = w->specs.v[i].fset;
-        if (to[old] == UINT32_MAX) {
-            to[old] = (uint32_t)k;
-            size_t j = old;
-            do
-                v[k++] = w->fsets.v[j];
-            while (w->fsets.v[j++] != UINT32_MAX);
+        if (sto[old] == UINT32_MAX) {
+            sto[old] = (uint32_t)m;
+            for (size_t j = old; fs[j] != UINT32_MAX; j++) {
+                uint32_t f = fs[j];
+                if (fto[f] == UINT32_MAX) {
+                    fto[f] = k;
+                    fv[k++] = w->fields.v[f];
+                }
+                sv[m++] = fto[f];
+            }
+            sv[m++] = UINT32_MAX;
         }
-        w->specs.v[i].fset = to[old];
+        w->specs.v[i].fset = sto[old];
     }
-    free(to);
+    /* fields no spec uses (none are made) keep their relative order */
+    for (size_t i = 0; i < nf; i++)
+        if (fto[i] == UINT32_MAX)
+            fv[k++] = w->fields.v[i];
+    free(fto);
+    free(sto);
+    free(w->fields.v);
+    w->fields.v = fv;
+    w->fields.cap = nf ? nf : 1;
     free(w->fsets.v);
-    w->fsets.v = v;
-    w->fsets.n = k;
-    w->fsets.cap = n ? n : 1;
+    w->fsets.v = sv;
+    w->fsets.n = m;
+    w->fsets.cap = ns ? ns : 1;
 }
 
 /* A uint64 placeholder at o's end; ub_patch_size fills it with the number
@@ -2296,8 +2279,7 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
      * order: like specs next to each other then have like field set
      * indices, and like fields (all the radius defaults) sit together */
     ub_sort_specs(w);
-    ub_cw_renumber_fields(w);
-    ub_cw_renumber_fsets(w);
+    ub_cw_renumber(w);
 
     ub_sec_job job = {.w = w};
     ub_crate_lz4c_init(&job.lz4, UB_USDC_HC);
