@@ -154,14 +154,19 @@ typedef struct ub_pnode {
     bool indexed;
 } ub_pnode;
 
+/* The first field made of a value: its name's token + 1 (0: none yet)
+ * and its index.  A value is mostly a field of one name, so this finds
+ * its field without a probe of the field table, which holds only the
+ * fields that are not their value's first (and the inlined values that
+ * are not strings or tokens). */
+typedef struct ub_first {
+    uint32_t ftok1, field;
+} ub_first;
+
 typedef struct ub_vrec {
     uint64_t rep;   /* the whole rep (type, flags, offset) */
     uint64_t len;
-    /* the first field made of this value: its token + 1 (0: none yet)
-     * and index.  A value is mostly a field of one name, so this finds
-     * its field without a probe of the field table, which holds only
-     * the fields that are not a value's first (and inlined ones). */
-    uint32_t ftok1, field;
+    ub_first first;
 } ub_vrec;
 
 typedef struct ub_field_rec {
@@ -199,6 +204,10 @@ typedef struct ub_cw {
     ub_tab token_tab;
     UB_VEC(uint32_t) strings; /* string index -> token index */
     UB_VEC(uint32_t) tok_string; /* token index -> string index + 1 */
+    /* the first fields of inlined string and token values (a prim's
+     * documentation, a name), by string and token index */
+    UB_VEC(ub_first) string_first;
+    UB_VEC(ub_first) token_first;
 
     UB_VEC(ub_pnode) pnodes; /* path index -> node */
     ub_tab pnode_tab;        /* (parent, element, is_prop) -> index */
@@ -719,7 +728,7 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
         return flags;
     }
     uint64_t rep = flags | (uint64_t)(off - w->base);
-    ub_vrec r = {rep, b->len, 0, 0};
+    ub_vrec r = {rep, b->len, {0, 0}};
     uint32_t id = (uint32_t)w->vals.n;
     UB_PUSH(w, w->vals, r);
     if (!w->oom)
@@ -1328,6 +1337,49 @@ static ub_vrec *ub_cw_vrec_of(ub_cw *w, uint64_t rep)
     return NULL;
 }
 
+/* Entry i (< n) of a vector of ub_first, grown with zeros up to n. */
+static ub_first *ub_first_at(ub_cw *w, ub_first **v, size_t *len,
+                             size_t *cap, size_t i, size_t n)
+{
+    if (i >= *len) {
+        if (!ub_grow((void **)v, cap, n, sizeof **v)) {
+            w->oom = true;
+            return NULL;
+        }
+        memset(*v + *len, 0, (n - *len) * sizeof **v);
+        *len = n;
+    }
+    return &(*v)[i];
+}
+
+/* Where the first field of the value rep is kept, or NULL (then the
+ * field table): a stored value's record; an inlined string's or token's
+ * entry. */
+static ub_first *ub_cw_first_of(ub_cw *w, uint64_t rep)
+{
+    if (!(rep & UB_CRATE_REP_IS_INLINED)) {
+        ub_vrec *vr = ub_cw_vrec_of(w, rep);
+        return vr ? &vr->first : NULL;
+    }
+    if (rep & UB_CRATE_REP_IS_ARRAY)
+        return NULL;
+    uint64_t i = rep & UB_CRATE_REP_PAYLOAD_MASK;
+    switch ((rep >> UB_CRATE_REP_TYPE_SHIFT) & UB_CRATE_REP_TYPE_MASK) {
+    case UB_CRATE_STRING:
+        return i < w->strings.n
+                   ? ub_first_at(w, &w->string_first.v, &w->string_first.n,
+                                 &w->string_first.cap, i, w->strings.n)
+                   : NULL;
+    case UB_CRATE_TOKEN:
+        return i < w->tokens.n
+                   ? ub_first_at(w, &w->token_first.v, &w->token_first.n,
+                                 &w->token_first.cap, i, w->tokens.n)
+                   : NULL;
+    default:
+        return NULL;
+    }
+}
+
 static void ub_cw_field_tok(ub_cw *w, uint32_t token, uint64_t rep)
 {
     if (w->failed)
@@ -1340,8 +1392,9 @@ static void ub_cw_field_tok(ub_cw *w, uint32_t token, uint64_t rep)
         UB_PUSH(w, w->cur, fc->id1 - 1);
         return;
     }
-    /* a stored value's record knows its first field */
-    ub_vrec *vr = ub_cw_vrec_of(w, rep);
+    /* a stored value's record, or a string's or token's, knows the
+     * value's first field */
+    ub_first *vr = ub_cw_first_of(w, rep);
     uint32_t id;
     if (vr && vr->ftok1 == token + 1) {
         id = vr->field;
@@ -2245,6 +2298,10 @@ static void ub_cw_free_walk(ub_cw *w)
         *tabs[i] = (ub_tab){0};
     }
     free(w->tok_string.v);
+    free(w->string_first.v);
+    free(w->token_first.v);
+    w->string_first.v = w->token_first.v = NULL;
+    w->string_first.n = w->token_first.n = 0;
     free(w->ptext.v);
     free(w->ptext_idx.v);
     free(w->vals.v);
