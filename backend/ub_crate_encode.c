@@ -2,6 +2,7 @@
 
 #include <lz4.h>
 #include <lz4hc.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -77,7 +78,19 @@ static size_t ub_mc_count(struct ub_mc_slot **t, size_t *cap, size_t *used,
     return ++(*t)[j].count;
 }
 
-static int64_t ub_most_common(const void *v, size_t n, int width, bool *oom)
+/* Whether difference d with count c beats the best so far: more often,
+ * or as often and larger. */
+static bool ub_mc_better(int64_t d, size_t c, int64_t best, size_t best_count)
+{
+    return c > best_count || (c == best_count && d > best);
+}
+
+#define UB_MG_MAX 8 /* candidates the heavy-hitters pass keeps at most */
+
+/* (Inlined into the coding, which is made once per width: with the width
+ * a constant, the loops over the integers are tight.) */
+static inline __attribute__((always_inline)) int64_t
+ub_most_common(const void *v, size_t n, int width, bool *oom)
 {
     uint32_t *direct = calloc(2 * UB_DIRECT, sizeof *direct);
     if (!direct) {
@@ -103,8 +116,64 @@ static int64_t ub_most_common(const void *v, size_t n, int width, bool *oom)
             best_count = direct[k];
         }
     free(direct);
-    if (far == 0)
+    /* A far difference matters only if it comes best_count times or more:
+     * none can when there are fewer far ones than that. */
+    if (far == 0 || far < best_count)
         return best;
+    /* Else, when few could (k = far / best_count of them at most), a
+     * heavy-hitters pass (Misra-Gries: k counters keep every value seen
+     * more than far / (k + 1) times) names them and a second pass counts
+     * them exactly; far differences are often all distinct (the field
+     * set terminators), and counting each in a hash table cost more than
+     * the rest of the coding. */
+    size_t k = best_count ? far / best_count : SIZE_MAX;
+    if (k <= UB_MG_MAX) {
+        int64_t cand[UB_MG_MAX + 1];
+        size_t cnt[UB_MG_MAX + 1], nc = 0;
+        k = k ? k : 1;
+        prev = 0;
+        for (size_t i = 0; i < n; i++) {
+            int64_t cur = ub_int_at(v, i, width);
+            int64_t d = ub_int_diff(cur, prev, width);
+            prev = cur;
+            if (d >= -UB_DIRECT && d < UB_DIRECT)
+                continue;
+            size_t j = 0;
+            while (j < nc && cand[j] != d)
+                j++;
+            if (j < nc) {
+                cnt[j]++;
+            } else if (nc < k) {
+                cand[nc] = d;
+                cnt[nc++] = 1;
+            } else { /* one less of each; drop those at zero */
+                size_t m = 0;
+                for (j = 0; j < nc; j++)
+                    if (--cnt[j]) {
+                        cand[m] = cand[j];
+                        cnt[m++] = cnt[j];
+                    }
+                nc = m;
+            }
+        }
+        for (size_t j = 0; j < nc; j++)
+            cnt[j] = 0;
+        prev = 0;
+        for (size_t i = 0; i < n && nc; i++) {
+            int64_t cur = ub_int_at(v, i, width);
+            int64_t d = ub_int_diff(cur, prev, width);
+            prev = cur;
+            for (size_t j = 0; j < nc; j++)
+                if (cand[j] == d)
+                    cnt[j]++;
+        }
+        for (size_t j = 0; j < nc; j++)
+            if (ub_mc_better(cand[j], cnt[j], best, best_count)) {
+                best = cand[j];
+                best_count = cnt[j];
+            }
+        return best;
+    }
     size_t cap = 64, used = 0;
     struct ub_mc_slot *t = calloc(cap, sizeof *t);
     if (!t) {
@@ -124,7 +193,7 @@ static int64_t ub_most_common(const void *v, size_t n, int width, bool *oom)
             *oom = true;
             return 0;
         }
-        if (c > best_count || (c == best_count && d > best)) {
+        if (ub_mc_better(d, c, best, best_count)) {
             best = d;
             best_count = c;
         }
@@ -153,7 +222,8 @@ static char *ub_put_le(char *p, int64_t d, size_t bytes)
     return p + bytes;
 }
 
-static void ub_code_ints(const void *v, size_t n, int width, ub_buf *out)
+static inline __attribute__((always_inline)) void
+ub_code_ints(const void *v, size_t n, int width, ub_buf *out)
 {
     if (n == 0)
         return;
@@ -203,9 +273,18 @@ void ub_crate_code_ints64(const uint64_t *v, size_t n, ub_buf *out)
     ub_code_ints(v, n, 8, out);
 }
 
+static void ub_code_ints_w(const void *v, size_t n, int width, ub_buf *out)
+{
+    if (width == 4)
+        ub_crate_code_ints32(v, n, out);
+    else
+        ub_crate_code_ints64(v, n, out);
+}
+
 void ub_crate_lz4c_init(ub_crate_lz4c *c, int hc)
 {
     c->hc = hc;
+    c->hc_upto = SIZE_MAX;
     c->state = NULL;
     ub_buf_init(&c->coded);
 }
@@ -223,7 +302,7 @@ static int ub_lz4_block(const char *src, size_t n, char *dst,
                         ub_crate_lz4c *c)
 {
     int bound = LZ4_compressBound((int)n);
-    if (c && c->hc > 0) {
+    if (c && c->hc > 0 && n <= c->hc_upto) {
         if (!c->state)
             c->state = malloc((size_t)LZ4_sizeofStateHC());
         if (c->state)
@@ -282,7 +361,7 @@ static void ub_put_ints(const void *v, size_t n, int width, ub_crate_lz4c *c,
         c->coded.len = 0;
     else
         ub_buf_init(&local);
-    ub_code_ints(v, n, width, coded);
+    ub_code_ints_w(v, n, width, coded);
     size_t at = out->len;
     uint64_t size = 0;
     ub_buf_append(out, &size, 8);

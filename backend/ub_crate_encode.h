@@ -26,10 +26,12 @@ void ub_crate_code_ints32(const uint32_t *v, size_t n, ub_buf *out);
 void ub_crate_code_ints64(const uint64_t *v, size_t n, ub_buf *out);
 
 /* How to compress: LZ4's fast mode, or LZ4 HC at a level (smaller, slower
- * to write; read the same).  An HC compressor keeps its state (a few
+ * to write; read the same), for inputs up to hc_upto bytes (init: no
+ * limit) and fast mode above.  An HC compressor keeps its state (a few
  * hundred KiB, set up once) between calls. */
 typedef struct ub_crate_lz4c {
     int hc;      /* 0: fast mode; else the HC level */
+    size_t hc_upto;
     void *state; /* HC state, made on first use */
     ub_buf coded; /* the integer coding before compression */
 } ub_crate_lz4c;

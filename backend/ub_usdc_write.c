@@ -20,15 +20,23 @@
 
 /* LZ4 HC level for the structural sections: with fields numbered in the
  * specs' order, level 3 keeps the files smaller than OpenUSD's (its fast
- * mode is ~2% larger on the prim-heavy bench layer) for a quarter of level
- * 9's time, which was a third of the writer's (9 saves another 0.8%).
+ * mode).  HC costs ~7x fast mode's time, which on a big layer was a
+ * sixth of the writer's, and gains most on the field reps (8% there, 3-4%
+ * on field sets, tokens and specs): FIELDS gets it whatever its size, the
+ * other sections only up to UB_USDC_HC_UPTO bytes -- every section of a
+ * small layer, where it is cheap, and where a percent is most of the
+ * margin on OpenUSD's sizes.  (On the prim-heavy bench layer: 0.4% larger
+ * than HC everywhere, still 0.4% under OpenUSD's.)
  * Integer and float arrays among the values get LZ4's fast mode: their
  * coded integers gain next to nothing from HC, and may be big. */
 #define UB_USDC_HC 3
+#define UB_USDC_HC_UPTO ((size_t)64 << 10)
 #define UB_USDC_HC_ARRAYS 0
 
 #define UB_FCACHE 4096 /* entries of the recent-field cache (64 KiB) */
 #define UB_TCACHE 4096 /* and of the recent-token cache */
+#define UB_VCACHE 4096 /* and of the recent-value cache */
+#define UB_ARRAY_NAMES 16
 
 /* --- a hash table of uint32 ids, verified by the caller's equality ------- */
 
@@ -88,19 +96,6 @@ static ub_slot *ub_tab_find(ub_tab *t, uint64_t h64, ub_eq_fn eq,
     return &t->s[j];
 }
 
-/* An empty table sized for n entries: no regrowth (a rehash of every
- * entry so far, into fresh pages) while the writer fills it.  Best
- * effort: when the memory is not there, the table grows as it fills. */
-static void ub_tab_reserve(ub_tab *t, size_t n)
-{
-    size_t cap = 256;
-    while (cap < 2 * n + 2 && cap < ((size_t)1 << 31))
-        cap *= 2;
-    if (t->s || !(t->s = calloc(cap, sizeof *t->s)))
-        return;
-    t->cap = cap;
-}
-
 static void ub_tab_put(ub_tab *t, ub_slot *s, uint64_t h, uint32_t id)
 {
     s->h = (uint32_t)h;
@@ -151,24 +146,40 @@ static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
 typedef struct ub_pnode {
     uint32_t parent;     /* UINT32_MAX for the root */
     uint32_t token;      /* element token */
-    bool is_prop;        /* a prim property: the token is its name */
     uint32_t first, last, next; /* children, in the order added */
-    const char *elem;    /* interned element text, for lookups */
+    bool is_prop;        /* a prim property: the token is its name */
+    /* every child is in pnode_tab: set once a path's text has named a
+     * child here.  Children the walk adds elsewhere need no lookup (a
+     * prim's names are distinct), the bulk of the nodes */
+    bool indexed;
 } ub_pnode;
+
+/* The first field made of a value: its name's token + 1 (0: none yet)
+ * and its index.  A value is mostly a field of one name, so this finds
+ * its field without a probe of the field table, which holds only the
+ * fields that are not their value's first (and the inlined values that
+ * are not strings or tokens). */
+typedef struct ub_first {
+    uint32_t ftok1, field;
+} ub_first;
 
 typedef struct ub_vrec {
     uint64_t rep;   /* the whole rep (type, flags, offset) */
-    size_t off, len;
+    uint64_t len;
+    ub_first first;
 } ub_vrec;
 
 typedef struct ub_field_rec {
     uint32_t token;
+    /* the first field set whose newest field this is: its start + 1 (0:
+     * none).  Likewise it spares most field sets a probe of fset_tab. */
+    uint32_t fset1;
     uint64_t rep;
 } ub_field_rec;
 
 typedef struct ub_spec_rec {
-    uint32_t path, fset, type, seq;
-    const char *prop; /* a property's name, else NULL */
+    uint32_t path, fset, type;
+    bool prop; /* a prim property's spec */
 } ub_spec_rec;
 
 enum {
@@ -192,8 +203,11 @@ typedef struct ub_cw {
     UB_VEC(const char *) tokens;
     ub_tab token_tab;
     UB_VEC(uint32_t) strings; /* string index -> token index */
-    UB_VEC(const char *) string_text;
-    ub_tab string_tab;
+    UB_VEC(uint32_t) tok_string; /* token index -> string index + 1 */
+    /* the first fields of inlined string and token values (a prim's
+     * documentation, a name), by string and token index */
+    UB_VEC(ub_first) string_first;
+    UB_VEC(ub_first) token_first;
 
     UB_VEC(ub_pnode) pnodes; /* path index -> node */
     ub_tab pnode_tab;        /* (parent, element, is_prop) -> index */
@@ -204,11 +218,13 @@ typedef struct ub_cw {
 
     UB_VEC(ub_vrec) vals;
     ub_tab val_tab;
+    uint32_t last_val; /* the value ub_cw_store returned last */
 
     UB_VEC(ub_field_rec) fields;
     ub_tab field_tab;
     UB_VEC(uint32_t) fsets;
     ub_tab fset_tab;
+    uint32_t empty_fset1; /* the empty field set's start + 1, 0: none */
     UB_VEC(ub_spec_rec) specs;
 
     UB_VEC(uint32_t) cur; /* field indices of the spec being built */
@@ -222,6 +238,12 @@ typedef struct ub_cw {
         uint64_t rep;
         uint32_t token, id1; /* id + 1, 0: empty */
     } *fcache;
+    /* likewise the values stored last, by hash: most values that repeat
+     * (a list op of API schemas, a properties list) repeat often */
+    struct ub_vcache {
+        uint64_t h;
+        uint32_t id1; /* value record + 1, 0: empty */
+    } *vcache;
     /* likewise the tokens of the names met last */
     struct ub_tcache {
         const char *s;
@@ -237,6 +259,8 @@ typedef struct ub_cw {
         uint32_t field; /* the field last made with it, */
         uint64_t rep;   /* and its value (most repeat: custom = false) */
     } names[64];
+    /* array type names ("float3[]") by their element type's name */
+    const char *array_names[UB_ARRAY_NAMES][2];
     ub_buf **scratch;     /* ub_cw_scratch's stack */
     size_t nscratch, capscratch;
     ub_buf no_scratch;    /* handed out, failed, when memory ran out */
@@ -337,34 +361,35 @@ static uint32_t ub_cw_token_c(ub_cw *w, const char *lit)
     return ub_cw_token(w, ub_cw_intern(w, lit, strlen(lit)));
 }
 
-static bool ub_eq_string(const void *ctx, uint32_t id, const void *key)
-{
-    return ((const ub_cw *)ctx)->string_text.v[id] == key;
-}
-
 /* The string index of interned s (strings are tokens behind an index). */
 static uint32_t ub_cw_string(ub_cw *w, const char *s)
 {
-    if (!s)
-        s = ub_cw_intern(w, "", 0);
-    if (!s)
+    uint32_t tok = ub_cw_token(w, s);
+    if (w->oom)
         return 0;
-    bool fresh;
-    uint32_t id = ub_cw_lookup(w, &w->string_tab, ub_mix((uintptr_t)s),
-                               ub_eq_string, s, w->strings.n, &fresh);
-    if (fresh) {
-        uint32_t tok = ub_cw_token(w, s);
-        UB_PUSH(w, w->strings, tok);
-        UB_PUSH(w, w->string_text, s);
+    if (tok >= w->tok_string.n) {
+        size_t n = w->tokens.n;
+        if (!ub_grow((void **)&w->tok_string.v, &w->tok_string.cap, n,
+                     sizeof *w->tok_string.v)) {
+            w->oom = true;
+            return 0;
+        }
+        memset(w->tok_string.v + w->tok_string.n, 0,
+               (n - w->tok_string.n) * sizeof *w->tok_string.v);
+        w->tok_string.n = n;
     }
-    return id == UINT32_MAX ? 0 : id;
+    uint32_t *id1 = &w->tok_string.v[tok];
+    if (!*id1) {
+        *id1 = (uint32_t)w->strings.n + 1;
+        UB_PUSH(w, w->strings, tok);
+    }
+    return *id1 - 1;
 }
 
 /* --- paths ---------------------------------------------------------------- */
 
 typedef struct ub_pkey {
-    uint32_t parent;
-    const char *elem;
+    uint32_t parent, token;
     bool is_prop;
 } ub_pkey;
 
@@ -372,25 +397,59 @@ static bool ub_eq_pnode(const void *ctx, uint32_t id, const void *key)
 {
     const ub_pnode *n = &((const ub_cw *)ctx)->pnodes.v[id];
     const ub_pkey *k = key;
-    return n->parent == k->parent && n->elem == k->elem &&
+    return n->parent == k->parent && n->token == k->token &&
            n->is_prop == k->is_prop;
 }
 
-/* The child of path parent with element elem (interned; a property name
- * when is_prop), added when new. */
-static uint32_t ub_cw_child(ub_cw *w, uint32_t parent, const char *elem,
-                            bool is_prop)
+static uint64_t ub_pnode_hash(uint32_t parent, uint32_t token, bool is_prop)
 {
-    ub_pkey k = {parent, elem, is_prop};
-    uint64_t key = ((uint64_t)parent << 1 | is_prop) * 0x9E3779B97F4A7C15ull;
-    uint64_t h = ub_mix(key ^ (uint64_t)(uintptr_t)elem);
-    bool fresh;
-    uint32_t id = ub_cw_lookup(w, &w->pnode_tab, h, ub_eq_pnode, &k,
-                               w->pnodes.n, &fresh);
-    if (!fresh)
-        return id == UINT32_MAX ? 0 : id;
-    ub_pnode n = {parent, ub_cw_token(w, elem), is_prop, UINT32_MAX,
-                  UINT32_MAX, UINT32_MAX, elem};
+    return ub_mix(((uint64_t)parent << 33) ^ ((uint64_t)token << 1) ^ is_prop);
+}
+
+/* Enter the children of node p in pnode_tab (from now on its new children
+ * are entered as they come). */
+static void ub_cw_index_children(ub_cw *w, uint32_t p)
+{
+    w->pnodes.v[p].indexed = true;
+    for (uint32_t c = w->pnodes.v[p].first; c != UINT32_MAX && !w->oom;
+         c = w->pnodes.v[c].next) {
+        const ub_pnode *n = &w->pnodes.v[c];
+        ub_pkey k = {n->parent, n->token, n->is_prop};
+        uint64_t h = ub_pnode_hash(n->parent, n->token, n->is_prop);
+        ub_slot *sl = ub_tab_find(&w->pnode_tab, h, ub_eq_pnode, w, &k);
+        if (!sl)
+            w->oom = true;
+        else if (!ub_slot_used(sl))
+            ub_tab_put(&w->pnode_tab, sl, h, c);
+    }
+}
+
+/* The child of path parent with element elem (interned; a property name
+ * when is_prop), added when new.  walk: the child is one of the layer's
+ * (a prim, property or variant met in the walk, which meets each once),
+ * not a path's text. */
+static uint32_t ub_cw_child(ub_cw *w, uint32_t parent, const char *elem,
+                            bool is_prop, bool walk)
+{
+    uint32_t tok = ub_cw_token(w, elem);
+    if (w->oom)
+        return 0;
+    uint32_t id = (uint32_t)w->pnodes.n;
+    bool look = parent != UINT32_MAX &&
+                (!walk || w->pnodes.v[parent].indexed);
+    if (look) {
+        if (!w->pnodes.v[parent].indexed)
+            ub_cw_index_children(w, parent);
+        ub_pkey k = {parent, tok, is_prop};
+        bool fresh;
+        id = ub_cw_lookup(w, &w->pnode_tab,
+                          ub_pnode_hash(parent, tok, is_prop), ub_eq_pnode,
+                          &k, w->pnodes.n, &fresh);
+        if (!fresh)
+            return id == UINT32_MAX ? 0 : id;
+    }
+    ub_pnode n = {parent, tok, UINT32_MAX, UINT32_MAX, UINT32_MAX, is_prop,
+                  false};
     UB_PUSH(w, w->pnodes, n);
     if (w->oom)
         return 0;
@@ -406,10 +465,10 @@ static uint32_t ub_cw_child(ub_cw *w, uint32_t parent, const char *elem,
 }
 
 static uint32_t ub_cw_child_n(ub_cw *w, uint32_t parent, const char *s,
-                              size_t n, bool is_prop)
+                              size_t n, bool is_prop, bool walk)
 {
     const char *e = ub_cw_intern(w, s, n);
-    return e ? ub_cw_child(w, parent, e, is_prop) : 0;
+    return e ? ub_cw_child(w, parent, e, is_prop, walk) : 0;
 }
 
 static uint32_t ub_cw_path_text(ub_cw *w, const char *text);
@@ -430,7 +489,8 @@ static uint32_t ub_cw_variant_path(ub_cw *w, uint32_t prim, const char *set,
     if (nv)
         memcpy(t + 2 + ns, sel, nv);
     t[2 + ns + nv] = '}';
-    uint32_t r = ub_cw_child_n(w, prim, t, ns + nv + 3, false);
+    /* looked up: the layer model does not promise distinct variant names */
+    uint32_t r = ub_cw_child_n(w, prim, t, ns + nv + 3, false, false);
     free(t);
     return r;
 }
@@ -449,7 +509,7 @@ static uint32_t ub_cw_target_path(ub_cw *w, uint32_t prop, const char *target)
     t[0] = '[';
     memcpy(t + 1, target, n);
     t[n + 1] = ']';
-    uint32_t r = ub_cw_child_n(w, prop, t, n + 2, false);
+    uint32_t r = ub_cw_child_n(w, prop, t, n + 2, false, false);
     free(t);
     return r;
 }
@@ -470,7 +530,8 @@ static uint32_t ub_cw_parse_path(ub_cw *w, const char *s)
             const char *e = strchr(p, '}');
             if (!e)
                 break;
-            cur = ub_cw_child_n(w, cur, p, (size_t)(e - p + 1), false);
+            cur = ub_cw_child_n(w, cur, p, (size_t)(e - p + 1), false,
+                                false);
             p = e + 1;
             continue;
         }
@@ -501,15 +562,15 @@ static uint32_t ub_cw_parse_path(ub_cw *w, const char *s)
         if (*p == '.') {
             size_t n = strcspn(p + 1, "[");
             if (!in_prop)
-                cur = ub_cw_child_n(w, cur, p + 1, n, true);
+                cur = ub_cw_child_n(w, cur, p + 1, n, true, false);
             else /* a relational attribute: its element keeps the dot */
-                cur = ub_cw_child_n(w, cur, p, n + 1, false);
+                cur = ub_cw_child_n(w, cur, p, n + 1, false, false);
             in_prop = true;
             p += 1 + n;
             continue;
         }
         size_t n = strcspn(p, "/{.[");
-        cur = ub_cw_child_n(w, cur, p, n, false);
+        cur = ub_cw_child_n(w, cur, p, n, false, false);
         p += n;
     }
     if (*p && !w->oom)
@@ -529,8 +590,8 @@ static uint32_t ub_cw_path_text(ub_cw *w, const char *text)
     if (!text || !*text) {
         if (w->empty_path == UINT32_MAX) {
             w->empty_path = (uint32_t)w->pnodes.n;
-            ub_pnode n = {UINT32_MAX, ub_cw_token_c(w, ""), false,
-                          UINT32_MAX, UINT32_MAX, UINT32_MAX, NULL};
+            ub_pnode n = {UINT32_MAX, ub_cw_token_c(w, ""), UINT32_MAX,
+                          UINT32_MAX, UINT32_MAX, false, false};
             UB_PUSH(w, w->pnodes, n);
         }
         return w->empty_path;
@@ -624,7 +685,9 @@ static bool ub_eq_val(const void *ctx, uint32_t id, const void *key)
     const ub_vkey *k = key;
     return (r->rep & ~UB_CRATE_REP_PAYLOAD_MASK) == k->rep &&
            r->len == k->len &&
-           memcmp(w->out->data + r->off, k->bytes, k->len) == 0;
+           memcmp(w->out->data + w->base +
+                      (r->rep & UB_CRATE_REP_PAYLOAD_MASK),
+                  k->bytes, k->len) == 0;
 }
 
 /* The rep of an out-of-line value: the same bytes of the same type and
@@ -638,13 +701,23 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
     }
     ub_vkey k = {flags, b->data, b->len};
     uint64_t h = XXH3_64bits_withSeed(b->data, b->len, flags);
+    struct ub_vcache *vc =
+        w->vcache ? &w->vcache[(h >> 40) & (UB_VCACHE - 1)] : NULL;
+    if (vc && vc->id1 && vc->h == h && ub_eq_val(w, vc->id1 - 1, &k)) {
+        w->last_val = vc->id1 - 1;
+        return w->vals.v[w->last_val].rep;
+    }
     ub_slot *sl = ub_tab_find(&w->val_tab, h, ub_eq_val, w, &k);
     if (!sl) {
         w->oom = true;
         return flags;
     }
-    if (ub_slot_used(sl))
-        return w->vals.v[ub_slot_id(sl)].rep;
+    if (ub_slot_used(sl)) {
+        w->last_val = ub_slot_id(sl);
+        if (vc)
+            *vc = (struct ub_vcache){h, w->last_val + 1};
+        return w->vals.v[w->last_val].rep;
+    }
     ub_buf *o = w->out;
     while ((o->len - w->base) % align)
         ub_buf_putc(o, 0);
@@ -655,11 +728,14 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
         return flags;
     }
     uint64_t rep = flags | (uint64_t)(off - w->base);
-    ub_vrec r = {rep, off, b->len};
+    ub_vrec r = {rep, b->len, {0, 0}};
     uint32_t id = (uint32_t)w->vals.n;
     UB_PUSH(w, w->vals, r);
     if (!w->oom)
         ub_tab_put(&w->val_tab, sl, h, id);
+    w->last_val = id;
+    if (vc && !w->oom)
+        *vc = (struct ub_vcache){h, id + 1};
     return rep;
 }
 
@@ -1005,20 +1081,36 @@ static int ub_cmp_entry_key(const void *a, const void *b)
     return strcmp(ea->key, eb->key);
 }
 
-/* The entries of d sorted by key (VtDictionary's order); NULL for none
- * or when out of memory (then w->oom). */
-static const ub_dict_entry **ub_sorted_entries(ub_cw *w, const ub_dict *d)
+#define UB_DICT_SMALL 16 /* entries sorted on the stack, not malloc'd */
+
+/* The entries of d sorted by key (VtDictionary's order) into e, which
+ * has room for UB_DICT_SMALL; a bigger one is malloc'd (the caller frees
+ * what differs from e).  NULL for none or when out of memory (then
+ * w->oom).  Dictionaries are mostly small (assetInfo, customData): an
+ * insertion sort in place spares a malloc and a qsort each. */
+static const ub_dict_entry **ub_sorted_entries(ub_cw *w, const ub_dict *d,
+                                               const ub_dict_entry **e)
 {
     if (!d || d->n == 0)
         return NULL;
-    const ub_dict_entry **e = malloc(d->n * sizeof *e);
-    if (!e) {
-        w->oom = true;
-        return NULL;
+    if (d->n > UB_DICT_SMALL) {
+        e = malloc(d->n * sizeof *e);
+        if (!e) {
+            w->oom = true;
+            return NULL;
+        }
+        for (uint32_t i = 0; i < d->n; i++)
+            e[i] = &d->e[i];
+        qsort(e, d->n, sizeof *e, ub_cmp_entry_key);
+        return e;
     }
-    for (uint32_t i = 0; i < d->n; i++)
-        e[i] = &d->e[i];
-    qsort(e, d->n, sizeof *e, ub_cmp_entry_key);
+    for (uint32_t i = 0; i < d->n; i++) {
+        const ub_dict_entry *x = &d->e[i];
+        uint32_t j = i;
+        for (; j > 0 && strcmp(e[j - 1]->key, x->key) > 0; j--)
+            e[j] = e[j - 1];
+        e[j] = x;
+    }
     return e;
 }
 
@@ -1027,12 +1119,17 @@ static const ub_dict_entry **ub_sorted_entries(ub_cw *w, const ub_dict *d)
 static void ub_put_dict(ub_cw *w, ub_buf *b, const ub_dict *d)
 {
     uint32_t n = d ? d->n : 0;
-    const ub_dict_entry **e = ub_sorted_entries(w, d);
-    uint64_t *reps = n ? calloc(n, sizeof *reps) : NULL;
+    const ub_dict_entry *small[UB_DICT_SMALL];
+    uint64_t small_reps[UB_DICT_SMALL];
+    const ub_dict_entry **e = ub_sorted_entries(w, d, small);
+    uint64_t *reps = n <= UB_DICT_SMALL ? small_reps
+                                        : calloc(n, sizeof *reps);
     if (n && (!e || !reps)) {
         w->oom = true;
-        free(e);
-        free(reps);
+        if (e != small)
+            free(e);
+        if (reps != small_reps)
+            free(reps);
         return;
     }
     for (uint32_t i = 0; i < n; i++)
@@ -1043,8 +1140,10 @@ static void ub_put_dict(ub_cw *w, ub_buf *b, const ub_dict *d)
         ub_w64(b, 8);
         ub_w64(b, reps[i]);
     }
-    free(e);
-    free(reps);
+    if (e != small)
+        free(e);
+    if (reps != small_reps)
+        free(reps);
 }
 
 /* A dictionary value: empty ones are inlined. */
@@ -1211,11 +1310,81 @@ static bool ub_eq_field(const void *ctx, uint32_t id, const void *key)
     return f->token == k->token && f->rep == k->rep;
 }
 
+/* The record of the stored value rep is, or NULL (an inlined value, an
+ * empty array).  Mostly the value stored last; else found by its offset
+ * (records are in the order of their offsets): every field of a stored
+ * value then goes the same way. */
+static ub_vrec *ub_cw_vrec_of(ub_cw *w, uint64_t rep)
+{
+    if (rep & UB_CRATE_REP_IS_INLINED)
+        return NULL;
+    if (w->last_val < w->vals.n && w->vals.v[w->last_val].rep == rep)
+        return &w->vals.v[w->last_val];
+    uint64_t off = rep & UB_CRATE_REP_PAYLOAD_MASK;
+    size_t lo = 0, hi = w->vals.n;
+    while (lo < hi) {
+        size_t mid = lo + (hi - lo) / 2;
+        if ((w->vals.v[mid].rep & UB_CRATE_REP_PAYLOAD_MASK) < off)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    for (; lo < w->vals.n &&
+           (w->vals.v[lo].rep & UB_CRATE_REP_PAYLOAD_MASK) == off;
+         lo++)
+        if (w->vals.v[lo].rep == rep)
+            return &w->vals.v[lo];
+    return NULL;
+}
+
+/* Entry i (< n) of a vector of ub_first, grown with zeros up to n. */
+static ub_first *ub_first_at(ub_cw *w, ub_first **v, size_t *len,
+                             size_t *cap, size_t i, size_t n)
+{
+    if (i >= *len) {
+        if (!ub_grow((void **)v, cap, n, sizeof **v)) {
+            w->oom = true;
+            return NULL;
+        }
+        memset(*v + *len, 0, (n - *len) * sizeof **v);
+        *len = n;
+    }
+    return &(*v)[i];
+}
+
+/* Where the first field of the value rep is kept, or NULL (then the
+ * field table): a stored value's record; an inlined string's or token's
+ * entry. */
+static ub_first *ub_cw_first_of(ub_cw *w, uint64_t rep)
+{
+    if (!(rep & UB_CRATE_REP_IS_INLINED)) {
+        ub_vrec *vr = ub_cw_vrec_of(w, rep);
+        return vr ? &vr->first : NULL;
+    }
+    if (rep & UB_CRATE_REP_IS_ARRAY)
+        return NULL;
+    uint64_t i = rep & UB_CRATE_REP_PAYLOAD_MASK;
+    switch ((rep >> UB_CRATE_REP_TYPE_SHIFT) & UB_CRATE_REP_TYPE_MASK) {
+    case UB_CRATE_STRING:
+        return i < w->strings.n
+                   ? ub_first_at(w, &w->string_first.v, &w->string_first.n,
+                                 &w->string_first.cap, i, w->strings.n)
+                   : NULL;
+    case UB_CRATE_TOKEN:
+        return i < w->tokens.n
+                   ? ub_first_at(w, &w->token_first.v, &w->token_first.n,
+                                 &w->token_first.cap, i, w->tokens.n)
+                   : NULL;
+    default:
+        return NULL;
+    }
+}
+
 static void ub_cw_field_tok(ub_cw *w, uint32_t token, uint64_t rep)
 {
     if (w->failed)
         return;
-    ub_field_rec f = {token, rep};
+    ub_field_rec f = {token, 0, rep};
     uint64_t h = ub_mix(rep * 31 + token);
     struct ub_fcache *fc =
         w->fcache ? &w->fcache[(h >> 40) & (UB_FCACHE - 1)] : NULL;
@@ -1223,11 +1392,24 @@ static void ub_cw_field_tok(ub_cw *w, uint32_t token, uint64_t rep)
         UB_PUSH(w, w->cur, fc->id1 - 1);
         return;
     }
-    bool fresh;
-    uint32_t id = ub_cw_lookup(w, &w->field_tab, h, ub_eq_field, &f,
-                               w->fields.n, &fresh);
-    if (fresh)
+    /* a stored value's record, or a string's or token's, knows the
+     * value's first field */
+    ub_first *vr = ub_cw_first_of(w, rep);
+    uint32_t id;
+    if (vr && vr->ftok1 == token + 1) {
+        id = vr->field;
+    } else if (vr && !vr->ftok1) {
+        id = (uint32_t)w->fields.n;
         UB_PUSH(w, w->fields, f);
+        vr->ftok1 = token + 1;
+        vr->field = id;
+    } else {
+        bool fresh;
+        id = ub_cw_lookup(w, &w->field_tab, h, ub_eq_field, &f, w->fields.n,
+                          &fresh);
+        if (fresh)
+            UB_PUSH(w, w->fields, f);
+    }
     if (w->oom)
         return;
     UB_PUSH(w, w->cur, id);
@@ -1280,33 +1462,58 @@ static bool ub_eq_fset(const void *ctx, uint32_t id, const void *key)
            w->fsets.v[id + k->n] == UINT32_MAX;
 }
 
-/* Close the spec being built: its field set (shared when equal). */
+/* Whether the field set starting at fsets[start] is cur's. */
+static bool ub_cw_fset_is(const ub_cw *w, uint32_t start)
+{
+    ub_fskey k = {w->cur.v, w->cur.n};
+    return ub_eq_fset(w, start, &k);
+}
+
+/* Close the spec being built: its field set (shared when equal).  A set
+ * is found through its newest field when it is that field's first set,
+ * else in fset_tab. */
 static void ub_cw_spec(ub_cw *w, uint32_t path, ub_crate_spec_type type)
 {
     if (w->failed || w->oom)
         return;
-    ub_fskey k = {w->cur.v, w->cur.n};
-    uint64_t h = XXH3_64bits(w->cur.v, w->cur.n * 4);
-    ub_slot *sl = ub_tab_find(&w->fset_tab, h, ub_eq_fset, w, &k);
-    if (!sl) {
-        w->oom = true;
-        return;
-    }
+    uint32_t newest = UINT32_MAX; /* none: the empty set */
+    for (size_t i = 0; i < w->cur.n; i++)
+        if (newest == UINT32_MAX || w->cur.v[i] > newest)
+            newest = w->cur.v[i];
+    uint32_t *first = newest == UINT32_MAX ? &w->empty_fset1
+                                           : &w->fields.v[newest].fset1;
     uint32_t start;
-    if (ub_slot_used(sl)) {
-        start = ub_slot_id(sl);
+    if (*first && ub_cw_fset_is(w, *first - 1)) {
+        start = *first - 1;
     } else {
-        start = (uint32_t)w->fsets.n;
-        for (size_t i = 0; i < w->cur.n; i++)
-            UB_PUSH(w, w->fsets, w->cur.v[i]);
-        UB_PUSH(w, w->fsets, UINT32_MAX);
-        if (w->oom)
-            return;
-        ub_tab_put(&w->fset_tab, sl, h, start);
+        ub_slot *sl = NULL;
+        uint64_t h = 0;
+        if (*first) {
+            ub_fskey k = {w->cur.v, w->cur.n};
+            h = XXH3_64bits(w->cur.v, w->cur.n * 4);
+            sl = ub_tab_find(&w->fset_tab, h, ub_eq_fset, w, &k);
+            if (!sl) {
+                w->oom = true;
+                return;
+            }
+        }
+        if (sl && ub_slot_used(sl)) {
+            start = ub_slot_id(sl);
+        } else {
+            start = (uint32_t)w->fsets.n;
+            for (size_t i = 0; i < w->cur.n; i++)
+                UB_PUSH(w, w->fsets, w->cur.v[i]);
+            UB_PUSH(w, w->fsets, UINT32_MAX);
+            if (w->oom)
+                return;
+            if (sl)
+                ub_tab_put(&w->fset_tab, sl, h, start);
+            else
+                *first = start + 1;
+        }
     }
     const ub_pnode *pn = &w->pnodes.v[path];
-    ub_spec_rec s = {path, start, (uint32_t)type, (uint32_t)w->specs.n,
-                     pn->is_prop ? pn->elem : NULL};
+    ub_spec_rec s = {path, start, (uint32_t)type, pn->is_prop};
     UB_PUSH(w, w->specs, s);
     w->cur.n = 0;
 }
@@ -1345,7 +1552,8 @@ static const char *ub_crate_field_name(const ub_cw *w, const char *key)
 static uint64_t ub_cw_selection_map(ub_cw *w, const ub_dict *d)
 {
     uint32_t n = d ? d->n : 0;
-    const ub_dict_entry **e = ub_sorted_entries(w, d);
+    const ub_dict_entry *small[UB_DICT_SMALL];
+    const ub_dict_entry **e = ub_sorted_entries(w, d, small);
     ub_buf *b = ub_cw_scratch(w);
     ub_w64(b, n);
     for (uint32_t i = 0; i < n && e; i++) {
@@ -1356,7 +1564,8 @@ static uint64_t ub_cw_selection_map(ub_cw *w, const ub_dict *d)
                                            ? ub_value_str(v, 0)
                                            : NULL));
     }
-    free(e);
+    if (e != small)
+        free(e);
     uint64_t rep = ub_cw_store(
         w, ub_rep(UB_CRATE_VARIANT_SELECTION_MAP, false, false, 0), b, 1);
     ub_cw_unscratch(w, b);
@@ -1479,6 +1688,10 @@ static const char *ub_cw_type_name(ub_cw *w, const ub_prop *p)
     const char *tn = p->type_name ? p->type_name : "";
     if (!p->is_array)
         return tn;
+    /* the last few made, by the element type's (interned) name */
+    size_t slot = ((uintptr_t)tn >> 4) % UB_ARRAY_NAMES;
+    if (w->array_names[slot][0] == tn)
+        return w->array_names[slot][1];
     size_t n = strlen(tn);
     char *t = malloc(n + 3);
     if (!t) {
@@ -1489,12 +1702,16 @@ static const char *ub_cw_type_name(ub_cw *w, const ub_prop *p)
     memcpy(t + n, "[]", 3);
     const char *r = ub_cw_intern(w, t, n + 2);
     free(t);
+    if (r) {
+        w->array_names[slot][0] = tn;
+        w->array_names[slot][1] = r;
+    }
     return r;
 }
 
 static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
 {
-    uint32_t path = ub_cw_child(w, owner, p->name, true);
+    uint32_t path = ub_cw_child(w, owner, p->name, true, true);
     w->where_prop = p;
     if (p->kind == UB_ATTR) {
         ub_cw_field_c(w, "custom", ub_cw_bool(p->custom));
@@ -1669,7 +1886,7 @@ static void ub_cw_children(ub_cw *w, uint32_t path, const ub_prim *prim)
     free(sets);
     for (uint32_t i = 0; i < prim->children.n && !w->failed; i++) {
         const ub_prim *c = prim->children.v[i];
-        ub_cw_prim(w, ub_cw_child(w, path, c->name, false), c,
+        ub_cw_prim(w, ub_cw_child(w, path, c->name, false, true), c,
                    UB_CRATE_SPEC_PRIM);
     }
 }
@@ -1705,16 +1922,26 @@ static size_t ub_count_specs(const ub_prim *prim)
     return n;
 }
 
+/* Room for n elements up front (best effort: the vector grows as it
+ * fills when the memory is not there).  Growing by doubling copies into
+ * fresh memory and leaves the old block behind in the heap, touched: on
+ * a big layer those blocks were a third of the writer's peak memory,
+ * while room reserved and not yet used costs no memory. */
+#define UB_RESERVE(vec, count)                                               \
+    (void)ub_grow((void **)&(vec).v, &(vec).cap, (count), sizeof *(vec).v)
+
 static void ub_cw_layer(ub_cw *w)
 {
     const ub_layer *l = w->layer;
-    /* the big tables hold about one entry a spec */
+    /* about one path, field and value a spec; ~3 field set entries */
     size_t specs = ub_count_specs(l->root);
-    ub_tab_reserve(&w->pnode_tab, specs);
-    ub_tab_reserve(&w->field_tab, specs);
-    ub_tab_reserve(&w->val_tab, specs);
-    ub_tab_reserve(&w->fset_tab, specs);
-    uint32_t root = ub_cw_child(w, UINT32_MAX, ub_cw_intern(w, "", 0), false);
+    UB_RESERVE(w->pnodes, specs + 16);
+    UB_RESERVE(w->specs, specs);
+    UB_RESERVE(w->fields, specs);
+    UB_RESERVE(w->vals, specs);
+    UB_RESERVE(w->fsets, 3 * specs);
+    uint32_t root =
+        ub_cw_child(w, UINT32_MAX, ub_cw_intern(w, "", 0), false, true);
     ub_cw_metas(w, &l->meta, true);
     if (l->has_sublayers) {
         ub_buf *b = ub_cw_scratch(w);
@@ -1880,75 +2107,58 @@ oom:
 }
 
 /* Number the fields again in the order the (sorted) specs first use
- * them. */
-static void ub_cw_renumber_fields(ub_cw *w)
+ * them, and lay the field sets out again in the order the specs first
+ * use them: one pass over the specs (a field set's first use numbers its
+ * new fields, and a set seen again has all of its fields numbered). */
+static void ub_cw_renumber(ub_cw *w)
 {
-    size_t n = w->fields.n;
-    uint32_t *to = malloc((n ? n : 1) * sizeof *to);
-    ub_field_rec *v = malloc((n ? n : 1) * sizeof *v);
-    if (!to || !v) {
+    size_t nf = w->fields.n, ns = w->fsets.n;
+    uint32_t *fto = malloc((nf ? nf : 1) * sizeof *fto);
+    ub_field_rec *fv = malloc((nf ? nf : 1) * sizeof *fv);
+    uint32_t *sto = malloc((ns ? ns : 1) * sizeof *sto);
+    uint32_t *sv = malloc((ns ? ns : 1) * sizeof *sv);
+    if (!fto || !fv || !sto || !sv) {
         w->oom = true;
-        free(to);
-        free(v);
+        free(fto);
+        free(fv);
+        free(sto);
+        free(sv);
         return;
     }
-    memset(to, 0xff, (n ? n : 1) * sizeof *to);
+    memset(fto, 0xff, (nf ? nf : 1) * sizeof *fto);
+    memset(sto, 0xff, (ns ? ns : 1) * sizeof *sto);
     uint32_t k = 0;
-    for (size_t i = 0; i < w->specs.n; i++)
-        for (size_t j = w->specs.v[i].fset; w->fsets.v[j] != UINT32_MAX;
-             j++) {
-            uint32_t old = w->fsets.v[j];
-            if (to[old] == UINT32_MAX) {
-                to[old] = k;
-                v[k++] = w->fields.v[old];
-            }
-        }
-    /* fields no spec uses (none are made) keep their relative order */
-    for (size_t i = 0; i < n; i++)
-        if (to[i] == UINT32_MAX) {
-            to[i] = k;
-            v[k++] = w->fields.v[i];
-        }
-    for (size_t j = 0; j < w->fsets.n; j++)
-        if (w->fsets.v[j] != UINT32_MAX)
-            w->fsets.v[j] = to[w->fsets.v[j]];
-    free(to);
-    free(w->fields.v);
-    w->fields.v = v;
-    w->fields.cap = n ? n : 1;
-}
-
-/* Lay the field sets out again in the order the (sorted) specs use them
- * first. */
-static void ub_cw_renumber_fsets(ub_cw *w)
-{
-    size_t n = w->fsets.n;
-    uint32_t *to = malloc((n ? n : 1) * sizeof *to);
-    uint32_t *v = malloc((n ? n : 1) * sizeof *v);
-    if (!to || !v) {
-        w->oom = true;
-        free(to);
-        free(v);
-        return;
-    }
-    memset(to, 0xff, (n ? n : 1) * sizeof *to);
-    size_t k = 0;
+    size_t m = 0;
+    const uint32_t *fs = w->fsets.v;
     for (size_t i = 0; i < w->specs.n; i++) {
         uint32_t old = w->specs.v[i].fset;
-        if (to[old] == UINT32_MAX) {
-            to[old] = (uint32_t)k;
-            size_t j = old;
-            do
-                v[k++] = w->fsets.v[j];
-            while (w->fsets.v[j++] != UINT32_MAX);
+        if (sto[old] == UINT32_MAX) {
+            sto[old] = (uint32_t)m;
+            for (size_t j = old; fs[j] != UINT32_MAX; j++) {
+                uint32_t f = fs[j];
+                if (fto[f] == UINT32_MAX) {
+                    fto[f] = k;
+                    fv[k++] = w->fields.v[f];
+                }
+                sv[m++] = fto[f];
+            }
+            sv[m++] = UINT32_MAX;
         }
-        w->specs.v[i].fset = to[old];
+        w->specs.v[i].fset = sto[old];
     }
-    free(to);
+    /* fields no spec uses (none are made) keep their relative order */
+    for (size_t i = 0; i < nf; i++)
+        if (fto[i] == UINT32_MAX)
+            fv[k++] = w->fields.v[i];
+    free(fto);
+    free(sto);
+    free(w->fields.v);
+    w->fields.v = fv;
+    w->fields.cap = nf ? nf : 1;
     free(w->fsets.v);
-    w->fsets.v = v;
-    w->fsets.n = k;
-    w->fsets.cap = n ? n : 1;
+    w->fsets.v = sv;
+    w->fsets.n = m;
+    w->fsets.cap = ns ? ns : 1;
 }
 
 /* A uint64 placeholder at o's end; ub_patch_size fills it with the number
@@ -2020,7 +2230,9 @@ typedef struct ub_sec_job {
 static void *ub_sec_job_run(void *arg)
 {
     ub_sec_job *j = arg;
+    j->lz4.hc_upto = UB_USDC_HC_UPTO;
     ub_sec_tokens(j->w, &j->lz4, &j->tokens);
+    j->lz4.hc_upto = SIZE_MAX;
     ub_sec_fields(j->w, &j->lz4, &j->fields);
     return NULL;
 }
@@ -2074,14 +2286,57 @@ static void ub_sec_rest(ub_cw *w, ub_buf *o, uint64_t *sizes)
 }
 
 /* The six sections, in OpenUSD's order, appended to the file. */
+/* What only the walk needed: the lookup tables and caches, the value
+ * records, the scratch buffers.  Freed before the sections are built,
+ * whose buffers then take their place rather than add to them. */
+static void ub_cw_free_walk(ub_cw *w)
+{
+    ub_tab *tabs[] = {&w->token_tab, &w->pnode_tab, &w->ptext_tab,
+                      &w->val_tab, &w->field_tab, &w->fset_tab};
+    for (size_t i = 0; i < sizeof tabs / sizeof *tabs; i++) {
+        free(tabs[i]->s);
+        *tabs[i] = (ub_tab){0};
+    }
+    free(w->tok_string.v);
+    free(w->string_first.v);
+    free(w->token_first.v);
+    w->string_first.v = w->token_first.v = NULL;
+    w->string_first.n = w->token_first.n = 0;
+    free(w->ptext.v);
+    free(w->ptext_idx.v);
+    free(w->vals.v);
+    free(w->cur.v);
+    free(w->fcache);
+    free(w->tcache);
+    free(w->vcache);
+    w->tok_string.v = NULL;
+    w->ptext.v = NULL;
+    w->ptext_idx.v = NULL;
+    w->vals.v = NULL;
+    w->cur.v = NULL;
+    w->fcache = NULL;
+    w->tcache = NULL;
+    w->vcache = NULL;
+    w->tok_string.n = w->ptext.n = w->ptext_idx.n = w->vals.n = w->cur.n = 0;
+    for (size_t i = 0; i < w->capscratch; i++)
+        if (w->scratch[i]) {
+            ub_buf_free(w->scratch[i]);
+            free(w->scratch[i]);
+        }
+    free(w->scratch);
+    w->scratch = NULL;
+    w->nscratch = w->capscratch = 0;
+    ub_crate_lz4c_free(&w->lz4v);
+}
+
 static void ub_cw_sections(ub_cw *w, ub_section *sec)
 {
+    ub_cw_free_walk(w);
     /* specs sorted, then fields and field sets renumbered in the specs'
      * order: like specs next to each other then have like field set
      * indices, and like fields (all the radius defaults) sit together */
     ub_sort_specs(w);
-    ub_cw_renumber_fields(w);
-    ub_cw_renumber_fsets(w);
+    ub_cw_renumber(w);
 
     ub_sec_job job = {.w = w};
     ub_crate_lz4c_init(&job.lz4, UB_USDC_HC);
@@ -2132,34 +2387,14 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
 
 static void ub_cw_free(ub_cw *w)
 {
+    ub_cw_free_walk(w);
     free(w->tokens.v);
-    free(w->token_tab.s);
     free(w->strings.v);
-    free(w->string_text.v);
-    free(w->string_tab.s);
     free(w->pnodes.v);
-    free(w->pnode_tab.s);
-    free(w->ptext_tab.s);
-    free(w->ptext.v);
-    free(w->ptext_idx.v);
-    free(w->vals.v);
-    free(w->val_tab.s);
     free(w->fields.v);
-    free(w->field_tab.s);
     free(w->fsets.v);
-    free(w->fset_tab.s);
     free(w->specs.v);
-    free(w->cur.v);
-    free(w->fcache);
-    for (size_t i = 0; i < w->capscratch; i++)
-        if (w->scratch[i]) {
-            ub_buf_free(w->scratch[i]);
-            free(w->scratch[i]);
-        }
-    free(w->scratch);
-    free(w->tcache);
     ub_crate_lz4c_free(&w->lz4);
-    ub_crate_lz4c_free(&w->lz4v);
 }
 
 int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
@@ -2174,6 +2409,7 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     w.version = UB_CRATE_VERSION_DEFAULT;
     w.empty_path = UINT32_MAX;
     ub_crate_lz4c_init(&w.lz4, UB_USDC_HC);
+    w.lz4.hc_upto = UB_USDC_HC_UPTO;
     ub_crate_lz4c_init(&w.lz4v, UB_USDC_HC_ARRAYS);
     for (int k = 0; k < UB_K_COUNT; k++)
         w.key[k] = ub_cw_intern(&w, ub_key_text[k], strlen(ub_key_text[k]));
@@ -2181,6 +2417,7 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     w.no_scratch.failed = true;
     w.fcache = calloc(UB_FCACHE, sizeof *w.fcache);
     w.tcache = calloc(UB_TCACHE, sizeof *w.tcache);
+    w.vcache = calloc(UB_VCACHE, sizeof *w.vcache);
 
     /* the bootstrap, filled in at the end */
     char zero[UB_CRATE_BOOTSTRAP_SIZE] = {0};

@@ -6,6 +6,7 @@
 #include <CUnit/Basic.h>
 #include <lz4.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ub_crate_codec.h"
@@ -131,6 +132,77 @@ static void test_common_tie(void)
     ub_buf_free(&b);
 }
 
+static int ub_cmp_i64(const void *a, const void *b)
+{
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The most common difference of v by sorting them all: the reference. */
+static int32_t ub_ref_common(const uint32_t *v, size_t n)
+{
+    int64_t *d = malloc(n * sizeof *d);
+    uint32_t prev = 0;
+    for (size_t i = 0; i < n; i++) {
+        d[i] = (int32_t)(v[i] - prev);
+        prev = v[i];
+    }
+    qsort(d, n, sizeof *d, ub_cmp_i64);
+    int64_t best = 0;
+    size_t best_count = 0;
+    for (size_t i = 0; i < n;) {
+        size_t j = i;
+        while (j < n && d[j] == d[i])
+            j++;
+        if (j - i >= best_count) { /* ascending: ties go to the larger */
+            best = d[i];
+            best_count = j - i;
+        }
+        i = j;
+    }
+    free(d);
+    return (int32_t)best;
+}
+
+/* Differences far from zero (past +-1024) are counted apart; whichever
+ * way (all distinct like field set terminators, a few repeating, many
+ * repeating), the most common difference is the one a plain count
+ * finds, ties to the largest. */
+static void test_common_far(void)
+{
+    uint32_t seed = 12345;
+    ub_buf b;
+    ub_buf_init(&b);
+    for (int round = 0; round < 400; round++) {
+        size_t n = 1 + (size_t)(round * 7) % 1500;
+        uint32_t *v = malloc(n * sizeof *v);
+        uint32_t x = 0;
+        unsigned far_kinds = 1 + (unsigned)round % 12;
+        unsigned far_pct = (unsigned)round % 100;
+        for (size_t i = 0; i < n; i++) {
+            seed = seed * 1103515245u + 12345u;
+            unsigned r = (seed >> 8) % 100;
+            if (r < far_pct) {
+                seed = seed * 1103515245u + 12345u;
+                unsigned kind = (seed >> 9) % far_kinds;
+                /* kind 0: a fresh far value each time (all distinct) */
+                x = kind == 0 ? (seed >> 3) | 0x40000000u
+                              : x + 5000u * kind - 20000u;
+            } else {
+                x += (seed >> 12) % 5;
+            }
+            v[i] = x;
+        }
+        b.len = 0;
+        ub_crate_code_ints32(v, n, &b);
+        int32_t c;
+        memcpy(&c, b.data, 4);
+        CU_ASSERT_EQUAL(c, ub_ref_common(v, n));
+        free(v);
+    }
+    ub_buf_free(&b);
+}
+
 static void test_empty(void)
 {
     ub_buf b;
@@ -245,6 +317,7 @@ int main(void)
     CU_add_test(s, "int64 coding as OpenUSD's", test_ints64_as_openusd);
     CU_add_test(s, "unsigned and signed alike", test_unsigned_same_bytes);
     CU_add_test(s, "most common difference, ties", test_common_tie);
+    CU_add_test(s, "most common difference, far ones", test_common_far);
     CU_add_test(s, "no integers", test_empty);
     CU_add_test(s, "LZ4 framing round trip", test_lz4_framing);
     CU_add_test(s, "compressed integers with their size", test_put_ints);

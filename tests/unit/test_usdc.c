@@ -177,6 +177,36 @@ static void test_inlined(void)
     ub_diags_free(d);
 }
 
+/* The number of paths in the PATHS section (its first word). */
+static uint64_t path_count(const ub_buf *b)
+{
+    size_t toc = u64_at(b, 16);
+    for (uint64_t i = 0; i < u64_at(b, toc); i++) {
+        const char *name = b->data + toc + 8 + i * 32;
+        if (strcmp(name, UB_CRATE_SEC_PATHS) == 0)
+            return u64_at(b, u64_at(b, toc + 8 + i * 32 + 16));
+    }
+    return 0;
+}
+
+/* A path a relationship names before the walk meets its prim or property
+ * (a forward target), or after (a backward one), is one path all the
+ * same: /, /A, /A.r, /A.y, /B, /B/C, /B/C.x, /B/C.s, each once. */
+static void test_paths_once(void)
+{
+    const char *t = "#usda 1.0\ndef \"A\" {\n    rel r = </B/C.x>\n"
+                    "    float y = 1\n}\n"
+                    "def \"B\" {\n    def \"C\" {\n        float x = 2\n"
+                    "        rel s = </A.y>\n    }\n}\n";
+    ub_diags *d = ub_diags_new();
+    ub_buf b;
+    ub_buf_init(&b);
+    CU_ASSERT_EQUAL_FATAL(write_text(t, &b, d), 0);
+    CU_ASSERT_EQUAL(path_count(&b), 8);
+    ub_buf_free(&b);
+    ub_diags_free(d);
+}
+
 static void test_deterministic(void)
 {
     const char *text =
@@ -246,6 +276,8 @@ int main(void)
     CU_add_test(s, "version by need", test_versions);
     CU_add_test(s, "repeated arrays stored once", test_dedup);
     CU_add_test(s, "small values inlined", test_inlined);
+    CU_add_test(s, "paths named before and after their specs, once",
+                test_paths_once);
     CU_add_test(s, "deterministic", test_deterministic);
     CU_add_test(s, "refusals", test_refused);
     unsigned failed = ub_test_run_all();
