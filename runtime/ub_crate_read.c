@@ -13,11 +13,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define NONE UINT32_MAX
 #define CR_MAX_DEPTH 1000     /* namespace levels */
 #define CR_MAX_NEST 64        /* values inside values */
 #define CR_MAX_PATH 65536     /* bytes of one path's text */
+#define CR_RELEASE (256u << 10) /* file bytes read between page releases */
 
 enum { PK_ROOT = 1, PK_CHILD, PK_PROP, PK_VARIANT, PK_OTHER };
 
@@ -112,6 +115,10 @@ typedef struct crate {
      * stream as they are built, then their memory is reused */
     const ub_crate_stream *stream;
     unsigned in_variant;        /* > 0 while building a variant's body */
+    /* a mapped file (ub_crate_stream.mapped): its page size, where the
+     * pages not yet given back start, the furthest value read */
+    size_t page;
+    uint64_t rel_lo, rel_hi;
     const char *key[K_COUNT];   /* cr_key_names, interned */
     const char *text_key[K_COUNT - K_DOCUMENTATION]; /* cr_text_names */
 } crate;
@@ -234,7 +241,28 @@ static bool cur_at(crate *c, uint64_t off, cur *k)
         return false;
     }
     k->p = c->d + off;
+    if (off > c->rel_hi)
+        c->rel_hi = off;
     return true;
+}
+
+/* Give back the file's pages before the furthest value read so far, once
+ * there are enough new ones to be worth a call (all: every page): the
+ * file is not held whole, and a value read again (shared) is read again
+ * from it.  Values are written roughly in the order they are read, so
+ * this follows the reading; the pages of values read again behind it
+ * stay. */
+static void cr_release_pages(crate *c, bool all)
+{
+    if (!c->page)
+        return;
+    uint64_t lo = all ? 0 : c->rel_lo;
+    uint64_t hi = all ? c->len : c->rel_hi & ~(uint64_t)(c->page - 1);
+    if (lo >= hi || (!all && hi - lo < CR_RELEASE))
+        return;
+    madvise((void *)(uintptr_t)(c->d + lo), (size_t)(hi - lo),
+            MADV_DONTNEED);
+    c->rel_lo = all ? 0 : hi;
 }
 
 /* Follow a stored relative jump (int64 from where it is stored). */
@@ -2208,6 +2236,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         c->stream->prim_done(c->stream->ctx, c->L, child, depth + 1);
         ub_prim_drop_body(c->L, child);
         ub_arena_release(c->a, m);
+        cr_release_pages(c, false);
         /* the child's loc text went with it: back to this prim's */
         c->loc = prim->loc;
         cr_where(c, "spec", path, NULL);
@@ -2252,6 +2281,12 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
     crate c = {.d = data, .len = len, .name = path, .t = t, .diags = diags,
                .stream = stream};
     c.budget = (uint64_t)len * 64 + (1u << 20);
+    if (stream && stream->mapped) {
+        long pg = sysconf(_SC_PAGESIZE);
+        if (pg > 0 && ((uintptr_t)data & (uintptr_t)(pg - 1)) == 0 &&
+            ((size_t)pg & ((size_t)pg - 1)) == 0)
+            c.page = (size_t)pg;
+    }
     for (int i = 0; i < K_COUNT; i++)
         c.key[i] = ub_intern_cstr(t, cr_key_names[i]);
     for (int i = 0; i < K_COUNT - K_DOCUMENTATION; i++)
@@ -2263,6 +2298,8 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
         cr_free(&c);
         return NULL;
     }
+    /* the structural sections are tables now */
+    cr_release_pages(&c, true);
     uint32_t root = NONE;
     for (uint64_t i = 0; i < c.npath && root == NONE; i++)
         if (c.path[i].kind == PK_ROOT)
