@@ -20,7 +20,10 @@
 #define CR_MAX_DEPTH 1000     /* namespace levels */
 #define CR_MAX_NEST 64        /* values inside values */
 #define CR_MAX_PATH 65536     /* bytes of one path's text */
-#define CR_RELEASE (256u << 10) /* file bytes read between page releases */
+/* A mapped file's pages are given back by blocks of 2^CR_BLOCK_BITS
+ * bytes, once CR_BLOCKS of them have been read */
+#define CR_BLOCK_BITS 16
+#define CR_BLOCKS 8
 
 enum { PK_ROOT = 1, PK_CHILD, PK_PROP, PK_VARIANT, PK_OTHER };
 
@@ -120,10 +123,11 @@ typedef struct crate {
      * stream as they are built, then their memory is reused */
     const ub_crate_stream *stream;
     unsigned in_variant;        /* > 0 while building a variant's body */
-    /* a mapped file (ub_crate_stream.mapped): its page size, where the
-     * pages not yet given back start, the furthest value read */
-    size_t page;
-    uint64_t rel_lo, rel_hi;
+    /* a mapped file (ub_crate_stream.mapped): the blocks read since their
+     * pages were last given back (bits), how many, the lowest and highest,
+     * the last one */
+    uint64_t *blk;
+    uint64_t nblk, blk_lo, blk_hi, blk_last;
     const char *key[K_COUNT];   /* cr_key_names, interned */
     const char *text_key[K_COUNT - K_DOCUMENTATION]; /* cr_text_names */
 } crate;
@@ -184,6 +188,8 @@ typedef struct cur {
     crate *c;
 } cur;
 
+static void cr_touch(crate *c, const unsigned char *p, uint64_t n);
+
 static bool cur_need(cur *k, uint64_t n, const char *what)
 {
     if (k->c->failed)
@@ -193,6 +199,7 @@ static bool cur_need(cur *k, uint64_t n, const char *what)
                k->end == k->c->d + k->c->len ? "the file" : "its section");
         return false;
     }
+    cr_touch(k->c, k->p, n);
     return true;
 }
 
@@ -246,28 +253,66 @@ static bool cur_at(crate *c, uint64_t off, cur *k)
         return false;
     }
     k->p = c->d + off;
-    if (off > c->rel_hi)
-        c->rel_hi = off;
     return true;
 }
 
-/* Give back the file's pages before the furthest value read so far, once
- * there are enough new ones to be worth a call (all: every page): the
- * file is not held whole, and a value read again (shared) is read again
- * from it.  Values are written roughly in the order they are read, so
- * this follows the reading; the pages of values read again behind it
- * stay. */
-static void cr_release_pages(crate *c, bool all)
+/* Give back the pages of the blocks read (all: of the whole file): the
+ * file is not held whole, and what is read again is read again from it.
+ * A crate's values are laid out by type as much as by prim, so it is read
+ * in a few places at once: blocks, not a window. */
+static void cr_release(crate *c, bool all)
 {
-    if (!c->page)
+    if (!c->blk)
         return;
-    uint64_t lo = all ? 0 : c->rel_lo;
-    uint64_t hi = all ? c->len : c->rel_hi & ~(uint64_t)(c->page - 1);
-    if (lo >= hi || (!all && hi - lo < CR_RELEASE))
+    if (all) {
+        madvise((void *)(uintptr_t)c->d, c->len, MADV_DONTNEED);
+    } else {
+        uint64_t run = UINT64_MAX;
+        for (uint64_t b = c->blk_lo; b <= c->blk_hi + 1; b++) {
+            bool set = b <= c->blk_hi && (c->blk[b / 64] >> (b % 64) & 1);
+            if (set && run == UINT64_MAX)
+                run = b;
+            if (!set && run != UINT64_MAX) {
+                uint64_t lo = run << CR_BLOCK_BITS;
+                uint64_t hi = b << CR_BLOCK_BITS;
+                madvise((void *)(uintptr_t)(c->d + lo),
+                        (size_t)((hi < c->len ? hi : c->len) - lo),
+                        MADV_DONTNEED);
+                run = UINT64_MAX;
+            }
+        }
+    }
+    for (uint64_t w = c->blk_lo / 64; c->nblk && w <= c->blk_hi / 64; w++)
+        c->blk[w] = 0;
+    c->nblk = 0;
+    c->blk_lo = c->blk_last = UINT64_MAX;
+    c->blk_hi = 0;
+}
+
+/* Note that the file's bytes p[0..n) are read. */
+static void cr_touch(crate *c, const unsigned char *p, uint64_t n)
+{
+    if (!c->blk || !n)
         return;
-    madvise((void *)(uintptr_t)(c->d + lo), (size_t)(hi - lo),
-            MADV_DONTNEED);
-    c->rel_lo = all ? 0 : hi;
+    uint64_t b0 = (uint64_t)(p - c->d) >> CR_BLOCK_BITS;
+    uint64_t b1 = (uint64_t)(p - c->d + n - 1) >> CR_BLOCK_BITS;
+    if (b0 == c->blk_last && b1 == b0)
+        return;
+    /* before marking: what is about to be read is never given back */
+    if (c->nblk >= CR_BLOCKS)
+        cr_release(c, false);
+    for (uint64_t b = b0; b <= b1; b++) {
+        uint64_t bit = 1ull << (b % 64);
+        if (c->blk[b / 64] & bit)
+            continue;
+        c->blk[b / 64] |= bit;
+        c->nblk++;
+        if (b < c->blk_lo)
+            c->blk_lo = b;
+        if (b > c->blk_hi)
+            c->blk_hi = b;
+    }
+    c->blk_last = b1;
 }
 
 /* Follow a stored relative jump (int64 from where it is stored). */
@@ -2249,7 +2294,6 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         c->stream->prim_done(c->stream->ctx, c->L, child, depth + 1);
         ub_prim_drop_body(c->L, child);
         ub_arena_release(c->a, m);
-        cr_release_pages(c, false);
         /* the child's loc text went with it: back to this prim's */
         c->loc = prim->loc;
         cr_where(c, "spec", path, NULL);
@@ -2279,6 +2323,7 @@ static void cr_free(crate *c)
     free(c->child);
     free(c->buf);
     free(c->memo);
+    free(c->blk);
 }
 
 ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
@@ -2295,11 +2340,12 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
     crate c = {.d = data, .len = len, .name = path, .t = t, .diags = diags,
                .stream = stream};
     c.budget = (uint64_t)len * 64 + (1u << 20);
+    c.blk_lo = c.blk_last = UINT64_MAX;
     if (stream && stream->mapped) {
         long pg = sysconf(_SC_PAGESIZE);
-        if (pg > 0 && ((uintptr_t)data & (uintptr_t)(pg - 1)) == 0 &&
-            ((size_t)pg & ((size_t)pg - 1)) == 0)
-            c.page = (size_t)pg;
+        if (pg > 0 && pg <= (1l << CR_BLOCK_BITS) &&
+            ((uintptr_t)data & (uintptr_t)(pg - 1)) == 0)
+            c.blk = calloc((len >> CR_BLOCK_BITS) / 64 + 1, 8);
     }
     for (int i = 0; i < K_COUNT; i++)
         c.key[i] = ub_intern_cstr(t, cr_key_names[i]);
@@ -2318,7 +2364,7 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
         return NULL;
     }
     /* the structural sections are tables now */
-    cr_release_pages(&c, true);
+    cr_release(&c, true);
     uint32_t root = NONE;
     for (uint64_t i = 0; i < c.npath && root == NONE; i++)
         if (cr_kind(&c, i) == PK_ROOT)
