@@ -101,11 +101,12 @@ typedef struct crate {
         uint32_t i;
         const char *s;
     } *ptext;           /* CR_PTEXT_CACHE entries */
-    /* the children of each path: path p's, sorted by (element, is-prop),
-     * are child[cstart[p] .. cstart[p + 1]) */
-    uint32_t *cstart;
+    /* every path but the root, hashed by (parent, element, is-prop) into
+     * nchild slots (path + 1; 0: empty) */
     uint32_t *child;
+    uint32_t nchild;
     char *buf;          /* scratch for path text */
+    char *loc_pre;      /* "file:<", what a spec's loc starts with */
     size_t buf_cap;
     ub_layer *L;
     ub_arena *a;
@@ -791,47 +792,40 @@ static bool cr_set_path(crate *c, uint64_t i, uint32_t parent, int64_t tok,
     return true;
 }
 
-/* Where (elem, prop) starts probing in a stretch of w slots. */
-static uint32_t cr_slot(const char *elem, bool prop, uint32_t w)
+/* Where (parent, elem, prop) starts probing in w slots. */
+static uint32_t cr_slot(uint32_t parent, const char *elem, bool prop,
+                        uint32_t w)
 {
-    uint64_t x = ((uint64_t)(uintptr_t)elem ^ (uint64_t)prop) *
+    uint64_t x = ((uint64_t)(uintptr_t)elem ^ ((uint64_t)parent << 1) ^
+                  (uint64_t)prop) *
                  0x9e3779b97f4a7c15ull;
+    x ^= x >> 29;
+    x *= 0xbf58476d1ce4e5b9ull;
     return (uint32_t)(((x >> 32) * (uint64_t)w) >> 32);
-}
-
-/* Slots for a parent's k children: a third empty at least, so a probe
- * ends soon. */
-static uint32_t cr_slots(uint32_t k)
-{
-    return k ? k + (k + 1) / 2 : 0;
 }
 
 /* Index every path under its parent (after the PATHS section). */
 static bool cr_index_children(crate *c)
 {
-    uint64_t n = c->npath;
-    c->cstart = calloc(n + 1, sizeof *c->cstart);
-    if (!c->cstart)
-        return cr_oom(c) != NULL;
+    uint64_t n = c->npath, k = 0;
     for (uint64_t i = 0; i < n; i++)
-        if (cr_kind(c, i) && cr_kind(c, i) != PK_ROOT)
-            c->cstart[c->path[i].parent + 1]++;
-    for (uint64_t i = 0; i < n; i++) /* <= 2 * n: fits, see below */
-        c->cstart[i + 1] = c->cstart[i] + cr_slots(c->cstart[i + 1]);
-    c->child = calloc(c->cstart[n] ? c->cstart[n] : 1, sizeof *c->child);
+        k += cr_kind(c, i) && cr_kind(c, i) != PK_ROOT;
+    /* a third of the slots empty at least, so a probe ends soon (fits:
+     * cr_alloc_paths bounds n) */
+    uint32_t w = (uint32_t)(k + (k + 1) / 2 + 1);
+    c->child = calloc(w, sizeof *c->child);
     if (!c->child)
         return cr_oom(c) != NULL;
+    c->nchild = w;
     for (uint64_t i = 0; i < n; i++) {
         unsigned kind = cr_kind(c, i);
         if (!kind || kind == PK_ROOT)
             continue;
-        uint32_t par = c->path[i].parent;
-        uint32_t *v = c->child + c->cstart[par];
-        uint32_t w = c->cstart[par + 1] - c->cstart[par];
-        uint32_t h = cr_slot(cr_elem_of(c, i), kind == PK_PROP, w);
-        while (v[h])
+        uint32_t h = cr_slot(c->path[i].parent, cr_elem_of(c, i),
+                             kind == PK_PROP, w);
+        while (c->child[h])
             h = h + 1 == w ? 0 : h + 1;
-        v[h] = (uint32_t)i + 1;
+        c->child[h] = (uint32_t)i + 1;
     }
     return true;
 }
@@ -840,16 +834,14 @@ static bool cr_index_children(crate *c)
 static uint32_t cr_find_child(const crate *c, uint32_t parent,
                               const char *elem, bool prop)
 {
-    if (!c->cstart || parent >= c->npath)
+    if (!c->nchild)
         return NONE;
-    const uint32_t *v = c->child + c->cstart[parent];
-    uint32_t w = c->cstart[parent + 1] - c->cstart[parent];
-    if (!w)
-        return NONE;
-    for (uint32_t h = cr_slot(elem, prop, w); v[h];
+    uint32_t w = c->nchild;
+    for (uint32_t h = cr_slot(parent, elem, prop, w); c->child[h];
          h = h + 1 == w ? 0 : h + 1) {
-        uint32_t j = v[h] - 1;
-        if (cr_elem_of(c, j) == elem && (cr_kind(c, j) == PK_PROP) == prop)
+        uint32_t j = c->child[h] - 1;
+        if (c->path[j].parent == parent && cr_elem_of(c, j) == elem &&
+            (cr_kind(c, j) == PK_PROP) == prop)
             return j;
     }
     return NONE;
@@ -858,7 +850,7 @@ static uint32_t cr_find_child(const crate *c, uint32_t parent,
 static bool cr_alloc_paths(crate *c, uint64_t n)
 {
     c->npath = n;
-    /* cstart counts up to two slots a path in 32 bits */
+    /* the child hash counts 1.5 slots a path in 32 bits */
     if (n > UINT32_MAX / 2 - 1) {
         cr_err(c, "claims %llu paths, more than usdbake reads",
                (unsigned long long)n);
@@ -1996,20 +1988,20 @@ static const char *cr_token_text(crate *c, uint64_t rep)
 static const char *cr_set_loc(crate *c, uint32_t pidx)
 {
     size_t n = strlen(c->name);
-    char *pre = malloc(n + 3);
-    if (!pre) {
-        cr_oom(c);
-        return "";
+    if (!c->loc_pre) {
+        if (!(c->loc_pre = malloc(n + 3))) {
+            cr_oom(c);
+            return "";
+        }
+        memcpy(c->loc_pre, c->name, n);
+        memcpy(c->loc_pre + n, ":<", 3);
     }
-    memcpy(pre, c->name, n);
-    memcpy(pre + n, ":<", 3);
     /* Interned, as a loc's file must outlive its layer's passes; but a
      * streamed prim's (and its properties') are only read while it is
      * written, and go with its memory: a big layer's specs do not fill
      * the string table. */
     size_t len;
-    const char *b = cr_path_build(c, pidx, pre, ">", &len);
-    free(pre);
+    const char *b = cr_path_build(c, pidx, c->loc_pre, ">", &len);
     const char *s = !b ? NULL
                     : c->stream ? ub_arena_strndup(c->a, b, len)
                                 : ub_intern(c->t, b, len);
@@ -2319,9 +2311,9 @@ static void cr_free(crate *c)
     free(c->path);
     free(c->ptext);
     free(c->pkind);
-    free(c->cstart);
     free(c->child);
     free(c->buf);
+    free(c->loc_pre);
     free(c->memo);
     free(c->blk);
 }
