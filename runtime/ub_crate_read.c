@@ -92,7 +92,10 @@ typedef struct crate {
     uint64_t *fld_rep;
     uint8_t *fld_key;
     uint64_t nfld;
-    uint32_t *fset;
+    /* the field sets: fields by index, NONE ending a set, fset_w bytes
+     * each (cr_fset) */
+    unsigned char *fset;
+    unsigned fset_w;
     uint64_t nfset;
     cr_path *path;
     uint8_t *pkind;     /* per path: kind | spec type << 3 */
@@ -731,6 +734,7 @@ static int cr_read_fieldsets(crate *c)
         if (c->failed)
             return -1;
         c->fset = malloc((n ? n : 1) * 4);
+        c->fset_w = 4;
         if (!c->fset)
             return (cr_oom(c), -1);
         memcpy(c->fset, k.p, n * 4);
@@ -738,20 +742,43 @@ static int cr_read_fieldsets(crate *c)
         n = rd_u64(&k, "field set count");
         if (!(c->fset = rd_ints(&k, n, 4, "field sets")))
             return -1;
+        c->fset_w = 4;
     }
     c->nfset = n;
-    if (n && c->fset[n - 1] != NONE) {
+    uint32_t *v = (uint32_t *)(void *)c->fset;
+    if (n && v[n - 1] != NONE) {
         cr_err(c, "the last field set is not terminated");
         return -1;
     }
     for (uint64_t i = 0; i < n; i++)
-        if (c->fset[i] != NONE && c->fset[i] >= c->nfld) {
+        if (v[i] != NONE && v[i] >= c->nfld) {
             cr_err(c, "entry %llu names field %u of %llu",
-                   (unsigned long long)i, c->fset[i],
-                   (unsigned long long)c->nfld);
+                   (unsigned long long)i, v[i], (unsigned long long)c->nfld);
             return -1;
         }
+    /* as few bytes an entry as the field count needs (all ones: NONE) */
+    unsigned w = c->nfld < 0xffff ? 2 : c->nfld < 0xffffff ? 3 : 4;
+    if (w < 4) {
+        for (uint64_t i = 0; i < n; i++) {
+            uint32_t x = v[i];
+            memcpy(c->fset + i * w, &x, w);
+        }
+        c->fset_w = w;
+        unsigned char *f = realloc(c->fset, n ? n * w : 1);
+        if (f)
+            c->fset = f;
+    }
     return 0;
+}
+
+/* Entry i of the field sets. */
+static uint32_t cr_fset(const crate *c, uint64_t i)
+{
+    uint32_t x = 0;
+    memcpy(&x, c->fset + i * c->fset_w, c->fset_w);
+    if (c->fset_w < 4 && x == (1u << (8 * c->fset_w)) - 1)
+        return NONE;
+    return x;
 }
 
 /* Give path i its parent and element token (NONE: root; checked: each
@@ -1019,7 +1046,7 @@ static bool cr_set_spec(crate *c, uint64_t i, uint32_t path, uint32_t fset,
         cr_err(c, "spec %llu has no path", (unsigned long long)i);
         return false;
     }
-    if (fset >= c->nfset || (fset && c->fset[fset - 1] != NONE)) {
+    if (fset >= c->nfset || (fset && cr_fset(c, fset - 1) != NONE)) {
         cr_err(c, "spec %llu names a field set that does not start at "
                "index %u", (unsigned long long)i, fset);
         return false;
@@ -1787,7 +1814,7 @@ typedef struct cr_field {
 /* Iterate the fields of a spec: *i starts at its field set. */
 static bool cr_next_field(const crate *c, uint32_t *i, cr_field *f)
 {
-    uint32_t fi = c->fset[*i];
+    uint32_t fi = cr_fset(c, *i);
     if (fi == NONE)
         return false;
     (*i)++;
