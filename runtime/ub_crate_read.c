@@ -1319,6 +1319,7 @@ static int cr_array(crate *c, unsigned ct, uint64_t rep, ub_value *out)
         ub_value v = ub_value_new(c->a, t, (uint32_t)n, true);
         if (v.kind != UB_V_DATA)
             return (cr_oom(c), -1);
+        cr_touch(c, k.p, n * ds);
         cr_put_elems(c, ct, t, k.p, n, v.u.data);
         *out = v;
         return c->failed ? -1 : 0;
@@ -1436,6 +1437,7 @@ static int cr_index_array(crate *c, cur *k, unsigned ct, ub_type_id t,
     if (v.kind != UB_V_DATA)
         return (cr_oom(c), -1);
     const char **s = v.u.data;
+    cr_touch(c, k->p, 4 * n);
     for (uint64_t i = 0; i < n; i++) {
         uint32_t x;
         memcpy(&x, k->p + 4 * i, 4);
@@ -1572,6 +1574,7 @@ static int cr_listop(crate *c, unsigned ct, uint64_t payload, ub_value *out,
             items = ub_value_new(c->a, t, (uint32_t)n, true);
             if (items.kind != UB_V_DATA)
                 return (cr_oom(c), -1);
+            cr_touch(c, k.p, n * es);
             memcpy(items.u.data, k.p, n * es);
             k.p += n * es;
         }
@@ -1691,6 +1694,7 @@ static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest)
         ub_value v = ub_value_new(c->a, t, (uint32_t)n, true);
         if (v.kind != UB_V_DATA)
             return (cr_oom(c), -1);
+        cr_touch(c, k.p, n * es);
         memcpy(v.u.data, k.p, n * es);
         *out = v;
         return 0;
