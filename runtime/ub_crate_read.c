@@ -104,10 +104,12 @@ typedef struct crate {
         uint32_t i;
         const char *s;
     } *ptext;           /* CR_PTEXT_CACHE entries */
-    /* every path but the root, hashed by (parent, element, is-prop) into
-     * nchild slots (path + 1; 0: empty) */
+    /* the children of each path by name: path p's are hashed by (elem,
+     * is-prop) into child[cstart[p] .. cstart[p + 1]) (path + 1, 0 for
+     * none; 1.5 slots a child), so the lookups of one prim stay in one
+     * small stretch of memory next to its neighbours' */
+    uint32_t *cstart;
     uint32_t *child;
-    uint32_t nchild;
     char *buf;          /* scratch for path text */
     char *loc_pre;      /* "file:<", what a spec's loc starts with */
     size_t buf_cap;
@@ -127,11 +129,11 @@ typedef struct crate {
      * stream as they are built, then their memory is reused */
     const ub_crate_stream *stream;
     unsigned in_variant;        /* > 0 while building a variant's body */
-    /* a mapped file (ub_crate_stream.mapped): the blocks read since their
-     * pages were last given back (bits), how many, the lowest and highest,
-     * the last one */
-    uint64_t *blk;
-    uint64_t nblk, blk_lo, blk_hi, blk_last;
+    /* a mapped file (ub_crate_stream.mapped): the blocks read since pages
+     * were last given back (bits), how many, the lowest and highest, the
+     * last one; and those read before that (cr_release) */
+    uint64_t *blk, *blk_old, *blk_mem;
+    uint64_t nblk, blk_lo, blk_hi, blk_last, old_lo, old_hi;
     const char *key[K_COUNT];   /* cr_key_names, interned */
     const char *text_key[K_COUNT - K_DOCUMENTATION]; /* cr_text_names */
 } crate;
@@ -260,23 +262,26 @@ static bool cur_at(crate *c, uint64_t off, cur *k)
     return true;
 }
 
-/* Give back the pages of the blocks read (all: of the whole file): the
- * file is not held whole, and what is read again is read again from it.
- * A crate's values are laid out by type as much as by prim, so it is read
- * in a few places at once: blocks, not a window. */
+/* Give back the pages of the blocks read before the last release and not
+ * since (all: of the whole file): the file is not held whole, and what is
+ * read again is read again from it.  A crate's values are laid out by
+ * type as much as by prim, so it is read in a dozen places at once: the
+ * blocks read again since are those places, and stay. */
 static void cr_release(crate *c, bool all)
 {
     if (!c->blk)
         return;
+    uint64_t *old = c->blk_old, *cur = c->blk;
     if (all) {
         madvise((void *)(uintptr_t)c->d, c->len, MADV_DONTNEED);
     } else {
         uint64_t run = UINT64_MAX;
-        for (uint64_t b = c->blk_lo; b <= c->blk_hi + 1; b++) {
-            bool set = b <= c->blk_hi && (c->blk[b / 64] >> (b % 64) & 1);
-            if (set && run == UINT64_MAX)
+        for (uint64_t b = c->old_lo; b <= c->old_hi + 1; b++) {
+            bool gone = b <= c->old_hi && (old[b / 64] >> (b % 64) & 1) &&
+                        !(cur[b / 64] >> (b % 64) & 1);
+            if (gone && run == UINT64_MAX)
                 run = b;
-            if (!set && run != UINT64_MAX) {
+            if (!gone && run != UINT64_MAX) {
                 uint64_t lo = run << CR_BLOCK_BITS;
                 uint64_t hi = b << CR_BLOCK_BITS;
                 madvise((void *)(uintptr_t)(c->d + lo),
@@ -286,8 +291,22 @@ static void cr_release(crate *c, bool all)
             }
         }
     }
-    for (uint64_t w = c->blk_lo / 64; c->nblk && w <= c->blk_hi / 64; w++)
-        c->blk[w] = 0;
+    for (uint64_t w = c->old_lo / 64; c->old_lo <= c->old_hi &&
+                                      w <= c->old_hi / 64; w++)
+        old[w] = 0;
+    if (all) {
+        for (uint64_t w = c->blk_lo / 64; c->nblk && w <= c->blk_hi / 64;
+             w++)
+            cur[w] = 0;
+        c->old_lo = UINT64_MAX;
+        c->old_hi = 0;
+    } else {
+        /* what was read since is the old set now */
+        c->blk = old;
+        c->blk_old = cur;
+        c->old_lo = c->blk_lo;
+        c->old_hi = c->blk_hi;
+    }
     c->nblk = 0;
     c->blk_lo = c->blk_last = UINT64_MAX;
     c->blk_hi = 0;
@@ -761,7 +780,8 @@ static int cr_read_fieldsets(crate *c)
     if (w < 4) {
         for (uint64_t i = 0; i < n; i++) {
             uint32_t x = v[i];
-            memcpy(c->fset + i * w, &x, w);
+            for (unsigned b = 0; b < w; b++)
+                c->fset[i * w + b] = (unsigned char)(x >> (8 * b));
         }
         c->fset_w = w;
         unsigned char *f = realloc(c->fset, n ? n * w : 1);
@@ -774,11 +794,19 @@ static int cr_read_fieldsets(crate *c)
 /* Entry i of the field sets. */
 static uint32_t cr_fset(const crate *c, uint64_t i)
 {
-    uint32_t x = 0;
-    memcpy(&x, c->fset + i * c->fset_w, c->fset_w);
-    if (c->fset_w < 4 && x == (1u << (8 * c->fset_w)) - 1)
-        return NONE;
-    return x;
+    const unsigned char *q = c->fset + i * c->fset_w;
+    uint32_t x;
+    switch (c->fset_w) {
+    case 2:
+        x = (uint32_t)q[0] | (uint32_t)q[1] << 8;
+        return x == 0xffff ? NONE : x;
+    case 3:
+        x = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16;
+        return x == 0xffffff ? NONE : x;
+    default:
+        memcpy(&x, q, 4);
+        return x;
+    }
 }
 
 /* Give path i its parent and element token (NONE: root; checked: each
@@ -819,40 +847,47 @@ static bool cr_set_path(crate *c, uint64_t i, uint32_t parent, int64_t tok,
     return true;
 }
 
-/* Where (parent, elem, prop) starts probing in w slots. */
-static uint32_t cr_slot(uint32_t parent, const char *elem, bool prop,
-                        uint32_t w)
+/* Where (elem, prop) starts probing in a stretch of w slots. */
+static uint32_t cr_slot(const char *elem, bool prop, uint32_t w)
 {
-    uint64_t x = ((uint64_t)(uintptr_t)elem ^ ((uint64_t)parent << 1) ^
-                  (uint64_t)prop) *
+    uint64_t x = ((uint64_t)(uintptr_t)elem ^ (uint64_t)prop) *
                  0x9e3779b97f4a7c15ull;
-    x ^= x >> 29;
-    x *= 0xbf58476d1ce4e5b9ull;
     return (uint32_t)(((x >> 32) * (uint64_t)w) >> 32);
+}
+
+/* Slots for a parent's k children: a third empty at least, so a probe
+ * ends soon. */
+static uint32_t cr_slots(uint32_t k)
+{
+    return k ? k + (k + 1) / 2 : 0;
 }
 
 /* Index every path under its parent (after the PATHS section). */
 static bool cr_index_children(crate *c)
 {
-    uint64_t n = c->npath, k = 0;
+    uint64_t n = c->npath;
+    c->cstart = calloc(n + 1, sizeof *c->cstart);
+    if (!c->cstart)
+        return cr_oom(c) != NULL;
     for (uint64_t i = 0; i < n; i++)
-        k += cr_kind(c, i) && cr_kind(c, i) != PK_ROOT;
-    /* a third of the slots empty at least, so a probe ends soon (fits:
-     * cr_alloc_paths bounds n) */
-    uint32_t w = (uint32_t)(k + (k + 1) / 2 + 1);
-    c->child = calloc(w, sizeof *c->child);
+        if (cr_kind(c, i) && cr_kind(c, i) != PK_ROOT)
+            c->cstart[c->path[i].parent + 1]++;
+    for (uint64_t i = 0; i < n; i++) /* <= 2 * n: fits, see below */
+        c->cstart[i + 1] = c->cstart[i] + cr_slots(c->cstart[i + 1]);
+    c->child = calloc(c->cstart[n] ? c->cstart[n] : 1, sizeof *c->child);
     if (!c->child)
         return cr_oom(c) != NULL;
-    c->nchild = w;
     for (uint64_t i = 0; i < n; i++) {
         unsigned kind = cr_kind(c, i);
         if (!kind || kind == PK_ROOT)
             continue;
-        uint32_t h = cr_slot(c->path[i].parent, cr_elem_of(c, i),
-                             kind == PK_PROP, w);
-        while (c->child[h])
+        uint32_t par = c->path[i].parent;
+        uint32_t *v = c->child + c->cstart[par];
+        uint32_t w = c->cstart[par + 1] - c->cstart[par];
+        uint32_t h = cr_slot(cr_elem_of(c, i), kind == PK_PROP, w);
+        while (v[h])
             h = h + 1 == w ? 0 : h + 1;
-        c->child[h] = (uint32_t)i + 1;
+        v[h] = (uint32_t)i + 1;
     }
     return true;
 }
@@ -861,14 +896,16 @@ static bool cr_index_children(crate *c)
 static uint32_t cr_find_child(const crate *c, uint32_t parent,
                               const char *elem, bool prop)
 {
-    if (!c->nchild)
+    if (!c->cstart || parent >= c->npath)
         return NONE;
-    uint32_t w = c->nchild;
-    for (uint32_t h = cr_slot(parent, elem, prop, w); c->child[h];
+    const uint32_t *v = c->child + c->cstart[parent];
+    uint32_t w = c->cstart[parent + 1] - c->cstart[parent];
+    if (!w)
+        return NONE;
+    for (uint32_t h = cr_slot(elem, prop, w); v[h];
          h = h + 1 == w ? 0 : h + 1) {
-        uint32_t j = c->child[h] - 1;
-        if (c->path[j].parent == parent && cr_elem_of(c, j) == elem &&
-            (cr_kind(c, j) == PK_PROP) == prop)
+        uint32_t j = v[h] - 1;
+        if (cr_elem_of(c, j) == elem && (cr_kind(c, j) == PK_PROP) == prop)
             return j;
     }
     return NONE;
@@ -877,7 +914,7 @@ static uint32_t cr_find_child(const crate *c, uint32_t parent,
 static bool cr_alloc_paths(crate *c, uint64_t n)
 {
     c->npath = n;
-    /* the child hash counts 1.5 slots a path in 32 bits */
+    /* cstart counts up to two slots a path in 32 bits */
     if (n > UINT32_MAX / 2 - 1) {
         cr_err(c, "claims %llu paths, more than usdbake reads",
                (unsigned long long)n);
@@ -2342,11 +2379,12 @@ static void cr_free(crate *c)
     free(c->path);
     free(c->ptext);
     free(c->pkind);
+    free(c->cstart);
     free(c->child);
     free(c->buf);
     free(c->loc_pre);
     free(c->memo);
-    free(c->blk);
+    free(c->blk_mem);
 }
 
 ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
@@ -2363,12 +2401,15 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
     crate c = {.d = data, .len = len, .name = path, .t = t, .diags = diags,
                .stream = stream};
     c.budget = (uint64_t)len * 64 + (1u << 20);
-    c.blk_lo = c.blk_last = UINT64_MAX;
+    c.blk_lo = c.blk_last = c.old_lo = UINT64_MAX;
     if (stream && stream->mapped) {
         long pg = sysconf(_SC_PAGESIZE);
         if (pg > 0 && pg <= (1l << CR_BLOCK_BITS) &&
-            ((uintptr_t)data & (uintptr_t)(pg - 1)) == 0)
-            c.blk = calloc((len >> CR_BLOCK_BITS) / 64 + 1, 8);
+            ((uintptr_t)data & (uintptr_t)(pg - 1)) == 0) {
+            size_t words = (len >> CR_BLOCK_BITS) / 64 + 1;
+            c.blk = c.blk_mem = calloc(2 * words, 8);
+            c.blk_old = c.blk ? c.blk + words : NULL;
+        }
     }
     for (int i = 0; i < K_COUNT; i++)
         c.key[i] = ub_intern_cstr(t, cr_key_names[i]);
