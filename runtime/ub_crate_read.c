@@ -2064,15 +2064,16 @@ static const char *cr_set_loc(crate *c, uint32_t pidx)
         memcpy(c->loc_pre, c->name, n);
         memcpy(c->loc_pre + n, ":<", 3);
     }
-    /* Interned, as a loc's file must outlive its layer's passes; but a
-     * streamed prim's (and its properties') are only read while it is
-     * written, and go with its memory: a big layer's specs do not fill
-     * the string table. */
+    /* Kept by the string table, as a loc's file must outlive its layer's
+     * passes (not interned: each spec's is different, and a hash and a
+     * slot each would be all cost); but a streamed prim's (and its
+     * properties') are only read while it is written, and go with its
+     * memory: a big layer's specs do not fill the string table. */
     size_t len;
     const char *b = cr_path_build(c, pidx, c->loc_pre, ">", &len);
     const char *s = !b ? NULL
                     : c->stream ? ub_arena_strndup(c->a, b, len)
-                                : ub_intern(c->t, b, len);
+                                : ub_strtab_keep(c->t, b, len);
     if (b && !s)
         cr_oom(c);
     if (!s)
