@@ -50,6 +50,10 @@ typedef struct ub_crate_stream {
     void (*prim_done)(void *ctx, const ub_layer *layer, const ub_prim *prim,
                       unsigned depth);
     void *ctx;
+    /* data is a private read-only mapping of the file starting on a page:
+     * pages already read are given back (madvise MADV_DONTNEED; touched
+     * again they are read again), so the file is not held whole either */
+    bool mapped;
 } ub_crate_stream;
 
 ub_layer *ub_crate_read_stream(const void *data, size_t len,

@@ -13,28 +13,36 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #define NONE UINT32_MAX
 #define CR_MAX_DEPTH 1000     /* namespace levels */
 #define CR_MAX_NEST 64        /* values inside values */
 #define CR_MAX_PATH 65536     /* bytes of one path's text */
+/* A mapped file's pages are given back by blocks of 2^CR_BLOCK_BITS
+ * bytes, once CR_BLOCKS of them have been read */
+#define CR_BLOCK_BITS 16
+#define CR_BLOCKS 8
 
 enum { PK_ROOT = 1, PK_CHILD, PK_PROP, PK_VARIANT, PK_OTHER };
 
+/* A path, and the spec at it: a big layer has hundreds of thousands, so
+ * they are kept small (names are token indexes, text is built when asked
+ * for). */
 typedef struct cr_path {
     uint32_t parent;
-    const char *elem; /* interned element token */
-    uint8_t kind;     /* 0: not set (the empty path) */
+    uint32_t elem;    /* token of its element; NONE for the root */
+    uint32_t fset;    /* its spec's field set */
 } cr_path;
 
-typedef struct cr_field {
-    uint32_t tok;
-    uint64_t rep;
-} cr_field;
+/* cr_path's bytes apart: what it is and its spec's type (0: no spec). */
+#define PK_KIND(m) ((m) & 7u)
+#define PK_STYPE(m) ((unsigned)(m) >> 3)
 
-typedef struct cr_spec {
-    uint32_t path, fset, type;
-} cr_spec;
+/* Paths whose text was built lately (values name the same paths again
+ * and again), by path index modulo this. */
+#define CR_PTEXT_CACHE 1024
 
 /* Field names the reader acts on, interned once per file. */
 enum {
@@ -78,23 +86,32 @@ typedef struct crate {
     uint64_t ntok;
     uint32_t *str;
     uint64_t nstr;
-    cr_field *fld;
+    /* field i: named by token fld_tok[i] (one of the reader's keys
+     * fld_key[i], K_COUNT for another), its value fld_rep[i] */
+    uint32_t *fld_tok;
+    uint64_t *fld_rep;
+    uint8_t *fld_key;
     uint64_t nfld;
-    uint32_t *fset;
+    /* the field sets: fields by index, NONE ending a set, fset_w bytes
+     * each (cr_fset) */
+    unsigned char *fset;
+    unsigned fset_w;
     uint64_t nfset;
     cr_path *path;
-    const char **ptext;
+    uint8_t *pkind;     /* per path: kind | spec type << 3 */
     uint64_t npath;
-    cr_spec *spec;
-    uint64_t nspec;
-    uint32_t *spec_of;  /* per path: its spec, or NONE */
+    struct cr_ptext {
+        uint32_t i;
+        const char *s;
+    } *ptext;           /* CR_PTEXT_CACHE entries */
     /* the children of each path by name: path p's are hashed by (elem,
      * is-prop) into child[cstart[p] .. cstart[p + 1]) (path + 1, 0 for
-     * none; two slots a child), so the lookups of one prim stay in one
+     * none; 1.5 slots a child), so the lookups of one prim stay in one
      * small stretch of memory next to its neighbours' */
     uint32_t *cstart;
     uint32_t *child;
     char *buf;          /* scratch for path text */
+    char *loc_pre;      /* "file:<", what a spec's loc starts with */
     size_t buf_cap;
     ub_layer *L;
     ub_arena *a;
@@ -112,6 +129,11 @@ typedef struct crate {
      * stream as they are built, then their memory is reused */
     const ub_crate_stream *stream;
     unsigned in_variant;        /* > 0 while building a variant's body */
+    /* a mapped file (ub_crate_stream.mapped): the blocks read since pages
+     * were last given back (bits), how many, the lowest and highest, the
+     * last one; and those read before that (cr_release) */
+    uint64_t *blk, *blk_old, *blk_mem;
+    uint64_t nblk, blk_lo, blk_hi, blk_last, old_lo, old_hi;
     const char *key[K_COUNT];   /* cr_key_names, interned */
     const char *text_key[K_COUNT - K_DOCUMENTATION]; /* cr_text_names */
 } crate;
@@ -172,6 +194,8 @@ typedef struct cur {
     crate *c;
 } cur;
 
+static void cr_touch(crate *c, const unsigned char *p, uint64_t n);
+
 static bool cur_need(cur *k, uint64_t n, const char *what)
 {
     if (k->c->failed)
@@ -181,6 +205,7 @@ static bool cur_need(cur *k, uint64_t n, const char *what)
                k->end == k->c->d + k->c->len ? "the file" : "its section");
         return false;
     }
+    cr_touch(k->c, k->p, n);
     return true;
 }
 
@@ -235,6 +260,82 @@ static bool cur_at(crate *c, uint64_t off, cur *k)
     }
     k->p = c->d + off;
     return true;
+}
+
+/* Give back the pages of the blocks read before the last release and not
+ * since (all: of the whole file): the file is not held whole, and what is
+ * read again is read again from it.  A crate's values are laid out by
+ * type as much as by prim, so it is read in a dozen places at once: the
+ * blocks read again since are those places, and stay. */
+static void cr_release(crate *c, bool all)
+{
+    if (!c->blk)
+        return;
+    uint64_t *old = c->blk_old, *cur = c->blk;
+    if (all) {
+        madvise((void *)(uintptr_t)c->d, c->len, MADV_DONTNEED);
+    } else {
+        uint64_t run = UINT64_MAX;
+        for (uint64_t b = c->old_lo; b <= c->old_hi + 1; b++) {
+            bool gone = b <= c->old_hi && (old[b / 64] >> (b % 64) & 1) &&
+                        !(cur[b / 64] >> (b % 64) & 1);
+            if (gone && run == UINT64_MAX)
+                run = b;
+            if (!gone && run != UINT64_MAX) {
+                uint64_t lo = run << CR_BLOCK_BITS;
+                uint64_t hi = b << CR_BLOCK_BITS;
+                madvise((void *)(uintptr_t)(c->d + lo),
+                        (size_t)((hi < c->len ? hi : c->len) - lo),
+                        MADV_DONTNEED);
+                run = UINT64_MAX;
+            }
+        }
+    }
+    for (uint64_t w = c->old_lo / 64; c->old_lo <= c->old_hi &&
+                                      w <= c->old_hi / 64; w++)
+        old[w] = 0;
+    if (all) {
+        for (uint64_t w = c->blk_lo / 64; c->nblk && w <= c->blk_hi / 64;
+             w++)
+            cur[w] = 0;
+        c->old_lo = UINT64_MAX;
+        c->old_hi = 0;
+    } else {
+        /* what was read since is the old set now */
+        c->blk = old;
+        c->blk_old = cur;
+        c->old_lo = c->blk_lo;
+        c->old_hi = c->blk_hi;
+    }
+    c->nblk = 0;
+    c->blk_lo = c->blk_last = UINT64_MAX;
+    c->blk_hi = 0;
+}
+
+/* Note that the file's bytes p[0..n) are read. */
+static void cr_touch(crate *c, const unsigned char *p, uint64_t n)
+{
+    if (!c->blk || !n)
+        return;
+    uint64_t b0 = (uint64_t)(p - c->d) >> CR_BLOCK_BITS;
+    uint64_t b1 = (uint64_t)(p - c->d + n - 1) >> CR_BLOCK_BITS;
+    if (b0 == c->blk_last && b1 == b0)
+        return;
+    /* before marking: what is about to be read is never given back */
+    if (c->nblk >= CR_BLOCKS)
+        cr_release(c, false);
+    for (uint64_t b = b0; b <= b1; b++) {
+        uint64_t bit = 1ull << (b % 64);
+        if (c->blk[b / 64] & bit)
+            continue;
+        c->blk[b / 64] |= bit;
+        c->nblk++;
+        if (b < c->blk_lo)
+            c->blk_lo = b;
+        if (b > c->blk_hi)
+            c->blk_hi = b;
+    }
+    c->blk_last = b1;
 }
 
 /* Follow a stored relative jump (int64 from where it is stored). */
@@ -320,6 +421,18 @@ static const char *cr_str(crate *c, uint64_t i)
     return cr_tok(c, c->str[i]);
 }
 
+static unsigned cr_kind(const crate *c, uint64_t i)
+{
+    return PK_KIND(c->pkind[i]);
+}
+
+/* The element text of path i ("" for the root). */
+static const char *cr_elem_of(const crate *c, uint64_t i)
+{
+    uint32_t e = c->path[i].elem;
+    return e == NONE ? "" : c->tok[e];
+}
+
 /* Path i's text between pre and post ("" for the path no item gave, as
  * OpenUSD's empty path), in c->buf (*n bytes); NULL after an error. */
 static const char *cr_path_build(crate *c, uint64_t i, const char *pre,
@@ -332,8 +445,7 @@ static const char *cr_path_build(crate *c, uint64_t i, const char *pre,
     }
     uint32_t chain[CR_MAX_DEPTH];
     uint32_t n = 0;
-    for (uint32_t j = (uint32_t)i; c->path[i].kind && c->path[j].kind !=
-                                                          PK_ROOT;
+    for (uint32_t j = (uint32_t)i; cr_kind(c, i) && cr_kind(c, j) != PK_ROOT;
          j = c->path[j].parent) {
         if (n == CR_MAX_DEPTH) {
             cr_err(c, "a path is nested deeper than %d levels",
@@ -345,7 +457,7 @@ static const char *cr_path_build(crate *c, uint64_t i, const char *pre,
     size_t npre = strlen(pre), npost = strlen(post);
     size_t len = npre + 1 + npost;
     for (uint32_t k = 0; k < n; k++)
-        len += ub_str_len(c->path[chain[k]].elem) + 1;
+        len += ub_str_len(cr_elem_of(c, chain[k])) + 1;
     if (len > CR_MAX_PATH + npre + npost) {
         cr_err(c, "a path is longer than %d bytes", CR_MAX_PATH);
         return NULL;
@@ -360,16 +472,17 @@ static const char *cr_path_build(crate *c, uint64_t i, const char *pre,
     char *b = c->buf;
     memcpy(b, pre, npre);
     size_t w = npre;
-    if (c->path[i].kind)
+    if (cr_kind(c, i))
         b[w++] = '/';
     while (n--) {
-        const cr_path *p = &c->path[chain[n]];
-        size_t el = ub_str_len(p->elem);
-        if (p->kind == PK_PROP)
+        const char *elem = cr_elem_of(c, chain[n]);
+        unsigned kind = cr_kind(c, chain[n]);
+        size_t el = ub_str_len(elem);
+        if (kind == PK_PROP)
             b[w++] = '.';
-        else if (p->kind == PK_CHILD && w > npre + 1 && b[w - 1] != '}')
+        else if (kind == PK_CHILD && w > npre + 1 && b[w - 1] != '}')
             b[w++] = '/';
-        memcpy(b + w, p->elem, el);
+        memcpy(b + w, elem, el);
         w += el;
     }
     memcpy(b + w, post, npost);
@@ -390,16 +503,18 @@ static const char *cr_path_wrap(crate *c, uint64_t i, const char *pre,
     return s ? s : cr_oom(c);
 }
 
-/* The text of path i, interned (and remembered: values name the same
- * paths again and again). */
+/* The text of path i, interned (and remembered a while: values name the
+ * same paths again and again). */
 static const char *cr_path_text(crate *c, uint64_t i)
 {
-    if (i < c->npath && c->ptext[i])
-        return c->ptext[i];
+    struct cr_ptext *e = &c->ptext[i % CR_PTEXT_CACHE];
+    if (i < c->npath && e->s && e->i == i)
+        return e->s;
     const char *s = cr_path_wrap(c, i, "", "");
     if (!s)
         return "";
-    return c->ptext[i] = s;
+    *e = (struct cr_ptext){(uint32_t)i, s};
+    return s;
 }
 
 /* --- structural sections ----------------------------------------------- */
@@ -571,6 +686,8 @@ static int cr_read_strings(crate *c)
     return 0;
 }
 
+static int cr_key_id(const crate *c, const char *key);
+
 static int cr_read_fields(crate *c)
 {
     cur k;
@@ -581,55 +698,47 @@ static int cr_read_fields(crate *c)
         n = rd_count(&k, 16, "field count");
         if (c->failed)
             return -1;
-        c->fld = malloc((n ? n : 1) * sizeof *c->fld);
-        if (!c->fld)
+        c->fld_tok = malloc((n ? n : 1) * sizeof *c->fld_tok);
+        c->fld_rep = malloc((n ? n : 1) * sizeof *c->fld_rep);
+        if (!c->fld_tok || !c->fld_rep)
             return (cr_oom(c), -1);
         for (uint64_t i = 0; i < n; i++) {
-            memcpy(&c->fld[i].tok, k.p + 16 * i + 4, 4);
-            memcpy(&c->fld[i].rep, k.p + 16 * i + 8, 8);
+            memcpy(&c->fld_tok[i], k.p + 16 * i + 4, 4);
+            memcpy(&c->fld_rep[i], k.p + 16 * i + 8, 8);
         }
     } else {
         n = rd_u64(&k, "field count");
-        uint32_t *toks = rd_ints(&k, n, 4, "field names");
-        if (!toks)
+        if (!(c->fld_tok = rd_ints(&k, n, 4, "field names")))
             return -1;
         uint64_t rsize = rd_u64(&k, "field values size");
         if (!cur_need(&k, rsize, "field values") ||
             !cr_lz4_plausible(rsize, n * 8)) {
-            free(toks);
             cr_err(c, "%llu field values cannot come from %llu bytes",
                    (unsigned long long)n, (unsigned long long)rsize);
             return -1;
         }
-        uint64_t *reps = malloc(n ? n * 8 : 1);
-        c->fld = malloc((n ? n : 1) * sizeof *c->fld);
-        const char *why;
-        if (!reps || !c->fld) {
-            free(toks);
-            free(reps);
+        c->fld_rep = malloc(n ? n * 8 : 1);
+        if (!c->fld_rep)
             return (cr_oom(c), -1);
-        }
-        if (n && ub_crate_lz4(k.p, rsize, reps, n * 8, &why) != 0) {
-            free(toks);
-            free(reps);
+        const char *why;
+        if (n && ub_crate_lz4(k.p, rsize, c->fld_rep, n * 8, &why) != 0) {
             cr_err(c, "field values: %s", why);
             return -1;
         }
-        for (uint64_t i = 0; i < n; i++) {
-            c->fld[i].tok = toks[i];
-            c->fld[i].rep = reps[i];
-        }
-        free(toks);
-        free(reps);
     }
     c->nfld = n;
-    for (uint64_t i = 0; i < n; i++)
-        if (c->fld[i].tok >= c->ntok) {
+    c->fld_key = malloc(n ? n : 1);
+    if (!c->fld_key)
+        return (cr_oom(c), -1);
+    for (uint64_t i = 0; i < n; i++) {
+        if (c->fld_tok[i] >= c->ntok) {
             cr_err(c, "field %llu is named by token %u of %llu",
-                   (unsigned long long)i, c->fld[i].tok,
+                   (unsigned long long)i, c->fld_tok[i],
                    (unsigned long long)c->ntok);
             return -1;
         }
+        c->fld_key[i] = (uint8_t)cr_key_id(c, c->tok[c->fld_tok[i]]);
+    }
     return 0;
 }
 
@@ -644,6 +753,7 @@ static int cr_read_fieldsets(crate *c)
         if (c->failed)
             return -1;
         c->fset = malloc((n ? n : 1) * 4);
+        c->fset_w = 4;
         if (!c->fset)
             return (cr_oom(c), -1);
         memcpy(c->fset, k.p, n * 4);
@@ -651,20 +761,90 @@ static int cr_read_fieldsets(crate *c)
         n = rd_u64(&k, "field set count");
         if (!(c->fset = rd_ints(&k, n, 4, "field sets")))
             return -1;
+        c->fset_w = 4;
     }
     c->nfset = n;
-    if (n && c->fset[n - 1] != NONE) {
+    uint32_t *v = (uint32_t *)(void *)c->fset;
+    if (n && v[n - 1] != NONE) {
         cr_err(c, "the last field set is not terminated");
         return -1;
     }
     for (uint64_t i = 0; i < n; i++)
-        if (c->fset[i] != NONE && c->fset[i] >= c->nfld) {
+        if (v[i] != NONE && v[i] >= c->nfld) {
             cr_err(c, "entry %llu names field %u of %llu",
-                   (unsigned long long)i, c->fset[i],
-                   (unsigned long long)c->nfld);
+                   (unsigned long long)i, v[i], (unsigned long long)c->nfld);
             return -1;
         }
+    /* as few bytes an entry as the field count needs (all ones: NONE) */
+    unsigned w = c->nfld < 0xffff ? 2 : c->nfld < 0xffffff ? 3 : 4;
+    if (w < 4) {
+        for (uint64_t i = 0; i < n; i++) {
+            uint32_t x = v[i];
+            for (unsigned b = 0; b < w; b++)
+                c->fset[i * w + b] = (unsigned char)(x >> (8 * b));
+        }
+        c->fset_w = w;
+        unsigned char *f = realloc(c->fset, n ? n * w : 1);
+        if (f)
+            c->fset = f;
+    }
     return 0;
+}
+
+/* Entry i of the field sets. */
+static uint32_t cr_fset(const crate *c, uint64_t i)
+{
+    const unsigned char *q = c->fset + i * c->fset_w;
+    uint32_t x;
+    switch (c->fset_w) {
+    case 2:
+        x = (uint32_t)q[0] | (uint32_t)q[1] << 8;
+        return x == 0xffff ? NONE : x;
+    case 3:
+        x = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16;
+        return x == 0xffffff ? NONE : x;
+    default:
+        memcpy(&x, q, 4);
+        return x;
+    }
+}
+
+/* Give path i its parent and element token (NONE: root; checked: each
+ * index once). */
+static bool cr_set_path(crate *c, uint64_t i, uint32_t parent, int64_t tok,
+                        bool prop)
+{
+    uint64_t t = (uint64_t)(tok < 0 ? -tok : tok);
+    const char *elem = parent == NONE ? "" : cr_tok(c, t);
+    if (c->failed)
+        return false;
+    if (i >= c->npath) {
+        cr_err(c, "path index %llu out of range (%llu paths)",
+               (unsigned long long)i, (unsigned long long)c->npath);
+        return false;
+    }
+    if (cr_kind(c, i)) {
+        cr_err(c, "path %llu is given twice", (unsigned long long)i);
+        return false;
+    }
+    cr_path *p = &c->path[i];
+    p->parent = parent;
+    p->fset = NONE;
+    if (parent == NONE) {
+        p->elem = NONE;
+        c->pkind[i] = PK_ROOT;
+        return true;
+    }
+    p->elem = (uint32_t)t;
+    if (prop)
+        c->pkind[i] = PK_PROP;
+    else if (elem[0] == '{')
+        c->pkind[i] = PK_VARIANT;
+    else if (elem[0] == '[' || elem[0] == '.')
+        c->pkind[i] = PK_OTHER;
+    else
+        c->pkind[i] = PK_CHILD;
+    return true;
 }
 
 /* Where (elem, prop) starts probing in a stretch of w slots. */
@@ -675,33 +855,11 @@ static uint32_t cr_slot(const char *elem, bool prop, uint32_t w)
     return (uint32_t)(((x >> 32) * (uint64_t)w) >> 32);
 }
 
-/* Give path i its parent and element (checked: each index once). */
-static bool cr_set_path(crate *c, uint64_t i, uint32_t parent,
-                        const char *elem, bool prop)
+/* Slots for a parent's k children: a third empty at least, so a probe
+ * ends soon. */
+static uint32_t cr_slots(uint32_t k)
 {
-    if (i >= c->npath) {
-        cr_err(c, "path index %llu out of range (%llu paths)",
-               (unsigned long long)i, (unsigned long long)c->npath);
-        return false;
-    }
-    cr_path *p = &c->path[i];
-    if (p->kind) {
-        cr_err(c, "path %llu is given twice", (unsigned long long)i);
-        return false;
-    }
-    p->parent = parent;
-    p->elem = elem;
-    if (parent == NONE)
-        p->kind = PK_ROOT;
-    else if (prop)
-        p->kind = PK_PROP;
-    else if (elem[0] == '{')
-        p->kind = PK_VARIANT;
-    else if (elem[0] == '[' || elem[0] == '.')
-        p->kind = PK_OTHER;
-    else
-        p->kind = PK_CHILD;
-    return true;
+    return k ? k + (k + 1) / 2 : 0;
 }
 
 /* Index every path under its parent (after the PATHS section). */
@@ -712,20 +870,21 @@ static bool cr_index_children(crate *c)
     if (!c->cstart)
         return cr_oom(c) != NULL;
     for (uint64_t i = 0; i < n; i++)
-        if (c->path[i].kind && c->path[i].kind != PK_ROOT)
-            c->cstart[c->path[i].parent + 1] += 2;
-    for (uint64_t i = 0; i < n; i++)
-        c->cstart[i + 1] += c->cstart[i]; /* <= 2 * n: fits, see below */
+        if (cr_kind(c, i) && cr_kind(c, i) != PK_ROOT)
+            c->cstart[c->path[i].parent + 1]++;
+    for (uint64_t i = 0; i < n; i++) /* <= 2 * n: fits, see below */
+        c->cstart[i + 1] = c->cstart[i] + cr_slots(c->cstart[i + 1]);
     c->child = calloc(c->cstart[n] ? c->cstart[n] : 1, sizeof *c->child);
     if (!c->child)
         return cr_oom(c) != NULL;
     for (uint64_t i = 0; i < n; i++) {
-        const cr_path *p = &c->path[i];
-        if (!p->kind || p->kind == PK_ROOT)
+        unsigned kind = cr_kind(c, i);
+        if (!kind || kind == PK_ROOT)
             continue;
-        uint32_t *v = c->child + c->cstart[p->parent];
-        uint32_t w = c->cstart[p->parent + 1] - c->cstart[p->parent];
-        uint32_t h = cr_slot(p->elem, p->kind == PK_PROP, w);
+        uint32_t par = c->path[i].parent;
+        uint32_t *v = c->child + c->cstart[par];
+        uint32_t w = c->cstart[par + 1] - c->cstart[par];
+        uint32_t h = cr_slot(cr_elem_of(c, i), kind == PK_PROP, w);
         while (v[h])
             h = h + 1 == w ? 0 : h + 1;
         v[h] = (uint32_t)i + 1;
@@ -743,12 +902,11 @@ static uint32_t cr_find_child(const crate *c, uint32_t parent,
     uint32_t w = c->cstart[parent + 1] - c->cstart[parent];
     if (!w)
         return NONE;
-    /* half the slots are empty: the probe ends */
     for (uint32_t h = cr_slot(elem, prop, w); v[h];
          h = h + 1 == w ? 0 : h + 1) {
-        const cr_path *p = &c->path[v[h] - 1];
-        if (p->elem == elem && (p->kind == PK_PROP) == prop)
-            return v[h] - 1;
+        uint32_t j = v[h] - 1;
+        if (cr_elem_of(c, j) == elem && (cr_kind(c, j) == PK_PROP) == prop)
+            return j;
     }
     return NONE;
 }
@@ -756,25 +914,17 @@ static uint32_t cr_find_child(const crate *c, uint32_t parent,
 static bool cr_alloc_paths(crate *c, uint64_t n)
 {
     c->npath = n;
-    /* cstart counts two slots a path in 32 bits */
+    /* cstart counts up to two slots a path in 32 bits */
     if (n > UINT32_MAX / 2 - 1) {
         cr_err(c, "claims %llu paths, more than usdbake reads",
                (unsigned long long)n);
         return false;
     }
-    c->path = calloc(n ? n : 1, sizeof *c->path);
-    c->ptext = calloc(n ? n : 1, sizeof *c->ptext);
-    if (!c->path || !c->ptext)
+    c->path = malloc((n ? n : 1) * sizeof *c->path);
+    c->pkind = calloc(n ? n : 1, 1);
+    if (!c->path || !c->pkind)
         return cr_oom(c) != NULL;
     return true;
-}
-
-/* The element token of a path item, with the root and property cases. */
-static const char *cr_elem(crate *c, uint32_t parent, int64_t tok)
-{
-    if (parent == NONE)
-        return "";
-    return cr_tok(c, (uint64_t)(tok < 0 ? -tok : tok));
 }
 
 static int cr_read_paths_compressed(crate *c, cur *k)
@@ -815,8 +965,7 @@ static int cr_read_paths_compressed(crate *c, cur *k)
             }
             seen[i] = 1;
             int64_t t = tok[i];
-            if (!cr_set_path(c, idx[i], parent, cr_elem(c, parent, t),
-                             t < 0))
+            if (!cr_set_path(c, idx[i], parent, t, t < 0))
                 goto out;
             if (parent == NONE)
                 parent = idx[i];
@@ -874,7 +1023,7 @@ static int cr_read_paths_plain(crate *c, cur *k)
             uint8_t bits = h.p[pad + 8];
             h.p += hsize;
             bool prop = bits & UB_CRATE_PATH_IS_PROPERTY;
-            if (!cr_set_path(c, pi, parent, cr_elem(c, parent, ti), prop))
+            if (!cr_set_path(c, pi, parent, ti, prop))
                 break;
             if (parent == NONE)
                 parent = pi;
@@ -925,6 +1074,33 @@ static int cr_read_paths(crate *c)
     return r != 0 || !cr_index_children(c) ? -1 : 0;
 }
 
+/* Spec i (at path, with field set fset and type): checked, then kept in
+ * its path. */
+static bool cr_set_spec(crate *c, uint64_t i, uint32_t path, uint32_t fset,
+                        uint32_t type)
+{
+    if (path >= c->npath || !cr_kind(c, path)) {
+        cr_err(c, "spec %llu has no path", (unsigned long long)i);
+        return false;
+    }
+    if (fset >= c->nfset || (fset && cr_fset(c, fset - 1) != NONE)) {
+        cr_err(c, "spec %llu names a field set that does not start at "
+               "index %u", (unsigned long long)i, fset);
+        return false;
+    }
+    if (type == UB_CRATE_SPEC_UNKNOWN || type > UB_CRATE_SPEC_VARIANT_SET) {
+        cr_err(c, "spec %llu has spec type %u", (unsigned long long)i, type);
+        return false;
+    }
+    if (PK_STYPE(c->pkind[path])) {
+        cr_err(c, "two specs for <%s>", cr_path_text(c, path));
+        return false;
+    }
+    c->pkind[path] |= (uint8_t)(type << 3);
+    c->path[path].fset = fset;
+    return true;
+}
+
 static int cr_read_specs(crate *c)
 {
     cur k;
@@ -935,64 +1111,26 @@ static int cr_read_specs(crate *c)
         size_t es = c->ver < UB_CRATE_V_NO_PATH_PADDING ? 16 : 12;
         size_t pad = es - 12;
         n = rd_count(&k, es, "spec count");
-        if (c->failed)
-            return -1;
-        c->spec = malloc((n ? n : 1) * sizeof *c->spec);
-        if (!c->spec)
-            return (cr_oom(c), -1);
-        for (uint64_t i = 0; i < n; i++) {
+        for (uint64_t i = 0; i < n && !c->failed; i++) {
             const unsigned char *e = k.p + i * es + pad;
-            memcpy(&c->spec[i].path, e, 4);
-            memcpy(&c->spec[i].fset, e + 4, 4);
-            memcpy(&c->spec[i].type, e + 8, 4);
+            uint32_t path, fset, type;
+            memcpy(&path, e, 4);
+            memcpy(&fset, e + 4, 4);
+            memcpy(&type, e + 8, 4);
+            cr_set_spec(c, i, path, fset, type);
         }
-    } else {
-        n = rd_u64(&k, "spec count");
-        uint32_t *p = rd_ints(&k, n, 4, "spec paths");
-        uint32_t *f = p ? rd_ints(&k, n, 4, "spec field sets") : NULL;
-        uint32_t *t = f ? rd_ints(&k, n, 4, "spec types") : NULL;
-        c->spec = t ? malloc((n ? n : 1) * sizeof *c->spec) : NULL;
-        if (t && !c->spec)
-            cr_oom(c);
-        for (uint64_t i = 0; c->spec && i < n; i++)
-            c->spec[i] = (cr_spec){p[i], f[i], t[i]};
-        free(p);
-        free(f);
-        free(t);
-        if (!c->spec)
-            return -1;
+        return c->failed ? -1 : 0;
     }
-    c->nspec = n;
-    c->spec_of = malloc((c->npath ? c->npath : 1) * sizeof *c->spec_of);
-    if (!c->spec_of)
-        return (cr_oom(c), -1);
-    for (uint64_t i = 0; i < c->npath; i++)
-        c->spec_of[i] = NONE;
-    for (uint64_t i = 0; i < n; i++) {
-        cr_spec *s = &c->spec[i];
-        if (s->path >= c->npath || !c->path[s->path].kind) {
-            cr_err(c, "spec %llu has no path", (unsigned long long)i);
-            return -1;
-        }
-        if (s->fset >= c->nfset ||
-            (s->fset && c->fset[s->fset - 1] != NONE)) {
-            cr_err(c, "spec %llu names a field set that does not start at "
-                   "index %u", (unsigned long long)i, s->fset);
-            return -1;
-        }
-        if (s->type == UB_CRATE_SPEC_UNKNOWN ||
-            s->type > UB_CRATE_SPEC_VARIANT_SET) {
-            cr_err(c, "spec %llu has spec type %u",
-                   (unsigned long long)i, s->type);
-            return -1;
-        }
-        if (c->spec_of[s->path] != NONE) {
-            cr_err(c, "two specs for <%s>", cr_path_text(c, s->path));
-            return -1;
-        }
-        c->spec_of[s->path] = (uint32_t)i;
-    }
-    return 0;
+    n = rd_u64(&k, "spec count");
+    uint32_t *p = rd_ints(&k, n, 4, "spec paths");
+    uint32_t *f = p ? rd_ints(&k, n, 4, "spec field sets") : NULL;
+    uint32_t *t = f ? rd_ints(&k, n, 4, "spec types") : NULL;
+    for (uint64_t i = 0; t && i < n && !c->failed; i++)
+        cr_set_spec(c, i, p[i], f[i], t[i]);
+    free(p);
+    free(f);
+    free(t);
+    return c->failed ? -1 : 0;
 }
 
 /* --- values ------------------------------------------------------------ */
@@ -1218,6 +1356,7 @@ static int cr_array(crate *c, unsigned ct, uint64_t rep, ub_value *out)
         ub_value v = ub_value_new(c->a, t, (uint32_t)n, true);
         if (v.kind != UB_V_DATA)
             return (cr_oom(c), -1);
+        cr_touch(c, k.p, n * ds);
         cr_put_elems(c, ct, t, k.p, n, v.u.data);
         *out = v;
         return c->failed ? -1 : 0;
@@ -1335,6 +1474,7 @@ static int cr_index_array(crate *c, cur *k, unsigned ct, ub_type_id t,
     if (v.kind != UB_V_DATA)
         return (cr_oom(c), -1);
     const char **s = v.u.data;
+    cr_touch(c, k->p, 4 * n);
     for (uint64_t i = 0; i < n; i++) {
         uint32_t x;
         memcpy(&x, k->p + 4 * i, 4);
@@ -1471,6 +1611,7 @@ static int cr_listop(crate *c, unsigned ct, uint64_t payload, ub_value *out,
             items = ub_value_new(c->a, t, (uint32_t)n, true);
             if (items.kind != UB_V_DATA)
                 return (cr_oom(c), -1);
+            cr_touch(c, k.p, n * es);
             memcpy(items.u.data, k.p, n * es);
             k.p += n * es;
         }
@@ -1590,6 +1731,7 @@ static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest)
         ub_value v = ub_value_new(c->a, t, (uint32_t)n, true);
         if (v.kind != UB_V_DATA)
             return (cr_oom(c), -1);
+        cr_touch(c, k.p, n * es);
         memcpy(v.u.data, k.p, n * es);
         *out = v;
         return 0;
@@ -1702,34 +1844,44 @@ static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest)
 
 /* --- the spec tree ----------------------------------------------------- */
 
-/* Iterate the fields of spec s: *i starts at its field set. */
-static const cr_field *cr_next_field(crate *c, uint32_t *i)
+/* One field of a spec: its name, which of the reader's keys that is
+ * (K_COUNT: none), its value's representation. */
+typedef struct cr_field {
+    const char *key;
+    int id;
+    uint64_t rep;
+} cr_field;
+
+/* Iterate the fields of a spec: *i starts at its field set. */
+static bool cr_next_field(const crate *c, uint32_t *i, cr_field *f)
 {
-    uint32_t fi = c->fset[*i];
+    uint32_t fi = cr_fset(c, *i);
     if (fi == NONE)
-        return NULL;
+        return false;
     (*i)++;
-    return &c->fld[fi];
+    *f = (cr_field){c->tok[c->fld_tok[fi]], c->fld_key[fi], c->fld_rep[fi]};
+    return true;
 }
 
-static const cr_field *cr_spec_field(crate *c, uint32_t spec, const char *key)
+/* Field id (one of the reader's keys) of the spec at path pidx. */
+static bool cr_spec_field(const crate *c, uint32_t pidx, int id, cr_field *f)
 {
-    uint32_t i = c->spec[spec].fset;
-    for (const cr_field *f; (f = cr_next_field(c, &i));)
-        if (c->tok[f->tok] == key)
-            return f;
-    return NULL;
+    uint32_t i = c->path[pidx].fset;
+    while (cr_next_field(c, &i, f))
+        if (f->id == id)
+            return true;
+    return false;
 }
 
 /* A token-vector field's value (names of children), or an empty one. */
-static ub_value cr_names(crate *c, uint32_t spec, const char *key)
+static ub_value cr_names(crate *c, uint32_t pidx, int id)
 {
-    const cr_field *f = cr_spec_field(c, spec, key);
+    cr_field f;
     ub_value v = {0};
-    if (f && cr_value(c, f->rep, &v, 0) == 0 &&
+    if (cr_spec_field(c, pidx, id, &f) && cr_value(c, f.rep, &v, 0) == 0 &&
         (v.kind != UB_V_DATA || !v.type ||
          (v.type->id != UB_TY_TOKEN && v.type->id != UB_TY_STRING))) {
-        cr_err(c, "'%s' is not a list of names", key);
+        cr_err(c, "'%s' is not a list of names", c->key[id]);
         v = (ub_value){0};
     }
     return v.kind == UB_V_DATA ? v : (ub_value){0};
@@ -1813,12 +1965,11 @@ static bool cr_structural(int id)
 }
 
 /* The text-format key of a crate field. */
-static const char *cr_text_key(crate *c, const char *key)
+static const char *cr_text_key(const crate *c, const cr_field *f)
 {
-    int id = cr_key_id(c, key);
-    return id >= K_DOCUMENTATION && id < K_COUNT
-               ? c->text_key[id - K_DOCUMENTATION]
-               : key;
+    return f->id >= K_DOCUMENTATION && f->id < K_COUNT
+               ? c->text_key[f->id - K_DOCUMENTATION]
+               : f->key;
 }
 
 /* Whether v is a list op of paths (or, !paths, of names), as the model
@@ -1846,15 +1997,15 @@ static bool cr_meta_shape_ok(crate *c, const char *text_key,
     return true;
 }
 
-static void cr_set_meta(crate *c, ub_fields *meta, const char *key,
-                        uint64_t rep)
+static void cr_set_meta(crate *c, ub_fields *meta, const cr_field *f)
 {
     ub_value v;
-    if (cr_value(c, rep, &v, 0) != 0)
+    if (cr_value(c, f->rep, &v, 0) != 0)
         return;
-    if (!cr_meta_shape_ok(c, cr_text_key(c, key), &v))
+    const char *key = cr_text_key(c, f);
+    if (!cr_meta_shape_ok(c, key, &v))
         return;
-    if (!ub_fields_set(c->a, meta, cr_text_key(c, key), v, c->loc))
+    if (!ub_fields_set(c->a, meta, key, v, c->loc))
         cr_oom(c);
 }
 
@@ -1905,23 +2056,24 @@ static const char *cr_token_text(crate *c, uint64_t rep)
 static const char *cr_set_loc(crate *c, uint32_t pidx)
 {
     size_t n = strlen(c->name);
-    char *pre = malloc(n + 3);
-    if (!pre) {
-        cr_oom(c);
-        return "";
+    if (!c->loc_pre) {
+        if (!(c->loc_pre = malloc(n + 3))) {
+            cr_oom(c);
+            return "";
+        }
+        memcpy(c->loc_pre, c->name, n);
+        memcpy(c->loc_pre + n, ":<", 3);
     }
-    memcpy(pre, c->name, n);
-    memcpy(pre + n, ":<", 3);
-    /* Interned, as a loc's file must outlive its layer's passes; but a
-     * streamed prim's (and its properties') are only read while it is
-     * written, and go with its memory: a big layer's specs do not fill
-     * the string table. */
+    /* Kept by the string table, as a loc's file must outlive its layer's
+     * passes (not interned: each spec's is different, and a hash and a
+     * slot each would be all cost); but a streamed prim's (and its
+     * properties') are only read while it is written, and go with its
+     * memory: a big layer's specs do not fill the string table. */
     size_t len;
-    const char *b = cr_path_build(c, pidx, pre, ">", &len);
-    free(pre);
+    const char *b = cr_path_build(c, pidx, c->loc_pre, ">", &len);
     const char *s = !b ? NULL
                     : c->stream ? ub_arena_strndup(c->a, b, len)
-                                : ub_intern(c->t, b, len);
+                                : ub_strtab_keep(c->t, b, len);
     if (b && !s)
         cr_oom(c);
     if (!s)
@@ -1938,14 +2090,14 @@ static void cr_path_listop(crate *c, uint64_t rep, ub_value *out)
         *out = v;
 }
 
-static void cr_build_prop(crate *c, ub_prop *p, uint32_t spec)
+static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
 {
-    const char *path = cr_set_loc(c, c->spec[spec].path);
+    const char *path = cr_set_loc(c, pidx);
     p->loc = c->loc;
-    const cr_field *tf = cr_spec_field(c, spec, c->key[K_TYPENAME]);
-    if (tf && p->kind == UB_ATTR) {
+    cr_field tf;
+    if (p->kind == UB_ATTR && cr_spec_field(c, pidx, K_TYPENAME, &tf)) {
         cr_where(c, "spec", path, "typeName");
-        const char *tn = cr_token_text(c, tf->rep);
+        const char *tn = cr_token_text(c, tf.rep);
         size_t n = strlen(tn);
         p->is_array = n > 2 && strcmp(tn + n - 2, "[]") == 0;
         if (p->is_array)
@@ -1960,11 +2112,10 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t spec)
                  !keep)
             p->type_name = K(c, p->type->name);
     }
-    uint32_t i = c->spec[spec].fset;
-    for (const cr_field *f; !c->failed && (f = cr_next_field(c, &i));) {
-        const char *key = c->tok[f->tok];
-        cr_where(c, "spec", path, key);
-        int id = cr_key_id(c, key);
+    uint32_t i = c->path[pidx].fset;
+    for (cr_field fv, *f = &fv; !c->failed && cr_next_field(c, &i, f);) {
+        cr_where(c, "spec", path, f->key);
+        int id = f->id;
         bool attr = p->kind == UB_ATTR;
         if (cr_structural(id))
             continue;
@@ -2001,7 +2152,7 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t spec)
             }
             cr_path_listop(c, f->rep, &x->targets);
         } else {
-            cr_set_meta(c, &p->meta, key, f->rep);
+            cr_set_meta(c, &p->meta, f);
         }
     }
 }
@@ -2010,17 +2161,13 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
                           unsigned depth);
 
 
-static void cr_build_props(crate *c, ub_prim *prim, uint32_t pidx,
-                           uint32_t spec)
+static void cr_build_props(crate *c, ub_prim *prim, uint32_t pidx)
 {
-    ub_value names = cr_names(c, spec, c->key[K_PROPERTIES]);
+    ub_value names = cr_names(c, pidx, K_PROPERTIES);
     for (uint32_t i = 0; i < names.count && !c->failed; i++) {
         const char *name = ub_value_str(&names, i);
         uint32_t ci = cr_find_child(c, pidx, name, true);
-        uint32_t cs = ci == NONE ? NONE : c->spec_of[ci];
-        if (cs == NONE)
-            continue;
-        uint32_t st = c->spec[cs].type;
+        uint32_t st = ci == NONE ? 0 : PK_STYPE(c->pkind[ci]);
         if (st != UB_CRATE_SPEC_ATTRIBUTE &&
             st != UB_CRATE_SPEC_RELATIONSHIP)
             continue;
@@ -2034,14 +2181,14 @@ static void cr_build_props(crate *c, ub_prim *prim, uint32_t pidx,
             return;
         }
         if (created)
-            cr_build_prop(c, p, cs);
+            cr_build_prop(c, p, ci);
     }
 }
 
 static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
-                              uint32_t spec, unsigned depth)
+                              unsigned depth)
 {
-    ub_value sets = cr_names(c, spec, c->key[K_VARIANTSETCHILDREN]);
+    ub_value sets = cr_names(c, pidx, K_VARIANTSETCHILDREN);
     for (uint32_t i = 0; i < sets.count && !c->failed; i++) {
         const char *set = ub_value_str(&sets, i);
         char *e = malloc(strlen(set) + 4);
@@ -2052,8 +2199,8 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
         sprintf(e, "{%s=}", set);
         uint32_t si = cr_find_child(c, pidx, K(c, e), false);
         free(e);
-        uint32_t ss = si == NONE ? NONE : c->spec_of[si];
-        if (ss == NONE || c->spec[ss].type != UB_CRATE_SPEC_VARIANT_SET)
+        if (si == NONE ||
+            PK_STYPE(c->pkind[si]) != UB_CRATE_SPEC_VARIANT_SET)
             continue;
         ub_variant_set *vs = ub_variant_set_get(c->L, prim, set,
                                                 prim->loc);
@@ -2061,7 +2208,7 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
             cr_oom(c);
             return;
         }
-        ub_value vars = cr_names(c, ss, c->key[K_VARIANTCHILDREN]);
+        ub_value vars = cr_names(c, si, K_VARIANTCHILDREN);
         for (uint32_t j = 0; j < vars.count && !c->failed; j++) {
             const char *var = ub_value_str(&vars, j);
             char *ve = malloc(strlen(set) + strlen(var) + 4);
@@ -2072,8 +2219,8 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
             sprintf(ve, "{%s=%s}", set, var);
             uint32_t vi = cr_find_child(c, pidx, K(c, ve), false);
             free(ve);
-            uint32_t vsp = vi == NONE ? NONE : c->spec_of[vi];
-            if (vsp == NONE || c->spec[vsp].type != UB_CRATE_SPEC_VARIANT)
+            if (vi == NONE ||
+                PK_STYPE(c->pkind[vi]) != UB_CRATE_SPEC_VARIANT)
                 continue;
             bool dup = false;
             for (uint32_t k = 0; k < vs->variants.n; k++)
@@ -2095,7 +2242,6 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
 static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
                           unsigned depth)
 {
-    uint32_t spec = c->spec_of[pidx];
     if (depth > CR_MAX_DEPTH) {
         cr_err(c, "prims nested deeper than %d levels", CR_MAX_DEPTH);
         return;
@@ -2107,12 +2253,12 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
     else
         path = cr_set_loc(c, pidx);
     prim->loc = c->loc;
-    uint32_t i = c->spec[spec].fset;
-    const uint64_t *sub_rep = NULL, *off_rep = NULL;
-    for (const cr_field *f; !c->failed && (f = cr_next_field(c, &i));) {
-        const char *key = c->tok[f->tok];
-        cr_where(c, "spec", path, key);
-        int id = cr_key_id(c, key);
+    uint32_t i = c->path[pidx].fset;
+    uint64_t sub_rep = 0, off_rep = 0;
+    bool has_sub = false, has_off = false;
+    for (cr_field fv, *f = &fv; !c->failed && cr_next_field(c, &i, f);) {
+        cr_where(c, "spec", path, f->key);
+        int id = f->id;
         if (id == K_SPECIFIER && !root && !ub_prim_variant_set(prim)) {
             /* SdfSpecifier: def, over, class, as ub_specifier */
             prim->specifier = (ub_specifier)cr_enum_field(
@@ -2136,25 +2282,27 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
                     cr_err(c, "expected a list of names");
             }
         } else if (root && id == K_SUBLAYERS) {
-            sub_rep = &f->rep;
+            sub_rep = f->rep;
+            has_sub = true;
         } else if (root && id == K_SUBLAYEROFFSETS) {
-            off_rep = &f->rep;
+            off_rep = f->rep;
+            has_off = true;
         } else {
-            cr_set_meta(c, root ? &c->L->meta : &prim->meta, key, f->rep);
+            cr_set_meta(c, root ? &c->L->meta : &prim->meta, f);
         }
     }
-    if (sub_rep && !c->failed) {
+    if (has_sub && !c->failed) {
         cr_where(c, "spec", "</>", "subLayers");
         ub_value subs, offs = {0};
-        if (cr_value(c, *sub_rep, &subs, 0) != 0)
+        if (cr_value(c, sub_rep, &subs, 0) != 0)
             return;
         if (subs.kind != UB_V_DATA || subs.type->scalar != UB_SC_STRING) {
             cr_err(c, "expected a list of asset paths");
             return;
         }
-        if (off_rep) {
+        if (has_off) {
             cr_where(c, "spec", "</>", "subLayerOffsets");
-            if (cr_value(c, *off_rep, &offs, 0) != 0)
+            if (cr_value(c, off_rep, &offs, 0) != 0)
                 return;
             if (offs.kind != UB_V_DATA || offs.type->id != UB_TY_DOUBLE2) {
                 cr_err(c, "expected a list of layer offsets");
@@ -2179,14 +2327,13 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
     }
     if (c->failed)
         return;
-    cr_build_props(c, prim, pidx, spec);
-    cr_build_variants(c, prim, pidx, spec, depth);
-    ub_value kids = cr_names(c, spec, c->key[K_PRIMCHILDREN]);
+    cr_build_props(c, prim, pidx);
+    cr_build_variants(c, prim, pidx, depth);
+    ub_value kids = cr_names(c, pidx, K_PRIMCHILDREN);
     for (uint32_t j = 0; j < kids.count && !c->failed; j++) {
         const char *name = ub_value_str(&kids, j);
         uint32_t ci = cr_find_child(c, pidx, name, false);
-        uint32_t cs = ci == NONE ? NONE : c->spec_of[ci];
-        if (cs == NONE || c->spec[cs].type != UB_CRATE_SPEC_PRIM)
+        if (ci == NONE || PK_STYPE(c->pkind[ci]) != UB_CRATE_SPEC_PRIM)
             continue;
         if (ub_prim_find_child(c->L, prim, name))
             continue; /* listed twice: one prim, built once */
@@ -2226,16 +2373,19 @@ static void cr_free(crate *c)
 {
     free(c->tok);
     free(c->str);
-    free(c->fld);
+    free(c->fld_tok);
+    free(c->fld_rep);
+    free(c->fld_key);
     free(c->fset);
     free(c->path);
     free(c->ptext);
-    free(c->spec);
-    free(c->spec_of);
+    free(c->pkind);
     free(c->cstart);
     free(c->child);
     free(c->buf);
+    free(c->loc_pre);
     free(c->memo);
+    free(c->blk_mem);
 }
 
 ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
@@ -2252,10 +2402,25 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
     crate c = {.d = data, .len = len, .name = path, .t = t, .diags = diags,
                .stream = stream};
     c.budget = (uint64_t)len * 64 + (1u << 20);
+    c.blk_lo = c.blk_last = c.old_lo = UINT64_MAX;
+    if (stream && stream->mapped) {
+        long pg = sysconf(_SC_PAGESIZE);
+        if (pg > 0 && pg <= (1l << CR_BLOCK_BITS) &&
+            ((uintptr_t)data & (uintptr_t)(pg - 1)) == 0) {
+            size_t words = (len >> CR_BLOCK_BITS) / 64 + 1;
+            c.blk = c.blk_mem = calloc(2 * words, 8);
+            c.blk_old = c.blk ? c.blk + words : NULL;
+        }
+    }
     for (int i = 0; i < K_COUNT; i++)
         c.key[i] = ub_intern_cstr(t, cr_key_names[i]);
     for (int i = 0; i < K_COUNT - K_DOCUMENTATION; i++)
         c.text_key[i] = ub_intern_cstr(t, cr_text_names[i]);
+    c.ptext = calloc(CR_PTEXT_CACHE, sizeof *c.ptext);
+    if (!c.ptext) {
+        cr_oom(&c);
+        return NULL;
+    }
     if (cr_read_boot(&c) != 0 || cr_read_tokens(&c) != 0 ||
         cr_read_strings(&c) != 0 || cr_read_fields(&c) != 0 ||
         cr_read_fieldsets(&c) != 0 || cr_read_paths(&c) != 0 ||
@@ -2263,9 +2428,11 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
         cr_free(&c);
         return NULL;
     }
+    /* the structural sections are tables now */
+    cr_release(&c, true);
     uint32_t root = NONE;
     for (uint64_t i = 0; i < c.npath && root == NONE; i++)
-        if (c.path[i].kind == PK_ROOT)
+        if (cr_kind(&c, i) == PK_ROOT)
             root = (uint32_t)i;
     c.L = ub_layer_new(t, path);
     if (!c.L) {
@@ -2274,8 +2441,8 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
         return NULL;
     }
     c.a = c.L->arena;
-    if (root != NONE && c.spec_of && c.spec_of[root] != NONE) {
-        if (c.spec[c.spec_of[root]].type != UB_CRATE_SPEC_PSEUDO_ROOT) {
+    if (root != NONE && PK_STYPE(c.pkind[root])) {
+        if (PK_STYPE(c.pkind[root]) != UB_CRATE_SPEC_PSEUDO_ROOT) {
             cr_where(&c, "section", "SPECS", NULL);
             cr_err(&c, "the spec at </> is not the pseudo-root");
         } else {

@@ -126,6 +126,21 @@ static int ub_shard_grow(ub_shard *t)
     return 0;
 }
 
+/* s[0..n) with its length before it, in shard sh's arena. */
+static const char *ub_shard_copy(ub_shard *sh, const char *s, size_t n)
+{
+    uint32_t len = (uint32_t)n;
+    char *mem = ub_arena_alloc(sh->arena, sizeof len + n + 1);
+    if (!mem)
+        return NULL;
+    memcpy(mem, &len, sizeof len);
+    char *str = mem + sizeof len;
+    if (n)
+        memcpy(str, s, n);
+    str[n] = '\0';
+    return str;
+}
+
 static const char *ub_shard_intern(ub_shard *t, uint64_t h, const char *s,
                                    size_t n)
 {
@@ -140,15 +155,9 @@ static const char *ub_shard_intern(ub_shard *t, uint64_t h, const char *s,
     }
     if ((t->count + 1) * 4 > t->cap * 3 && ub_shard_grow(t) != 0)
         return NULL;
-    uint32_t len = (uint32_t)n;
-    char *mem = ub_arena_alloc(t->arena, sizeof len + n + 1);
-    if (!mem)
+    const char *str = ub_shard_copy(t, s, n);
+    if (!str)
         return NULL;
-    memcpy(mem, &len, sizeof len);
-    char *str = mem + sizeof len;
-    if (n)
-        memcpy(str, s, n);
-    str[n] = '\0';
     mask = t->cap - 1;
     size_t i = h & mask;
     while (t->slots[i].str)
@@ -170,6 +179,20 @@ const char *ub_intern(ub_strtab *t, const char *s, size_t n)
         return ub_shard_intern(sh, h, s, n);
     pthread_mutex_lock(&sh->lock);
     const char *r = ub_shard_intern(sh, h, s, n);
+    pthread_mutex_unlock(&sh->lock);
+    return r;
+}
+
+const char *ub_strtab_keep(ub_strtab *t, const char *s, size_t n)
+{
+    if (n > UINT32_MAX)
+        return NULL;
+    /* any shard will do: spread by length */
+    ub_shard *sh = &t->shard[n % UB_SHARDS];
+    if (!atomic_load_explicit(&t->concurrent, memory_order_relaxed))
+        return ub_shard_copy(sh, s, n);
+    pthread_mutex_lock(&sh->lock);
+    const char *r = ub_shard_copy(sh, s, n);
     pthread_mutex_unlock(&sh->lock);
     return r;
 }

@@ -34,6 +34,14 @@ void ub_strtab_set_concurrent(ub_strtab *t, bool on);
 const char *ub_intern(ub_strtab *t, const char *s, size_t n);
 const char *ub_intern_cstr(ub_strtab *t, const char *s);
 
+/* A copy of s[0..n) (NUL-terminated) that lives as long as t, made
+ * without looking for an equal one: for text that is only ever printed and
+ * is different each time, such as the locations naming a crate layer's
+ * specs, where the hash and the slot would be all cost.  Not interned: never
+ * compare it by pointer.  ub_str_len works on it.  NULL when out of
+ * memory. */
+const char *ub_strtab_keep(ub_strtab *t, const char *s, size_t n);
+
 /* A hash of the bytes s[0..n) (FNV-1a), for tables keyed by strings that
  * are not interned. */
 uint64_t ub_hash_bytes(const char *s, size_t n);
