@@ -742,6 +742,18 @@ out:
 
 /* --- anchoring and mapping --------------------------------------------------- */
 
+/* Where the variant selection ending path[0..n) ("/W{v=a}") starts, or n
+ * when it ends in none (a '}' in a malformed name is no selection). */
+static size_t pe_trailing_selection(const char *path, size_t n)
+{
+    size_t k = n;
+    while (k > 0 && path[k - 1] != '{' && path[k - 1] != '/')
+        k--;
+    if (k == 0 || path[k - 1] != '{' || k - 1 == 0)
+        return n;
+    return pe_selection_len(path + k - 1) == n - (k - 1) ? k - 1 : n;
+}
+
 /* SdfPath::MakeAbsolutePath: rel ("..", ".", "a/b", "../a.x", ".x")
  * against prim path anchor, which may hold variant selections
  * ("/W{v=a}C": its parent is "/W{v=a}", whose child b is "/W{v=a}b" and
@@ -764,18 +776,20 @@ static const char *pe_absolute(pe *p, const char *rel, const char *anchor)
         const char *e = strchr(s, '/');
         size_t n = e ? (size_t)(e - s) : strlen(s);
         if (n == 2 && s[0] == '.' && s[1] == '.') {
-            if (w == 1) {
+            size_t sel = w > 1 ? pe_trailing_selection(b, w) : w;
+            if (w <= 1) {
                 ok = false; /* above the root */
-            } else if (b[w - 1] == '}') {
-                while (w > 0 && b[w - 1] != '{')
-                    w--; /* a selection's parent: the prim it selects in */
-                if (w > 0)
-                    w--;
+            } else if (sel < w) {
+                w = sel; /* a selection's parent: the prim it selects in */
             } else {
-                while (w > 0 && b[w - 1] != '/' && b[w - 1] != '}')
-                    w--;
-                if (w > 1 && b[w - 1] == '/')
-                    w--;
+                /* back to the '/' before the name, or to the end of a
+                 * selection it follows ("/W{v=a}C" to "/W{v=a}") */
+                size_t k = w;
+                while (k > 0 && b[k - 1] != '/' &&
+                       !(b[k - 1] == '}' &&
+                         pe_trailing_selection(b, k) < k))
+                    k--;
+                w = k > 1 && b[k - 1] == '/' ? k - 1 : k;
             }
         } else if (n == 1 && s[0] == '.') {
             /* here */
@@ -783,7 +797,7 @@ static const char *pe_absolute(pe *p, const char *rel, const char *anchor)
             memcpy(b + w, s, n); /* a property of the anchor */
             w += n;
         } else {
-            if (w > 1 && b[w - 1] != '}')
+            if (w > 1 && pe_trailing_selection(b, w) == w)
                 b[w++] = '/';
             memcpy(b + w, s, n);
             w += n;
@@ -804,12 +818,8 @@ static const char *pe_absolute(pe *p, const char *rel, const char *anchor)
 static void pe_make_absolute(pe *p, const char *anchor)
 {
     size_t an = strlen(anchor);
-    while (an > 1 && anchor[an - 1] == '}') {
-        while (an > 0 && anchor[an - 1] != '{')
-            an--;
-        if (an > 0)
-            an--;
-    }
+    for (size_t sel; an > 1 && (sel = pe_trailing_selection(anchor, an)) < an;)
+        an = sel;
     const char *prim = an == strlen(anchor) ? anchor : pe_str(p, anchor, an);
     if (!prim)
         return;

@@ -45,6 +45,10 @@ static void test_anchor(void)
     CANON("foo ../bar ../../x", "/W{v=a}C", "/W{v=a}C/foo /W{v=a}bar /W/x");
     CANON("foo ../bar", "/W{v=a}", "/W/foo /bar");
     CANON("foo ../q", "/W{v=a}{w=b}E", "/W{v=a}{w=b}E/foo /W{v=a}{w=b}q");
+    /* a '}' that closes no selection is part of a (malformed) name
+     * (found by fuzz_usda: it read before the anchor) */
+    CANON("../x ../..", "/A/geo}", "/A/x /");
+    CANON("../../..", "/geo}", "../../..");
 }
 
 /* Operators in their canonical spelling; parentheses only where the
