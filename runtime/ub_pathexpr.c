@@ -48,6 +48,12 @@ typedef struct pe {
      * keeps expressions parsed and never reads such text back; its text
      * reader refuses it, and so does ours. */
     bool selections;
+    /* The input is text this reader wrote (to be anchored or mapped):
+     * predicates are kept as they are.  Reading them again is not the
+     * identity in OpenUSD (a -0.0 argument writes as "-0", which reads as
+     * the integer 0), and OpenUSD anchors and maps the expression it
+     * parsed once, never its text. */
+    bool preds_canonical;
 } pe;
 
 /* --- storage -------------------------------------------------------------- */
@@ -316,6 +322,8 @@ static const char *pe_pred(pe *p, bool *bad)
         *bad = true;
         return NULL;
     }
+    if (p->preds_canonical)
+        return pe_str(p, p->s + start, end - start);
     char *canon = NULL;
     ub_pathexpr_status st = ub_predexpr_canon(p->s + start, end - start,
                                               &canon);
@@ -1011,7 +1019,9 @@ ub_pathexpr_status ub_pathexpr_rewrite(const char *text, const char *anchor,
                                        char **out)
 {
     *out = NULL;
-    pe p = {.s = text, .selections = map != NULL};
+    pe p = {.s = text,
+            .selections = map != NULL,
+            .preds_canonical = anchor || map};
     int root = pe_parse(&p);
     ub_pathexpr_status st = UB_PATHEXPR_OK;
     if (root < 0) {

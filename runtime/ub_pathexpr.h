@@ -28,8 +28,9 @@ typedef enum ub_pathexpr_status {
  * a default value; the anchor may hold variant selections, a trailing one
  * is dropped as SdfPath::GetPrimPath drops it), then every pattern not
  * starting with "//" and every reference path mapped through `map` when
- * it is not NULL.  Text to be mapped is text this reader made, so its
- * paths may hold the variant selections anchoring put there. */
+ * it is not NULL.  Text to be anchored or mapped is text this reader
+ * made: its paths may hold the variant selections anchoring put there,
+ * and its predicates are kept as they are, not read again. */
 ub_pathexpr_status ub_pathexpr_rewrite(const char *text, const char *anchor,
                                        ub_pathexpr_map map, void *ud,
                                        char **out);
