@@ -408,7 +408,9 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
             why = "an empty asset path in 'assetPaths'";
     for (uint32_t i = 0; !why && i < n_active; i++) {
         double ix = ACT(i, 1);
-        if (ix < 0 || ix >= n_assets)
+        /* written so that NaN fails too (OpenUSD's own check lets it
+         * through to an undefined conversion; found by fuzz_layerstack) */
+        if (!(ix >= 0 && ix < n_assets))
             why = "an index in 'active' is not an index into 'assetPaths'";
         for (uint32_t j = 0; !why && j < i; j++)
             if (ACT(j, 0) == ACT(i, 0))

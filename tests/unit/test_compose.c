@@ -321,6 +321,13 @@ static void test_clip_times(void)
                                      UB_OFFSET_IDENTITY, (ub_loc){0}, d),
                     0);
     CU_ASSERT(ub_diags_count(d) > before);
+    /* and so is a NaN one (found by fuzz_layerstack under UBSan) */
+    ((double *)ub_dict_find(bad, S("active"))->value.u.data)[1] = NAN;
+    before = ub_diags_count(d);
+    CU_ASSERT_EQUAL(ub_clip_set_init(&cs, ld, S("default"), bad, src,
+                                     UB_OFFSET_IDENTITY, (ub_loc){0}, d),
+                    0);
+    CU_ASSERT(ub_diags_count(d) > before);
     ub_arena_free(a);
     ub_loader_free(ld);
     ub_diags_free(d);
