@@ -22,7 +22,9 @@
 #               corpus's .usda layers, one a file
 #   others      none (WORKDIR/NAME/corpus may hold some)
 # The corpus is $UB_CONFORMANCE_DIR, default ../shared/conformance beside
-# the source tree.  Exits non-zero when a target fails to build or finds a
+# the source tree.  FUZZ_SEED=N fixes libFuzzer's random seed, so that a
+# run from the same corpus mutates the same way (CI sets it: a failure
+# there replays here); without it every run explores anew.  Exits non-zero when a target fails to build or finds a
 # crash, a leak or a timeout.
 set -eu
 secs=${1:-60}
@@ -166,9 +168,10 @@ for t in $targets; do
     dict=$src/tests/fuzz/$dict.dict
     [ -f "$dict" ] && dict=-dict=$dict || dict=
     echo "=== fuzz_$t: ${secs}s, $(ls "$dir/seeds" | wc -l) seeds"
-    # shellcheck disable=SC2086 # $dict is empty or one word
+    seed=${FUZZ_SEED:+-seed=$FUZZ_SEED}
+    # shellcheck disable=SC2086 # $dict and $seed are empty or one word
     (cd "$dir" && ./fuzz_$t -max_total_time="$secs" -timeout=10 \
         -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 $dict \
-        corpus seeds) || status=1
+        $seed corpus seeds) || status=1
 done
 exit $status
