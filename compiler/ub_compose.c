@@ -1999,6 +1999,30 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
     return arr;
 }
 
+/* The composed targets or connections given to property op. */
+static void ub_compose_set_paths(ub_cx *cx, ub_prop *op, const ub_value *v,
+                                 bool targets)
+{
+    ub_prop_ext *x = ub_prop_ext_get(cx->a, op);
+    if (!x)
+        cx->oom = true;
+    else if (targets)
+        x->targets = *v;
+    else
+        x->connections = *v;
+}
+
+/* The metadata of property op, from its opinions props[0..n). */
+static void ub_compose_prop_meta(ub_cx *cx, ub_prop *op, const ub_index *ix,
+                                 const ub_op *ops, ub_prop *const *props,
+                                 uint32_t n, ub_spec_kind spec)
+{
+    ub_fields *metas[n];
+    for (uint32_t k = 0; k < n; k++)
+        metas[k] = &props[k]->meta;
+    ub_compose_meta(cx, &op->meta, ix, ops, metas, n, spec);
+}
+
 /* The clip set providing attribute `name`'s value at node `node`, layer
  * li, or NULL; *clip_prim receives the prim's path in the clips. */
 static const ub_clip_set *ub_clip_for(ub_cx *cx, const ub_index *ix,
@@ -2200,17 +2224,9 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                 op->default_value =
                     ub_prepare(cx, ix, &ops[k], &props[k]->default_value);
         ub_value conn = ub_compose_paths(cx, ix, ops, props, n, false);
-        if (conn.kind != UB_V_EMPTY) {
-            ub_prop_ext *x = ub_prop_ext_get(cx->a, op);
-            if (x)
-                x->connections = conn;
-            else
-                cx->oom = true;
-        }
-        ub_fields *metas[n];
-        for (uint32_t k = 0; k < n; k++)
-            metas[k] = &props[k]->meta;
-        ub_compose_meta(cx, &op->meta, ix, ops, metas, n, UB_SPEC_ATTR);
+        if (conn.kind != UB_V_EMPTY)
+            ub_compose_set_paths(cx, op, &conn, false);
+        ub_compose_prop_meta(cx, op, ix, ops, props, n, UB_SPEC_ATTR);
     } else {
         ub_prop *op = ub_prop_new(cx->out, outp, first->name, UB_REL,
                                   first->loc);
@@ -2222,17 +2238,9 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         op->variability = weakest->variability;
         op->varying_keyword = weakest->varying_keyword;
         ub_value targets = ub_compose_paths(cx, ix, ops, props, n, true);
-        if (targets.kind != UB_V_EMPTY) {
-            ub_prop_ext *x = ub_prop_ext_get(cx->a, op);
-            if (x)
-                x->targets = targets;
-            else
-                cx->oom = true;
-        }
-        ub_fields *metas[n];
-        for (uint32_t k = 0; k < n; k++)
-            metas[k] = &props[k]->meta;
-        ub_compose_meta(cx, &op->meta, ix, ops, metas, n, UB_SPEC_REL);
+        if (targets.kind != UB_V_EMPTY)
+            ub_compose_set_paths(cx, op, &targets, true);
+        ub_compose_prop_meta(cx, op, ix, ops, props, n, UB_SPEC_REL);
     }
 }
 

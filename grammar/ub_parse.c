@@ -55,7 +55,9 @@ static ub_loc ub_mkloc(const ub_pctx *c, ub_tokloc l)
 
 static void ub_split_give_up(ub_pctx *c);
 
-void ub_perr(ub_pctx *c, ub_tokloc l, const char *fmt, ...)
+/* An error at l; a piece of a split parse reports none of its own (the
+ * whole layer is read again in one piece, and that reports it). */
+static void ub_perrv(ub_pctx *c, ub_tokloc l, const char *fmt, va_list ap)
 {
     if (c->split_role != UB_SPLIT_NONE) {
         ub_split_give_up(c);
@@ -64,10 +66,15 @@ void ub_perr(ub_pctx *c, ub_tokloc l, const char *fmt, ...)
     c->nerrors++;
     if (c->nerrors > UB_MAX_ERRORS)
         return;
-    va_list ap;
-    va_start(ap, fmt);
     ub_diag_addv(c->diags, UB_ERROR, ub_mkloc(c, l), NULL, c->src,
                  c->src_len, fmt, ap);
+}
+
+void ub_perr(ub_pctx *c, ub_tokloc l, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ub_perrv(c, l, fmt, ap);
     va_end(ap);
 }
 
@@ -632,17 +639,9 @@ static void ub_vb_fail(ub_pctx *c, ub_tokloc l, const char *fmt, ...)
     if (c->vb.failed)
         return; /* one message per value */
     c->vb.failed = true;
-    if (c->split_role != UB_SPLIT_NONE) {
-        ub_split_give_up(c);
-        return;
-    }
-    c->nerrors++;
-    if (c->nerrors > UB_MAX_ERRORS)
-        return;
     va_list ap;
     va_start(ap, fmt);
-    ub_diag_addv(c->diags, UB_ERROR, ub_mkloc(c, l), NULL, c->src,
-                 c->src_len, fmt, ap);
+    ub_perrv(c, l, fmt, ap);
     va_end(ap);
 }
 
