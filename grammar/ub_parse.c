@@ -2121,8 +2121,25 @@ void ub_act_name_order(ub_pctx *c, int props, ub_tokloc l)
 
 void ub_act_offset(ub_pctx *c, int which, const ub_num *n, ub_tokloc l)
 {
-    (void)l;
     double d = ub_num_to_double(n);
+    if (isinf(d) && d > 0) {
+        /* OpenUSD reads a number past a double's range as inf, and writes
+         * it as `inf`, which its reader (and ours) then refuses in a layer
+         * offset ("-inf" reads): said here, as usdcat does not say it. */
+        if (c->split_role != UB_SPLIT_NONE) {
+            ub_split_give_up(c); /* the whole layer warns, in order */
+            return;
+        }
+        ub_diag *w = ub_diag_add(
+            c->diags, UB_WARNING, ub_mkloc(c, l), NULL, c->src, c->src_len,
+            "this %s is too large for a double and reads as inf, which "
+            "usda cannot read back in a layer offset",
+            which == 0 ? "offset" : "scale");
+        if (w)
+            ub_diag_set_hint(c->diags, w,
+                             "write a finite number (OpenUSD reads it as "
+                             "inf too, and writes text it cannot read)");
+    }
     if (which == 0) {
         c->cur_offset.offset = d;
         c->cur_has_offset = true;
