@@ -234,6 +234,8 @@ typedef struct ub_st {
         uint64_t h;
         uint32_t id1; /* value record + 1, 0: empty */
     } *vcache;
+    ub_crate_lz4c lz4; /* for its sections: */
+    ub_buf sec[3];     /* FIELDS, FIELDSETS, SPECS (ub_st_sections) */
 } ub_st;
 
 /* A batch of records from the walk to the storing side. */
@@ -249,6 +251,7 @@ typedef struct ub_q {
     ub_batch *free;            /* stored, to be filled again */
     size_t nbatch;             /* made so far */
     bool closed;
+    bool sections; /* at the end, the storing side builds its sections */
     pthread_t th;
 } ub_q;
 
@@ -262,6 +265,8 @@ typedef struct ub_cw {
     ub_st st;
     ub_q *q;        /* the storing thread's queue; NULL: stored here */
     ub_batch *qb;   /* the batch being filled */
+    bool st_sections; /* no thread: ub_q_join builds the storing side's
+                         sections */
     uint64_t tickets; /* stored values handed over so far */
 
     UB_VEC(const char *) tokens;
@@ -1649,6 +1654,8 @@ static void ub_st_batch(ub_st *s, ub_buf *b)
 
 /* --- handing records over ------------------------------------------------- */
 
+static void ub_st_sections(ub_cw *w);
+
 static void *ub_st_main(void *arg)
 {
     ub_cw *w = arg;
@@ -1660,9 +1667,13 @@ static void *ub_st_main(void *arg)
         ub_batch *b = q->head;
         if (b && !(q->head = b->next))
             q->tail = NULL;
+        bool sections = q->sections;
         pthread_mutex_unlock(&q->mu);
-        if (!b)
+        if (!b) {
+            if (sections)
+                ub_st_sections(w);
             return NULL;
+        }
         ub_st_batch(&w->st, &b->buf);
         pthread_mutex_lock(&q->mu);
         b->next = q->free;
@@ -1768,18 +1779,43 @@ static void ub_q_hand(ub_cw *w)
     w->qb = b;
 }
 
-/* Everything handed over and stored; the thread ended: the storing
- * side's state is the caller's again. */
-static void ub_q_end(ub_cw *w)
+/* The walk's end: the last batch handed over, and the storing side told
+ * to build its sections (when nothing failed) once it has stored it. */
+static void ub_q_close(ub_cw *w)
 {
-    if (!w->oom)
-        ub_q_hand(w);
+    ub_batch *b = w->qb;
+    if (b && b->buf.failed)
+        w->oom = true;
+    bool send = b && b->buf.len && !w->oom;
+    ub_q *q = w->q;
+    if (!q) {
+        if (send)
+            ub_st_batch(&w->st, &b->buf);
+        w->st_sections = !w->failed && !w->oom;
+        return;
+    }
+    pthread_mutex_lock(&q->mu);
+    if (send) {
+        b->next = NULL;
+        if (q->tail)
+            q->tail->next = b;
+        else
+            q->head = b;
+        q->tail = b;
+        w->qb = NULL;
+    }
+    q->closed = true;
+    q->sections = !w->failed && !w->oom;
+    pthread_cond_signal(&q->more);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* Wait for the storing side (its thread ended, or its sections built
+ * here): its state is the caller's again.  Again: nothing. */
+static void ub_q_join(ub_cw *w)
+{
     ub_q *q = w->q;
     if (q) {
-        pthread_mutex_lock(&q->mu);
-        q->closed = true;
-        pthread_cond_signal(&q->more);
-        pthread_mutex_unlock(&q->mu);
         pthread_join(q->th, NULL); /* (it leaves when q->head is empty) */
         while (q->free) {
             ub_batch *b = q->free;
@@ -1791,6 +1827,9 @@ static void ub_q_end(ub_cw *w)
         pthread_mutex_destroy(&q->mu);
         free(q);
         w->q = NULL;
+    } else if (w->st_sections) {
+        w->st_sections = false;
+        ub_st_sections(w);
     }
     ub_batch_free(w->qb);
     w->qb = NULL;
@@ -2314,7 +2353,7 @@ static void ub_cw_layer(ub_cw *w)
     ub_cw_body(w, l->root);
     ub_cw_spec(w, root, UB_CRATE_SPEC_PSEUDO_ROOT);
     ub_cw_children(w, root, l->root);
-    ub_q_end(w);
+    ub_q_close(w);
 }
 
 /* --- sections ------------------------------------------------------------- */
@@ -2447,7 +2486,7 @@ static void ub_sort_specs(ub_cw *w)
     free(out);
     return;
 oom:
-    w->oom = true;
+    w->st.oom = true;
     free(rank);
     free(names);
     free(start);
@@ -2466,7 +2505,7 @@ static void ub_cw_renumber(ub_cw *w)
     uint32_t *sto = malloc((ns ? ns : 1) * sizeof *sto);
     uint32_t *sv = malloc((ns ? ns : 1) * sizeof *sv);
     if (!fto || !fv || !sto || !sv) {
-        w->oom = true;
+        w->st.oom = true;
         free(fto);
         free(fv);
         free(sto);
@@ -2525,6 +2564,14 @@ static void ub_patch_size(ub_buf *o, size_t at)
         memcpy(o->data + at, &size, 8);
 }
 
+/* The sections are built by the side that owns what they hold, at
+ * once: the walk's thread builds TOKENS, STRINGS and PATHS while the
+ * storing side (after its last batch) sorts the specs, numbers the fields
+ * and field sets again, and builds FIELDS, FIELDSETS and SPECS.  They
+ * read what the other side left only once it is final: the storing side
+ * reads the tokens and paths (to sort), which the walk no longer
+ * changes. */
+
 /* TOKENS: count, raw size, then the NUL-separated text compressed. */
 static void ub_sec_tokens(const ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
 {
@@ -2543,56 +2590,9 @@ static void ub_sec_tokens(const ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
     ub_buf_free(&t);
 }
 
-/* FIELDS: count, the key tokens as compressed ints, the reps as LZ4. */
-static void ub_sec_fields(const ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
+/* PATHS: the count, then the tree in depth-first order. */
+static void ub_sec_paths(ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
 {
-    size_t n = w->st.fields.n;
-    uint32_t *toks = malloc((n ? n : 1) * 4);
-    uint64_t *reps = malloc((n ? n : 1) * 8);
-    if (!toks || !reps) {
-        o->failed = true;
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            toks[i] = w->st.fields.v[i].token;
-            reps[i] = w->st.fields.v[i].rep;
-        }
-        ub_w64(o, n);
-        ub_crate_put_ints32(toks, n, c, o);
-        size_t at = ub_size_slot(o);
-        ub_crate_lz4_compress(reps, n * 8, c, o);
-        ub_patch_size(o, at);
-    }
-    free(toks);
-    free(reps);
-}
-
-/* The tokens and fields sections, compressed on a helper thread while the
- * caller's thread does the others (they read what the walk left, and
- * write only their own buffers and compressor). */
-typedef struct ub_sec_job {
-    const ub_cw *w;
-    ub_crate_lz4c lz4;
-    ub_buf tokens, fields;
-} ub_sec_job;
-
-static void *ub_sec_job_run(void *arg)
-{
-    ub_sec_job *j = arg;
-    j->lz4.hc_upto = UB_USDC_HC_UPTO;
-    ub_sec_tokens(j->w, &j->lz4, &j->tokens);
-    j->lz4.hc_upto = SIZE_MAX;
-    ub_sec_fields(j->w, &j->lz4, &j->fields);
-    return NULL;
-}
-
-/* FIELDSETS, PATHS and SPECS into o; sizes[0..2] their sizes. */
-static void ub_sec_rest(ub_cw *w, ub_buf *o, uint64_t *sizes)
-{
-    /* (specs sorted and field sets renumbered by the caller) */
-    ub_w64(o, w->st.fsets.n);
-    ub_crate_put_ints32(w->st.fsets.v, w->st.fsets.n, &w->lz4, o);
-    sizes[0] = o->len;
-
     size_t total = w->pnodes.n, n = 0;
     uint32_t *idx = malloc((total ? total : 1) * 4);
     int32_t *tok = malloc((total ? total : 1) * 4);
@@ -2604,69 +2604,109 @@ static void ub_sec_rest(ub_cw *w, ub_buf *o, uint64_t *sizes)
     ub_w64(o, total);
     ub_w64(o, n);
     if (!w->oom) {
-        ub_crate_put_ints32(idx, n, &w->lz4, o);
-        ub_crate_put_ints32((uint32_t *)tok, n, &w->lz4, o);
-        ub_crate_put_ints32((uint32_t *)jump, n, &w->lz4, o);
+        ub_crate_put_ints32(idx, n, c, o);
+        ub_crate_put_ints32((uint32_t *)tok, n, c, o);
+        ub_crate_put_ints32((uint32_t *)jump, n, c, o);
     }
     free(idx);
     free(tok);
     free(jump);
-    sizes[1] = o->len - sizes[0];
-
-    n = w->st.specs.n;
-    uint32_t *tmp = malloc((n ? n : 1) * 4);
-    if (!tmp) {
-        w->oom = true;
-    } else {
-        ub_w64(o, n);
-        for (size_t i = 0; i < n; i++)
-            tmp[i] = w->st.specs.v[i].path;
-        ub_crate_put_ints32(tmp, n, &w->lz4, o);
-        for (size_t i = 0; i < n; i++)
-            tmp[i] = w->st.specs.v[i].fset;
-        ub_crate_put_ints32(tmp, n, &w->lz4, o);
-        for (size_t i = 0; i < n; i++)
-            tmp[i] = w->st.specs.v[i].type;
-        ub_crate_put_ints32(tmp, n, &w->lz4, o);
-    }
-    free(tmp);
-    sizes[2] = o->len - sizes[0] - sizes[1];
 }
 
-/* The six sections, in OpenUSD's order, appended to the file. */
-/* What only the walk needed: the lookup tables and caches, the value
- * records, the scratch buffers.  Freed before the sections are built,
- * whose buffers then take their place rather than add to them. */
+/* FIELDS: count, the key tokens as compressed ints, the reps as LZ4. */
+static void ub_sec_fields(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
+{
+    size_t n = s->fields.n;
+    uint32_t *toks = malloc((n ? n : 1) * 4);
+    uint64_t *reps = malloc((n ? n : 1) * 8);
+    if (!toks || !reps) {
+        o->failed = true;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            toks[i] = s->fields.v[i].token;
+            reps[i] = s->fields.v[i].rep;
+        }
+        ub_w64(o, n);
+        ub_crate_put_ints32(toks, n, c, o);
+        size_t at = ub_size_slot(o);
+        ub_crate_lz4_compress(reps, n * 8, c, o);
+        ub_patch_size(o, at);
+    }
+    free(toks);
+    free(reps);
+}
+
+/* FIELDSETS: the count, then the renumbered sets as compressed ints. */
+static void ub_sec_fsets(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
+{
+    ub_w64(o, s->fsets.n);
+    ub_crate_put_ints32(s->fsets.v, s->fsets.n, c, o);
+}
+
+/* SPECS: the count, then paths, field sets and types as compressed ints. */
+static void ub_sec_specs(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
+{
+    size_t n = s->specs.n;
+    uint32_t *tmp = malloc((n ? n : 1) * 4);
+    if (!tmp) {
+        o->failed = true;
+        return;
+    }
+    ub_w64(o, n);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = s->specs.v[i].path;
+    ub_crate_put_ints32(tmp, n, c, o);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = s->specs.v[i].fset;
+    ub_crate_put_ints32(tmp, n, c, o);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = s->specs.v[i].type;
+    ub_crate_put_ints32(tmp, n, c, o);
+    free(tmp);
+}
+
+/* What only the walk needed, freed before the sections are built, whose
+ * buffers then take their place rather than add to them: the storing
+ * side's lookup tables, caches and value records ... */
+static void ub_st_free_walk(ub_st *s)
+{
+    ub_tab *tabs[] = {&s->val_tab, &s->field_tab, &s->fset_tab};
+    for (size_t i = 0; i < sizeof tabs / sizeof *tabs; i++) {
+        free(tabs[i]->s);
+        *tabs[i] = (ub_tab){0};
+    }
+    free(s->string_first.v);
+    free(s->token_first.v);
+    free(s->vals.v);
+    free(s->ticket_val.v);
+    free(s->cur.v);
+    free(s->fcache);
+    free(s->vcache);
+    memset(&s->string_first, 0, sizeof s->string_first);
+    memset(&s->token_first, 0, sizeof s->token_first);
+    memset(&s->vals, 0, sizeof s->vals);
+    memset(&s->ticket_val, 0, sizeof s->ticket_val);
+    memset(&s->cur, 0, sizeof s->cur);
+    s->fcache = NULL;
+    s->vcache = NULL;
+}
+
+/* ... and the walk's: its tables, caches and scratch buffers. */
 static void ub_cw_free_walk(ub_cw *w)
 {
-    ub_tab *tabs[] = {&w->token_tab, &w->pnode_tab, &w->ptext_tab,
-                      &w->st.val_tab, &w->st.field_tab, &w->st.fset_tab};
+    ub_tab *tabs[] = {&w->token_tab, &w->pnode_tab, &w->ptext_tab};
     for (size_t i = 0; i < sizeof tabs / sizeof *tabs; i++) {
         free(tabs[i]->s);
         *tabs[i] = (ub_tab){0};
     }
     free(w->tok_string.v);
-    free(w->st.string_first.v);
-    free(w->st.token_first.v);
     free(w->ptext.v);
     free(w->ptext_idx.v);
-    free(w->st.vals.v);
-    free(w->st.ticket_val.v);
-    free(w->st.cur.v);
-    free(w->st.fcache);
     free(w->tcache);
-    free(w->st.vcache);
     memset(&w->tok_string, 0, sizeof w->tok_string);
-    memset(&w->st.string_first, 0, sizeof w->st.string_first);
-    memset(&w->st.token_first, 0, sizeof w->st.token_first);
     memset(&w->ptext, 0, sizeof w->ptext);
     memset(&w->ptext_idx, 0, sizeof w->ptext_idx);
-    memset(&w->st.vals, 0, sizeof w->st.vals);
-    memset(&w->st.ticket_val, 0, sizeof w->st.ticket_val);
-    memset(&w->st.cur, 0, sizeof w->st.cur);
-    w->st.fcache = NULL;
     w->tcache = NULL;
-    w->st.vcache = NULL;
     for (size_t i = 0; i < w->capscratch; i++)
         if (w->scratch[i]) {
             ub_buf_free(&w->scratch[i]->b);
@@ -2679,71 +2719,81 @@ static void ub_cw_free_walk(ub_cw *w)
     ub_crate_lz4c_free(&w->lz4v);
 }
 
+/* (The storing side, after its last batch.)  Its sections: the specs
+ * sorted, then fields and field sets renumbered in the specs' order --
+ * like specs next to each other then have like field set indices, and
+ * like fields (all the radius defaults) sit together. */
+static void ub_st_sections(ub_cw *w)
+{
+    ub_st *s = &w->st;
+    ub_st_free_walk(s);
+    if (s->oom)
+        return;
+    ub_sort_specs(w);
+    ub_cw_renumber(w);
+    if (s->oom)
+        return;
+    s->lz4.hc_upto = SIZE_MAX; /* FIELDS: HC whatever its size */
+    ub_sec_fields(s, &s->lz4, &s->sec[0]);
+    s->lz4.hc_upto = UB_USDC_HC_UPTO;
+    ub_sec_fsets(s, &s->lz4, &s->sec[1]);
+    ub_sec_specs(s, &s->lz4, &s->sec[2]);
+    for (int k = 0; k < 3; k++)
+        if (s->sec[k].failed)
+            s->oom = true;
+}
+
+/* The six sections, in OpenUSD's order, appended to the file. */
 static void ub_cw_sections(ub_cw *w, ub_section *sec)
 {
     ub_cw_free_walk(w);
-    /* specs sorted, then fields and field sets renumbered in the specs'
-     * order: like specs next to each other then have like field set
-     * indices, and like fields (all the radius defaults) sit together */
-    ub_sort_specs(w);
-    ub_cw_renumber(w);
-
-    ub_sec_job job = {.w = w};
-    ub_crate_lz4c_init(&job.lz4, UB_USDC_HC);
-    ub_buf_init(&job.tokens);
-    ub_buf_init(&job.fields);
-    pthread_t th;
-    bool threaded = pthread_create(&th, NULL, ub_sec_job_run, &job) == 0;
-    if (!threaded)
-        ub_sec_job_run(&job);
-
-    ub_buf strings, rest;
+    ub_buf tokens, strings, paths;
+    ub_buf_init(&tokens);
     ub_buf_init(&strings);
-    ub_buf_init(&rest);
+    ub_buf_init(&paths);
+    ub_sec_tokens(w, &w->lz4, &tokens);
     ub_w64(&strings, w->strings.n);
     if (w->strings.n)
         ub_buf_append(&strings, w->strings.v, w->strings.n * 4);
-    uint64_t sizes[3];
-    ub_sec_rest(w, &rest, sizes);
-    if (threaded)
-        pthread_join(th, NULL);
+    ub_sec_paths(w, &w->lz4, &paths);
+    ub_q_join(w); /* and the storing side's three */
 
     static const char *const names[6] = {
         UB_CRATE_SEC_TOKENS, UB_CRATE_SEC_STRINGS, UB_CRATE_SEC_FIELDS,
         UB_CRATE_SEC_FIELDSETS, UB_CRATE_SEC_PATHS, UB_CRATE_SEC_SPECS};
-    const ub_buf *parts[4] = {&job.tokens, &strings, &job.fields, &rest};
+    const ub_buf *parts[6] = {&tokens,       &strings, &w->st.sec[0],
+                              &w->st.sec[1], &paths,   &w->st.sec[2]};
     ub_buf *o = w->st.out;
     uint64_t at = o->len - w->st.base;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 6 && !w->oom; k++) {
         if (parts[k]->failed)
             w->oom = true;
         else if (parts[k]->len)
             ub_buf_append(o, parts[k]->data, parts[k]->len);
-    }
-    uint64_t size[6] = {job.tokens.len, strings.len, job.fields.len,
-                        sizes[0], sizes[1], sizes[2]};
-    for (int k = 0; k < 6; k++) {
         sec[k].name = names[k];
         sec[k].start = at;
-        sec[k].size = size[k];
-        at += size[k];
+        sec[k].size = parts[k]->len;
+        at += parts[k]->len;
     }
-    ub_buf_free(&job.tokens);
-    ub_buf_free(&job.fields);
+    ub_buf_free(&tokens);
     ub_buf_free(&strings);
-    ub_buf_free(&rest);
-    ub_crate_lz4c_free(&job.lz4);
+    ub_buf_free(&paths);
 }
 
 static void ub_cw_free(ub_cw *w)
 {
+    ub_q_join(w);
     ub_cw_free_walk(w);
+    ub_st_free_walk(&w->st);
     free(w->tokens.v);
     free(w->strings.v);
     free(w->pnodes.v);
     free(w->st.fields.v);
     free(w->st.fsets.v);
     free(w->st.specs.v);
+    for (int k = 0; k < 3; k++)
+        ub_buf_free(&w->st.sec[k]);
+    ub_crate_lz4c_free(&w->st.lz4);
     ub_crate_lz4c_free(&w->lz4);
 }
 
@@ -2761,6 +2811,9 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     ub_crate_lz4c_init(&w.lz4, UB_USDC_HC);
     w.lz4.hc_upto = UB_USDC_HC_UPTO;
     ub_crate_lz4c_init(&w.lz4v, UB_USDC_HC_ARRAYS);
+    ub_crate_lz4c_init(&w.st.lz4, UB_USDC_HC);
+    for (int k = 0; k < 3; k++)
+        ub_buf_init(&w.st.sec[k]);
     for (int k = 0; k < UB_K_COUNT; k++)
         w.key[k] = ub_cw_intern(&w, ub_key_text[k], strlen(ub_key_text[k]));
     ub_buf_init(&w.no_scratch);
