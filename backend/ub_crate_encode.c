@@ -24,6 +24,33 @@ static inline int64_t ub_int_diff(int64_t cur, int64_t prev, int width)
     return (int64_t)d;
 }
 
+/* A walk over the differences of an array of integers (the first from
+ * 0), as the coding stores them; every pass below is one. */
+typedef struct ub_dwalk {
+    const void *v;
+    size_t i, n;
+    int64_t prev;
+    int width;
+} ub_dwalk;
+
+static inline ub_dwalk ub_dwalk_start(const void *v, size_t n, int width)
+{
+    return (ub_dwalk){v, 0, n, 0, width};
+}
+
+/* The next difference into *d; false at the end.  (Inlined: with the
+ * width a constant the passes stay tight loops.) */
+static inline __attribute__((always_inline)) bool ub_dwalk_next(ub_dwalk *w,
+                                                                int64_t *d)
+{
+    if (w->i == w->n)
+        return false;
+    int64_t cur = ub_int_at(w->v, w->i++, w->width);
+    *d = ub_int_diff(cur, w->prev, w->width);
+    w->prev = cur;
+    return true;
+}
+
 /* The most common difference; the largest of those tied (whatever the
  * order counts grow in).  Small differences (most of them: indices move
  * by little) are counted in a direct table; the others in an open
@@ -98,11 +125,9 @@ ub_most_common(const void *v, size_t n, int width, bool *oom)
         return 0;
     }
     size_t far = 0;
-    int64_t prev = 0;
-    for (size_t i = 0; i < n; i++) {
-        int64_t cur = ub_int_at(v, i, width);
-        int64_t d = ub_int_diff(cur, prev, width);
-        prev = cur;
+    int64_t d;
+    ub_dwalk dw = ub_dwalk_start(v, n, width);
+    while (ub_dwalk_next(&dw, &d)) {
         if (d >= -UB_DIRECT && d < UB_DIRECT)
             direct[d + UB_DIRECT]++;
         else
@@ -131,11 +156,8 @@ ub_most_common(const void *v, size_t n, int width, bool *oom)
         int64_t cand[UB_MG_MAX + 1];
         size_t cnt[UB_MG_MAX + 1], nc = 0;
         k = k ? k : 1;
-        prev = 0;
-        for (size_t i = 0; i < n; i++) {
-            int64_t cur = ub_int_at(v, i, width);
-            int64_t d = ub_int_diff(cur, prev, width);
-            prev = cur;
+        dw = ub_dwalk_start(v, n, width);
+        while (ub_dwalk_next(&dw, &d)) {
             if (d >= -UB_DIRECT && d < UB_DIRECT)
                 continue;
             size_t j = 0;
@@ -158,11 +180,8 @@ ub_most_common(const void *v, size_t n, int width, bool *oom)
         }
         for (size_t j = 0; j < nc; j++)
             cnt[j] = 0;
-        prev = 0;
-        for (size_t i = 0; i < n && nc; i++) {
-            int64_t cur = ub_int_at(v, i, width);
-            int64_t d = ub_int_diff(cur, prev, width);
-            prev = cur;
+        dw = ub_dwalk_start(v, n, width);
+        while (nc && ub_dwalk_next(&dw, &d)) {
             for (size_t j = 0; j < nc; j++)
                 if (cand[j] == d)
                     cnt[j]++;
@@ -180,11 +199,8 @@ ub_most_common(const void *v, size_t n, int width, bool *oom)
         *oom = true;
         return 0;
     }
-    prev = 0;
-    for (size_t i = 0; i < n; i++) {
-        int64_t cur = ub_int_at(v, i, width);
-        int64_t d = ub_int_diff(cur, prev, width);
-        prev = cur;
+    dw = ub_dwalk_start(v, n, width);
+    while (ub_dwalk_next(&dw, &d)) {
         if (d >= -UB_DIRECT && d < UB_DIRECT)
             continue;
         size_t c = ub_mc_count(&t, &cap, &used, d);
@@ -245,11 +261,9 @@ ub_code_ints(const void *v, size_t n, int width, ub_buf *out)
      * 64-bit input. */
     int64_t small = width == 4 ? INT8_MAX : INT16_MAX;
     int64_t medium = width == 4 ? INT16_MAX : INT32_MAX;
-    int64_t prev = 0;
-    for (size_t i = 0; i < n; i++) {
-        int64_t cur = ub_int_at(v, i, width);
-        int64_t d = ub_int_diff(cur, prev, width);
-        prev = cur;
+    int64_t d;
+    ub_dwalk dw = ub_dwalk_start(v, n, width);
+    for (size_t i = 0; ub_dwalk_next(&dw, &d); i++) {
         /* the code is the difference's width: 1, 2 or 3 for 1/2/4 bytes
          * (32-bit input) or 2/4/8 bytes (64-bit input) */
         unsigned code = d == common                          ? 0

@@ -5,10 +5,12 @@
  * structural sections, the table of contents, and the bootstrap is filled
  * in.  doc/usdc.md ("Writing") describes the choices.
  */
+#define _GNU_SOURCE /* sched_getaffinity */
 #include "ub_usdc_write.h"
 
 #include <math.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,34 +193,21 @@ static const char *const ub_key_text[UB_K_COUNT] = {
     "displayUnit",
 };
 
-typedef struct ub_cw {
-    const ub_layer *layer;
-    ub_strtab *strtab;
-    ub_diags *diags;
+/* The storing side: values deduplicated into the file, fields, field
+ * sets and specs numbered.  The walk (ub_cw) hands it records in order
+ * (ub_q below), on a thread of its own where there is a second CPU; it
+ * meets them in the walk's order either way, so it numbers everything as
+ * one thread would and the file is the same bytes.  The walk names a
+ * stored value by a ticket: the value's rep with the ticket number as
+ * payload, not inlined (payload 0 stays an empty array's). */
+typedef struct ub_st {
     ub_buf *out;
     size_t base;       /* where the file starts in out */
-    uint32_t version;
-    bool oom, failed;
-
-    UB_VEC(const char *) tokens;
-    ub_tab token_tab;
-    UB_VEC(uint32_t) strings; /* string index -> token index */
-    UB_VEC(uint32_t) tok_string; /* token index -> string index + 1 */
-    /* the first fields of inlined string and token values (a prim's
-     * documentation, a name), by string and token index */
-    UB_VEC(ub_first) string_first;
-    UB_VEC(ub_first) token_first;
-
-    UB_VEC(ub_pnode) pnodes; /* path index -> node */
-    ub_tab pnode_tab;        /* (parent, element, is_prop) -> index */
-    ub_tab ptext_tab;        /* interned path text -> index */
-    UB_VEC(const char *) ptext; /* parallel to ptext_tab entries */
-    UB_VEC(uint32_t) ptext_idx;
-    uint32_t empty_path;     /* index of the empty path, or UINT32_MAX */
+    bool oom;
 
     UB_VEC(ub_vrec) vals;
     ub_tab val_tab;
-    uint32_t last_val; /* the value ub_cw_store returned last */
+    UB_VEC(uint32_t) ticket_val; /* ticket - 1 -> value record */
 
     UB_VEC(ub_field_rec) fields;
     ub_tab field_tab;
@@ -226,10 +215,11 @@ typedef struct ub_cw {
     ub_tab fset_tab;
     uint32_t empty_fset1; /* the empty field set's start + 1, 0: none */
     UB_VEC(ub_spec_rec) specs;
-
     UB_VEC(uint32_t) cur; /* field indices of the spec being built */
-    ub_crate_lz4c lz4;    /* LZ4 HC, its state kept between calls */
-    ub_crate_lz4c lz4v;   /* integer and float arrays: fast mode */
+    /* the first fields of inlined string and token values (a prim's
+     * documentation, a name), by string and token index */
+    UB_VEC(ub_first) string_first;
+    UB_VEC(ub_first) token_first;
     /* the fields made last, direct-mapped by (token, rep): most repeat
      * (typeName = "float", kind = "component", the same properties
      * list), and a hit here spares a probe of the field table, a cache
@@ -244,7 +234,56 @@ typedef struct ub_cw {
         uint64_t h;
         uint32_t id1; /* value record + 1, 0: empty */
     } *vcache;
-    /* likewise the tokens of the names met last */
+    ub_crate_lz4c lz4; /* for its sections: */
+    ub_buf sec[3];     /* FIELDS, FIELDSETS, SPECS (ub_st_sections) */
+} ub_st;
+
+/* A batch of records from the walk to the storing side. */
+typedef struct ub_batch {
+    ub_buf buf;
+    struct ub_batch *next;
+} ub_batch;
+
+typedef struct ub_q {
+    pthread_mutex_t mu;
+    pthread_cond_t more, room; /* a batch to store; an emptied one */
+    ub_batch *head, *tail;     /* handed over, in order */
+    ub_batch *free;            /* stored, to be filled again */
+    size_t nbatch;             /* made so far */
+    bool closed;
+    bool sections; /* at the end, the storing side builds its sections */
+    pthread_t th;
+} ub_q;
+
+typedef struct ub_cw {
+    const ub_layer *layer;
+    ub_strtab *strtab;
+    ub_diags *diags;
+    uint32_t version;
+    bool oom, failed;
+
+    ub_st st;
+    ub_q *q;        /* the storing thread's queue; NULL: stored here */
+    ub_batch *qb;   /* the batch being filled */
+    bool st_sections; /* no thread: ub_q_join builds the storing side's
+                         sections */
+    uint64_t tickets; /* stored values handed over so far */
+
+    UB_VEC(const char *) tokens;
+    ub_tab token_tab;
+    UB_VEC(uint32_t) strings; /* string index -> token index */
+    UB_VEC(uint32_t) tok_string; /* token index -> string index + 1 */
+
+    UB_VEC(ub_pnode) pnodes; /* path index -> node */
+    ub_tab pnode_tab;        /* (parent, element, is_prop) -> index */
+    ub_tab ptext_tab;        /* interned path text -> index */
+    UB_VEC(const char *) ptext; /* parallel to ptext_tab entries */
+    UB_VEC(uint32_t) ptext_idx;
+    uint32_t empty_path;     /* index of the empty path, or UINT32_MAX */
+
+    ub_crate_lz4c lz4;    /* LZ4 HC, its state kept between calls */
+    ub_crate_lz4c lz4v;   /* integer and float arrays: fast mode */
+    /* the tokens of the names met last */
     struct ub_tcache {
         const char *s;
         uint32_t id;
@@ -256,12 +295,16 @@ typedef struct ub_cw {
     struct {
         const char *lit;
         uint32_t token;
-        uint32_t field; /* the field last made with it, */
-        uint64_t rep;   /* and its value (most repeat: custom = false) */
     } names[64];
     /* array type names ("float3[]") by their element type's name */
     const char *array_names[UB_ARRAY_NAMES][2];
-    ub_buf **scratch;     /* ub_cw_scratch's stack */
+    /* ub_cw_scratch's stack: a buffer and the offsets in it of the
+     * tickets it holds (a dictionary's values, a series' samples), which
+     * the storing side replaces with the values' reps */
+    struct ub_scratch {
+        ub_buf b;
+        UB_VEC(uint64_t) holes;
+    } **scratch;
     size_t nscratch, capscratch;
     ub_buf no_scratch;    /* handed out, failed, when memory ran out */
     const ub_prim *where; /* the prim being written, for errors */
@@ -635,7 +678,7 @@ static ub_buf *ub_cw_scratch(ub_cw *w)
 {
     if (w->nscratch == w->capscratch) {
         size_t cap = w->capscratch ? w->capscratch * 2 : 16;
-        ub_buf **v = realloc(w->scratch, cap * sizeof *v);
+        struct ub_scratch **v = realloc(w->scratch, cap * sizeof *v);
         if (!v)
             return &w->no_scratch;
         for (size_t i = w->capscratch; i < cap; i++)
@@ -643,22 +686,53 @@ static ub_buf *ub_cw_scratch(ub_cw *w)
         w->scratch = v;
         w->capscratch = cap;
     }
-    ub_buf **slot = &w->scratch[w->nscratch];
+    struct ub_scratch **slot = &w->scratch[w->nscratch];
     if (!*slot) {
-        if (!(*slot = malloc(sizeof **slot)))
+        if (!(*slot = calloc(1, sizeof **slot)))
             return &w->no_scratch;
-        ub_buf_init(*slot);
+        ub_buf_init(&(*slot)->b);
     }
     w->nscratch++;
-    (*slot)->len = 0;
-    (*slot)->failed = false;
-    return *slot;
+    (*slot)->b.len = 0;
+    (*slot)->b.failed = false;
+    (*slot)->holes.n = 0;
+    return &(*slot)->b;
 }
 
 static void ub_cw_unscratch(ub_cw *w, ub_buf *b)
 {
     if (b != &w->no_scratch)
         w->nscratch--;
+}
+
+/* The scratch entry of b: the top of the stack (a value is encoded and
+ * stored while its buffer is the newest), or NULL. */
+static struct ub_scratch *ub_cw_scratch_of(ub_cw *w, const ub_buf *b)
+{
+    if (w->nscratch && &w->scratch[w->nscratch - 1]->b == b)
+        return w->scratch[w->nscratch - 1];
+    return NULL;
+}
+
+/* Whether rep is a ticket (see ub_st). */
+static bool ub_is_ticket(uint64_t rep)
+{
+    return !(rep & UB_CRATE_REP_IS_INLINED) &&
+           (rep & UB_CRATE_REP_PAYLOAD_MASK) != 0;
+}
+
+/* A rep inside a value's bytes: a ticket is noted, for the storing side
+ * to replace. */
+static void ub_put_rep(ub_cw *w, ub_buf *b, uint64_t rep)
+{
+    if (ub_is_ticket(rep)) {
+        struct ub_scratch *sc = ub_cw_scratch_of(w, b);
+        if (sc)
+            UB_PUSH(w, sc->holes, b->len);
+        else
+            w->oom = true;
+    }
+    ub_buf_append(b, &rep, 8);
 }
 
 /* --- values --------------------------------------------------------------- */
@@ -680,68 +754,152 @@ typedef struct ub_vkey {
 
 static bool ub_eq_val(const void *ctx, uint32_t id, const void *key)
 {
-    const ub_cw *w = ctx;
-    const ub_vrec *r = &w->vals.v[id];
+    const ub_st *s = ctx;
+    const ub_vrec *r = &s->vals.v[id];
     const ub_vkey *k = key;
     return (r->rep & ~UB_CRATE_REP_PAYLOAD_MASK) == k->rep &&
            r->len == k->len &&
-           memcmp(w->out->data + w->base +
+           memcmp(s->out->data + s->base +
                       (r->rep & UB_CRATE_REP_PAYLOAD_MASK),
                   k->bytes, k->len) == 0;
 }
 
-/* The rep of an out-of-line value: the same bytes of the same type and
- * flags are stored once.  align: 8 for uncompressed arrays, else 1. */
+/* (The storing side.)  The record of an out-of-line value: the same
+ * bytes of the same type and flags are stored once.  align: 8 for
+ * uncompressed arrays, else 1.  UINT32_MAX when out of memory. */
+static uint32_t ub_st_store(ub_st *s, uint64_t flags, const char *data,
+                            size_t len, size_t align)
+{
+    ub_vkey k = {flags, data, len};
+    uint64_t h = XXH3_64bits_withSeed(data, len, flags);
+    struct ub_vcache *vc =
+        s->vcache ? &s->vcache[(h >> 40) & (UB_VCACHE - 1)] : NULL;
+    if (vc && vc->id1 && vc->h == h && ub_eq_val(s, vc->id1 - 1, &k))
+        return vc->id1 - 1;
+    ub_slot *sl = ub_tab_find(&s->val_tab, h, ub_eq_val, s, &k);
+    if (!sl) {
+        s->oom = true;
+        return UINT32_MAX;
+    }
+    if (ub_slot_used(sl)) {
+        uint32_t id = ub_slot_id(sl);
+        if (vc)
+            *vc = (struct ub_vcache){h, id + 1};
+        return id;
+    }
+    ub_buf *o = s->out;
+    while ((o->len - s->base) % align)
+        ub_buf_putc(o, 0);
+    size_t off = o->len;
+    ub_buf_append(o, data, len);
+    if (o->failed) {
+        s->oom = true;
+        return UINT32_MAX;
+    }
+    uint64_t rep = flags | (uint64_t)(off - s->base);
+    ub_vrec r = {rep, len, {0, 0}};
+    uint32_t id = (uint32_t)s->vals.n;
+    UB_PUSH(s, s->vals, r);
+    if (s->oom)
+        return UINT32_MAX;
+    ub_tab_put(&s->val_tab, sl, h, id);
+    if (vc)
+        *vc = (struct ub_vcache){h, id + 1};
+    return id;
+}
+
+/* (The storing side.)  The rep a ticket stands for (other reps are
+ * what they say); *vid its value record, or UINT32_MAX. */
+static uint64_t ub_st_rep(ub_st *s, uint64_t rep, uint32_t *vid)
+{
+    *vid = UINT32_MAX;
+    if (!ub_is_ticket(rep))
+        return rep;
+    uint64_t t = rep & UB_CRATE_REP_PAYLOAD_MASK;
+    if (t > s->ticket_val.n || s->ticket_val.v[t - 1] == UINT32_MAX) {
+        s->oom = true;
+        return 0;
+    }
+    *vid = s->ticket_val.v[t - 1];
+    return s->vals.v[*vid].rep;
+}
+
+/* The records the walk hands the storing side, 8-byte aligned: a
+ * 16-byte head, and for a value its length and alignment, the offsets
+ * of the tickets in its bytes (ub_put_rep), then the bytes. */
+enum { UB_R_VALUE = 1, UB_R_FIELD, UB_R_SPEC };
+typedef struct ub_rhead {
+    uint32_t kind;
+    uint32_t a; /* VALUE: the number of tickets; FIELD: the name's token;
+                   SPEC: the path */
+    uint64_t b; /* VALUE: type and flags; FIELD: the rep; SPEC: the spec
+                   type, and 1 << 32 for a property */
+} ub_rhead;
+
+static char *ub_cw_rec(ub_cw *w, size_t n);
+
+/* The ticket of an out-of-line value (ub_st_store stores it). */
 static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
                             size_t align)
 {
-    if (b->failed) {
+    if (b->failed)
         w->oom = true;
+    if (w->oom)
         return flags;
-    }
-    ub_vkey k = {flags, b->data, b->len};
-    uint64_t h = XXH3_64bits_withSeed(b->data, b->len, flags);
-    struct ub_vcache *vc =
-        w->vcache ? &w->vcache[(h >> 40) & (UB_VCACHE - 1)] : NULL;
-    if (vc && vc->id1 && vc->h == h && ub_eq_val(w, vc->id1 - 1, &k)) {
-        w->last_val = vc->id1 - 1;
-        return w->vals.v[w->last_val].rep;
-    }
-    ub_slot *sl = ub_tab_find(&w->val_tab, h, ub_eq_val, w, &k);
-    if (!sl) {
-        w->oom = true;
+    struct ub_scratch *sc = ub_cw_scratch_of(w, b);
+    size_t nh = sc ? sc->holes.n : 0;
+    char *r = ub_cw_rec(w, 32 + nh * 8 + ((b->len + 7) & ~(size_t)7));
+    if (!r)
         return flags;
-    }
-    if (ub_slot_used(sl)) {
-        w->last_val = ub_slot_id(sl);
-        if (vc)
-            *vc = (struct ub_vcache){h, w->last_val + 1};
-        return w->vals.v[w->last_val].rep;
-    }
-    ub_buf *o = w->out;
-    while ((o->len - w->base) % align)
-        ub_buf_putc(o, 0);
-    size_t off = o->len;
-    ub_buf_append(o, b->data, b->len);
-    if (o->failed) {
-        w->oom = true;
-        return flags;
-    }
-    uint64_t rep = flags | (uint64_t)(off - w->base);
-    ub_vrec r = {rep, b->len, {0, 0}};
-    uint32_t id = (uint32_t)w->vals.n;
-    UB_PUSH(w, w->vals, r);
-    if (!w->oom)
-        ub_tab_put(&w->val_tab, sl, h, id);
-    w->last_val = id;
-    if (vc && !w->oom)
-        *vc = (struct ub_vcache){h, id + 1};
-    return rep;
+    ub_rhead h = {UB_R_VALUE, (uint32_t)nh, flags};
+    uint64_t ext[2] = {b->len, align};
+    memcpy(r, &h, sizeof h);
+    memcpy(r + 16, ext, sizeof ext);
+    if (nh)
+        memcpy(r + 32, sc->holes.v, nh * 8);
+    if (b->len)
+        memcpy(r + 32 + nh * 8, b->data, b->len);
+    return flags | ++w->tickets;
 }
 
-static void ub_w32(ub_buf *b, uint32_t x) { ub_buf_append(b, &x, 4); }
-static void ub_w64(ub_buf *b, uint64_t x) { ub_buf_append(b, &x, 8); }
-static void ub_wf64(ub_buf *b, double x) { ub_buf_append(b, &x, 8); }
+/* (The storing side.)  Store the value record at r, its tickets first
+ * replaced by their reps; returns the next record. */
+static char *ub_st_value(ub_st *s, char *r)
+{
+    ub_rhead h;
+    uint64_t ext[2];
+    memcpy(&h, r, sizeof h);
+    memcpy(ext, r + 16, sizeof ext);
+    char *data = r + 32 + (size_t)h.a * 8;
+    for (uint32_t i = 0; i < h.a; i++) {
+        uint64_t off, rep;
+        uint32_t vid;
+        memcpy(&off, r + 32 + (size_t)i * 8, 8);
+        memcpy(&rep, data + off, 8);
+        rep = ub_st_rep(s, rep, &vid);
+        memcpy(data + off, &rep, 8);
+    }
+    uint32_t id = s->oom ? UINT32_MAX
+                         : ub_st_store(s, h.b, data, ext[0], ext[1]);
+    UB_PUSH(s, s->ticket_val, id);
+    return data + ((ext[0] + 7) & ~(uint64_t)7);
+}
+
+/* n bytes at p to b; the test for room inline (values are encoded a
+ * few bytes at a time). */
+static inline void ub_wn(ub_buf *b, const void *p, size_t n)
+{
+    if (b->cap - b->len >= n && !b->failed) {
+        memcpy(b->data + b->len, p, n);
+        b->len += n;
+    } else {
+        ub_buf_append(b, p, n);
+    }
+}
+
+static void ub_w32(ub_buf *b, uint32_t x) { ub_wn(b, &x, 4); }
+static void ub_w64(ub_buf *b, uint64_t x) { ub_wn(b, &x, 8); }
+static void ub_wf64(ub_buf *b, double x) { ub_wn(b, &x, 8); }
 
 static ub_crate_type ub_crate_type_of(ub_type_id base)
 {
@@ -1138,7 +1296,7 @@ static void ub_put_dict(ub_cw *w, ub_buf *b, const ub_dict *d)
     for (uint32_t i = 0; i < n; i++) {
         ub_w32(b, ub_cw_string(w, e[i]->key));
         ub_w64(b, 8);
-        ub_w64(b, reps[i]);
+        ub_put_rep(w, b, reps[i]);
     }
     if (e != small)
         free(e);
@@ -1305,116 +1463,408 @@ static uint64_t ub_cw_listop(ub_cw *w, const ub_value *v, ub_crate_type lt)
 
 static bool ub_eq_field(const void *ctx, uint32_t id, const void *key)
 {
-    const ub_field_rec *f = &((const ub_cw *)ctx)->fields.v[id];
+    const ub_field_rec *f = &((const ub_st *)ctx)->fields.v[id];
     const ub_field_rec *k = key;
     return f->token == k->token && f->rep == k->rep;
 }
 
-/* The record of the stored value rep is, or NULL (an inlined value, an
- * empty array).  Mostly the value stored last; else found by its offset
- * (records are in the order of their offsets): every field of a stored
- * value then goes the same way. */
-static ub_vrec *ub_cw_vrec_of(ub_cw *w, uint64_t rep)
-{
-    if (rep & UB_CRATE_REP_IS_INLINED)
-        return NULL;
-    if (w->last_val < w->vals.n && w->vals.v[w->last_val].rep == rep)
-        return &w->vals.v[w->last_val];
-    uint64_t off = rep & UB_CRATE_REP_PAYLOAD_MASK;
-    size_t lo = 0, hi = w->vals.n;
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if ((w->vals.v[mid].rep & UB_CRATE_REP_PAYLOAD_MASK) < off)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    for (; lo < w->vals.n &&
-           (w->vals.v[lo].rep & UB_CRATE_REP_PAYLOAD_MASK) == off;
-         lo++)
-        if (w->vals.v[lo].rep == rep)
-            return &w->vals.v[lo];
-    return NULL;
-}
-
-/* Entry i (< n) of a vector of ub_first, grown with zeros up to n. */
-static ub_first *ub_first_at(ub_cw *w, ub_first **v, size_t *len,
-                             size_t *cap, size_t i, size_t n)
+/* Entry i of a vector of ub_first, grown with zeros as needed. */
+static ub_first *ub_first_at(ub_st *s, ub_first **v, size_t *len,
+                             size_t *cap, size_t i)
 {
     if (i >= *len) {
-        if (!ub_grow((void **)v, cap, n, sizeof **v)) {
-            w->oom = true;
+        if (!ub_grow((void **)v, cap, i + 1, sizeof **v)) {
+            s->oom = true;
             return NULL;
         }
-        memset(*v + *len, 0, (n - *len) * sizeof **v);
-        *len = n;
+        memset(*v + *len, 0, (i + 1 - *len) * sizeof **v);
+        *len = i + 1;
     }
     return &(*v)[i];
 }
 
 /* Where the first field of the value rep is kept, or NULL (then the
- * field table): a stored value's record; an inlined string's or token's
- * entry. */
-static ub_first *ub_cw_first_of(ub_cw *w, uint64_t rep)
+ * field table): a stored value's record (vid); an inlined string's or
+ * token's entry. */
+static ub_first *ub_st_first_of(ub_st *s, uint64_t rep, uint32_t vid)
 {
-    if (!(rep & UB_CRATE_REP_IS_INLINED)) {
-        ub_vrec *vr = ub_cw_vrec_of(w, rep);
-        return vr ? &vr->first : NULL;
-    }
+    if (!(rep & UB_CRATE_REP_IS_INLINED))
+        return vid != UINT32_MAX ? &s->vals.v[vid].first : NULL;
     if (rep & UB_CRATE_REP_IS_ARRAY)
         return NULL;
     uint64_t i = rep & UB_CRATE_REP_PAYLOAD_MASK;
     switch ((rep >> UB_CRATE_REP_TYPE_SHIFT) & UB_CRATE_REP_TYPE_MASK) {
     case UB_CRATE_STRING:
-        return i < w->strings.n
-                   ? ub_first_at(w, &w->string_first.v, &w->string_first.n,
-                                 &w->string_first.cap, i, w->strings.n)
-                   : NULL;
+        return ub_first_at(s, &s->string_first.v, &s->string_first.n,
+                           &s->string_first.cap, i);
     case UB_CRATE_TOKEN:
-        return i < w->tokens.n
-                   ? ub_first_at(w, &w->token_first.v, &w->token_first.n,
-                                 &w->token_first.cap, i, w->tokens.n)
-                   : NULL;
+        return ub_first_at(s, &s->token_first.v, &s->token_first.n,
+                           &s->token_first.cap, i);
     default:
         return NULL;
     }
 }
 
-static void ub_cw_field_tok(ub_cw *w, uint32_t token, uint64_t rep)
+/* (The storing side.)  A field of the spec being built. */
+static void ub_st_field(ub_st *s, uint32_t token, uint64_t rep)
 {
-    if (w->failed)
-        return;
+    uint32_t vid;
+    rep = ub_st_rep(s, rep, &vid);
     ub_field_rec f = {token, 0, rep};
     uint64_t h = ub_mix(rep * 31 + token);
     struct ub_fcache *fc =
-        w->fcache ? &w->fcache[(h >> 40) & (UB_FCACHE - 1)] : NULL;
+        s->fcache ? &s->fcache[(h >> 40) & (UB_FCACHE - 1)] : NULL;
     if (fc && fc->id1 && fc->rep == rep && fc->token == token) {
-        UB_PUSH(w, w->cur, fc->id1 - 1);
+        UB_PUSH(s, s->cur, fc->id1 - 1);
         return;
     }
     /* a stored value's record, or a string's or token's, knows the
      * value's first field */
-    ub_first *vr = ub_cw_first_of(w, rep);
+    ub_first *vr = ub_st_first_of(s, rep, vid);
     uint32_t id;
     if (vr && vr->ftok1 == token + 1) {
         id = vr->field;
     } else if (vr && !vr->ftok1) {
-        id = (uint32_t)w->fields.n;
-        UB_PUSH(w, w->fields, f);
+        id = (uint32_t)s->fields.n;
+        UB_PUSH(s, s->fields, f);
         vr->ftok1 = token + 1;
         vr->field = id;
     } else {
-        bool fresh;
-        id = ub_cw_lookup(w, &w->field_tab, h, ub_eq_field, &f, w->fields.n,
-                          &fresh);
-        if (fresh)
-            UB_PUSH(w, w->fields, f);
+        ub_slot *sl = ub_tab_find(&s->field_tab, h, ub_eq_field, s, &f);
+        if (!sl) {
+            s->oom = true;
+            return;
+        }
+        if (ub_slot_used(sl)) {
+            id = ub_slot_id(sl);
+        } else {
+            id = (uint32_t)s->fields.n;
+            ub_tab_put(&s->field_tab, sl, h, id);
+            UB_PUSH(s, s->fields, f);
+        }
     }
-    if (w->oom)
+    if (s->oom)
         return;
-    UB_PUSH(w, w->cur, id);
+    UB_PUSH(s, s->cur, id);
     if (fc)
         *fc = (struct ub_fcache){rep, token, id + 1};
+}
+
+typedef struct ub_fskey {
+    const uint32_t *v;
+    size_t n;
+} ub_fskey;
+
+static bool ub_eq_fset(const void *ctx, uint32_t id, const void *key)
+{
+    const ub_st *s = ctx;
+    const ub_fskey *k = key;
+    if (id + k->n >= s->fsets.n)
+        return false;
+    return memcmp(s->fsets.v + id, k->v, k->n * 4) == 0 &&
+           s->fsets.v[id + k->n] == UINT32_MAX;
+}
+
+/* Whether the field set starting at fsets[start] is cur's. */
+static bool ub_st_fset_is(const ub_st *s, uint32_t start)
+{
+    ub_fskey k = {s->cur.v, s->cur.n};
+    return ub_eq_fset(s, start, &k);
+}
+
+/* (The storing side.)  Close the spec being built: its field set
+ * (shared when equal).  A set is found through its newest field when it
+ * is that field's first set, else in fset_tab. */
+static void ub_st_spec(ub_st *s, uint32_t path, uint32_t type, bool prop)
+{
+    uint32_t newest = UINT32_MAX; /* none: the empty set */
+    for (size_t i = 0; i < s->cur.n; i++)
+        if (newest == UINT32_MAX || s->cur.v[i] > newest)
+            newest = s->cur.v[i];
+    uint32_t *first = newest == UINT32_MAX ? &s->empty_fset1
+                                           : &s->fields.v[newest].fset1;
+    uint32_t start;
+    if (*first && ub_st_fset_is(s, *first - 1)) {
+        start = *first - 1;
+    } else {
+        ub_slot *sl = NULL;
+        uint64_t h = 0;
+        if (*first) {
+            ub_fskey k = {s->cur.v, s->cur.n};
+            h = XXH3_64bits(s->cur.v, s->cur.n * 4);
+            sl = ub_tab_find(&s->fset_tab, h, ub_eq_fset, s, &k);
+            if (!sl) {
+                s->oom = true;
+                return;
+            }
+        }
+        if (sl && ub_slot_used(sl)) {
+            start = ub_slot_id(sl);
+        } else {
+            start = (uint32_t)s->fsets.n;
+            for (size_t i = 0; i < s->cur.n; i++)
+                UB_PUSH(s, s->fsets, s->cur.v[i]);
+            UB_PUSH(s, s->fsets, UINT32_MAX);
+            if (s->oom)
+                return;
+            if (sl)
+                ub_tab_put(&s->fset_tab, sl, h, start);
+            else
+                *first = start + 1;
+        }
+    }
+    ub_spec_rec r = {path, start, type, prop};
+    UB_PUSH(s, s->specs, r);
+    s->cur.n = 0;
+}
+
+/* A batch is handed over once it holds this many bytes (at a spec's
+ * end): small enough to stay in the cache between the threads, big
+ * enough that the lock is rare.  At most UB_Q_MAX batches exist: the
+ * walk may run 1 MiB ahead while the storing thread waits for a CPU (on
+ * a busy machine it often does), then waits for it. */
+#define UB_Q_BATCH ((size_t)64 << 10)
+#define UB_Q_MAX 16
+
+/* (The storing side.)  Every record of a batch, in order; then the
+ * batch is empty.  A batch a big value (an array) made big gives its
+ * memory back: that copy of the value is not kept to the end. */
+static void ub_st_batch(ub_st *s, ub_buf *b)
+{
+    char *r = b->data, *end = b->data + b->len;
+    while (r < end && !s->oom) {
+        ub_rhead h;
+        memcpy(&h, r, sizeof h);
+        if (h.kind == UB_R_VALUE) {
+            r = ub_st_value(s, r);
+            continue;
+        }
+        if (h.kind == UB_R_FIELD)
+            ub_st_field(s, h.a, h.b);
+        else
+            ub_st_spec(s, h.a, (uint32_t)h.b, (h.b >> 32) != 0);
+        r += sizeof h;
+    }
+    b->len = 0;
+    if (b->cap > 4 * UB_Q_BATCH) {
+        ub_buf_free(b);
+        ub_buf_init(b);
+    }
+}
+
+/* --- handing records over ------------------------------------------------- */
+
+static void ub_st_sections(ub_cw *w);
+
+static void *ub_st_main(void *arg)
+{
+    ub_cw *w = arg;
+    ub_q *q = w->q;
+    for (;;) {
+        pthread_mutex_lock(&q->mu);
+        while (!q->head && !q->closed)
+            pthread_cond_wait(&q->more, &q->mu);
+        ub_batch *b = q->head;
+        if (b && !(q->head = b->next))
+            q->tail = NULL;
+        bool sections = q->sections;
+        pthread_mutex_unlock(&q->mu);
+        if (!b) {
+            if (sections)
+                ub_st_sections(w);
+            return NULL;
+        }
+        ub_st_batch(&w->st, &b->buf);
+        pthread_mutex_lock(&q->mu);
+        b->next = q->free;
+        q->free = b;
+        pthread_cond_signal(&q->room);
+        pthread_mutex_unlock(&q->mu);
+    }
+}
+
+/* How many CPUs this process may run on (its affinity). */
+static unsigned ub_cw_cpus(void)
+{
+#ifdef __linux__
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0)
+        return (unsigned)CPU_COUNT(&set);
+#endif
+    return 2;
+}
+
+static ub_batch *ub_batch_new(void)
+{
+    ub_batch *b = calloc(1, sizeof *b);
+    if (b)
+        ub_buf_init(&b->buf);
+    return b;
+}
+
+static void ub_batch_free(ub_batch *b)
+{
+    if (b) {
+        ub_buf_free(&b->buf);
+        free(b);
+    }
+}
+
+/* The first batch, and the storing thread when there is a second CPU
+ * (else each batch is stored as it is handed over). */
+static void ub_q_start(ub_cw *w)
+{
+    if (!(w->qb = ub_batch_new())) {
+        w->oom = true;
+        return;
+    }
+    if (ub_cw_cpus() < 2)
+        return;
+    ub_q *q = calloc(1, sizeof *q);
+    if (!q)
+        return;
+    if (pthread_mutex_init(&q->mu, NULL) != 0)
+        goto no_mutex;
+    if (pthread_cond_init(&q->more, NULL) != 0)
+        goto no_more;
+    if (pthread_cond_init(&q->room, NULL) != 0)
+        goto no_room;
+    q->nbatch = 1;
+    w->q = q;
+    if (pthread_create(&q->th, NULL, ub_st_main, w) == 0)
+        return;
+    w->q = NULL;
+    pthread_cond_destroy(&q->room);
+no_room:
+    pthread_cond_destroy(&q->more);
+no_more:
+    pthread_mutex_destroy(&q->mu);
+no_mutex:
+    free(q);
+}
+
+/* Hand the batch being filled over, and take an empty one. */
+static void ub_q_hand(ub_cw *w)
+{
+    ub_batch *b = w->qb;
+    if (!b || !b->buf.len)
+        return;
+    if (b->buf.failed) {
+        w->oom = true;
+        return;
+    }
+    ub_q *q = w->q;
+    if (!q) {
+        ub_st_batch(&w->st, &b->buf);
+        return;
+    }
+    pthread_mutex_lock(&q->mu);
+    b->next = NULL;
+    if (q->tail)
+        q->tail->next = b;
+    else
+        q->head = b;
+    q->tail = b;
+    pthread_cond_signal(&q->more);
+    while (!q->free && q->nbatch >= UB_Q_MAX)
+        pthread_cond_wait(&q->room, &q->mu);
+    b = q->free;
+    if (b)
+        q->free = b->next;
+    else
+        q->nbatch++;
+    pthread_mutex_unlock(&q->mu);
+    if (!b && !(b = ub_batch_new()))
+        w->oom = true;
+    w->qb = b;
+}
+
+/* The walk's end: the last batch handed over, and the storing side told
+ * to build its sections (when nothing failed) once it has stored it. */
+static void ub_q_close(ub_cw *w)
+{
+    ub_batch *b = w->qb;
+    if (b && b->buf.failed)
+        w->oom = true;
+    bool send = b && b->buf.len && !w->oom;
+    ub_q *q = w->q;
+    if (!q) {
+        if (send)
+            ub_st_batch(&w->st, &b->buf);
+        w->st_sections = !w->failed && !w->oom;
+        return;
+    }
+    pthread_mutex_lock(&q->mu);
+    if (send) {
+        b->next = NULL;
+        if (q->tail)
+            q->tail->next = b;
+        else
+            q->head = b;
+        q->tail = b;
+        w->qb = NULL;
+    }
+    q->closed = true;
+    q->sections = !w->failed && !w->oom;
+    pthread_cond_signal(&q->more);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* Wait for the storing side (its thread ended, or its sections built
+ * here): its state is the caller's again.  Again: nothing. */
+static void ub_q_join(ub_cw *w)
+{
+    ub_q *q = w->q;
+    if (q) {
+        pthread_join(q->th, NULL); /* (it leaves when q->head is empty) */
+        while (q->free) {
+            ub_batch *b = q->free;
+            q->free = b->next;
+            ub_batch_free(b);
+        }
+        pthread_cond_destroy(&q->room);
+        pthread_cond_destroy(&q->more);
+        pthread_mutex_destroy(&q->mu);
+        free(q);
+        w->q = NULL;
+    } else if (w->st_sections) {
+        w->st_sections = false;
+        ub_st_sections(w);
+    }
+    ub_batch_free(w->qb);
+    w->qb = NULL;
+    if (w->st.oom)
+        w->oom = true;
+}
+
+/* Room for a record of n bytes in the batch being filled, or NULL (out
+ * of memory). */
+static char *ub_cw_rec(ub_cw *w, size_t n)
+{
+    if (!w->qb) {
+        w->oom = true;
+        return NULL;
+    }
+    ub_buf *b = &w->qb->buf;
+    /* (the test inline: a record is mostly 16 bytes) */
+    char *p = b->cap - b->len >= n ? b->data + b->len : ub_buf_reserve(b, n);
+    if (!p) {
+        w->oom = true;
+        return NULL;
+    }
+    b->len += n;
+    return p;
+}
+
+static void ub_cw_field_tok(ub_cw *w, uint32_t token, uint64_t rep)
+{
+    if (w->failed || w->oom)
+        return;
+    char *r = ub_cw_rec(w, sizeof(ub_rhead));
+    if (r) {
+        ub_rhead h = {UB_R_FIELD, token, rep};
+        memcpy(r, &h, sizeof h);
+    }
 }
 
 static void ub_cw_field(ub_cw *w, const char *name, uint64_t rep)
@@ -1433,89 +1883,24 @@ static void ub_cw_field_c(ub_cw *w, const char *lit, uint64_t rep)
             return;
         w->names[h].lit = lit;
         w->names[h].token = ub_cw_token(w, name);
-        w->names[h].field = UINT32_MAX;
-    }
-    if (w->names[h].field != UINT32_MAX && w->names[h].rep == rep) {
-        if (!w->failed)
-            UB_PUSH(w, w->cur, w->names[h].field);
-        return;
     }
     ub_cw_field_tok(w, w->names[h].token, rep);
-    if (!w->oom && !w->failed && w->cur.n) {
-        w->names[h].field = w->cur.v[w->cur.n - 1];
-        w->names[h].rep = rep;
-    }
 }
 
-typedef struct ub_fskey {
-    const uint32_t *v;
-    size_t n;
-} ub_fskey;
-
-static bool ub_eq_fset(const void *ctx, uint32_t id, const void *key)
-{
-    const ub_cw *w = ctx;
-    const ub_fskey *k = key;
-    if (id + k->n >= w->fsets.n)
-        return false;
-    return memcmp(w->fsets.v + id, k->v, k->n * 4) == 0 &&
-           w->fsets.v[id + k->n] == UINT32_MAX;
-}
-
-/* Whether the field set starting at fsets[start] is cur's. */
-static bool ub_cw_fset_is(const ub_cw *w, uint32_t start)
-{
-    ub_fskey k = {w->cur.v, w->cur.n};
-    return ub_eq_fset(w, start, &k);
-}
-
-/* Close the spec being built: its field set (shared when equal).  A set
- * is found through its newest field when it is that field's first set,
- * else in fset_tab. */
+/* Close the spec being built (the storing side gives it its field set). */
 static void ub_cw_spec(ub_cw *w, uint32_t path, ub_crate_spec_type type)
 {
     if (w->failed || w->oom)
         return;
-    uint32_t newest = UINT32_MAX; /* none: the empty set */
-    for (size_t i = 0; i < w->cur.n; i++)
-        if (newest == UINT32_MAX || w->cur.v[i] > newest)
-            newest = w->cur.v[i];
-    uint32_t *first = newest == UINT32_MAX ? &w->empty_fset1
-                                           : &w->fields.v[newest].fset1;
-    uint32_t start;
-    if (*first && ub_cw_fset_is(w, *first - 1)) {
-        start = *first - 1;
-    } else {
-        ub_slot *sl = NULL;
-        uint64_t h = 0;
-        if (*first) {
-            ub_fskey k = {w->cur.v, w->cur.n};
-            h = XXH3_64bits(w->cur.v, w->cur.n * 4);
-            sl = ub_tab_find(&w->fset_tab, h, ub_eq_fset, w, &k);
-            if (!sl) {
-                w->oom = true;
-                return;
-            }
-        }
-        if (sl && ub_slot_used(sl)) {
-            start = ub_slot_id(sl);
-        } else {
-            start = (uint32_t)w->fsets.n;
-            for (size_t i = 0; i < w->cur.n; i++)
-                UB_PUSH(w, w->fsets, w->cur.v[i]);
-            UB_PUSH(w, w->fsets, UINT32_MAX);
-            if (w->oom)
-                return;
-            if (sl)
-                ub_tab_put(&w->fset_tab, sl, h, start);
-            else
-                *first = start + 1;
-        }
+    char *r = ub_cw_rec(w, sizeof(ub_rhead));
+    if (r) {
+        ub_rhead h = {UB_R_SPEC, path,
+                      (uint64_t)type |
+                          (uint64_t)w->pnodes.v[path].is_prop << 32};
+        memcpy(r, &h, sizeof h);
     }
-    const ub_pnode *pn = &w->pnodes.v[path];
-    ub_spec_rec s = {path, start, (uint32_t)type, pn->is_prop};
-    UB_PUSH(w, w->specs, s);
-    w->cur.n = 0;
+    if (w->qb && w->qb->buf.len >= UB_Q_BATCH)
+        ub_q_hand(w);
 }
 
 /* A token vector (primChildren, properties, ...). */
@@ -1665,11 +2050,11 @@ static uint64_t ub_cw_samples(ub_cw *w, const ub_samples *s)
         reps[i] = ub_cw_value(w, &s->v[i].value);
     b->len = 0;
     ub_w64(b, 8);
-    ub_w64(b, times);
+    ub_put_rep(w, b, times);
     ub_w64(b, 8);
     ub_w64(b, s->n);
-    if (s->n)
-        ub_buf_append(b, reps, s->n * sizeof *reps);
+    for (uint32_t i = 0; i < s->n; i++)
+        ub_put_rep(w, b, reps[i]);
     free(reps);
     uint64_t rep =
         ub_cw_store(w, ub_rep(UB_CRATE_TIME_SAMPLES, false, false, 0), b, 1);
@@ -1936,10 +2321,11 @@ static void ub_cw_layer(ub_cw *w)
     /* about one path, field and value a spec; ~3 field set entries */
     size_t specs = ub_count_specs(l->root);
     UB_RESERVE(w->pnodes, specs + 16);
-    UB_RESERVE(w->specs, specs);
-    UB_RESERVE(w->fields, specs);
-    UB_RESERVE(w->vals, specs);
-    UB_RESERVE(w->fsets, 3 * specs);
+    UB_RESERVE(w->st.specs, specs);
+    UB_RESERVE(w->st.fields, specs);
+    UB_RESERVE(w->st.vals, specs);
+    UB_RESERVE(w->st.fsets, 3 * specs);
+    ub_q_start(w);
     uint32_t root =
         ub_cw_child(w, UINT32_MAX, ub_cw_intern(w, "", 0), false, true);
     ub_cw_metas(w, &l->meta, true);
@@ -1967,6 +2353,7 @@ static void ub_cw_layer(ub_cw *w)
     ub_cw_body(w, l->root);
     ub_cw_spec(w, root, UB_CRATE_SPEC_PSEUDO_ROOT);
     ub_cw_children(w, root, l->root);
+    ub_q_close(w);
 }
 
 /* --- sections ------------------------------------------------------------- */
@@ -2055,7 +2442,7 @@ static int ub_cmp_name(const void *a, const void *b)
 
 static void ub_sort_specs(ub_cw *w)
 {
-    size_t n = w->specs.n, nt = w->tokens.n;
+    size_t n = w->st.specs.n, nt = w->tokens.n;
     uint32_t *rank = calloc(nt ? nt : 1, sizeof *rank);
     ub_named *names = NULL;
     size_t nn = 0, *start = NULL;
@@ -2063,7 +2450,7 @@ static void ub_sort_specs(ub_cw *w)
     if (!rank)
         goto oom;
     for (size_t i = 0; i < n; i++) {
-        const ub_spec_rec *s = &w->specs.v[i];
+        const ub_spec_rec *s = &w->st.specs.v[i];
         uint32_t tok = w->pnodes.v[s->path].token;
         if (s->prop && !rank[tok]) {
             rank[tok] = 1;
@@ -2083,23 +2470,23 @@ static void ub_sort_specs(ub_cw *w)
     for (size_t k = 0; k < nn; k++)
         rank[names[k].tok] = (uint32_t)k + 1;
     for (size_t i = 0; i < n; i++) {
-        const ub_spec_rec *s = &w->specs.v[i];
+        const ub_spec_rec *s = &w->st.specs.v[i];
         start[(s->prop ? rank[w->pnodes.v[s->path].token] : 0) + 1]++;
     }
     for (size_t k = 1; k <= nn + 1; k++)
         start[k] += start[k - 1];
     for (size_t i = 0; i < n; i++) {
-        const ub_spec_rec *s = &w->specs.v[i];
+        const ub_spec_rec *s = &w->st.specs.v[i];
         out[start[s->prop ? rank[w->pnodes.v[s->path].token] : 0]++] = *s;
     }
-    memcpy(w->specs.v, out, n * sizeof *out);
+    memcpy(w->st.specs.v, out, n * sizeof *out);
     free(rank);
     free(names);
     free(start);
     free(out);
     return;
 oom:
-    w->oom = true;
+    w->st.oom = true;
     free(rank);
     free(names);
     free(start);
@@ -2112,13 +2499,13 @@ oom:
  * new fields, and a set seen again has all of its fields numbered). */
 static void ub_cw_renumber(ub_cw *w)
 {
-    size_t nf = w->fields.n, ns = w->fsets.n;
+    size_t nf = w->st.fields.n, ns = w->st.fsets.n;
     uint32_t *fto = malloc((nf ? nf : 1) * sizeof *fto);
     ub_field_rec *fv = malloc((nf ? nf : 1) * sizeof *fv);
     uint32_t *sto = malloc((ns ? ns : 1) * sizeof *sto);
     uint32_t *sv = malloc((ns ? ns : 1) * sizeof *sv);
     if (!fto || !fv || !sto || !sv) {
-        w->oom = true;
+        w->st.oom = true;
         free(fto);
         free(fv);
         free(sto);
@@ -2129,36 +2516,36 @@ static void ub_cw_renumber(ub_cw *w)
     memset(sto, 0xff, (ns ? ns : 1) * sizeof *sto);
     uint32_t k = 0;
     size_t m = 0;
-    const uint32_t *fs = w->fsets.v;
-    for (size_t i = 0; i < w->specs.n; i++) {
-        uint32_t old = w->specs.v[i].fset;
+    const uint32_t *fs = w->st.fsets.v;
+    for (size_t i = 0; i < w->st.specs.n; i++) {
+        uint32_t old = w->st.specs.v[i].fset;
         if (sto[old] == UINT32_MAX) {
             sto[old] = (uint32_t)m;
             for (size_t j = old; fs[j] != UINT32_MAX; j++) {
                 uint32_t f = fs[j];
                 if (fto[f] == UINT32_MAX) {
                     fto[f] = k;
-                    fv[k++] = w->fields.v[f];
+                    fv[k++] = w->st.fields.v[f];
                 }
                 sv[m++] = fto[f];
             }
             sv[m++] = UINT32_MAX;
         }
-        w->specs.v[i].fset = sto[old];
+        w->st.specs.v[i].fset = sto[old];
     }
     /* fields no spec uses (none are made) keep their relative order */
     for (size_t i = 0; i < nf; i++)
         if (fto[i] == UINT32_MAX)
-            fv[k++] = w->fields.v[i];
+            fv[k++] = w->st.fields.v[i];
     free(fto);
     free(sto);
-    free(w->fields.v);
-    w->fields.v = fv;
-    w->fields.cap = nf ? nf : 1;
-    free(w->fsets.v);
-    w->fsets.v = sv;
-    w->fsets.n = m;
-    w->fsets.cap = ns ? ns : 1;
+    free(w->st.fields.v);
+    w->st.fields.v = fv;
+    w->st.fields.cap = nf ? nf : 1;
+    free(w->st.fsets.v);
+    w->st.fsets.v = sv;
+    w->st.fsets.n = m;
+    w->st.fsets.cap = ns ? ns : 1;
 }
 
 /* A uint64 placeholder at o's end; ub_patch_size fills it with the number
@@ -2176,6 +2563,14 @@ static void ub_patch_size(ub_buf *o, size_t at)
     if (!o->failed)
         memcpy(o->data + at, &size, 8);
 }
+
+/* The sections are built by the side that owns what they hold, at
+ * once: the walk's thread builds TOKENS, STRINGS and PATHS while the
+ * storing side (after its last batch) sorts the specs, numbers the fields
+ * and field sets again, and builds FIELDS, FIELDSETS and SPECS.  They
+ * read what the other side left only once it is final: the storing side
+ * reads the tokens and paths (to sort), which the walk no longer
+ * changes. */
 
 /* TOKENS: count, raw size, then the NUL-separated text compressed. */
 static void ub_sec_tokens(const ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
@@ -2195,56 +2590,9 @@ static void ub_sec_tokens(const ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
     ub_buf_free(&t);
 }
 
-/* FIELDS: count, the key tokens as compressed ints, the reps as LZ4. */
-static void ub_sec_fields(const ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
+/* PATHS: the count, then the tree in depth-first order. */
+static void ub_sec_paths(ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
 {
-    size_t n = w->fields.n;
-    uint32_t *toks = malloc((n ? n : 1) * 4);
-    uint64_t *reps = malloc((n ? n : 1) * 8);
-    if (!toks || !reps) {
-        o->failed = true;
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            toks[i] = w->fields.v[i].token;
-            reps[i] = w->fields.v[i].rep;
-        }
-        ub_w64(o, n);
-        ub_crate_put_ints32(toks, n, c, o);
-        size_t at = ub_size_slot(o);
-        ub_crate_lz4_compress(reps, n * 8, c, o);
-        ub_patch_size(o, at);
-    }
-    free(toks);
-    free(reps);
-}
-
-/* The tokens and fields sections, compressed on a helper thread while the
- * caller's thread does the others (they read what the walk left, and
- * write only their own buffers and compressor). */
-typedef struct ub_sec_job {
-    const ub_cw *w;
-    ub_crate_lz4c lz4;
-    ub_buf tokens, fields;
-} ub_sec_job;
-
-static void *ub_sec_job_run(void *arg)
-{
-    ub_sec_job *j = arg;
-    j->lz4.hc_upto = UB_USDC_HC_UPTO;
-    ub_sec_tokens(j->w, &j->lz4, &j->tokens);
-    j->lz4.hc_upto = SIZE_MAX;
-    ub_sec_fields(j->w, &j->lz4, &j->fields);
-    return NULL;
-}
-
-/* FIELDSETS, PATHS and SPECS into o; sizes[0..2] their sizes. */
-static void ub_sec_rest(ub_cw *w, ub_buf *o, uint64_t *sizes)
-{
-    /* (specs sorted and field sets renumbered by the caller) */
-    ub_w64(o, w->fsets.n);
-    ub_crate_put_ints32(w->fsets.v, w->fsets.n, &w->lz4, o);
-    sizes[0] = o->len;
-
     size_t total = w->pnodes.n, n = 0;
     uint32_t *idx = malloc((total ? total : 1) * 4);
     int32_t *tok = malloc((total ? total : 1) * 4);
@@ -2256,71 +2604,113 @@ static void ub_sec_rest(ub_cw *w, ub_buf *o, uint64_t *sizes)
     ub_w64(o, total);
     ub_w64(o, n);
     if (!w->oom) {
-        ub_crate_put_ints32(idx, n, &w->lz4, o);
-        ub_crate_put_ints32((uint32_t *)tok, n, &w->lz4, o);
-        ub_crate_put_ints32((uint32_t *)jump, n, &w->lz4, o);
+        ub_crate_put_ints32(idx, n, c, o);
+        ub_crate_put_ints32((uint32_t *)tok, n, c, o);
+        ub_crate_put_ints32((uint32_t *)jump, n, c, o);
     }
     free(idx);
     free(tok);
     free(jump);
-    sizes[1] = o->len - sizes[0];
-
-    n = w->specs.n;
-    uint32_t *tmp = malloc((n ? n : 1) * 4);
-    if (!tmp) {
-        w->oom = true;
-    } else {
-        ub_w64(o, n);
-        for (size_t i = 0; i < n; i++)
-            tmp[i] = w->specs.v[i].path;
-        ub_crate_put_ints32(tmp, n, &w->lz4, o);
-        for (size_t i = 0; i < n; i++)
-            tmp[i] = w->specs.v[i].fset;
-        ub_crate_put_ints32(tmp, n, &w->lz4, o);
-        for (size_t i = 0; i < n; i++)
-            tmp[i] = w->specs.v[i].type;
-        ub_crate_put_ints32(tmp, n, &w->lz4, o);
-    }
-    free(tmp);
-    sizes[2] = o->len - sizes[0] - sizes[1];
 }
 
-/* The six sections, in OpenUSD's order, appended to the file. */
-/* What only the walk needed: the lookup tables and caches, the value
- * records, the scratch buffers.  Freed before the sections are built,
- * whose buffers then take their place rather than add to them. */
+/* FIELDS: count, the key tokens as compressed ints, the reps as LZ4. */
+static void ub_sec_fields(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
+{
+    size_t n = s->fields.n;
+    uint32_t *toks = malloc((n ? n : 1) * 4);
+    uint64_t *reps = malloc((n ? n : 1) * 8);
+    if (!toks || !reps) {
+        o->failed = true;
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            toks[i] = s->fields.v[i].token;
+            reps[i] = s->fields.v[i].rep;
+        }
+        ub_w64(o, n);
+        ub_crate_put_ints32(toks, n, c, o);
+        size_t at = ub_size_slot(o);
+        ub_crate_lz4_compress(reps, n * 8, c, o);
+        ub_patch_size(o, at);
+    }
+    free(toks);
+    free(reps);
+}
+
+/* FIELDSETS: the count, then the renumbered sets as compressed ints. */
+static void ub_sec_fsets(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
+{
+    ub_w64(o, s->fsets.n);
+    ub_crate_put_ints32(s->fsets.v, s->fsets.n, c, o);
+}
+
+/* SPECS: the count, then paths, field sets and types as compressed ints. */
+static void ub_sec_specs(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
+{
+    size_t n = s->specs.n;
+    uint32_t *tmp = malloc((n ? n : 1) * 4);
+    if (!tmp) {
+        o->failed = true;
+        return;
+    }
+    ub_w64(o, n);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = s->specs.v[i].path;
+    ub_crate_put_ints32(tmp, n, c, o);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = s->specs.v[i].fset;
+    ub_crate_put_ints32(tmp, n, c, o);
+    for (size_t i = 0; i < n; i++)
+        tmp[i] = s->specs.v[i].type;
+    ub_crate_put_ints32(tmp, n, c, o);
+    free(tmp);
+}
+
+/* What only the walk needed, freed before the sections are built, whose
+ * buffers then take their place rather than add to them: the storing
+ * side's lookup tables, caches and value records ... */
+static void ub_st_free_walk(ub_st *s)
+{
+    ub_tab *tabs[] = {&s->val_tab, &s->field_tab, &s->fset_tab};
+    for (size_t i = 0; i < sizeof tabs / sizeof *tabs; i++) {
+        free(tabs[i]->s);
+        *tabs[i] = (ub_tab){0};
+    }
+    free(s->string_first.v);
+    free(s->token_first.v);
+    free(s->vals.v);
+    free(s->ticket_val.v);
+    free(s->cur.v);
+    free(s->fcache);
+    free(s->vcache);
+    memset(&s->string_first, 0, sizeof s->string_first);
+    memset(&s->token_first, 0, sizeof s->token_first);
+    memset(&s->vals, 0, sizeof s->vals);
+    memset(&s->ticket_val, 0, sizeof s->ticket_val);
+    memset(&s->cur, 0, sizeof s->cur);
+    s->fcache = NULL;
+    s->vcache = NULL;
+}
+
+/* ... and the walk's: its tables, caches and scratch buffers. */
 static void ub_cw_free_walk(ub_cw *w)
 {
-    ub_tab *tabs[] = {&w->token_tab, &w->pnode_tab, &w->ptext_tab,
-                      &w->val_tab, &w->field_tab, &w->fset_tab};
+    ub_tab *tabs[] = {&w->token_tab, &w->pnode_tab, &w->ptext_tab};
     for (size_t i = 0; i < sizeof tabs / sizeof *tabs; i++) {
         free(tabs[i]->s);
         *tabs[i] = (ub_tab){0};
     }
     free(w->tok_string.v);
-    free(w->string_first.v);
-    free(w->token_first.v);
-    w->string_first.v = w->token_first.v = NULL;
-    w->string_first.n = w->token_first.n = 0;
     free(w->ptext.v);
     free(w->ptext_idx.v);
-    free(w->vals.v);
-    free(w->cur.v);
-    free(w->fcache);
     free(w->tcache);
-    free(w->vcache);
-    w->tok_string.v = NULL;
-    w->ptext.v = NULL;
-    w->ptext_idx.v = NULL;
-    w->vals.v = NULL;
-    w->cur.v = NULL;
-    w->fcache = NULL;
+    memset(&w->tok_string, 0, sizeof w->tok_string);
+    memset(&w->ptext, 0, sizeof w->ptext);
+    memset(&w->ptext_idx, 0, sizeof w->ptext_idx);
     w->tcache = NULL;
-    w->vcache = NULL;
-    w->tok_string.n = w->ptext.n = w->ptext_idx.n = w->vals.n = w->cur.n = 0;
     for (size_t i = 0; i < w->capscratch; i++)
         if (w->scratch[i]) {
-            ub_buf_free(w->scratch[i]);
+            ub_buf_free(&w->scratch[i]->b);
+            free(w->scratch[i]->holes.v);
             free(w->scratch[i]);
         }
     free(w->scratch);
@@ -2329,71 +2719,81 @@ static void ub_cw_free_walk(ub_cw *w)
     ub_crate_lz4c_free(&w->lz4v);
 }
 
+/* (The storing side, after its last batch.)  Its sections: the specs
+ * sorted, then fields and field sets renumbered in the specs' order --
+ * like specs next to each other then have like field set indices, and
+ * like fields (all the radius defaults) sit together. */
+static void ub_st_sections(ub_cw *w)
+{
+    ub_st *s = &w->st;
+    ub_st_free_walk(s);
+    if (s->oom)
+        return;
+    ub_sort_specs(w);
+    ub_cw_renumber(w);
+    if (s->oom)
+        return;
+    s->lz4.hc_upto = SIZE_MAX; /* FIELDS: HC whatever its size */
+    ub_sec_fields(s, &s->lz4, &s->sec[0]);
+    s->lz4.hc_upto = UB_USDC_HC_UPTO;
+    ub_sec_fsets(s, &s->lz4, &s->sec[1]);
+    ub_sec_specs(s, &s->lz4, &s->sec[2]);
+    for (int k = 0; k < 3; k++)
+        if (s->sec[k].failed)
+            s->oom = true;
+}
+
+/* The six sections, in OpenUSD's order, appended to the file. */
 static void ub_cw_sections(ub_cw *w, ub_section *sec)
 {
     ub_cw_free_walk(w);
-    /* specs sorted, then fields and field sets renumbered in the specs'
-     * order: like specs next to each other then have like field set
-     * indices, and like fields (all the radius defaults) sit together */
-    ub_sort_specs(w);
-    ub_cw_renumber(w);
-
-    ub_sec_job job = {.w = w};
-    ub_crate_lz4c_init(&job.lz4, UB_USDC_HC);
-    ub_buf_init(&job.tokens);
-    ub_buf_init(&job.fields);
-    pthread_t th;
-    bool threaded = pthread_create(&th, NULL, ub_sec_job_run, &job) == 0;
-    if (!threaded)
-        ub_sec_job_run(&job);
-
-    ub_buf strings, rest;
+    ub_buf tokens, strings, paths;
+    ub_buf_init(&tokens);
     ub_buf_init(&strings);
-    ub_buf_init(&rest);
+    ub_buf_init(&paths);
+    ub_sec_tokens(w, &w->lz4, &tokens);
     ub_w64(&strings, w->strings.n);
     if (w->strings.n)
         ub_buf_append(&strings, w->strings.v, w->strings.n * 4);
-    uint64_t sizes[3];
-    ub_sec_rest(w, &rest, sizes);
-    if (threaded)
-        pthread_join(th, NULL);
+    ub_sec_paths(w, &w->lz4, &paths);
+    ub_q_join(w); /* and the storing side's three */
 
     static const char *const names[6] = {
         UB_CRATE_SEC_TOKENS, UB_CRATE_SEC_STRINGS, UB_CRATE_SEC_FIELDS,
         UB_CRATE_SEC_FIELDSETS, UB_CRATE_SEC_PATHS, UB_CRATE_SEC_SPECS};
-    const ub_buf *parts[4] = {&job.tokens, &strings, &job.fields, &rest};
-    ub_buf *o = w->out;
-    uint64_t at = o->len - w->base;
-    for (int k = 0; k < 4; k++) {
+    const ub_buf *parts[6] = {&tokens,       &strings, &w->st.sec[0],
+                              &w->st.sec[1], &paths,   &w->st.sec[2]};
+    ub_buf *o = w->st.out;
+    uint64_t at = o->len - w->st.base;
+    for (int k = 0; k < 6 && !w->oom; k++) {
         if (parts[k]->failed)
             w->oom = true;
         else if (parts[k]->len)
             ub_buf_append(o, parts[k]->data, parts[k]->len);
-    }
-    uint64_t size[6] = {job.tokens.len, strings.len, job.fields.len,
-                        sizes[0], sizes[1], sizes[2]};
-    for (int k = 0; k < 6; k++) {
         sec[k].name = names[k];
         sec[k].start = at;
-        sec[k].size = size[k];
-        at += size[k];
+        sec[k].size = parts[k]->len;
+        at += parts[k]->len;
     }
-    ub_buf_free(&job.tokens);
-    ub_buf_free(&job.fields);
+    ub_buf_free(&tokens);
     ub_buf_free(&strings);
-    ub_buf_free(&rest);
-    ub_crate_lz4c_free(&job.lz4);
+    ub_buf_free(&paths);
 }
 
 static void ub_cw_free(ub_cw *w)
 {
+    ub_q_join(w);
     ub_cw_free_walk(w);
+    ub_st_free_walk(&w->st);
     free(w->tokens.v);
     free(w->strings.v);
     free(w->pnodes.v);
-    free(w->fields.v);
-    free(w->fsets.v);
-    free(w->specs.v);
+    free(w->st.fields.v);
+    free(w->st.fsets.v);
+    free(w->st.specs.v);
+    for (int k = 0; k < 3; k++)
+        ub_buf_free(&w->st.sec[k]);
+    ub_crate_lz4c_free(&w->st.lz4);
     ub_crate_lz4c_free(&w->lz4);
 }
 
@@ -2404,20 +2804,23 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     w.layer = layer;
     w.strtab = layer->strtab;
     w.diags = diags;
-    w.out = out;
-    w.base = out->len;
+    w.st.out = out;
+    w.st.base = out->len;
     w.version = UB_CRATE_VERSION_DEFAULT;
     w.empty_path = UINT32_MAX;
     ub_crate_lz4c_init(&w.lz4, UB_USDC_HC);
     w.lz4.hc_upto = UB_USDC_HC_UPTO;
     ub_crate_lz4c_init(&w.lz4v, UB_USDC_HC_ARRAYS);
+    ub_crate_lz4c_init(&w.st.lz4, UB_USDC_HC);
+    for (int k = 0; k < 3; k++)
+        ub_buf_init(&w.st.sec[k]);
     for (int k = 0; k < UB_K_COUNT; k++)
         w.key[k] = ub_cw_intern(&w, ub_key_text[k], strlen(ub_key_text[k]));
     ub_buf_init(&w.no_scratch);
     w.no_scratch.failed = true;
-    w.fcache = calloc(UB_FCACHE, sizeof *w.fcache);
+    w.st.fcache = calloc(UB_FCACHE, sizeof *w.st.fcache);
     w.tcache = calloc(UB_TCACHE, sizeof *w.tcache);
-    w.vcache = calloc(UB_VCACHE, sizeof *w.vcache);
+    w.st.vcache = calloc(UB_VCACHE, sizeof *w.st.vcache);
 
     /* the bootstrap, filled in at the end */
     char zero[UB_CRATE_BOOTSTRAP_SIZE] = {0};
@@ -2432,7 +2835,7 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     if (!w.failed && !w.oom)
         ub_cw_sections(&w, sec);
     if (!w.failed && !w.oom && !out->failed) {
-        uint64_t toc = out->len - w.base;
+        uint64_t toc = out->len - w.st.base;
         ub_w64(out, 6);
         for (int i = 0; i < 6; i++) {
             char name[UB_CRATE_SECTION_NAME_LEN] = {0};
@@ -2442,7 +2845,7 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
             ub_w64(out, sec[i].size);
         }
         if (!out->failed) {
-            char *boot = out->data + w.base;
+            char *boot = out->data + w.st.base;
             memcpy(boot, UB_CRATE_IDENT, UB_CRATE_IDENT_LEN);
             boot[8] = (char)(w.version >> 16);
             boot[9] = (char)(w.version >> 8);
