@@ -11,6 +11,7 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include "ub_cpus.h"
 #include "ub_usdb_format.h"
 
 /* Hash slots keep their key beside the id, so a probe touches one cache
@@ -677,9 +678,12 @@ static void *num_main(void *arg)
     }
 }
 
-/* Start the numbering thread; false when none can be had. */
+/* Start the numbering thread; false when none can be had (or only one
+ * CPU would run both: then numbering inline costs no handing over). */
 static bool num_start(ub_w *w)
 {
+    if (ub_cpus() < 2)
+        return false;
     ub_w_q *q = calloc(1, sizeof *q);
     if (!q)
         return false;

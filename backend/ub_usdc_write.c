@@ -5,17 +5,16 @@
  * structural sections, the table of contents, and the bootstrap is filled
  * in.  doc/usdc.md ("Writing") describes the choices.
  */
-#define _GNU_SOURCE /* sched_getaffinity */
 #include "ub_usdc_write.h"
 
 #include <math.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
+#include "ub_cpus.h"
 #include "ub_crate_encode.h"
 #include "ub_crate_format.h"
 #include "ub_format.h"
@@ -1683,17 +1682,6 @@ static void *ub_st_main(void *arg)
     }
 }
 
-/* How many CPUs this process may run on (its affinity). */
-static unsigned ub_cw_cpus(void)
-{
-#ifdef __linux__
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0)
-        return (unsigned)CPU_COUNT(&set);
-#endif
-    return 2;
-}
-
 static ub_batch *ub_batch_new(void)
 {
     ub_batch *b = calloc(1, sizeof *b);
@@ -1718,7 +1706,7 @@ static void ub_q_start(ub_cw *w)
         w->oom = true;
         return;
     }
-    if (ub_cw_cpus() < 2)
+    if (ub_cpus() < 2)
         return;
     ub_q *q = calloc(1, sizeof *q);
     if (!q)

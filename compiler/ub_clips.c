@@ -2,12 +2,10 @@
  * Value clips: the semantics of OpenUSD's Usd_ClipSet / Usd_Clip, written
  * for baking (every sample of a clip set, not one query at a time).
  */
-#define _GNU_SOURCE /* sched_getaffinity */
 #include "ub_clips.h"
 
 #include <float.h>
 #include <pthread.h>
-#include <sched.h>
 #include <unistd.h>
 #include <math.h>
 #include <stdio.h>
@@ -15,6 +13,7 @@
 #include <string.h>
 
 #include "ub_compose.h"
+#include "ub_cpus.h"
 #include "ub_time.h"
 #include "ub_usdb.h"
 
@@ -896,36 +895,6 @@ static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
 }
 
 /* --- reading clips on worker threads -------------------------------------- */
-
-/* How many threads the process may run at once: its CPU affinity, capped
- * by a cgroup (v2) CPU quota. */
-static unsigned ub_cpus(void)
-{
-    unsigned n = 1;
-#ifdef __linux__
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        n = (unsigned)CPU_COUNT(&set);
-    FILE *f = fopen("/sys/fs/cgroup/cpu.max", "r");
-    if (f) {
-        char quota[32];
-        unsigned long period;
-        if (fscanf(f, "%31s %lu", quota, &period) == 2 &&
-            strcmp(quota, "max") != 0 && period > 0) {
-            unsigned long q = strtoul(quota, NULL, 10);
-            unsigned long c = (q + period - 1) / period;
-            if (c >= 1 && c < n)
-                n = (unsigned)c;
-        }
-        fclose(f);
-    }
-#else
-    long c = sysconf(_SC_NPROCESSORS_ONLN);
-    if (c > 1)
-        n = (unsigned)c;
-#endif
-    return n;
-}
 
 /* One clip layer: its uses [from, to) and its reading. */
 typedef struct ub_bake_group {

@@ -1,16 +1,15 @@
 /* ub_stitch — value-clip sets from per-frame layers, clip manifests, and
  * layer merges (see ub_stitch.h). */
-#define _GNU_SOURCE /* sched_getaffinity */
 #include "ub_stitch.h"
 
 #include <ctype.h>
 #include <math.h>
 #include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ub_cpus.h"
 #include "ub_loader.h"
 #include "ub_stack.h"
 
@@ -35,15 +34,6 @@ typedef struct ub_reader {
 
 /* Called on the calling thread for each input, in order. */
 typedef int (*ub_each_fn)(void *ctx, size_t i, const ub_layer *layer);
-
-static unsigned ub_cpus(void)
-{
-    cpu_set_t set;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
-        return (unsigned)CPU_COUNT(&set);
-    long n = sysconf(_SC_NPROCESSORS_ONLN);
-    return n > 0 ? (unsigned)n : 1;
-}
 
 static void *ub_reader_work(void *arg)
 {

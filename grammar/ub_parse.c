@@ -22,6 +22,7 @@
 #include <sys/mman.h>
 #endif
 
+#include "ub_cpus.h"
 #include "ub_format.h"
 #include "ub_parse_int.h"
 #include "ub_pathexpr.h"
@@ -3385,7 +3386,7 @@ static ub_layer *ub_parse_whole(ub_strtab *t, const char *path,
     if (mode > 0)
         at = ub_parse_split_point(text, len, opts->split_at);
     else if (mode == 0 && len >= UB_SPLIT_MIN &&
-             sysconf(_SC_NPROCESSORS_ONLN) >= 2)
+             ub_cpus() >= 2)
         at = ub_parse_split_point(text, len, len / 2);
     ub_diags *d1 = at < len ? ub_diags_new() : NULL;
     if (!d1)

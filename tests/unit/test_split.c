@@ -6,7 +6,9 @@
  * Every candidate line of every layer of the conformance corpus is tried
  * ($UB_CONFORMANCE_DIR, default $srcdir/../shared/conformance; skipped
  * when absent). */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <CUnit/Basic.h>
+#include <sched.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +16,7 @@
 #include <sys/stat.h>
 
 #include "ub_buf.h"
+#include "ub_cpus.h"
 #include "ub_parse.h"
 #include "ub_usda.h"
 #include "ub_test.h"
@@ -548,12 +551,31 @@ static void test_conformance(void)
     CU_ASSERT(counts[UB_PARSE_SPLIT_GRAFTED] > 0);
 }
 
+/* A process pinned to one CPU (taskset -c 0, a scheduler's pinning) runs
+ * its work on one thread: every threaded part asks ub_cpus. */
+static void test_cpus_affinity(void)
+{
+    cpu_set_t was, one;
+    CU_ASSERT_FATAL(sched_getaffinity(0, sizeof was, &was) == 0);
+    CU_ASSERT(ub_cpus() >= 1);
+    CU_ASSERT(ub_cpus() <= (unsigned)CPU_COUNT(&was));
+    int first = 0;
+    while (!CPU_ISSET(first, &was))
+        first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    CU_ASSERT_FATAL(sched_setaffinity(0, sizeof one, &one) == 0);
+    CU_ASSERT_EQUAL(ub_cpus(), 1);
+    CU_ASSERT(sched_setaffinity(0, sizeof was, &was) == 0);
+}
+
 int main(void)
 {
     strtab = ub_strtab_new();
     if (!strtab || CU_initialize_registry() != CUE_SUCCESS)
         return 2;
     CU_pSuite s = CU_add_suite("split", NULL, NULL);
+    CU_add_test(s, "threads follow the CPU affinity", test_cpus_affinity);
     CU_add_test(s, "split points", test_split_points);
     CU_add_test(s, "grafts", test_grafts);
     CU_add_test(s, "fallbacks", test_fallbacks);
