@@ -1153,16 +1153,16 @@ static void put_value_body(ub_w *w, ub_buf *b, const ub_value *v, int depth)
         return;
     }
     put_u8(b, v->kind);
-    put_u8(b, (v->is_array ? 1 : 0) | (v->type ? 2 : 0));
-    if (v->type)
-        put_sid(w, b, type_sid(w, v->type));
+    put_u8(b, (v->is_array ? 1 : 0) | (ub_value_type(v) ? 2 : 0));
+    if (ub_value_type(v))
+        put_sid(w, b, type_sid(w, ub_value_type(v)));
     switch ((ub_vkind)v->kind) {
     case UB_V_EMPTY:
     case UB_V_BLOCK:
         break;
     case UB_V_DATA: {
         put_vu(b, v->count);
-        const ub_type *t = v->type;
+        const ub_type *t = ub_value_type(v);
         switch (t->scalar) {
         case UB_SC_STRING:
             for (uint32_t i = 0; i < v->count; i++)
@@ -1236,7 +1236,7 @@ static void value_rec(ub_w *w, const ub_value *v, bool tree, int kind)
 /* A `val` in the tree: 0 for EMPTY, else a reference. */
 static void put_val(ub_w *w, const ub_value *v)
 {
-    if (v->kind == UB_V_EMPTY && !v->type && !v->is_array) {
+    if (v->kind == UB_V_EMPTY && !ub_value_type(v) && !v->is_array) {
         put_vu(&w->spec, 0);
         return;
     }
@@ -1247,14 +1247,14 @@ static bool packable(const ub_samples *s)
 {
     if (s->n < 2)
         return false;
-    const ub_type *t = s->v[0].value.type;
+    const ub_type *t = ub_value_type(&s->v[0].value);
     if (!t || t->scalar == UB_SC_STRING || t->scalar == UB_SC_REF ||
         t->scalar == UB_SC_DICT || t->scalar == UB_SC_OPAQUE ||
         t->scalar == UB_SC_NONE)
         return false;
     for (uint32_t i = 0; i < s->n; i++) {
         const ub_value *v = &s->v[i].value;
-        if (v->kind != UB_V_DATA || v->type != t || v->is_array ||
+        if (v->kind != UB_V_DATA || ub_value_type(v) != t || v->is_array ||
             v->count != 1)
             return false;
     }
@@ -1303,7 +1303,7 @@ static void series_rec(ub_w *w, const ub_samples *s)
         pend_add(w, start, true, UB_W_SERIES);
         return;
     }
-    const ub_type *t = s->v[0].value.type;
+    const ub_type *t = ub_value_type(&s->v[0].value);
     size_t es = ub_type_elem_size(t), need = es * s->n;
     if (need > w->tmp_cap) {
         void *nt = realloc(w->tmp, need);

@@ -909,7 +909,7 @@ static bool ub_put_float_array(ub_crate_lz4c *c, ub_buf *b,
                                const ub_value *v)
 {
     uint32_t n = v->count;
-    size_t es = ub_scalar_size(v->type->scalar);
+    size_t es = ub_scalar_size(ub_value_type(v)->scalar);
     int32_t *ints = malloc((size_t)n * 4);
     if (!ints) {
         b->failed = true;
@@ -969,7 +969,7 @@ static bool ub_put_float_array(ub_crate_lz4c *c, ub_buf *b,
 /* An array value (also of length 0 or 1). */
 static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
 {
-    const ub_type *t = v->type;
+    const ub_type *t = ub_value_type(v);
     ub_crate_type ct = ub_crate_type_of(t->base);
     if (ct == UB_CRATE_INVALID || ct == UB_CRATE_DICTIONARY) {
         ub_cw_error(w, "no crate array type for '%s[]'", t->name);
@@ -1033,7 +1033,7 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
 /* A scalar of a value type. */
 static uint64_t ub_cw_scalar(ub_cw *w, const ub_value *v)
 {
-    const ub_type *t = v->type;
+    const ub_type *t = ub_value_type(v);
     ub_crate_type ct = ub_crate_type_of(t->base);
     if (ct == UB_CRATE_INVALID || ct == UB_CRATE_DICTIONARY) {
         if (t->base == UB_TY_PATH)
@@ -1185,7 +1185,7 @@ static uint64_t ub_cw_value(ub_cw *w, const ub_value *v)
     case UB_V_DICT:
         return ub_cw_dict(w, v->u.dict);
     case UB_V_DATA:
-        if (v->type->scalar == UB_SC_DICT && !v->is_array)
+        if (ub_value_type(v)->scalar == UB_SC_DICT && !v->is_array)
             return ub_cw_dict(w, v->count ? *(ub_dict *const *)v->u.data
                                           : NULL);
         if (v->is_array)
@@ -1234,7 +1234,8 @@ static void ub_put_listop_item(ub_cw *w, ub_buf *b, ub_crate_type lt,
         break;
     }
     default: /* integers */
-        ub_buf_append(b, ub_value_elem(part, i), ub_type_elem_size(part->type));
+        ub_buf_append(b, ub_value_elem(part, i),
+                      ub_type_elem_size(ub_value_type(part)));
         break;
     }
 }
@@ -1260,10 +1261,10 @@ static uint64_t ub_cw_listop(ub_cw *w, const ub_value *v, ub_crate_type lt)
 {
     const ub_listop *lo = v->u.listop;
     if (lt == UB_CRATE_INVALID)
-        lt = ub_listop_type(v->type);
+        lt = ub_listop_type(ub_value_type(v));
     if (lt == UB_CRATE_INVALID) {
         ub_cw_error(w, "no crate list op of '%s'",
-                    v->type ? v->type->name : "?");
+                    ub_value_type(v) ? ub_value_type(v)->name : "?");
         return 0;
     }
     /* stored order: explicit, added, prepended, appended, deleted, ordered */
@@ -1559,10 +1560,9 @@ static uint64_t ub_cw_selection_map(ub_cw *w, const ub_dict *d)
     for (uint32_t i = 0; i < n && e; i++) {
         const ub_value *v = &e[i]->value;
         ub_w32(b, ub_cw_string(w, e[i]->key));
-        ub_w32(b, ub_cw_string(w, v->kind == UB_V_DATA &&
-                                               v->type->scalar == UB_SC_STRING
-                                           ? ub_value_str(v, 0)
-                                           : NULL));
+        bool str = v->kind == UB_V_DATA &&
+                   ub_value_type(v)->scalar == UB_SC_STRING;
+        ub_w32(b, ub_cw_string(w, str ? ub_value_str(v, 0) : NULL));
     }
     if (e != small)
         free(e);

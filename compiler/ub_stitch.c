@@ -180,8 +180,10 @@ static double ub_num(const ub_value *v)
 static bool ub_is_num(const ub_value *v)
 {
     return v->kind == UB_V_DATA && v->count == 1 && !v->is_array &&
-           v->type && v->type->rows * v->type->cols == 1 &&
-           v->type->scalar >= UB_SC_UCHAR && v->type->scalar <= UB_SC_DOUBLE;
+           ub_value_type(v) &&
+               ub_value_type(v)->rows * ub_value_type(v)->cols == 1 &&
+           ub_value_type(v)->scalar >= UB_SC_UCHAR &&
+               ub_value_type(v)->scalar <= UB_SC_DOUBLE;
 }
 
 /* Fields of one spec: layer says whether they are layer metadata (where

@@ -83,7 +83,7 @@ static void set_meta(ub_fields *f, const char *key, ub_value v)
 static ub_listop *listop(ub_value *v, ub_type_id t)
 {
     ub_listop *lo = ub_listop_new(L->arena);
-    *v = (ub_value){.kind = UB_V_LISTOP, .type = ub_type_get(t)};
+    *v = (ub_value){.kind = UB_V_LISTOP, .type_id = (uint8_t)t};
     v->u.listop = lo;
     return lo;
 }
@@ -803,12 +803,13 @@ static const char *rnd_ident(const char *prefix)
 
 static void rnd_numeric(ub_value *v)
 {
-    size_t bytes = (size_t)v->count * ub_type_elem_size(v->type);
+    size_t bytes = (size_t)v->count * ub_type_elem_size(ub_value_type(v));
     unsigned char *p = v->u.data;
     for (size_t i = 0; i < bytes; i++)
         p[i] = (unsigned char)rnd();
-    if (v->type->scalar == UB_SC_BOOL || v->type->scalar == UB_SC_UCHAR) {
-        if (v->type->scalar == UB_SC_BOOL)
+    if (ub_value_type(v)->scalar == UB_SC_BOOL ||
+        ub_value_type(v)->scalar == UB_SC_UCHAR) {
+        if (ub_value_type(v)->scalar == UB_SC_BOOL)
             for (size_t i = 0; i < bytes; i++)
                 p[i] &= 1;
     }
