@@ -956,8 +956,8 @@ static void ub_put_type_name(ub_buf *b, const ub_prop *p)
      * their spelling while storing as their base type */
     if (p->type_name)
         ub_ps(b, p->type_name);
-    else if (p->type)
-        ub_ps(b, p->type->name);
+    else if (ub_prop_type(p))
+        ub_ps(b, ub_prop_type(p)->name);
     if (p->is_array)
         PUTS(b, "[]");
 }

@@ -1371,8 +1371,8 @@ static void put_prop(ub_w *w, const ub_prop *p)
                   (ub_prop_samples(p)->authored ? 16 : 0));
     put_u8(b, p->variability);
     put_opt_str(w, b, p->type_name);
-    if (p->type)
-        put_opt_sid(w, b, type_sid(w, p->type));
+    if (ub_prop_type(p))
+        put_opt_sid(w, b, type_sid(w, ub_prop_type(p)));
     else
         put_vu(b, 0);
     put_val(w, &p->default_value);

@@ -1077,8 +1077,9 @@ static void ck_walk_prim(ck *c, uint32_t li, const ub_prim *p, unsigned depth)
                     "'%s' has a time sample at %g", pr->name, s->v[j].time);
             break;
         }
-        bool timed = pr->type && (pr->type->id == UB_TY_TIMECODE ||
-                                  pr->type->scalar == UB_SC_DICT);
+        const ub_type *prt = ub_prop_type(pr);
+        bool timed = prt && (prt->id == UB_TY_TIMECODE ||
+                             prt->scalar == UB_SC_DICT);
         if (timed) {
             ck_value_times(c, L, &pr->default_value, pr->loc, pr->name);
             for (uint32_t j = 0; j < s->n; j++)

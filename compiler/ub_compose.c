@@ -2059,7 +2059,7 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             }
         /* the definition's type, else the strongest authored one */
         const char *ty_name = typed ? typed->type_name : NULL;
-        const ub_type *ty = typed ? typed->type : NULL;
+        const ub_type *ty = typed ? ub_prop_type(typed) : NULL;
         bool is_array = typed && typed->is_array;
         if (builtin && sp.type_name) {
             size_t len = strlen(sp.type_name);
@@ -2108,7 +2108,7 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             return;
         }
         op->type_name = ty_name;
-        op->type = ty;
+        ub_prop_set_type(op, ty);
         op->is_array = is_array;
         op->custom = weakest->custom;
         op->variability = weakest->variability;

@@ -1413,7 +1413,7 @@ static void ub_flat_prop(ub_flat *f, ub_prop *op, const ub_site *sites,
     op->variability = first->variability;
     op->varying_keyword = first->varying_keyword;
     op->type_name = first->type_name;
-    op->type = first->type;
+    op->type_id = first->type_id;
     op->is_array = first->is_array;
     bool samples_done = false;
     for (uint32_t k = 0; k < ns; k++) {

@@ -233,7 +233,7 @@ static void ub_merge_prop_new(ub_merge *m, ub_prop *d, const ub_prop *s)
     d->varying_keyword = s->varying_keyword;
     d->is_array = s->is_array;
     d->type_name = s->type_name;
-    d->type = s->type;
+    d->type_id = s->type_id;
     d->default_value = ub_value_clone(a, &s->default_value);
     if (!s->ext)
         return;
@@ -750,7 +750,7 @@ static void ub_manifest_prim(ub_manifest *mf, const ub_layer *l,
         }
         if (created) {
             a->type_name = p->type_name;
-            a->type = p->type;
+            a->type_id = p->type_id;
             a->is_array = p->is_array;
             a->variability = p->variability;
             a->loc = p->loc;

@@ -2524,7 +2524,7 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
         }
     } else {
         p->type_name = c->decl_name;
-        p->type = c->decl_type;
+        ub_prop_set_type(p, c->decl_type);
         p->is_array = c->decl_array;
         p->variability = (ub_variability)c->decl_var;
     }
@@ -2533,7 +2533,7 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
     c->prop = p;
     c->spec = UB_SPEC_ATTR;
     c->meta = &p->meta;
-    ub_vb_begin(c, p->type, p->type_name, p->is_array);
+    ub_vb_begin(c, ub_prop_type(p), p->type_name, p->is_array);
 }
 
 void ub_act_prop_end(ub_pctx *c)
@@ -2656,7 +2656,7 @@ void ub_act_sample_begin(ub_pctx *c, double t)
     c->sample_time = t;
     ub_prop *p = c->prop;
     if (p->kind == UB_ATTR)
-        ub_vb_begin(c, p->type, p->type_name, p->is_array);
+        ub_vb_begin(c, ub_prop_type(p), p->type_name, p->is_array);
     else
         ub_vb_begin(c, NULL, NULL, false);
 }

@@ -2104,14 +2104,14 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
         if (p->is_array)
             n -= 2;
         p->type_name = ub_intern(c->t, tn, n);
-        p->type = ub_type_by_name(tn, n);
+        const ub_type *ty = ub_type_by_name(tn, n);
         bool keep = true;
-        if (p->type && p->type->id == UB_TY_DICTIONARY)
-            p->type = NULL;
-        else if (!p->type &&
-                 (p->type = ub_type_by_legacy_name(p->type_name, &keep)) &&
-                 !keep)
-            p->type_name = K(c, p->type->name);
+        if (ty && ty->id == UB_TY_DICTIONARY)
+            ty = NULL;
+        else if (!ty &&
+                 (ty = ub_type_by_legacy_name(p->type_name, &keep)) && !keep)
+            p->type_name = K(c, ty->name);
+        ub_prop_set_type(p, ty);
     }
     uint32_t i = c->path[pidx].fset;
     for (cr_field fv, *f = &fv; !c->failed && cr_next_field(c, &i, f);) {
@@ -2130,14 +2130,14 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
             p->custom = cr_bool(c, f->rep);
         } else if (id == K_DEFAULT && attr) {
             if (cr_value(c, f->rep, &p->default_value, 0) == 0)
-                cr_retype(&p->default_value, p->type);
+                cr_retype(&p->default_value, ub_prop_type(p));
         } else if (id == K_TIMESAMPLES && attr) {
             ub_prop_ext *x = ub_prop_ext_get(c->a, p);
             if (!x) {
                 cr_oom(c);
                 return;
             }
-            cr_samples(c, f->rep, p->type, &x->samples);
+            cr_samples(c, f->rep, ub_prop_type(p), &x->samples);
         } else if (id == K_CONNECTIONPATHS && attr) {
             ub_prop_ext *x = ub_prop_ext_get(c->a, p);
             if (!x) {

@@ -105,14 +105,28 @@ typedef struct ub_prop {
     bool is_array;         /* attributes: declared T[] */
     bool ext_short;        /* private: ext holds only the relationship part */
     /* attributes */
+    uint8_t type_id;       /* ub_type_id; UB_TY_INVALID when the type name
+                              is unknown: read it with ub_prop_type (an id
+                              in the flags' word, not a pointer beside
+                              them: a layer has a record per property) */
     const char *type_name; /* interned, as authored without "[]" */
-    const ub_type *type;   /* NULL when the type name is unknown */
     ub_value
-        default_value; /* EMPTY, BLOCK or DATA (UNTYPED when type==NULL) */
+        default_value; /* EMPTY, BLOCK or DATA (UNTYPED when no type) */
     ub_fields meta;
     ub_loc loc;
     ub_prop_ext *ext; /* NULL until one of its fields is set */
 } ub_prop;
+
+/* p's declared type; NULL when its type name is unknown (and for
+ * relationships). */
+static inline const ub_type *ub_prop_type(const ub_prop *p)
+{
+    return p->type_id ? &ub_type_table[p->type_id] : NULL;
+}
+static inline void ub_prop_set_type(ub_prop *p, const ub_type *t)
+{
+    p->type_id = ub_type_id_of(t);
+}
 
 /* An ub_prop_ext with nothing authored (what a property without one reads). */
 extern const ub_prop_ext ub_prop_ext_none;

@@ -1954,7 +1954,7 @@ static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
     p->is_array = (rp->flags & 8) != 0;
     p->variability = (ub_variability)rp->variability;
     p->type_name = opt_str(f, rp->type_name);
-    p->type = rp->type;
+    ub_prop_set_type(p, rp->type);
     const char *default_target = opt_str(f, rp->default_target);
     ub_value conn, targets;
     if (read_val(f, rp->def, L->arena, &p->default_value) != 0 ||

@@ -62,7 +62,7 @@ static scene build(const char *path)
 
     s.points = ub_prop_new(l, s.mesh, S("points"), UB_ATTR, loc);
     s.points->type_name = S("point3f");
-    s.points->type = ub_type_get(UB_TY_POINT3F);
+    s.points->type_id = UB_TY_POINT3F;
     s.points->is_array = true;
     double pts[] = {0, 0, 0, 1, 0, 0, 1, 1, 0};
     s.points->default_value =
@@ -76,7 +76,7 @@ static scene build(const char *path)
 
     s.size = ub_prop_new(l, s.mesh, S("size"), UB_ATTR, loc);
     s.size->type_name = S("double");
-    s.size->type = ub_type_get(UB_TY_DOUBLE);
+    s.size->type_id = UB_TY_DOUBLE;
     double one = 1.0;
     s.size->default_value = make_doubles(l, UB_TY_DOUBLE, &one, 1, false);
     return s;

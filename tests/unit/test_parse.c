@@ -687,7 +687,7 @@ static void test_attributes(void)
     CU_ASSERT(t->custom);
     CU_ASSERT_EQUAL(t->variability, UB_UNIFORM);
     CU_ASSERT(t->is_array);
-    CU_ASSERT_EQUAL(t->type->id, UB_TY_TOKEN);
+    CU_ASSERT_EQUAL(ub_prop_type(t)->id, UB_TY_TOKEN);
     CU_ASSERT_EQUAL(t->default_value.count, 2);
     CU_ASSERT_STRING_EQUAL(str0(meta(&t->meta, "doc")), "d");
     CU_ASSERT_EQUAL(meta(&t->meta, "allowedTokens")->count, 2);
@@ -704,14 +704,14 @@ static void test_attributes(void)
                            "cm");
     ub_prop *w = prop("/A", "w");
     CU_ASSERT(ub_prop_connections(w)->u.listop->has[UB_LO_PREPEND]);
-    CU_ASSERT_EQUAL(prop("/A", "o")->type->id, UB_TY_OPAQUE);
+    CU_ASSERT_EQUAL(ub_prop_type(prop("/A", "o"))->id, UB_TY_OPAQUE);
     ub_prop *lg = prop("/A", "legacy");
     CU_ASSERT_STRING_EQUAL(lg->type_name, "Transform");
-    CU_ASSERT_EQUAL(lg->type->id, UB_TY_MATRIX4D);
+    CU_ASSERT_EQUAL(ub_prop_type(lg)->id, UB_TY_MATRIX4D);
     CU_ASSERT_EQUAL(D(&lg->default_value, 15), 1.0);
     CU_ASSERT_STRING_EQUAL(prop("/A", "old")->type_name, "float3");
     ub_prop *wd = prop("/A", "weird");
-    CU_ASSERT_PTR_NULL(wd->type);
+    CU_ASSERT_PTR_NULL(ub_prop_type(wd));
     CU_ASSERT_STRING_EQUAL(wd->type_name, "Some::Thing");
     CU_ASSERT_EQUAL(wd->default_value.kind, UB_V_UNTYPED);
 }

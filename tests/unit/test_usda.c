@@ -108,7 +108,7 @@ static ub_prop *attr(ub_prim *p, const char *type, bool array,
                      const char *name)
 {
     ub_prop *a = ub_prop_new(L, p, S(name), UB_ATTR, noloc);
-    a->type = ub_type_by_name(type, strlen(type));
+    ub_prop_set_type(a, ub_type_by_name(type, strlen(type)));
     a->type_name = S(type);
     a->is_array = array;
     return a;
@@ -622,7 +622,7 @@ static void test_strings(void)
     ub_prop *a = attr(p, "string", false, "c14");
     a->default_value = str_value(UB_TY_STRING, "fo'o''o\\\"o");
     a = attr(p, "string[]", false, "arr");
-    a->type = ub_type_get(UB_TY_STRING);
+    ub_prop_set_type(a, ub_type_get(UB_TY_STRING));
     a->type_name = S("string");
     a->is_array = true;
     a->default_value = strs_value(UB_TY_STRING, (const char *[]){"a\tb", "\xc3\xa9"}, 2);
@@ -967,7 +967,7 @@ static void rnd_prim(ub_prim *parent, int depth)
         ub_prop *a = ub_prop_new(L, p, an, UB_ATTR, noloc);
         if (!a)
             continue;
-        a->type = t;
+        ub_prop_set_type(a, t);
         a->type_name = S(t->name);
         a->is_array = array;
         a->custom = rnd() % 2;

@@ -142,7 +142,7 @@ static ub_prop *attr(ub_layer *L, ub_prim *p, const char *name,
                      ub_type_id id, bool is_array)
 {
     ub_prop *a = ub_prop_new(L, p, S(name), UB_ATTR, (ub_loc){0});
-    a->type = TY(id);
+    ub_prop_set_type(a, TY(id));
     a->type_name = S(TY(id)->name);
     a->is_array = is_array;
     return a;
@@ -319,7 +319,7 @@ static bool prim_same(const ub_prim *x, const ub_prim *y)
         if (p->name != q->name || p->kind != q->kind ||
             p->custom != q->custom || p->variability != q->variability ||
             p->varying_keyword != q->varying_keyword ||
-            p->type_name != q->type_name || p->type != q->type ||
+            p->type_name != q->type_name || p->type_id != q->type_id ||
             p->is_array != q->is_array ||
             ub_prop_default_target(p) != ub_prop_default_target(q) ||
             !val_same(&p->default_value, &q->default_value) ||
