@@ -952,12 +952,11 @@ static void ub_write_prop_meta(ub_w *w, const ub_prop *prop, unsigned indent,
 
 static void ub_put_type_name(ub_buf *b, const ub_prop *p)
 {
-    /* type_name, not type->name: legacy names such as "Transform" keep
-     * their spelling while storing as their base type */
-    if (p->type_name)
-        ub_ps(b, p->type_name);
-    else if (ub_prop_type(p))
-        ub_ps(b, ub_prop_type(p)->name);
+    /* the type name, not type->name: legacy names such as "Transform"
+     * keep their spelling while storing as their base type */
+    const char *tn = ub_prop_type_spelling(p);
+    if (tn)
+        ub_ps(b, tn);
     if (p->is_array)
         PUTS(b, "[]");
 }

@@ -1370,7 +1370,7 @@ static void put_prop(ub_w *w, const ub_prop *p)
                   (p->varying_keyword ? 4 : 0) | (p->is_array ? 8 : 0) |
                   (ub_prop_samples(p)->authored ? 16 : 0));
     put_u8(b, p->variability);
-    put_opt_str(w, b, p->type_name);
+    put_opt_str(w, b, ub_prop_type_name(w->layer->strtab, p));
     if (ub_prop_type(p))
         put_opt_sid(w, b, type_sid(w, ub_prop_type(p)));
     else

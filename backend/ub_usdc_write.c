@@ -1685,7 +1685,9 @@ static uint64_t ub_cw_bool(bool b)
 /* The type name token of an attribute: "float3[]" for arrays. */
 static const char *ub_cw_type_name(ub_cw *w, const ub_prop *p)
 {
-    const char *tn = p->type_name ? p->type_name : "";
+    const char *tn = ub_prop_type_name(w->strtab, p);
+    if (!tn)
+        tn = "";
     if (!p->is_array)
         return tn;
     /* the last few made, by the element type's (interned) name */

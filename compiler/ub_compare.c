@@ -458,13 +458,12 @@ static void ub_cmp_prop(ub_cmp *c, const ub_prop *x, const ub_prop *y)
     if (x->kind == UB_ATTR && va != vb)
         ub_cmp_report(c, la, lb, "variability differs: %s vs %s",
                       ub_variability_name(va), ub_variability_name(vb));
-    if (x->kind == UB_ATTR &&
-        (x->type_name != y->type_name || x->is_array != y->is_array))
+    const char *xt = ub_prop_type_name(c->a->strtab, x);
+    const char *yt = ub_prop_type_name(c->b->strtab, y);
+    if (x->kind == UB_ATTR && (xt != yt || x->is_array != y->is_array))
         ub_cmp_report(c, la, lb, "type differs: %s%s vs %s%s",
-                      x->type_name ? x->type_name : "(none)",
-                      x->is_array ? "[]" : "",
-                      y->type_name ? y->type_name : "(none)",
-                      y->is_array ? "[]" : "");
+                      xt ? xt : "(none)", x->is_array ? "[]" : "",
+                      yt ? yt : "(none)", y->is_array ? "[]" : "");
     ub_cmp_value(c, "default", &x->default_value, &y->default_value, la, lb);
     if (!ub_cmp_stop(c))
         ub_cmp_samples(c, x, y);

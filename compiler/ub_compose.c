@@ -2053,12 +2053,12 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         const ub_prop *typed = NULL;
         uint32_t typed_k = 0;
         for (uint32_t k = 0; k < n && !typed; k++)
-            if (props[k]->type_name) {
+            if (ub_prop_type_spelling(props[k])) {
                 typed = props[k];
                 typed_k = k;
             }
         /* the definition's type, else the strongest authored one */
-        const char *ty_name = typed ? typed->type_name : NULL;
+        const char *ty_name = typed ? ub_prop_type_name(cx->t, typed) : NULL;
         const ub_type *ty = typed ? ub_prop_type(typed) : NULL;
         bool is_array = typed && typed->is_array;
         if (builtin && sp.type_name) {
@@ -2080,7 +2080,7 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                           "'%s' defines it as '%s': the flattened layer "
                           "says '%s', as OpenUSD's does, with values of the "
                           "other type that will not read back",
-                          first->name, typed->type_name,
+                          first->name, ub_prop_type_spelling(typed),
                           typed->is_array ? "[]" : "", sp.schema,
                           sp.type_name, sp.type_name);
             if (st) {
@@ -2107,8 +2107,10 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             cx->oom = true;
             return;
         }
-        op->type_name = ty_name;
-        ub_prop_set_type(op, ty);
+        if (ub_prop_set_decl(cx->a, cx->t, op, ty, ty_name) != 0) {
+            cx->oom = true;
+            return;
+        }
         op->is_array = is_array;
         op->custom = weakest->custom;
         op->variability = weakest->variability;

@@ -536,7 +536,8 @@ static void ub_plug_schema_facts(ub_plug *p, const ub_prim *pr,
         o->uniform = q->variability != UB_VARYING;
         if (q->kind == UB_ATTR) {
             char buf[256];
-            snprintf(buf, sizeof buf, "%s%s", q->type_name ? q->type_name : "",
+            const char *tn = ub_prop_type_spelling(q);
+            snprintf(buf, sizeof buf, "%s%s", tn ? tn : "",
                      q->is_array ? "[]" : "");
             o->type_name = ub_plug_intern(p, buf);
         }

@@ -1412,8 +1412,8 @@ static void ub_flat_prop(ub_flat *f, ub_prop *op, const ub_site *sites,
     op->custom = first->custom;
     op->variability = first->variability;
     op->varying_keyword = first->varying_keyword;
-    op->type_name = first->type_name;
-    op->type_id = first->type_id;
+    if (ub_prop_copy_decl(f->a, op, first) != 0)
+        f->oom = true;
     op->is_array = first->is_array;
     bool samples_done = false;
     for (uint32_t k = 0; k < ns; k++) {

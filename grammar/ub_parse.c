@@ -2509,10 +2509,11 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
         if (p->kind != UB_ATTR) {
             ub_perr(c, l, "'%s' is already declared as a relationship "
                     "(line %u)", name, p->loc.line);
-        } else if (p->type_name != c->decl_name ||
+        } else if (ub_prop_type_name(c->strtab, p) != c->decl_name ||
                    p->is_array != c->decl_array) {
             ub_perr(c, l, "attribute '%s' already has type '%s%s' (line %u), "
-                    "cannot change to '%s%s'", name, p->type_name,
+                    "cannot change to '%s%s'", name,
+                    ub_prop_type_spelling(p),
                     p->is_array ? "[]" : "", p->loc.line, c->decl_name,
                     c->decl_array ? "[]" : "");
         } else if ((p->variability == UB_VARYING) !=
@@ -2523,8 +2524,9 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
                     ub_var_word(c->decl_var));
         }
     } else {
-        p->type_name = c->decl_name;
-        ub_prop_set_type(p, c->decl_type);
+        if (ub_prop_set_decl(c->arena, c->strtab, p, c->decl_type,
+                             c->decl_name) != 0)
+            ub_oom(c);
         p->is_array = c->decl_array;
         p->variability = (ub_variability)c->decl_var;
     }
@@ -2533,7 +2535,8 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
     c->prop = p;
     c->spec = UB_SPEC_ATTR;
     c->meta = &p->meta;
-    ub_vb_begin(c, ub_prop_type(p), p->type_name, p->is_array);
+    ub_vb_begin(c, ub_prop_type(p), ub_prop_type_name(c->strtab, p),
+                p->is_array);
 }
 
 void ub_act_prop_end(ub_pctx *c)
@@ -2656,7 +2659,8 @@ void ub_act_sample_begin(ub_pctx *c, double t)
     c->sample_time = t;
     ub_prop *p = c->prop;
     if (p->kind == UB_ATTR)
-        ub_vb_begin(c, ub_prop_type(p), p->type_name, p->is_array);
+        ub_vb_begin(c, ub_prop_type(p), ub_prop_type_name(c->strtab, p),
+                    p->is_array);
     else
         ub_vb_begin(c, NULL, NULL, false);
 }

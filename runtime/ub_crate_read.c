@@ -2103,15 +2103,16 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
         p->is_array = n > 2 && strcmp(tn + n - 2, "[]") == 0;
         if (p->is_array)
             n -= 2;
-        p->type_name = ub_intern(c->t, tn, n);
+        const char *name = ub_intern(c->t, tn, n);
         const ub_type *ty = ub_type_by_name(tn, n);
         bool keep = true;
         if (ty && ty->id == UB_TY_DICTIONARY)
             ty = NULL;
-        else if (!ty &&
-                 (ty = ub_type_by_legacy_name(p->type_name, &keep)) && !keep)
-            p->type_name = K(c, ty->name);
-        ub_prop_set_type(p, ty);
+        else if (!ty && name &&
+                 (ty = ub_type_by_legacy_name(name, &keep)) && !keep)
+            name = K(c, ty->name);
+        if (!name || ub_prop_set_decl(c->a, c->t, p, ty, name) != 0)
+            cr_oom(c);
     }
     uint32_t i = c->path[pidx].fset;
     for (cr_field fv, *f = &fv; !c->failed && cr_next_field(c, &i, f);) {

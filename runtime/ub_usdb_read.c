@@ -1953,8 +1953,9 @@ static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
     p->varying_keyword = (rp->flags & 4) != 0;
     p->is_array = (rp->flags & 8) != 0;
     p->variability = (ub_variability)rp->variability;
-    p->type_name = opt_str(f, rp->type_name);
-    ub_prop_set_type(p, rp->type);
+    if (ub_prop_set_decl(L->arena, L->strtab, p, rp->type,
+                         opt_str(f, rp->type_name)) != 0)
+        return -1;
     const char *default_target = opt_str(f, rp->default_target);
     ub_value conn, targets;
     if (read_val(f, rp->def, L->arena, &p->default_value) != 0 ||

@@ -706,13 +706,13 @@ static void test_attributes(void)
     CU_ASSERT(ub_prop_connections(w)->u.listop->has[UB_LO_PREPEND]);
     CU_ASSERT_EQUAL(ub_prop_type(prop("/A", "o"))->id, UB_TY_OPAQUE);
     ub_prop *lg = prop("/A", "legacy");
-    CU_ASSERT_STRING_EQUAL(lg->type_name, "Transform");
+    CU_ASSERT_STRING_EQUAL(ub_prop_type_spelling(lg), "Transform");
     CU_ASSERT_EQUAL(ub_prop_type(lg)->id, UB_TY_MATRIX4D);
     CU_ASSERT_EQUAL(D(&lg->default_value, 15), 1.0);
-    CU_ASSERT_STRING_EQUAL(prop("/A", "old")->type_name, "float3");
+    CU_ASSERT_STRING_EQUAL(ub_prop_type_spelling(prop("/A", "old")), "float3");
     ub_prop *wd = prop("/A", "weird");
     CU_ASSERT_PTR_NULL(ub_prop_type(wd));
-    CU_ASSERT_STRING_EQUAL(wd->type_name, "Some::Thing");
+    CU_ASSERT_STRING_EQUAL(ub_prop_type_spelling(wd), "Some::Thing");
     CU_ASSERT_EQUAL(wd->default_value.kind, UB_V_UNTYPED);
 }
 

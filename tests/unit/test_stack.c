@@ -33,8 +33,8 @@ static ub_prop *attr(ub_layer *l, ub_prim *p, const char *name,
                      ub_type_id ty)
 {
     ub_prop *a = ub_prop_new(l, p, S(name), UB_ATTR, (ub_loc){0});
-    ub_prop_set_type(a, ub_type_get(ty));
-    a->type_name = S(ub_prop_type(a)->name);
+    ub_prop_set_decl(l->arena, l->strtab, a, ub_type_get(ty),
+                     S(ub_type_get(ty)->name));
     return a;
 }
 

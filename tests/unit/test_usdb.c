@@ -142,8 +142,7 @@ static ub_prop *attr(ub_layer *L, ub_prim *p, const char *name,
                      ub_type_id id, bool is_array)
 {
     ub_prop *a = ub_prop_new(L, p, S(name), UB_ATTR, (ub_loc){0});
-    ub_prop_set_type(a, TY(id));
-    a->type_name = S(TY(id)->name);
+    ub_prop_set_decl(L->arena, T, a, TY(id), S(TY(id)->name));
     a->is_array = is_array;
     return a;
 }
@@ -224,7 +223,7 @@ static ub_layer *rich_layer(void)
     ub_prop *op = attr(L, w, "op", UB_TY_OPAQUE, false);
     op->custom = true;
     ub_prop *un = ub_prop_new(L, w, S("unknown"), UB_ATTR, (ub_loc){0});
-    un->type_name = S("ThisType::IsBogus");
+    ub_prop_set_decl(L->arena, T, un, NULL, S("ThisType::IsBogus"));
     un->default_value = untyped(a);
     ub_prop *cn = attr(L, w, "in", UB_TY_COLOR3F, false);
     ub_prop_ext_get(a, cn)->connections = listop(a, UB_TY_PATH);
@@ -319,7 +318,7 @@ static bool prim_same(const ub_prim *x, const ub_prim *y)
         if (p->name != q->name || p->kind != q->kind ||
             p->custom != q->custom || p->variability != q->variability ||
             p->varying_keyword != q->varying_keyword ||
-            p->type_name != q->type_name || p->type_id != q->type_id ||
+            !ub_prop_same_type_name(p, q) ||
             p->is_array != q->is_array ||
             ub_prop_default_target(p) != ub_prop_default_target(q) ||
             !val_same(&p->default_value, &q->default_value) ||
