@@ -1485,6 +1485,48 @@ static void ub_w_free(ub_w *w)
     free(w->tmp);
 }
 
+/* What only the walk and the numbering need -- the string and record
+ * tables, their caches, the walk's buffers and trial compressor -- given
+ * back once the numbering thread is joined: the skeleton and the
+ * compressed sections are built next, and the output's peak need not
+ * hold both.  What stays: the records, their offsets and the chunks. */
+static void ub_w_drop_tables(ub_w *w)
+{
+    ub_w_num *n = &w->num;
+    for (ub_w_batch *b = w->free, *nx; b; b = nx) {
+        nx = b->next;
+        batch_free(b);
+    }
+    w->free = NULL;
+    table_free(n->rec_slots, n->rec_cap, sizeof *n->rec_slots);
+    n->rec_slots = NULL;
+    n->rec_cap = 0;
+    free(n->rcache);
+    n->rcache = NULL;
+    free(n->sample_ids);
+    n->sample_ids = NULL;
+    n->nsample = n->capsample = 0;
+    ub_buf_free(&n->series);
+    free(w->strs);
+    w->strs = NULL;
+    w->capstrs = 0;
+    table_free(w->str_slots, w->str_cap, sizeof *w->str_slots);
+    w->str_slots = NULL;
+    w->str_cap = 0;
+    free(w->scache);
+    w->scache = NULL;
+    ub_buf_free(&w->recs);
+    ub_buf_free(&w->spec);
+    for (int i = 0; i < 3; i++)
+        ub_buf_free(&w->cand[i]);
+    ub_buf_free(&w->ztmp);
+    ZSTD_freeCCtx(w->trial);
+    w->trial = NULL;
+    free(w->tmp);
+    w->tmp = NULL;
+    w->tmp_cap = 0;
+}
+
 static int ub_w_fail(ub_diags *diags, const ub_layer *layer, const char *why)
 {
     if (diags)
@@ -1522,6 +1564,7 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     for (uint32_t i = 0; i < w.nstrs; i++)
         ub_buf_append(&strs, w.strs[i], ub_str_len(w.strs[i]));
     num_join(&w);
+    ub_w_drop_tables(&w);
     if (w.too_deep) {
         ub_buf_free(&strs);
         ub_w_free(&w);
