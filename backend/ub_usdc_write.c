@@ -132,6 +132,15 @@ static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
+/* Give a vector's block back once its section is written: the sections
+ * are appended to the output last, the peak of the whole write. */
+#define UB_VEC_FREE(vec)                                                     \
+    do {                                                                     \
+        free((vec).v);                                                       \
+        (vec).v = NULL;                                                      \
+        (vec).n = (vec).cap = 0;                                             \
+    } while (0)
+
 #define UB_PUSH(w, vec, x)                                                   \
     do {                                                                     \
         if (ub_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1,              \
@@ -2246,6 +2255,7 @@ static void ub_sec_rest(ub_cw *w, ub_buf *o, uint64_t *sizes)
     ub_w64(o, w->fsets.n);
     ub_crate_put_ints32(w->fsets.v, w->fsets.n, &w->lz4, o);
     sizes[0] = o->len;
+    UB_VEC_FREE(w->fsets); /* the helper thread reads tokens and fields */
 
     size_t total = w->pnodes.n, n = 0;
     uint32_t *idx = malloc((total ? total : 1) * 4);
@@ -2265,6 +2275,7 @@ static void ub_sec_rest(ub_cw *w, ub_buf *o, uint64_t *sizes)
     free(idx);
     free(tok);
     free(jump);
+    UB_VEC_FREE(w->pnodes);
     sizes[1] = o->len - sizes[0];
 
     n = w->specs.n;
@@ -2284,6 +2295,7 @@ static void ub_sec_rest(ub_cw *w, ub_buf *o, uint64_t *sizes)
         ub_crate_put_ints32(tmp, n, &w->lz4, o);
     }
     free(tmp);
+    UB_VEC_FREE(w->specs);
     sizes[2] = o->len - sizes[0] - sizes[1];
 }
 
@@ -2356,9 +2368,12 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
     if (w->strings.n)
         ub_buf_append(&strings, w->strings.v, w->strings.n * 4);
     uint64_t sizes[3];
+    UB_VEC_FREE(w->strings);
     ub_sec_rest(w, &rest, sizes);
     if (threaded)
         pthread_join(th, NULL);
+    UB_VEC_FREE(w->tokens);
+    UB_VEC_FREE(w->fields);
 
     static const char *const names[6] = {
         UB_CRATE_SEC_TOKENS, UB_CRATE_SEC_STRINGS, UB_CRATE_SEC_FIELDS,
