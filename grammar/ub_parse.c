@@ -2535,8 +2535,8 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
     c->prop = p;
     c->spec = UB_SPEC_ATTR;
     c->meta = &p->meta;
-    ub_vb_begin(c, ub_prop_type(p), ub_prop_type_name(c->strtab, p),
-                p->is_array);
+    /* the name is only for messages: its text will do */
+    ub_vb_begin(c, ub_prop_type(p), ub_prop_type_spelling(p), p->is_array);
 }
 
 void ub_act_prop_end(ub_pctx *c)
@@ -2659,7 +2659,7 @@ void ub_act_sample_begin(ub_pctx *c, double t)
     c->sample_time = t;
     ub_prop *p = c->prop;
     if (p->kind == UB_ATTR)
-        ub_vb_begin(c, ub_prop_type(p), ub_prop_type_name(c->strtab, p),
+        ub_vb_begin(c, ub_prop_type(p), ub_prop_type_spelling(p),
                     p->is_array);
     else
         ub_vb_begin(c, NULL, NULL, false);
