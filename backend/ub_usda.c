@@ -238,7 +238,8 @@ static const char *ub_sv(const ub_value *v, uint32_t i)
     /* The readers give the special fields their shapes; this keeps a
      * value of another type (a damaged binary) from being read as
      * pointers. */
-    if (v->kind != UB_V_DATA || !v->type || v->type->scalar != UB_SC_STRING ||
+    if (v->kind != UB_V_DATA || !ub_value_type(v) ||
+        ub_value_type(v)->scalar != UB_SC_STRING ||
         i >= v->count)
         return "";
     const char *s = ub_value_str(v, i);
@@ -248,8 +249,8 @@ static const char *ub_sv(const ub_value *v, uint32_t i)
 /* A single string-like value (string, token, ...). */
 static bool ub_is_str1(const ub_value *v)
 {
-    return v->kind == UB_V_DATA && v->type && v->count == 1 &&
-           v->type->scalar == UB_SC_STRING;
+    return v->kind == UB_V_DATA && ub_value_type(v) && v->count == 1 &&
+           ub_value_type(v)->scalar == UB_SC_STRING;
 }
 
 /* --- the writer ----------------------------------------------------------- */
@@ -303,8 +304,8 @@ static bool ub_is_identifier(const char *s)
  * true/false here, unlike inside attribute values and dictionaries. */
 static void ub_write_field_value(ub_w *w, const ub_value *v)
 {
-    if (v->kind == UB_V_DATA && !v->is_array && v->type &&
-        v->type->id == UB_TY_BOOL && v->count == 1) {
+    if (v->kind == UB_V_DATA && !v->is_array && v->type_id == UB_TY_BOOL &&
+        v->count == 1) {
         if (*(const uint8_t *)v->u.data)
             PUTS(w->b, "true");
         else
@@ -403,7 +404,7 @@ static void ub_write_listop_list(ub_w *w, unsigned indent, const char *name,
         PUTS(b, "None\n");
         return;
     }
-    const ub_type *t = items->type;
+    const ub_type *t = ub_value_type(items);
     size_t esz = ub_type_elem_size(t);
     const char *e = items->u.data;
     bool per_line = ub_item_per_line(t);
@@ -503,19 +504,19 @@ static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
         bool ident = ub_is_identifier(e->key);
         ub_ind(b, indent + 1);
         if (val->kind == UB_V_DICT ||
-            (val->kind == UB_V_DATA && val->type &&
-             val->type->scalar == UB_SC_DICT)) {
+            (val->kind == UB_V_DATA && ub_value_type(val) &&
+             ub_value_type(val)->scalar == UB_SC_DICT)) {
             PUTS(b, "dictionary ");
-        } else if (val->kind == UB_V_DATA && val->type) {
+        } else if (val->kind == UB_V_DATA && ub_value_type(val)) {
             /* OpenUSD names a dictionary value by its C++ type, which has
              * no role: color3f and point3f values come back as float3. */
-            const ub_type *bt = ub_type_get(val->type->base);
-            ub_ps(b, (bt ? bt : val->type)->name);
+            const ub_type *bt = ub_type_get(ub_value_type(val)->base);
+            ub_ps(b, (bt ? bt : ub_value_type(val))->name);
             if (val->is_array)
                 PUTS(b, "[]");
             ub_pc(b, ' ');
-        } else if (val->kind == UB_V_LISTOP && val->type) {
-            ub_ps(b, val->type->name);
+        } else if (val->kind == UB_V_LISTOP && ub_value_type(val)) {
+            ub_ps(b, ub_value_type(val)->name);
             ub_pc(b, ' ');
         }
         if (ident) {
@@ -530,8 +531,8 @@ static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
             ub_write_dict(w, indent + 1, val->u.dict, false);
             continue;
         }
-        if (val->kind == UB_V_DATA && val->type &&
-            val->type->scalar == UB_SC_DICT) {
+        if (val->kind == UB_V_DATA && ub_value_type(val) &&
+            ub_value_type(val)->scalar == UB_SC_DICT) {
             ub_write_dict(w, indent + 1,
                           val->count ? *(ub_dict *const *)val->u.data : NULL,
                           false);
@@ -654,8 +655,8 @@ static void ub_write_relocates(ub_w *w, unsigned indent, const ub_value *v,
     ub_buf *b = w->b;
     ub_ind(b, indent);
     PUTS(b, "relocates = {\n");
-    uint32_t n = (v->kind == UB_V_DATA && v->type &&
-                  v->type->scalar == UB_SC_STRING) ? v->count / 2 : 0;
+    uint32_t n = (v->kind == UB_V_DATA && ub_value_type(v) &&
+                  ub_value_type(v)->scalar == UB_SC_STRING) ? v->count / 2 : 0;
     ub_reloc *r = n ? malloc(n * sizeof *r) : NULL;
     if (n && !r) {
         w->oom = true;
@@ -726,8 +727,8 @@ static void ub_write_name_vector(ub_buf *b, const ub_value *v)
 /* Write a token value bare (permission, symmetryFunction, displayUnit). */
 static void ub_put_bare(ub_buf *b, const ub_value *v)
 {
-    if (v->kind == UB_V_DATA && v->count >= 1 && v->type &&
-        v->type->scalar == UB_SC_STRING) {
+    if (v->kind == UB_V_DATA && v->count >= 1 && ub_value_type(v) &&
+        ub_value_type(v)->scalar == UB_SC_STRING) {
         ub_ps(b, ub_sv(v, 0));
     } else if (v->kind == UB_V_UNTYPED) {
         ub_put_untyped(b, v->u.untyped);
@@ -951,12 +952,11 @@ static void ub_write_prop_meta(ub_w *w, const ub_prop *prop, unsigned indent,
 
 static void ub_put_type_name(ub_buf *b, const ub_prop *p)
 {
-    /* type_name, not type->name: legacy names such as "Transform" keep
-     * their spelling while storing as their base type */
-    if (p->type_name)
-        ub_ps(b, p->type_name);
-    else if (p->type)
-        ub_ps(b, p->type->name);
+    /* the type name, not type->name: legacy names such as "Transform"
+     * keep their spelling while storing as their base type */
+    const char *tn = ub_prop_type_spelling(p);
+    if (tn)
+        ub_ps(b, tn);
     if (p->is_array)
         PUTS(b, "[]");
 }
@@ -1206,8 +1206,8 @@ static void ub_write_variant_sets(ub_w *w, const ub_prim *prim,
         else if (lo->has[UB_LO_ADD])
             names = ub_listop_get(lo, UB_LO_ADD);
     }
-    uint32_t nn = names && names->kind == UB_V_DATA && names->type &&
-                          names->type->scalar == UB_SC_STRING
+    uint32_t nn = names && names->kind == UB_V_DATA && ub_value_type(names) &&
+                          ub_value_type(names)->scalar == UB_SC_STRING
                       ? names->count
                       : 0;
     for (uint32_t k = 0; k < nn; k++) {
@@ -1471,8 +1471,8 @@ static void ub_write_header(ub_w *w, const ub_layer *l)
             }
         } else if (ub_key_is(f, "hasOwnedSubLayers")) {
             const ub_value *hv = &f->value;
-            if (hv->kind == UB_V_DATA && hv->count == 1 && hv->type &&
-                hv->type->id == UB_TY_BOOL && *(const uint8_t *)hv->u.data)
+            if (hv->kind == UB_V_DATA && hv->count == 1 &&
+                hv->type_id == UB_TY_BOOL && *(const uint8_t *)hv->u.data)
                 PUTS(b, "    hasOwnedSubLayers = true\n");
         } else {
             ub_write_simple_field(w, 1, f);

@@ -1157,16 +1157,16 @@ static void put_value_body(ub_w *w, ub_buf *b, const ub_value *v, int depth)
         return;
     }
     put_u8(b, v->kind);
-    put_u8(b, (v->is_array ? 1 : 0) | (v->type ? 2 : 0));
-    if (v->type)
-        put_sid(w, b, type_sid(w, v->type));
+    put_u8(b, (v->is_array ? 1 : 0) | (ub_value_type(v) ? 2 : 0));
+    if (ub_value_type(v))
+        put_sid(w, b, type_sid(w, ub_value_type(v)));
     switch ((ub_vkind)v->kind) {
     case UB_V_EMPTY:
     case UB_V_BLOCK:
         break;
     case UB_V_DATA: {
         put_vu(b, v->count);
-        const ub_type *t = v->type;
+        const ub_type *t = ub_value_type(v);
         switch (t->scalar) {
         case UB_SC_STRING:
             for (uint32_t i = 0; i < v->count; i++)
@@ -1240,7 +1240,7 @@ static void value_rec(ub_w *w, const ub_value *v, bool tree, int kind)
 /* A `val` in the tree: 0 for EMPTY, else a reference. */
 static void put_val(ub_w *w, const ub_value *v)
 {
-    if (v->kind == UB_V_EMPTY && !v->type && !v->is_array) {
+    if (v->kind == UB_V_EMPTY && !ub_value_type(v) && !v->is_array) {
         put_vu(&w->spec, 0);
         return;
     }
@@ -1251,14 +1251,14 @@ static bool packable(const ub_samples *s)
 {
     if (s->n < 2)
         return false;
-    const ub_type *t = s->v[0].value.type;
+    const ub_type *t = ub_value_type(&s->v[0].value);
     if (!t || t->scalar == UB_SC_STRING || t->scalar == UB_SC_REF ||
         t->scalar == UB_SC_DICT || t->scalar == UB_SC_OPAQUE ||
         t->scalar == UB_SC_NONE)
         return false;
     for (uint32_t i = 0; i < s->n; i++) {
         const ub_value *v = &s->v[i].value;
-        if (v->kind != UB_V_DATA || v->type != t || v->is_array ||
+        if (v->kind != UB_V_DATA || ub_value_type(v) != t || v->is_array ||
             v->count != 1)
             return false;
     }
@@ -1307,7 +1307,7 @@ static void series_rec(ub_w *w, const ub_samples *s)
         pend_add(w, start, true, UB_W_SERIES);
         return;
     }
-    const ub_type *t = s->v[0].value.type;
+    const ub_type *t = ub_value_type(&s->v[0].value);
     size_t es = ub_type_elem_size(t), need = es * s->n;
     if (need > w->tmp_cap) {
         void *nt = realloc(w->tmp, need);
@@ -1374,9 +1374,9 @@ static void put_prop(ub_w *w, const ub_prop *p)
                   (p->varying_keyword ? 4 : 0) | (p->is_array ? 8 : 0) |
                   (ub_prop_samples(p)->authored ? 16 : 0));
     put_u8(b, p->variability);
-    put_opt_str(w, b, p->type_name);
-    if (p->type)
-        put_opt_sid(w, b, type_sid(w, p->type));
+    put_opt_str(w, b, ub_prop_type_name(w->layer->strtab, p));
+    if (ub_prop_type(p))
+        put_opt_sid(w, b, type_sid(w, ub_prop_type(p)));
     else
         put_vu(b, 0);
     put_val(w, &p->default_value);
@@ -1489,6 +1489,48 @@ static void ub_w_free(ub_w *w)
     free(w->tmp);
 }
 
+/* What only the walk and the numbering need -- the string and record
+ * tables, their caches, the walk's buffers and trial compressor -- given
+ * back once the numbering thread is joined: the skeleton and the
+ * compressed sections are built next, and the output's peak need not
+ * hold both.  What stays: the records, their offsets and the chunks. */
+static void ub_w_drop_tables(ub_w *w)
+{
+    ub_w_num *n = &w->num;
+    for (ub_w_batch *b = w->free, *nx; b; b = nx) {
+        nx = b->next;
+        batch_free(b);
+    }
+    w->free = NULL;
+    table_free(n->rec_slots, n->rec_cap, sizeof *n->rec_slots);
+    n->rec_slots = NULL;
+    n->rec_cap = 0;
+    free(n->rcache);
+    n->rcache = NULL;
+    free(n->sample_ids);
+    n->sample_ids = NULL;
+    n->nsample = n->capsample = 0;
+    ub_buf_free(&n->series);
+    free(w->strs);
+    w->strs = NULL;
+    w->capstrs = 0;
+    table_free(w->str_slots, w->str_cap, sizeof *w->str_slots);
+    w->str_slots = NULL;
+    w->str_cap = 0;
+    free(w->scache);
+    w->scache = NULL;
+    ub_buf_free(&w->recs);
+    ub_buf_free(&w->spec);
+    for (int i = 0; i < 3; i++)
+        ub_buf_free(&w->cand[i]);
+    ub_buf_free(&w->ztmp);
+    ZSTD_freeCCtx(w->trial);
+    w->trial = NULL;
+    free(w->tmp);
+    w->tmp = NULL;
+    w->tmp_cap = 0;
+}
+
 static int ub_w_fail(ub_diags *diags, const ub_layer *layer, const char *why)
 {
     if (diags)
@@ -1526,6 +1568,7 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     for (uint32_t i = 0; i < w.nstrs; i++)
         ub_buf_append(&strs, w.strs[i], ub_str_len(w.strs[i]));
     num_join(&w);
+    ub_w_drop_tables(&w);
     if (w.too_deep) {
         ub_buf_free(&strs);
         ub_w_free(&w);

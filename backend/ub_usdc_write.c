@@ -133,6 +133,15 @@ static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
+/* Give a vector's block back once its section is written: the sections
+ * are appended to the output last, the peak of the whole write. */
+#define UB_VEC_FREE(vec)                                                     \
+    do {                                                                     \
+        free((vec).v);                                                       \
+        (vec).v = NULL;                                                      \
+        (vec).n = (vec).cap = 0;                                             \
+    } while (0)
+
 #define UB_PUSH(w, vec, x)                                                   \
     do {                                                                     \
         if (ub_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1,              \
@@ -1066,7 +1075,7 @@ static bool ub_put_float_array(ub_crate_lz4c *c, ub_buf *b,
                                const ub_value *v)
 {
     uint32_t n = v->count;
-    size_t es = ub_scalar_size(v->type->scalar);
+    size_t es = ub_scalar_size(ub_value_type(v)->scalar);
     int32_t *ints = malloc((size_t)n * 4);
     if (!ints) {
         b->failed = true;
@@ -1126,7 +1135,7 @@ static bool ub_put_float_array(ub_crate_lz4c *c, ub_buf *b,
 /* An array value (also of length 0 or 1). */
 static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
 {
-    const ub_type *t = v->type;
+    const ub_type *t = ub_value_type(v);
     ub_crate_type ct = ub_crate_type_of(t->base);
     if (ct == UB_CRATE_INVALID || ct == UB_CRATE_DICTIONARY) {
         ub_cw_error(w, "no crate array type for '%s[]'", t->name);
@@ -1190,7 +1199,7 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
 /* A scalar of a value type. */
 static uint64_t ub_cw_scalar(ub_cw *w, const ub_value *v)
 {
-    const ub_type *t = v->type;
+    const ub_type *t = ub_value_type(v);
     ub_crate_type ct = ub_crate_type_of(t->base);
     if (ct == UB_CRATE_INVALID || ct == UB_CRATE_DICTIONARY) {
         if (t->base == UB_TY_PATH)
@@ -1342,7 +1351,7 @@ static uint64_t ub_cw_value(ub_cw *w, const ub_value *v)
     case UB_V_DICT:
         return ub_cw_dict(w, v->u.dict);
     case UB_V_DATA:
-        if (v->type->scalar == UB_SC_DICT && !v->is_array)
+        if (ub_value_type(v)->scalar == UB_SC_DICT && !v->is_array)
             return ub_cw_dict(w, v->count ? *(ub_dict *const *)v->u.data
                                           : NULL);
         if (v->is_array)
@@ -1391,7 +1400,8 @@ static void ub_put_listop_item(ub_cw *w, ub_buf *b, ub_crate_type lt,
         break;
     }
     default: /* integers */
-        ub_buf_append(b, ub_value_elem(part, i), ub_type_elem_size(part->type));
+        ub_buf_append(b, ub_value_elem(part, i),
+                      ub_type_elem_size(ub_value_type(part)));
         break;
     }
 }
@@ -1417,10 +1427,10 @@ static uint64_t ub_cw_listop(ub_cw *w, const ub_value *v, ub_crate_type lt)
 {
     const ub_listop *lo = v->u.listop;
     if (lt == UB_CRATE_INVALID)
-        lt = ub_listop_type(v->type);
+        lt = ub_listop_type(ub_value_type(v));
     if (lt == UB_CRATE_INVALID) {
         ub_cw_error(w, "no crate list op of '%s'",
-                    v->type ? v->type->name : "?");
+                    ub_value_type(v) ? ub_value_type(v)->name : "?");
         return 0;
     }
     /* stored order: explicit, added, prepended, appended, deleted, ordered */
@@ -1932,10 +1942,9 @@ static uint64_t ub_cw_selection_map(ub_cw *w, const ub_dict *d)
     for (uint32_t i = 0; i < n && e; i++) {
         const ub_value *v = &e[i]->value;
         ub_w32(b, ub_cw_string(w, e[i]->key));
-        ub_w32(b, ub_cw_string(w, v->kind == UB_V_DATA &&
-                                               v->type->scalar == UB_SC_STRING
-                                           ? ub_value_str(v, 0)
-                                           : NULL));
+        bool str = v->kind == UB_V_DATA &&
+                   ub_value_type(v)->scalar == UB_SC_STRING;
+        ub_w32(b, ub_cw_string(w, str ? ub_value_str(v, 0) : NULL));
     }
     if (e != small)
         free(e);
@@ -2058,7 +2067,9 @@ static uint64_t ub_cw_bool(bool b)
 /* The type name token of an attribute: "float3[]" for arrays. */
 static const char *ub_cw_type_name(ub_cw *w, const ub_prop *p)
 {
-    const char *tn = p->type_name ? p->type_name : "";
+    const char *tn = ub_prop_type_name(w->strtab, p);
+    if (!tn)
+        tn = "";
     if (!p->is_array)
         return tn;
     /* the last few made, by the element type's (interned) name */
@@ -2745,6 +2756,10 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
         ub_buf_append(&strings, w->strings.v, w->strings.n * 4);
     ub_sec_paths(w, &w->lz4, &paths);
     ub_q_join(w); /* and the storing side's three */
+    /* the storing side read these (the spec sort): given back only now */
+    UB_VEC_FREE(w->tokens);
+    UB_VEC_FREE(w->strings);
+    UB_VEC_FREE(w->pnodes);
 
     static const char *const names[6] = {
         UB_CRATE_SEC_TOKENS, UB_CRATE_SEC_STRINGS, UB_CRATE_SEC_FIELDS,

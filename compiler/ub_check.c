@@ -269,13 +269,14 @@ static bool ck_is_int(double x)
 /* A scalar number (any numeric type), as OpenUSD would read it. */
 static bool ck_number(const ub_value *v, double *out)
 {
-    if (v->kind != UB_V_DATA || !v->type || v->count < 1 || v->is_array)
+    if (v->kind != UB_V_DATA || !ub_value_type(v) || v->count < 1 ||
+        v->is_array)
         return false;
-    switch (v->type->scalar) {
+    switch (ub_value_type(v)->scalar) {
     case UB_SC_BOOL: case UB_SC_UCHAR: case UB_SC_INT: case UB_SC_UINT:
     case UB_SC_INT64: case UB_SC_UINT64: case UB_SC_HALF: case UB_SC_FLOAT:
     case UB_SC_DOUBLE:
-        if (ub_type_ncomp(v->type) != 1)
+        if (ub_type_ncomp(ub_value_type(v)) != 1)
             return false;
         *out = ub_value_get_double(v, 0, 0);
         return true;
@@ -287,8 +288,9 @@ static bool ck_number(const ub_value *v, double *out)
 /* A scalar string-like value (string, token, asset, path). */
 static const char *ck_string(const ub_value *v)
 {
-    if (v->kind != UB_V_DATA || !v->type || v->count != 1 || v->is_array ||
-        v->type->scalar != UB_SC_STRING)
+    if (v->kind != UB_V_DATA || !ub_value_type(v) || v->count != 1 ||
+        v->is_array ||
+        ub_value_type(v)->scalar != UB_SC_STRING)
         return NULL;
     return ub_value_str(v, 0);
 }
@@ -630,9 +632,9 @@ static void ck_value_times(ck *c, const ub_layer *L, const ub_value *v,
         ck_dict_times(c, L, v->u.dict, what);
         return;
     }
-    if (v->kind != UB_V_DATA || !v->type)
+    if (v->kind != UB_V_DATA || !ub_value_type(v))
         return;
-    if (v->type->id == UB_TY_TIMECODE) {
+    if (v->type_id == UB_TY_TIMECODE) {
         const double *t = v->u.data;
         for (uint32_t i = 0; i < v->count; i++) {
             if (isfinite(t[i]))
@@ -642,7 +644,7 @@ static void ck_value_times(ck *c, const ub_layer *L, const ub_value *v,
                     "%s holds the timecode %g", what, t[i]);
             return;
         }
-    } else if (v->type->scalar == UB_SC_DICT) {
+    } else if (ub_value_type(v)->scalar == UB_SC_DICT) {
         ub_dict *const *d = v->u.data;
         for (uint32_t i = 0; i < v->count; i++)
             ck_dict_times(c, L, d[i], what);
@@ -654,9 +656,9 @@ static void ck_fields_times(ck *c, const ub_layer *L, const ub_fields *f)
     for (uint32_t i = 0; i < f->n; i++) {
         const ub_value *v = &f->v[i].value;
         if (v->kind == UB_V_DICT ||
-            (v->kind == UB_V_DATA && v->type &&
-             (v->type->id == UB_TY_TIMECODE ||
-              v->type->scalar == UB_SC_DICT)))
+            (v->kind == UB_V_DATA && ub_value_type(v) &&
+             (v->type_id == UB_TY_TIMECODE ||
+              ub_value_type(v)->scalar == UB_SC_DICT)))
             ck_value_times(c, L, v, f->v[i].loc, f->v[i].key);
     }
 }
@@ -948,8 +950,8 @@ static void ck_arcs(ck *c, uint32_t li, const ub_field *f, bool payload)
         if (part == UB_LO_DELETE || part == UB_LO_REORDER || !lo->has[part])
             continue;
         const ub_value *pv = ub_listop_get(lo, part);
-        if (pv->kind != UB_V_DATA || !pv->type ||
-            pv->type->scalar != UB_SC_REF)
+        if (pv->kind != UB_V_DATA || !ub_value_type(pv) ||
+            ub_value_type(pv)->scalar != UB_SC_REF)
             continue;
         for (uint32_t i = 0; i < pv->count && !c->oom; i++) {
             const ub_reference *ref = ub_value_elem(pv, i);
@@ -1004,8 +1006,8 @@ static void ck_class_arcs(ck *c, uint32_t li, const ub_field *f,
         if (part == UB_LO_DELETE || part == UB_LO_REORDER || !lo->has[part])
             continue;
         const ub_value *pv = ub_listop_get(lo, part);
-        if (pv->kind != UB_V_DATA || !pv->type ||
-            pv->type->scalar != UB_SC_STRING)
+        if (pv->kind != UB_V_DATA || !ub_value_type(pv) ||
+            ub_value_type(pv)->scalar != UB_SC_STRING)
             continue;
         for (uint32_t i = 0; i < pv->count && !c->oom; i++) {
             const char *p = ub_value_str(pv, i);
@@ -1075,8 +1077,9 @@ static void ck_walk_prim(ck *c, uint32_t li, const ub_prim *p, unsigned depth)
                     "'%s' has a time sample at %g", pr->name, s->v[j].time);
             break;
         }
-        bool timed = pr->type && (pr->type->id == UB_TY_TIMECODE ||
-                                  pr->type->scalar == UB_SC_DICT);
+        const ub_type *prt = ub_prop_type(pr);
+        bool timed = prt && (prt->id == UB_TY_TIMECODE ||
+                             prt->scalar == UB_SC_DICT);
         if (timed) {
             ck_value_times(c, L, &pr->default_value, pr->loc, pr->name);
             for (uint32_t j = 0; j < s->n; j++)
@@ -1125,11 +1128,11 @@ static const ub_dict_entry *ck_clip_field(ck *c, const ub_layer *L,
     if (!e || e->value.kind == UB_V_BLOCK || e->value.kind == UB_V_EMPTY)
         return NULL;
     const ub_value *v = &e->value;
-    if (v->kind == UB_V_DATA && v->type && v->type->id == want &&
+    if (v->kind == UB_V_DATA && v->type_id == want &&
         v->is_array == array)
         return e;
     const char *have = v->kind == UB_V_DICT   ? "dictionary"
-                       : v->type              ? v->type->name
+                       : ub_value_type(v)              ? ub_value_type(v)->name
                                               : "an unknown type";
     ub_diag *d2 = ck_emit(c, UB_CHK_CLIP_FIELD_TYPE, L, e->loc, NULL,
                           "clip field '%s' is %s%s, but OpenUSD reads it "

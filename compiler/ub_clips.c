@@ -46,9 +46,9 @@ static const ub_value *ub_info(const ub_dict *d, const char *key)
 static bool ub_info_double(const ub_dict *d, const char *key, double *out)
 {
     const ub_value *v = ub_info(d, key);
-    if (!v || !v->type || v->count != 1 || v->is_array)
+    if (!v || !ub_value_type(v) || v->count != 1 || v->is_array)
         return false;
-    switch (v->type->scalar) {
+    switch (ub_value_type(v)->scalar) {
     case UB_SC_DOUBLE: case UB_SC_FLOAT: case UB_SC_HALF: case UB_SC_INT:
     case UB_SC_INT64: case UB_SC_UINT: case UB_SC_UINT64: case UB_SC_UCHAR:
         *out = ub_value_get_double(v, 0, 0);
@@ -61,7 +61,8 @@ static bool ub_info_double(const ub_dict *d, const char *key, double *out)
 static const char *ub_info_str(const ub_dict *d, const char *key)
 {
     const ub_value *v = ub_info(d, key);
-    return v && v->type && v->type->scalar == UB_SC_STRING && v->count == 1
+    return v && ub_value_type(v) && ub_value_type(v)->scalar == UB_SC_STRING &&
+        v->count == 1
                ? ub_value_str(v, 0)
                : NULL;
 }
@@ -70,7 +71,8 @@ static const char *ub_info_str(const ub_dict *d, const char *key)
 static const ub_value *ub_info_pairs(const ub_dict *d, const char *key)
 {
     const ub_value *v = ub_info(d, key);
-    return v && v->type && v->type->base == UB_TY_DOUBLE2 ? v : NULL;
+    return v && ub_value_type(v) && ub_value_type(v)->base == UB_TY_DOUBLE2
+        ? v : NULL;
 }
 
 static void ub_clip_warn(ub_diags *diags, ub_loc loc, const ub_layer *l,
@@ -360,7 +362,7 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
     const char **as_d = NULL;
     uint32_t n_assets = 0, n_active = 0, n_times = 0;
     const char *tmpl = ub_info_str(info, "templateAssetPath");
-    if (assets_v && assets_v->type && assets_v->type->id == UB_TY_ASSET) {
+    if (assets_v && assets_v->type_id == UB_TY_ASSET) {
         n_assets = assets_v->count;
         active_v = ub_info_pairs(info, "active");
         times_v = ub_info_pairs(info, "times");
@@ -432,7 +434,8 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
     cs->clip_prim_path = prim;
     double interp = 0;
     const ub_value *im = ub_info(info, "interpolateMissingClipValues");
-    if (im && im->type && im->type->scalar == UB_SC_BOOL && im->count == 1)
+    if (im && ub_value_type(im) && ub_value_type(im)->scalar == UB_SC_BOOL &&
+        im->count == 1)
         interp = *(const uint8_t *)im->u.data;
     cs->interpolate_missing = interp != 0;
     /* clips by start time */
@@ -499,7 +502,7 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
         cs->n_times = n_times + 2;
     }
     const ub_value *man = ub_info(info, "manifestAssetPath");
-    if (man && man->type && man->type->id == UB_TY_ASSET && man->count &&
+    if (man && man->type_id == UB_TY_ASSET && man->count &&
         *ub_value_str(man, 0)) {
         if (ub_clip_exists(ld, ub_value_str(man, 0), src, loc, diags))
             cs->manifest = ub_loader_open(ld, ub_value_str(man, 0), src, loc);
@@ -738,8 +741,7 @@ static int ub_clip_value(const ub_clip_set *cs, const ub_layer *l,
             return -1;
         *from = l;
         /* timecodes are relative to the clip's time */
-        if (out->kind == UB_V_DATA && out->type &&
-            out->type->id == UB_TY_TIMECODE)
+        if (out->kind == UB_V_DATA && out->type_id == UB_TY_TIMECODE)
             for (uint32_t i = 0; i < out->count; i++)
                 ub_value_set_double(
                     out, i, 0, ub_value_get_double(out, i, 0) + (t - in));

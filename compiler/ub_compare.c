@@ -170,7 +170,7 @@ static void ub_desc_string(ub_buf *b, const char *s)
 
 static void ub_desc_elem(ub_buf *b, const ub_value *v, uint32_t i)
 {
-    const ub_type *t = v->type;
+    const ub_type *t = ub_value_type(v);
     switch (t->scalar) {
     case UB_SC_STRING:
         ub_desc_string(b, ub_value_str(v, i));
@@ -227,11 +227,12 @@ static void ub_desc_value(ub_buf *b, const ub_value *v)
         break;
     }
     if (v->is_array)
-        ub_buf_printf(b, "%s[] of %u elements", v->type->name, v->count);
+        ub_buf_printf(b, "%s[] of %u elements", ub_value_type(v)->name,
+                      v->count);
     else if (v->count == 1)
         ub_desc_elem(b, v, 0);
     else
-        ub_buf_puts(b, v->type->name);
+        ub_buf_puts(b, ub_value_type(v)->name);
 }
 
 static ub_value ub_elem_view(const ub_value *v, uint32_t i)
@@ -319,9 +320,10 @@ static void ub_desc_diff(ub_buf *b, const ub_value *x, const ub_value *y,
         ub_buf_puts(b, "values differ");
         return;
     }
-    if (x->type->base != y->type->base || x->is_array != y->is_array) {
-        ub_buf_printf(b, "%s%s vs %s%s", x->type->name,
-                      x->is_array ? "[]" : "", y->type->name,
+    if (ub_value_type(x)->base != ub_value_type(y)->base ||
+        x->is_array != y->is_array) {
+        ub_buf_printf(b, "%s%s vs %s%s", ub_value_type(x)->name,
+                      x->is_array ? "[]" : "", ub_value_type(y)->name,
                       y->is_array ? "[]" : "");
         return;
     }
@@ -335,7 +337,7 @@ static void ub_desc_diff(ub_buf *b, const ub_value *x, const ub_value *y,
             continue;
         if (x->is_array)
             ub_buf_printf(b, "element %u: ", i);
-        if (x->type->scalar == UB_SC_DICT) {
+        if (ub_value_type(x)->scalar == UB_SC_DICT) {
             ub_desc_dict_diff(b, *(ub_dict *const *)ex.u.data,
                               *(ub_dict *const *)ey.u.data, tol, na, nb);
             return;
@@ -415,7 +417,7 @@ static void ub_cmp_samples(ub_cmp *c, const ub_prop *x, const ub_prop *y)
                       "time samples differ: %u samples vs %u", sa->n, sb->n);
         return;
     }
-    ub_value ta = {.kind = UB_V_DATA, .type = ub_type_get(UB_TY_DOUBLE),
+    ub_value ta = {.kind = UB_V_DATA, .type_id = UB_TY_DOUBLE,
                    .count = 1};
     ub_value tb = ta;
     for (uint32_t i = 0; i < sa->n && !ub_cmp_stop(c); i++) {
@@ -456,13 +458,12 @@ static void ub_cmp_prop(ub_cmp *c, const ub_prop *x, const ub_prop *y)
     if (x->kind == UB_ATTR && va != vb)
         ub_cmp_report(c, la, lb, "variability differs: %s vs %s",
                       ub_variability_name(va), ub_variability_name(vb));
-    if (x->kind == UB_ATTR &&
-        (x->type_name != y->type_name || x->is_array != y->is_array))
+    const char *xt = ub_prop_type_name(c->a->strtab, x);
+    const char *yt = ub_prop_type_name(c->b->strtab, y);
+    if (x->kind == UB_ATTR && (xt != yt || x->is_array != y->is_array))
         ub_cmp_report(c, la, lb, "type differs: %s%s vs %s%s",
-                      x->type_name ? x->type_name : "(none)",
-                      x->is_array ? "[]" : "",
-                      y->type_name ? y->type_name : "(none)",
-                      y->is_array ? "[]" : "");
+                      xt ? xt : "(none)", x->is_array ? "[]" : "",
+                      yt ? yt : "(none)", y->is_array ? "[]" : "");
     ub_cmp_value(c, "default", &x->default_value, &y->default_value, la, lb);
     if (!ub_cmp_stop(c))
         ub_cmp_samples(c, x, y);
@@ -609,8 +610,8 @@ static void ub_protos_walk(ub_protos *ps, const ub_layer *l, const ub_prim *p,
     if (f && f->value.kind == UB_V_LISTOP)
         for (int part = 0; part < UB_LO_NPARTS; part++) {
             const ub_value *v = ub_listop_get(f->value.u.listop, part);
-            if (v->kind != UB_V_DATA || !v->type ||
-                v->type->id != UB_TY_REFERENCE)
+            if (v->kind != UB_V_DATA || !ub_value_type(v) ||
+                v->type_id != UB_TY_REFERENCE)
                 continue;
             for (uint32_t i = 0; i < v->count; i++) {
                 const ub_reference *r = ub_value_elem(v, i);
@@ -726,17 +727,17 @@ static void ub_cmp_rename_in(ub_cmp *c, ub_value *v)
     } else if (v->kind == UB_V_DICT && v->u.dict) {
         for (uint32_t i = 0; i < v->u.dict->n; i++)
             ub_cmp_rename_in(c, &v->u.dict->e[i].value);
-    } else if (v->kind == UB_V_DATA && v->type) {
+    } else if (v->kind == UB_V_DATA && ub_value_type(v)) {
         for (uint32_t i = 0; i < v->count; i++) {
-            if (v->type->id == UB_TY_PATH) {
+            if (v->type_id == UB_TY_PATH) {
                 const char **e = ub_value_elem(v, i);
                 *e = ub_cmp_rename_path(c, *e);
-            } else if (v->type->id == UB_TY_REFERENCE ||
-                       v->type->id == UB_TY_PAYLOAD) {
+            } else if (v->type_id == UB_TY_REFERENCE ||
+                       v->type_id == UB_TY_PAYLOAD) {
                 ub_reference *r = ub_value_elem(v, i);
                 if (r->asset && !*r->asset)
                     r->prim_path = ub_cmp_rename_path(c, r->prim_path);
-            } else if (v->type->scalar == UB_SC_DICT) {
+            } else if (ub_value_type(v)->scalar == UB_SC_DICT) {
                 ub_value d = {.kind = UB_V_DICT};
                 d.u.dict = *(ub_dict **)ub_value_elem(v, i);
                 ub_cmp_rename_in(c, &d);
@@ -748,13 +749,14 @@ static void ub_cmp_rename_in(ub_cmp *c, ub_value *v)
 static bool ub_value_has_paths(const ub_value *v)
 {
     if (v->kind == UB_V_LISTOP)
-        return v->type && (v->type->id == UB_TY_PATH ||
-                           v->type->id == UB_TY_REFERENCE ||
-                           v->type->id == UB_TY_PAYLOAD);
+        return ub_value_type(v) && (v->type_id == UB_TY_PATH ||
+                           v->type_id == UB_TY_REFERENCE ||
+                           v->type_id == UB_TY_PAYLOAD);
     if (v->kind == UB_V_DICT)
         return true;
-    return v->kind == UB_V_DATA && v->type &&
-           (v->type->id == UB_TY_PATH || v->type->scalar == UB_SC_DICT);
+    return v->kind == UB_V_DATA && ub_value_type(v) &&
+           (v->type_id == UB_TY_PATH ||
+            ub_value_type(v)->scalar == UB_SC_DICT);
 }
 
 /* y, or a copy of it with b's prototype paths renamed. */
@@ -960,7 +962,7 @@ static void ub_cmp_sublayers(ub_cmp *c, const ub_layer *a, const ub_layer *b)
                       a->n_sublayers, b->n_sublayers);
         return;
     }
-    ub_value oa = {.kind = UB_V_DATA, .type = ub_type_get(UB_TY_DOUBLE2),
+    ub_value oa = {.kind = UB_V_DATA, .type_id = UB_TY_DOUBLE2,
                    .count = 1};
     ub_value ob = oa;
     for (uint32_t i = 0; i < a->n_sublayers && !ub_cmp_stop(c); i++) {

@@ -679,8 +679,8 @@ static void ub_node_listop(ub_cx *cx, const ub_index *ix, int i,
         if (!f || f->value.kind != UB_V_LISTOP || !f->value.u.listop)
             continue;
         if (!it->type)
-            it->type = f->value.type;
-        if (!it->type || f->value.type->scalar != it->type->scalar)
+            it->type = ub_value_type(&f->value);
+        if (!it->type || ub_value_type(&f->value)->scalar != it->type->scalar)
             continue;
         if (!ub_items_apply(it, f->value.u.listop, (uint32_t)li, i))
             cx->oom = true;
@@ -911,9 +911,9 @@ static void ub_add_ref_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
             const char *k_dp = ub_intern_cstr(cx->t, "defaultPrim");
             ub_field *dp = k_dp ? ub_fields_find(&target_root->meta, k_dp)
                                 : NULL;
-            const char *name = dp && dp->value.kind == UB_V_DATA &&
-                                       dp->value.type &&
-                                       dp->value.type->scalar == UB_SC_STRING
+            const ub_type *dt = dp ? ub_value_type(&dp->value) : NULL;
+            const char *name = dp && dp->value.kind == UB_V_DATA && dt &&
+                                       dt->scalar == UB_SC_STRING
                                    ? ub_value_str(&dp->value, 0)
                                    : NULL;
             if (!name || !*name) {
@@ -1011,8 +1011,9 @@ static const char *ub_variant_selection(ub_cx *cx, const ub_index *ix,
             if (!f || f->value.kind != UB_V_DICT || !f->value.u.dict)
                 continue;
             ub_dict_entry *e = ub_dict_find(f->value.u.dict, set);
-            if (e && e->value.kind == UB_V_DATA && e->value.type &&
-                e->value.type->scalar == UB_SC_STRING && e->value.count)
+            if (e && e->value.kind == UB_V_DATA && ub_value_type(&e->value) &&
+                ub_value_type(&e->value)->scalar == UB_SC_STRING &&
+                    e->value.count)
                 return ub_value_str(&e->value, 0);
         }
     }
@@ -1062,8 +1063,9 @@ static void ub_eval_ancestral_variants(ub_cx *cx, ub_index *ix, int i)
                         f && f->value.kind == UB_V_DICT && f->value.u.dict
                             ? ub_dict_find(f->value.u.dict, set)
                             : NULL;
-                    if (e && e->value.kind == UB_V_DATA && e->value.type &&
-                        e->value.type->scalar == UB_SC_STRING &&
+                    if (e && e->value.kind == UB_V_DATA &&
+                        ub_value_type(&e->value) &&
+                        ub_value_type(&e->value)->scalar == UB_SC_STRING &&
                         e->value.count)
                         sel = ub_value_str(&e->value, 0);
                 }
@@ -1266,7 +1268,7 @@ static const char *ub_anchor(ub_cx *cx, const ub_layer *l,
 static void ub_anchor_value(ub_cx *cx, const ub_layer *l, const ub_dict *vars,
                             ub_value *v)
 {
-    if (v->kind == UB_V_DATA && v->type && v->type->id == UB_TY_ASSET) {
+    if (v->kind == UB_V_DATA && v->type_id == UB_TY_ASSET) {
         const char **s = v->u.data;
         for (uint32_t i = 0; i < v->count; i++)
             s[i] = ub_anchor(cx, l, vars, s[i]);
@@ -1346,8 +1348,7 @@ static ub_value ub_prepare(ub_cx *cx, const ub_index *ix, const ub_op *op,
         ub_value_apply_offset(&c, o);
     ub_anchor_value(cx, ub_op_layer(ix, op),
                     ub_stack_vars(ix->v[op->node].ls), &c);
-    if (c.kind == UB_V_DATA && c.type &&
-        c.type->id == UB_TY_PATH_EXPRESSION)
+    if (c.kind == UB_V_DATA && c.type_id == UB_TY_PATH_EXPRESSION)
         ub_map_path_exprs(cx, ix, op->node, &c);
     return c;
 }
@@ -1405,11 +1406,12 @@ static void ub_compose_meta(ub_cx *cx, ub_fields *out, const ub_index *ix,
                 if (have)
                     continue;
                 /* applied weakest first into one explicit list */
-                ub_items it = {.type = f->value.type};
+                ub_items it = {.type = ub_value_type(&f->value)};
                 for (uint32_t j = n; j-- > k;) {
                     ub_field *g = ub_fields_find(metas[j], f->key);
                     if (g && g->value.kind == UB_V_LISTOP &&
-                        g->value.u.listop && g->value.type == it.type &&
+                        g->value.u.listop &&
+                            ub_value_type(&g->value) == it.type &&
                         !ub_items_apply(&it, g->value.u.listop, ops[j].li,
                                         ops[j].node))
                         cx->oom = true;
@@ -1431,7 +1433,8 @@ static void ub_compose_meta(ub_cx *cx, ub_fields *out, const ub_index *ix,
                     cx->oom = true;
                     continue;
                 }
-                ub_value v = {.kind = UB_V_LISTOP, .type = f->value.type};
+                ub_value v = {.kind = UB_V_LISTOP,
+                    .type_id = f->value.type_id};
                 v.u.listop = lo;
                 if (!ub_fields_set(cx->a, out, f->key, v, f->loc))
                     cx->oom = true;
@@ -1590,8 +1593,7 @@ static const ub_value *ub_layer_relocates(const ub_layer *l)
 {
     const char *k = ub_intern_cstr(l->strtab, "relocates");
     const ub_field *f = k ? ub_fields_find(&l->meta, k) : NULL;
-    return f && f->value.kind == UB_V_DATA && f->value.type &&
-                   f->value.type->id == UB_TY_PATH
+    return f && f->value.kind == UB_V_DATA && f->value.type_id == UB_TY_PATH
                ? &f->value
                : NULL;
 }
@@ -1708,8 +1710,8 @@ static void ub_map_clip_times(ub_dict *info, const char *key, ub_offset o)
         if (strcmp(info->e[i].key, key) == 0)
             e = &info->e[i];
     ub_value *v = e ? &e->value : NULL;
-    if (!v || v->kind != UB_V_DATA || !v->type ||
-        v->type->base != UB_TY_DOUBLE2 || ub_offset_is_identity(o))
+    if (!v || v->kind != UB_V_DATA || !ub_value_type(v) ||
+        ub_value_type(v)->base != UB_TY_DOUBLE2 || ub_offset_is_identity(o))
         return;
     for (uint32_t i = 0; i < v->count; i++)
         ub_value_set_double(v, i, 0,
@@ -1798,7 +1800,8 @@ static void ub_node_clip_sets(ub_cx *cx, const ub_index *ix, int node,
         }
         ub_field *sets = k_sets ? ub_fields_find(&p->meta, k_sets) : NULL;
         if (sets && sets->value.kind == UB_V_LISTOP && sets->value.u.listop &&
-            sets->value.type && sets->value.type->scalar == UB_SC_STRING &&
+            ub_value_type(&sets->value) &&
+                ub_value_type(&sets->value)->scalar == UB_SC_STRING &&
             !ub_items_apply(&added, sets->value.u.listop, (uint32_t)li, node))
             cx->oom = true;
     }
@@ -1992,7 +1995,7 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
             return (ub_value){0};
         }
         arr = (ub_value){.kind = UB_V_LISTOP,
-                         .type = ub_type_get(UB_TY_PATH)};
+                         .type_id = UB_TY_PATH};
         arr.u.listop = lo;
     }
     free(paths);
@@ -2074,13 +2077,13 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         const ub_prop *typed = NULL;
         uint32_t typed_k = 0;
         for (uint32_t k = 0; k < n && !typed; k++)
-            if (props[k]->type_name) {
+            if (ub_prop_type_spelling(props[k])) {
                 typed = props[k];
                 typed_k = k;
             }
         /* the definition's type, else the strongest authored one */
-        const char *ty_name = typed ? typed->type_name : NULL;
-        const ub_type *ty = typed ? typed->type : NULL;
+        const char *ty_name = typed ? ub_prop_type_name(cx->t, typed) : NULL;
+        const ub_type *ty = typed ? ub_prop_type(typed) : NULL;
         bool is_array = typed && typed->is_array;
         if (builtin && sp.type_name) {
             size_t len = strlen(sp.type_name);
@@ -2101,7 +2104,7 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                           "'%s' defines it as '%s': the flattened layer "
                           "says '%s', as OpenUSD's does, with values of the "
                           "other type that will not read back",
-                          first->name, typed->type_name,
+                          first->name, ub_prop_type_spelling(typed),
                           typed->is_array ? "[]" : "", sp.schema,
                           sp.type_name, sp.type_name);
             if (st) {
@@ -2128,8 +2131,10 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             cx->oom = true;
             return;
         }
-        op->type_name = ty_name;
-        op->type = ty;
+        if (ub_prop_set_decl(cx->a, cx->t, op, ty, ty_name) != 0) {
+            cx->oom = true;
+            return;
+        }
         op->is_array = is_array;
         op->custom = weakest->custom;
         op->variability = weakest->variability;
@@ -2183,7 +2188,7 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                                 cx, l, ub_stack_vars(ix->v[node].ls),
                                 &s.v[i].value);
                             if (s.v[i].value.kind == UB_V_DATA &&
-                                s.v[i].value.type->id ==
+                                ub_value_type(&s.v[i].value)->id ==
                                     UB_TY_PATH_EXPRESSION)
                                 ub_map_path_exprs(cx, ix, node,
                                                   &s.v[i].value);
@@ -2317,15 +2322,15 @@ static const ub_field *ub_strongest_field(const ub_ops *ops, const char *key)
 
 static bool ub_field_is_false(const ub_field *f)
 {
-    return f && f->value.kind == UB_V_DATA && f->value.type &&
-           f->value.type->scalar == UB_SC_BOOL && f->value.count &&
+    return f && f->value.kind == UB_V_DATA && ub_value_type(&f->value) &&
+           ub_value_type(&f->value)->scalar == UB_SC_BOOL && f->value.count &&
            !*(const uint8_t *)f->value.u.data;
 }
 
 static bool ub_field_is_true(const ub_field *f)
 {
-    return f && f->value.kind == UB_V_DATA && f->value.type &&
-           f->value.type->scalar == UB_SC_BOOL && f->value.count &&
+    return f && f->value.kind == UB_V_DATA && ub_value_type(&f->value) &&
+           ub_value_type(&f->value)->scalar == UB_SC_BOOL && f->value.count &&
            *(const uint8_t *)f->value.u.data;
 }
 
@@ -2879,7 +2884,7 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
             if (ub_listop_put(cx->a, lo, UB_LO_ADD, refs) != 0)
                 cx->oom = true;
             ub_value v = {.kind = UB_V_LISTOP,
-                          .type = ub_type_get(UB_TY_REFERENCE)};
+                          .type_id = UB_TY_REFERENCE};
             v.u.listop = lo;
             if (!r->asset || !ub_fields_set(cx->a, &outp->meta, k_refs, v,
                                             ops.v[0].spec->loc))
@@ -2962,8 +2967,9 @@ ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
             const ub_layer *l = rs->layers[li];
             const char *k = ub_intern_cstr(t, "relocates");
             const ub_field *f = k ? ub_fields_find(&l->meta, k) : NULL;
-            if (!f || f->value.kind != UB_V_DATA || !f->value.type ||
-                f->value.type->id != UB_TY_PATH)
+            if (!f || f->value.kind != UB_V_DATA ||
+                !ub_value_type(&f->value) ||
+                f->value.type_id != UB_TY_PATH)
                 continue;
             for (uint32_t i = 0; i + 1 < f->value.count; i += 2)
                 ub_reloc_add(&cx, ub_value_str(&f->value, i),

@@ -56,8 +56,9 @@ static ub_expr_status ub_expr_var(ub_strtab *t, const char *s, size_t n,
     if (!e)
         return UB_EXPR_UNDEFINED;
     const ub_value *v = &e->value;
-    if (v->kind != UB_V_DATA || v->is_array || v->count != 1 || !v->type ||
-        (v->type->id != UB_TY_STRING && v->type->id != UB_TY_TOKEN))
+    if (v->kind != UB_V_DATA || v->is_array || v->count != 1 ||
+        !ub_value_type(v) ||
+        (v->type_id != UB_TY_STRING && v->type_id != UB_TY_TOKEN))
         return UB_EXPR_NOT_STRING;
     ub_buf_puts(b, ub_value_str(v, 0));
     return UB_EXPR_OK;

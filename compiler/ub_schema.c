@@ -507,8 +507,9 @@ static void ub_plug_schema_facts(ub_plug *p, const ub_prim *pr,
         const char *k = ub_intern_cstr(t, "apiSchemaOverridePropertyNames");
         for (uint32_t i = 0; i < dict->n; i++) {
             const ub_value *v = &dict->e[i].value;
-            if (dict->e[i].key != k || v->kind != UB_V_DATA || !v->type ||
-                v->type->id != UB_TY_TOKEN)
+            if (dict->e[i].key != k || v->kind != UB_V_DATA ||
+                !ub_value_type(v) ||
+                v->type_id != UB_TY_TOKEN)
                 continue;
             const char **o = ub_arena_alloc(p->r->arena,
                                             (v->count + 1) * sizeof *o);
@@ -535,7 +536,8 @@ static void ub_plug_schema_facts(ub_plug *p, const ub_prim *pr,
         o->uniform = q->variability != UB_VARYING;
         if (q->kind == UB_ATTR) {
             char buf[256];
-            snprintf(buf, sizeof buf, "%s%s", q->type_name ? q->type_name : "",
+            const char *tn = ub_prop_type_spelling(q);
+            snprintf(buf, sizeof buf, "%s%s", tn ? tn : "",
                      q->is_array ? "[]" : "");
             o->type_name = ub_plug_intern(p, buf);
         }

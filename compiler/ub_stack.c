@@ -268,13 +268,13 @@ static const char *ub_flat_anchor(ub_flat *f, uint32_t li, const char *asset)
 
 static void ub_flat_fix_assets_data(ub_flat *f, uint32_t li, ub_value *v)
 {
-    if (v->kind != UB_V_DATA || !v->type)
+    if (v->kind != UB_V_DATA || !ub_value_type(v))
         return;
-    if (v->type->id == UB_TY_ASSET) {
+    if (v->type_id == UB_TY_ASSET) {
         const char **s = v->u.data;
         for (uint32_t i = 0; i < v->count; i++)
             s[i] = ub_flat_anchor(f, li, s[i]);
-    } else if (v->type->scalar == UB_SC_REF) {
+    } else if (ub_value_type(v)->scalar == UB_SC_REF) {
         ub_reference *r = v->u.data;
         for (uint32_t i = 0; i < v->count; i++)
             r[i].asset = ub_flat_anchor(f, li, r[i].asset);
@@ -283,7 +283,7 @@ static void ub_flat_fix_assets_data(ub_flat *f, uint32_t li, ub_value *v)
 
 static bool ub_is_asset_value(const ub_value *v)
 {
-    return v->kind == UB_V_DATA && v->type && v->type->id == UB_TY_ASSET;
+    return v->kind == UB_V_DATA && v->type_id == UB_TY_ASSET;
 }
 
 /* --- list ops -------------------------------------------------------------*/
@@ -559,7 +559,8 @@ static void ub_flat_map_clip_times(ub_value *v, ub_offset o)
 {
     /* clip `active` and `times`: double2[] (stage time, x); only the
      * stage time is in the layer's frame. */
-    if (v->kind != UB_V_DATA || !v->type || v->type->base != UB_TY_DOUBLE2)
+    if (v->kind != UB_V_DATA || !ub_value_type(v) ||
+        ub_value_type(v)->base != UB_TY_DOUBLE2)
         return;
     for (uint32_t i = 0; i < v->count; i++)
         ub_value_set_double(v, i, 0,
@@ -579,9 +580,10 @@ static ub_value ub_flat_copy(ub_flat *f, const ub_value *v)
     case UB_V_UNTYPED:
         return *v;
     case UB_V_DATA:
-        if (v->type && v->type->id != UB_TY_TIMECODE &&
-            v->type->id != UB_TY_ASSET && v->type->scalar != UB_SC_REF &&
-            v->type->scalar != UB_SC_DICT)
+        if (ub_value_type(v) && v->type_id != UB_TY_TIMECODE &&
+            v->type_id != UB_TY_ASSET &&
+                ub_value_type(v)->scalar != UB_SC_REF &&
+            ub_value_type(v)->scalar != UB_SC_DICT)
             return *v;
         break;
     case UB_V_DICT:
@@ -631,8 +633,8 @@ static ub_value ub_flat_prepare(ub_flat *f, uint32_t li, const char *key,
             ub_value *part = ub_listop_get_mut(lo, p);
             if (!lo->has[p] || !part)
                 continue;
-            if (map && part->kind == UB_V_DATA && part->type &&
-                part->type->scalar == UB_SC_REF &&
+            if (map && part->kind == UB_V_DATA && ub_value_type(part) &&
+                ub_value_type(part)->scalar == UB_SC_REF &&
                 (key == f->k_references || key == f->k_payload)) {
                 ub_reference *r = part->u.data;
                 for (uint32_t i = 0; i < part->count; i++) {
@@ -645,7 +647,7 @@ static ub_value ub_flat_prepare(ub_flat *f, uint32_t li, const char *key,
             }
             ub_flat_fix_assets_data(f, li, part);
         }
-        ub_flat_fix_listop(f, lo, c.type);
+        ub_flat_fix_listop(f, lo, ub_value_type(&c));
         return c;
     }
     if (map)
@@ -674,9 +676,10 @@ static void ub_flat_dict_over(ub_flat *f, ub_dict *strong,
 static void ub_flat_concat(ub_flat *f, ub_value *cur, const ub_value *w)
 {
     if (cur->kind == UB_V_DATA && w->kind == UB_V_DATA &&
-        cur->type == w->type) {
-        size_t es = ub_type_elem_size(cur->type);
-        ub_value n = ub_value_new(f->a, cur->type, cur->count + w->count,
+        ub_value_type(cur) == ub_value_type(w)) {
+        size_t es = ub_type_elem_size(ub_value_type(cur));
+        ub_value n = ub_value_new(f->a, ub_value_type(cur),
+                                  cur->count + w->count,
                                   cur->is_array);
         if (n.kind == UB_V_EMPTY) {
             f->oom = true;
@@ -734,12 +737,12 @@ static void ub_flat_reduce(ub_flat *f, ub_value *cur, uint32_t li,
         return;
     }
     if (cur->kind == UB_V_LISTOP && cur->u.listop && w->u.listop &&
-        cur->type == w->type && cur->type) {
+        ub_value_type(cur) == ub_value_type(w) && ub_value_type(cur)) {
         ub_value p = ub_flat_prepare(f, li, key, w);
         if (!p.u.listop)
             return;
         ub_listop *r = ub_flat_compose_listops(f, cur->u.listop, p.u.listop,
-                                               cur->type);
+                                               ub_value_type(cur));
         if (r)
             cur->u.listop = r;
     }
@@ -757,23 +760,24 @@ int ub_stack_merge_opinion(ub_arena *a, ub_value *strong,
                    (strong->kind != UB_V_DICT && strong->kind != UB_V_LISTOP)))
         return 0;
     if (!fresh && strong->kind == UB_V_LISTOP &&
-        (!strong->u.listop || !weak->u.listop || !strong->type ||
-         strong->type != weak->type))
+        (!strong->u.listop || !weak->u.listop || !ub_value_type(strong) ||
+         ub_value_type(strong) != ub_value_type(weak)))
         return 0;
     ub_value c = ub_value_clone(a, weak);
     if (c.kind == UB_V_EMPTY)
         return -1;
-    if (c.kind == UB_V_LISTOP && c.u.listop && c.type)
-        ub_flat_fix_listop(&f, c.u.listop, c.type);
+    if (c.kind == UB_V_LISTOP && c.u.listop && ub_value_type(&c))
+        ub_flat_fix_listop(&f, c.u.listop, ub_value_type(&c));
     if (fresh) {
         *strong = c;
     } else if (strong->kind == UB_V_DICT) {
         if (strong->u.dict && c.u.dict)
             ub_flat_dict_over(&f, strong->u.dict, c.u.dict);
     } else {
-        ub_flat_fix_listop(&f, strong->u.listop, strong->type);
+        ub_flat_fix_listop(&f, strong->u.listop, ub_value_type(strong));
         ub_listop *r = ub_flat_compose_listops(&f, strong->u.listop,
-                                               c.u.listop, strong->type);
+                                               c.u.listop,
+                                                   ub_value_type(strong));
         if (r)
             strong->u.listop = r;
     }
@@ -797,9 +801,10 @@ static bool ub_flat_as_is(ub_flat *f, uint32_t li, const char *key,
     case UB_V_UNTYPED:
         return true;
     case UB_V_DATA:
-        return v->type && v->type->id != UB_TY_TIMECODE &&
-               v->type->id != UB_TY_ASSET && v->type->scalar != UB_SC_REF &&
-               v->type->scalar != UB_SC_DICT;
+        return ub_value_type(v) && v->type_id != UB_TY_TIMECODE &&
+               v->type_id != UB_TY_ASSET &&
+                   ub_value_type(v)->scalar != UB_SC_REF &&
+               ub_value_type(v)->scalar != UB_SC_DICT;
     case UB_V_DICT:
     case UB_V_LISTOP:
         break;
@@ -809,8 +814,8 @@ static bool ub_flat_as_is(ub_flat *f, uint32_t li, const char *key,
     if (v->kind == UB_V_DICT)
         return sole;
     const ub_listop *lo = v->u.listop;
-    return lo && v->type && v->type->id != UB_TY_ASSET &&
-           v->type->scalar != UB_SC_REF &&
+    return lo && ub_value_type(v) && v->type_id != UB_TY_ASSET &&
+           ub_value_type(v)->scalar != UB_SC_REF &&
            (lo->is_explicit ||
             (!lo->has[UB_LO_ADD] && !lo->has[UB_LO_REORDER]));
 }
@@ -1407,8 +1412,8 @@ static void ub_flat_prop(ub_flat *f, ub_prop *op, const ub_site *sites,
     op->custom = first->custom;
     op->variability = first->variability;
     op->varying_keyword = first->varying_keyword;
-    op->type_name = first->type_name;
-    op->type = first->type;
+    if (ub_prop_copy_decl(f->a, op, first) != 0)
+        f->oom = true;
     op->is_array = first->is_array;
     bool samples_done = false;
     for (uint32_t k = 0; k < ns; k++) {

@@ -170,8 +170,10 @@ static double ub_num(const ub_value *v)
 static bool ub_is_num(const ub_value *v)
 {
     return v->kind == UB_V_DATA && v->count == 1 && !v->is_array &&
-           v->type && v->type->rows * v->type->cols == 1 &&
-           v->type->scalar >= UB_SC_UCHAR && v->type->scalar <= UB_SC_DOUBLE;
+           ub_value_type(v) &&
+               ub_value_type(v)->rows * ub_value_type(v)->cols == 1 &&
+           ub_value_type(v)->scalar >= UB_SC_UCHAR &&
+               ub_value_type(v)->scalar <= UB_SC_DOUBLE;
 }
 
 /* Fields of one spec: layer says whether they are layer metadata (where
@@ -220,8 +222,8 @@ static void ub_merge_prop_new(ub_merge *m, ub_prop *d, const ub_prop *s)
     d->custom = s->custom;
     d->varying_keyword = s->varying_keyword;
     d->is_array = s->is_array;
-    d->type_name = s->type_name;
-    d->type = s->type;
+    if (ub_prop_copy_decl(a, d, s) != 0)
+        m->oom = true;
     d->default_value = ub_value_clone(a, &s->default_value);
     if (!s->ext)
         return;
@@ -252,14 +254,14 @@ static void ub_merge_prop(ub_merge *m, ub_prim *dp, const ub_prop *s)
         ub_merge_prop_new(m, d, s);
     } else {
         if (m->check_types && d->kind == UB_ATTR && s->kind == UB_ATTR &&
-            (d->type_name != s->type_name || d->is_array != s->is_array)) {
+            (!ub_prop_same_type_name(d, s) || d->is_array != s->is_array)) {
             ub_diag *g = ub_diag_add(
                 m->diags, UB_ERROR, s->loc, "stitch-type-mismatch",
                 m->src->source, m->src->source_len,
                 "attribute '%s.%s' is %s%s here but %s%s in %s:%u:%u; "
                 "every frame must declare it with one type",
-                ub_prim_path(m->out, dp), s->name, s->type_name,
-                s->is_array ? "[]" : "", d->type_name,
+                ub_prim_path(m->out, dp), s->name, ub_prop_type_spelling(s),
+                s->is_array ? "[]" : "", ub_prop_type_spelling(d),
                 d->is_array ? "[]" : "", d->loc.file ? d->loc.file : "?",
                 d->loc.line, d->loc.col);
             (void)g;
@@ -737,20 +739,21 @@ static void ub_manifest_prim(ub_manifest *mf, const ub_layer *l,
             return;
         }
         if (created) {
-            a->type_name = p->type_name;
-            a->type = p->type;
+            if (ub_prop_copy_decl(mf->out->arena, a, p) != 0)
+                mf->oom = true;
             a->is_array = p->is_array;
             a->variability = p->variability;
             a->loc = p->loc;
             a->loc.file = ub_intern_cstr(mf->out->strtab, l->path);
-        } else if (a->type_name != p->type_name ||
+        } else if (!ub_prop_same_type_name(a, p) ||
                    a->is_array != p->is_array) {
             ub_diag_add(mf->diags, UB_ERROR, p->loc, "stitch-type-mismatch",
                         l->source, l->source_len,
                         "attribute '%s.%s' is %s%s here but %s%s in "
                         "%s:%u:%u; every clip must declare it with one type",
-                        ub_prim_path(mf->out, d), p->name, p->type_name,
-                        p->is_array ? "[]" : "", a->type_name,
+                        ub_prim_path(mf->out, d), p->name,
+                        ub_prop_type_spelling(p), p->is_array ? "[]" : "",
+                        ub_prop_type_spelling(a),
                         a->is_array ? "[]" : "",
                         a->loc.file ? a->loc.file : "?", a->loc.line,
                         a->loc.col);

@@ -70,9 +70,9 @@ static bool ub_layer_meta_number(const ub_layer *layer, const char *key,
     const char *k = ub_intern_cstr(layer->strtab, key);
     const ub_field *f = k ? ub_fields_find(&layer->meta, k) : NULL;
     if (!f || f->value.kind != UB_V_DATA || f->value.count < 1 ||
-        !f->value.type)
+        !ub_value_type(&f->value))
         return false;
-    switch (f->value.type->scalar) {
+    switch (ub_value_type(&f->value)->scalar) {
     case UB_SC_BOOL: case UB_SC_UCHAR: case UB_SC_INT: case UB_SC_UINT:
     case UB_SC_INT64: case UB_SC_UINT64: case UB_SC_HALF: case UB_SC_FLOAT:
     case UB_SC_DOUBLE:
@@ -128,15 +128,15 @@ bool ub_value_apply_offset(ub_value *v, ub_offset o)
     bool changed = false;
     if (v->kind == UB_V_DICT && v->u.dict)
         return ub_dict_apply_offset(v->u.dict, o);
-    if (v->kind != UB_V_DATA || !v->type)
+    if (v->kind != UB_V_DATA || !ub_value_type(v))
         return false;
-    if (v->type->id == UB_TY_TIMECODE) {
+    if (v->type_id == UB_TY_TIMECODE) {
         double *t = v->u.data;
         for (uint32_t i = 0; i < v->count; i++)
             t[i] = ub_offset_apply(o, t[i]);
         return v->count > 0;
     }
-    if (v->type->scalar == UB_SC_DICT) {
+    if (ub_value_type(v)->scalar == UB_SC_DICT) {
         ub_dict **d = v->u.data;
         for (uint32_t i = 0; i < v->count; i++)
             if (d[i] && ub_dict_apply_offset(d[i], o))

@@ -1407,7 +1407,7 @@ static ub_value ub_vb_finish(ub_pctx *c, ub_tokloc l)
         return r;
     /* not ub_value_new: no need to clear what is overwritten at once */
     r = (ub_value){.kind = UB_V_DATA, .is_array = v->want_array,
-                   .type = v->type, .count = v->nelem};
+                   .type_id = ub_type_id_of(v->type), .count = v->nelem};
     r.u.data = ub_alloc(c, v->len);
     if (v->len)
         memcpy(r.u.data, v->buf, v->len);
@@ -1861,7 +1861,7 @@ static void ub_listop_set(ub_pctx *c, ub_value *slot, const ub_type *t,
         ub_listop *lo = ub_listop_new(c->arena);
         if (!lo)
             ub_oom(c);
-        *slot = (ub_value){.kind = UB_V_LISTOP, .type = t};
+        *slot = (ub_value){.kind = UB_V_LISTOP, .type_id = ub_type_id_of(t)};
         slot->u.listop = lo;
     }
     ub_listop *lo = slot->u.listop;
@@ -1950,7 +1950,7 @@ void ub_act_meta_end(ub_pctx *c)
                        c->meta_loc);
         return;
     }
-    if (c->meta_kind == MK_TYPED && v.type->id == UB_TY_DOUBLE &&
+    if (c->meta_kind == MK_TYPED && v.type_id == UB_TY_DOUBLE &&
         strcmp(c->meta_key, "framesPerSecond") == 0 && !(*(double *)v.u.data > 0.0)) {
         ub_perr(c, c->meta_loc, "invalid value for field 'framesPerSecond': "
                 "it must be greater than 0");
@@ -1972,12 +1972,12 @@ void ub_act_meta_end(ub_pctx *c)
 /* Duplicate elements in a list op part (OpenUSD rejects them). */
 static bool ub_items_dup(const ub_value *v)
 {
-    if (!v->type || v->count < 2 || v->count > 4096)
+    if (!ub_value_type(v) || v->count < 2 || v->count > 4096)
         return false; /* big lists: quadratic check not worth it */
-    size_t es = ub_type_elem_size(v->type);
+    size_t es = ub_type_elem_size(ub_value_type(v));
     for (uint32_t i = 0; i < v->count; i++)
         for (uint32_t j = i + 1; j < v->count; j++) {
-            if (v->type->scalar == UB_SC_REF) {
+            if (ub_value_type(v)->scalar == UB_SC_REF) {
                 const ub_reference *a = ub_value_elem(v, i);
                 const ub_reference *b = ub_value_elem(v, j);
                 if (a->asset == b->asset && a->prim_path == b->prim_path &&
@@ -2324,7 +2324,7 @@ void ub_act_variants(ub_pctx *c)
     for (uint32_t i = 0; i < in->n; i++) {
         const ub_dict_entry *e = &in->e[i];
         if (e->value.kind != UB_V_DATA || e->value.is_array ||
-            e->value.type->id != UB_TY_STRING) {
+            e->value.type_id != UB_TY_STRING) {
             ub_perr(c, ub_tl(&e->loc), "variant selection '%s' must be a "
                     "string (string %s = \"...\")", e->key, e->key);
             return;
@@ -2526,10 +2526,11 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
         if (p->kind != UB_ATTR) {
             ub_perr(c, l, "'%s' is already declared as a relationship "
                     "(line %u)", name, p->loc.line);
-        } else if (p->type_name != c->decl_name ||
+        } else if (ub_prop_type_name(c->strtab, p) != c->decl_name ||
                    p->is_array != c->decl_array) {
             ub_perr(c, l, "attribute '%s' already has type '%s%s' (line %u), "
-                    "cannot change to '%s%s'", name, p->type_name,
+                    "cannot change to '%s%s'", name,
+                    ub_prop_type_spelling(p),
                     p->is_array ? "[]" : "", p->loc.line, c->decl_name,
                     c->decl_array ? "[]" : "");
         } else if ((p->variability == UB_VARYING) !=
@@ -2540,8 +2541,9 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
                     ub_var_word(c->decl_var));
         }
     } else {
-        p->type_name = c->decl_name;
-        p->type = c->decl_type;
+        if (ub_prop_set_decl(c->arena, c->strtab, p, c->decl_type,
+                             c->decl_name) != 0)
+            ub_oom(c);
         p->is_array = c->decl_array;
         p->variability = (ub_variability)c->decl_var;
     }
@@ -2550,7 +2552,8 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
     c->prop = p;
     c->spec = UB_SPEC_ATTR;
     c->meta = &p->meta;
-    ub_vb_begin(c, p->type, p->type_name, p->is_array);
+    /* the name is only for messages: its text will do */
+    ub_vb_begin(c, ub_prop_type(p), ub_prop_type_spelling(p), p->is_array);
 }
 
 void ub_act_prop_end(ub_pctx *c)
@@ -2600,8 +2603,7 @@ void ub_act_default(ub_pctx *c, bool none, ub_tokloc l)
         return;
     }
     ub_value v = ub_vb_finish(c, l);
-    if (v.kind == UB_V_DATA && v.type &&
-        v.type->id == UB_TY_PATH_EXPRESSION)
+    if (v.kind == UB_V_DATA && v.type_id == UB_TY_PATH_EXPRESSION)
         ub_anchor_path_exprs(c, &v);
     if (v.kind != UB_V_EMPTY)
         p->default_value = v;
@@ -2674,7 +2676,8 @@ void ub_act_sample_begin(ub_pctx *c, double t)
     c->sample_time = t;
     ub_prop *p = c->prop;
     if (p->kind == UB_ATTR)
-        ub_vb_begin(c, p->type, p->type_name, p->is_array);
+        ub_vb_begin(c, ub_prop_type(p), ub_prop_type_spelling(p),
+                    p->is_array);
     else
         ub_vb_begin(c, NULL, NULL, false);
 }

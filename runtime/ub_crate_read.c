@@ -1601,7 +1601,8 @@ static int cr_listop(crate *c, unsigned ct, uint64_t payload, ub_value *out,
             if (!r)
                 return -1;
             items = (ub_value){.kind = UB_V_DATA, .is_array = true,
-                               .count = (uint32_t)n, .type = t};
+                               .count = (uint32_t)n,
+                                   .type_id = ub_type_id_of(t)};
             items.u.data = r;
         } else {
             size_t es = ub_type_elem_size(t);
@@ -1625,7 +1626,7 @@ static int cr_listop(crate *c, unsigned ct, uint64_t payload, ub_value *out,
                           ub_value_new(c->a, t, 0, true)) != 0)
             return (cr_oom(c), -1);
     }
-    *out = (ub_value){.kind = UB_V_LISTOP, .type = t};
+    *out = (ub_value){.kind = UB_V_LISTOP, .type_id = ub_type_id_of(t)};
     out->u.listop = lo;
     return c->failed ? -1 : 0;
 }
@@ -1779,11 +1780,11 @@ static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest)
         ub_value v = {.kind = UB_V_DATA,
                       .is_array = true,
                       .count = r->asset[0] ? 1 : 0,
-                      .type = t};
+                      .type_id = ub_type_id_of(t)};
         v.u.data = r;
         if (ub_listop_put(c->a, lo, UB_LO_EXPLICIT, v) != 0)
             return (cr_oom(c), -1);
-        *out = (ub_value){.kind = UB_V_LISTOP, .type = t};
+        *out = (ub_value){.kind = UB_V_LISTOP, .type_id = ub_type_id_of(t)};
         out->u.listop = lo;
         return 0;
     }
@@ -1806,7 +1807,7 @@ static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest)
             return -1;
         /* a string holds the value's text as authored */
         if (out->kind == UB_V_DATA && !out->is_array &&
-            out->type->id == UB_TY_STRING) {
+            out->type_id == UB_TY_STRING) {
             ub_untyped *u = ub_arena_zalloc(c->a, sizeof *u);
             if (!u)
                 return (cr_oom(c), -1);
@@ -1879,8 +1880,8 @@ static ub_value cr_names(crate *c, uint32_t pidx, int id)
     cr_field f;
     ub_value v = {0};
     if (cr_spec_field(c, pidx, id, &f) && cr_value(c, f.rep, &v, 0) == 0 &&
-        (v.kind != UB_V_DATA || !v.type ||
-         (v.type->id != UB_TY_TOKEN && v.type->id != UB_TY_STRING))) {
+        (v.kind != UB_V_DATA || !ub_value_type(&v) ||
+         (v.type_id != UB_TY_TOKEN && v.type_id != UB_TY_STRING))) {
         cr_err(c, "'%s' is not a list of names", c->key[id]);
         v = (ub_value){0};
     }
@@ -1896,11 +1897,11 @@ static const char *K(crate *c, const char *s)
  * base (a point3f[] is stored as float3[]). */
 static void cr_retype(ub_value *v, const ub_type *want)
 {
-    if (!want || v->kind != UB_V_DATA || !v->type)
+    if (!want || v->kind != UB_V_DATA || !ub_value_type(v))
         return;
-    if (v->type->base == want->base ||
-        (want->id == UB_TY_TIMECODE && v->type->id == UB_TY_DOUBLE))
-        v->type = want;
+    if (ub_value_type(v)->base == want->base ||
+        (want->id == UB_TY_TIMECODE && v->type_id == UB_TY_DOUBLE))
+        ub_value_set_type(v, want);
 }
 
 static int cr_samples(crate *c, uint64_t rep, const ub_type *want,
@@ -1919,7 +1920,7 @@ static int cr_samples(crate *c, uint64_t rep, const ub_type *want,
     ub_value times;
     if (c->failed || cr_value(c, trep, &times, 1) != 0)
         return -1;
-    if (times.kind != UB_V_DATA || times.type->id != UB_TY_DOUBLE) {
+    if (times.kind != UB_V_DATA || times.type_id != UB_TY_DOUBLE) {
         cr_err(c, "sample times are not a list of doubles");
         return -1;
     }
@@ -1977,9 +1978,9 @@ static const char *cr_text_key(const crate *c, const cr_field *f)
  * whatever a damaged file stored; an error when not. */
 static bool cr_want_listop(crate *c, const ub_value *v, bool paths)
 {
-    if (v->kind == UB_V_LISTOP && v->type &&
-        (paths ? v->type->id == UB_TY_PATH
-               : v->type->id == UB_TY_STRING || v->type->id == UB_TY_TOKEN))
+    if (v->kind == UB_V_LISTOP && ub_value_type(v) &&
+        (paths ? v->type_id == UB_TY_PATH
+               : v->type_id == UB_TY_STRING || v->type_id == UB_TY_TOKEN))
         return true;
     cr_err(c, "the value is not a list op of %s", paths ? "paths" : "names");
     return false;
@@ -2014,7 +2015,7 @@ static bool cr_bool(crate *c, uint64_t rep)
     ub_value v;
     if (cr_value(c, rep, &v, 0) != 0)
         return false;
-    if (v.kind != UB_V_DATA || v.type->id != UB_TY_BOOL) {
+    if (v.kind != UB_V_DATA || v.type_id != UB_TY_BOOL) {
         cr_err(c, "expected a bool");
         return false;
     }
@@ -2043,7 +2044,7 @@ static const char *cr_token_text(crate *c, uint64_t rep)
     ub_value v;
     if (cr_value(c, rep, &v, 0) != 0)
         return "";
-    if (v.kind != UB_V_DATA || v.type->id != UB_TY_TOKEN || v.is_array) {
+    if (v.kind != UB_V_DATA || v.type_id != UB_TY_TOKEN || v.is_array) {
         cr_err(c, "expected a token");
         return "";
     }
@@ -2102,15 +2103,16 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
         p->is_array = n > 2 && strcmp(tn + n - 2, "[]") == 0;
         if (p->is_array)
             n -= 2;
-        p->type_name = ub_intern(c->t, tn, n);
-        p->type = ub_type_by_name(tn, n);
+        const char *name = ub_intern(c->t, tn, n);
+        const ub_type *ty = ub_type_by_name(tn, n);
         bool keep = true;
-        if (p->type && p->type->id == UB_TY_DICTIONARY)
-            p->type = NULL;
-        else if (!p->type &&
-                 (p->type = ub_type_by_legacy_name(p->type_name, &keep)) &&
-                 !keep)
-            p->type_name = K(c, p->type->name);
+        if (ty && ty->id == UB_TY_DICTIONARY)
+            ty = NULL;
+        else if (!ty && name &&
+                 (ty = ub_type_by_legacy_name(name, &keep)) && !keep)
+            name = K(c, ty->name);
+        if (!name || ub_prop_set_decl(c->a, c->t, p, ty, name) != 0)
+            cr_oom(c);
     }
     uint32_t i = c->path[pidx].fset;
     for (cr_field fv, *f = &fv; !c->failed && cr_next_field(c, &i, f);) {
@@ -2129,14 +2131,14 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
             p->custom = cr_bool(c, f->rep);
         } else if (id == K_DEFAULT && attr) {
             if (cr_value(c, f->rep, &p->default_value, 0) == 0)
-                cr_retype(&p->default_value, p->type);
+                cr_retype(&p->default_value, ub_prop_type(p));
         } else if (id == K_TIMESAMPLES && attr) {
             ub_prop_ext *x = ub_prop_ext_get(c->a, p);
             if (!x) {
                 cr_oom(c);
                 return;
             }
-            cr_samples(c, f->rep, p->type, &x->samples);
+            cr_samples(c, f->rep, ub_prop_type(p), &x->samples);
         } else if (id == K_CONNECTIONPATHS && attr) {
             ub_prop_ext *x = ub_prop_ext_get(c->a, p);
             if (!x) {
@@ -2272,7 +2274,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
             ub_value v;
             if (cr_value(c, f->rep, &v, 0) == 0) {
                 ub_prim_ext *x = NULL;
-                if (v.kind == UB_V_DATA && v.type->id == UB_TY_TOKEN &&
+                if (v.kind == UB_V_DATA && v.type_id == UB_TY_TOKEN &&
                     !(x = ub_prim_ext_get(c->a, prim)))
                     cr_oom(c);
                 else if (x)
@@ -2296,7 +2298,8 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         ub_value subs, offs = {0};
         if (cr_value(c, sub_rep, &subs, 0) != 0)
             return;
-        if (subs.kind != UB_V_DATA || subs.type->scalar != UB_SC_STRING) {
+        if (subs.kind != UB_V_DATA ||
+            ub_value_type(&subs)->scalar != UB_SC_STRING) {
             cr_err(c, "expected a list of asset paths");
             return;
         }
@@ -2304,7 +2307,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
             cr_where(c, "spec", "</>", "subLayerOffsets");
             if (cr_value(c, off_rep, &offs, 0) != 0)
                 return;
-            if (offs.kind != UB_V_DATA || offs.type->id != UB_TY_DOUBLE2) {
+            if (offs.kind != UB_V_DATA || offs.type_id != UB_TY_DOUBLE2) {
                 cr_err(c, "expected a list of layer offsets");
                 return;
             }

@@ -1194,9 +1194,9 @@ void ub_put_value(ub_buf *b, const ub_value *v)
         ub_buf_append(b, "None", 4);
         return;
     }
-    if (v->kind != UB_V_DATA || !v->type)
+    if (v->kind != UB_V_DATA || !ub_value_type(v))
         return;
-    const ub_type *t = v->type;
+    const ub_type *t = ub_value_type(v);
     if (!v->is_array) {
         if (v->count)
             ub_put_element(b, t, v->u.data);

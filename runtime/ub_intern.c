@@ -1,6 +1,7 @@
 #include "ub_intern.h"
 
 #include "ub_arena.h"
+#include "ub_value.h"
 
 #include <pthread.h>
 #include <stdalign.h>
@@ -33,6 +34,7 @@ typedef struct {
 struct ub_strtab {
     atomic_uint concurrent; /* nesting depth of ub_strtab_set_concurrent */
     ub_shard shard[UB_SHARDS];
+    const char *type_names[UB_TY_COUNT]; /* see ub_strtab_type_name */
 };
 
 uint64_t ub_hash_bytes(const char *s, size_t n)
@@ -76,7 +78,22 @@ ub_strtab *ub_strtab_new(void)
         free(t);
         return NULL;
     }
+    for (unsigned id = UB_TY_INVALID + 1; id < UB_TY_COUNT; id++) {
+        const ub_type *ty = ub_type_get((ub_type_id)id);
+        if (!ty || !ty->name)
+            continue;
+        t->type_names[id] = ub_intern_cstr(t, ty->name);
+        if (!t->type_names[id]) {
+            ub_strtab_free(t);
+            return NULL;
+        }
+    }
     return t;
+}
+
+const char *ub_strtab_type_name(const ub_strtab *t, unsigned id)
+{
+    return id < UB_TY_COUNT ? t->type_names[id] : NULL;
 }
 
 void ub_strtab_free(ub_strtab *t)

@@ -57,6 +57,12 @@ static inline uint32_t ub_interned_hash(const char *s)
     return (uint32_t)x;
 }
 
+/* The interned name of the value type with id `id` (a ub_type_id), or
+ * NULL for no type.  Interned when the table is made, so that a property
+ * whose type name is its type's own need not store it (ub_prop_type_name
+ * gives it back from here, as the same pointer). */
+const char *ub_strtab_type_name(const ub_strtab *t, unsigned id);
+
 /* Length of an interned string (stored beside it; O(1)). */
 size_t ub_str_len(const char *interned);
 

@@ -83,12 +83,16 @@ typedef enum ub_variability {
 /* What only some properties author, kept out of line: a layer has a
  * property record for every attribute, and most have a default and
  * nothing else.  Read through ub_prop_samples, ub_prop_connections,
- * ub_prop_targets and ub_prop_default_target (EMPTY / NULL when the
- * property has none); change through ub_prop_ext_get.  A relationship's
- * targets are set through ub_prop_rel_ext_get, which allocates only the
- * relationship part (every relationship of a layer has targets). */
+ * ub_prop_targets, ub_prop_default_target and ub_prop_type_name (EMPTY /
+ * NULL when the property has none); change through ub_prop_ext_get.  A
+ * relationship's targets are set through ub_prop_rel_ext_get, which
+ * allocates only the short part (every relationship of a layer has
+ * targets). */
 typedef struct ub_prop_ext {
-    /* relationships */
+    /* the short part */
+    const char *type_name;      /* an attribute's type name when it is not
+                                   its type's own (an unknown type, a
+                                   legacy name OpenUSD keeps); else NULL */
     ub_value targets;           /* LISTOP of UB_TY_PATH, or EMPTY */
     const char *default_target; /* `rel r.default = </p>`; NULL when none */
     /* attributes (not allocated when ext_short) */
@@ -103,17 +107,27 @@ typedef struct ub_prop {
     bool custom;
     bool varying_keyword;  /* relationship declared `varying rel` */
     bool is_array;         /* attributes: declared T[] */
-    bool ext_short;        /* private: ext holds only the relationship part */
+    bool ext_short;        /* private: ext holds only the short part */
     /* attributes */
-    const char *type_name; /* interned, as authored without "[]" */
-    const ub_type *type;   /* NULL when the type name is unknown */
+    uint8_t type_id;       /* ub_type_id; UB_TY_INVALID when the type name
+                              is unknown: read it with ub_prop_type (an id
+                              in the flags' word, not a pointer beside
+                              them: a layer has a record per property).
+                              The type name is ub_prop_type_name's: it
+                              takes room only when it is not the type's */
     ub_value
-        default_value; /* EMPTY, BLOCK or DATA (UNTYPED when type==NULL) */
+        default_value; /* EMPTY, BLOCK or DATA (UNTYPED when no type) */
     ub_fields meta;
     ub_loc loc;
     ub_prop_ext *ext; /* NULL until one of its fields is set */
 } ub_prop;
 
+/* p's declared type; NULL when its type name is unknown (and for
+ * relationships). */
+static inline const ub_type *ub_prop_type(const ub_prop *p)
+{
+    return p->type_id ? &ub_type_table[p->type_id] : NULL;
+}
 /* An ub_prop_ext with nothing authored (what a property without one reads). */
 extern const ub_prop_ext ub_prop_ext_none;
 
@@ -121,6 +135,35 @@ static inline const ub_prop_ext *ub_prop_ext_of(const ub_prop *p)
 {
     return p->ext ? p->ext : &ub_prop_ext_none;
 }
+/* p's type name as authored, without "[]": interned in t (the table p's
+ * layer uses); NULL for a relationship and an attribute without one. */
+static inline const char *ub_prop_type_name(const ub_strtab *t,
+                                            const ub_prop *p)
+{
+    const char *n = ub_prop_ext_of(p)->type_name;
+    return n ? n : ub_strtab_type_name(t, p->type_id);
+}
+/* The same as text, for printing (the type's own name is the type
+ * table's, not interned: never compare it by pointer). */
+static inline const char *ub_prop_type_spelling(const ub_prop *p)
+{
+    const char *n = ub_prop_ext_of(p)->type_name;
+    return n ? n : p->type_id ? ub_type_table[p->type_id].name : NULL;
+}
+/* Whether p and q were declared with the same type name (and so the same
+ * type). */
+static inline bool ub_prop_same_type_name(const ub_prop *p, const ub_prop *q)
+{
+    return p->type_id == q->type_id &&
+           ub_prop_ext_of(p)->type_name == ub_prop_ext_of(q)->type_name;
+}
+/* Set p's type and its type name (interned in t; NULL for none).  The
+ * name is kept out of line only when it is not type's own.  -1 when out
+ * of memory. */
+int ub_prop_set_decl(ub_arena *a, const ub_strtab *t, ub_prop *p,
+                     const ub_type *type, const char *type_name);
+/* Give p the type and type name of q. -1 when out of memory. */
+int ub_prop_copy_decl(ub_arena *a, ub_prop *p, const ub_prop *q);
 /* The attribute part (none when ext is only a relationship part). */
 static inline const ub_prop_ext *ub_prop_ext_attr(const ub_prop *p)
 {
@@ -146,8 +189,9 @@ static inline const char *ub_prop_default_target(const ub_prop *p)
  * time (a relationship part is moved into a whole one); NULL only when
  * out of memory.  A pointer into it is good until the next call for p. */
 ub_prop_ext *ub_prop_ext_get(ub_arena *a, ub_prop *p);
-/* The same for setting only targets and default_target: the first time,
- * only that part is allocated.  Nothing else of it may be touched. */
+/* The same for setting only the short part (targets, default_target,
+ * type_name): the first time, only that part is allocated.  Nothing else
+ * of it may be touched. */
 ub_prop_ext *ub_prop_rel_ext_get(ub_arena *a, ub_prop *p);
 
 typedef struct ub_props {

@@ -157,7 +157,7 @@ static void lerp_elem(const ub_type *t, const unsigned char *a,
 int ub_value_lerp(const ub_value *lo, const ub_value *hi, double alpha,
                   ub_arena *a, ub_value *out)
 {
-    const ub_type *t = lo->type;
+    const ub_type *t = ub_value_type(lo);
     *out = ub_value_new(a, t, lo->count, lo->is_array);
     if (out->kind != UB_V_DATA)
         return -1;
@@ -178,9 +178,10 @@ int ub_value_lerp(const ub_value *lo, const ub_value *hi, double alpha,
  * not, the lower value is held. */
 static bool can_lerp(const ub_value *lo, const ub_value *hi)
 {
-    return lo->kind == UB_V_DATA && hi->kind == UB_V_DATA && lo->type &&
-           hi->type && lo->type->interpolates &&
-           lo->type->base == hi->type->base &&
+    return lo->kind == UB_V_DATA && hi->kind == UB_V_DATA &&
+        ub_value_type(lo) &&
+           ub_value_type(hi) && ub_value_type(lo)->interpolates &&
+           ub_value_type(lo)->base == ub_value_type(hi)->base &&
            lo->is_array == hi->is_array && lo->count == hi->count;
 }
 
@@ -223,7 +224,8 @@ static int value_at(const double *times, uint32_t n, double t, bool held,
     /* Equal (or nearly equal, GfIsClose 1e-6) brackets: that sample.  A
      * blocked lower sample means no value; held types hold. */
     if (lo == hi || fabs(times[hi] - times[lo]) < 1e-6 || held ||
-        out->kind != UB_V_DATA || !out->type || !out->type->interpolates)
+        out->kind != UB_V_DATA || !ub_value_type(out) ||
+            !ub_value_type(out)->interpolates)
         return 0;
     ub_value upper;
     if (fetch(ctx, hi, a, &upper) != 0)

@@ -1337,7 +1337,7 @@ static void dec_numeric(cur *c, const ub_type *t, void *dst, uint32_t count)
 
 static void dec_data(cur *c, ub_arena *a, ub_value *out, int depth)
 {
-    const ub_type *t = out->type;
+    const ub_type *t = ub_value_type(out);
     uint32_t count = get_vu32(c);
     if (c->err)
         return;
@@ -1436,7 +1436,7 @@ static void dec_value_body(cur *c, ub_arena *a, ub_value *out, int depth)
     }
     out->is_array = flags & 1;
     if (flags & 2)
-        out->type = get_type(c);
+        ub_value_set_type(out, get_type(c));
     if (c->err)
         return;
     switch ((ub_vkind)kind) {
@@ -1444,7 +1444,7 @@ static void dec_value_body(cur *c, ub_arena *a, ub_value *out, int depth)
     case UB_V_BLOCK:
         break;
     case UB_V_DATA:
-        if (!out->type) {
+        if (!ub_value_type(out)) {
             cur_fail(c, "typed data without a type");
             return;
         }
@@ -1610,12 +1610,13 @@ static int cached_sample(ub_usdb *f, uint32_t i, ub_arena *a, ub_value *out)
     if (f->cache.ids)
         return read_val(f, f->cache.ids[i] + 1, a, out);
     const ub_value *p = &f->cache.packed;
-    *out = ub_value_new(a, p->type, 1, false);
+    *out = ub_value_new(a, ub_value_type(p), 1, false);
     if (out->kind != UB_V_DATA) {
         ub_usdb_err(f, "DATA", "out of memory");
         return -1;
     }
-    memcpy(out->u.data, ub_value_elem(p, i), ub_type_elem_size(p->type));
+    memcpy(out->u.data, ub_value_elem(p, i),
+           ub_type_elem_size(ub_value_type(p)));
     return 0;
 }
 
@@ -1952,8 +1953,9 @@ static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
     p->varying_keyword = (rp->flags & 4) != 0;
     p->is_array = (rp->flags & 8) != 0;
     p->variability = (ub_variability)rp->variability;
-    p->type_name = opt_str(f, rp->type_name);
-    p->type = rp->type;
+    if (ub_prop_set_decl(L->arena, L->strtab, p, rp->type,
+                         opt_str(f, rp->type_name)) != 0)
+        return -1;
     const char *default_target = opt_str(f, rp->default_target);
     ub_value conn, targets;
     if (read_val(f, rp->def, L->arena, &p->default_value) != 0 ||

@@ -10,7 +10,7 @@
 /* The table mirrors OpenUSD's registered value types; `interpolates` is
  * true exactly for the types OpenUSD interpolates linearly (floating-point
  * scalars, vectors, matrices, quaternions by slerp). */
-static const ub_type ub_types[UB_TY_COUNT] = {
+const ub_type ub_type_table[UB_TY_COUNT] = {
     T(UB_TY_BOOL, "bool", UB_TY_BOOL, UB_SC_BOOL, 1, 1, NULL, false),
     T(UB_TY_UCHAR, "uchar", UB_TY_UCHAR, UB_SC_UCHAR, 1, 1, NULL, false),
     T(UB_TY_INT, "int", UB_TY_INT, UB_SC_INT, 1, 1, NULL, false),
@@ -102,7 +102,7 @@ const ub_type *ub_type_get(ub_type_id id)
 {
     if (id <= UB_TY_INVALID || id >= UB_TY_COUNT)
         return NULL;
-    return &ub_types[id];
+    return &ub_type_table[id];
 }
 
 const ub_type *ub_type_by_name(const char *name, size_t len)
@@ -110,12 +110,12 @@ const ub_type *ub_type_by_name(const char *name, size_t len)
     /* Only types an attribute or dictionary may be declared with; the
      * metadata-only element types are not spelled in usda. */
     for (int id = UB_TY_BOOL; id < UB_TY_PATH; id++) {
-        const ub_type *t = &ub_types[id];
+        const ub_type *t = &ub_type_table[id];
         if (strlen(t->name) == len && memcmp(t->name, name, len) == 0)
             return t;
     }
     if (len == 10 && memcmp(name, "dictionary", 10) == 0)
-        return &ub_types[UB_TY_DICTIONARY];
+        return &ub_type_table[UB_TY_DICTIONARY];
     return NULL;
 }
 
@@ -156,7 +156,8 @@ ub_value ub_value_block(void)
 ub_value ub_value_new(ub_arena *a, const ub_type *t, uint32_t count,
                       bool is_array)
 {
-    ub_value v = {.kind = UB_V_DATA, .is_array = is_array, .type = t,
+    ub_value v = {.kind = UB_V_DATA, .is_array = is_array,
+        .type_id = ub_type_id_of(t),
                   .count = count};
     size_t bytes = (size_t)count * ub_type_elem_size(t);
     v.u.data = ub_arena_zalloc(a, bytes ? bytes : 1);
@@ -325,7 +326,7 @@ static bool ub_name_is_entry(void *ctx, uint32_t item, uint32_t entry)
 int ub_reorder_names(const char **v, uint32_t n, const ub_value *order)
 {
     if (order->kind != UB_V_DATA || order->count == 0 || n == 0 ||
-        !order->type || order->type->scalar != UB_SC_STRING)
+        !ub_value_type(order) || ub_value_type(order)->scalar != UB_SC_STRING)
         return 0;
     uint32_t *perm = malloc(n * sizeof *perm);
     const char **was = malloc(n * sizeof *was);
@@ -369,18 +370,18 @@ ub_value ub_value_clone(ub_arena *a, const ub_value *v)
     ub_value c = *v;
     switch ((ub_vkind)v->kind) {
     case UB_V_DATA: {
-        size_t bytes = (size_t)v->count * ub_type_elem_size(v->type);
+        size_t bytes = (size_t)v->count * ub_type_elem_size(ub_value_type(v));
         c.u.data = ub_arena_alloc(a, bytes ? bytes : 1);
         if (!c.u.data)
             return (ub_value){0};
         if (bytes)
             memcpy(c.u.data, v->u.data, bytes);
-        if (v->type->scalar == UB_SC_REF) {
+        if (ub_value_type(v)->scalar == UB_SC_REF) {
             ub_reference *r = c.u.data;
             for (uint32_t i = 0; i < v->count; i++)
                 if (r[i].custom_data)
                     r[i].custom_data = ub_dict_clone(a, r[i].custom_data);
-        } else if (v->type->scalar == UB_SC_DICT) {
+        } else if (ub_value_type(v)->scalar == UB_SC_DICT) {
             ub_dict **d = c.u.data;
             for (uint32_t i = 0; i < v->count; i++)
                 d[i] = ub_dict_clone(a, d[i]);
@@ -497,8 +498,8 @@ uint16_t ub_float_to_half(float f)
 double ub_value_get_double(const ub_value *v, uint32_t i, unsigned c)
 {
     const char *p = (const char *)ub_value_elem(v, i) +
-                    c * ub_scalar_size(v->type->scalar);
-    switch (v->type->scalar) {
+                    c * ub_scalar_size(ub_value_type(v)->scalar);
+    switch (ub_value_type(v)->scalar) {
     case UB_SC_BOOL:
     case UB_SC_UCHAR:
         return *(const uint8_t *)p;
@@ -544,8 +545,9 @@ double ub_value_get_double(const ub_value *v, uint32_t i, unsigned c)
 
 void ub_value_set_double(ub_value *v, uint32_t i, unsigned c, double x)
 {
-    char *p = (char *)ub_value_elem(v, i) + c * ub_scalar_size(v->type->scalar);
-    switch (v->type->scalar) {
+    ub_scalar sc = ub_value_type(v)->scalar;
+    char *p = (char *)ub_value_elem(v, i) + c * ub_scalar_size(sc);
+    switch (sc) {
     case UB_SC_BOOL:
         *(uint8_t *)p = x != 0.0;
         break;
@@ -624,10 +626,11 @@ static bool ub_reference_cmp(const ub_reference *a, const ub_reference *b,
 
 static bool ub_data_cmp(const ub_value *a, const ub_value *b, double tol)
 {
-    if (a->type->base != b->type->base || a->is_array != b->is_array ||
+    if (ub_value_type(a)->base != ub_value_type(b)->base ||
+        a->is_array != b->is_array ||
         a->count != b->count)
         return false;
-    const ub_type *t = a->type;
+    const ub_type *t = ub_value_type(a);
     unsigned nc = ub_type_ncomp(t);
     switch (t->scalar) {
     case UB_SC_STRING: {

@@ -116,13 +116,16 @@ typedef struct ub_dict ub_dict;
 typedef struct ub_listop ub_listop;
 typedef struct ub_untyped ub_untyped;
 
-/* 24 bytes: a layer holds millions of these, so the small fields share
- * one word. */
+/* 16 bytes: a layer holds millions of these (every field, dictionary
+ * entry, default and sample has one), so the type is kept as its id in
+ * the word the small fields share, not as a pointer beside them.  Read it
+ * with ub_value_type, set it with ub_value_set_type. */
 typedef struct ub_value {
     uint8_t kind;     /* ub_vkind */
     bool is_array;    /* DATA: declared as T[] (even with one element) */
+    uint8_t type_id;  /* ub_type_id: DATA: declared type; LISTOP: element
+                         type; UB_TY_INVALID (no type) otherwise */
     uint32_t count;   /* DATA: elements (1 for a scalar) */
-    const ub_type *type; /* DATA: declared type; LISTOP: element type */
     union {
         void *data;   /* DATA: count * ub_type_elem_size(type) bytes */
         ub_dict *dict;
@@ -130,11 +133,31 @@ typedef struct ub_value {
         ub_untyped *untyped;
     } u;
 } ub_value;
+_Static_assert(UB_TY_COUNT <= 256, "ub_value.type_id is one byte");
+
+/* The types by id (what ub_type_get reads), for the inline accessors. */
+extern const ub_type ub_type_table[UB_TY_COUNT];
+
+/* v's type: DATA's declared type, a LISTOP's element type; NULL when it
+ * has none. */
+static inline const ub_type *ub_value_type(const ub_value *v)
+{
+    return v->type_id ? &ub_type_table[v->type_id] : NULL;
+}
+/* What type_id holds for t (NULL: no type). */
+static inline uint8_t ub_type_id_of(const ub_type *t)
+{
+    return t ? (uint8_t)t->id : (uint8_t)UB_TY_INVALID;
+}
+static inline void ub_value_set_type(ub_value *v, const ub_type *t)
+{
+    v->type_id = ub_type_id_of(t);
+}
 
 /* Element i's storage (DATA values). */
 static inline void *ub_value_elem(const ub_value *v, uint32_t i)
 {
-    return (char *)v->u.data + (size_t)i * ub_type_elem_size(v->type);
+    return (char *)v->u.data + (size_t)i * ub_type_elem_size(ub_value_type(v));
 }
 /* String-typed element i (string, token, asset, path). */
 static inline const char *ub_value_str(const ub_value *v, uint32_t i)

@@ -61,8 +61,8 @@ static scene build(const char *path)
     s.mesh->type_name = S("Mesh");
 
     s.points = ub_prop_new(l, s.mesh, S("points"), UB_ATTR, loc);
-    s.points->type_name = S("point3f");
-    s.points->type = ub_type_get(UB_TY_POINT3F);
+    ub_prop_set_decl(l->arena, strtab, s.points, ub_type_get(UB_TY_POINT3F),
+                     S("point3f"));
     s.points->is_array = true;
     double pts[] = {0, 0, 0, 1, 0, 0, 1, 1, 0};
     s.points->default_value =
@@ -75,8 +75,8 @@ static scene build(const char *path)
     ub_prop_ext_get(l->arena, s.points)->samples.authored = true;
 
     s.size = ub_prop_new(l, s.mesh, S("size"), UB_ATTR, loc);
-    s.size->type_name = S("double");
-    s.size->type = ub_type_get(UB_TY_DOUBLE);
+    ub_prop_set_decl(l->arena, strtab, s.size, ub_type_get(UB_TY_DOUBLE),
+                     S("double"));
     double one = 1.0;
     s.size->default_value = make_doubles(l, UB_TY_DOUBLE, &one, 1, false);
     return s;
@@ -190,7 +190,8 @@ static void test_default_count_and_block(void)
 static void test_type_and_variability(void)
 {
     scene a = build("a.usda"), b = build("b.usda");
-    b.points->type_name = S("float3");
+    ub_prop_set_decl(b.layer->arena, strtab, b.points,
+                     ub_type_get(UB_TY_FLOAT3), S("float3"));
     expect_one(&a, &b, "/World/a.points",
                "type differs: point3f[] vs float3[]");
 

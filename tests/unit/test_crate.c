@@ -540,7 +540,8 @@ static void test_inlined_values(void)
                      rep(UB_CRATE_VEC3F, 0x00fe0201u, true, false), NULL,
                      NULL, 0);
     CU_ASSERT(dflt(L, 0, 0) == 1 && dflt(L, 0, 1) == 2 && dflt(L, 0, 2) == -2);
-    CU_ASSERT_STRING_EQUAL(attr_of(L)->default_value.type->name, "point3f");
+    CU_ASSERT_STRING_EQUAL(ub_value_type(&attr_of(L)->default_value)->name,
+                           "point3f");
     ub_layer_free(L);
     /* a diagonal matrix as its int8 diagonal */
     L = with_default(ver, "matrix4d",
@@ -575,7 +576,8 @@ static void test_inlined_values(void)
                      NULL, toks, 2);
     CU_ASSERT_STRING_EQUAL(ub_value_str(&attr_of(L)->default_value, 0),
                            "hello");
-    CU_ASSERT_EQUAL(attr_of(L)->default_value.type->id, UB_TY_STRING);
+    CU_ASSERT_EQUAL(ub_value_type(&attr_of(L)->default_value)->id,
+                    UB_TY_STRING);
     ub_layer_free(L);
 }
 
@@ -606,7 +608,8 @@ static void test_stored_values(void)
                      rep(UB_CRATE_TIME_CODE, DATA, false, false), &d, NULL,
                      0);
     CU_ASSERT_EQUAL(dflt(L, 0, 0), 12.5);
-    CU_ASSERT_EQUAL(attr_of(L)->default_value.type->id, UB_TY_TIMECODE);
+    CU_ASSERT_EQUAL(ub_value_type(&attr_of(L)->default_value)->id,
+                    UB_TY_TIMECODE);
     ub_layer_free(L);
     /* pathExpression (0.10.0): a string index where the rep points */
     const char *toks[] = {"/World//*"};

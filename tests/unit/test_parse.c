@@ -88,7 +88,8 @@ static const ub_value *meta(ub_fields *f, const char *key)
 
 static const char *str0(const ub_value *v)
 {
-    return v && v->kind == UB_V_DATA && v->type->scalar == UB_SC_STRING
+    return v && v->kind == UB_V_DATA &&
+        ub_value_type(v)->scalar == UB_SC_STRING
                ? ub_value_str(v, 0)
                : NULL;
 }
@@ -226,7 +227,7 @@ static void test_numbers(void)
     CU_ASSERT_EQUAL(D(d, 7), -2.5e-3);
     CU_ASSERT_EQUAL(D(d, 8), 0.1);
     const ub_value *f = &prop("/A", "f")->default_value;
-    CU_ASSERT_EQUAL(f->type->id, UB_TY_FLOAT);
+    CU_ASSERT_EQUAL(f->type_id, UB_TY_FLOAT);
     /* float values are the double narrowed, as OpenUSD reads them */
     CU_ASSERT_EQUAL(F(f, 0), (float)0.1);
     CU_ASSERT_EQUAL(F(f, 1), 16777216.0f);
@@ -260,7 +261,7 @@ static void test_numbers(void)
     CU_ASSERT(bv[0] == 1 && bv[1] == 0 && bv[2] == 1 && bv[3] == 0 &&
               bv[4] == 1 && bv[5] == 0);
     const ub_value *tc = &prop("/A", "tc")->default_value;
-    CU_ASSERT_EQUAL(tc->type->id, UB_TY_TIMECODE);
+    CU_ASSERT_EQUAL(tc->type_id, UB_TY_TIMECODE);
     CU_ASSERT_EQUAL(D(tc, 0), 12.5);
 }
 
@@ -527,9 +528,10 @@ static void test_layer_metadata(void)
     CU_ASSERT(!L->sublayers[2].has_offset && L->sublayers[2].has_scale);
     CU_ASSERT_EQUAL(L->sublayers[2].loc.line, 6);
     CU_ASSERT_EQUAL(D(meta(&L->meta, "timeCodesPerSecond"), 0), 24.0);
-    CU_ASSERT_EQUAL(meta(&L->meta, "framesPerSecond")->type->id,
+    CU_ASSERT_EQUAL(ub_value_type(meta(&L->meta, "framesPerSecond"))->id,
                     UB_TY_DOUBLE);
-    CU_ASSERT_EQUAL(meta(&L->meta, "defaultPrim")->type->id, UB_TY_TOKEN);
+    CU_ASSERT_EQUAL(ub_value_type(meta(&L->meta, "defaultPrim"))->id,
+                    UB_TY_TOKEN);
     const ub_value *cld = meta(&L->meta, "customLayerData");
     CU_ASSERT_EQUAL_FATAL(cld->kind, UB_V_DICT);
     ub_dict_entry *who = ub_dict_find(cld->u.dict, S("who"));
@@ -585,9 +587,9 @@ static void test_prims(void)
     CU_ASSERT_EQUAL(ub_prim_property_order(a)->count, 1);
     CU_ASSERT_EQUAL(ub_prim_prim_order(L->root)->count, 2);
     ub_prim *e = prim("/E");
-    CU_ASSERT_EQUAL(meta(&e->meta, "kind")->type->id, UB_TY_TOKEN);
+    CU_ASSERT_EQUAL(ub_value_type(meta(&e->meta, "kind"))->id, UB_TY_TOKEN);
     CU_ASSERT_STRING_EQUAL(str0(meta(&e->meta, "kind")), "component");
-    CU_ASSERT_EQUAL(meta(&e->meta, "active")->type->id, UB_TY_BOOL);
+    CU_ASSERT_EQUAL(ub_value_type(meta(&e->meta, "active"))->id, UB_TY_BOOL);
     CU_ASSERT_EQUAL(*(uint8_t *)meta(&e->meta, "active")->u.data, 0);
     CU_ASSERT_STRING_EQUAL(str0(meta(&e->meta, "permission")), "private");
     CU_ASSERT_STRING_EQUAL(str0(meta(&e->meta, "symmetryFunction")), "");
@@ -624,7 +626,7 @@ static void test_list_ops(void)
     CU_ASSERT(lo->has[UB_LO_PREPEND] && lo->has[UB_LO_DELETE]);
     const ub_value *pre = ub_listop_get(lo, UB_LO_PREPEND);
     CU_ASSERT_EQUAL_FATAL(pre->count, 2);
-    CU_ASSERT_EQUAL(pre->type->id, UB_TY_REFERENCE);
+    CU_ASSERT_EQUAL(pre->type_id, UB_TY_REFERENCE);
     const ub_reference *r0 = ub_value_elem(pre, 0), *r1 = ub_value_elem(pre, 1);
     CU_ASSERT_STRING_EQUAL(r0->asset, "a.usda");
     CU_ASSERT_STRING_EQUAL(r0->prim_path, "/X");
@@ -635,7 +637,7 @@ static void test_list_ops(void)
     CU_ASSERT_STRING_EQUAL(r1->prim_path, "/Y");
     CU_ASSERT_EQUAL(r1->offset.scale, 1.0);
     const ub_value *p = meta(&a->meta, "payload");
-    CU_ASSERT_EQUAL(p->type->id, UB_TY_PAYLOAD);
+    CU_ASSERT_EQUAL(p->type_id, UB_TY_PAYLOAD);
     CU_ASSERT(p->u.listop->is_explicit);
     const ub_value *inh =
         ub_listop_get(meta(&a->meta, "inherits")->u.listop, 0);
@@ -643,11 +645,12 @@ static void test_list_ops(void)
     CU_ASSERT_PTR_EQUAL(ub_value_str(inh, 1), S("/C2"));
     CU_ASSERT(meta(&a->meta, "specializes")->u.listop->has[UB_LO_APPEND]);
     const ub_value *api = meta(&a->meta, "apiSchemas");
-    CU_ASSERT_EQUAL(api->type->id, UB_TY_TOKEN);
+    CU_ASSERT_EQUAL(api->type_id, UB_TY_TOKEN);
     CU_ASSERT_EQUAL(ub_listop_get(api->u.listop, UB_LO_PREPEND)->count, 1);
-    CU_ASSERT_EQUAL(meta(&a->meta, "variantSets")->type->id, UB_TY_STRING);
+    CU_ASSERT_EQUAL(ub_value_type(meta(&a->meta, "variantSets"))->id,
+                    UB_TY_STRING);
     const ub_value *il = meta(&a->meta, "intListOpTest");
-    CU_ASSERT_EQUAL(il->type->id, UB_TY_INT);
+    CU_ASSERT_EQUAL(il->type_id, UB_TY_INT);
     CU_ASSERT_EQUAL(I(ub_listop_get(il->u.listop, UB_LO_EXPLICIT), 1), 2);
     CU_ASSERT(meta(&a->meta, "tokenListOpTest")->u.listop->has[UB_LO_ADD]);
     /* None on an explicit list is an authored empty list */
@@ -684,7 +687,7 @@ static void test_attributes(void)
     CU_ASSERT(t->custom);
     CU_ASSERT_EQUAL(t->variability, UB_UNIFORM);
     CU_ASSERT(t->is_array);
-    CU_ASSERT_EQUAL(t->type->id, UB_TY_TOKEN);
+    CU_ASSERT_EQUAL(ub_prop_type(t)->id, UB_TY_TOKEN);
     CU_ASSERT_EQUAL(t->default_value.count, 2);
     CU_ASSERT_STRING_EQUAL(str0(meta(&t->meta, "doc")), "d");
     CU_ASSERT_EQUAL(meta(&t->meta, "allowedTokens")->count, 2);
@@ -701,15 +704,15 @@ static void test_attributes(void)
                            "cm");
     ub_prop *w = prop("/A", "w");
     CU_ASSERT(ub_prop_connections(w)->u.listop->has[UB_LO_PREPEND]);
-    CU_ASSERT_EQUAL(prop("/A", "o")->type->id, UB_TY_OPAQUE);
+    CU_ASSERT_EQUAL(ub_prop_type(prop("/A", "o"))->id, UB_TY_OPAQUE);
     ub_prop *lg = prop("/A", "legacy");
-    CU_ASSERT_STRING_EQUAL(lg->type_name, "Transform");
-    CU_ASSERT_EQUAL(lg->type->id, UB_TY_MATRIX4D);
+    CU_ASSERT_STRING_EQUAL(ub_prop_type_spelling(lg), "Transform");
+    CU_ASSERT_EQUAL(ub_prop_type(lg)->id, UB_TY_MATRIX4D);
     CU_ASSERT_EQUAL(D(&lg->default_value, 15), 1.0);
-    CU_ASSERT_STRING_EQUAL(prop("/A", "old")->type_name, "float3");
+    CU_ASSERT_STRING_EQUAL(ub_prop_type_spelling(prop("/A", "old")), "float3");
     ub_prop *wd = prop("/A", "weird");
-    CU_ASSERT_PTR_NULL(wd->type);
-    CU_ASSERT_STRING_EQUAL(wd->type_name, "Some::Thing");
+    CU_ASSERT_PTR_NULL(ub_prop_type(wd));
+    CU_ASSERT_STRING_EQUAL(ub_prop_type_spelling(wd), "Some::Thing");
     CU_ASSERT_EQUAL(wd->default_value.kind, UB_V_UNTYPED);
 }
 
@@ -735,7 +738,8 @@ static void test_relationships(void)
         ub_listop_get(ub_prop_targets(b)->u.listop, UB_LO_EXPLICIT)->count, 0);
     ub_prop *c = prop("/A", "c");
     CU_ASSERT(c->varying_keyword);
-    CU_ASSERT_EQUAL(meta(&c->meta, "noLoadHint")->type->id, UB_TY_BOOL);
+    CU_ASSERT_EQUAL(ub_value_type(meta(&c->meta, "noLoadHint"))->id,
+                    UB_TY_BOOL);
     ub_prop *d = prop("/A", "d");
     CU_ASSERT(ub_prop_targets(d)->u.listop->has[UB_LO_PREPEND]);
     CU_ASSERT(ub_prop_targets(d)->u.listop->has[UB_LO_DELETE]);

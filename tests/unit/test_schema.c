@@ -166,7 +166,7 @@ static void test_flatten(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
     ub_prop *p = prop(out, "/M", "points");
     CU_ASSERT_FATAL(p != NULL);
-    CU_ASSERT_STRING_EQUAL(p->type_name, "point3f");
+    CU_ASSERT_STRING_EQUAL(ub_prop_type_spelling(p), "point3f");
     CU_ASSERT(p->is_array);
     CU_ASSERT_EQUAL(p->default_value.count, 1);
     p = prop(out, "/M", "subdivisionScheme");
@@ -175,13 +175,13 @@ static void test_flatten(void)
     CU_ASSERT(!p->custom);
     p = prop(out, "/M", "primvars:pos");
     CU_ASSERT_FATAL(p != NULL);
-    CU_ASSERT_STRING_EQUAL(p->type_name, "float3");
+    CU_ASSERT_STRING_EQUAL(ub_prop_type_spelling(p), "float3");
     p = prop(out, "/M", "collection:set:expansionRule");
     CU_ASSERT(p && p->variability == UB_UNIFORM);
     p = prop(out, "/M", "collection:other:expansionRule");
     CU_ASSERT(p && p->variability == UB_VARYING);
     p = prop(out, "/Untyped", "points");
-    CU_ASSERT(p && strcmp(p->type_name, "float3") == 0);
+    CU_ASSERT(p && strcmp(ub_prop_type_spelling(p), "float3") == 0);
     /* fallbacks are not opinions: what no layer authors is not written */
     CU_ASSERT_PTR_NULL(prop(out, "/M", "orientation"));
     CU_ASSERT_PTR_NULL(prop(out, "/M", "collection:set:includeRoot"));
@@ -221,9 +221,11 @@ static void test_mismatch(void)
     CU_ASSERT_EQUAL(count_id(d, "schema-type-mismatch"), 2);
     CU_ASSERT_EQUAL(ub_diags_errors(d), 0);
     ub_prop *p = prop(out, "/M", "faceVertexCounts");
-    CU_ASSERT(p && p->is_array && strcmp(p->type_name, "int") == 0);
+    CU_ASSERT(p && p->is_array &&
+              strcmp(ub_prop_type_spelling(p), "int") == 0);
     p = prop(out, "/M", "subdivisionScheme");
-    CU_ASSERT(p && strcmp(p->type_name, "token") == 0 && !p->custom);
+    CU_ASSERT(p && strcmp(ub_prop_type_spelling(p), "token") == 0 &&
+              !p->custom);
     ub_layer_free(out);
     ub_loader_free(ld);
     ub_diags_free(d);
@@ -377,13 +379,14 @@ static void test_plugins(void)
     ub_layer *out = flatten("widget.usda", r, &ld, &fd);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
     ub_prop *q = prop(out, "/W", "studio:pts");
-    CU_ASSERT(q && strcmp(q->type_name, "point3f") == 0 && q->is_array);
+    CU_ASSERT(q && strcmp(ub_prop_type_spelling(q), "point3f") == 0 &&
+              q->is_array);
     q = prop(out, "/W", "studio:kind");
     CU_ASSERT(q && q->variability == UB_UNIFORM);
     q = prop(out, "/W", "studio:tag");
     CU_ASSERT(q && q->variability == UB_UNIFORM && !q->custom);
     q = prop(out, "/W", "other");
-    CU_ASSERT(q && strcmp(q->type_name, "float3") == 0);
+    CU_ASSERT(q && strcmp(ub_prop_type_spelling(q), "float3") == 0);
     ub_layer_free(out);
     ub_loader_free(ld);
     ub_diags_free(fd);

@@ -33,8 +33,8 @@ static ub_prop *attr(ub_layer *l, ub_prim *p, const char *name,
                      ub_type_id ty)
 {
     ub_prop *a = ub_prop_new(l, p, S(name), UB_ATTR, (ub_loc){0});
-    a->type = ub_type_get(ty);
-    a->type_name = S(a->type->name);
+    ub_prop_set_decl(l->arena, l->strtab, a, ub_type_get(ty),
+                     S(ub_type_get(ty)->name));
     return a;
 }
 
@@ -268,7 +268,7 @@ static void test_target_listops(void)
     CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_DELETE,
                                   paths(f.l[0], 1, del_r)) == 0);
     ub_prop_ext_get(f.l[0]->arena, sr)->targets = (ub_value){
-        .kind = UB_V_LISTOP, .type = ub_type_get(UB_TY_PATH), .u.listop = so};
+        .kind = UB_V_LISTOP, .type_id = UB_TY_PATH, .u.listop = so};
     ub_listop *wo = ub_listop_new(f.l[1]->arena);
     wo->has[UB_LO_PREPEND] = wo->has[UB_LO_APPEND] = wo->has[UB_LO_DELETE] =
         wo->has[UB_LO_ADD] = true;
@@ -281,7 +281,7 @@ static void test_target_listops(void)
     CU_ASSERT_FATAL(ub_listop_put(f.l[1]->arena, wo, UB_LO_ADD,
                                   paths(f.l[1], 2, add_s)) == 0);
     ub_prop_ext_get(f.l[1]->arena, wr)->targets = (ub_value){
-        .kind = UB_V_LISTOP, .type = ub_type_get(UB_TY_PATH), .u.listop = wo};
+        .kind = UB_V_LISTOP, .type_id = UB_TY_PATH, .u.listop = wo};
     ub_diags *d = ub_diags_new();
     ub_layer *out = fx_flatten(&f, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -334,7 +334,7 @@ static void test_reference_offsets_and_assets(void)
                     0);
     ub_fields_set(f.l[1]->arena, &wa->meta, S("references"),
                   (ub_value){.kind = UB_V_LISTOP,
-                             .type = ub_type_get(UB_TY_REFERENCE),
+                             .type_id = UB_TY_REFERENCE,
                              .u.listop = lo},
                   (ub_loc){0});
     ub_prop *p = attr(f.l[1], wa, "tex", UB_TY_ASSET);
@@ -460,7 +460,7 @@ static void test_explicit_under_edits(void)
                                   paths(f.l[1], 2, ab)) == 0);
     ub_fields_set(f.l[1]->arena, &wp->meta, S("inherits"),
                   (ub_value){.kind = UB_V_LISTOP,
-                             .type = ub_type_get(UB_TY_PATH), .u.listop = wo},
+                             .type_id = UB_TY_PATH, .u.listop = wo},
                   (ub_loc){0});
     ub_listop *so = ub_listop_new(f.l[0]->arena);
     so->has[UB_LO_DELETE] = so->has[UB_LO_PREPEND] = true;
@@ -470,7 +470,7 @@ static void test_explicit_under_edits(void)
                                   paths(f.l[0], 1, c)) == 0);
     ub_fields_set(f.l[0]->arena, &sp->meta, S("inherits"),
                   (ub_value){.kind = UB_V_LISTOP,
-                             .type = ub_type_get(UB_TY_PATH), .u.listop = so},
+                             .type_id = UB_TY_PATH, .u.listop = so},
                   (ub_loc){0});
     ub_diags *d = ub_diags_new();
     ub_layer *out = fx_flatten(&f, d);

@@ -83,7 +83,7 @@ static void set_meta(ub_fields *f, const char *key, ub_value v)
 static ub_listop *listop(ub_value *v, ub_type_id t)
 {
     ub_listop *lo = ub_listop_new(L->arena);
-    *v = (ub_value){.kind = UB_V_LISTOP, .type = ub_type_get(t)};
+    *v = (ub_value){.kind = UB_V_LISTOP, .type_id = (uint8_t)t};
     v->u.listop = lo;
     return lo;
 }
@@ -108,8 +108,8 @@ static ub_prop *attr(ub_prim *p, const char *type, bool array,
                      const char *name)
 {
     ub_prop *a = ub_prop_new(L, p, S(name), UB_ATTR, noloc);
-    a->type = ub_type_by_name(type, strlen(type));
-    a->type_name = S(type);
+    ub_prop_set_decl(L->arena, L->strtab, a,
+                     ub_type_by_name(type, strlen(type)), S(type));
     a->is_array = array;
     return a;
 }
@@ -596,7 +596,7 @@ static void test_untyped(void)
 {
     ub_prim *p = def(NULL, "Scope", "Prim");
     ub_prop *a = ub_prop_new(L, p, S("fooTuple"), UB_ATTR, noloc);
-    a->type_name = S("ThisType::IsBogus");
+    ub_prop_set_decl(L->arena, L->strtab, a, NULL, S("ThisType::IsBogus"));
     ub_untyped *kids = ub_arena_zalloc(L->arena, 2 * sizeof *kids);
     kids[0] = (ub_untyped){.kind = UB_U_ATOM, .text = S("bogus")};
     kids[1] = (ub_untyped){.kind = UB_U_STRING, .text = S("s")};
@@ -622,8 +622,8 @@ static void test_strings(void)
     ub_prop *a = attr(p, "string", false, "c14");
     a->default_value = str_value(UB_TY_STRING, "fo'o''o\\\"o");
     a = attr(p, "string[]", false, "arr");
-    a->type = ub_type_get(UB_TY_STRING);
-    a->type_name = S("string");
+    ub_prop_set_decl(L->arena, L->strtab, a, ub_type_get(UB_TY_STRING),
+                     S("string"));
     a->is_array = true;
     a->default_value = strs_value(UB_TY_STRING, (const char *[]){"a\tb", "\xc3\xa9"}, 2);
     check("#usda 1.0\n"
@@ -803,12 +803,13 @@ static const char *rnd_ident(const char *prefix)
 
 static void rnd_numeric(ub_value *v)
 {
-    size_t bytes = (size_t)v->count * ub_type_elem_size(v->type);
+    size_t bytes = (size_t)v->count * ub_type_elem_size(ub_value_type(v));
     unsigned char *p = v->u.data;
     for (size_t i = 0; i < bytes; i++)
         p[i] = (unsigned char)rnd();
-    if (v->type->scalar == UB_SC_BOOL || v->type->scalar == UB_SC_UCHAR) {
-        if (v->type->scalar == UB_SC_BOOL)
+    if (ub_value_type(v)->scalar == UB_SC_BOOL ||
+        ub_value_type(v)->scalar == UB_SC_UCHAR) {
+        if (ub_value_type(v)->scalar == UB_SC_BOOL)
             for (size_t i = 0; i < bytes; i++)
                 p[i] &= 1;
     }
@@ -966,8 +967,7 @@ static void rnd_prim(ub_prim *parent, int depth)
         ub_prop *a = ub_prop_new(L, p, an, UB_ATTR, noloc);
         if (!a)
             continue;
-        a->type = t;
-        a->type_name = S(t->name);
+        ub_prop_set_decl(L->arena, L->strtab, a, t, S(t->name));
         a->is_array = array;
         a->custom = rnd() % 2;
         a->variability = rnd() % 3 == 0 ? UB_UNIFORM : UB_VARYING;

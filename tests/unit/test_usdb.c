@@ -31,9 +31,9 @@ static ub_value arr_f(ub_arena *a, ub_type_id id, uint32_t n,
                       double (*gen)(uint32_t i, unsigned c), bool is_array)
 {
     ub_value v = ub_value_new(a, TY(id), n, is_array);
-    ub_scalar sc = v.type->scalar;
+    ub_scalar sc = ub_value_type(&v)->scalar;
     for (uint32_t i = 0; i < n; i++)
-        for (unsigned c = 0; c < ub_type_ncomp(v.type); c++) {
+        for (unsigned c = 0; c < ub_type_ncomp(ub_value_type(&v)); c++) {
             double x = gen(i, c);
             /* unsigned storage gets values it can hold */
             if (sc == UB_SC_UINT || sc == UB_SC_UINT64)
@@ -101,7 +101,8 @@ static ub_value listop(ub_arena *a, ub_type_id id)
     lo->has[UB_LO_APPEND] = true;
     CU_ASSERT_FATAL(
         ub_listop_put(a, lo, UB_LO_APPEND, strs(a, id, 1, "/B/q")) == 0);
-    return (ub_value){.kind = UB_V_LISTOP, .type = TY(id), .u.listop = lo};
+    return (ub_value){.kind = UB_V_LISTOP, .type_id = (uint8_t)(id),
+        .u.listop = lo};
 }
 
 static ub_value refs(ub_arena *a)
@@ -117,7 +118,8 @@ static ub_value refs(ub_arena *a)
     lo->is_explicit = true;
     lo->has[UB_LO_EXPLICIT] = true;
     CU_ASSERT_FATAL(ub_listop_put(a, lo, UB_LO_EXPLICIT, v) == 0);
-    return (ub_value){.kind = UB_V_LISTOP, .type = TY(UB_TY_REFERENCE),
+    return (ub_value){.kind = UB_V_LISTOP,
+        .type_id = (uint8_t)(UB_TY_REFERENCE),
                       .u.listop = lo};
 }
 
@@ -140,8 +142,7 @@ static ub_prop *attr(ub_layer *L, ub_prim *p, const char *name,
                      ub_type_id id, bool is_array)
 {
     ub_prop *a = ub_prop_new(L, p, S(name), UB_ATTR, (ub_loc){0});
-    a->type = TY(id);
-    a->type_name = S(TY(id)->name);
+    ub_prop_set_decl(L->arena, T, a, TY(id), S(TY(id)->name));
     a->is_array = is_array;
     return a;
 }
@@ -149,7 +150,7 @@ static ub_prop *attr(ub_layer *L, ub_prim *p, const char *name,
 static ub_value scalar(ub_arena *a, ub_type_id id, double x)
 {
     ub_value v = ub_value_new(a, TY(id), 1, false);
-    for (unsigned c = 0; c < ub_type_ncomp(v.type); c++)
+    for (unsigned c = 0; c < ub_type_ncomp(ub_value_type(&v)); c++)
         ub_value_set_double(&v, 0, c, x + c);
     return v;
 }
@@ -222,7 +223,7 @@ static ub_layer *rich_layer(void)
     ub_prop *op = attr(L, w, "op", UB_TY_OPAQUE, false);
     op->custom = true;
     ub_prop *un = ub_prop_new(L, w, S("unknown"), UB_ATTR, (ub_loc){0});
-    un->type_name = S("ThisType::IsBogus");
+    ub_prop_set_decl(L->arena, T, un, NULL, S("ThisType::IsBogus"));
     un->default_value = untyped(a);
     ub_prop *cn = attr(L, w, "in", UB_TY_COLOR3F, false);
     ub_prop_ext_get(a, cn)->connections = listop(a, UB_TY_PATH);
@@ -279,13 +280,14 @@ static ub_layer *rich_layer(void)
 
 static bool val_same(const ub_value *x, const ub_value *y)
 {
-    if (x->kind != y->kind || x->type != y->type ||
+    if (x->kind != y->kind || ub_value_type(x) != ub_value_type(y) ||
         x->is_array != y->is_array || !ub_value_equal(x, y))
         return false;
-    if (x->kind == UB_V_DATA && x->type->scalar != UB_SC_STRING &&
-        x->type->scalar != UB_SC_REF && x->type->scalar != UB_SC_DICT)
+    if (x->kind == UB_V_DATA && ub_value_type(x)->scalar != UB_SC_STRING &&
+        ub_value_type(x)->scalar != UB_SC_REF &&
+            ub_value_type(x)->scalar != UB_SC_DICT)
         return memcmp(x->u.data, y->u.data,
-                      x->count * ub_type_elem_size(x->type)) == 0;
+                      x->count * ub_type_elem_size(ub_value_type(x))) == 0;
     return true;
 }
 
@@ -316,7 +318,7 @@ static bool prim_same(const ub_prim *x, const ub_prim *y)
         if (p->name != q->name || p->kind != q->kind ||
             p->custom != q->custom || p->variability != q->variability ||
             p->varying_keyword != q->varying_keyword ||
-            p->type_name != q->type_name || p->type != q->type ||
+            !ub_prop_same_type_name(p, q) ||
             p->is_array != q->is_array ||
             ub_prop_default_target(p) != ub_prop_default_target(q) ||
             !val_same(&p->default_value, &q->default_value) ||
