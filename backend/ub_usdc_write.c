@@ -133,8 +133,8 @@ static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-/* Give a vector's block back once its section is written: the sections
- * are appended to the output last, the peak of the whole write. */
+/* Give a vector's block back as soon as it is done with: the sections are
+ * built and appended to the output last, the peak of the whole write. */
 #define UB_VEC_FREE(vec)                                                     \
     do {                                                                     \
         free((vec).v);                                                       \
@@ -2664,28 +2664,27 @@ static void ub_sec_specs(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
     free(tmp);
 }
 
+static void ub_tab_release(ub_tab *t)
+{
+    free(t->s);
+    *t = (ub_tab){0};
+}
+
 /* What only the walk needed, freed before the sections are built, whose
  * buffers then take their place rather than add to them: the storing
  * side's lookup tables, caches and value records ... */
 static void ub_st_free_walk(ub_st *s)
 {
-    ub_tab *tabs[] = {&s->val_tab, &s->field_tab, &s->fset_tab};
-    for (size_t i = 0; i < sizeof tabs / sizeof *tabs; i++) {
-        free(tabs[i]->s);
-        *tabs[i] = (ub_tab){0};
-    }
-    free(s->string_first.v);
-    free(s->token_first.v);
-    free(s->vals.v);
-    free(s->ticket_val.v);
-    free(s->cur.v);
+    ub_tab_release(&s->val_tab);
+    ub_tab_release(&s->field_tab);
+    ub_tab_release(&s->fset_tab);
+    UB_VEC_FREE(s->string_first);
+    UB_VEC_FREE(s->token_first);
+    UB_VEC_FREE(s->vals);
+    UB_VEC_FREE(s->ticket_val);
+    UB_VEC_FREE(s->cur);
     free(s->fcache);
     free(s->vcache);
-    memset(&s->string_first, 0, sizeof s->string_first);
-    memset(&s->token_first, 0, sizeof s->token_first);
-    memset(&s->vals, 0, sizeof s->vals);
-    memset(&s->ticket_val, 0, sizeof s->ticket_val);
-    memset(&s->cur, 0, sizeof s->cur);
     s->fcache = NULL;
     s->vcache = NULL;
 }
@@ -2693,18 +2692,13 @@ static void ub_st_free_walk(ub_st *s)
 /* ... and the walk's: its tables, caches and scratch buffers. */
 static void ub_cw_free_walk(ub_cw *w)
 {
-    ub_tab *tabs[] = {&w->token_tab, &w->pnode_tab, &w->ptext_tab};
-    for (size_t i = 0; i < sizeof tabs / sizeof *tabs; i++) {
-        free(tabs[i]->s);
-        *tabs[i] = (ub_tab){0};
-    }
-    free(w->tok_string.v);
-    free(w->ptext.v);
-    free(w->ptext_idx.v);
+    ub_tab_release(&w->token_tab);
+    ub_tab_release(&w->pnode_tab);
+    ub_tab_release(&w->ptext_tab);
+    UB_VEC_FREE(w->tok_string);
+    UB_VEC_FREE(w->ptext);
+    UB_VEC_FREE(w->ptext_idx);
     free(w->tcache);
-    memset(&w->tok_string, 0, sizeof w->tok_string);
-    memset(&w->ptext, 0, sizeof w->ptext);
-    memset(&w->ptext_idx, 0, sizeof w->ptext_idx);
     w->tcache = NULL;
     for (size_t i = 0; i < w->capscratch; i++)
         if (w->scratch[i]) {
