@@ -567,29 +567,35 @@ static void ub_flat_map_clip_times(ub_value *v, ub_offset o)
                             ub_offset_apply(o, ub_value_get_double(v, i, 0)));
 }
 
-/* A value for the output layer.  Data the merge never changes (numbers,
- * tokens, untyped text: most of a layer's bytes) keeps pointing at the
- * input layer's storage, so flattening 100 MB does not copy 100 MB; what
- * is mapped, anchored or merged (timecodes, assets, references,
- * dictionaries, list ops) is copied into the output's arena first. */
-static ub_value ub_flat_copy(ub_flat *f, const ub_value *v)
+/* Whether the merge never changes v: numbers, tokens, untyped text (most
+ * of a layer's bytes), not what is mapped, anchored or merged (timecodes,
+ * assets, references, dictionaries, list ops). */
+static bool ub_flat_never_changed(const ub_value *v)
 {
     switch ((ub_vkind)v->kind) {
     case UB_V_EMPTY:
     case UB_V_BLOCK:
     case UB_V_UNTYPED:
-        return *v;
-    case UB_V_DATA:
-        if (ub_value_type(v) && v->type_id != UB_TY_TIMECODE &&
-            v->type_id != UB_TY_ASSET &&
-                ub_value_type(v)->scalar != UB_SC_REF &&
-            ub_value_type(v)->scalar != UB_SC_DICT)
-            return *v;
-        break;
+        return true;
+    case UB_V_DATA: {
+        const ub_type *t = ub_value_type(v);
+        return t && t->id != UB_TY_TIMECODE && t->id != UB_TY_ASSET &&
+               t->scalar != UB_SC_REF && t->scalar != UB_SC_DICT;
+    }
     case UB_V_DICT:
     case UB_V_LISTOP:
         break;
     }
+    return false;
+}
+
+/* A value for the output layer.  What the merge never changes keeps
+ * pointing at the input layer's storage, so flattening 100 MB does not
+ * copy 100 MB; the rest is copied into the output's arena first. */
+static ub_value ub_flat_copy(ub_flat *f, const ub_value *v)
+{
+    if (ub_flat_never_changed(v))
+        return *v;
     ub_value c = ub_value_clone(f->a, v);
     if (c.kind == UB_V_EMPTY)
         f->oom = true;
@@ -795,20 +801,10 @@ int ub_stack_merge_opinion(ub_arena *a, ub_value *strong,
 static bool ub_flat_as_is(ub_flat *f, uint32_t li, const char *key,
                           const ub_value *v, bool sole)
 {
-    switch ((ub_vkind)v->kind) {
-    case UB_V_EMPTY:
-    case UB_V_BLOCK:
-    case UB_V_UNTYPED:
+    if (ub_flat_never_changed(v))
         return true;
-    case UB_V_DATA:
-        return ub_value_type(v) && v->type_id != UB_TY_TIMECODE &&
-               v->type_id != UB_TY_ASSET &&
-                   ub_value_type(v)->scalar != UB_SC_REF &&
-               ub_value_type(v)->scalar != UB_SC_DICT;
-    case UB_V_DICT:
-    case UB_V_LISTOP:
-        break;
-    }
+    if (v->kind != UB_V_DICT && v->kind != UB_V_LISTOP)
+        return false;
     if (key == f->k_clips || !ub_offset_is_identity(f->s->offsets[li]))
         return false;
     if (v->kind == UB_V_DICT)
