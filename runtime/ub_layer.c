@@ -266,32 +266,32 @@ ub_prop_ext *ub_prop_rel_ext_get(ub_arena *a, ub_prop *p)
     return p->ext;
 }
 
+/* p's out-of-line type name (NULL: none), allocating the short part
+ * only when there is one to keep. */
+static int ub_prop_keep_type_name(ub_arena *a, ub_prop *p, const char *name)
+{
+    if (!name && !ub_prop_ext_of(p)->type_name)
+        return 0;
+    ub_prop_ext *x = ub_prop_rel_ext_get(a, p);
+    if (!x)
+        return -1;
+    x->type_name = name;
+    return 0;
+}
+
 int ub_prop_set_decl(ub_arena *a, const ub_strtab *t, ub_prop *p,
                      const ub_type *type, const char *type_name)
 {
     p->type_id = ub_type_id_of(type);
     /* the type's own name is ub_strtab_type_name's: nothing to keep */
     bool own = !type_name || type_name == ub_strtab_type_name(t, p->type_id);
-    if (own && !ub_prop_ext_of(p)->type_name)
-        return 0;
-    ub_prop_ext *x = ub_prop_rel_ext_get(a, p);
-    if (!x)
-        return -1;
-    x->type_name = own ? NULL : type_name;
-    return 0;
+    return ub_prop_keep_type_name(a, p, own ? NULL : type_name);
 }
 
 int ub_prop_copy_decl(ub_arena *a, ub_prop *p, const ub_prop *q)
 {
     p->type_id = q->type_id;
-    const char *n = ub_prop_ext_of(q)->type_name;
-    if (!n && !ub_prop_ext_of(p)->type_name)
-        return 0;
-    ub_prop_ext *x = ub_prop_rel_ext_get(a, p);
-    if (!x)
-        return -1;
-    x->type_name = n;
-    return 0;
+    return ub_prop_keep_type_name(a, p, ub_prop_ext_of(q)->type_name);
 }
 
 ub_layer *ub_layer_new(ub_strtab *strtab, const char *path)
