@@ -5,12 +5,12 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 /* inline: most records are a few bytes, where the call is the cost */
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 #include <zstd.h>
 
+#include "ub_arena.h"
 #include "ub_cpus.h"
 #include "ub_usdb_format.h"
 
@@ -150,37 +150,6 @@ static void ub_w_oom(ub_w *w)
     w->failed = true;
 }
 
-/* The hash tables are probed at random, a TLB miss per probe once they
- * span megabytes: where the system has them, ask for huge pages.  Zeroed
- * memory either way. */
-#define UB_W_HUGE ((size_t)2 << 20)
-
-static void *table_alloc(size_t n, size_t size)
-{
-#if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
-    if (n * size >= UB_W_HUGE) {
-        void *p = mmap(NULL, n * size, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            return NULL;
-        madvise(p, n * size, MADV_HUGEPAGE); /* a hint: failure is fine */
-        return p;
-    }
-#endif
-    return calloc(n, size);
-}
-
-static void table_free(void *p, size_t n, size_t size)
-{
-#if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
-    if (p && n * size >= UB_W_HUGE) {
-        munmap(p, n * size);
-        return;
-    }
-#endif
-    free(p);
-}
-
 /* Room for n more bytes of b: the inline test is all most writes cost. */
 static inline unsigned char *room(ub_buf *b, size_t n)
 {
@@ -240,7 +209,7 @@ static uint32_t str_id_slow(ub_w *w, const char *s, size_t h, ub_w_sslot *c)
 {
     if ((w->nstrs + 1) * 2 > w->str_cap) {
         size_t cap = w->str_cap ? w->str_cap * 2 : 1024;
-        ub_w_sslot *slots = table_alloc(cap, sizeof *slots);
+        ub_w_sslot *slots = ub_table_alloc(cap, sizeof *slots);
         if (!slots) {
             ub_w_oom(w);
             return 0;
@@ -253,7 +222,7 @@ static uint32_t str_id_slow(ub_w *w, const char *s, size_t h, ub_w_sslot *c)
                 j = (j + 1) & (cap - 1);
             slots[j] = w->str_slots[i];
         }
-        table_free(w->str_slots, w->str_cap, sizeof *slots);
+        ub_table_free(w->str_slots, w->str_cap, sizeof *slots);
         w->str_slots = slots;
         w->str_cap = cap;
     }
@@ -392,7 +361,7 @@ static int rec_grow(ub_w_num *n)
     size_t cap = n->rec_cap ? n->rec_cap * 2 : 1024;
     if (cap > (size_t)1 << 32) /* h32 picks the slot */
         return -1;
-    ub_w_rslot *slots = table_alloc(cap, sizeof *slots);
+    ub_w_rslot *slots = ub_table_alloc(cap, sizeof *slots);
     if (!slots)
         return -1;
     for (size_t i = 0; i < n->rec_cap; i++) {
@@ -403,7 +372,7 @@ static int rec_grow(ub_w_num *n)
             j = (j + 1) & (cap - 1);
         slots[j] = n->rec_slots[i];
     }
-    table_free(n->rec_slots, n->rec_cap, sizeof *slots);
+    ub_table_free(n->rec_slots, n->rec_cap, sizeof *slots);
     n->rec_slots = slots;
     n->rec_cap = cap;
     return 0;
@@ -1467,7 +1436,7 @@ static void ub_w_free(ub_w *w)
     ub_w_num *n = &w->num;
     ub_buf_free(&n->recs);
     free(n->rec_off);
-    table_free(n->rec_slots, n->rec_cap, sizeof *n->rec_slots);
+    ub_table_free(n->rec_slots, n->rec_cap, sizeof *n->rec_slots);
     free(n->rcache);
     ub_buf_free(&n->spec);
     free(n->sample_ids);
@@ -1477,7 +1446,7 @@ static void ub_w_free(ub_w *w)
     ub_buf_free(&n->zout);
     free(n->zsec);
     free(w->strs);
-    table_free(w->str_slots, w->str_cap, sizeof *w->str_slots);
+    ub_table_free(w->str_slots, w->str_cap, sizeof *w->str_slots);
     free(w->scache);
     ub_buf_free(&w->recs);
     ub_buf_free(&w->spec);
@@ -1502,7 +1471,7 @@ static void ub_w_drop_tables(ub_w *w)
         batch_free(b);
     }
     w->free = NULL;
-    table_free(n->rec_slots, n->rec_cap, sizeof *n->rec_slots);
+    ub_table_free(n->rec_slots, n->rec_cap, sizeof *n->rec_slots);
     n->rec_slots = NULL;
     n->rec_cap = 0;
     free(n->rcache);
@@ -1514,7 +1483,7 @@ static void ub_w_drop_tables(ub_w *w)
     free(w->strs);
     w->strs = NULL;
     w->capstrs = 0;
-    table_free(w->str_slots, w->str_cap, sizeof *w->str_slots);
+    ub_table_free(w->str_slots, w->str_cap, sizeof *w->str_slots);
     w->str_slots = NULL;
     w->str_cap = 0;
     free(w->scache);

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "ub_arena.h"
 #include "ub_cpus.h"
 #include "ub_crate_encode.h"
 #include "ub_crate_format.h"
@@ -43,7 +44,8 @@
 
 /* 8 bytes a slot, so that a probe costs one cache miss in tables far
  * bigger than the cache: the hash's low 32 bits (which also place the
- * slot) and the id + 1 (0: empty). */
+ * slot) and the id + 1 (0: empty).  Big tables get huge pages
+ * (ub_table_alloc): probes at random then miss the TLB far less. */
 typedef struct ub_slot {
     uint32_t h;
     uint32_t id1;
@@ -73,7 +75,7 @@ static ub_slot *ub_tab_find(ub_tab *t, uint64_t h64, ub_eq_fn eq,
         size_t cap = t->cap ? t->cap * 2 : 256;
         if (cap > ((size_t)1 << 32))
             return NULL;
-        ub_slot *s = calloc(cap, sizeof *s);
+        ub_slot *s = ub_table_alloc(cap, sizeof *s);
         if (!s)
             return NULL;
         for (size_t i = 0; i < t->cap; i++) {
@@ -84,7 +86,7 @@ static ub_slot *ub_tab_find(ub_tab *t, uint64_t h64, ub_eq_fn eq,
                 j = (j + 1) & (cap - 1);
             s[j] = t->s[i];
         }
-        free(t->s);
+        ub_table_free(t->s, t->cap, sizeof *t->s);
         t->s = s;
         t->cap = cap;
     }
@@ -2666,7 +2668,7 @@ static void ub_sec_specs(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
 
 static void ub_tab_release(ub_tab *t)
 {
-    free(t->s);
+    ub_table_free(t->s, t->cap, sizeof *t->s);
     *t = (ub_tab){0};
 }
 

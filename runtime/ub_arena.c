@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 /* Chunks grow geometrically so that a 100 MB layer needs few mallocs, yet a
  * tiny layer does not pin megabytes. */
@@ -170,4 +171,35 @@ void ub_arena_release(ub_arena *a, ub_arena_mark m)
     if (a->head)
         a->head->used = m.used;
     a->total = m.total;
+}
+
+/* The size from which a table asks for huge pages: one huge page. */
+#define UB_TABLE_HUGE ((size_t)2 << 20)
+
+void *ub_table_alloc(size_t n, size_t size)
+{
+    if (size && n > SIZE_MAX / size)
+        return NULL;
+#if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
+    if (n * size >= UB_TABLE_HUGE) {
+        void *p = mmap(NULL, n * size, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+            return NULL;
+        madvise(p, n * size, MADV_HUGEPAGE); /* a hint: failure is fine */
+        return p;
+    }
+#endif
+    return calloc(n, size);
+}
+
+void ub_table_free(void *p, size_t n, size_t size)
+{
+#if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
+    if (p && n * size >= UB_TABLE_HUGE) {
+        munmap(p, n * size);
+        return;
+    }
+#endif
+    free(p);
 }

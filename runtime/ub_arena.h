@@ -47,4 +47,12 @@ typedef struct ub_arena_mark {
 ub_arena_mark ub_arena_get_mark(const ub_arena *a);
 void ub_arena_release(ub_arena *a, ub_arena_mark m);
 
+/* Zeroed memory for n elements of size bytes: for a big table probed at
+ * random (a writer's hash tables), where a TLB miss per probe is most of
+ * the cost.  From 2 MiB up it asks for huge pages where the system has
+ * them; below that it is calloc.  NULL when out of memory (or n * size
+ * overflows).  Give it back with ub_table_free and the same n and size. */
+void *ub_table_alloc(size_t n, size_t size);
+void ub_table_free(void *p, size_t n, size_t size);
+
 #endif
