@@ -353,17 +353,27 @@ void ub_crate_lz4_compress(const void *src, size_t n, ub_crate_lz4c *c,
         size_t len = n - off;
         if (len > UB_CRATE_LZ4_CHUNK)
             len = UB_CRATE_LZ4_CHUNK;
-        char *p = ub_buf_reserve(out, 4 + (size_t)LZ4_compressBound((int)len));
-        if (!p)
-            return;
-        int32_t k = ub_lz4_block(s + off, len, p + 4, c);
-        if (k <= 0) {
-            out->failed = true;
-            return;
-        }
-        memcpy(p, &k, 4);
-        out->len += 4 + (size_t)k;
+        ub_crate_lz4_chunk(s + off, len, c, out);
     }
+}
+
+void ub_crate_lz4_chunk(const void *src, size_t n, ub_crate_lz4c *c,
+                        ub_buf *out)
+{
+    if (n == 0 || n > UB_CRATE_LZ4_CHUNK) {
+        out->failed = true;
+        return;
+    }
+    char *p = ub_buf_reserve(out, 4 + (size_t)LZ4_compressBound((int)n));
+    if (!p)
+        return;
+    int32_t k = ub_lz4_block(src, n, p + 4, c);
+    if (k <= 0) {
+        out->failed = true;
+        return;
+    }
+    memcpy(p, &k, 4);
+    out->len += 4 + (size_t)k;
 }
 
 /* uint64 size, then LZ4 of the integer coding. */

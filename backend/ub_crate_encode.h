@@ -45,6 +45,14 @@ void ub_crate_lz4c_free(ub_crate_lz4c *c);
 void ub_crate_lz4_compress(const void *src, size_t n, ub_crate_lz4c *c,
                            ub_buf *out);
 
+/* One chunk of the many-chunk framing: its int32 size and the LZ4 block
+ * of src[0..n), 0 < n <= UB_CRATE_LZ4_CHUNK, appended to out.  Readers
+ * take chunks of any size, so a big input may be cut where the caller
+ * likes and its chunks made apart (on two threads), then put behind the
+ * count byte in order. */
+void ub_crate_lz4_chunk(const void *src, size_t n, ub_crate_lz4c *c,
+                        ub_buf *out);
+
 /* Integer coding then LZ4, preceded by the compressed size as a uint64:
  * what crate stores for a compressed integer array and for the integer
  * lists of its structural sections.  c NULL: fast mode. */

@@ -243,6 +243,44 @@ static void test_lz4_framing(void)
     }
 }
 
+/* Chunks made apart (as by two threads) and put behind their count in
+ * order frame the whole input: the reader's decoder gives it back. */
+static void test_lz4_chunks(void)
+{
+    char src[30000];
+    for (size_t i = 0; i < sizeof src; i++)
+        src[i] = (char)((i * 7) % 13 + (i / 1000));
+    ub_crate_lz4c c;
+    ub_crate_lz4c_init(&c, 3);
+    ub_buf first, second, whole;
+    ub_buf_init(&first);
+    ub_buf_init(&second);
+    ub_buf_init(&whole);
+    ub_crate_lz4_chunk(src, 12345, &c, &first);
+    ub_crate_lz4_chunk(src + 12345, sizeof src - 12345, &c, &second);
+    ub_buf_putc(&whole, 2);
+    ub_buf_append(&whole, first.data, first.len);
+    ub_buf_append(&whole, second.data, second.len);
+    int32_t k;
+    memcpy(&k, first.data, 4);
+    CU_ASSERT_EQUAL((size_t)k + 4, first.len);
+    char back[sizeof src];
+    const char *why = NULL;
+    CU_ASSERT_EQUAL(ub_crate_lz4(whole.data, whole.len, back, sizeof back,
+                                 &why), 0);
+    CU_ASSERT(memcmp(back, src, sizeof src) == 0);
+    /* a chunk of nothing (or past the framing's limit) is refused */
+    ub_buf none;
+    ub_buf_init(&none);
+    ub_crate_lz4_chunk(src, 0, &c, &none);
+    CU_ASSERT(none.failed);
+    ub_crate_lz4c_free(&c);
+    ub_buf_free(&first);
+    ub_buf_free(&second);
+    ub_buf_free(&whole);
+    ub_buf_free(&none);
+}
+
 /* put_ints: uint64 size of what follows, then framed coded integers. */
 static void test_put_ints(void)
 {
@@ -320,6 +358,7 @@ int main(void)
     CU_add_test(s, "most common difference, far ones", test_common_far);
     CU_add_test(s, "no integers", test_empty);
     CU_add_test(s, "LZ4 framing round trip", test_lz4_framing);
+    CU_add_test(s, "LZ4 chunks made apart", test_lz4_chunks);
     CU_add_test(s, "compressed integers with their size", test_put_ints);
     CU_add_test(s, "round trip through the reader's decoder",
                 test_round_trip);
