@@ -35,6 +35,13 @@
 #define UB_USDC_HC_UPTO ((size_t)64 << 10)
 #define UB_USDC_HC_ARRAYS 0
 
+/* FIELDS' reps are HC's longest input, a third of the storing side's
+ * end on a big layer: from this size they are cut into two LZ4 chunks,
+ * the walk's side compressing the first while the storing side does the
+ * second.  Readers take chunks of any size; the matches lost at the cut
+ * cost ~200 bytes on the prim-heavy bench layer's 0.8 MB of reps. */
+#define UB_USDC_CUT ((size_t)256 << 10)
+
 #define UB_FCACHE 4096 /* entries of the recent-field cache (64 KiB) */
 #define UB_TCACHE 4096 /* and of the recent-token cache */
 #define UB_VCACHE 4096 /* and of the recent-value cache */
@@ -245,7 +252,16 @@ typedef struct ub_st {
         uint32_t id1; /* value record + 1, 0: empty */
     } *vcache;
     ub_crate_lz4c lz4; /* for its sections: */
-    ub_buf sec[3];     /* FIELDS, FIELDSETS, SPECS (ub_st_sections) */
+    /* FIELDS and SPECS (the storing side's, ub_st_sections) and
+     * FIELDSETS (the walk's, ub_cw_sections, once the storing side has
+     * renumbered) */
+    ub_buf sec[3];
+    /* FIELDS' reps when cut (UB_USDC_CUT): the first chunk (the walk's)
+     * and the second; sec[0] then ends with the chunk count, and its size
+     * slot at fields_size_at (else SIZE_MAX) is filled in once both are
+     * made */
+    ub_buf fields_chunk[2];
+    size_t fields_size_at;
 } ub_st;
 
 /* A batch of records from the walk to the storing side. */
@@ -262,6 +278,10 @@ typedef struct ub_q {
     size_t nbatch;             /* made so far */
     bool closed;
     bool sections; /* at the end, the storing side builds its sections */
+    /* the field sets and specs are final (or the storing side failed):
+     * the walk may build their sections while FIELDS is compressed */
+    bool renumbered;
+    pthread_cond_t renumber;
     pthread_t th;
 } ub_q;
 
@@ -1667,6 +1687,17 @@ static void ub_st_batch(ub_st *s, ub_buf *b)
 
 static void ub_st_sections(ub_cw *w);
 
+/* (The storing side.)  Tell the walk the field sets and specs are final. */
+static void ub_q_renumbered(ub_q *q)
+{
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->mu);
+    q->renumbered = true;
+    pthread_cond_signal(&q->renumber);
+    pthread_mutex_unlock(&q->mu);
+}
+
 static void *ub_st_main(void *arg)
 {
     ub_cw *w = arg;
@@ -1683,6 +1714,7 @@ static void *ub_st_main(void *arg)
         if (!b) {
             if (sections)
                 ub_st_sections(w);
+            ub_q_renumbered(q); /* (again, if sections did: harmless) */
             return NULL;
         }
         ub_st_batch(&w->st, &b->buf);
@@ -1729,11 +1761,15 @@ static void ub_q_start(ub_cw *w)
         goto no_more;
     if (pthread_cond_init(&q->room, NULL) != 0)
         goto no_room;
+    if (pthread_cond_init(&q->renumber, NULL) != 0)
+        goto no_renumber;
     q->nbatch = 1;
     w->q = q;
     if (pthread_create(&q->th, NULL, ub_st_main, w) == 0)
         return;
     w->q = NULL;
+    pthread_cond_destroy(&q->renumber);
+no_renumber:
     pthread_cond_destroy(&q->room);
 no_room:
     pthread_cond_destroy(&q->more);
@@ -1810,6 +1846,23 @@ static void ub_q_close(ub_cw *w)
     pthread_mutex_unlock(&q->mu);
 }
 
+/* Wait until the storing side has renumbered the field sets and specs
+ * (or failed): they are the walk's to read from then on.  Without a
+ * storing thread, its sections are built here. */
+static void ub_q_wait_renumbered(ub_cw *w)
+{
+    ub_q *q = w->q;
+    if (q) {
+        pthread_mutex_lock(&q->mu);
+        while (!q->renumbered)
+            pthread_cond_wait(&q->renumber, &q->mu);
+        pthread_mutex_unlock(&q->mu);
+    } else if (w->st_sections) {
+        w->st_sections = false;
+        ub_st_sections(w);
+    }
+}
+
 /* Wait for the storing side (its thread ended, or its sections built
  * here): its state is the caller's again.  Again: nothing. */
 static void ub_q_join(ub_cw *w)
@@ -1822,6 +1875,7 @@ static void ub_q_join(ub_cw *w)
             q->free = b->next;
             ub_batch_free(b);
         }
+        pthread_cond_destroy(&q->renumber);
         pthread_cond_destroy(&q->room);
         pthread_cond_destroy(&q->more);
         pthread_mutex_destroy(&q->mu);
@@ -2614,27 +2668,63 @@ static void ub_sec_paths(ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
     free(jump);
 }
 
-/* FIELDS: count, the key tokens as compressed ints, the reps as LZ4. */
+static bool ub_fields_cut(const ub_st *s)
+{
+    return s->fields.n >= UB_USDC_CUT / 8;
+}
+
+/* The reps of fields [from, to) compressed: the whole framing into o
+ * (chunk NULL), or one chunk of it into chunk. */
+static void ub_fields_reps(const ub_st *s, size_t from, size_t to,
+                           ub_crate_lz4c *c, ub_buf *o, ub_buf *chunk)
+{
+    size_t n = to - from;
+    uint64_t *reps = malloc((n ? n : 1) * 8);
+    if (!reps) {
+        (chunk ? chunk : o)->failed = true;
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        reps[i] = s->fields.v[from + i].rep;
+    if (chunk)
+        ub_crate_lz4_chunk(reps, n * 8, c, chunk);
+    else
+        ub_crate_lz4_compress(reps, n * 8, c, o);
+    free(reps);
+}
+
+/* FIELDS: count, the key tokens as compressed ints, the reps as LZ4 --
+ * when cut, only the second chunk (ub_sec_fields_first makes the
+ * first). */
 static void ub_sec_fields(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
 {
     size_t n = s->fields.n;
     uint32_t *toks = malloc((n ? n : 1) * 4);
-    uint64_t *reps = malloc((n ? n : 1) * 8);
-    if (!toks || !reps) {
+    if (!toks) {
         o->failed = true;
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            toks[i] = s->fields.v[i].token;
-            reps[i] = s->fields.v[i].rep;
-        }
-        ub_w64(o, n);
-        ub_crate_put_ints32(toks, n, c, o);
-        size_t at = ub_size_slot(o);
-        ub_crate_lz4_compress(reps, n * 8, c, o);
-        ub_patch_size(o, at);
+        return;
     }
+    for (size_t i = 0; i < n; i++)
+        toks[i] = s->fields.v[i].token;
+    ub_w64(o, n);
+    ub_crate_put_ints32(toks, n, c, o);
     free(toks);
-    free(reps);
+    size_t at = ub_size_slot(o);
+    if (!ub_fields_cut(s)) {
+        ub_fields_reps(s, 0, n, c, o, NULL);
+        ub_patch_size(o, at);
+        return;
+    }
+    ub_buf_putc(o, 2);
+    s->fields_size_at = at;
+    ub_fields_reps(s, n / 2, n, c, o, &s->fields_chunk[1]);
+}
+
+/* (The walk's side.)  The first chunk of FIELDS' reps, when cut. */
+static void ub_sec_fields_first(ub_st *s, ub_crate_lz4c *c)
+{
+    if (ub_fields_cut(s))
+        ub_fields_reps(s, 0, s->fields.n / 2, c, NULL, &s->fields_chunk[0]);
 }
 
 /* FIELDSETS: the count, then the renumbered sets as compressed ints. */
@@ -2726,16 +2816,14 @@ static void ub_st_sections(ub_cw *w)
         return;
     ub_sort_specs(w);
     ub_cw_renumber(w);
+    /* from here on it writes only sec[0] and its own compressor */
+    ub_q_renumbered(w->q);
     if (s->oom)
         return;
     s->lz4.hc_upto = SIZE_MAX; /* FIELDS: HC whatever its size */
     ub_sec_fields(s, &s->lz4, &s->sec[0]);
     s->lz4.hc_upto = UB_USDC_HC_UPTO;
-    ub_sec_fsets(s, &s->lz4, &s->sec[1]);
     ub_sec_specs(s, &s->lz4, &s->sec[2]);
-    for (int k = 0; k < 3; k++)
-        if (s->sec[k].failed)
-            s->oom = true;
 }
 
 /* The six sections, in OpenUSD's order, appended to the file. */
@@ -2751,7 +2839,23 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
     if (w->strings.n)
         ub_buf_append(&strings, w->strings.v, w->strings.n * 4);
     ub_sec_paths(w, &w->lz4, &paths);
-    ub_q_join(w); /* and the storing side's three */
+    /* FIELDSETS and the first half of FIELDS' reps here while the storing
+     * side compresses the rest (same bytes whichever side makes a part) */
+    ub_q_wait_renumbered(w);
+    if (!w->st.oom) {
+        ub_sec_fsets(&w->st, &w->lz4, &w->st.sec[1]);
+        w->lz4.hc_upto = SIZE_MAX; /* FIELDS: HC whatever its size */
+        ub_sec_fields_first(&w->st, &w->lz4);
+        w->lz4.hc_upto = UB_USDC_HC_UPTO;
+    }
+    ub_q_join(w);
+    ub_buf *fc = w->st.fields_chunk;
+    if (fc[0].failed || fc[1].failed)
+        w->oom = true;
+    else if (w->st.fields_size_at != SIZE_MAX && !w->st.sec[0].failed) {
+        uint64_t size = 1 + fc[0].len + fc[1].len;
+        memcpy(w->st.sec[0].data + w->st.fields_size_at, &size, 8);
+    }
     /* the storing side read these (the spec sort): given back only now */
     UB_VEC_FREE(w->tokens);
     UB_VEC_FREE(w->strings);
@@ -2765,14 +2869,20 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
     ub_buf *o = w->st.out;
     uint64_t at = o->len - w->st.base;
     for (int k = 0; k < 6 && !w->oom; k++) {
+        size_t size = parts[k]->len;
         if (parts[k]->failed)
             w->oom = true;
         else if (parts[k]->len)
             ub_buf_append(o, parts[k]->data, parts[k]->len);
+        if (k == 2) /* FIELDS' chunks, when cut (else empty) */
+            for (int i = 0; i < 2; i++) {
+                ub_buf_append(o, fc[i].data, fc[i].len);
+                size += fc[i].len;
+            }
         sec[k].name = names[k];
         sec[k].start = at;
-        sec[k].size = parts[k]->len;
-        at += parts[k]->len;
+        sec[k].size = size;
+        at += size;
     }
     ub_buf_free(&tokens);
     ub_buf_free(&strings);
@@ -2792,6 +2902,8 @@ static void ub_cw_free(ub_cw *w)
     free(w->st.specs.v);
     for (int k = 0; k < 3; k++)
         ub_buf_free(&w->st.sec[k]);
+    ub_buf_free(&w->st.fields_chunk[0]);
+    ub_buf_free(&w->st.fields_chunk[1]);
     ub_crate_lz4c_free(&w->st.lz4);
     ub_crate_lz4c_free(&w->lz4);
 }
@@ -2813,6 +2925,9 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     ub_crate_lz4c_init(&w.st.lz4, UB_USDC_HC);
     for (int k = 0; k < 3; k++)
         ub_buf_init(&w.st.sec[k]);
+    ub_buf_init(&w.st.fields_chunk[0]);
+    ub_buf_init(&w.st.fields_chunk[1]);
+    w.st.fields_size_at = SIZE_MAX;
     for (int k = 0; k < UB_K_COUNT; k++)
         w.key[k] = ub_cw_intern(&w, ub_key_text[k], strlen(ub_key_text[k]));
     ub_buf_init(&w.no_scratch);

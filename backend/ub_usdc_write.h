@@ -13,9 +13,10 @@
 /* Append the crate encoding of layer to out.  The file is version 0.8.0
  * unless a value needs a newer one (timecode values 0.9.0, path
  * expressions 0.10.0, layer relocates 0.11.0).  Deterministic: the same
- * layer always gives the same bytes.  Two of the sections are compressed
- * on a helper thread (joined before returning; without one, all is done
- * in the caller's thread, to the same bytes).  Returns 0, or -1 after
+ * layer always gives the same bytes.  Values are stored and sections
+ * built on a helper thread too, where the process may use a second CPU
+ * (joined before returning; without one, all is done in the caller's
+ * thread, to the same bytes).  Returns 0, or -1 after
  * adding an error to diags (out of memory, or something crate cannot
  * hold, with the spec path it belongs to); out may then hold a partial
  * encoding. */

@@ -2,12 +2,17 @@
  * contents, sections), the version it chooses, deduplication, inlining,
  * determinism and refusals.  Whether OpenUSD reads the files as the same
  * layer is tests/usdc-oracle.sh's part (it needs OpenUSD). */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <CUnit/Basic.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "ub_crate.h"
 #include "ub_crate_format.h"
 #include "ub_parse.h"
+#include "ub_usda.h"
 #include "ub_usdc_write.h"
 #include "ub_test.h"
 
@@ -232,6 +237,102 @@ static void test_deterministic(void)
     ub_diags_free(d);
 }
 
+/* The start of section `name` in a written file (0: none). */
+static uint64_t section_at(const ub_buf *b, const char *name)
+{
+    uint64_t toc = u64_at(b, 16);
+    for (int i = 0; i < 6; i++) {
+        size_t e = toc + 8 + (size_t)i * UB_CRATE_SECTION_ENTRY_SIZE;
+        if (e + UB_CRATE_SECTION_ENTRY_SIZE <= b->len &&
+            strcmp(b->data + e, name) == 0)
+            return u64_at(b, e + 16);
+    }
+    return 0;
+}
+
+/* The LZ4 chunk count of FIELDS' reps: after the field count and the
+ * key tokens' block (its size, its bytes), the reps' size, then the
+ * framing's first byte. */
+static int fields_chunks(const ub_buf *b)
+{
+    uint64_t at = section_at(b, UB_CRATE_SEC_FIELDS);
+    uint64_t toks = u64_at(b, at + 8);
+    uint64_t reps = at + 16 + toks + 8;
+    return reps < b->len ? (signed char)b->data[reps] : -1;
+}
+
+/* A layer's usda text, read back from its crate encoding. */
+static char *read_back(const ub_buf *b)
+{
+    ub_diags *d = ub_diags_new();
+    ub_layer *l = ub_crate_read(b->data, b->len, "t.usdc", strtab, d);
+    CU_ASSERT_EQUAL(ub_diags_errors(d), 0);
+    ub_buf t;
+    ub_buf_init(&t);
+    if (l)
+        ub_usda_write(l, &t);
+    ub_layer_free(l);
+    ub_diags_free(d);
+    ub_buf_putc(&t, '\0');
+    return t.data;
+}
+
+/* Many fields: their reps are cut into two LZ4 chunks, made on two
+ * threads; the file reads back as the layer, and holds the same bytes
+ * when the writer has one CPU (and so one thread). */
+static void test_fields_cut(void)
+{
+    ub_buf text;
+    ub_buf_init(&text);
+    ub_buf_puts(&text, "#usda 1.0\n\n");
+    for (int i = 0; i < 18000; i++)
+        ub_buf_printf(&text,
+                      "def \"P%d\"\n{\n    double a = %d.5\n"
+                      "    int b = %d\n}\n\n",
+                      i, i, i + 100000);
+    ub_buf_putc(&text, '\0');
+    ub_diags *d = ub_diags_new();
+    ub_buf x, y, small;
+    ub_buf_init(&x);
+    ub_buf_init(&y);
+    ub_buf_init(&small);
+    CU_ASSERT_EQUAL_FATAL(write_text(text.data, &x, d), 0);
+    CU_ASSERT_EQUAL(fields_chunks(&x), 2);
+    CU_ASSERT_EQUAL_FATAL(write_text(simple, &small, d), 0);
+    CU_ASSERT_EQUAL(fields_chunks(&small), 0); /* one block, as OpenUSD */
+
+    ub_layer *l = ub_parse_usda(strtab, "t.usda", text.data,
+                                strlen(text.data), d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    ub_buf want;
+    ub_buf_init(&want);
+    ub_usda_write(l, &want);
+    ub_buf_putc(&want, '\0');
+    ub_layer_free(l);
+    char *got = read_back(&x);
+    CU_ASSERT_STRING_EQUAL(got, want.data);
+    free(got);
+
+    cpu_set_t was, one;
+    CU_ASSERT_FATAL(sched_getaffinity(0, sizeof was, &was) == 0);
+    int first = 0;
+    while (first < CPU_SETSIZE && !CPU_ISSET(first, &was))
+        first++;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    CU_ASSERT_FATAL(sched_setaffinity(0, sizeof one, &one) == 0);
+    CU_ASSERT_EQUAL(write_text(text.data, &y, d), 0);
+    CU_ASSERT(sched_setaffinity(0, sizeof was, &was) == 0);
+    CU_ASSERT(x.len == y.len && memcmp(x.data, y.data, x.len) == 0);
+    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+    ub_buf_free(&want);
+    ub_buf_free(&x);
+    ub_buf_free(&y);
+    ub_buf_free(&small);
+    ub_buf_free(&text);
+    ub_diags_free(d);
+}
+
 /* What OpenUSD cannot write to crate either is refused with the spec. */
 static void expect_refused(const char *text, const char *msg)
 {
@@ -279,6 +380,8 @@ int main(void)
     CU_add_test(s, "paths named before and after their specs, once",
                 test_paths_once);
     CU_add_test(s, "deterministic", test_deterministic);
+    CU_add_test(s, "many fields: reps in two chunks, any CPUs",
+                test_fields_cut);
     CU_add_test(s, "refusals", test_refused);
     unsigned failed = ub_test_run_all();
     ub_strtab_free(strtab);
