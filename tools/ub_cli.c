@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdatomic.h>
@@ -11,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "ub_cpus.h"
 #include "ub_progress.h"
 #include "ub_usda.h"
 #include "ub_usdb_write.h"
@@ -394,6 +396,20 @@ bool ub_cli_binary_to_tty(ub_out_format fmt, const char *out)
            isatty(STDOUT_FILENO);
 }
 
+/* The output, written on a thread of its own (ub_cli_convert). */
+typedef struct ub_out_job {
+    const char *path;
+    const ub_buf *bytes;
+    int rc;
+} ub_out_job;
+
+static void *ub_out_job_run(void *arg)
+{
+    ub_out_job *j = arg;
+    j->rc = ub_cli_write_output(j->path, j->bytes->data, j->bytes->len);
+    return NULL;
+}
+
 int ub_cli_convert(const char *input, const char *out, ub_out_format format,
                    int level)
 {
@@ -422,10 +438,20 @@ int ub_cli_convert(const char *input, const char *out, ub_out_format format,
         fprintf(stderr, "usdbake: error: out of memory\n");
         status = UB_EXIT_INPUT;
     }
-    if (status == UB_EXIT_OK &&
-        ub_cli_write_output(out, bytes.data, bytes.len) != 0)
+    /* The file is written while the session gives the model back: on a
+     * big layer each takes milliseconds (page cache; unmapping), and
+     * neither needs the other. */
+    ub_out_job job = {out, &bytes, 0};
+    pthread_t th;
+    bool threaded = status == UB_EXIT_OK && ub_cpus() >= 2 &&
+                    pthread_create(&th, NULL, ub_out_job_run, &job) == 0;
+    if (status == UB_EXIT_OK && !threaded)
+        ub_out_job_run(&job);
+    ub_session_close(&ss);
+    if (threaded)
+        pthread_join(th, NULL);
+    if (job.rc != 0)
         status = UB_EXIT_INPUT;
     ub_buf_free(&bytes);
-    ub_session_close(&ss);
     return status;
 }
