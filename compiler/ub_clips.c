@@ -500,6 +500,10 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
         cs->times[0] = cs->times[1];
         cs->times[n_times + 1] = cs->times[n_times];
         cs->n_times = n_times + 2;
+        cs->times_sorted = true;
+        for (uint32_t i = 0; i + 1 < cs->n_times; i++)
+            if (!(cs->times[i].ext <= cs->times[i + 1].ext))
+                cs->times_sorted = false; /* (or a NaN) */
     }
     const ub_value *man = ub_info(info, "manifestAssetPath");
     if (man && man->type_id == UB_TY_ASSET && man->count &&
@@ -553,6 +557,29 @@ static double ub_to_internal2(double ext, ub_clip_tmap m1, ub_clip_tmap m2)
     return (m2.in - m1.in) / (m2.ext - m1.ext) * (ext - m1.ext) + m1.in;
 }
 
+/* The first time mapping at or after stage time x (cs->n_times if none),
+ * as a scan from the start finds it.  A shot of thousands of frames has
+ * as many mappings, looked up per clip and sample: bisect where the
+ * mappings are in order. */
+static uint32_t ub_times_first_ge(const ub_clip_set *cs, double x)
+{
+    const ub_clip_tmap *t = cs->times;
+    uint32_t lo = 0, hi = cs->n_times;
+    if (!cs->times_sorted) {
+        while (lo < hi && t[lo].ext < x)
+            lo++;
+        return lo;
+    }
+    while (lo < hi) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (t[mid].ext < x)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 double ub_clip_set_to_internal(const ub_clip_set *cs, double ext)
 {
     if (!cs->n_times)
@@ -564,9 +591,7 @@ double ub_clip_set_to_internal(const ub_clip_set *cs, double ext)
     } else if (ext >= t[n - 1].ext) {
         i1 = n - 2, i2 = n - 1;
     } else {
-        i2 = 0;
-        while (i2 < n && t[i2].ext < ext)
-            i2++;
+        i2 = ub_times_first_ge(cs, ext);
         i1 = i2 - 1;
     }
     if (t[i2].jump && i2 + 1 < n)
@@ -677,6 +702,11 @@ static int ub_clip_times(const ub_clip_set *cs, uint32_t k, const ub_layer *l,
     const ub_prop *p = ub_clip_attr(l, clip_prim, attr);
     uint32_t ns = p ? ub_prop_samples(p)->n : 0;
     out->n = 0;
+    /* the mappings at stage times in [start, end): [from, to) */
+    uint32_t from = cs->n_times ? ub_times_first_ge(cs, c->start) : 0;
+    uint32_t to = cs->n_times ? ub_times_first_ge(cs, c->end) : 0;
+    if (!cs->times_sorted) /* out of order: every mapping, as before */
+        from = 0, to = cs->n_times;
     for (uint32_t s = 0; s < ns; s++) {
         double t = ub_prop_samples(p)->v[s].time;
         if (!cs->n_times) {
@@ -684,7 +714,10 @@ static int ub_clip_times(const ub_clip_set *cs, uint32_t k, const ub_layer *l,
                 return -1;
             continue;
         }
-        for (uint32_t i = 0; i + 1 < cs->n_times; i++) {
+        /* the spans [m1, m2] that meet [start, end): m1 before end, m2
+         * at or after start */
+        for (uint32_t i = from ? from - 1 : 0; i + 1 < cs->n_times && i < to;
+             i++) {
             ub_clip_tmap m1 = cs->times[i], m2 = cs->times[i + 1];
             /* [m1.ext, m2.ext] must meet [start, end) */
             if (!(m1.ext < c->end && m2.ext >= c->start) || m1.jump)
@@ -707,7 +740,7 @@ static int ub_clip_times(const ub_clip_set *cs, uint32_t k, const ub_layer *l,
             }
         }
     }
-    for (uint32_t i = 0; i < cs->n_times; i++)
+    for (uint32_t i = from; i < to; i++)
         if (c->start <= cs->times[i].ext && cs->times[i].ext < c->end &&
             ub_times_add(out, cs->times[i].ext))
             return -1;

@@ -55,6 +55,9 @@ typedef struct ub_clip_set {
     ub_clip *clips;        /* by start time */
     uint32_t n_times;      /* with a sentinel copy at each end, or 0 */
     ub_clip_tmap *times;
+    /* times[].ext never decreases, so lookups may bisect (a jump's
+     * SafeStep can undo that only for stage times closer than it) */
+    bool times_sorted;
     ub_layer *manifest;    /* NULL: generated from the clips (decls) */
     uint32_t n_decls;      /* sorted by (prim, attr) pointers */
     ub_clip_decl *decls;

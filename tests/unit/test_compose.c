@@ -274,6 +274,7 @@ static void test_clip_times(void)
                           1);
     CU_ASSERT_EQUAL(cs.n_times, 6); /* with the two sentinels */
     CU_ASSERT(cs.times[2].jump);
+    CU_ASSERT(cs.times_sorted); /* lookups bisect */
     CU_ASSERT_DOUBLE_EQUAL(ub_clip_set_to_internal(&cs, 5), 5, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(ub_clip_set_to_internal(&cs, 10), 0, 1e-12);
     CU_ASSERT_DOUBLE_EQUAL(ub_clip_set_to_internal(&cs, 15), 5, 1e-12);
@@ -313,6 +314,20 @@ static void test_clip_times(void)
             CU_ASSERT_PTR_NULL(ub_loader_at(ld, i));
         }
     CU_ASSERT_EQUAL(seen, 1);
+    /* a jump's SafeStep moves it before a stage time closer than that:
+     * lookups then scan, as OpenUSD's do, with the same answers */
+    static const double close[] = {0, 0, 10 - 1e-9, 1, 10, 10, 10, 0, 20, 10};
+    CU_ASSERT_EQUAL_FATAL(ub_clip_set_init(&cs, ld, S("default"),
+                                           clip_info(a, "./clip.usda", close,
+                                                     5),
+                                           src, UB_OFFSET_IDENTITY,
+                                           (ub_loc){0}, d),
+                          1);
+    CU_ASSERT(!cs.times_sorted);
+    CU_ASSERT_DOUBLE_EQUAL(ub_clip_set_to_internal(&cs, 5),
+                           5 / (10 - 1e-9), 1e-12);
+    CU_ASSERT_DOUBLE_EQUAL(ub_clip_set_to_internal(&cs, 15), 5, 1e-12);
+    ub_clip_set_free(&cs);
     /* an index in `active` past assetPaths: ignored with a warning */
     ub_dict *bad = clip_info(a, "./clip.usda", tm, 4);
     ((double *)ub_dict_find(bad, S("active"))->value.u.data)[1] = 3;
