@@ -198,7 +198,9 @@ typedef struct ub_field_rec {
 
 typedef struct ub_spec_rec {
     uint32_t path, fset, type;
-    bool prop; /* a prim property's spec */
+    uint32_t name1; /* a prim property's spec: its name's token + 1 (the
+                       spec sort's key, handed over so that the sort need
+                       not look it up in the walk's path nodes) */
 } ub_spec_rec;
 
 enum {
@@ -863,7 +865,7 @@ typedef struct ub_rhead {
     uint32_t a; /* VALUE: the number of tickets; FIELD: the name's token;
                    SPEC: the path */
     uint64_t b; /* VALUE: type and flags; FIELD: the rep; SPEC: the spec
-                   type, and 1 << 32 for a property */
+                   type, and for a property its name's token + 1 << 32 */
 } ub_rhead;
 
 static char *ub_cw_rec(ub_cw *w, size_t n);
@@ -1606,7 +1608,8 @@ static bool ub_st_fset_is(const ub_st *s, uint32_t start)
 /* (The storing side.)  Close the spec being built: its field set
  * (shared when equal).  A set is found through its newest field when it
  * is that field's first set, else in fset_tab. */
-static void ub_st_spec(ub_st *s, uint32_t path, uint32_t type, bool prop)
+static void ub_st_spec(ub_st *s, uint32_t path, uint32_t type,
+                       uint32_t name1)
 {
     uint32_t newest = UINT32_MAX; /* none: the empty set */
     for (size_t i = 0; i < s->cur.n; i++)
@@ -1644,7 +1647,7 @@ static void ub_st_spec(ub_st *s, uint32_t path, uint32_t type, bool prop)
                 *first = start + 1;
         }
     }
-    ub_spec_rec r = {path, start, type, prop};
+    ub_spec_rec r = {path, start, type, name1};
     UB_PUSH(s, s->specs, r);
     s->cur.n = 0;
 }
@@ -1673,7 +1676,7 @@ static void ub_st_batch(ub_st *s, ub_buf *b)
         if (h.kind == UB_R_FIELD)
             ub_st_field(s, h.a, h.b);
         else
-            ub_st_spec(s, h.a, (uint32_t)h.b, (h.b >> 32) != 0);
+            ub_st_spec(s, h.a, (uint32_t)h.b, (uint32_t)(h.b >> 32));
         r += sizeof h;
     }
     b->len = 0;
@@ -1948,9 +1951,10 @@ static void ub_cw_spec(ub_cw *w, uint32_t path, ub_crate_spec_type type)
         return;
     char *r = ub_cw_rec(w, sizeof(ub_rhead));
     if (r) {
+        const ub_pnode *nd = &w->pnodes.v[path];
         ub_rhead h = {UB_R_SPEC, path,
                       (uint64_t)type |
-                          (uint64_t)w->pnodes.v[path].is_prop << 32};
+                          (uint64_t)(nd->is_prop ? nd->token + 1 : 0) << 32};
         memcpy(r, &h, sizeof h);
     }
     if (w->qb && w->qb->buf.len >= UB_Q_BATCH)
@@ -2506,9 +2510,8 @@ static void ub_sort_specs(ub_cw *w)
         goto oom;
     for (size_t i = 0; i < n; i++) {
         const ub_spec_rec *s = &w->st.specs.v[i];
-        uint32_t tok = w->pnodes.v[s->path].token;
-        if (s->prop && !rank[tok]) {
-            rank[tok] = 1;
+        if (s->name1 && !rank[s->name1 - 1]) {
+            rank[s->name1 - 1] = 1;
             nn++;
         }
     }
@@ -2526,13 +2529,13 @@ static void ub_sort_specs(ub_cw *w)
         rank[names[k].tok] = (uint32_t)k + 1;
     for (size_t i = 0; i < n; i++) {
         const ub_spec_rec *s = &w->st.specs.v[i];
-        start[(s->prop ? rank[w->pnodes.v[s->path].token] : 0) + 1]++;
+        start[(s->name1 ? rank[s->name1 - 1] : 0) + 1]++;
     }
     for (size_t k = 1; k <= nn + 1; k++)
         start[k] += start[k - 1];
     for (size_t i = 0; i < n; i++) {
         const ub_spec_rec *s = &w->st.specs.v[i];
-        out[start[s->prop ? rank[w->pnodes.v[s->path].token] : 0]++] = *s;
+        out[start[s->name1 ? rank[s->name1 - 1] : 0]++] = *s;
     }
     memcpy(w->st.specs.v, out, n * sizeof *out);
     free(rank);
@@ -2621,11 +2624,12 @@ static void ub_patch_size(ub_buf *o, size_t at)
 
 /* The sections are built by the side that owns what they hold, at
  * once: the walk's thread builds TOKENS, STRINGS and PATHS while the
- * storing side (after its last batch) sorts the specs, numbers the fields
- * and field sets again, and builds FIELDS, FIELDSETS and SPECS.  They
- * read what the other side left only once it is final: the storing side
- * reads the tokens and paths (to sort), which the walk no longer
- * changes. */
+ * storing side (after its last batch) sorts the specs and numbers the
+ * fields and field sets again; then the walk's thread builds FIELDSETS
+ * and half of FIELDS while the storing side builds the rest of FIELDS and
+ * SPECS.  Each reads what the other side left only once it is final: the
+ * storing side reads the tokens (to sort), which the walk no longer
+ * changes; the walk reads the renumbered fields and field sets. */
 
 /* TOKENS: count, raw size, then the NUL-separated text compressed. */
 static void ub_sec_tokens(const ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
@@ -2839,6 +2843,7 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
     if (w->strings.n)
         ub_buf_append(&strings, w->strings.v, w->strings.n * 4);
     ub_sec_paths(w, &w->lz4, &paths);
+    UB_VEC_FREE(w->pnodes); /* (the spec sort has the names it needs) */
     /* FIELDSETS and the first half of FIELDS' reps here while the storing
      * side compresses the rest (same bytes whichever side makes a part) */
     ub_q_wait_renumbered(w);
@@ -2856,10 +2861,10 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
         uint64_t size = 1 + fc[0].len + fc[1].len;
         memcpy(w->st.sec[0].data + w->st.fields_size_at, &size, 8);
     }
-    /* the storing side read these (the spec sort): given back only now */
+    /* the storing side read the tokens (the spec sort): given back only
+     * now */
     UB_VEC_FREE(w->tokens);
     UB_VEC_FREE(w->strings);
-    UB_VEC_FREE(w->pnodes);
 
     static const char *const names[6] = {
         UB_CRATE_SEC_TOKENS, UB_CRATE_SEC_STRINGS, UB_CRATE_SEC_FIELDS,
