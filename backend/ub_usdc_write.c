@@ -1349,17 +1349,31 @@ static uint64_t ub_cw_dict(ub_cw *w, const ub_dict *d)
     return rep;
 }
 
+/* The inlined string rep of u's text; a list's without its brackets when
+ * bare (as OpenUSD records a list op part of an unknown field). */
+static uint64_t ub_cw_untyped_text(ub_cw *w, const ub_untyped *u, bool bare)
+{
+    ub_buf *b = ub_cw_scratch(w);
+    ub_put_untyped(b, u);
+    size_t skip = bare && u->kind == UB_U_LIST && b->len >= 2;
+    if (b->failed)
+        w->oom = true;
+    const char *text =
+        b->failed ? NULL
+                  : ub_cw_intern(w, b->data + skip, b->len - 2 * skip);
+    ub_cw_unscratch(w, b);
+    return ub_rep(UB_CRATE_STRING, true, false,
+                  text ? ub_cw_string(w, text) : 0);
+}
+
 /* A value of an unknown type: OpenUSD keeps the text it was written as
  * (SdfUnregisteredValue holding a string), stored as a nested value. */
 static uint64_t ub_cw_unregistered(ub_cw *w, const ub_untyped *u)
 {
+    uint64_t text = ub_cw_untyped_text(w, u, false);
     ub_buf *b = ub_cw_scratch(w);
-    ub_put_untyped(b, u);
-    const char *text = b->failed ? NULL : ub_cw_intern(w, b->data, b->len);
-    b->len = 0;
     ub_w64(b, 8);
-    ub_w64(b, ub_rep(UB_CRATE_STRING, true, false,
-                          text ? ub_cw_string(w, text) : 0));
+    ub_w64(b, text);
     uint64_t rep = ub_cw_store(
         w, ub_rep(UB_CRATE_UNREGISTERED_VALUE, false, false, 0), b, 1);
     ub_cw_unscratch(w, b);
@@ -1446,10 +1460,69 @@ static ub_crate_type ub_listop_type(const ub_type *t)
     }
 }
 
+/* A list op's parts in stored order, with their header bits. */
+static const struct {
+    ub_listop_part part;
+    uint8_t bit;
+} ub_listop_order[] = {
+    {UB_LO_EXPLICIT, UB_CRATE_LISTOP_HAS_EXPLICIT},
+    {UB_LO_ADD, UB_CRATE_LISTOP_HAS_ADDED},
+    {UB_LO_PREPEND, UB_CRATE_LISTOP_HAS_PREPENDED},
+    {UB_LO_APPEND, UB_CRATE_LISTOP_HAS_APPENDED},
+    {UB_LO_DELETE, UB_CRATE_LISTOP_HAS_DELETED},
+    {UB_LO_REORDER, UB_CRATE_LISTOP_HAS_ORDERED},
+};
+#define UB_LO_ORDER_N (sizeof ub_listop_order / sizeof *ub_listop_order)
+
+/* A list op of a field usdbake does not know (`prepend myKey = [...]`),
+ * as OpenUSD's text reader keeps it: an unregistered value holding a list
+ * op of unregistered values, a part one value with the part's text
+ * without its brackets.  A part set to None is an empty part, which the
+ * header leaves out as it leaves out every empty part. */
+static uint64_t ub_cw_unregistered_listop(ub_cw *w, const ub_listop *lo)
+{
+    uint64_t text[UB_LO_ORDER_N];
+    uint8_t h = lo->is_explicit ? UB_CRATE_LISTOP_IS_EXPLICIT : 0;
+    for (size_t k = 0; k < UB_LO_ORDER_N; k++) {
+        const ub_value *p = ub_listop_get(lo, ub_listop_order[k].part);
+        if (!lo->has[ub_listop_order[k].part] || p->kind == UB_V_EMPTY ||
+            (p->kind == UB_V_DATA && p->count == 0) ||
+            (p->kind == UB_V_UNTYPED && p->u.untyped->kind == UB_U_LIST &&
+             p->u.untyped->n == 0))
+            continue;
+        if (p->kind != UB_V_UNTYPED) {
+            ub_cw_error(w, "a list op of an unknown field with typed items");
+            return 0;
+        }
+        text[k] = ub_cw_untyped_text(w, p->u.untyped, true);
+        h |= ub_listop_order[k].bit;
+    }
+    ub_buf *b = ub_cw_scratch(w);
+    ub_buf_putc(b, (char)h);
+    for (size_t k = 0; k < UB_LO_ORDER_N; k++) {
+        if (!(h & ub_listop_order[k].bit))
+            continue;
+        ub_w64(b, 1); /* one item, a VtValue: a jump over nothing, a rep */
+        ub_w64(b, 8);
+        ub_w64(b, text[k]);
+    }
+    uint64_t lrep = ub_cw_store(
+        w, ub_rep(UB_CRATE_UNREGISTERED_VALUE_LISTOP, false, false, 0), b, 1);
+    b->len = 0;
+    ub_w64(b, 8);
+    ub_put_rep(w, b, lrep);
+    uint64_t rep = ub_cw_store(
+        w, ub_rep(UB_CRATE_UNREGISTERED_VALUE, false, false, 0), b, 1);
+    ub_cw_unscratch(w, b);
+    return rep;
+}
+
 /* A list op, as type lt (UB_CRATE_INVALID: by its element type). */
 static uint64_t ub_cw_listop(ub_cw *w, const ub_value *v, ub_crate_type lt)
 {
     const ub_listop *lo = v->u.listop;
+    if (lt == UB_CRATE_INVALID && !ub_value_type(v))
+        return ub_cw_unregistered_listop(w, lo);
     if (lt == UB_CRATE_INVALID)
         lt = ub_listop_type(ub_value_type(v));
     if (lt == UB_CRATE_INVALID) {
@@ -1457,32 +1530,21 @@ static uint64_t ub_cw_listop(ub_cw *w, const ub_value *v, ub_crate_type lt)
                     ub_value_type(v) ? ub_value_type(v)->name : "?");
         return 0;
     }
-    /* stored order: explicit, added, prepended, appended, deleted, ordered */
-    static const struct {
-        ub_listop_part part;
-        uint8_t bit;
-    } order[] = {
-        {UB_LO_EXPLICIT, UB_CRATE_LISTOP_HAS_EXPLICIT},
-        {UB_LO_ADD, UB_CRATE_LISTOP_HAS_ADDED},
-        {UB_LO_PREPEND, UB_CRATE_LISTOP_HAS_PREPENDED},
-        {UB_LO_APPEND, UB_CRATE_LISTOP_HAS_APPENDED},
-        {UB_LO_DELETE, UB_CRATE_LISTOP_HAS_DELETED},
-        {UB_LO_REORDER, UB_CRATE_LISTOP_HAS_ORDERED},
-    };
     uint8_t h = lo->is_explicit ? UB_CRATE_LISTOP_IS_EXPLICIT : 0;
-    for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
-        const ub_value *p = ub_listop_get(lo, order[k].part);
-        if (lo->has[order[k].part] && p->kind == UB_V_DATA && p->count)
-            h |= order[k].bit;
+    for (size_t k = 0; k < UB_LO_ORDER_N; k++) {
+        const ub_value *p = ub_listop_get(lo, ub_listop_order[k].part);
+        if (lo->has[ub_listop_order[k].part] && p->kind == UB_V_DATA &&
+            p->count)
+            h |= ub_listop_order[k].bit;
     }
     if (lt == UB_CRATE_PAYLOAD_LISTOP)
         ub_cw_upgrade(w, UB_CRATE_V_PAYLOAD_LISTOP);
     ub_buf *b = ub_cw_scratch(w);
     ub_buf_putc(b, (char)h);
-    for (size_t k = 0; k < sizeof order / sizeof *order; k++) {
-        if (!(h & order[k].bit))
+    for (size_t k = 0; k < UB_LO_ORDER_N; k++) {
+        if (!(h & ub_listop_order[k].bit))
             continue;
-        const ub_value *p = ub_listop_get(lo, order[k].part);
+        const ub_value *p = ub_listop_get(lo, ub_listop_order[k].part);
         ub_w64(b, p->count);
         for (uint32_t i = 0; i < p->count; i++)
             ub_put_listop_item(w, b, lt, p, i);

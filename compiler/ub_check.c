@@ -415,8 +415,11 @@ static ck_open_result ck_open_uncached(ck *c, const char *asset,
         asset = plain;
     }
     ck_open_result r = CK_OPEN_FAILED;
-    const char *resolved = ub_loader_resolve(c->ld, asset, L);
-    if (!resolved) {
+    ub_load_status st;
+    const char *resolved = ub_loader_resolve(c->ld, asset, L, &st);
+    if (st == UB_LOAD_FAILED) {
+        c->oom = true;
+    } else if (!resolved) {
         r = CK_OPEN_MISSING;
     } else {
         ub_layer *T = ub_loader_open(c->ld, asset, L, loc);

@@ -192,8 +192,16 @@ static int ub_template_derive(ub_loader *ld, const ub_layer *src,
                                   k == int_i               ? ibuf
                                   : k == dec_i && n_dec    ? dbuf
                                                            : tok[k]);
-        if (w >= sizeof path || !ub_loader_resolve(ld, path, src))
+        if (w >= sizeof path)
             continue;
+        ub_load_status st;
+        if (!ub_loader_resolve(ld, path, src, &st)) {
+            if (st == UB_LOAD_FAILED) {
+                rc = -2;
+                break;
+            }
+            continue;
+        }
         if (n == cap) {
             cap *= 2;
             double *ntm = realloc(tm, (cap + 2) * 2 * sizeof *tm);
@@ -243,21 +251,25 @@ static int ub_template_derive(ub_loader *ld, const ub_layer *src,
     return (int)n;
 }
 
-/* Whether a clip or manifest layer exists.  One that does not is an empty
- * layer to OpenUSD, which says so only if a value is ever looked for in
- * it: a warning here, not an error. */
-static bool ub_clip_exists(ub_loader *ld, const char *asset,
-                           const ub_layer *src, ub_loc loc, ub_diags *diags)
+/* Whether a clip or manifest layer exists: 1, 0, or -1 when out of
+ * memory.  One that does not is an empty layer to OpenUSD, which says so
+ * only if a value is ever looked for in it: a warning here, not an
+ * error. */
+static int ub_clip_exists(ub_loader *ld, const char *asset,
+                          const ub_layer *src, ub_loc loc, ub_diags *diags)
 {
-    if (ub_loader_resolve(ld, asset, src))
-        return true;
+    ub_load_status st;
+    if (ub_loader_resolve(ld, asset, src, &st))
+        return 1;
+    if (st == UB_LOAD_FAILED)
+        return -1;
     ub_diag *d = ub_diag_add(diags, UB_WARNING, loc, "clip-missing",
                              src->source, src->source_len,
                              "clip layer '%s' does not exist; it is read "
                              "as an empty layer, as OpenUSD does",
                              asset);
     ub_diag_set_hint(diags, d, "check the clip's asset path");
-    return false;
+    return 0;
 }
 
 static const ub_prop *ub_clip_attr(const ub_layer *l, const char *prim,
@@ -467,8 +479,9 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
         const char *asset = ASSET((uint32_t)ACT(order[k], 1));
         /* A clip that cannot be read is an empty layer to OpenUSD (after
          * an error): the bake reads it (and the loader says why). */
-        c->asset = ub_clip_exists(ld, asset, src, loc, diags) ? asset : NULL;
-        if (c->asset && ub_loader_expect(ld, asset, src) != 0) {
+        int ex = ub_clip_exists(ld, asset, src, loc, diags);
+        c->asset = ex > 0 ? asset : NULL;
+        if (ex < 0 || (c->asset && ub_loader_expect(ld, asset, src) != 0)) {
             free(order);
             rc = -1;
             goto done;
@@ -508,7 +521,12 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
     const ub_value *man = ub_info(info, "manifestAssetPath");
     if (man && man->type_id == UB_TY_ASSET && man->count &&
         *ub_value_str(man, 0)) {
-        if (ub_clip_exists(ld, ub_value_str(man, 0), src, loc, diags))
+        int ex = ub_clip_exists(ld, ub_value_str(man, 0), src, loc, diags);
+        if (ex < 0) {
+            rc = -1;
+            goto done;
+        }
+        if (ex)
             cs->manifest = ub_loader_open(ld, ub_value_str(man, 0), src, loc);
     } else if (ub_clip_set_declare(cs, ld) != 0) {
         rc = -1;
@@ -1102,10 +1120,13 @@ int ub_clip_bake_run(ub_clip_bake *b, ub_arena *a, ub_clip_fixup_fn fixup,
     for (uint32_t i = 0; !rc && i < b->n_sets; i++) {
         const ub_clip_set *cs = &b->sets[i];
         for (uint32_t k = 0; k < cs->n_clips; k++) {
+            ub_load_status st = UB_LOAD_MISSING;
             const char *r = cs->clips[k].asset
                                 ? ub_loader_resolve(b->ld, cs->clips[k].asset,
-                                                    cs->source_layer)
+                                                    cs->source_layer, &st)
                                 : NULL;
+            if (st == UB_LOAD_FAILED)
+                rc = -1;
             uses[nu] = (ub_bake_use){r, i, k, (uint32_t)nu};
             nu++;
         }

@@ -1262,7 +1262,10 @@ static const char *ub_anchor(ub_cx *cx, const ub_layer *l,
             return asset;
         asset = r;
     }
-    return ub_loader_anchor(cx->ld, asset, l);
+    const char *r = ub_loader_anchor(cx->ld, asset, l);
+    if (!r)
+        cx->oom = true; /* the flatten fails: asset is never written */
+    return r ? r : asset;
 }
 
 static void ub_anchor_value(ub_cx *cx, const ub_layer *l, const ub_dict *vars,

@@ -60,6 +60,9 @@ struct ub_loader {
     size_t n_fields;
     ub_pkgfile *pkgs;
     size_t n_pkgs;
+    /* placing a path: an allocation failed (reset by ub_loader_place_st) */
+    bool oom;
+    long alloc_budget; /* ub_loader_fail_allocs_after; < 0: no limit */
 };
 
 static const char *ub_loader_abs(ub_loader *ld, const char *path);
@@ -103,7 +106,63 @@ ub_loader *ub_loader_new(ub_strtab *t, ub_diags *diags)
         return NULL;
     ld->strtab = t;
     ld->diags = diags;
+    ld->alloc_budget = -1;
     return ld;
+}
+
+void ub_loader_fail_allocs_after(ub_loader *ld, long n)
+{
+    ld->alloc_budget = n;
+}
+
+/* --- allocation while placing paths ---------------------------------------
+ * Placing a path allocates, and a failed allocation must not read as "no
+ * such file": every allocation of the placing code goes through these,
+ * which note a failure in ld->oom (and obey ub_loader_fail_allocs_after,
+ * so that a test can make any one of them fail). */
+static bool ub_ld_may(ub_loader *ld)
+{
+    if (ld->alloc_budget == 0) {
+        ld->oom = true;
+        return false;
+    }
+    if (ld->alloc_budget > 0)
+        ld->alloc_budget--;
+    return true;
+}
+
+static void *ub_ld_noted(ub_loader *ld, void *p)
+{
+    if (!p)
+        ld->oom = true;
+    return p;
+}
+
+static void *ub_ld_malloc(ub_loader *ld, size_t n)
+{
+    return ub_ld_noted(ld, ub_ld_may(ld) ? malloc(n) : NULL);
+}
+
+static char *ub_ld_strndup(ub_loader *ld, const char *s, size_t n)
+{
+    return ub_ld_noted(ld, ub_ld_may(ld) ? strndup(s, n) : NULL);
+}
+
+static const char *ub_ld_intern(ub_loader *ld, const char *s)
+{
+    const char *r = ub_ld_may(ld) ? ub_intern_cstr(ld->strtab, s) : NULL;
+    if (!r)
+        ld->oom = true;
+    return r;
+}
+
+/* ub_path_normalize (which allocates). */
+static int ub_ld_normalize(ub_loader *ld, char *p)
+{
+    if (ub_ld_may(ld) && ub_path_normalize(p) == 0)
+        return 0;
+    ld->oom = true;
+    return -1;
 }
 
 void ub_loader_free(ub_loader *ld)
@@ -278,12 +337,12 @@ static int ub_is_file(const char *p)
 }
 
 /* dir of `file` joined with `rel`, in a malloc'd string. */
-static char *ub_join_dir(const char *file, const char *rel)
+static char *ub_join_dir(ub_loader *ld, const char *file, const char *rel)
 {
     const char *slash = strrchr(file, '/');
     size_t dn = slash ? (size_t)(slash - file) + 1 : 0;
     size_t rn = strlen(rel);
-    char *p = malloc(dn + rn + 1);
+    char *p = ub_ld_malloc(ld, dn + rn + 1);
     if (!p)
         return NULL;
     memcpy(p, file, dn);
@@ -292,10 +351,11 @@ static char *ub_join_dir(const char *file, const char *rel)
 }
 
 /* ub_join_dir, normalised; NULL when out of memory. */
-static char *ub_join_dir_norm(const char *file, const char *rel)
+static char *ub_join_dir_norm(ub_loader *ld, const char *file,
+                              const char *rel)
 {
-    char *p = ub_join_dir(file, rel);
-    if (p && ub_path_normalize(p) != 0) {
+    char *p = ub_join_dir(ld, file, rel);
+    if (p && ub_ld_normalize(ld, p) != 0) {
         free(p);
         return NULL;
     }
@@ -342,16 +402,25 @@ static char *ub_pkg_join(const char *pkg, const char *path, size_t path_len)
     return r;
 }
 
+/* ub_pkg_join while placing a path (no loader on a reading thread). */
+static char *ub_ld_pkg_join(ub_loader *ld, const char *pkg, const char *path,
+                            size_t path_len)
+{
+    return ub_ld_noted(ld, ub_ld_may(ld) ? ub_pkg_join(pkg, path, path_len)
+                                         : NULL);
+}
+
 /* ArSplitPackageRelativePathInner: "a.usdz[b.usdz[c.usda]]" is package
  * "a.usdz[b.usdz]" and path "c.usda" (both malloc'd).  Returns -1 when out
  * of memory. */
-static int ub_pkg_split_inner(const char *p, char **pkg, char **inner)
+static int ub_pkg_split_inner(ub_loader *ld, const char *p, char **pkg,
+                              char **inner)
 {
     const char *lb = strrchr(p, '[');
     const char *rb = strchr(lb, ']');
     size_t pre = (size_t)(lb - p), post = strlen(rb + 1);
-    *inner = strndup(lb + 1, (size_t)(rb - lb - 1));
-    *pkg = malloc(pre + post + 1);
+    *inner = ub_ld_strndup(ld, lb + 1, (size_t)(rb - lb - 1));
+    *pkg = ub_ld_malloc(ld, pre + post + 1);
     if (!*inner || !*pkg) {
         free(*inner);
         free(*pkg);
@@ -374,11 +443,15 @@ static const ub_file *ub_loader_pkgfile(ub_loader *ld, const char *outer,
     for (size_t i = 0; i < ld->n_pkgs; i++)
         if (ld->pkgs[i].abs == abs)
             return &ld->pkgs[i].file;
-    ub_pkgfile *n = realloc(ld->pkgs, (ld->n_pkgs + 1) * sizeof *n);
+    ub_pkgfile *n = ub_ld_noted(
+        ld, ub_ld_may(ld) ? realloc(ld->pkgs, (ld->n_pkgs + 1) * sizeof *n)
+                          : NULL);
     if (!n)
         return NULL;
     ld->pkgs = n;
-    ub_diags *scratch = report ? report : ub_diags_new();
+    ub_diags *scratch = report;
+    if (!scratch)
+        scratch = ub_ld_noted(ld, ub_ld_may(ld) ? ub_diags_new() : NULL);
     ub_pkgfile *pf = &ld->pkgs[ld->n_pkgs];
     int r = scratch ? ub_file_load(outer, &pf->file, scratch, at) : -1;
     if (scratch != report)
@@ -421,7 +494,7 @@ static int ub_loader_bytes(ub_loader *ld, const char *p, ub_diags *report,
 {
     const char *lb = strchr(p, '[');
     bool pkg = ub_pkg_is(p);
-    char *outer = pkg ? strndup(p, (size_t)(lb - p)) : NULL;
+    char *outer = pkg ? ub_ld_strndup(ld, p, (size_t)(lb - p)) : NULL;
     if (pkg && !outer)
         return 0;
     const ub_file *f = ub_loader_pkgfile(ld, pkg ? outer : p, report, at);
@@ -466,7 +539,7 @@ static bool ub_loader_exists(ub_loader *ld, const char *p, bool any_kind)
 static int ub_loader_pkg_root(ub_loader *ld, const char *pkg, char **out_pkg,
                               char **root)
 {
-    char *cur = strdup(pkg);
+    char *cur = ub_ld_strndup(ld, pkg, strlen(pkg));
     for (int depth = 0; cur && depth < 32; depth++) {
         const char *d, *why;
         size_t n;
@@ -475,13 +548,13 @@ static int ub_loader_pkg_root(ub_loader *ld, const char *pkg, char **out_pkg,
             ub_usdz_find(d, n, NULL, 0, &e, &why) != 1)
             break;
         if (!ub_usdz_sniff(e.data, e.len)) {
+            *root = ub_ld_strndup(ld, e.name, e.name_len);
+            if (!*root)
+                break; /* cur is freed below, so not handed out */
             *out_pkg = cur;
-            *root = strndup(e.name, e.name_len);
-            if (*root)
-                return 0;
-            break;
+            return 0;
         }
-        char *next = ub_pkg_join(cur, e.name, e.name_len);
+        char *next = ub_ld_pkg_join(ld, cur, e.name, e.name_len);
         free(cur);
         cur = next;
     }
@@ -500,25 +573,25 @@ static char *ub_loader_place_in_pkg(ub_loader *ld, const char *asset,
 {
     char *pkg = NULL, *inner = NULL, *rel = NULL, *cand = NULL;
     *fall_through = false;
-    if (ub_pkg_split_inner(anchor_path, &pkg, &inner) != 0)
+    if (ub_pkg_split_inner(ld, anchor_path, &pkg, &inner) != 0)
         return NULL;
     bool search = ub_is_search_path(asset);
     /* the asset's own normal form, brackets left alone */
-    rel = ub_join_dir("", asset);
-    if (rel && !ub_pkg_is(rel) && ub_path_normalize(rel) != 0) {
+    rel = ub_join_dir(ld, "", asset);
+    if (rel && !ub_pkg_is(rel) && ub_ld_normalize(ld, rel) != 0) {
         free(rel);
         rel = NULL;
     }
-    char *in = rel ? ub_join_dir_norm(inner, rel) : NULL;
-    cand = in ? ub_pkg_join(pkg, in, strlen(in)) : NULL;
+    char *in = rel ? ub_join_dir_norm(ld, inner, rel) : NULL;
+    cand = in ? ub_ld_pkg_join(ld, pkg, in, strlen(in)) : NULL;
     free(in);
     if (cand && (search || resolve) && !ub_loader_exists(ld, cand, !resolve)) {
         free(cand);
         cand = NULL;
         char *rpkg = NULL, *root = NULL;
         if (search && ub_loader_pkg_root(ld, pkg, &rpkg, &root) == 0) {
-            char *rin = ub_join_dir_norm(root, rel);
-            cand = rin ? ub_pkg_join(rpkg, rin, strlen(rin)) : NULL;
+            char *rin = ub_join_dir_norm(ld, root, rel);
+            cand = rin ? ub_ld_pkg_join(ld, rpkg, rin, strlen(rin)) : NULL;
             free(rin);
             if (cand && !ub_loader_exists(ld, cand, !resolve)) {
                 free(cand);
@@ -553,15 +626,15 @@ static const char *ub_loader_place(ub_loader *ld, const char *asset,
                                          &fall_through);
         if (c || !fall_through) {
             const char *r = !c        ? NULL
-                            : resolve ? ub_intern_cstr(ld->strtab, c)
+                            : resolve ? ub_ld_intern(ld, c)
                                       : ub_loader_abs(ld, c);
             free(c);
             return r;
         }
         /* relative to the package file itself */
-        outer_anchor = strndup(anchor_path,
-                               (size_t)(strchr(anchor_path, '[') -
-                                        anchor_path));
+        outer_anchor = ub_ld_strndup(ld, anchor_path,
+                                     (size_t)(strchr(anchor_path, '[') -
+                                              anchor_path));
         if (!outer_anchor)
             return NULL;
         anchor_path = outer_anchor;
@@ -570,17 +643,17 @@ static const char *ub_loader_place(ub_loader *ld, const char *asset,
     if (ub_pkg_is(asset)) {
         /* the package is placed; its entry must be in it */
         const char *lb = strchr(asset, '[');
-        char *outer = strndup(asset, (size_t)(lb - asset));
+        char *outer = ub_ld_strndup(ld, asset, (size_t)(lb - asset));
         const char *po = outer ? ub_loader_place(ld, outer, anchor_path,
                                                  resolve)
                                : NULL;
         size_t on = po ? strlen(po) : 0, rn = strlen(lb);
-        char *p = po ? malloc(on + rn + 1) : NULL;
+        char *p = po ? ub_ld_malloc(ld, on + rn + 1) : NULL;
         if (p) {
             memcpy(p, po, on);
             memcpy(p + on, lb, rn + 1);
             if (!resolve || ub_loader_exists(ld, p, false))
-                r = ub_intern_cstr(ld->strtab, p);
+                r = ub_ld_intern(ld, p);
         }
         free(p);
         free(outer);
@@ -589,9 +662,8 @@ static const char *ub_loader_place(ub_loader *ld, const char *asset,
     }
     bool search = ub_is_search_path(asset);
     /* an absolute path joins an empty directory: only normalised */
-    char *cand = ub_join_dir_norm(asset[0] != '/' && anchor_path ? anchor_path
-                                                                  : "",
-                                  asset);
+    char *cand = ub_join_dir_norm(
+        ld, asset[0] != '/' && anchor_path ? anchor_path : "", asset);
     free(outer_anchor);
     if (!cand)
         return NULL;
@@ -601,28 +673,28 @@ static const char *ub_loader_place(ub_loader *ld, const char *asset,
         if (!search || ub_loader_exists(ld, cand, true)) {
             r = ub_loader_abs(ld, cand);
         } else {
-            char *norm = ub_join_dir_norm("", asset);
-            r = norm ? ub_intern_cstr(ld->strtab, norm) : NULL;
+            char *norm = ub_join_dir_norm(ld, "", asset);
+            r = norm ? ub_ld_intern(ld, norm) : NULL;
             free(norm);
         }
         free(cand);
         return r;
     }
     if (ub_is_file(cand))
-        r = ub_intern_cstr(ld->strtab, cand);
+        r = ub_ld_intern(ld, cand);
     free(cand);
     /* Search paths apply to search-relative paths only ("a/b.usda", not
      * "./a.usda"), as OpenUSD's default resolver does. */
     for (size_t i = 0; !r && search && i < ld->n_search; i++) {
-        char *p = ub_join_dir_norm("", ld->search[i]);
+        char *p = ub_join_dir_norm(ld, "", ld->search[i]);
         size_t dn = p ? strlen(p) : 0, an = strlen(asset);
-        char *q = p ? malloc(dn + 1 + an + 1) : NULL;
+        char *q = p ? ub_ld_malloc(ld, dn + 1 + an + 1) : NULL;
         if (q) {
             memcpy(q, p, dn);
             q[dn] = '/';
             memcpy(q + dn + 1, asset, an + 1);
-            if (ub_path_normalize(q) == 0 && ub_is_file(q))
-                r = ub_intern_cstr(ld->strtab, q);
+            if (ub_ld_normalize(ld, q) == 0 && ub_is_file(q))
+                r = ub_ld_intern(ld, q);
         }
         free(p);
         free(q);
@@ -630,12 +702,28 @@ static const char *ub_loader_place(ub_loader *ld, const char *asset,
     return r;
 }
 
-const char *ub_loader_resolve(ub_loader *ld, const char *asset,
-                              const ub_layer *anchor)
+/* ub_loader_place, out of memory told apart: *st UB_LOAD_OK (found or,
+ * not resolving, placed), UB_LOAD_MISSING (NULL: no such file) or
+ * UB_LOAD_FAILED (NULL: an allocation failed on the way, so the answer
+ * is unknown). */
+static const char *ub_loader_place_st(ub_loader *ld, const char *asset,
+                                      const ub_layer *anchor, bool resolve,
+                                      ub_load_status *st)
 {
-    if (strcmp(asset, "-") == 0)
-        return ub_intern_cstr(ld->strtab, asset);
-    return ub_loader_place(ld, asset, anchor ? anchor->path : NULL, true);
+    ld->oom = false;
+    const char *r =
+        strcmp(asset, "-") == 0 && resolve
+            ? ub_ld_intern(ld, asset)
+            : ub_loader_place(ld, asset, anchor ? anchor->path : NULL,
+                              resolve);
+    *st = ld->oom ? UB_LOAD_FAILED : r ? UB_LOAD_OK : UB_LOAD_MISSING;
+    return ld->oom ? NULL : r;
+}
+
+const char *ub_loader_resolve(ub_loader *ld, const char *asset,
+                              const ub_layer *anchor, ub_load_status *st)
+{
+    return ub_loader_place_st(ld, asset, anchor, true, st);
 }
 
 /* "scheme:" as in URIs (a Windows drive letter is not one): left alone. */
@@ -654,8 +742,10 @@ const char *ub_loader_anchor(ub_loader *ld, const char *asset,
 {
     if (!asset[0] || asset[0] == '/' || ub_has_scheme(asset))
         return asset;
-    const char *id = ub_loader_place(ld, asset, anchor ? anchor->path : NULL,
-                                     false);
+    ub_load_status st;
+    const char *id = ub_loader_place_st(ld, asset, anchor, false, &st);
+    if (st == UB_LOAD_FAILED)
+        return NULL;
     /* not anchored (a search path found nowhere near): OpenUSD keeps the
      * path as written */
     return id && id[0] == '/' ? id : asset;
@@ -667,16 +757,17 @@ const char *ub_loader_anchor(ub_loader *ld, const char *asset,
 static const char *ub_loader_abs(ub_loader *ld, const char *path)
 {
     if (path[0] == '/')
-        return ub_intern_cstr(ld->strtab, path); /* normalised already */
+        return ub_ld_intern(ld, path); /* normalised already */
     if (!ld->cwd) {
         char buf[4096];
-        if (!getcwd(buf, sizeof buf) || !(ld->cwd = strdup(buf)))
+        if (!getcwd(buf, sizeof buf) ||
+            !(ld->cwd = ub_ld_strndup(ld, buf, strlen(buf))))
             return NULL;
     }
     const char *lb = ub_pkg_is(path) ? strchr(path, '[') : NULL;
     size_t cn = strlen(ld->cwd), pn = lb ? (size_t)(lb - path) : strlen(path);
     size_t rest = lb ? strlen(lb) : 0;
-    char *p = malloc(cn + 1 + pn + rest + 1);
+    char *p = ub_ld_malloc(ld, cn + 1 + pn + rest + 1);
     if (!p)
         return NULL;
     memcpy(p, ld->cwd, cn);
@@ -684,9 +775,9 @@ static const char *ub_loader_abs(ub_loader *ld, const char *path)
     memcpy(p + cn + 1, path, pn);
     p[cn + 1 + pn] = '\0';
     const char *r = NULL;
-    if (ub_path_normalize(p) == 0) {
+    if (ub_ld_normalize(ld, p) == 0) {
         strcat(p, lb ? lb : "");
-        r = ub_intern_cstr(ld->strtab, p);
+        r = ub_ld_intern(ld, p);
     }
     free(p);
     return r;
@@ -921,8 +1012,13 @@ static ub_layer *ub_loader_get(ub_loader *ld, const char *asset,
                                const ub_layer *anchor, ub_loc named_at,
                                bool pin, ub_load_status *st)
 {
+    const char *resolved = ub_loader_resolve(ld, asset, anchor, st);
+    if (*st == UB_LOAD_FAILED) {
+        ub_diag_add(ld->diags, UB_ERROR, named_at, NULL, NULL, 0,
+                    "out of memory looking for '%s'", asset);
+        return NULL;
+    }
     *st = UB_LOAD_FAILED;
-    const char *resolved = ub_loader_resolve(ld, asset, anchor);
     if (!resolved) {
         ub_diag *d = ub_diag_add(
             ld->diags, UB_ERROR, named_at, NULL,
@@ -994,7 +1090,10 @@ int ub_loader_task_begin(ub_loader *ld, const char *asset,
     memset(task, 0, sizeof *task);
     task->anchor = anchor;
     task->named_at = named_at;
-    const char *resolved = ub_loader_resolve(ld, asset, anchor);
+    ub_load_status st;
+    const char *resolved = ub_loader_resolve(ld, asset, anchor, &st);
+    if (st == UB_LOAD_FAILED)
+        return -1;
     const char *abs = resolved && strcmp(resolved, "-") != 0
                           ? ub_loader_abs(ld, resolved)
                           : NULL;
@@ -1110,7 +1209,10 @@ ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
 
 int ub_loader_expect(ub_loader *ld, const char *asset, const ub_layer *anchor)
 {
-    const char *resolved = ub_loader_resolve(ld, asset, anchor);
+    ub_load_status st;
+    const char *resolved = ub_loader_resolve(ld, asset, anchor, &st);
+    if (st == UB_LOAD_FAILED)
+        return -1;
     if (!resolved || strcmp(resolved, "-") == 0)
         return 0;
     const char *abs = ub_loader_abs(ld, resolved);

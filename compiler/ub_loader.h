@@ -32,15 +32,26 @@ void ub_loader_free(ub_loader *ld);
  * exist next to the layer naming it.  The string is copied. */
 int ub_loader_add_search_path(ub_loader *ld, const char *dir);
 
+/* Why ub_loader_open_arc found no layer. */
+typedef enum ub_load_status {
+    UB_LOAD_OK,
+    UB_LOAD_MISSING,     /* no such file, or no such entry in a package */
+    UB_LOAD_UNREADABLE,  /* not a layer usdbake reads (a Draco, Alembic or
+                            MaterialX file...), a damaged package, or a
+                            layer with errors */
+    UB_LOAD_FAILED,      /* out of memory, or the file cannot be read */
+} ub_load_status;
+
 /* Resolve asset (as authored) from the layer `anchor` (NULL: from the
- * current directory).  Returns the resolved file path, interned, or NULL
- * when no such file exists.  Does not read the file, except for a path
- * into a usdz package ("pkg.usdz[inner/a.usda]", nested packages too),
- * which resolves when the package holds that entry; relative paths written
- * in a packaged layer resolve inside its package first, as OpenUSD's
- * do. */
+ * current directory).  Returns the resolved file path, interned (*st
+ * UB_LOAD_OK), or NULL when no such file exists (UB_LOAD_MISSING) or when
+ * out of memory (UB_LOAD_FAILED: whether it exists is not known).  Does
+ * not read the file, except for a path into a usdz package
+ * ("pkg.usdz[inner/a.usda]", nested packages too), which resolves when the
+ * package holds that entry; relative paths written in a packaged layer
+ * resolve inside its package first, as OpenUSD's do. */
 const char *ub_loader_resolve(ub_loader *ld, const char *asset,
-                              const ub_layer *anchor);
+                              const ub_layer *anchor, ub_load_status *st);
 
 /* The layer for asset, read and parsed on first use.  The format is told
  * by content, not by name: usda text, usdbake binary, or a usdz package
@@ -51,16 +62,6 @@ const char *ub_loader_resolve(ub_loader *ld, const char *asset,
  * NULL after appending an error to the diagnostics. */
 ub_layer *ub_loader_open(ub_loader *ld, const char *asset,
                          const ub_layer *anchor, ub_loc named_at);
-
-/* Why ub_loader_open_arc found no layer. */
-typedef enum ub_load_status {
-    UB_LOAD_OK,
-    UB_LOAD_MISSING,     /* no such file, or no such entry in a package */
-    UB_LOAD_UNREADABLE,  /* not a layer usdbake reads (a Draco, Alembic or
-                            MaterialX file...), a damaged package, or a
-                            layer with errors */
-    UB_LOAD_FAILED,      /* out of memory, or the file cannot be read */
-} ub_load_status;
 
 /* ub_loader_open for an asset named by a composition arc (sublayer,
  * reference, payload, clip): OpenUSD reports a missing or unreadable asset
@@ -85,9 +86,15 @@ bool ub_load_recoverable(ub_load_status st);
  * search paths first next to the layer, then next to the package's root
  * layer; a package-relative asset ("t.usdz[x.png]") is anchored by its
  * package's path.  Absolute paths, empty paths and URIs ("scheme:...")
- * are returned as written.  Interned; asset itself when out of memory. */
+ * are returned as written.  Interned; NULL when out of memory (never the
+ * path as written in its place: that would be a wrong answer). */
 const char *ub_loader_anchor(ub_loader *ld, const char *asset,
                              const ub_layer *anchor);
+
+/* For tests: the allocations made while placing asset paths (resolving,
+ * anchoring) fail once n more have succeeded (n < 0: never, the
+ * default), as if memory ran out there. */
+void ub_loader_fail_allocs_after(ub_loader *ld, long n);
 
 /* ub_loader_open (with the same diagnostics, by the same reading), for a
  * pass that needs the layer only for a while: unless it is

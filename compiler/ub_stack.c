@@ -263,7 +263,10 @@ static const char *ub_flat_anchor(ub_flat *f, uint32_t li, const char *asset)
         }
         asset = r;
     }
-    return ub_loader_anchor(f->s->ld, asset, f->s->layers[li]);
+    const char *r = ub_loader_anchor(f->s->ld, asset, f->s->layers[li]);
+    if (!r)
+        f->oom = true;
+    return r ? r : asset;
 }
 
 static void ub_flat_fix_assets_data(ub_flat *f, uint32_t li, ub_value *v)

@@ -1545,6 +1545,44 @@ static ub_reference *cr_ref_items(crate *c, cur *k, bool payload, uint64_t n,
     return c->failed ? NULL : r;
 }
 
+/* An untyped list of n atoms (set by the caller), as the usda reader
+ * makes a list op part of a field it does not know. */
+static int cr_untyped_list(crate *c, uint64_t n, ub_value *out)
+{
+    ub_untyped *u = ub_arena_zalloc(c->a, sizeof *u);
+    ub_untyped *kids = n ? ub_arena_zalloc(c->a, n * sizeof *kids) : NULL;
+    if (!u || (n && !kids))
+        return (cr_oom(c), -1);
+    *u = (ub_untyped){.kind = UB_U_LIST, .n = (uint32_t)n, .child = kids};
+    *out = (ub_value){.kind = UB_V_UNTYPED};
+    out->u.untyped = u;
+    return 0;
+}
+
+/* A part of a list op of unregistered values: each item a VtValue holding
+ * the text OpenUSD recorded (a part of a field it did not know, written
+ * from text, is one item: the list's text without its brackets). */
+static int cr_unregistered_items(crate *c, cur *k, ub_value *out, int nest)
+{
+    uint64_t n = rd_count(k, 16, "a list op");
+    if (c->failed || cr_untyped_list(c, n, out) != 0)
+        return -1;
+    ub_untyped *kids = out->u.untyped->child;
+    for (uint64_t i = 0; i < n; i++) {
+        ub_value v;
+        if (cr_vtvalue(c, k, &v, nest) != 0)
+            return -1;
+        if (v.kind != UB_V_DATA || v.is_array || v.type_id != UB_TY_STRING) {
+            cr_err(c, "an item of a list op of unregistered values is not "
+                      "text");
+            return -1;
+        }
+        kids[i] = (ub_untyped){.kind = UB_U_ATOM,
+                               .text = ub_value_str(&v, 0)};
+    }
+    return 0;
+}
+
 static int cr_listop(crate *c, unsigned ct, uint64_t payload, ub_value *out,
                      int nest)
 {
@@ -1559,9 +1597,7 @@ static int cr_listop(crate *c, unsigned ct, uint64_t payload, ub_value *out,
     case UB_CRATE_INT64_LISTOP: et = UB_TY_INT64; break;
     case UB_CRATE_UINT_LISTOP: et = UB_TY_UINT; break;
     case UB_CRATE_UINT64_LISTOP: et = UB_TY_UINT64; break;
-    default:
-        cr_err(c, "list ops of unregistered values are not supported");
-        return -1;
+    default: et = UB_TY_INVALID; break; /* unregistered values: no type */
     }
     const ub_type *t = ub_type_get(et);
     cur k;
@@ -1587,7 +1623,11 @@ static int cr_listop(crate *c, unsigned ct, uint64_t payload, ub_value *out,
         if (!(h & parts[i].bit))
             continue;
         ub_value items;
-        if (et == UB_TY_TOKEN || et == UB_TY_STRING || et == UB_TY_PATH) {
+        if (!t) {
+            if (cr_unregistered_items(c, &k, &items, nest) != 0)
+                return -1;
+        } else if (et == UB_TY_TOKEN || et == UB_TY_STRING ||
+                   et == UB_TY_PATH) {
             unsigned how = et == UB_TY_TOKEN    ? UB_CRATE_TOKEN
                            : et == UB_TY_STRING ? UB_CRATE_STRING
                                                 : UB_CRATE_PATH_VECTOR;
@@ -1622,8 +1662,14 @@ static int cr_listop(crate *c, unsigned ct, uint64_t payload, ub_value *out,
     }
     if (lo->is_explicit && !lo->has[UB_LO_EXPLICIT]) {
         lo->has[UB_LO_EXPLICIT] = true;
-        if (ub_listop_put(c->a, lo, UB_LO_EXPLICIT,
-                          ub_value_new(c->a, t, 0, true)) != 0)
+        ub_value none;
+        if (!t) {
+            if (cr_untyped_list(c, 0, &none) != 0)
+                return -1;
+        } else {
+            none = ub_value_new(c->a, t, 0, true);
+        }
+        if (ub_listop_put(c->a, lo, UB_LO_EXPLICIT, none) != 0)
             return (cr_oom(c), -1);
     }
     *out = (ub_value){.kind = UB_V_LISTOP, .type_id = ub_type_id_of(t)};

@@ -734,6 +734,11 @@ static void dec_prop(cur *c, uint32_t idx)
         else if (!(p.type = type_of_str(f, ty - 1)))
             cur_fail(c, "unknown value type '%.40s'", f->strs[ty - 1]);
     }
+    /* the type is the one the type name names: one without the other
+     * would read as the type's own name, which no writer wrote */
+    if (!c->err && p.type && !p.type_name)
+        cur_fail(c, "property '%.40s' has value type '%s' but no type name",
+                 f->strs[p.name], p.type->name);
     p.def = get_val(c);
     p.series = get_val(c);
     p.conn = get_val(c);

@@ -915,6 +915,72 @@ static void test_list_ops(void)
     ub_layer_free(L);
 }
 
+/* A list op of unregistered values (type 54, inside an unregistered value
+ * as OpenUSD stores a list op field it does not know): each item a value
+ * holding text; a part as the usda reader makes one, a list of atoms. */
+static void test_unregistered_listops(void)
+{
+    const char *toks[] = {"k", "x", "1, 2", "e"};
+    bb d = {0};
+    u8(&d, UB_CRATE_LISTOP_HAS_PREPENDED);
+    u64(&d, 2);
+    u64(&d, 8);
+    u64(&d, rep(UB_CRATE_STRING, TOK0 + 1, true, false));
+    u64(&d, 8);
+    u64(&d, rep(UB_CRATE_STRING, TOK0 + 2, true, false));
+    uint64_t wrap = DATA + d.n;
+    u64(&d, 8);
+    u64(&d, rep(UB_CRATE_UNREGISTERED_VALUE_LISTOP, DATA, false, false));
+    /* an explicit one with no items (the header alone) */
+    uint64_t ex = DATA + d.n;
+    u8(&d, UB_CRATE_LISTOP_IS_EXPLICIT);
+    cfield pf[] = {
+        {"k", rep(UB_CRATE_UNREGISTERED_VALUE, wrap, false, false)},
+        {"e", rep(UB_CRATE_UNREGISTERED_VALUE_LISTOP, ex, false, false)},
+    };
+    layer_spec s = {.ver = V(0, 8, 0), .tname = "int", .prim = pf,
+                    .nprim = 2, .toks = toks, .ntoks = 4, .data = d};
+    ub_layer *L = read_spec(&s);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(L);
+    const ub_prim *p = L->root->children.v[0];
+    const ub_field *k = ub_fields_find(&p->meta, ub_intern_cstr(T, "k"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k);
+    CU_ASSERT_FATAL(k->value.kind == UB_V_LISTOP);
+    CU_ASSERT_PTR_NULL(ub_value_type(&k->value));
+    const ub_listop *lo = k->value.u.listop;
+    CU_ASSERT(!lo->is_explicit && lo->has[UB_LO_PREPEND] &&
+              !lo->has[UB_LO_APPEND]);
+    const ub_value *pre = ub_listop_get(lo, UB_LO_PREPEND);
+    CU_ASSERT_FATAL(pre->kind == UB_V_UNTYPED &&
+                    pre->u.untyped->kind == UB_U_LIST);
+    CU_ASSERT_EQUAL_FATAL(pre->u.untyped->n, 2);
+    CU_ASSERT_STRING_EQUAL(pre->u.untyped->child[0].text, "x");
+    CU_ASSERT_STRING_EQUAL(pre->u.untyped->child[1].text, "1, 2");
+    const ub_field *e = ub_fields_find(&p->meta, ub_intern_cstr(T, "e"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(e);
+    CU_ASSERT_FATAL(e->value.kind == UB_V_LISTOP);
+    CU_ASSERT(e->value.u.listop->is_explicit &&
+              e->value.u.listop->has[UB_LO_EXPLICIT]);
+    const ub_value *ev = ub_listop_get(e->value.u.listop, UB_LO_EXPLICIT);
+    CU_ASSERT(ev->kind == UB_V_UNTYPED && ev->u.untyped->n == 0);
+    ub_layer_free(L);
+    /* an item that is not text (an int) is refused, named */
+    d = (bb){0};
+    u8(&d, UB_CRATE_LISTOP_HAS_DELETED);
+    u64(&d, 1);
+    u64(&d, 8);
+    u64(&d, rep(UB_CRATE_INT, 5, true, false));
+    cfield bad[] = {
+        {"k", rep(UB_CRATE_UNREGISTERED_VALUE_LISTOP, DATA, false, false)}};
+    s = (layer_spec){.ver = V(0, 8, 0), .tname = "int", .prim = bad,
+                     .nprim = 1, .toks = toks, .ntoks = 4, .data = d};
+    L = read_spec(&s);
+    CU_ASSERT_PTR_NULL(L);
+    CU_ASSERT(has_error("spec </P> field 'k': an item of a list op of "
+                        "unregistered values is not text"));
+    ub_layer_free(L);
+}
+
 /* --- damage ---------------------------------------------------------------- */
 
 static ub_layer *read_bytes(unsigned char *b, size_t n)
@@ -1034,6 +1100,8 @@ int main(void)
     CU_add_test(s, "compressed int and float arrays", test_compressed_arrays);
     CU_add_test(s, "time samples and dictionaries", test_samples_and_dicts);
     CU_add_test(s, "list ops, references, old payloads", test_list_ops);
+    CU_add_test(s, "list ops of unregistered values",
+                test_unregistered_listops);
     CU_add_test(s, "damage is refused and named", test_damage);
     CU_add_test(s, "path jumps out of range", test_path_damage);
     unsigned failed = ub_test_run_all();

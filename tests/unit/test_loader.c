@@ -89,17 +89,21 @@ static void test_resolve_and_search(void)
     ub_diags *d;
     ub_layer *root;
     ub_loader *ld = open_root(&t, &d, &root);
+    ub_load_status rs;
     /* relative to the naming layer */
-    CU_ASSERT_STRING_EQUAL(ub_loader_resolve(ld, "./sub/near.usda", root),
-                           path("sub/near.usda"));
-    CU_ASSERT_STRING_EQUAL(ub_loader_resolve(ld, "sub/x/../near.usda", root),
-                           path("sub/near.usda"));
+    CU_ASSERT_STRING_EQUAL(
+        ub_loader_resolve(ld, "./sub/near.usda", root, &rs),
+        path("sub/near.usda"));
+    CU_ASSERT_STRING_EQUAL(
+        ub_loader_resolve(ld, "sub/x/../near.usda", root, &rs),
+        path("sub/near.usda"));
     /* search paths only after a miss, and never for ./ or ../ paths */
-    CU_ASSERT_PTR_NULL(ub_loader_resolve(ld, "far.usda", root));
+    CU_ASSERT_PTR_NULL(ub_loader_resolve(ld, "far.usda", root, &rs));
+    CU_ASSERT_EQUAL(rs, UB_LOAD_MISSING);
     CU_ASSERT_EQUAL(ub_loader_add_search_path(ld, path("lib")), 0);
-    CU_ASSERT_STRING_EQUAL(ub_loader_resolve(ld, "far.usda", root),
+    CU_ASSERT_STRING_EQUAL(ub_loader_resolve(ld, "far.usda", root, &rs),
                            path("lib/far.usda"));
-    CU_ASSERT_PTR_NULL(ub_loader_resolve(ld, "./far.usda", root));
+    CU_ASSERT_PTR_NULL(ub_loader_resolve(ld, "./far.usda", root, &rs));
     CU_ASSERT_EQUAL(ub_diags_count(d), 0);
     ub_loader_free(ld);
     ub_diags_free(d);
@@ -263,25 +267,26 @@ static void test_usdz(void)
     env e = env_new();
     ub_diags *d = e.d;
     ub_loader *ld = e.ld;
+    ub_load_status rs;
     /* opening a package opens its first entry, named in its path */
     ub_layer *root = ub_loader_open(ld, path("pkg.usdz"), NULL, (ub_loc){0});
     CU_ASSERT_PTR_NOT_NULL_FATAL(root);
     CU_ASSERT_STRING_EQUAL(root->path, path("pkg.usdz[root.usda]"));
     CU_ASSERT_EQUAL(root->root->children.n, 1);
     /* relative paths written inside resolve inside */
-    CU_ASSERT_STRING_EQUAL(ub_loader_resolve(ld, "./sub/b.usda", root),
+    CU_ASSERT_STRING_EQUAL(ub_loader_resolve(ld, "./sub/b.usda", root, &rs),
                            path("pkg.usdz[sub/b.usda]"));
     ub_layer *b = ub_loader_open(ld, "./sub/b.usda", root, (ub_loc){0});
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
     CU_ASSERT_STRING_EQUAL(b->root->children.v[0]->name, "B");
     /* a search path from sub/b.usda: not in sub/, found next to the
      * package's root layer; else next to the package file */
-    CU_ASSERT_STRING_EQUAL(ub_loader_resolve(ld, "tex.png", b),
+    CU_ASSERT_STRING_EQUAL(ub_loader_resolve(ld, "tex.png", b, &rs),
                            path("pkg.usdz[tex.png]"));
-    CU_ASSERT_STRING_EQUAL(ub_loader_resolve(ld, "top.usda", b),
+    CU_ASSERT_STRING_EQUAL(ub_loader_resolve(ld, "top.usda", b, &rs),
                            path("top.usda"));
     /* a file-relative path inside stays inside: none there */
-    CU_ASSERT_PTR_NULL(ub_loader_resolve(ld, "./top.usda", b));
+    CU_ASSERT_PTR_NULL(ub_loader_resolve(ld, "./top.usda", b, &rs));
     /* nested packages, named from outside */
     ub_layer *top = ub_loader_open(ld, path("top.usda"), NULL, (ub_loc){0});
     CU_ASSERT_PTR_NOT_NULL_FATAL(top);
@@ -348,6 +353,115 @@ static void test_anchor(void)
     CU_ASSERT_STRING_EQUAL(ub_loader_anchor(ld, "near.usda", b),
                            path("near.usda"));
     CU_ASSERT_PTR_EQUAL(ub_loader_anchor(ld, gone, b), gone);
+    env_free(&e);
+}
+
+/* One placement with the n-th allocation on its way failing (n < 0:
+ * none), by a fresh loader (nothing cached): the root layer or, with
+ * in_pkg, pkg.usdz[sub/b.usda] anchors it.  Anchoring when !resolve.
+ * Returns the answer (NULL: none) and *st. */
+static const char *place_failing(long n, bool in_pkg, const char *asset,
+                                 bool resolve, ub_load_status *st, env *e)
+{
+    *e = env_new();
+    ub_layer *root = ub_loader_open(e->ld, path("root.usda"), NULL,
+                                    (ub_loc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    ub_layer *b = in_pkg ? ub_loader_open(e->ld, "pkg.usdz[sub/b.usda]",
+                                          root, (ub_loc){0})
+                         : NULL;
+    CU_ASSERT_FATAL(!in_pkg || b);
+    /* another loader places: its caches (package files, the current
+     * directory) cold; the answer is interned in e->t, kept */
+    ub_loader *ld = ub_loader_new(e->t, e->d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ld);
+    ub_loader_fail_allocs_after(ld, n);
+    const ub_layer *anchor = in_pkg ? b : root;
+    const char *r;
+    if (resolve) {
+        r = ub_loader_resolve(ld, asset, anchor, st);
+    } else {
+        r = ub_loader_anchor(ld, asset, anchor);
+        *st = r ? UB_LOAD_OK : UB_LOAD_FAILED;
+    }
+    ub_loader_free(ld);
+    return r;
+}
+
+/* Out of memory while placing a path is its own answer, never a wrong
+ * one: with any one allocation failing (and every one after it), a
+ * resolve says UB_LOAD_FAILED or what it says with memory, never
+ * "missing" for a file that is there; an anchor is NULL or the anchored
+ * path, never the path as written; opening says "out of memory", never
+ * "cannot find layer". */
+static void test_out_of_memory(void)
+{
+    put_pkg();
+    put("root.usda", "#usda 1.0\n");
+    put("near.usda", "#usda 1.0\n");
+    put("lib/far.usda", "#usda 1.0\n");
+    static const struct {
+        bool in_pkg;
+        const char *asset;
+        bool resolve;
+    } q[] = {
+        {false, "near.usda", true},         {false, "./near.usda", true},
+        {false, "gone.usda", true},         {false, "pkg.usdz[tex.png]", true},
+        {true, "tex.png", true},            {true, "./c.png", true},
+        {true, "near.usda", true},          {false, "near.usda", false},
+        {false, "./x/../gone.usda", false}, {false, "gone.usda", false},
+        {false, "pkg.usdz[t.png]", false},  {true, "./c.png", false},
+        {true, "tex.png", false},           {true, "near.usda", false},
+    };
+    for (size_t i = 0; i < sizeof q / sizeof *q; i++) {
+        env e;
+        ub_load_status want_st, st;
+        const char *want =
+            place_failing(-1, q[i].in_pkg, q[i].asset, q[i].resolve,
+                          &want_st, &e);
+        CU_ASSERT_NOT_EQUAL(want_st, UB_LOAD_FAILED);
+        char *w = want ? strdup(want) : NULL;
+        env_free(&e);
+        bool failed_once = false;
+        for (long n = 0; n < 200; n++) {
+            const char *r = place_failing(n, q[i].in_pkg, q[i].asset,
+                                          q[i].resolve, &st, &e);
+            bool ok = st == UB_LOAD_FAILED
+                          ? r == NULL
+                          : st == want_st &&
+                                (w ? r && strcmp(r, w) == 0 : r == NULL);
+            if (!ok)
+                fprintf(stderr, "\n%s (%s, %s): allocation %ld failing "
+                        "gave '%s' (status %d), not '%s' or out of memory\n",
+                        q[i].asset, q[i].in_pkg ? "in pkg" : "root",
+                        q[i].resolve ? "resolve" : "anchor", n,
+                        r ? r : "(null)", (int)st, w ? w : "(null)");
+            CU_ASSERT(ok);
+            env_free(&e);
+            failed_once |= st == UB_LOAD_FAILED;
+            if (st != UB_LOAD_FAILED)
+                break; /* it needed fewer: the rest succeed alike */
+        }
+        CU_ASSERT(failed_once); /* every placement allocates */
+        free(w);
+    }
+    /* opening: the error says so, and the arc is not dropped as missing */
+    env e = env_new();
+    ub_layer *root = ub_loader_open(e.ld, path("root.usda"), NULL,
+                                    (ub_loc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(root);
+    ub_loader_fail_allocs_after(e.ld, 0);
+    ub_load_status st;
+    size_t rec = 0;
+    CU_ASSERT_PTR_NULL(ub_loader_open_arc(e.ld, "near.usda", root,
+                                          (ub_loc){0}, &st, &rec));
+    CU_ASSERT_EQUAL(st, UB_LOAD_FAILED);
+    CU_ASSERT(!ub_load_recoverable(st));
+    CU_ASSERT_EQUAL(rec, 0);
+    CU_ASSERT_EQUAL_FATAL(ub_diags_count(e.d), 1);
+    CU_ASSERT_STRING_EQUAL(ub_diags_at(e.d, 0)->message,
+                           "out of memory looking for 'near.usda'");
+    CU_ASSERT_EQUAL(ub_loader_expect(e.ld, "near.usda", root), -1);
     env_free(&e);
 }
 
@@ -430,6 +544,7 @@ int main(void)
     CU_add_test(s, "usdz packages", test_usdz);
     CU_add_test(s, "anchoring asset paths", test_anchor);
     CU_add_test(s, "unreadable assets", test_unreadable);
+    CU_add_test(s, "out of memory placing paths", test_out_of_memory);
     unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }

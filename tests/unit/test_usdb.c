@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <xxhash.h>
+
+#include "ub_parse.h"
 #include "ub_usdb.h"
 #include "ub_usdb_write.h"
 #include "ub_test.h"
@@ -842,6 +845,77 @@ static void test_damage_named(void)
     ub_buf_free(&b);
 }
 
+/* A LEB128 varint at *p (advanced). */
+static uint64_t vu_at(const unsigned char **p)
+{
+    uint64_t v = 0;
+    for (unsigned sh = 0;; sh += 7) {
+        unsigned char c = *(*p)++;
+        v |= (uint64_t)(c & 0x7f) << sh;
+        if (!(c & 0x80))
+            return v;
+    }
+}
+
+/* An attribute whose value type is given but whose type name is not
+ * (the type name's str? set to none) is damage: the reader names the
+ * file, the section and the property, on load and on lazy open alike.
+ * The file is written stored (level 0), the byte changed, and the
+ * section's and the index's checksums made right again, so only the
+ * tree is wrong. */
+static void test_type_without_type_name(void)
+{
+    /* the prim's type name is "float" too, so the attribute's type name
+     * and type are both one-byte references to that earlier string, and
+     * the attribute is the end of the tree: type name, type, default
+     * (a fresh record: 1), then eight zeros (no series, connections,
+     * targets, default target, fields; no children, variant sets, root
+     * variant sets) */
+    const char *text = "#usda 1.0\n\ndef float \"P\"\n{\n"
+                       "    float a = 1\n}\n";
+    ub_diags *d = ub_diags_new();
+    ub_layer *L = ub_parse_usda(T, "t.usda", text, strlen(text), d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(L);
+    ub_buf b;
+    write(L, 0, &b);
+    ub_layer_free(L);
+    unsigned char *x = (unsigned char *)b.data;
+    uint32_t ilen;
+    memcpy(&ilen, x + b.len - 20, 4);
+    unsigned char *index = x + b.len - 20 - ilen;
+    const unsigned char *q = index;
+    CU_ASSERT_FATAL(vu_at(&q) >= 1);
+    CU_ASSERT_FATAL(memcmp(q, "SKEL", 4) == 0 && q[4] == 0); /* stored */
+    q += 5;
+    uint64_t skel_len = vu_at(&q);
+    vu_at(&q);
+    unsigned char *sum = (unsigned char *)q;
+    unsigned char *end = x + 12 + skel_len; /* SKEL is first */
+    static const unsigned char tail[8] = {0};
+    CU_ASSERT_FATAL(memcmp(end - 8, tail, 8) == 0 && end[-9] == 1);
+    CU_ASSERT_FATAL(end[-11] == end[-10] && end[-11] >= 2 &&
+                    !(end[-11] & 1) && !(end[-11] & 0x80));
+    end[-11] = 0; /* type name: none */
+    uint64_t h = XXH3_64bits(x + 12, skel_len);
+    memcpy(sum, &h, 8);
+    h = XXH3_64bits(index, ilen);
+    memcpy(x + b.len - 16, &h, 8);
+    ub_diags_free(d);
+    d = ub_diags_new();
+    CU_ASSERT_PTR_NULL(ub_usdb_load(T, "bad.usdb", x, b.len, d));
+    CU_ASSERT(has_error(d, "section SKEL (tree): property 'a' has value "
+                           "type 'float' but no type name"));
+    CU_ASSERT(ub_diags_count(d) >= 1 &&
+              strcmp(ub_diags_at(d, 0)->loc.file, "bad.usdb") == 0);
+    ub_diags_free(d);
+    d = ub_diags_new();
+    CU_ASSERT_PTR_NULL(ub_usdb_open_memory(x, b.len, "bad.usdb", T, d));
+    CU_ASSERT(has_error(d, "property 'a' has value type 'float' but no "
+                           "type name"));
+    ub_diags_free(d);
+    ub_buf_free(&b);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -860,6 +934,8 @@ int main(void)
     CU_add_test(s, "ub_samples_value_at", test_samples_value_at_memory);
     CU_add_test(s, "runtime: lazy chunks", test_lazy);
     CU_add_test(s, "damage is reported and named", test_damage_named);
+    CU_add_test(s, "a type without a type name is damage",
+                test_type_without_type_name);
     unsigned failed = ub_test_run_all();
     ub_strtab_free(T);
     return failed ? 1 : 0;

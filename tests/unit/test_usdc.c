@@ -333,6 +333,61 @@ static void test_fields_cut(void)
     ub_diags_free(d);
 }
 
+/* A list op of a field no schema registers, a part set to None included,
+ * is written as OpenUSD writes it (an unregistered value holding a list op
+ * of unregistered values, type 54): it reads back, and prints as the text
+ * does (the None parts, empty, print as nothing, as in usdcat). */
+static void test_unregistered_listops(void)
+{
+    const char *text = "#usda 1.0\n(\n    prepend layerKey = None\n)\n\n"
+                       "def \"A\" (\n    prepend noneOnly = None\n"
+                       "    delete mixed = None\n"
+                       "    append mixed = [\"a\", 1, (2, 3)]\n)\n{\n}\n";
+    ub_diags *d = ub_diags_new();
+    ub_buf b, want, got;
+    ub_buf_init(&b);
+    ub_buf_init(&want);
+    ub_buf_init(&got);
+    CU_ASSERT_EQUAL_FATAL(write_text(text, &b, d), 0);
+    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+    ub_layer *c = ub_crate_read(b.data, b.len, "t.usdc", strtab, d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    const ub_prim *a = c->root->children.v[0];
+    const ub_field *f =
+        ub_fields_find(&a->meta, ub_intern_cstr(strtab, "noneOnly"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_EQUAL(f->value.kind, UB_V_LISTOP);
+    CU_ASSERT_PTR_NULL(ub_value_type(&f->value));
+    f = ub_fields_find(&a->meta, ub_intern_cstr(strtab, "mixed"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+    CU_ASSERT_FATAL(f->value.kind == UB_V_LISTOP);
+    const ub_listop *lo = f->value.u.listop;
+    CU_ASSERT(lo->has[UB_LO_APPEND] && !lo->has[UB_LO_DELETE]);
+    const ub_value *ap = ub_listop_get(lo, UB_LO_APPEND);
+    CU_ASSERT_FATAL(ap->kind == UB_V_UNTYPED);
+    /* one item: the text OpenUSD records, the list without brackets */
+    CU_ASSERT_EQUAL_FATAL(ap->u.untyped->n, 1);
+    CU_ASSERT_STRING_EQUAL(ap->u.untyped->child[0].text, "\"a\", 1, (2, 3)");
+    ub_layer *t = ub_parse_usda(strtab, "t.usda", text, strlen(text), d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    CU_ASSERT_EQUAL(ub_usda_write(t, &want), 0);
+    CU_ASSERT_EQUAL(ub_usda_write(c, &got), 0);
+    CU_ASSERT(want.len == got.len &&
+              memcmp(want.data, got.data, want.len) == 0);
+    /* read back and written again: the same bytes */
+    ub_buf again;
+    ub_buf_init(&again);
+    CU_ASSERT_EQUAL(ub_usdc_write(c, &again, d), 0);
+    CU_ASSERT(again.len == b.len && memcmp(again.data, b.data, b.len) == 0);
+    ub_buf_free(&again);
+    ub_layer_free(t);
+    ub_layer_free(c);
+    ub_buf_free(&b);
+    ub_buf_free(&want);
+    ub_buf_free(&got);
+    ub_diags_free(d);
+}
+
 /* What OpenUSD cannot write to crate either is refused with the spec. */
 static void expect_refused(const char *text, const char *msg)
 {
@@ -383,6 +438,8 @@ int main(void)
     CU_add_test(s, "many fields: reps in two chunks, any CPUs",
                 test_fields_cut);
     CU_add_test(s, "refusals", test_refused);
+    CU_add_test(s, "list ops of unregistered fields",
+                test_unregistered_listops);
     unsigned failed = ub_test_run_all();
     ub_strtab_free(strtab);
     return failed ? 1 : 0;
