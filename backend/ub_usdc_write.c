@@ -414,11 +414,13 @@ static uint32_t ub_cw_token(ub_cw *w, const char *s)
         s = ub_cw_intern(w, "", 0);
     if (!s)
         return 0;
-    uint64_t h = ub_mix((uintptr_t)s);
+    /* one multiply places it in the cache; the full mix only on a miss */
+    uint64_t g = (uint64_t)(uintptr_t)s * 0x9E3779B97F4A7C15ull;
     struct ub_tcache *tc =
-        w->tcache ? &w->tcache[(h >> 40) & (UB_TCACHE - 1)] : NULL;
+        w->tcache ? &w->tcache[(g >> 40) & (UB_TCACHE - 1)] : NULL;
     if (tc && tc->s == s)
         return tc->id;
+    uint64_t h = ub_mix((uintptr_t)s);
     bool fresh;
     uint32_t id = ub_cw_lookup(w, &w->token_tab, h, ub_eq_token, s,
                                w->tokens.n, &fresh);
