@@ -131,6 +131,15 @@ size_t ub_arena_bytes(const ub_arena *a)
     return a->total;
 }
 
+void ub_arena_footprint(const ub_arena *a, size_t *used, size_t *reserved)
+{
+    *used = *reserved = 0;
+    for (const ub_chunk *c = a->head; c; c = c->prev) {
+        *used += c->used;
+        *reserved += c->size;
+    }
+}
+
 void ub_arena_adopt(ub_arena *dst, ub_arena *src)
 {
     if (!src->head)

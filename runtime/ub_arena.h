@@ -28,6 +28,10 @@ void *ub_arena_grow(ub_arena *a, void *old, size_t old_n, size_t new_cap,
 
 /* Bytes handed out so far (for benchmarks and memory reports). */
 size_t ub_arena_bytes(const ub_arena *a);
+/* For memory reports: the bytes the arena's chunks span up to their last
+ * allocation (what was handed out plus alignment padding), and the bytes
+ * its chunks hold in all (the rest of a chunk is never touched). */
+void ub_arena_footprint(const ub_arena *a, size_t *used, size_t *reserved);
 
 /* Move everything src holds into dst (dst frees it from now on), leaving
  * src empty but usable: for data built in another arena, e.g. by another

@@ -29,6 +29,28 @@ static void test_release_reuses_memory(void)
     ub_arena_free(a);
 }
 
+/* What a memory report reads: the chunks' span covers what was handed
+ * out, and a release gives the span back too. */
+static void test_footprint(void)
+{
+    ub_arena *a = ub_arena_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    size_t used, reserved;
+    ub_arena_footprint(a, &used, &reserved);
+    CU_ASSERT_EQUAL(used, 0);
+    CU_ASSERT_EQUAL(reserved, 0);
+    ub_arena_alloc(a, 1);
+    ub_arena_mark m = ub_arena_get_mark(a);
+    ub_arena_alloc(a, 16); /* 15 bytes of padding before it */
+    ub_arena_footprint(a, &used, &reserved);
+    CU_ASSERT_EQUAL(used, 32);
+    CU_ASSERT(reserved >= used);
+    ub_arena_release(a, m);
+    ub_arena_footprint(a, &used, &reserved);
+    CU_ASSERT_EQUAL(used, 1);
+    ub_arena_free(a);
+}
+
 static void test_release_across_chunks(void)
 {
     ub_arena *a = ub_arena_new();
@@ -334,6 +356,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("layer", NULL, NULL);
     CU_add_test(s, "release reuses memory", test_release_reuses_memory);
     CU_add_test(s, "release across chunks", test_release_across_chunks);
+    CU_add_test(s, "footprint", test_footprint);
     CU_add_test(s, "drop body forgets lookups", test_drop_body_forgets_lookups);
     CU_add_test(s, "shared properties", test_shared_props);
     CU_add_test(s, "list op reorder", test_reorder);
