@@ -14,8 +14,10 @@ typedef struct ub_arena ub_arena;
 ub_arena *ub_arena_new(void);
 void ub_arena_free(ub_arena *a);
 
-/* Memory aligned for any scalar type; NULL only when the system is out of
- * memory.  ub_arena_zalloc clears it. */
+/* Memory aligned for any type that fits `size` bytes, except that a size
+ * that is an odd multiple of 8 is aligned to 8 only (a type that needs 16,
+ * such as long double, has a size that is a multiple of 16); NULL only
+ * when the system is out of memory.  ub_arena_zalloc clears it. */
 void *ub_arena_alloc(ub_arena *a, size_t size);
 void *ub_arena_zalloc(ub_arena *a, size_t size);
 /* Copy of n bytes, NUL-terminated (the terminator is not counted in n). */

@@ -2,6 +2,7 @@
  * (what a streaming reader relies on to reuse memory safely), and for the
  * list op reorder of runtime/ub_value. */
 #include <CUnit/Basic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -48,6 +49,25 @@ static void test_footprint(void)
     ub_arena_release(a, m);
     ub_arena_footprint(a, &used, &reserved);
     CU_ASSERT_EQUAL(used, 1);
+    ub_arena_free(a);
+}
+
+/* A model record whose size is a multiple of 8 but not of 16 (a 72-byte
+ * property) follows the one before it without padding, and a block of
+ * 16 bytes still starts at 16. */
+static void test_alignment(void)
+{
+    ub_arena *a = ub_arena_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    char *p = ub_arena_alloc(a, 72), *q = ub_arena_alloc(a, 72);
+    CU_ASSERT_EQUAL(q - p, 72);
+    CU_ASSERT_EQUAL((uintptr_t)q % 8, 0);
+    ub_arena_alloc(a, 1);
+    char *r = ub_arena_alloc(a, 24);
+    CU_ASSERT_EQUAL((uintptr_t)r % 8, 0);
+    CU_ASSERT_EQUAL(r - q, 80);
+    char *s = ub_arena_alloc(a, 32);
+    CU_ASSERT_EQUAL((uintptr_t)s % 16, 0);
     ub_arena_free(a);
 }
 
@@ -357,6 +377,7 @@ int main(void)
     CU_add_test(s, "release reuses memory", test_release_reuses_memory);
     CU_add_test(s, "release across chunks", test_release_across_chunks);
     CU_add_test(s, "footprint", test_footprint);
+    CU_add_test(s, "alignment", test_alignment);
     CU_add_test(s, "drop body forgets lookups", test_drop_body_forgets_lookups);
     CU_add_test(s, "shared properties", test_shared_props);
     CU_add_test(s, "list op reorder", test_reorder);
