@@ -64,11 +64,10 @@ static size_t ub_arena_align_for(size_t size)
     return align;
 }
 
-void *ub_arena_alloc(ub_arena *a, size_t size)
+static void *ub_arena_alloc_at(ub_arena *a, size_t size, size_t align)
 {
     if (size == 0)
         size = 1;
-    const size_t align = ub_arena_align_for(size);
     ub_chunk *c = a->head;
     size_t at = c ? (c->used + align - 1) & ~(align - 1) : 0;
     if (!c || at > c->size || c->size - at < size) {
@@ -97,6 +96,16 @@ void *ub_arena_alloc(ub_arena *a, size_t size)
     return p;
 }
 
+void *ub_arena_alloc(ub_arena *a, size_t size)
+{
+    return ub_arena_alloc_at(a, size, ub_arena_align_for(size));
+}
+
+void *ub_arena_alloc_bytes(ub_arena *a, size_t size)
+{
+    return ub_arena_alloc_at(a, size, 1);
+}
+
 void *ub_arena_zalloc(ub_arena *a, size_t size)
 {
     void *p = ub_arena_alloc(a, size);
@@ -107,7 +116,7 @@ void *ub_arena_zalloc(ub_arena *a, size_t size)
 
 char *ub_arena_strndup(ub_arena *a, const char *s, size_t n)
 {
-    char *p = ub_arena_alloc(a, n + 1);
+    char *p = ub_arena_alloc_bytes(a, n + 1);
     if (!p)
         return NULL;
     if (n)

@@ -20,6 +20,9 @@ void ub_arena_free(ub_arena *a);
  * when the system is out of memory.  ub_arena_zalloc clears it. */
 void *ub_arena_alloc(ub_arena *a, size_t size);
 void *ub_arena_zalloc(ub_arena *a, size_t size);
+/* Memory with no alignment, for text and bytes read one at a time (or
+ * with memcpy): a string of 17 bytes then takes 17, not 32. */
+void *ub_arena_alloc_bytes(ub_arena *a, size_t size);
 /* Copy of n bytes, NUL-terminated (the terminator is not counted in n). */
 char *ub_arena_strndup(ub_arena *a, const char *s, size_t n);
 char *ub_arena_strdup(ub_arena *a, const char *s);

@@ -71,6 +71,18 @@ static void test_alignment(void)
     ub_arena_free(a);
 }
 
+/* Text takes no padding: strings follow one another byte for byte. */
+static void test_bytes_unaligned(void)
+{
+    ub_arena *a = ub_arena_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    char *p = ub_arena_strdup(a, "seventeen bytes!"), *q = ub_arena_strdup(a, "x");
+    CU_ASSERT_EQUAL(q - p, 17);
+    CU_ASSERT_STRING_EQUAL(p, "seventeen bytes!");
+    CU_ASSERT_STRING_EQUAL(q, "x");
+    ub_arena_free(a);
+}
+
 static void test_release_across_chunks(void)
 {
     ub_arena *a = ub_arena_new();
@@ -378,6 +390,7 @@ int main(void)
     CU_add_test(s, "release across chunks", test_release_across_chunks);
     CU_add_test(s, "footprint", test_footprint);
     CU_add_test(s, "alignment", test_alignment);
+    CU_add_test(s, "bytes unaligned", test_bytes_unaligned);
     CU_add_test(s, "drop body forgets lookups", test_drop_body_forgets_lookups);
     CU_add_test(s, "shared properties", test_shared_props);
     CU_add_test(s, "list op reorder", test_reorder);
