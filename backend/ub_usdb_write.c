@@ -1462,7 +1462,8 @@ static void ub_w_free(ub_w *w)
  * tables, their caches, the walk's buffers and trial compressor -- given
  * back once the numbering thread is joined: the skeleton and the
  * compressed sections are built next, and the output's peak need not
- * hold both.  What stays: the records, their offsets and the chunks. */
+ * hold both.  What stays: the records, their offsets, the chunks and the
+ * strings by id (STRS is written from them next). */
 static void ub_w_drop_tables(ub_w *w)
 {
     ub_w_num *n = &w->num;
@@ -1480,9 +1481,6 @@ static void ub_w_drop_tables(ub_w *w)
     n->sample_ids = NULL;
     n->nsample = n->capsample = 0;
     ub_buf_free(&n->series);
-    free(w->strs);
-    w->strs = NULL;
-    w->capstrs = 0;
     ub_table_free(w->str_slots, w->str_cap, sizeof *w->str_slots);
     w->str_slots = NULL;
     w->str_cap = 0;
@@ -1527,7 +1525,10 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     put_layer(&w);
     hand_off(&w); /* the rest of the tree */
 
-    /* STRS while the numbering side finishes; then RIDX. */
+    /* STRS and RIDX once the tables are gone: the peak is the walk's
+     * tables and buffers together, and STRS is as big as the strings. */
+    num_join(&w);
+    ub_w_drop_tables(&w);
     ub_buf strs, ridx;
     ub_buf_init(&strs);
     ub_buf_init(&ridx);
@@ -1536,8 +1537,9 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
         put_vu(&strs, ub_str_len(w.strs[i]));
     for (uint32_t i = 0; i < w.nstrs; i++)
         ub_buf_append(&strs, w.strs[i], ub_str_len(w.strs[i]));
-    num_join(&w);
-    ub_w_drop_tables(&w);
+    free(w.strs);
+    w.strs = NULL;
+    w.capstrs = 0;
     if (w.too_deep) {
         ub_buf_free(&strs);
         ub_w_free(&w);

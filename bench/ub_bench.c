@@ -121,6 +121,7 @@ typedef struct ub_mem {
     size_t props_with_meta, attrs_with_default, props_with_conn,
         props_with_samples, rels_with_targets, prims_with_vsets;
     size_t list_cap_waste, exts, rel_exts;
+    size_t listop_entries, ptr_arrays; /* allocated: caps */
 } ub_mem;
 
 static void ub_mem_value(ub_mem *m, const ub_value *v);
@@ -146,6 +147,7 @@ static void ub_mem_value(ub_mem *m, const ub_value *v)
         break;
     case UB_V_LISTOP:
         m->listops++;
+        m->listop_entries += v->u.listop->cap;
         for (int i = 0; i < UB_LO_NPARTS; i++)
             if (v->u.listop->has[i]) {
                 m->listop_parts++;
@@ -171,6 +173,7 @@ static void ub_mem_fields(ub_mem *m, const ub_fields *f)
 static void ub_mem_prim(ub_mem *m, const ub_prim *p)
 {
     m->prims++;
+    m->ptr_arrays += ((size_t)p->props.n + p->children.n) * sizeof(void *);
     ub_mem_fields(m, &p->meta);
     m->list_cap_waste += (size_t)(p->props.cap - p->props.n) * sizeof(void *);
     m->list_cap_waste +=
@@ -255,7 +258,10 @@ static int ub_bench_mem(const char *path)
            ub_rss_kb("RssAnon:"));
     printf("malloc in use  %zu  (arena chunks, index, strtab slots)\n",
            mi.uordblks + mi.hblkhd);
-    printf("layer arena    %zu\n", ub_arena_bytes(layer->arena));
+    size_t used, reserved;
+    ub_arena_footprint(layer->arena, &used, &reserved);
+    printf("layer arena    %zu handed out; %zu with padding; %zu in chunks\n",
+           ub_arena_bytes(layer->arena), used, reserved);
     printf("strtab         %zu strings, %zu bytes\n", ub_strtab_count(t),
            ub_strtab_bytes(t));
 #define ROW(name, n, size)                                                    \
@@ -271,8 +277,21 @@ static int ub_bench_mem(const char *path)
     ROW("ub_dict_entry", m.dict_entries, sizeof(ub_dict_entry));
     ROW("ub_listop", m.listops, sizeof(ub_listop));
     ROW("ub_sample", m.samples, sizeof(ub_sample));
+    ROW("listop entry", m.listop_entries, sizeof(ub_listop_entry));
     ROW("value data", 1, m.value_data);
+    ROW("ptr arrays", 1, m.ptr_arrays);
     ROW("list slack", 1, m.list_cap_waste);
+    size_t rows =
+        m.prims * sizeof(ub_prim) + (m.attrs + m.rels) * sizeof(ub_prop) +
+        m.exts * sizeof(ub_prop_ext) +
+        m.rel_exts * offsetof(ub_prop_ext, samples) +
+        m.fields * sizeof(ub_field) + m.dicts * sizeof(ub_dict) +
+        m.dict_entries * sizeof(ub_dict_entry) +
+        m.listops * sizeof(ub_listop) +
+        m.listop_entries * sizeof(ub_listop_entry) +
+        m.samples * sizeof(ub_sample) + m.value_data + m.ptr_arrays +
+        m.list_cap_waste;
+    ROW("other", 1, ub_arena_bytes(layer->arena) - rows);
     printf("listop parts authored %zu; props with meta %zu, default %zu, "
            "connections %zu, samples %zu; rels with targets %zu; "
            "untyped %zu\n",

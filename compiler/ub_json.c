@@ -131,7 +131,7 @@ static const char *ub_jr_string(ub_jr *r)
             cap++;
         cap++;
     }
-    char *out = ub_arena_alloc(r->a, cap + 1);
+    char *out = ub_arena_alloc_bytes(r->a, cap + 1);
     if (!out) {
         r->oom = true;
         return NULL;

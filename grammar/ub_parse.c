@@ -1688,6 +1688,54 @@ static const ub_fields *ub_meta_r(ub_pctx *c)
     return c->ms_owner == c->meta ? &c->ms : c->meta;
 }
 
+/* A prim's property pointers are gathered the same way, except that the
+ * prim's own list points at the scratch while it is read, so that the
+ * layer's lookups (ub_prop_find_or_new) see it: doubling each list in the
+ * arena would leave every outgrown copy behind.  The owner is the
+ * innermost open prim or none: every prim's begin and end gives the list
+ * back to the arena at its exact size. */
+static void ub_props_flush(ub_pctx *c)
+{
+    ub_prim *p = c->ps_owner;
+    if (!p)
+        return;
+    c->ps_owner = NULL;
+    if (p->props.v != c->ps) /* replaced meanwhile: nothing to give back */
+        return;
+    uint32_t n = p->props.n;
+    ub_prop **v = NULL;
+    if (n) {
+        v = ub_alloc(c, n * sizeof *v);
+        memcpy(v, c->ps, n * sizeof *v);
+    }
+    p->props.v = v;
+    p->props.cap = n;
+}
+
+/* Room in prim's list for one more property, in the scratch. */
+static void ub_props_room(ub_pctx *c, ub_prim *prim)
+{
+    uint32_t n = prim->props.n;
+    bool take = c->ps_owner != prim;
+    if (take)
+        ub_props_flush(c);
+    if (n + 1 > c->ps_cap) {
+        uint32_t cap = c->ps_cap * 2 > n + 16 ? c->ps_cap * 2 : n + 16;
+        ub_prop **nv = realloc(c->ps, cap * sizeof *nv);
+        if (!nv)
+            ub_oom(c);
+        c->ps = nv;
+        c->ps_cap = cap;
+    }
+    if (take) {
+        if (n)
+            memcpy(c->ps, prim->props.v, n * sizeof *c->ps);
+        c->ps_owner = prim;
+    }
+    prim->props.v = c->ps;
+    prim->props.cap = c->ps_cap;
+}
+
 static ub_field *ub_meta_find(ub_pctx *c, const char *key)
 {
     return ub_fields_find(ub_meta_r(c), key);
@@ -2388,6 +2436,7 @@ void ub_act_prim_begin(ub_pctx *c, int spec, const char *type,
     bool streamed = ub_streams(c, parent);
     if (streamed)
         ub_meta_flush(c); /* the parent's metadata must outlive the mark */
+    ub_props_flush(c); /* so must its properties; and p becomes the owner */
     ub_prim *p = ub_prim_find_or_new(c->layer, parent, name,
                                      (ub_specifier)spec, ub_mkloc(c, l), &dup);
     if (!p)
@@ -2432,8 +2481,12 @@ void ub_act_prim_end(ub_pctx *c)
 {
     ub_prim *p = c->prim;
     c->depth--;
-    if (!ub_prim_variant_set(p) && ub_streams(c, p->parent) && c->nmarks)
+    if (!ub_prim_variant_set(p) && ub_streams(c, p->parent) && c->nmarks) {
         ub_stream_prim(c, p);
+        c->ps_owner = NULL; /* p's list went with its body: nothing to keep */
+    } else {
+        ub_props_flush(c);
+    }
     if (ub_prim_variant_set(p)) {
         /* back to the enclosing variant set */
         c->vset_owner = p->parent;
@@ -2515,6 +2568,7 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
     ub_prim *prim = c->prim;
     bool created;
     ub_stream_late(c);
+    ub_props_room(c, prim);
     ub_prop *p = ub_prop_find_or_new(c->layer, prim, name, UB_ATTR,
                                      ub_mkloc(c, l), &created);
     if (!p)
@@ -2698,6 +2752,7 @@ void ub_act_rel_begin(ub_pctx *c, int kind, const char *name, ub_tokloc l,
     ub_prim *prim = c->prim;
     bool created;
     ub_stream_late(c);
+    ub_props_room(c, prim);
     ub_prop *p = ub_prop_find_or_new(c->layer, prim, name, UB_REL,
                                      ub_mkloc(c, l), &created);
     if (!p)
@@ -2962,6 +3017,7 @@ static void ub_pctx_free(ub_pctx *c)
         free(c->dstack[i].d.e);
     free(c->dstack);
     free(c->ms.v);
+    free(c->ps);
     free(c->marks);
     free(c->ph);
     free(c->xdefs);
@@ -3022,6 +3078,7 @@ static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
             ub_perr(c, (ub_tokloc){c->line, c->col}, "cannot parse layer");
     }
     ub_meta_flush(c);
+    ub_props_flush(c);
     if (c->nerrors == 0)
         result = c->layer;
     goto done;
@@ -3208,6 +3265,7 @@ static void *ub_split_tail(void *arg)
     if (ub_yyparse(c) != 0 || c->nerrors || ub_diags_errors(c->diags))
         goto done;
     ub_meta_flush(c);
+    ub_props_flush(c);
     sp->tail = c->layer;
     sp->ph = c->ph;
     sp->nph = c->nph;
@@ -3325,6 +3383,7 @@ bool ub_act_split(ub_pctx *c)
         return false;
     }
     ub_meta_flush(c);
+    ub_props_flush(c);
     ub_layer *tail = sp->tail;
     sp->tail = NULL;
     int rc = ub_layer_graft(c->layer, tail, sp->ph, into, sp->nph);

@@ -119,6 +119,9 @@ typedef struct ub_pctx {
     ub_fields *ms_owner;
     uint32_t ms_cap;
     bool ms_dirty;
+    ub_prop **ps;      /* scratch property list of ps_owner (ub_parse.c) */
+    ub_prim *ps_owner;
+    uint32_t ps_cap;
     int listop;        /* ub_listop_part of the statement being read */
 
     /* generic metadata being read */

@@ -50,20 +50,25 @@ void ub_arena_free(ub_arena *a)
 /* The alignment a block of `size` bytes needs: whatever type it holds has
  * an alignment that divides its size, so the largest power of two not above
  * the size (capped at max_align_t's) is always enough.  Millions of 8-byte
- * values then take 8 bytes, not 16. */
+ * values then take 8 bytes, not 16.  A size that is a multiple of 8 but
+ * not of 16 holds nothing that needs 16 (a type needing 16 has a size
+ * that is a multiple of 16), so it gets 8: the model's records (a 72-byte
+ * property, a 104-byte prim, a 24-byte list op) would otherwise each pad
+ * the next block by 8. */
 static size_t ub_arena_align_for(size_t size)
 {
+    if (size % 16 == 8)
+        return 8;
     size_t align = alignof(max_align_t);
     while (align > 1 && align > size)
         align >>= 1;
     return align;
 }
 
-void *ub_arena_alloc(ub_arena *a, size_t size)
+static void *ub_arena_alloc_at(ub_arena *a, size_t size, size_t align)
 {
     if (size == 0)
         size = 1;
-    const size_t align = ub_arena_align_for(size);
     ub_chunk *c = a->head;
     size_t at = c ? (c->used + align - 1) & ~(align - 1) : 0;
     if (!c || at > c->size || c->size - at < size) {
@@ -92,6 +97,16 @@ void *ub_arena_alloc(ub_arena *a, size_t size)
     return p;
 }
 
+void *ub_arena_alloc(ub_arena *a, size_t size)
+{
+    return ub_arena_alloc_at(a, size, ub_arena_align_for(size));
+}
+
+void *ub_arena_alloc_bytes(ub_arena *a, size_t size)
+{
+    return ub_arena_alloc_at(a, size, 1);
+}
+
 void *ub_arena_zalloc(ub_arena *a, size_t size)
 {
     void *p = ub_arena_alloc(a, size);
@@ -102,7 +117,7 @@ void *ub_arena_zalloc(ub_arena *a, size_t size)
 
 char *ub_arena_strndup(ub_arena *a, const char *s, size_t n)
 {
-    char *p = ub_arena_alloc(a, n + 1);
+    char *p = ub_arena_alloc_bytes(a, n + 1);
     if (!p)
         return NULL;
     if (n)
@@ -130,6 +145,15 @@ void *ub_arena_grow(ub_arena *a, void *old, size_t old_n, size_t new_cap,
 size_t ub_arena_bytes(const ub_arena *a)
 {
     return a->total;
+}
+
+void ub_arena_footprint(const ub_arena *a, size_t *used, size_t *reserved)
+{
+    *used = *reserved = 0;
+    for (const ub_chunk *c = a->head; c; c = c->prev) {
+        *used += c->used;
+        *reserved += c->size;
+    }
 }
 
 void ub_arena_adopt(ub_arena *dst, ub_arena *src)

@@ -14,10 +14,15 @@ typedef struct ub_arena ub_arena;
 ub_arena *ub_arena_new(void);
 void ub_arena_free(ub_arena *a);
 
-/* Memory aligned for any scalar type; NULL only when the system is out of
- * memory.  ub_arena_zalloc clears it. */
+/* Memory aligned for any type that fits `size` bytes, except that a size
+ * that is an odd multiple of 8 is aligned to 8 only (a type that needs 16,
+ * such as long double, has a size that is a multiple of 16); NULL only
+ * when the system is out of memory.  ub_arena_zalloc clears it. */
 void *ub_arena_alloc(ub_arena *a, size_t size);
 void *ub_arena_zalloc(ub_arena *a, size_t size);
+/* Memory with no alignment, for text and bytes read one at a time (or
+ * with memcpy): a string of 17 bytes then takes 17, not 32. */
+void *ub_arena_alloc_bytes(ub_arena *a, size_t size);
 /* Copy of n bytes, NUL-terminated (the terminator is not counted in n). */
 char *ub_arena_strndup(ub_arena *a, const char *s, size_t n);
 char *ub_arena_strdup(ub_arena *a, const char *s);
@@ -28,6 +33,10 @@ void *ub_arena_grow(ub_arena *a, void *old, size_t old_n, size_t new_cap,
 
 /* Bytes handed out so far (for benchmarks and memory reports). */
 size_t ub_arena_bytes(const ub_arena *a);
+/* For memory reports: the bytes the arena's chunks span up to their last
+ * allocation (what was handed out plus alignment padding), and the bytes
+ * its chunks hold in all (the rest of a chunk is never touched). */
+void ub_arena_footprint(const ub_arena *a, size_t *used, size_t *reserved);
 
 /* Move everything src holds into dst (dst frees it from now on), leaving
  * src empty but usable: for data built in another arena, e.g. by another

@@ -69,7 +69,7 @@ static char *ub_vformat(ub_arena *a, const char *fmt, va_list ap)
     va_end(ap2);
     if (n < 0)
         return NULL;
-    char *s = ub_arena_alloc(a, (size_t)n + 1);
+    char *s = ub_arena_alloc_bytes(a, (size_t)n + 1);
     if (s)
         vsnprintf(s, (size_t)n + 1, fmt, ap);
     return s;

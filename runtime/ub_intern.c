@@ -147,7 +147,8 @@ static int ub_shard_grow(ub_shard *t)
 static const char *ub_shard_copy(ub_shard *sh, const char *s, size_t n)
 {
     uint32_t len = (uint32_t)n;
-    char *mem = ub_arena_alloc(sh->arena, sizeof len + n + 1);
+    /* the length is read with memcpy (ub_str_len): no alignment needed */
+    char *mem = ub_arena_alloc_bytes(sh->arena, sizeof len + n + 1);
     if (!mem)
         return NULL;
     memcpy(mem, &len, sizeof len);

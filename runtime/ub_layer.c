@@ -652,7 +652,7 @@ const char *ub_prim_path(ub_layer *layer, const ub_prim *prim)
     if (!prim->parent)
         return "/";
     size_t n = ub_prim_path_len(prim);
-    char *s = ub_arena_alloc(layer->arena, n + 1);
+    char *s = ub_arena_alloc_bytes(layer->arena, n + 1);
     if (!s)
         return NULL;
     char *end = ub_prim_path_write(prim, s);

@@ -2,6 +2,7 @@
  * (what a streaming reader relies on to reuse memory safely), and for the
  * list op reorder of runtime/ub_value. */
 #include <CUnit/Basic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -26,6 +27,59 @@ static void test_release_reuses_memory(void)
     /* the same bytes come back, and what came before the mark is intact */
     CU_ASSERT_PTR_EQUAL(ub_arena_alloc(a, 64), first);
     CU_ASSERT_STRING_EQUAL(keep, "kept");
+    ub_arena_free(a);
+}
+
+/* What a memory report reads: the chunks' span covers what was handed
+ * out, and a release gives the span back too. */
+static void test_footprint(void)
+{
+    ub_arena *a = ub_arena_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    size_t used, reserved;
+    ub_arena_footprint(a, &used, &reserved);
+    CU_ASSERT_EQUAL(used, 0);
+    CU_ASSERT_EQUAL(reserved, 0);
+    ub_arena_alloc(a, 1);
+    ub_arena_mark m = ub_arena_get_mark(a);
+    ub_arena_alloc(a, 16); /* 15 bytes of padding before it */
+    ub_arena_footprint(a, &used, &reserved);
+    CU_ASSERT_EQUAL(used, 32);
+    CU_ASSERT(reserved >= used);
+    ub_arena_release(a, m);
+    ub_arena_footprint(a, &used, &reserved);
+    CU_ASSERT_EQUAL(used, 1);
+    ub_arena_free(a);
+}
+
+/* A model record whose size is a multiple of 8 but not of 16 (a 72-byte
+ * property) follows the one before it without padding, and a block of
+ * 16 bytes still starts at 16. */
+static void test_alignment(void)
+{
+    ub_arena *a = ub_arena_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    char *p = ub_arena_alloc(a, 72), *q = ub_arena_alloc(a, 72);
+    CU_ASSERT_EQUAL(q - p, 72);
+    CU_ASSERT_EQUAL((uintptr_t)q % 8, 0);
+    ub_arena_alloc(a, 1);
+    char *r = ub_arena_alloc(a, 24);
+    CU_ASSERT_EQUAL((uintptr_t)r % 8, 0);
+    CU_ASSERT_EQUAL(r - q, 80);
+    char *s = ub_arena_alloc(a, 32);
+    CU_ASSERT_EQUAL((uintptr_t)s % 16, 0);
+    ub_arena_free(a);
+}
+
+/* Text takes no padding: strings follow one another byte for byte. */
+static void test_bytes_unaligned(void)
+{
+    ub_arena *a = ub_arena_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    char *p = ub_arena_strdup(a, "seventeen bytes!"), *q = ub_arena_strdup(a, "x");
+    CU_ASSERT_EQUAL(q - p, 17);
+    CU_ASSERT_STRING_EQUAL(p, "seventeen bytes!");
+    CU_ASSERT_STRING_EQUAL(q, "x");
     ub_arena_free(a);
 }
 
@@ -334,6 +388,9 @@ int main(void)
     CU_pSuite s = CU_add_suite("layer", NULL, NULL);
     CU_add_test(s, "release reuses memory", test_release_reuses_memory);
     CU_add_test(s, "release across chunks", test_release_across_chunks);
+    CU_add_test(s, "footprint", test_footprint);
+    CU_add_test(s, "alignment", test_alignment);
+    CU_add_test(s, "bytes unaligned", test_bytes_unaligned);
     CU_add_test(s, "drop body forgets lookups", test_drop_body_forgets_lookups);
     CU_add_test(s, "shared properties", test_shared_props);
     CU_add_test(s, "list op reorder", test_reorder);
