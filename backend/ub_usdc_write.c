@@ -137,6 +137,7 @@ static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
     void *p = realloc(*v, cap2 * elem);
     if (!p)
         return false;
+    ub_huge_hint(p, cap2 * elem); /* the big ones fill up */
     *v = p;
     *cap = cap2;
     return true;

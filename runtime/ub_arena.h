@@ -64,4 +64,10 @@ void ub_arena_release(ub_arena *a, ub_arena_mark m);
 void *ub_table_alloc(size_t n, size_t size);
 void ub_table_free(void *p, size_t n, size_t size);
 
+/* A big block of n bytes at p (from malloc or realloc) that is about to
+ * be filled: ask for huge pages for it where the system has them, so that
+ * filling it faults once per 2 MiB, not once per 4 KiB page.  A hint:
+ * below 4 MiB, or where there are none, nothing happens. */
+void ub_huge_hint(void *p, size_t n);
+
 #endif
