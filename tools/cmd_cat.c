@@ -10,6 +10,10 @@
 #include "ub_usda.h"
 #include "ub_usdb_write.h"
 
+/* Bytes of text buffered before a file output gets them: small, as what
+ * cat holds is meant to be the input, not its text. */
+#define UB_CAT_CHUNK (64u << 10)
+
 static void ub_cat_usage(void)
 {
     printf("usage: usdbake cat [-o OUT] [--format usda|usdc|usdb] INPUT...\n"
@@ -165,7 +169,7 @@ static int ub_cat_run(int argc, char **argv)
             sink_open = true;
     }
     if (sink_open)
-        ub_buf_set_sink(&text, ub_out_write, &sink, UB_OUT_CHUNK);
+        ub_buf_set_sink(&text, ub_out_write, &sink, UB_CAT_CHUNK);
     /* the text is written as it is read: one bar covers both */
     uint64_t total = 0;
     for (int i = 0; i < n_inputs; i++)
@@ -190,7 +194,7 @@ static int ub_cat_run(int argc, char **argv)
     }
     if (status == UB_EXIT_OK) {
         if (!text.sink)
-            ub_buf_set_sink(&text, ub_out_write, &sink, UB_OUT_CHUNK);
+            ub_buf_set_sink(&text, ub_out_write, &sink, 1u << 20);
         if (ub_buf_flush(&text) != 0) {
             if (!text.sink_failed)
                 fprintf(stderr, "usdbake: error: out of memory\n");

@@ -274,7 +274,7 @@ static int ub_flatten_run(int argc, char **argv)
         if (ub_out_open(&sink, out) != 0) {
             status = UB_EXIT_INPUT;
         } else {
-            ub_buf_set_sink(&text, ub_out_write, &sink, UB_OUT_CHUNK);
+            ub_buf_set_sink(&text, ub_out_write, &sink, 1u << 20);
             int r = spill ? ub_usda_write_with(flat, &text, ub_spill_samples,
                                                spill)
                           : ub_usda_write(flat, &text);

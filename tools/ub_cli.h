@@ -93,10 +93,6 @@ bool ub_out_seekable(const char *path);
  * status 128 + the signal's number in a shell).  Called once by main. */
 void ub_cli_catch_signals(void);
 int ub_out_write(void *out, const void *data, size_t len);
-/* Bytes of text a streamed output buffers before ub_out_write gets them
- * (ub_buf_set_sink): small, as what a command holds is meant to be its
- * input, not its text; a write per 64 KiB costs nothing to speak of. */
-#define UB_OUT_CHUNK (64u << 10)
 int ub_out_commit(ub_out *o);
 /* Start a file output over (empty it).  Returns 0, or -1 after printing
  * why; standard output cannot be rewound. */
