@@ -712,6 +712,22 @@ static inline void *ub_vb_slot(ub_pctx *c)
     return p;
 }
 
+/* Room for n more bytes of components. */
+static void ub_vb_reserve(ub_pctx *c, size_t n)
+{
+    ub_vb *v = &c->vb;
+    if (v->len + n <= v->cap)
+        return;
+    size_t cap = v->cap ? v->cap : 4096;
+    while (cap < v->len + n)
+        cap *= 2;
+    unsigned char *nb = realloc(v->buf, cap);
+    if (!nb)
+        ub_oom(c);
+    v->buf = nb;
+    v->cap = cap;
+}
+
 /* Where the next component goes, after checking that an atom is allowed
  * here; NULL when it is not (an error was reported). */
 static void *ub_vb_atom_slot(ub_pctx *c, ub_tokloc l)
@@ -934,18 +950,25 @@ static void ub_num_from_text(ub_num *out, const char *b, size_t n)
     }
 }
 
-/* One number of a number-list or tuples token (the scanner has checked
- * its syntax), read as the scanner reads a lone number: integers exact,
- * "-0" as double, the rest correctly rounded.  Digits are read once: the
- * common short decimals never reach ub_parse_double. */
-static const char *ub_scan_num(const char *p, const char *end, ub_num *out)
+/* The number (lexer.l's NUM pattern) at p, read as the scanner reads a
+ * lone number: integers exact, "-0" as double, the rest correctly rounded.
+ * Digits are read once, in the same pass that checks the syntax, so that
+ * the scanner can read a whole run of numbers into values as it finds the
+ * run's end (ub_lex_run): the common short decimals never reach
+ * ub_parse_double.  Returns the text after the number; NULL when there is
+ * no number at p, or when the number (or the exponent it may have) runs
+ * into end, where the scanner's buffered text stops and the number may go
+ * on.  end NULL: p is inside a token's text, which goes on with a
+ * non-digit ('(', ',', ')', a blank or its NUL), so no end check at all. */
+const char *ub_num_scan(const char *p, const char *end, ub_num *out)
 {
-    /* The token text always goes on with a non-digit (',', ')', ' ' or
-     * its NUL), so the digit loops need no end check. */
-    (void)end;
+    /* Every text read here goes on with a character that is not part of
+     * a number: a token's NUL, or the NUL the scanner keeps after its
+     * buffered text.  So the loops test characters, never end. */
     const char *b = p;
     bool neg = *p == '-';
     p += neg;
+    const char *digits = p;
     uint64_t m = 0;
     int exp10 = 0;
     bool integral = true, overflow = false;
@@ -956,9 +979,11 @@ static const char *ub_scan_num(const char *p, const char *end, ub_num *out)
         else
             overflow = true;
     }
+    bool whole = p > digits;
     if (*p == '.') {
         integral = false;
-        for (p++; (d = (unsigned)(*p - '0')) < 10; p++) {
+        const char *frac = ++p;
+        for (; (d = (unsigned)(*p - '0')) < 10; p++) {
             if (m < 100000000000000000ull) {
                 m = m * 10 + d;
                 exp10--;
@@ -966,16 +991,28 @@ static const char *ub_scan_num(const char *p, const char *end, ub_num *out)
                 overflow = true;
             }
         }
+        if (!whole && p == frac)
+            return NULL;
+    } else if (!whole) {
+        return NULL;
     }
     if (*p == 'e' || *p == 'E') {
-        integral = false;
-        overflow = true; /* rare: let the general reader do it */
-        p++;
-        if (*p == '-' || *p == '+')
-            p++;
-        while ((unsigned)(*p - '0') < 10)
-            p++;
+        const char *e = p + 1;
+        if (*e == '-' || *e == '+')
+            e++;
+        const char *ed = e;
+        while ((unsigned)(*e - '0') < 10)
+            e++;
+        if (end && e >= end)
+            return NULL;
+        if (e > ed) { /* rare: let the general reader do it */
+            integral = false;
+            overflow = true;
+            p = e;
+        }
     }
+    if (end && p >= end)
+        return NULL;
     if (integral) {
         if (neg && m == 0 && !overflow) {
             out->kind = UB_NUM_DBL;
@@ -1002,6 +1039,54 @@ static const char *ub_scan_num(const char *p, const char *end, ub_num *out)
     return p;
 }
 
+/* A number inside a run token's text, which the scanner has checked. */
+static const char *ub_scan_num(const char *p, ub_num *out)
+{
+    return ub_num_scan(p, NULL, out);
+}
+
+/* The fast paths' shortcut: a run token's numbers as the scanner read
+ * them (ub_lex_run), stored as the array's float, double, half or int
+ * components, arity to an element.  False, having stored nothing, when
+ * the scanner kept no numbers for this text, its tuples are not all of
+ * arity numbers, or an int does not fit (the text path then says where). */
+static bool ub_vb_prescanned(ub_pctx *c, ub_span sp, unsigned arity,
+                             bool ints)
+{
+    int r = sp.p == c->nl_buf[0] ? 0 : sp.p == c->nl_buf[1] ? 1 : -1;
+    if (r < 0 || c->nl_arity[r] != arity)
+        return false;
+    ub_vb *v = &c->vb;
+    ub_scalar sc = v->type->scalar;
+    const ub_num *n = c->nl_nums[r];
+    size_t nn = c->nl_n[r];
+    size_t esize = v->csize; /* per number: a component */
+    ub_vb_reserve(c, nn * esize);
+    unsigned char *dst = v->buf + v->len;
+    for (size_t i = 0; i < nn; i++, dst += esize) {
+        if (ints) {
+            if (n[i].kind != UB_NUM_U64 || n[i].v.u > INT32_MAX)
+                return false; /* nothing counted yet: len is unchanged */
+            int32_t x = (int32_t)n[i].v.u;
+            memcpy(dst, &x, 4);
+            continue;
+        }
+        double d = ub_num_to_double(&n[i]);
+        if (sc == UB_SC_FLOAT) {
+            float f = (float)d;
+            memcpy(dst, &f, 4);
+        } else if (sc == UB_SC_DOUBLE) {
+            memcpy(dst, &d, 8);
+        } else {
+            uint16_t h = ub_float_to_half((float)d);
+            memcpy(dst, &h, 2);
+        }
+    }
+    v->len += nn * esize;
+    v->nelem += nn / arity;
+    return true;
+}
+
 /* A number-list token ("1, 2.5, -3"): each number as the scanner would
  * have read it alone, at its own column. */
 void ub_vb_numlist(ub_pctx *c, ub_span sp, ub_tokloc l)
@@ -1014,12 +1099,14 @@ void ub_vb_numlist(ub_pctx *c, ub_span sp, ub_tokloc l)
         (v->type->scalar == UB_SC_FLOAT || v->type->scalar == UB_SC_DOUBLE ||
          v->type->scalar == UB_SC_INT)) {
         ub_scalar sc = v->type->scalar;
+        if (ub_vb_prescanned(c, sp, 1, sc == UB_SC_INT))
+            return;
         while (p < end) {
             while (*p == ' ' || *p == '\t' || *p == ',')
                 p++;
             const char *b = p;
             ub_num n;
-            p = ub_scan_num(p, end, &n);
+            p = ub_scan_num(p, &n);
             if (v->len + 8 > v->cap)
                 (void)ub_vb_slot(c), v->len -= v->csize;
             unsigned char *dst = v->buf + v->len;
@@ -1046,7 +1133,7 @@ void ub_vb_numlist(ub_pctx *c, ub_span sp, ub_tokloc l)
             p++;
         const char *b = p;
         ub_num n;
-        p = ub_scan_num(p, end, &n);
+        p = ub_scan_num(p, &n);
         ub_vb_num(c, &n, (ub_tokloc){l.line, l.col + (uint32_t)(b - sp.p)});
     }
 }
@@ -1063,6 +1150,8 @@ void ub_vb_tuples(ub_pctx *c, ub_span sp, ub_tokloc l, bool single)
          v->type->scalar == UB_SC_HALF)) {
         ub_scalar sc = v->type->scalar;
         unsigned cols = v->cols;
+        if (ub_vb_prescanned(c, sp, cols, false))
+            return;
         while (p < end) {
             while (*p != '(')
                 p++;
@@ -1075,9 +1164,9 @@ void ub_vb_tuples(ub_pctx *c, ub_span sp, ub_tokloc l, bool single)
                 if (*p == ')')
                     break;
                 if (k < 4)
-                    p = ub_scan_num(p, end, &n[k]);
+                    p = ub_scan_num(p, &n[k]);
                 else
-                    p = ub_scan_num(p, end, &n[3]);
+                    p = ub_scan_num(p, &n[3]);
                 k++;
             }
             p++;
@@ -1141,7 +1230,7 @@ void ub_vb_tuples(ub_pctx *c, ub_span sp, ub_tokloc l, bool single)
         } else {
             ub_num n;
             const char *b = p;
-            p = ub_scan_num(p, end, &n);
+            p = ub_scan_num(p, &n);
             ub_vb_num(c, &n, (ub_tokloc){l.line, l.col + (uint32_t)(b - sp.p)});
         }
     }

@@ -227,7 +227,21 @@ typedef struct ub_pctx {
     char *nl_buf[2];
     size_t nl_cap[2];
     int nl_i;
+    /* ...and each run's numbers, read as the scanner found the run's end
+     * (the fast paths of ub_vb_numlist and ub_vb_tuples take them from
+     * here instead of reading the text a second time): nl_nums[i] holds
+     * nl_n[i] numbers of the run in nl_buf[i], nl_arity[i] numbers to
+     * each of its tuples (0 when the tuples differ) */
+    ub_num *nl_nums[2];
+    size_t nl_nums_cap[2];
+    size_t nl_n[2];
+    unsigned nl_arity[2];
 } ub_pctx;
+
+/* The number at p (ub_parse.c): its value in *out and the text after it;
+ * NULL when there is none or it may go on past end (NULL end: p is inside
+ * a token's text). */
+const char *ub_num_scan(const char *p, const char *end, ub_num *out);
 
 /* Scanner (lexer.l). */
 int ub_lex_init(ub_pctx *ctx);

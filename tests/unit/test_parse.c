@@ -364,6 +364,51 @@ static void test_long_number_runs(void)
     reject(text, 3, (unsigned)col, "unexpected identifier 'x'");
 }
 
+/* The scanner reads a run's numbers as it finds the run's end; the value
+ * builder stores them directly only where that reading is the whole story
+ * (float, double, half and int arrays, tuples all of the type's size,
+ * ints that fit).  Everything else is read from the text again, and is
+ * stored or reported exactly as before. */
+static void test_number_runs_stored(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\ndef \"A\" {\n"
+        "    float3[] f = [(1.5, -2, 3e1), (0.1, -0, .25)]\n"
+        "    half2[] h = [(1, 2.5), (65504, -0.5)]\n"
+        "    int[] i = [1, -2, 3, 2147483647, -2147483648]\n"
+        "    float[] s = [0.1, 1e-3, -7]\n"
+        "}\n"));
+    const ub_value *f = &prop("/A", "f")->default_value;
+    CU_ASSERT_EQUAL_FATAL(f->count, 2);
+    const float *fv = f->u.data;
+    CU_ASSERT(fv[0] == 1.5f && fv[1] == -2.0f && fv[2] == 30.0f);
+    CU_ASSERT(fv[3] == (float)0.1 && fv[4] == 0.0f && signbit(fv[4]) &&
+              fv[5] == 0.25f);
+    const ub_value *h = &prop("/A", "h")->default_value;
+    CU_ASSERT_EQUAL_FATAL(h->count, 2);
+    const uint16_t *hv = h->u.data;
+    CU_ASSERT(hv[0] == 0x3c00 && hv[1] == 0x4100 && hv[2] == 0x7bff &&
+              hv[3] == 0xb800);
+    const ub_value *i = &prop("/A", "i")->default_value;
+    CU_ASSERT_EQUAL_FATAL(i->count, 5);
+    const int32_t *iv = i->u.data;
+    CU_ASSERT(iv[0] == 1 && iv[1] == -2 && iv[2] == 3 &&
+              iv[3] == INT32_MAX && iv[4] == INT32_MIN);
+    const ub_value *sv = &prop("/A", "s")->default_value;
+    CU_ASSERT_EQUAL_FATAL(sv->count, 3);
+    CU_ASSERT(((const float *)sv->u.data)[1] == 1e-3f);
+    /* an int that does not fit, and a tuple of the wrong size, are
+     * reported where they are */
+    reject("#usda 1.0\ndef \"A\" {\n    int[] i = [1, 2, 2147483648]\n}\n",
+           3, 22, "out of range for type 'int[]'");
+    reject("#usda 1.0\ndef \"A\" {\n"
+           "    float3[] p = [(1, 2, 3), (4, 5)]\n}\n",
+           3, 35, "expected 3 values, found 2");
+    reject("#usda 1.0\ndef \"A\" {\n"
+           "    float2[] p = [(1, 2), (4, 5, 6)]\n}\n",
+           3, 34, "too many values in a tuple of type 'float2'");
+}
+
 /* Progress: reported from the calling thread only, never backwards, and
  * ending at the whole length -- serial and split alike. */
 /* A variant selection may be a variable expression ("`${VAR}`"): kept as
@@ -1019,6 +1064,7 @@ static const test_case cases[] = {
     {"scanner: numbers to declared types", test_numbers},
     {"scanner: number runs", test_number_runs},
     {"scanner: number runs longer than a buffer", test_long_number_runs},
+    {"scanner: a run's numbers stored as read", test_number_runs_stored},
     {"progress reports", test_progress},
     {"end of file: where it is reported", test_end_of_file_location},
     {"scanner: UTF-8 identifiers", test_utf8_identifiers},
