@@ -912,12 +912,41 @@ static int ub_bake_store(ub_arena *a, ub_prop *out, const ub_samples *part)
     return 0;
 }
 
+/* A clip layer's parts, taken from it on the bake's thread and written
+ * as text by the sink's format on any thread (see the pool below). */
+typedef struct ub_bake_parts {
+    ub_clip_part *info;
+    ub_samples *samples;
+    size_t n, cap;
+} ub_bake_parts;
+
+static int ub_parts_add(ub_bake_parts *ps, const ub_bake_job *j,
+                        const ub_samples *part)
+{
+    if (ps->n == ps->cap) {
+        size_t cap = ps->cap ? ps->cap * 2 : 64;
+        ub_clip_part *ni = realloc(ps->info, cap * sizeof *ni);
+        if (!ni)
+            return -1;
+        ps->info = ni;
+        ub_samples *nsm = realloc(ps->samples, cap * sizeof *nsm);
+        if (!nsm)
+            return -1;
+        ps->samples = nsm;
+        ps->cap = cap;
+    }
+    ps->info[ps->n] = (ub_clip_part){j->out, j->depth, part->v[0].time, 0};
+    ps->samples[ps->n++] = *part;
+    return 0;
+}
+
 /* One job's part from clip k of its set (layer l, NULL when it could not
- * be read), built in scratch arena sa. */
+ * be read), built in scratch arena sa: added to ps when there is a sink
+ * (ps not NULL), else stored in the output prop. */
 static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
                         const ub_layer *l, ub_arena *sa, ub_times *ts,
                         ub_arena *a, ub_clip_fixup_fn fixup, void *fixup_ctx,
-                        ub_clip_sink_fn sink, void *sink_ctx)
+                        ub_bake_parts *ps)
 {
     const ub_clip_set *cs = &b->sets[j->set];
     if (!ub_contributes(cs, l, j->clip_prim, j->attr))
@@ -943,23 +972,47 @@ static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
     if (!part.n)
         return 0;
     j->any = true;
-    return sink ? sink(sink_ctx, j->out, j->depth, &part)
-                : ub_bake_store(a, j->out, &part);
+    return ps ? ub_parts_add(ps, j, &part) : ub_bake_store(a, j->out, &part);
 }
 
-/* --- reading clips on worker threads -------------------------------------- */
+/* --- reading clips and writing their parts on worker threads ------------ */
 
-/* One clip layer: its uses [from, to) and its reading. */
+/* Scratch of a clip layer whose parts are in flight: their samples'
+ * arena and their text.  Reused from group to group. */
+typedef struct ub_bake_slot {
+    ub_arena *sa;
+    ub_arena_mark mark;
+    ub_buf text;
+} ub_bake_slot;
+
+/* One clip layer: its uses [from, to), its reading, and (with a sink) its
+ * parts and their formatting. */
 typedef struct ub_bake_group {
     size_t from, to;
     ub_loader_task task;
-    int state; /* 0 not begun, 1 to read, 2 reading, 3 read */
+    int state;  /* reading: 0 not begun, 1 to read, 2 reading, 3 read */
+    int fstate; /* its parts: 0 not taken, 1 to format, 2 formatting,
+                   3 formatted */
+    int frc;    /* the formatting's result */
+    ub_layer *layer; /* read; given back when its parts are kept */
+    ub_bake_parts parts;
+    ub_bake_slot *slot;
 } ub_bake_group;
+
+/* Parts formatted or formatting at once, beyond the one being taken: each
+ * holds its clip layer, so this bounds memory with the reading window. */
+#define UB_BAKE_IN_FLIGHT 2
 
 typedef struct ub_bake_pool {
     ub_bake_group *groups;
     size_t n, begun, taken;
-    size_t next;            /* the next group a worker looks at */
+    size_t next;   /* the next group a worker looks at to read */
+    size_t parted; /* groups whose parts are taken */
+    size_t fnext;  /* the next group a worker looks at to format */
+    size_t kept;   /* groups whose parts the sink has kept */
+    const ub_clip_sink *sink;
+    ub_bake_slot *slots[UB_BAKE_IN_FLIGHT + 1];
+    unsigned n_slots;
     unsigned n_workers;
     pthread_t *th;
     pthread_mutex_t mu;
@@ -968,26 +1021,79 @@ typedef struct ub_bake_pool {
     ub_strtab *t;
 } ub_bake_pool;
 
+/* Write g's parts as text (any thread; g is the caller's alone). */
+static void ub_group_format(const ub_clip_sink *sink, ub_bake_group *g)
+{
+    ub_buf *text = &g->slot->text;
+    for (size_t i = 0; i < g->parts.n && !g->frc; i++) {
+        size_t before = text->len;
+        if (sink->format(sink->ctx, g->parts.info[i].depth,
+                         &g->parts.samples[i], text) != 0 ||
+            text->failed)
+            g->frc = -1;
+        g->parts.info[i].len = text->len - before;
+    }
+}
+
+/* A group to format, marked as taken; NULL when there is none.  Formatting
+ * goes first: it lets the bake's thread go on and gives layers back.
+ * Called with the lock held when there are workers. */
+static ub_bake_group *ub_pool_format_job(ub_bake_pool *p)
+{
+    while (p->fnext < p->parted && p->groups[p->fnext].fstate != 1)
+        p->fnext++;
+    if (p->fnext >= p->parted)
+        return NULL;
+    ub_bake_group *g = &p->groups[p->fnext++];
+    g->fstate = 2;
+    return g;
+}
+
+/* A group to read, marked as taken; NULL when there is none.  Called with
+ * the lock held when there are workers. */
+static ub_bake_group *ub_pool_read_job(ub_bake_pool *p)
+{
+    while (p->next < p->begun && p->groups[p->next].state != 1)
+        p->next++;
+    if (p->next >= p->begun)
+        return NULL;
+    ub_bake_group *g = &p->groups[p->next++];
+    g->state = 2;
+    return g;
+}
+
+/* Do one job, formatting first (called with the lock held); false when
+ * there is none. */
+static bool ub_pool_work(ub_bake_pool *p)
+{
+    ub_bake_group *f = ub_pool_format_job(p);
+    ub_bake_group *g = f ? NULL : ub_pool_read_job(p);
+    if (!f && !g)
+        return false;
+    pthread_mutex_unlock(&p->mu);
+    if (f)
+        ub_group_format(p->sink, f);
+    else
+        ub_loader_task_run(p->t, &g->task);
+    pthread_mutex_lock(&p->mu);
+    if (f)
+        f->fstate = 3;
+    else
+        g->state = 3;
+    pthread_cond_broadcast(&p->done);
+    return true;
+}
+
 static void *ub_pool_main(void *arg)
 {
     ub_bake_pool *p = arg;
     pthread_mutex_lock(&p->mu);
     for (;;) {
-        while (p->next < p->begun && p->groups[p->next].state != 1)
-            p->next++;
-        if (p->next < p->begun) {
-            ub_bake_group *g = &p->groups[p->next++];
-            g->state = 2;
-            pthread_mutex_unlock(&p->mu);
-            ub_loader_task_run(p->t, &g->task);
-            pthread_mutex_lock(&p->mu);
-            g->state = 3;
-            pthread_cond_broadcast(&p->done);
-        } else if (p->stop) {
+        if (ub_pool_work(p))
+            continue;
+        if (p->stop)
             break;
-        } else {
-            pthread_cond_wait(&p->work, &p->mu);
-        }
+        pthread_cond_wait(&p->work, &p->mu);
     }
     pthread_mutex_unlock(&p->mu);
     return NULL;
@@ -1041,6 +1147,16 @@ static int ub_pool_begin(ub_bake_pool *p, ub_clip_bake *b,
     return 0;
 }
 
+/* While waiting, the bake's thread does what no worker has taken yet
+ * (both threads stay busy whichever of reading and formatting is the
+ * slower), or sleeps until a worker is done with something.  Called with
+ * the lock held. */
+static void ub_pool_help(ub_bake_pool *p)
+{
+    if (!ub_pool_work(p))
+        pthread_cond_wait(&p->done, &p->mu);
+}
+
 /* Wait until g is read (reading it here when no worker has taken it). */
 static void ub_pool_wait(ub_bake_pool *p, ub_bake_group *g)
 {
@@ -1060,12 +1176,93 @@ static void ub_pool_wait(ub_bake_pool *p, ub_bake_group *g)
         return;
     pthread_mutex_lock(&p->mu);
     while (g->state != 3)
-        pthread_cond_wait(&p->done, &p->mu);
+        ub_pool_help(p);
     pthread_mutex_unlock(&p->mu);
 }
 
-/* Join the workers and give back what was read but not taken (after a
- * failure). */
+/* Scratch for the next group's parts. */
+static ub_bake_slot *ub_pool_slot(ub_bake_pool *p)
+{
+    if (p->n_slots)
+        return p->slots[--p->n_slots];
+    ub_bake_slot *sl = calloc(1, sizeof *sl);
+    if (sl && !(sl->sa = ub_arena_new())) {
+        free(sl);
+        sl = NULL;
+    }
+    if (sl) {
+        sl->mark = ub_arena_get_mark(sl->sa);
+        ub_buf_init(&sl->text);
+    }
+    return sl;
+}
+
+static void ub_slot_free(ub_bake_slot *sl)
+{
+    if (!sl)
+        return;
+    ub_arena_free(sl->sa);
+    ub_buf_free(&sl->text);
+    free(sl);
+}
+
+/* Give back what g holds: its layer, its parts, its scratch. */
+static void ub_group_done(ub_bake_pool *p, ub_clip_bake *b, ub_bake_group *g)
+{
+    ub_loader_release(b->ld, g->layer);
+    g->layer = NULL;
+    free(g->parts.info);
+    free(g->parts.samples);
+    g->parts = (ub_bake_parts){0};
+    if (g->slot) {
+        ub_arena_release(g->slot->sa, g->slot->mark);
+        g->slot->text.len = 0;
+        if (p->n_slots < UB_BAKE_IN_FLIGHT + 1)
+            p->slots[p->n_slots++] = g->slot;
+        else
+            ub_slot_free(g->slot);
+        g->slot = NULL;
+    }
+}
+
+/* Hand the sink the groups' formatted parts, in order: all of them when
+ * `all` (or when there are no workers), else those formatted already and
+ * as many more as leave at most UB_BAKE_IN_FLIGHT in flight. */
+static int ub_pool_keep(ub_bake_pool *p, ub_clip_bake *b, bool all)
+{
+    int rc = 0;
+    bool mt = p->n_workers > 0;
+    if (mt)
+        pthread_mutex_lock(&p->mu);
+    while (!rc && p->kept < p->parted &&
+           (all || !mt || p->parted - p->kept > UB_BAKE_IN_FLIGHT ||
+            p->groups[p->kept].fstate == 3)) {
+        ub_bake_group *g = &p->groups[p->kept];
+        if (g->fstate != 3) {
+            if (mt) {
+                ub_pool_help(p);
+                continue;
+            }
+            ub_group_format(p->sink, g);
+            g->fstate = 3;
+        }
+        if (mt)
+            pthread_mutex_unlock(&p->mu);
+        rc = g->frc ? -1
+                    : p->sink->keep(p->sink->ctx, g->parts.info, g->parts.n,
+                                    g->slot->text.data, g->slot->text.len);
+        ub_group_done(p, b, g);
+        if (mt)
+            pthread_mutex_lock(&p->mu);
+        p->kept++;
+    }
+    if (mt)
+        pthread_mutex_unlock(&p->mu);
+    return rc;
+}
+
+/* Join the workers and give back what was read or taken but not kept
+ * (after a failure). */
 static void ub_pool_stop(ub_bake_pool *p, ub_clip_bake *b)
 {
     if (p->n_workers) {
@@ -1083,17 +1280,39 @@ static void ub_pool_stop(ub_bake_pool *p, ub_clip_bake *b)
         pthread_mutex_destroy(&p->mu);
         free(p->th);
     }
+    for (size_t k = p->kept; k < p->parted; k++)
+        ub_group_done(p, b, &p->groups[k]);
     for (size_t k = p->taken; k < p->begun; k++) {
         ub_bake_group *g = &p->groups[k];
         if (g->state == 1) /* never read */
             ub_loader_task_run(p->t, &g->task);
         ub_loader_release(b->ld, ub_loader_task_end(b->ld, &g->task));
     }
+    while (p->n_slots)
+        ub_slot_free(p->slots[--p->n_slots]);
     free(p->groups);
 }
 
+/* One part, formatted and kept here. */
+static int ub_sink_one(const ub_clip_sink *sink, const ub_bake_job *j,
+                       const ub_samples *part)
+{
+    ub_buf text;
+    ub_buf_init(&text);
+    ub_clip_part info = {j->out, j->depth, part->v[0].time, 0};
+    int rc = sink->format(sink->ctx, j->depth, part, &text) != 0 ||
+                     text.failed
+                 ? -1
+                 : 0;
+    info.len = text.len;
+    if (!rc)
+        rc = sink->keep(sink->ctx, &info, 1, text.data, text.len);
+    ub_buf_free(&text);
+    return rc;
+}
+
 int ub_clip_bake_run(ub_clip_bake *b, ub_arena *a, ub_clip_fixup_fn fixup,
-                     void *fixup_ctx, ub_clip_sink_fn sink, void *sink_ctx)
+                     void *fixup_ctx, const ub_clip_sink *sink)
 {
     /* jobs by set, so that a clip's uses find their jobs: set s has
      * by_set[first[s] .. first[s + 1]) */
@@ -1160,6 +1379,7 @@ int ub_clip_bake_run(ub_clip_bake *b, ub_arena *a, ub_clip_fixup_fn fixup,
     if (!rc && ng)
         pool.groups[ng - 1].to = nu;
     pool.n = ng;
+    pool.sink = sink;
     if (!rc && ub_pool_start(&pool, b) != 0)
         rc = -1;
     size_t window = 2 * ((size_t)pool.n_workers + 1);
@@ -1171,16 +1391,45 @@ int ub_clip_bake_run(ub_clip_bake *b, ub_arena *a, ub_clip_fixup_fn fixup,
         ub_bake_group *gr = &pool.groups[k];
         ub_pool_wait(&pool, gr);
         ub_layer *l = ub_loader_task_end(b->ld, &gr->task);
+        pool.taken = k + 1;
+        /* with a sink, the layer stays until its parts are written */
+        ub_bake_slot *sl = sink ? ub_pool_slot(&pool) : NULL;
+        if (sink && !sl) {
+            ub_loader_release(b->ld, l);
+            rc = -1;
+            break;
+        }
+        if (sl) {
+            gr->layer = l;
+            gr->slot = sl;
+        }
         for (size_t u = gr->from; !rc && u < gr->to; u++) {
             uint32_t s = uses[u].set;
             for (uint32_t q = first[s]; !rc && q < first[s + 1]; q++)
-                rc = ub_bake_part(b, &b->jobs[by_set[q]], uses[u].k, l, sa,
-                                  &ts, a, fixup, fixup_ctx, sink, sink_ctx);
+                rc = ub_bake_part(b, &b->jobs[by_set[q]], uses[u].k, l,
+                                  sl ? sl->sa : sa, &ts, a, fixup, fixup_ctx,
+                                  sl ? &gr->parts : NULL);
         }
-        ub_loader_release(b->ld, l);
-        ub_arena_release(sa, mark);
-        pool.taken = k + 1;
+        if (!sink) {
+            ub_loader_release(b->ld, l);
+            ub_arena_release(sa, mark);
+            continue;
+        }
+        /* its parts go to the workers (even after a failure, so that
+         * ub_pool_stop gives them back) */
+        if (pool.n_workers)
+            pthread_mutex_lock(&pool.mu);
+        gr->fstate = 1;
+        pool.parted = k + 1;
+        if (pool.n_workers) {
+            pthread_cond_signal(&pool.work);
+            pthread_mutex_unlock(&pool.mu);
+        }
+        if (!rc)
+            rc = ub_pool_keep(&pool, b, false);
     }
+    if (!rc && sink)
+        rc = ub_pool_keep(&pool, b, true);
     ub_pool_stop(&pool, b);
     /* no clip gave a time (interpolateMissingClipValues, no samples, no
      * default): a block at the first clip's start */
@@ -1191,7 +1440,7 @@ int ub_clip_bake_run(ub_clip_bake *b, ub_arena *a, ub_clip_fixup_fn fixup,
         ub_sample blk = {b->sets[j->set].clips[0].authored_start,
                          ub_value_block()};
         ub_samples part = {.authored = true, .n = 1, .cap = 1, .v = &blk};
-        rc = sink ? sink(sink_ctx, j->out, j->depth, &part)
+        rc = sink ? ub_sink_one(sink, j, &part)
                   : ub_bake_store(a, j->out, &part);
     }
     free(ts.v);

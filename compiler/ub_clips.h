@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ub_buf.h"
 #include "ub_diag.h"
 #include "ub_layer.h"
 #include "ub_loader.h"
@@ -129,17 +130,34 @@ int ub_clip_bake_defer(ub_clip_bake *b, const ub_clip_set *cs,
  * `from`, the clip or manifest layer) before it goes to the sink. */
 typedef void (*ub_clip_fixup_fn)(void *ctx, const ub_clip_set *cs,
                                  const ub_layer *from, ub_value *v);
-/* Receives an attribute's samples, one part at a time: the samples of one
- * clip, in time order, all later or all earlier than another part's (parts
- * may come in any order).  Values live until the sink returns.  Returns 0
- * or -1 (stops the bake). */
-typedef int (*ub_clip_sink_fn)(void *ctx, ub_prop *out, unsigned depth,
-                               const ub_samples *part);
+/* What a sink keeps of one part besides its text. */
+typedef struct ub_clip_part {
+    ub_prop *out;
+    unsigned depth; /* of out's prim */
+    double t0;      /* the part's first time */
+    size_t len;     /* bytes of its text */
+} ub_clip_part;
+
+/* Takes an attribute's samples one part at a time: the samples of one
+ * clip, in time order, all later or all earlier than another part's
+ * (parts may come in any order).  format writes a part as text into
+ * `text`; the bake calls it on any of its threads, several at once, so it
+ * may change nothing else.  keep then receives a clip layer's parts with
+ * their texts one after the other in `text`, on the calling thread, in an
+ * order that does not depend on the number of threads.  Both return 0,
+ * or -1 to stop the bake. */
+typedef struct ub_clip_sink {
+    int (*format)(const void *ctx, unsigned depth, const ub_samples *part,
+                  ub_buf *text);
+    int (*keep)(void *ctx, const ub_clip_part *parts, size_t n,
+                const char *text, size_t len);
+    void *ctx;
+} ub_clip_sink;
 /* Run the bake.  sink NULL: the samples are copied into each out prop,
  * allocated in `a` (the output layer's arena).  Errors reading clips go to
  * the loader's diagnostics.  Returns 0, or -1 when out of memory or when
  * the sink failed. */
 int ub_clip_bake_run(ub_clip_bake *b, ub_arena *a, ub_clip_fixup_fn fixup,
-                     void *fixup_ctx, ub_clip_sink_fn sink, void *sink_ctx);
+                     void *fixup_ctx, const ub_clip_sink *sink);
 
 #endif

@@ -3020,8 +3020,8 @@ ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
         ub_names_free(&nm);
         /* every clip read once, its samples handed out */
         if (!cx.oom && !cx.failed &&
-            ub_clip_bake_run(cx.bake, cx.a, ub_clip_anchor, &cx, opts->sink,
-                             opts->sink_ctx) != 0)
+            ub_clip_bake_run(cx.bake, cx.a, ub_clip_anchor, &cx,
+                             opts->sink) != 0)
             cx.oom = true;
     }
     if (cx.n_protos && cx.out && !cx.oom)

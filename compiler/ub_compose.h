@@ -73,8 +73,7 @@ typedef struct ub_flatten_opts {
      * (see ub_clip_bake_run) and the attributes they belong to are in the
      * layer with authored but empty time samples, for a writer to fill in
      * from what the sink kept (ub_usda_write_with). */
-    ub_clip_sink_fn sink;
-    void *sink_ctx;
+    const ub_clip_sink *sink;
     unsigned threads; /* threads reading clips; 0: as many as there are
                          CPUs for the process */
 } ub_flatten_opts;

@@ -220,8 +220,8 @@ static int ub_flatten_run(int argc, char **argv)
     if (status == UB_EXIT_OK && !layer_stack) {
         /* the whole stage: compose, then flatten (ub_compose) */
         size_t before = ub_diags_errors(diags);
-        ub_flatten_opts fo = {.sink = spill ? ub_spill_sink : NULL,
-                              .sink_ctx = spill,
+        ub_clip_sink sink = spill ? ub_spill_sink(spill) : (ub_clip_sink){0};
+        ub_flatten_opts fo = {.sink = spill ? &sink : NULL,
                               .threads = threads};
         flat = ub_compose_flatten_to(
             ld, rl, ss.schemas, out && strcmp(out, "-") ? out : "stdout.usda",
@@ -230,8 +230,8 @@ static int ub_flatten_run(int argc, char **argv)
             if (ub_diags_errors(diags) == before)
                 fprintf(stderr, "usdbake: error: out of memory\n");
             status = UB_EXIT_INPUT;
-        } else if (spill && ub_spill_finish(spill) != 0) {
-            status = UB_EXIT_INPUT;
+        } else if (spill) {
+            ub_spill_finish(spill);
         }
     }
     if (status == UB_EXIT_OK && layer_stack &&

@@ -24,7 +24,6 @@ struct ub_spill {
     FILE *f;            /* unlinked: nothing is left behind */
     int fd;
     uint64_t written;   /* bytes in the file */
-    ub_buf text;        /* formatted, not written yet */
     ub_spill_part *parts;
     size_t n, cap;
 };
@@ -43,7 +42,6 @@ ub_spill *ub_spill_new(void)
         fprintf(stderr, "usdbake: error: out of memory\n");
         return NULL;
     }
-    ub_buf_init(&s->text);
     s->f = tmpfile();
     if (!s->f) {
         ub_spill_error("cannot create");
@@ -59,32 +57,30 @@ void ub_spill_free(ub_spill *s)
     if (!s)
         return;
     fclose(s->f);
-    ub_buf_free(&s->text);
     free(s->parts);
     free(s);
 }
 
-static int ub_spill_flush(ub_spill *s)
+/* Runs on any of the bake's threads: it touches nothing but text. */
+static int ub_spill_format(const void *ctx, unsigned depth,
+                           const ub_samples *part, ub_buf *text)
 {
-    if (s->text.failed) {
-        fprintf(stderr, "usdbake: error: out of memory\n");
-        return -1;
-    }
-    if (ub_cli_write_all(s->fd, s->text.data, s->text.len) != 0) {
-        ub_spill_error("cannot write");
-        return -1;
-    }
-    s->written += s->text.len;
-    s->text.len = 0;
-    return 0;
+    (void)ctx;
+    for (uint32_t i = 0; i < part->n; i++)
+        ub_usda_write_sample(text, depth, part->v[i].time,
+                             &part->v[i].value);
+    return text->failed ? -1 : 0;
 }
 
-int ub_spill_sink(void *spill, ub_prop *attr, unsigned depth,
-                  const ub_samples *part)
+/* A clip layer's parts: indexed, and their text written in one go. */
+static int ub_spill_keep(void *spill, const ub_clip_part *parts, size_t n,
+                         const char *text, size_t len)
 {
     ub_spill *s = spill;
-    if (s->n == s->cap) {
-        size_t cap = s->cap ? s->cap * 2 : 256;
+    if (s->n + n > s->cap) {
+        size_t cap = s->cap ? s->cap : 256;
+        while (cap < s->n + n)
+            cap *= 2;
         ub_spill_part *np = realloc(s->parts, cap * sizeof *np);
         if (!np) {
             fprintf(stderr, "usdbake: error: out of memory\n");
@@ -93,14 +89,24 @@ int ub_spill_sink(void *spill, ub_prop *attr, unsigned depth,
         s->parts = np;
         s->cap = cap;
     }
-    size_t start = s->text.len;
-    for (uint32_t i = 0; i < part->n; i++)
-        ub_usda_write_sample(&s->text, depth, part->v[i].time,
-                             &part->v[i].value);
-    s->parts[s->n++] = (ub_spill_part){attr, part->n ? part->v[0].time : 0,
-                                       depth, s->written + start,
-                                       s->text.len - start};
-    return s->text.len >= (1u << 20) ? ub_spill_flush(s) : 0;
+    uint64_t off = s->written;
+    for (size_t i = 0; i < n; i++) {
+        s->parts[s->n++] = (ub_spill_part){parts[i].out, parts[i].t0,
+                                           parts[i].depth, off,
+                                           parts[i].len};
+        off += parts[i].len;
+    }
+    if (ub_cli_write_all(s->fd, text, len) != 0) {
+        ub_spill_error("cannot write");
+        return -1;
+    }
+    s->written += len;
+    return 0;
+}
+
+ub_clip_sink ub_spill_sink(ub_spill *s)
+{
+    return (ub_clip_sink){ub_spill_format, ub_spill_keep, s};
 }
 
 static int ub_cmp_part(const void *a, const void *b)
@@ -111,13 +117,10 @@ static int ub_cmp_part(const void *a, const void *b)
     return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
 }
 
-int ub_spill_finish(ub_spill *s)
+void ub_spill_finish(ub_spill *s)
 {
-    if (ub_spill_flush(s) != 0)
-        return -1;
     if (s->n > 1)
         qsort(s->parts, s->n, sizeof *s->parts, ub_cmp_part);
-    return 0;
 }
 
 int ub_spill_samples(void *spill, const ub_prop *attr, unsigned indent,

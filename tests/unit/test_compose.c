@@ -290,7 +290,7 @@ static void test_clip_times(void)
     CU_ASSERT_EQUAL_FATAL(
         ub_clip_bake_defer(bake, &cs, S("/Model"), S("x"), &attr, a, 1), 0);
     CU_ASSERT(ub_prop_samples(&attr)->authored);
-    CU_ASSERT_EQUAL_FATAL(ub_clip_bake_run(bake, a, NULL, NULL, NULL, NULL),
+    CU_ASSERT_EQUAL_FATAL(ub_clip_bake_run(bake, a, NULL, NULL, NULL),
                           0);
     const ub_samples s = *ub_prop_samples(&attr);
     /* 0, just before the jump, at it, and 20 */
