@@ -250,6 +250,133 @@ static ub_dict *clip_info(ub_arena *a, const char *asset, const double *tm,
     return d;
 }
 
+/* A sink that records what it keeps, as text. */
+typedef struct sink_rec {
+    ub_buf text;
+    size_t n_parts, n_keeps, fail_at;
+    bool lens_add_up;
+} sink_rec;
+
+static int rec_format(const void *ctx, unsigned depth, const ub_samples *part,
+                      ub_buf *text)
+{
+    (void)ctx;
+    for (uint32_t i = 0; i < part->n; i++)
+        ub_buf_printf(text, "%u %g=%g;", depth, part->v[i].time,
+                      part->v[i].value.kind == UB_V_DATA
+                          ? ub_value_get_double(&part->v[i].value, 0, 0)
+                          : -1.0);
+    return 0;
+}
+
+static int rec_keep(void *ctx, const ub_clip_part *parts, size_t n,
+                    const char *text, size_t len)
+{
+    sink_rec *r = ctx;
+    if (++r->n_keeps == r->fail_at)
+        return -1;
+    size_t sum = 0;
+    for (size_t i = 0; i < n; i++) {
+        sum += parts[i].len;
+        ub_buf_printf(&r->text, "[%g %zu]", parts[i].t0, parts[i].len);
+    }
+    r->lens_add_up = r->lens_add_up && sum == len;
+    ub_buf_append(&r->text, text, len);
+    r->n_parts += n;
+    return 0;
+}
+
+/* Bake attribute x of six clips (clip k active from 10k) through a
+ * recording sink, on `threads` threads; returns the bake's result. */
+static int bake_recorded(unsigned threads, sink_rec *r)
+{
+    char p[512];
+    snprintf(p, sizeof p, "%s/clipsrc.usda", dir);
+    ub_diags *d = ub_diags_new();
+    ub_loader *ld = ub_loader_new(T, d);
+    ub_layer *src = ub_loader_open(ld, p, NULL, (ub_loc){NULL, 0, 0});
+    ub_arena *a = ub_arena_new();
+    enum { NC = 6 };
+    ub_dict *info = ub_dict_new(a);
+    ub_value as = ub_value_new(a, ub_type_get(UB_TY_ASSET), NC, true);
+    ub_value ac = ub_value_new(a, ub_type_get(UB_TY_DOUBLE2), NC, true);
+    for (int k = 0; k < NC; k++) {
+        char name[32];
+        snprintf(name, sizeof name, "./rclip%d.usda", k);
+        ((const char **)as.u.data)[k] = S(name);
+        ((double *)ac.u.data)[2 * k] = 10.0 * k;
+        ((double *)ac.u.data)[2 * k + 1] = k;
+    }
+    ub_dict_set(a, info, S("assetPaths"), as, (ub_loc){0});
+    ub_dict_set(a, info, S("active"), ac, (ub_loc){0});
+    ub_value pp = ub_value_new(a, ub_type_get(UB_TY_STRING), 1, false);
+    ((const char **)pp.u.data)[0] = S("/Model");
+    ub_dict_set(a, info, S("primPath"), pp, (ub_loc){0});
+    ub_clip_set cs;
+    int rc = -2;
+    ub_clip_bake *bake = ub_clip_bake_new(ld, threads);
+    ub_prop attr = {.name = S("x"), .kind = UB_ATTR};
+    ub_clip_sink sink = {rec_format, rec_keep, r};
+    if (src && bake &&
+        ub_clip_set_init(&cs, ld, S("default"), info, src,
+                         UB_OFFSET_IDENTITY, (ub_loc){0}, d) == 1) {
+        if (ub_clip_bake_keep(bake, &cs) == 0 &&
+            ub_clip_bake_defer(bake, &cs, S("/Model"), S("x"), &attr, a,
+                               2) == 0)
+            rc = ub_clip_bake_run(bake, a, NULL, NULL, &sink);
+        ub_clip_set_free(&cs);
+    }
+    ub_clip_bake_free(bake);
+    /* every clip read was given back, whatever happened */
+    for (size_t i = 0; i < ub_loader_count(ld); i++)
+        if (ub_loader_path_at(ld, i) && strstr(ub_loader_path_at(ld, i),
+                                               "/rclip"))
+            CU_ASSERT_PTR_NULL(ub_loader_at(ld, i));
+    ub_arena_free(a);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+    return rc;
+}
+
+/* A sink's parts are formatted on any thread and kept in one order:
+ * the same whatever the number of threads; a keep that fails stops the
+ * bake and gives every clip back. */
+static void test_clip_sink_threads(void)
+{
+    put("clipsrc.usda", "#usda 1.0\n");
+    for (int k = 0; k < 6; k++) {
+        char name[32], text[256];
+        snprintf(name, sizeof name, "rclip%d.usda", k);
+        snprintf(text, sizeof text,
+                 "#usda 1.0\ndef \"Model\"\n{\n    double x.timeSamples = "
+                 "{\n        %d: %d,\n        %d: %d,\n    }\n}\n",
+                 10 * k, k, 10 * k + 5, 100 + k);
+        put(name, text);
+    }
+    sink_rec one = {.lens_add_up = true}, three = {.lens_add_up = true};
+    ub_buf_init(&one.text);
+    ub_buf_init(&three.text);
+    CU_ASSERT_EQUAL(bake_recorded(1, &one), 0);
+    CU_ASSERT_EQUAL(bake_recorded(3, &three), 0);
+    CU_ASSERT_EQUAL(one.n_keeps, 6);
+    CU_ASSERT_EQUAL(one.n_parts, 6);
+    CU_ASSERT(one.lens_add_up && three.lens_add_up);
+    CU_ASSERT_EQUAL_FATAL(one.text.len, three.text.len);
+    CU_ASSERT(memcmp(one.text.data, three.text.data, one.text.len) == 0);
+    /* clip 3's part: its two samples, at depth 2 */
+    CU_ASSERT_PTR_NOT_NULL(strstr(one.text.data, "[30 "));
+    CU_ASSERT_PTR_NOT_NULL(strstr(one.text.data, "2 30=3;2 35=103;"));
+    ub_buf_free(&one.text);
+    ub_buf_free(&three.text);
+    for (unsigned threads = 1; threads <= 3; threads += 2) {
+        sink_rec r = {.fail_at = 2, .lens_add_up = true};
+        ub_buf_init(&r.text);
+        CU_ASSERT_EQUAL(bake_recorded(threads, &r), -1);
+        CU_ASSERT_EQUAL(r.n_keeps, 2);
+        ub_buf_free(&r.text);
+    }
+}
+
 static void test_clip_times(void)
 {
     put("clip.usda",
@@ -814,6 +941,8 @@ int main(void)
     CU_add_test(s, "implied inherits", test_implied_inherit);
     CU_add_test(s, "relocates", test_relocates);
     CU_add_test(s, "clip times", test_clip_times);
+    CU_add_test(s, "clip sink: the same parts on any number of threads",
+                test_clip_sink_threads);
     CU_add_test(s, "clip templates", test_clip_template);
     CU_add_test(s, "ancestral variants", test_ancestral_variant);
     CU_add_test(s, "stage metadata assets", test_stage_metadata_assets);
