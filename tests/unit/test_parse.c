@@ -397,6 +397,39 @@ static void test_number_runs_stored(void)
     const ub_value *sv = &prop("/A", "s")->default_value;
     CU_ASSERT_EQUAL_FATAL(sv->count, 3);
     CU_ASSERT(((const float *)sv->u.data)[1] == 1e-3f);
+    /* digits of every count on either side of the point, some runs
+     * crossing 8 bytes: the value strtod gives */
+    enum { NR = 20000 };
+    static char text[NR * 40 + 256];
+    static double want[NR];
+    char *t = text;
+    t += sprintf(t, "#usda 1.0\ndef \"R\" {\n    double[] d = [");
+    uint64_t seed = 12345;
+    for (int k = 0; k < NR; k++) {
+        char num[48], *q = num;
+        seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+        unsigned whole = (unsigned)(seed >> 60) % 13, frac = (seed >> 52) % 13;
+        if (seed >> 51 & 1)
+            *q++ = '-';
+        for (unsigned i = 0; i < whole; i++)
+            *q++ = (char)('0' + (seed >> (i * 3 % 48)) % 10);
+        if (frac || !whole) {
+            *q++ = '.';
+            for (unsigned i = 0; i < frac + !whole; i++)
+                *q++ = (char)('0' + (seed >> ((i * 5 + 7) % 48)) % 10);
+        }
+        *q = '\0';
+        want[k] = strtod(num, NULL);
+        t += sprintf(t, "%s%s", k ? ", " : "", num);
+    }
+    sprintf(t, "]\n}\n");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(text));
+    const ub_value *r = &prop("/R", "d")->default_value;
+    CU_ASSERT_EQUAL_FATAL(r->count, NR);
+    int bad = 0;
+    for (int k = 0; k < NR; k++)
+        bad += D(r, k) != want[k] || signbit(D(r, k)) != signbit(want[k]);
+    CU_ASSERT_EQUAL(bad, 0);
     /* an int that does not fit, and a tuple of the wrong size, are
      * reported where they are */
     reject("#usda 1.0\ndef \"A\" {\n    int[] i = [1, 2, 2147483648]\n}\n",
