@@ -1167,14 +1167,16 @@ static void ub_pool_wait(ub_bake_pool *p, ub_bake_group *g)
         g->state = 2;
     if (p->n_workers)
         pthread_mutex_unlock(&p->mu);
-    if (mine) {
+    if (mine)
         ub_loader_task_run(p->t, &g->task);
+    if (!p->n_workers) {
         g->state = 3;
         return;
     }
-    if (!p->n_workers)
-        return;
+    /* workers read every group's state while looking for work */
     pthread_mutex_lock(&p->mu);
+    if (mine)
+        g->state = 3;
     while (g->state != 3)
         ub_pool_help(p);
     pthread_mutex_unlock(&p->mu);
