@@ -180,7 +180,7 @@ ub_dict_entry *ub_dict_find(const ub_dict *d, const char *key)
 }
 
 ub_dict_entry *ub_dict_set(ub_arena *a, ub_dict *d, const char *key,
-                           ub_value value, ub_loc loc)
+                           ub_value value, ub_sloc loc)
 {
     ub_dict_entry *e = ub_dict_find(d, key);
     if (!e) {
@@ -230,7 +230,7 @@ static ub_listop_entry *ub_listop_entry_of(ub_arena *a, ub_listop *lo,
 }
 
 int ub_listop_assign(ub_arena *a, ub_listop *lo, ub_listop_part p,
-                     ub_value value, ub_loc loc)
+                     ub_value value, ub_sloc loc)
 {
     ub_listop_entry *e = ub_listop_entry_of(a, lo, p);
     if (!e)
@@ -249,7 +249,7 @@ int ub_listop_put(ub_arena *a, ub_listop *lo, ub_listop_part p, ub_value value)
     return 0;
 }
 
-int ub_listop_set_loc(ub_arena *a, ub_listop *lo, ub_listop_part p, ub_loc loc)
+int ub_listop_set_loc(ub_arena *a, ub_listop *lo, ub_listop_part p, ub_sloc loc)
 {
     ub_listop_entry *e = ub_listop_entry_of(a, lo, p);
     if (!e)

@@ -10,7 +10,7 @@
 #include "ub_layer.h"
 #include "ub_test.h"
 
-static const ub_loc noloc = {NULL, 0, 0};
+static const ub_sloc nosloc = {0};
 
 static void test_release_reuses_memory(void)
 {
@@ -121,24 +121,24 @@ static void test_drop_body_forgets_lookups(void)
     ub_layer *l = ub_layer_new(t, "test.usda");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     ub_prim *set = ub_prim_new(l, l->root, ub_intern_cstr(t, "Set"), UB_DEF,
-                               noloc);
+                               nosloc);
     char name[32];
     for (int round = 0; round < 3; round++) {
         snprintf(name, sizeof name, "item%d", round);
         ub_prim *p = ub_prim_new(l, set, ub_intern_cstr(t, name), UB_DEF,
-                                 noloc);
+                                 nosloc);
         CU_ASSERT_PTR_NOT_NULL_FATAL(p);
         ub_arena_mark m = ub_arena_get_mark(l->arena);
         for (int k = 0; k < 40; k++) {
             /* each round its own names: stale entries would be found */
             snprintf(name, sizeof name, "r%d_p%d", round, k);
             CU_ASSERT_PTR_NOT_NULL(ub_prop_new(l, p, ub_intern_cstr(t, name),
-                                               UB_ATTR, noloc));
+                                               UB_ATTR, nosloc));
         }
         for (int k = 0; k < 30; k++) {
             snprintf(name, sizeof name, "child%d", k);
             CU_ASSERT_PTR_NOT_NULL(ub_prim_new(l, p, ub_intern_cstr(t, name),
-                                               UB_DEF, noloc));
+                                               UB_DEF, nosloc));
         }
         snprintf(name, sizeof name, "r%d_p7", round);
         CU_ASSERT_PTR_NOT_NULL(ub_prop_find(l, p, ub_intern_cstr(t, name)));
@@ -155,11 +155,11 @@ static void test_drop_body_forgets_lookups(void)
             ub_prim_find_child(l, p, ub_intern_cstr(t, "child29")));
         /* a new owner in the reused memory, with 40 new properties */
         ub_prim *q = ub_prim_new(l, p, ub_intern_cstr(t, "reuse"), UB_DEF,
-                                 noloc);
+                                 nosloc);
         CU_ASSERT_PTR_NOT_NULL_FATAL(q);
         for (int k = 0; k < 40; k++) {
             snprintf(name, sizeof name, "other%d", k);
-            ub_prop_new(l, q, ub_intern_cstr(t, name), UB_ATTR, noloc);
+            ub_prop_new(l, q, ub_intern_cstr(t, name), UB_ATTR, nosloc);
         }
         for (int k = 0; k < 40; k++) {
             snprintf(name, sizeof name, "r%d_p%d", round, k);
@@ -194,23 +194,23 @@ static void test_shared_props(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(src);
     CU_ASSERT_PTR_NOT_NULL_FATAL(dst);
     ub_prim *big = ub_prim_new(src, src->root, ub_intern_cstr(t, "Big"),
-                               UB_DEF, noloc);
+                               UB_DEF, nosloc);
     ub_prim *small = ub_prim_new(src, src->root, ub_intern_cstr(t, "Small"),
-                                 UB_DEF, noloc);
+                                 UB_DEF, nosloc);
     CU_ASSERT_PTR_NOT_NULL_FATAL(big);
     CU_ASSERT_PTR_NOT_NULL_FATAL(small);
     char name[16];
     for (int i = 0; i < 40; i++) {
         snprintf(name, sizeof name, "p%d", i);
         CU_ASSERT_PTR_NOT_NULL_FATAL(
-            ub_prop_new(src, big, ub_intern_cstr(t, name), UB_ATTR, noloc));
+            ub_prop_new(src, big, ub_intern_cstr(t, name), UB_ATTR, nosloc));
     }
     ub_prop *a = ub_prop_new(src, small, ub_intern_cstr(t, "a"), UB_ATTR,
-                             noloc);
+                             nosloc);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
 
-    ub_prim *ob = ub_prim_new(dst, dst->root, big->name, UB_DEF, noloc);
-    ub_prim *os = ub_prim_new(dst, dst->root, small->name, UB_DEF, noloc);
+    ub_prim *ob = ub_prim_new(dst, dst->root, big->name, UB_DEF, nosloc);
+    ub_prim *os = ub_prim_new(dst, dst->root, small->name, UB_DEF, nosloc);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ob);
     CU_ASSERT_PTR_NOT_NULL_FATAL(os);
     CU_ASSERT_EQUAL(ub_prop_share_all(dst, ob, &big->props), 0);
@@ -224,7 +224,7 @@ static void test_shared_props(void)
     /* the shared list grows by copying: src's list is left as it was */
     ub_prop **was = big->props.v;
     CU_ASSERT_PTR_NOT_NULL(
-        ub_prop_new(dst, ob, ub_intern_cstr(t, "extra"), UB_ATTR, noloc));
+        ub_prop_new(dst, ob, ub_intern_cstr(t, "extra"), UB_ATTR, nosloc));
     CU_ASSERT_EQUAL(ob->props.n, 41);
     CU_ASSERT_EQUAL(big->props.n, 40);
     CU_ASSERT_PTR_EQUAL(big->props.v, was);
@@ -239,7 +239,7 @@ static void test_shared_props(void)
         snprintf(name, sizeof name, "k%d", i);
         CU_ASSERT_PTR_NOT_NULL(ub_fields_set(dst->arena, &f,
                                              ub_intern_cstr(t, name),
-                                             ub_value_block(), noloc));
+                                             ub_value_block(), nosloc));
     }
     CU_ASSERT_EQUAL(f.n, 3);
     CU_ASSERT_EQUAL(f.cap, 3);
@@ -280,28 +280,29 @@ static void test_reorder(void)
 static void test_listop_parts(void)
 {
     ub_arena *a = ub_arena_new();
+    ub_strtab *t = ub_strtab_new();
     ub_listop *lo = ub_listop_new(a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(lo);
     for (int p = 0; p < UB_LO_NPARTS; p++) {
         CU_ASSERT_EQUAL(ub_listop_get(lo, p)->kind, UB_V_EMPTY);
-        CU_ASSERT_EQUAL(ub_listop_loc(lo, p).line, 0);
+        CU_ASSERT_EQUAL(ub_sloc_line(ub_listop_loc(lo, p)), 0);
         CU_ASSERT_PTR_NULL(ub_listop_get_mut(lo, p));
     }
     const ub_type *tok = ub_type_get(UB_TY_TOKEN);
     ub_value one = ub_value_new(a, tok, 1, true);
     ub_value two = ub_value_new(a, tok, 2, true);
-    ub_loc at = {"x.usda", 3, 5};
+    ub_sloc at = ub_strtab_sloc(t, (ub_loc){"x.usda", 3, 5});
     CU_ASSERT_EQUAL(ub_listop_assign(a, lo, UB_LO_APPEND, one, at), 0);
     CU_ASSERT_EQUAL(ub_listop_put(a, lo, UB_LO_DELETE, two), 0);
     CU_ASSERT_EQUAL(ub_listop_get(lo, UB_LO_APPEND)->count, 1);
-    CU_ASSERT_EQUAL(ub_listop_loc(lo, UB_LO_APPEND).line, 3);
+    CU_ASSERT_EQUAL(ub_sloc_line(ub_listop_loc(lo, UB_LO_APPEND)), 3);
     CU_ASSERT_EQUAL(ub_listop_get(lo, UB_LO_DELETE)->count, 2);
-    CU_ASSERT_EQUAL(ub_listop_loc(lo, UB_LO_DELETE).line, 0);
+    CU_ASSERT_EQUAL(ub_sloc_line(ub_listop_loc(lo, UB_LO_DELETE)), 0);
     CU_ASSERT_EQUAL(ub_listop_get(lo, UB_LO_PREPEND)->kind, UB_V_EMPTY);
     /* put keeps the location, assign replaces it */
     CU_ASSERT_EQUAL(ub_listop_put(a, lo, UB_LO_APPEND, two), 0);
     CU_ASSERT_EQUAL(ub_listop_get(lo, UB_LO_APPEND)->count, 2);
-    CU_ASSERT_EQUAL(ub_listop_loc(lo, UB_LO_APPEND).col, 5);
+    CU_ASSERT_EQUAL(ub_strtab_loc(t, ub_listop_loc(lo, UB_LO_APPEND)).col, 5);
     ub_listop *c = ub_listop_copy(a, lo);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT_EQUAL(ub_listop_put(a, c, UB_LO_APPEND, one), 0);
@@ -312,11 +313,12 @@ static void test_listop_parts(void)
     /* every part set: the entries grow to six */
     for (int p = 0; p < UB_LO_NPARTS; p++)
         CU_ASSERT_EQUAL(ub_listop_assign(a, c, p, one,
-                                         (ub_loc){"x.usda", 10u + p, 1}),
+                                         ub_sloc_make(1, 10u + p, 1)),
                         0);
     for (int p = 0; p < UB_LO_NPARTS; p++)
-        CU_ASSERT_EQUAL(ub_listop_loc(c, p).line, 10u + p);
+        CU_ASSERT_EQUAL(ub_sloc_line(ub_listop_loc(c, p)), 10u + p);
     ub_arena_free(a);
+    ub_strtab_free(t);
 }
 
 /* Properties and prims read their out-of-line parts as unauthored until
@@ -327,8 +329,8 @@ static void test_ext_parts(void)
     ub_layer *l = ub_layer_new(t, "test.usda");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     ub_prim *p = ub_prim_new(l, l->root, ub_intern_cstr(t, "P"), UB_DEF,
-                             noloc);
-    ub_prop *a = ub_prop_new(l, p, ub_intern_cstr(t, "a"), UB_ATTR, noloc);
+                             nosloc);
+    ub_prop *a = ub_prop_new(l, p, ub_intern_cstr(t, "a"), UB_ATTR, nosloc);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_FALSE(ub_prop_samples(a)->authored);
     CU_ASSERT_EQUAL(ub_prop_samples(a)->n, 0);
@@ -348,9 +350,9 @@ static void test_ext_parts(void)
     CU_ASSERT_EQUAL(ub_prim_prim_order(p)->kind, UB_V_EMPTY);
     CU_ASSERT_PTR_NULL(ub_prim_variant_set(p));
     ub_variant_set *vs =
-        ub_variant_set_get(l, p, ub_intern_cstr(t, "look"), noloc);
+        ub_variant_set_get(l, p, ub_intern_cstr(t, "look"), nosloc);
     CU_ASSERT_PTR_NOT_NULL_FATAL(vs);
-    ub_prim *v = ub_variant_new(l, p, vs, ub_intern_cstr(t, "red"), noloc);
+    ub_prim *v = ub_variant_new(l, p, vs, ub_intern_cstr(t, "red"), nosloc);
     CU_ASSERT_PTR_NOT_NULL_FATAL(v);
     CU_ASSERT_EQUAL(ub_prim_n_variant_sets(p), 1);
     CU_ASSERT_STRING_EQUAL(ub_prim_variant_set(v), "look");
@@ -358,7 +360,7 @@ static void test_ext_parts(void)
 
     /* a relationship's part only: it reads as having no samples or
      * connections, and becomes whole, keeping its targets, when asked */
-    ub_prop *r = ub_prop_new(l, p, ub_intern_cstr(t, "r"), UB_REL, noloc);
+    ub_prop *r = ub_prop_new(l, p, ub_intern_cstr(t, "r"), UB_REL, nosloc);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     ub_prop_ext *rx = ub_prop_rel_ext_get(l->arena, r);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rx);
