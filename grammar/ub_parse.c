@@ -11,6 +11,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdalign.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -125,6 +126,15 @@ static const char *ub_in(ub_pctx *c, const char *s, size_t n)
 static void *ub_alloc(ub_pctx *c, size_t n)
 {
     void *p = ub_arena_alloc(c->arena, n ? n : 1);
+    if (!p)
+        ub_oom(c);
+    return p;
+}
+
+/* A record (or array of them) aligned as its type is (ub_arena.h). */
+static void *ub_alloc_rec(ub_pctx *c, size_t n, size_t align)
+{
+    void *p = ub_arena_alloc_align(c->arena, n ? n : 1, align);
     if (!p)
         ub_oom(c);
     return p;
@@ -1679,7 +1689,7 @@ static void ub_meta_flush(ub_pctx *c)
     if (!t)
         return;
     if (c->ms_dirty) {
-        ub_field *v = ub_alloc(c, c->ms.n * sizeof *v);
+        ub_field *v = ub_alloc_rec(c, c->ms.n * sizeof *v, alignof(ub_field));
         memcpy(v, c->ms.v, c->ms.n * sizeof *v);
         t->v = v;
         t->n = t->cap = c->ms.n;
@@ -1711,7 +1721,7 @@ static void ub_props_flush(ub_pctx *c)
     uint32_t n = p->props.n;
     ub_prop **v = NULL;
     if (n) {
-        v = ub_alloc(c, n * sizeof *v);
+        v = ub_alloc_rec(c, n * sizeof *v, alignof(ub_prop *));
         memcpy(v, c->ps, n * sizeof *v);
     }
     p->props.v = v;
@@ -2857,7 +2867,7 @@ void ub_act_dict_close(ub_pctx *c)
     if (!d)
         ub_oom(c);
     if (f->d.n) {
-        d->e = ub_alloc(c, f->d.n * sizeof *d->e);
+        d->e = ub_alloc_rec(c, f->d.n * sizeof *d->e, alignof(ub_dict_entry));
         memcpy(d->e, f->d.e, f->d.n * sizeof *d->e);
         d->n = d->cap = f->d.n;
     }
@@ -3222,7 +3232,7 @@ void ub_act_tail_close(ub_pctx *c)
         ub_split_give_up(c); /* `} }` on one line: no prim body allows it */
         return;
     }
-    ub_prim *p = ub_alloc(c, sizeof *p);
+    ub_prim *p = ub_alloc_rec(c, sizeof *p, alignof(ub_prim));
     *p = (ub_prim){.name = c->prim->name, .specifier = UB_OVER};
     ub_tail_push(c, p);
     c->prim = p;

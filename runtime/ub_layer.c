@@ -1,6 +1,7 @@
 #include "ub_layer.h"
 
 #include <math.h>
+#include <stdalign.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -355,7 +356,8 @@ static int ub_ptrvec_push(ub_arena *a, void ***v, uint32_t *n, uint32_t *cap,
 ub_prim *ub_prim_new(ub_layer *layer, ub_prim *parent, const char *name,
                      ub_specifier spec, ub_sloc loc)
 {
-    ub_prim *p = ub_arena_zalloc(layer->arena, sizeof *p);
+    ub_prim *p =
+        ub_arena_zalloc_align(layer->arena, sizeof *p, alignof(ub_prim));
     if (!p)
         return NULL;
     p->name = name;
@@ -375,7 +377,8 @@ ub_prim *ub_prim_new(ub_layer *layer, ub_prim *parent, const char *name,
 ub_prim *ub_variant_new(ub_layer *layer, ub_prim *owner, ub_variant_set *set,
                        const char *name, ub_sloc loc)
 {
-    ub_prim *p = ub_arena_zalloc(layer->arena, sizeof *p);
+    ub_prim *p =
+        ub_arena_zalloc_align(layer->arena, sizeof *p, alignof(ub_prim));
     if (!p)
         return NULL;
     p->name = name;
@@ -401,7 +404,8 @@ ub_prim *ub_prim_find_child(const ub_layer *layer, const ub_prim *parent,
 ub_prop *ub_prop_new(ub_layer *layer, ub_prim *prim, const char *name,
                      ub_prop_kind kind, ub_sloc loc)
 {
-    ub_prop *p = ub_arena_zalloc(layer->arena, sizeof *p);
+    ub_prop *p =
+        ub_arena_zalloc_align(layer->arena, sizeof *p, alignof(ub_prop));
     if (!p)
         return NULL;
     p->name = name;
@@ -512,7 +516,8 @@ int ub_fields_reserve(ub_arena *a, ub_fields *f, uint32_t more)
     uint32_t want = f->n + more;
     if (want <= f->cap)
         return 0;
-    ub_field *nv = ub_arena_grow(a, f->v, f->n, want, sizeof *nv);
+    ub_field *nv = ub_arena_grow_align(a, f->v, f->n, want, sizeof *nv,
+                                       alignof(ub_field));
     if (!nv)
         return -1;
     f->v = nv;
@@ -527,7 +532,8 @@ ub_field *ub_fields_set(ub_arena *a, ub_fields *f, const char *key,
     if (!fld) {
         if (f->n == f->cap) {
             uint32_t nc = f->cap ? f->cap * 2 : 4;
-            ub_field *nv = ub_arena_grow(a, f->v, f->n, nc, sizeof *nv);
+            ub_field *nv = ub_arena_grow_align(a, f->v, f->n, nc, sizeof *nv,
+                                               alignof(ub_field));
             if (!nv)
                 return NULL;
             f->v = nv;

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdalign.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1932,7 +1933,8 @@ static int build_fields(ub_usdb *f, ub_layer *L, uint32_t first, uint32_t n,
 {
     if (!n)
         return 0;
-    out->v = ub_arena_zalloc(L->arena, n * sizeof *out->v);
+    out->v = ub_arena_zalloc_align(L->arena, n * sizeof *out->v,
+                                   alignof(ub_field));
     if (!out->v)
         return -1;
     for (uint32_t i = 0; i < n; i++) {
