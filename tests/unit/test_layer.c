@@ -1,6 +1,7 @@
 /* Unit tests for runtime/ub_arena's marks and runtime/ub_layer's stubs
- * (what a streaming reader relies on to reuse memory safely), and for the
- * list op reorder of runtime/ub_value. */
+ * (what a streaming reader relies on to reuse memory safely), for the
+ * list op reorder of runtime/ub_value, and for the stored locations of
+ * model records (ub_sloc). */
 #include <CUnit/Basic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -68,6 +69,24 @@ static void test_alignment(void)
     CU_ASSERT_EQUAL(r - q, 80);
     char *s = ub_arena_alloc(a, 32);
     CU_ASSERT_EQUAL((uintptr_t)s % 16, 0);
+    ub_arena_free(a);
+}
+
+/* A record given its type's alignment (8) follows an 8-byte block without
+ * padding whatever its size, where ub_arena_alloc would align a 64-byte
+ * block to 16. */
+static void test_record_alignment(void)
+{
+    ub_arena *a = ub_arena_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    char *p = ub_arena_alloc(a, 8);
+    char *q = ub_arena_alloc_align(a, 64, 8);
+    CU_ASSERT_EQUAL(q - p, 8);
+    char *r = ub_arena_zalloc_align(a, 32, 8);
+    CU_ASSERT_EQUAL(r - q, 64);
+    CU_ASSERT_EQUAL(r[31], 0);
+    char *g = ub_arena_grow_align(a, r, 1, 2, 32, 8);
+    CU_ASSERT_EQUAL(g - r, 32);
     ub_arena_free(a);
 }
 
@@ -383,6 +402,82 @@ static void test_ext_parts(void)
     ub_strtab_free(t);
 }
 
+/* Stored locations: files told apart through the string table, so a
+ * record shared from another layer names its own file; a line or column
+ * that does not fit saturates; a full table reads as an unknown file,
+ * never as another one; a location without a line keeps its file. */
+static void test_stored_locations(void)
+{
+    ub_strtab *t = ub_strtab_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    ub_layer *la = ub_layer_new(t, "a.usda"), *lb = ub_layer_new(t, "b.usda");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(la);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lb);
+    ub_sloc sa = ub_layer_sloc(la, (ub_loc){la->path, 3, 7});
+    ub_sloc sb = ub_layer_sloc(lb, (ub_loc){lb->path, 12, 1});
+    ub_prim *pa = ub_prim_new(la, la->root, ub_intern_cstr(t, "P"), UB_DEF,
+                              sa);
+    ub_prim *pb = ub_prim_new(lb, lb->root, ub_intern_cstr(t, "P"), UB_DEF,
+                              sb);
+    ub_prop *x = ub_prop_new(lb, pb, ub_intern_cstr(t, "x"), UB_ATTR, sb);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pa);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    CU_ASSERT_EQUAL(ub_prop_append(la, pa, x), 0);
+    /* b's property, read through a, is still b's */
+    ub_loc l = ub_layer_loc(la, ub_prop_find(la, pa, x->name)->loc);
+    CU_ASSERT_PTR_EQUAL(l.file, lb->path);
+    CU_ASSERT_EQUAL(l.line, 12);
+    CU_ASSERT_EQUAL(l.col, 1);
+    l = ub_layer_loc(la, pa->loc);
+    CU_ASSERT_PTR_EQUAL(l.file, la->path);
+    CU_ASSERT_EQUAL(l.line, 3);
+    CU_ASSERT_EQUAL(l.col, 7);
+    CU_ASSERT_EQUAL(ub_strtab_file_id(t, la->path),
+                    ub_strtab_file_id(t, la->path));
+    CU_ASSERT_NOT_EQUAL(ub_strtab_file_id(t, la->path),
+                        ub_strtab_file_id(t, lb->path));
+    /* nothing is no file, and all zero */
+    CU_ASSERT_EQUAL(ub_strtab_sloc(t, (ub_loc){NULL, 0, 0}).bits, 0);
+    CU_ASSERT_PTR_NULL(ub_strtab_loc(t, (ub_sloc){0}).file);
+    /* saturating */
+    l = ub_strtab_loc(t, ub_strtab_sloc(t, (ub_loc){la->path, 5, 3000000}));
+    CU_ASSERT_PTR_EQUAL(l.file, la->path);
+    CU_ASSERT_EQUAL(l.line, 5);
+    CU_ASSERT_EQUAL(l.col, UB_SLOC_MAX_COL);
+    l = ub_strtab_loc(t, ub_strtab_sloc(t, (ub_loc){la->path, UINT32_MAX,
+                                                    UB_SLOC_MAX_COL}));
+    CU_ASSERT_EQUAL(l.line, UB_SLOC_MAX_LINE);
+    CU_ASSERT_EQUAL(l.col, UB_SLOC_MAX_COL);
+    CU_ASSERT_EQUAL(ub_sloc_line(ub_strtab_sloc(t, (ub_loc){la->path, 9, 2})),
+                    9);
+    /* fill the table: the files of a and b keep theirs, a new one is
+     * unknown, with its line and column */
+    static char names[UB_SLOC_FILES];
+    uint32_t last = 0;
+    for (uint32_t i = 0; i < UB_SLOC_FILES; i++)
+        last = ub_strtab_file_id(t, &names[i]);
+    CU_ASSERT_EQUAL(last, UB_SLOC_FILE_UNKNOWN); /* a and b took two */
+    CU_ASSERT_EQUAL(ub_strtab_file_id(t, &names[0]), 3);
+    l = ub_layer_loc(la, ub_layer_sloc(la, (ub_loc){"late.usda", 4, 2}));
+    CU_ASSERT_STRING_EQUAL(l.file, UB_SLOC_UNKNOWN_FILE);
+    CU_ASSERT_EQUAL(l.line, 4);
+    CU_ASSERT_EQUAL(l.col, 2);
+    l = ub_layer_loc(la, pa->loc);
+    CU_ASSERT_PTR_EQUAL(l.file, la->path);
+    l = ub_layer_loc(lb, ub_layer_sloc(lb, (ub_loc){lb->path, 8, 8}));
+    CU_ASSERT_PTR_EQUAL(l.file, lb->path);
+    /* a location without a line (a crate spec's) needs no table entry */
+    const char *spec = "c.usdc:</P.x>";
+    l = ub_layer_loc(la, ub_layer_sloc(la, (ub_loc){spec, 0, 0}));
+    CU_ASSERT_PTR_EQUAL(l.file, spec);
+    CU_ASSERT_EQUAL(l.line, 0);
+    CU_ASSERT_EQUAL(l.col, 0);
+    CU_ASSERT_EQUAL(ub_sloc_line(ub_layer_sloc(la, (ub_loc){spec, 0, 0})), 0);
+    ub_layer_free(la);
+    ub_layer_free(lb);
+    ub_strtab_free(t);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -392,12 +487,14 @@ int main(void)
     CU_add_test(s, "release across chunks", test_release_across_chunks);
     CU_add_test(s, "footprint", test_footprint);
     CU_add_test(s, "alignment", test_alignment);
+    CU_add_test(s, "record alignment", test_record_alignment);
     CU_add_test(s, "bytes unaligned", test_bytes_unaligned);
     CU_add_test(s, "drop body forgets lookups", test_drop_body_forgets_lookups);
     CU_add_test(s, "shared properties", test_shared_props);
     CU_add_test(s, "list op reorder", test_reorder);
     CU_add_test(s, "list op parts", test_listop_parts);
     CU_add_test(s, "out-of-line prop and prim parts", test_ext_parts);
+    CU_add_test(s, "stored locations", test_stored_locations);
     unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }
