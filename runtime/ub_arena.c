@@ -52,9 +52,9 @@ void ub_arena_free(ub_arena *a)
  * the size (capped at max_align_t's) is always enough.  Millions of 8-byte
  * values then take 8 bytes, not 16.  A size that is a multiple of 8 but
  * not of 16 holds nothing that needs 16 (a type needing 16 has a size
- * that is a multiple of 16), so it gets 8: the model's records (a 72-byte
- * property, a 104-byte prim, a 24-byte list op) would otherwise each pad
- * the next block by 8. */
+ * that is a multiple of 16), so it gets 8: a 24-byte list op or a 56-byte
+ * reference would otherwise each pad the next block by 8.  (Records whose
+ * size is a multiple of 16 pass their alignment: ub_arena_alloc_align.) */
 static size_t ub_arena_align_for(size_t size)
 {
     if (size % 16 == 8)

@@ -53,8 +53,8 @@ static void test_footprint(void)
     ub_arena_free(a);
 }
 
-/* A model record whose size is a multiple of 8 but not of 16 (a 72-byte
- * property) follows the one before it without padding, and a block of
+/* A block whose size is a multiple of 8 but not of 16 (a 72-byte
+ * record) follows the one before it without padding, and a block of
  * 16 bytes still starts at 16. */
 static void test_alignment(void)
 {
