@@ -40,10 +40,10 @@ typedef struct ub_loc {
  * 0.  A column or line too large saturates at UB_SLOC_MAX_COL /
  * UB_SLOC_MAX_LINE; a file the table has no room for (UB_SLOC_FILES
  * already there, or out of memory) gets UB_SLOC_FILE_UNKNOWN, which reads
- * as the file "(unknown file)": never another file's name.  A location
- * without line and column (a crate layer's specs are named that way, each
- * its own "file") with bit 63 set keeps the file pointer itself in bits
- * 0..62 and takes no table entry. */
+ * as the file "(unknown file)": never another file's name.  With bit 63
+ * set, bits 0..62 are the file pointer of a location without line and
+ * column (a crate layer names each spec so, as a "file" of its own): it
+ * takes no table entry. */
 typedef struct ub_sloc {
     uint64_t bits;
 } ub_sloc;

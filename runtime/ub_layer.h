@@ -329,7 +329,7 @@ static inline ub_loc ub_layer_loc(const ub_layer *layer, ub_sloc s)
 {
     return ub_strtab_loc(layer->strtab, s);
 }
-static inline ub_sloc ub_layer_sloc(ub_layer *layer, ub_loc loc)
+static inline ub_sloc ub_layer_sloc(const ub_layer *layer, ub_loc loc)
 {
     return ub_strtab_sloc(layer->strtab, loc);
 }
