@@ -623,7 +623,7 @@ static void ck_dict_times(ck *c, const ub_layer *L, const ub_dict *d,
                           const char *what)
 {
     for (uint32_t i = 0; d && i < d->n; i++)
-        ck_value_times(c, L, &d->e[i].value, d->e[i].loc, what);
+        ck_value_times(c, L, &d->e[i].value, ub_layer_loc(L, d->e[i].loc), what);
 }
 
 /* Report a timecode (or timecode[]) value holding inf or nan, at any depth
@@ -662,7 +662,7 @@ static void ck_fields_times(ck *c, const ub_layer *L, const ub_fields *f)
             (v->kind == UB_V_DATA && ub_value_type(v) &&
              (v->type_id == UB_TY_TIMECODE ||
               ub_value_type(v)->scalar == UB_SC_DICT)))
-            ck_value_times(c, L, v, f->v[i].loc, f->v[i].key);
+            ck_value_times(c, L, v, ub_layer_loc(L, f->v[i].loc), f->v[i].key);
     }
 }
 
@@ -675,7 +675,7 @@ static void ck_rate(ck *c, const ub_layer *L, const char *key,
     double v;
     if (!f || !ck_number(&f->value, &v) || (isfinite(v) && v > 0))
         return;
-    ck_emit(c, kind, L, f->loc,
+    ck_emit(c, kind, L, ub_layer_loc(L, f->loc),
             "author a positive rate such as 24; OpenUSD divides by it to "
             "scale the times of sublayers and references",
             "%s is %g; it must be a positive finite number", key, v);
@@ -691,15 +691,15 @@ static void ck_layer_meta(ck *c, const ub_layer *L)
     bool hs = fs && ck_number(&fs->value, &s);
     bool he = fe && ck_number(&fe->value, &e);
     if (hs && !isfinite(s))
-        ck_emit(c, UB_CHK_TIME_NOT_FINITE, L, fs->loc,
+        ck_emit(c, UB_CHK_TIME_NOT_FINITE, L, ub_layer_loc(L, fs->loc),
                 "author the first frame of the shot as a finite number",
                 "startTimeCode is %g", s);
     if (he && !isfinite(e))
-        ck_emit(c, UB_CHK_TIME_NOT_FINITE, L, fe->loc,
+        ck_emit(c, UB_CHK_TIME_NOT_FINITE, L, ub_layer_loc(L, fe->loc),
                 "author the last frame of the shot as a finite number",
                 "endTimeCode is %g", e);
     if (hs && he && isfinite(s) && isfinite(e) && s > e)
-        ck_emit(c, UB_CHK_TIME_RANGE_REVERSED, L, fs->loc,
+        ck_emit(c, UB_CHK_TIME_RANGE_REVERSED, L, ub_layer_loc(L, fs->loc),
                 "swap the two values, or fix the one that is wrong",
                 "startTimeCode %g is after endTimeCode %g", s, e);
     ck_fields_times(c, L, &L->meta);
@@ -888,11 +888,11 @@ static void ck_sublayers(ck *c, uint32_t li)
         const ub_sublayer *sub = &L->sublayers[i];
         ub_offset off = ck_authored(sub->offset, sub->has_offset,
                                     sub->has_scale);
-        ck_offset(c, L, off, sub->loc, "sublayer", sub->asset);
+        ck_offset(c, L, off, ub_layer_loc(L, sub->loc), "sublayer", sub->asset);
         int64_t ti;
-        ck_open_result r = ck_open(c, sub->asset, L, sub->loc, &ti);
+        ck_open_result r = ck_open(c, sub->asset, L, ub_layer_loc(L, sub->loc), &ti);
         if (r == CK_OPEN_MISSING) {
-            ck_emit(c, UB_CHK_SUBLAYER_MISSING, L, sub->loc,
+            ck_emit(c, UB_CHK_SUBLAYER_MISSING, L, ub_layer_loc(L, sub->loc),
                     "asset paths are resolved relative to the layer that "
                     "names them, then along --search-path",
                     "cannot find sublayer '%s'", sub->asset);
@@ -900,7 +900,7 @@ static void ck_sublayers(ck *c, uint32_t li)
         }
         if (r != CK_OPEN_OK)
             continue;
-        ck_arc_rates(c, L, (uint32_t)ti, off, sub->loc, "sublayer");
+        ck_arc_rates(c, L, (uint32_t)ti, off, ub_layer_loc(L, sub->loc), "sublayer");
         if (!ck_reserve(c, (void **)&c->edges, &c->cap_edges, c->n_edges,
                         sizeof *c->edges))
             return;
@@ -958,7 +958,8 @@ static void ck_arcs(ck *c, uint32_t li, const ub_field *f, bool payload)
             continue;
         for (uint32_t i = 0; i < pv->count && !c->oom; i++) {
             const ub_reference *ref = ub_value_elem(pv, i);
-            ub_loc loc = ref->loc.line ? ref->loc : f->loc;
+            ub_loc loc =
+                ub_layer_loc(L, ub_sloc_line(ref->loc) ? ref->loc : f->loc);
             const char *asset = ref->asset ? ref->asset : "";
             ub_offset off = ck_authored(ref->offset, ref->has_offset,
                                         ref->has_scale);
@@ -1040,8 +1041,9 @@ static void ck_class_arcs(ck *c, uint32_t li, const ub_field *f,
                 c->oom = true;
                 return;
             }
-            ub_loc loc = ub_listop_loc(lo, part).line ? ub_listop_loc(lo, part)
-                                                      : f->loc;
+            ub_loc loc = ub_strtab_loc(c->st, ub_sloc_line(ub_listop_loc(lo, part))
+                                                  ? ub_listop_loc(lo, part)
+                                                  : f->loc);
             c->arcs[c->n_arcs++] = (ck_arc){
                 li, src, NULL, abs, loc, kind, false, CK_TARGET_INTERNAL};
         }
@@ -1074,7 +1076,8 @@ static void ck_walk_prim(ck *c, uint32_t li, const ub_prim *p, unsigned depth)
             if (isfinite(s->v[j].time))
                 continue;
             ck_emit(c, UB_CHK_TIME_NOT_FINITE, L,
-                    ck_sample_key_loc(L, s->loc.line ? s->loc : pr->loc),
+                    ck_sample_key_loc(L, ub_layer_loc(L, ub_sloc_line(s->loc) ? s->loc
+                                                                 : pr->loc)),
                     "sample times must be finite; remove the sample or give "
                     "it a frame number",
                     "'%s' has a time sample at %g", pr->name, s->v[j].time);
@@ -1084,10 +1087,12 @@ static void ck_walk_prim(ck *c, uint32_t li, const ub_prim *p, unsigned depth)
         bool timed = prt && (prt->id == UB_TY_TIMECODE ||
                              prt->scalar == UB_SC_DICT);
         if (timed) {
-            ck_value_times(c, L, &pr->default_value, pr->loc, pr->name);
+            ck_value_times(c, L, &pr->default_value, ub_layer_loc(L, pr->loc), pr->name);
             for (uint32_t j = 0; j < s->n; j++)
                 ck_value_times(c, L, &s->v[j].value,
-                               s->loc.line ? s->loc : pr->loc, pr->name);
+                               ub_layer_loc(L, ub_sloc_line(s->loc) ? s->loc
+                                                                    : pr->loc),
+                               pr->name);
         }
         ck_fields_times(c, L, &pr->meta);
     }
@@ -1137,7 +1142,7 @@ static const ub_dict_entry *ck_clip_field(ck *c, const ub_layer *L,
     const char *have = v->kind == UB_V_DICT   ? "dictionary"
                        : ub_value_type(v)              ? ub_value_type(v)->name
                                               : "an unknown type";
-    ub_diag *d2 = ck_emit(c, UB_CHK_CLIP_FIELD_TYPE, L, e->loc, NULL,
+    ub_diag *d2 = ck_emit(c, UB_CHK_CLIP_FIELD_TYPE, L, ub_layer_loc(L, e->loc), NULL,
                           "clip field '%s' is %s%s, but OpenUSD reads it "
                           "only as %s%s and ignores it otherwise",
                           key, have, v->is_array ? "[]" : "",
@@ -1265,9 +1270,9 @@ static void ck_clip_explicit(ck *c, uint32_t li, ck_clipstate *cs,
     for (uint32_t i = 0; i < pv->count && !c->oom; i++) {
         const char *asset = ub_value_str(pv, i);
         int64_t ti;
-        ck_open_result r = ck_open(c, asset ? asset : "", L, paths->loc, &ti);
+        ck_open_result r = ck_open(c, asset ? asset : "", L, ub_layer_loc(L, paths->loc), &ti);
         if (r == CK_OPEN_MISSING)
-            ck_emit(c, UB_CHK_CLIP_ASSET_MISSING, L, paths->loc,
+            ck_emit(c, UB_CHK_CLIP_ASSET_MISSING, L, ub_layer_loc(L, paths->loc),
                     "clip paths are resolved relative to the layer that "
                     "names them; OpenUSD substitutes an empty clip",
                     asset && asset[0]
@@ -1277,7 +1282,7 @@ static void ck_clip_explicit(ck *c, uint32_t li, ck_clipstate *cs,
                           "set '%s'",
                     asset ? asset : "", i, set);
         else if (r == CK_OPEN_OK)
-            ck_clip_seen(c, L, (uint32_t)ti, paths->loc, cs);
+            ck_clip_seen(c, L, (uint32_t)ti, ub_layer_loc(L, paths->loc), cs);
     }
     ck_clip_done(c, L, cs);
     uint32_t n_clips = pv->count;
@@ -1295,7 +1300,7 @@ static void ck_clip_explicit(ck *c, uint32_t li, ck_clipstate *cs,
             double k = ub_value_get_double(av, i, 1);
             if (!isfinite(t) || !isfinite(k)) {
                 if (!finite_done)
-                    ck_emit(c, UB_CHK_TIME_NOT_FINITE, L, active->loc,
+                    ck_emit(c, UB_CHK_TIME_NOT_FINITE, L, ub_layer_loc(L, active->loc),
                             "each entry is (stage time, clip index), both "
                             "finite",
                             "active[%u] of clip set '%s' is (%g, %g)", i,
@@ -1308,7 +1313,7 @@ static void ck_clip_explicit(ck *c, uint32_t li, ck_clipstate *cs,
                 continue;
             index_done = true;
             ub_diag *d = ck_emit(
-                c, UB_CHK_CLIP_ACTIVE_INDEX, L, active->loc, NULL,
+                c, UB_CHK_CLIP_ACTIVE_INDEX, L, ub_layer_loc(L, active->loc), NULL,
                 "active[%u] of clip set '%s' is (%g, %g), but clip %g does "
                 "not exist: assetPaths has %u entr%s",
                 i, set, t, k, k, n_clips, n_clips == 1 ? "y" : "ies");
@@ -1320,7 +1325,7 @@ static void ck_clip_explicit(ck *c, uint32_t li, ck_clipstate *cs,
         }
         double when = 0;
         if (ck_count_equal_runs(st, n, &when) > 1)
-            ck_emit(c, UB_CHK_CLIP_ACTIVE_DUPLICATE, L, active->loc,
+            ck_emit(c, UB_CHK_CLIP_ACTIVE_DUPLICATE, L, ub_layer_loc(L, active->loc),
                     "give each clip its own start time; OpenUSD drops the "
                     "whole clip set",
                     "two clips of clip set '%s' are made active at stage "
@@ -1345,7 +1350,7 @@ static void ck_clip_explicit(ck *c, uint32_t li, ck_clipstate *cs,
                 continue;
             }
             if (!finite_done)
-                ck_emit(c, UB_CHK_TIME_NOT_FINITE, L, times->loc,
+                ck_emit(c, UB_CHK_TIME_NOT_FINITE, L, ub_layer_loc(L, times->loc),
                         "each entry is (stage time, clip time), both finite",
                         "times[%u] of clip set '%s' is (%g, %g)", i, set, t,
                         k);
@@ -1354,7 +1359,7 @@ static void ck_clip_explicit(ck *c, uint32_t li, ck_clipstate *cs,
         double when = 0;
         size_t most = ck_count_equal_runs(st, n, &when);
         if (most > 2)
-            ck_emit(c, UB_CHK_CLIP_TIMES_TRIPLE, L, times->loc,
+            ck_emit(c, UB_CHK_CLIP_TIMES_TRIPLE, L, ub_layer_loc(L, times->loc),
                     "two entries at one stage time make a jump (the first "
                     "applies before it, the second from it on); a third "
                     "cannot mean anything: OpenUSD drops the whole clip set",
@@ -1437,20 +1442,20 @@ static void ck_clip_template(ck *c, uint32_t li, ck_clipstate *cs,
         }
         buf[k] = '\0';
         int64_t ti;
-        ck_open_result r = ck_open_uncached(c, buf, L, tmpl->loc, &ti);
+        ck_open_result r = ck_open_uncached(c, buf, L, ub_layer_loc(L, tmpl->loc), &ti);
         if (r == CK_OPEN_MISSING) {
             if (!missing++)
                 snprintf(first_missing, sizeof first_missing, "%s", buf);
         } else {
             found++;
             if (r == CK_OPEN_OK)
-                ck_clip_seen(c, L, (uint32_t)ti, tmpl->loc, cs);
+                ck_clip_seen(c, L, (uint32_t)ti, ub_layer_loc(L, tmpl->loc), cs);
         }
     }
     ck_clip_done(c, L, cs);
     if (found == 0 && missing > 0) {
         ub_diag *d = ck_emit(
-            c, UB_CHK_CLIP_ASSET_MISSING, L, tmpl->loc, NULL,
+            c, UB_CHK_CLIP_ASSET_MISSING, L, ub_layer_loc(L, tmpl->loc), NULL,
             "no clip file matches templateAssetPath '%s' of clip set '%s' "
             "for times %g to %g by %g (the first would be '%s')",
             path, set, start, end, stride, first_missing);
@@ -1460,7 +1465,7 @@ static void ck_clip_template(ck *c, uint32_t li, ck_clipstate *cs,
                          "relative to '%s'",
                          ck_base(L->path));
     } else if (missing > 0) {
-        ck_emit(c, UB_CHK_CLIP_TEMPLATE_GAP, L, tmpl->loc,
+        ck_emit(c, UB_CHK_CLIP_TEMPLATE_GAP, L, ub_layer_loc(L, tmpl->loc),
                 "OpenUSD silently skips missing frames and holds the "
                 "previous clip longer; write the missing clips or change "
                 "the template range",
@@ -1533,7 +1538,7 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
             k == c->k_tmpl_end || k == c->k_tmpl_stride ||
             k == c->k_tmpl_offset || k == c->k_interp)
             continue;
-        ck_emit(c, UB_CHK_CLIP_FIELD_UNKNOWN, L, d->e[i].loc,
+        ck_emit(c, UB_CHK_CLIP_FIELD_UNKNOWN, L, ub_layer_loc(L, d->e[i].loc),
                 "the fields are assetPaths, primPath, active, times, "
                 "manifestAssetPath, interpolateMissingClipValues and "
                 "templateAssetPath/StartTime/EndTime/Stride/ActiveOffset",
@@ -1543,7 +1548,7 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
     }
 
     if (!paths && !tmpl) {
-        ck_emit(c, UB_CHK_CLIP_INCOMPLETE, L, se->loc,
+        ck_emit(c, UB_CHK_CLIP_INCOMPLETE, L, ub_layer_loc(L, se->loc),
                 "add assetPaths (or templateAssetPath and its times), or "
                 "remove the clip set if it is not meant to block a weaker "
                 "layer's clips",
@@ -1554,7 +1559,7 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
         return;
     }
     if (paths && tmpl)
-        ck_emit(c, UB_CHK_CLIP_EXPLICIT_AND_TEMPLATE, L, tmpl->loc,
+        ck_emit(c, UB_CHK_CLIP_EXPLICIT_AND_TEMPLATE, L, ub_layer_loc(L, tmpl->loc),
                 "remove one of the two; explicit assetPaths win and the "
                 "template is ignored",
                 "clip set '%s' has both assetPaths and templateAssetPath",
@@ -1574,7 +1579,7 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
             strcat(need, ", templateStride");
     }
     if (need[0])
-        ck_emit(c, UB_CHK_CLIP_INCOMPLETE, L, se->loc,
+        ck_emit(c, UB_CHK_CLIP_INCOMPLETE, L, ub_layer_loc(L, se->loc),
                 "author the missing fields; without them OpenUSD silently "
                 "ignores the clip set",
                 "clip set '%s' lacks %s", set, need + 2);
@@ -1584,10 +1589,10 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
         const char *pp = ub_value_str(&prim->value, 0);
         if (pp && ck_is_abs_prim_path(pp)) {
             cs.prim = pp;
-            cs.prim_loc = prim->loc;
+            cs.prim_loc = ub_layer_loc(L, prim->loc);
         }
         else
-            ck_emit(c, UB_CHK_CLIP_PRIM_PATH, L, prim->loc,
+            ck_emit(c, UB_CHK_CLIP_PRIM_PATH, L, ub_layer_loc(L, prim->loc),
                     "primPath is the absolute path of the prim in each clip "
                     "whose samples are read, e.g. \"/Model\"",
                     "primPath \"%s\" of clip set '%s' is not an absolute "
@@ -1598,16 +1603,16 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
     if (manifest) {
         const char *asset = ub_value_str(&manifest->value, 0);
         int64_t ti;
-        if (ck_open(c, asset ? asset : "", L, manifest->loc, &ti) ==
+        if (ck_open(c, asset ? asset : "", L, ub_layer_loc(L, manifest->loc), &ti) ==
             CK_OPEN_MISSING)
-            ck_emit(c, UB_CHK_CLIP_MANIFEST_MISSING, L, manifest->loc,
+            ck_emit(c, UB_CHK_CLIP_MANIFEST_MISSING, L, ub_layer_loc(L, manifest->loc),
                     "paths are resolved relative to the layer that names "
                     "them; generate one with UsdClipsAPI::GenerateClipManifest "
                     "or usdstitchclips",
                     "cannot find manifest '%s' of clip set '%s'",
                     asset ? asset : "", set);
     } else {
-        ck_emit(c, UB_CHK_CLIP_NO_MANIFEST, L, se->loc,
+        ck_emit(c, UB_CHK_CLIP_NO_MANIFEST, L, ub_layer_loc(L, se->loc),
                 "author manifestAssetPath (usdstitchclips writes one): "
                 "without it every clip is opened to find which attributes "
                 "have samples",
@@ -1623,7 +1628,7 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
     const char *tp = ub_value_str(&tmpl->value, 0);
     bool ok = true;
     if (!tp || !ck_template_ok(tp)) {
-        ck_emit(c, UB_CHK_CLIP_TEMPLATE_PATTERN, L, tmpl->loc,
+        ck_emit(c, UB_CHK_CLIP_TEMPLATE_PATTERN, L, ub_layer_loc(L, tmpl->loc),
                 "write the frame number as one group of #s between dots "
                 "(\"clip.###.usd\"), optionally followed by a second group "
                 "for the fraction (\"clip.###.##.usd\")",
@@ -1636,7 +1641,7 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
     if (t_stride) {
         stride = ub_value_get_double(&t_stride->value, 0, 0);
         if (!(isfinite(stride) && stride > 0)) {
-            ck_emit(c, UB_CHK_CLIP_TEMPLATE_STRIDE, L, t_stride->loc,
+            ck_emit(c, UB_CHK_CLIP_TEMPLATE_STRIDE, L, ub_layer_loc(L, t_stride->loc),
                     "the stride is the step between clip frames, e.g. 1",
                     "templateStride of clip set '%s' is %g; it must be a "
                     "positive finite number",
@@ -1649,7 +1654,7 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
     if (t_start) {
         start = ub_value_get_double(&t_start->value, 0, 0);
         if (!isfinite(start)) {
-            ck_emit(c, UB_CHK_TIME_NOT_FINITE, L, t_start->loc,
+            ck_emit(c, UB_CHK_TIME_NOT_FINITE, L, ub_layer_loc(L, t_start->loc),
                     "author the first clip frame as a finite number",
                     "templateStartTime of clip set '%s' is %g", set, start);
             ok = false;
@@ -1660,7 +1665,7 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
     if (t_end) {
         end = ub_value_get_double(&t_end->value, 0, 0);
         if (!isfinite(end)) {
-            ck_emit(c, UB_CHK_TIME_NOT_FINITE, L, t_end->loc,
+            ck_emit(c, UB_CHK_TIME_NOT_FINITE, L, ub_layer_loc(L, t_end->loc),
                     "author the last clip frame as a finite number",
                     "templateEndTime of clip set '%s' is %g", set, end);
             ok = false;
@@ -1669,7 +1674,7 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
         ok = false;
     }
     if (t_start && t_end && isfinite(start) && isfinite(end) && start > end) {
-        ck_emit(c, UB_CHK_CLIP_TEMPLATE_RANGE, L, t_start->loc,
+        ck_emit(c, UB_CHK_CLIP_TEMPLATE_RANGE, L, ub_layer_loc(L, t_start->loc),
                 "swap the two times; OpenUSD drops the clip set",
                 "templateStartTime %g of clip set '%s' is after "
                 "templateEndTime %g",
@@ -1679,13 +1684,13 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
     if (t_offset) {
         off = ub_value_get_double(&t_offset->value, 0, 0);
         if (!isfinite(off)) {
-            ck_emit(c, UB_CHK_TIME_NOT_FINITE, L, t_offset->loc,
+            ck_emit(c, UB_CHK_TIME_NOT_FINITE, L, ub_layer_loc(L, t_offset->loc),
                     "the active offset must be a finite number of frames",
                     "templateActiveOffset of clip set '%s' is %g", set, off);
             ok = false;
         } else if (t_stride && isfinite(stride) && stride > 0 &&
                    fabs(off) > stride) {
-            ck_emit(c, UB_CHK_CLIP_TEMPLATE_OFFSET, L, t_offset->loc,
+            ck_emit(c, UB_CHK_CLIP_TEMPLATE_OFFSET, L, ub_layer_loc(L, t_offset->loc),
                     "a clip may become active at most one stride early or "
                     "late; OpenUSD drops the clip set",
                     "templateActiveOffset %g of clip set '%s' is larger than "
@@ -1697,7 +1702,7 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
     if (ok && (end - start) / stride >= CK_MAX_TEMPLATE_FRAMES) {
         /* OpenUSD would try to derive that many clips (and run out of
          * memory or time); so would we */
-        ck_emit(c, UB_CHK_CLIP_TEMPLATE_STRIDE, L, t_stride->loc,
+        ck_emit(c, UB_CHK_CLIP_TEMPLATE_STRIDE, L, ub_layer_loc(L, t_stride->loc),
                 "the stride is the step between clip frames, e.g. 1",
                 "templateStride %g of clip set '%s' makes %.3g frames "
                 "from %g to %g (at most %d are sensible)",
@@ -1718,7 +1723,7 @@ static void ck_clips(ck *c, uint32_t li, const ub_field *f)
     for (uint32_t i = 0; i < d->n && !c->oom; i++) {
         const ub_dict_entry *e = &d->e[i];
         if (e->value.kind != UB_V_DICT || !e->value.u.dict) {
-            ck_emit(c, UB_CHK_CLIP_FIELD_TYPE, L, e->loc,
+            ck_emit(c, UB_CHK_CLIP_FIELD_TYPE, L, ub_layer_loc(L, e->loc),
                     "write `dictionary NAME = { ... }` inside clips",
                     "clip set '%s' is not a dictionary; OpenUSD ignores it",
                     e->key);
@@ -1775,7 +1780,7 @@ static void ck_sublayer_cycles(ck *c)
             ub_buf_printf(&msg, "%s", ck_base(c->layers[e->to].layer->path));
             ub_buf_putc(&msg, '\0');
             ck_emit(c, UB_CHK_SUBLAYER_CYCLE, c->layers[e->from].layer,
-                    e->sub->loc,
+                    ub_layer_loc(c->layers[e->from].layer, e->sub->loc),
                     "remove this subLayers entry (or the one that leads "
                     "back here); OpenUSD skips the sublayer that closes "
                     "the cycle",
@@ -1950,7 +1955,7 @@ static void ck_default_prims(ck *c, const uint32_t *roots, size_t n_roots)
             unsure)
             continue;
         ck_emit_sev(c, UB_CHK_DEFAULT_PRIM_MISSING,
-                    used[i] ? UB_ERROR : UB_WARNING, L, f->loc,
+                    used[i] ? UB_ERROR : UB_WARNING, L, ub_layer_loc(L, f->loc),
                     "name a root prim of this layer (references without a "
                     "prim path use it)",
                     "defaultPrim names <%s>, but neither this layer nor its "

@@ -72,10 +72,10 @@ static char *ub_cmp_strdup(const char *s, size_t n)
     return p;
 }
 
-static void ub_cmp_report(ub_cmp *c, ub_loc la, ub_loc lb, const char *fmt,
+static void ub_cmp_report(ub_cmp *c, ub_sloc la, ub_sloc lb, const char *fmt,
                           ...) __attribute__((format(printf, 4, 5)));
 
-static void ub_cmp_report(ub_cmp *c, ub_loc la, ub_loc lb, const char *fmt,
+static void ub_cmp_report(ub_cmp *c, ub_sloc la, ub_sloc lb, const char *fmt,
                           ...)
 {
     if (ub_cmp_stop(c))
@@ -119,7 +119,8 @@ static void ub_cmp_report(ub_cmp *c, ub_loc la, ub_loc lb, const char *fmt,
         c->oom = true;
         return;
     }
-    d->v[d->n++] = (ub_difference){path, text, la, lb};
+    d->v[d->n++] = (ub_difference){path, text, ub_strtab_loc(c->a->strtab, la),
+                                   ub_strtab_loc(c->b->strtab, lb)};
     c->found++;
 }
 
@@ -355,7 +356,7 @@ static const ub_value *ub_cmp_renamed(ub_cmp *c, const ub_value *y);
 static const char *ub_cmp_rename_path(ub_cmp *c, const char *p);
 
 static void ub_cmp_value(ub_cmp *c, const char *what, const ub_value *x,
-                         const ub_value *y, ub_loc la, ub_loc lb)
+                         const ub_value *y, ub_sloc la, ub_sloc lb)
 {
     if (ub_cmp_stop(c))
         return;
@@ -378,7 +379,7 @@ static void ub_cmp_value(ub_cmp *c, const char *what, const ub_value *x,
 static void ub_cmp_fields(ub_cmp *c, const char *what, const ub_fields *fa,
                           const ub_fields *fb)
 {
-    ub_loc none = {NULL, 0, 0};
+    ub_sloc none = {0};
     for (uint32_t i = 0; i < fa->n && !ub_cmp_stop(c); i++) {
         const ub_field *x = &fa->v[i];
         const ub_field *y = ub_fields_find(fb, x->key);
@@ -439,7 +440,7 @@ static void ub_cmp_samples(ub_cmp *c, const ub_prop *x, const ub_prop *y)
 
 static void ub_cmp_prop(ub_cmp *c, const ub_prop *x, const ub_prop *y)
 {
-    ub_loc la = x->loc, lb = y->loc;
+    ub_sloc la = x->loc, lb = y->loc;
     if (x->kind != y->kind) {
         ub_cmp_report(c, la, lb, "an %s vs a %s",
                       x->kind == UB_ATTR ? "attribute" : "relationship",
@@ -512,7 +513,7 @@ static bool ub_name_in(const void *list, uint32_t n, ub_name_at_fn at,
 
 static void ub_cmp_names(ub_cmp *c, const char *what, const void *la,
                          uint32_t na, const void *lb, uint32_t nb,
-                         ub_name_at_fn at, ub_loc loc_a, ub_loc loc_b)
+                         ub_name_at_fn at, ub_sloc loc_a, ub_sloc loc_b)
 {
     /* Small lists are scanned; large ones are compared in order first,
      * which is the common (equal) case and keeps 100k siblings linear. */
@@ -891,7 +892,7 @@ static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y)
 {
     if (ub_cmp_stop(c))
         return;
-    ub_loc la = x->loc, lb = y->loc;
+    ub_sloc la = x->loc, lb = y->loc;
     bool pseudo = x->parent == NULL && ub_prim_variant_set(x) == NULL;
     if (!pseudo && ub_prim_variant_set(x) == NULL &&
         x->specifier != y->specifier)
@@ -951,7 +952,7 @@ static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y)
 
 static void ub_cmp_sublayers(ub_cmp *c, const ub_layer *a, const ub_layer *b)
 {
-    ub_loc none = {NULL, 0, 0};
+    ub_sloc none = {0};
     if (a->has_sublayers != b->has_sublayers) {
         ub_cmp_report(c, none, none, "subLayers only in %s",
                       a->has_sublayers ? a->path : b->path);

@@ -806,7 +806,8 @@ static void ub_add_class_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
         if (ub_is_cycle(cx, ix, i, n->ls, cls)) {
             const ub_layer *l = n->ls->layers[it.v[k].li];
             ub_prim *p = ub_layer_find_prim(l, n->path);
-            ub_report(cx, UB_ERROR, l, p ? p->loc : (ub_loc){l->path, 0, 0},
+            ub_report(cx, UB_ERROR, l,
+                      p ? ub_layer_loc(l, p->loc) : (ub_loc){l->path, 0, 0},
                       "arc-cycle",
                       "composition cycle: <%s> inherits or specializes "
                       "<%s>, which leads back to it; the arc is ignored",
@@ -894,8 +895,10 @@ static void ub_add_ref_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
         ub_layer *target_root = n->ls->layers[0];
         if (r->asset && *r->asset) {
             ub_load_status st;
-            ub_layer *l = ub_loader_open_arc(cx->ld, r->asset, from, r->loc,
-                                             &st, &cx->n_recovered);
+            ub_layer *l =
+                ub_loader_open_arc(cx->ld, r->asset, from,
+                                   ub_layer_loc(from, r->loc), &st,
+                                   &cx->n_recovered);
             if (!l) {
                 cx->failed |= !ub_load_recoverable(st);
                 continue;
@@ -917,7 +920,7 @@ static void ub_add_ref_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
                                    ? ub_value_str(&dp->value, 0)
                                    : NULL;
             if (!name || !*name) {
-                ub_report(cx, UB_ERROR, from, r->loc, "reference-no-prim",
+                ub_report(cx, UB_ERROR, from, ub_layer_loc(from, r->loc), "reference-no-prim",
                           "%s to @%s@ names no prim, and that layer has no "
                           "defaultPrim; the arc is ignored",
                           arc == UB_ARC_PAYLOAD ? "payload" : "reference",
@@ -934,7 +937,7 @@ static void ub_add_ref_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
         /* A target without specs adds nothing (Pcp reports it only when
          * nothing under the new node has specs either). */
         if (ub_is_cycle(cx, ix, i, ls, tp)) {
-            ub_report(cx, UB_ERROR, from, r->loc, "arc-cycle",
+            ub_report(cx, UB_ERROR, from, ub_layer_loc(from, r->loc), "arc-cycle",
                       "composition cycle: the arc to <%s> in @%s@ leads "
                       "back to a prim that is being composed; the arc is "
                       "ignored",
@@ -946,7 +949,7 @@ static void ub_add_ref_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
                               r->has_scale ? r->offset.scale : 1.0};
         ub_offset_status st = ub_offset_validate(authored);
         if (ub_offset_status_ignored(st)) {
-            ub_report(cx, UB_ERROR, from, r->loc, "offset-invalid",
+            ub_report(cx, UB_ERROR, from, ub_layer_loc(from, r->loc), "offset-invalid",
                       "layer offset of the arc to @%s@: %s; the offset is "
                       "ignored",
                       r->asset, ub_offset_status_text(st));
@@ -1776,7 +1779,7 @@ static void ub_node_clip_sets(ub_cx *cx, const ub_index *ix, int node,
                     c->node = node;
                     c->li = (uint32_t)li;
                     c->off = off;
-                    c->loc = f->loc;
+                    c->loc = ub_layer_loc(l, f->loc);
                 }
                 ub_map_clip_times(iv.u.dict, "active", off);
                 ub_map_clip_times(iv.u.dict, "times", off);
@@ -2064,7 +2067,8 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
     bool builtin = ub_builtin_prop(cx, outp, first->name, &sp);
     if (builtin && (first->kind == UB_ATTR) != (sp.type_name != NULL)) {
         /* OpenUSD fails to write it ("is not an attribute") */
-        ub_report(cx, UB_ERROR, ub_op_layer(ix, &ops[0]), first->loc,
+        ub_report(cx, UB_ERROR, ub_op_layer(ix, &ops[0]),
+                  ub_layer_loc(ub_op_layer(ix, &ops[0]), first->loc),
                   "schema-property-kind",
                   "'%s' is authored as %s, but schema '%s' defines it as "
                   "%s; OpenUSD cannot flatten it: author it as the schema "
@@ -2102,7 +2106,9 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                 (!ty || ty->base != st->base || is_array != arr))
                 /* loud where OpenUSD is silent */
                 ub_report(cx, UB_WARNING, ub_op_layer(ix, &ops[typed_k]),
-                          typed->loc, "schema-type-mismatch",
+                          ub_layer_loc(ub_op_layer(ix, &ops[typed_k]),
+                                       typed->loc),
+                          "schema-type-mismatch",
                           "attribute '%s' is declared '%s%s', but schema "
                           "'%s' defines it as '%s': the flattened layer "
                           "says '%s', as OpenUSD's does, with values of the "
@@ -2121,7 +2127,8 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
             }
         }
         if (!ty) {
-            ub_report(cx, UB_WARNING, ub_op_layer(ix, &ops[0]), first->loc,
+            ub_report(cx, UB_WARNING, ub_op_layer(ix, &ops[0]),
+                      ub_layer_loc(ub_op_layer(ix, &ops[0]), first->loc),
                       "unknown-attribute-type",
                       "attribute '%s' has an unknown value type '%s'; it is "
                       "left out of the flattened layer, as OpenUSD does",
@@ -2734,7 +2741,7 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
             path = nm = NULL;
     }
     ub_prim *pp = ub_prim_new(cx->out, cx->out->root, nm, UB_OVER,
-                              (ub_loc){NULL, 0, 0});
+                              (ub_sloc){0});
     cx->protos[cx->n_protos++] = (ub_proto){key, nk, h, path, pp};
     mask = cx->proto_tab_cap - 1;
     uint32_t b = (uint32_t)h & mask;
@@ -2819,7 +2826,7 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
     }
     if (!ops.n) {
         if (!ub_prim_new(cx->out, outparent, name, UB_OVER,
-                         (ub_loc){NULL, 0, 0}))
+                         (ub_sloc){0}))
             cx->oom = true;
         free(ops.v);
         return;
@@ -2831,7 +2838,8 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
         if (!f)
             continue;
         const ub_layer *l = ub_op_layer(ix, &ops.v[k]);
-        ub_report(cx, UB_ERROR, l, f->loc, "flatten-unsupported",
+        ub_report(cx, UB_ERROR, l, ub_layer_loc(l, f->loc),
+                  "flatten-unsupported",
                   "relocates on a prim are not supported by usdbake "
                   "flatten yet; nothing was written");
         cx->failed = true;

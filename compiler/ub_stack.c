@@ -83,7 +83,8 @@ static void ub_stack_report_cycle(ub_diags *diags, const ub_layer *layer,
             p += sprintf(p, "%s -> ", names[i]);
         strcpy(p, sub->path);
     }
-    ub_diag *d = ub_diag_add(diags, UB_ERROR, sl->loc, "sublayer-cycle",
+    ub_diag *d = ub_diag_add(diags, UB_ERROR, ub_layer_loc(layer, sl->loc),
+                             "sublayer-cycle",
                              layer->source, layer->source_len,
                              "sublayer cycle: %s",
                              text && names ? text : sub->path);
@@ -109,7 +110,8 @@ static void ub_stack_report_tcps(const ub_layer *layer, ub_diags *diags)
     const char *k = ub_intern_cstr(layer->strtab, key);
     const ub_field *f = k ? ub_fields_find(&layer->meta, k) : NULL;
     ub_diag *d = ub_diag_add(diags, UB_ERROR,
-                             f ? f->loc : (ub_loc){layer->path, 0, 0},
+                             f ? ub_layer_loc(layer, f->loc)
+                               : (ub_loc){layer->path, 0, 0},
                              "tcps-invalid", layer->source, layer->source_len,
                              "%s = %g: a layer's rate must be a positive "
                              "number; every time mapped through it would be "
@@ -134,7 +136,8 @@ static int ub_stack_walk(ub_stack *s, ub_loader *ld, ub_layer *layer,
             ub_expr_status es =
                 ub_expr_eval(layer->strtab, sl->asset, vars, &asset, &what);
             if (es != UB_EXPR_OK) {
-                ub_diag_add(diags, UB_ERROR, sl->loc, "sublayer-expression",
+                ub_diag_add(diags, UB_ERROR, ub_layer_loc(layer, sl->loc),
+                            "sublayer-expression",
                             layer->source, layer->source_len,
                             "cannot evaluate sublayer expression %s: %s%s%s",
                             sl->asset, ub_expr_status_text(es),
@@ -145,8 +148,9 @@ static int ub_stack_walk(ub_stack *s, ub_loader *ld, ub_layer *layer,
             if (!*asset)
                 continue; /* an empty result names no layer */
         }
-        ub_layer *sub = ub_loader_open_arc(ld, asset, layer, sl->loc, NULL,
-                                           &s->n_recovered);
+        ub_layer *sub =
+            ub_loader_open_arc(ld, asset, layer, ub_layer_loc(layer, sl->loc),
+                               NULL, &s->n_recovered);
         if (!sub)
             continue; /* the loader said why */
         bool cycle = false;
@@ -173,7 +177,8 @@ static int ub_stack_walk(ub_stack *s, ub_loader *ld, ub_layer *layer,
             if (ignored)
                 s->n_recovered++;
             ub_diag *d = ub_diag_add(
-                diags, ignored ? UB_ERROR : UB_WARNING, sl->loc,
+                diags, ignored ? UB_ERROR : UB_WARNING,
+                ub_layer_loc(layer, sl->loc),
                 st == UB_OFFSET_NONFINITE    ? "offset-not-finite"
                 : st == UB_OFFSET_SCALE_ZERO ? "offset-scale-zero"
                                              : "offset-scale-negative",
@@ -408,7 +413,7 @@ static void ub_flat_fix_listop(ub_flat *f, ub_listop *lo, const ub_type *t)
         if (ub_listop_put(f->a, lo, UB_LO_APPEND, ub_items_value(f, &app)))
             f->oom = true;
         lo->has[UB_LO_APPEND] = true;
-        if (!ub_listop_loc(lo, UB_LO_APPEND).line &&
+        if (!ub_sloc_line(ub_listop_loc(lo, UB_LO_APPEND)) &&
             ub_listop_set_loc(f->a, lo, UB_LO_APPEND,
                               ub_listop_loc(lo, UB_LO_ADD)) != 0)
             f->oom = true;
@@ -477,8 +482,8 @@ static ub_listop *ub_flat_compose_listops(ub_flat *f, const ub_listop *a,
     if (a->is_explicit)
         return r;
     for (int p = 0; p < UB_LO_NPARTS; p++) {
-        ub_loc l = ub_listop_loc(a, (ub_listop_part)p);
-        if ((l.file || l.line) &&
+        ub_sloc l = ub_listop_loc(a, (ub_listop_part)p);
+        if (l.bits &&
             ub_listop_set_loc(f->a, r, (ub_listop_part)p, l) != 0)
             f->oom = true;
     }
@@ -548,7 +553,8 @@ static ub_listop *ub_flat_compose_listops(ub_flat *f, const ub_listop *a,
         if (r->has[p] &&
             ub_listop_put(f->a, r, p, ub_items_value(f, parts[k])) != 0)
             f->oom = true;
-        if (!ub_listop_loc(r, p).line && ub_listop_loc(b, p).line &&
+        if (!ub_sloc_line(ub_listop_loc(r, p)) &&
+            ub_sloc_line(ub_listop_loc(b, p)) &&
             ub_listop_set_loc(f->a, r, p, ub_listop_loc(b, p)) != 0)
             f->oom = true;
         free(parts[k]->data);
@@ -1074,7 +1080,8 @@ static bool ub_flat_registered(ub_flat *f, int kind, const ub_field *w,
             f->oom = true;
         const ub_layer *l = f->s->layers[li];
         ub_diag *d = ub_diag_add(
-            f->diags, UB_WARNING, w->loc, "unregistered-metadata",
+            f->diags, UB_WARNING, ub_layer_loc(l, w->loc),
+            "unregistered-metadata",
             l->source, l->source_len,
             "metadata '%s' is not a field OpenUSD knows without a plugin; "
             "it is dropped from the flattened layer, as OpenUSD drops it",
@@ -1327,7 +1334,7 @@ static void ub_flat_variant_sets(ub_flat *f, ub_prim *outp,
     for (uint32_t s = 0; s < sets.n && !f->oom; s++) {
         const char *set_name = sets.v[s];
         ub_names vars = {0};
-        ub_loc loc = {0};
+        ub_sloc loc = {0};
         for (uint32_t k = ns; k-- > 0;) {
             const ub_variant_set *set = ub_find_vset(sites[k].spec, set_name);
             if (!set)
@@ -1526,7 +1533,8 @@ static void ub_flat_props(ub_flat *f, ub_prim *outp, const ub_site *sites,
                 if (p->kind != kind) {
                     const ub_layer *l = f->s->layers[ps[k].li];
                     ub_diag_add(
-                        f->diags, UB_WARNING, p->loc, "spec-type-mismatch",
+                        f->diags, UB_WARNING, ub_layer_loc(l, p->loc),
+                        "spec-type-mismatch",
                         l->source, l->source_len,
                         "'%s' is %s here but %s in a stronger layer; this "
                         "opinion is ignored",

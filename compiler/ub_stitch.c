@@ -150,10 +150,18 @@ typedef struct ub_merge {
     const char *k_start, *k_end, *k_fps, *k_tcps, *k_precision;
 } ub_merge;
 
-static ub_loc ub_merge_loc(const ub_merge *m, ub_loc l)
+/* s, a location in another layer, with its file replaced by file (which
+ * outlives that layer). */
+static ub_sloc ub_sloc_refile(ub_strtab *t, ub_sloc s, const char *file)
 {
-    l.file = m->file;
-    return l;
+    ub_loc l = ub_strtab_loc(t, s);
+    l.file = file;
+    return ub_strtab_sloc(t, l);
+}
+
+static ub_sloc ub_merge_loc(const ub_merge *m, ub_sloc l)
+{
+    return ub_sloc_refile(m->out->strtab, l, m->file);
 }
 
 static void ub_merge_value(ub_merge *m, ub_value *dst, const ub_value *src)
@@ -204,7 +212,8 @@ static void ub_merge_fields(ub_merge *m, ub_fields *dst, const ub_fields *src,
              w->key == m->k_precision) &&
             ub_is_num(&s->value) && ub_is_num(&w->value) &&
             ub_num(&s->value) != ub_num(&w->value)) {
-            ub_diag_add(m->diags, UB_WARNING, w->loc, "stitch-rate-mismatch",
+            ub_diag_add(m->diags, UB_WARNING, ub_layer_loc(m->src, w->loc),
+                        "stitch-rate-mismatch",
                         m->src->source, m->src->source_len,
                         "%s is %g here but %g in a stronger layer; the "
                         "stronger value is kept",
@@ -255,15 +264,17 @@ static void ub_merge_prop(ub_merge *m, ub_prim *dp, const ub_prop *s)
     } else {
         if (m->check_types && d->kind == UB_ATTR && s->kind == UB_ATTR &&
             (!ub_prop_same_type_name(d, s) || d->is_array != s->is_array)) {
+            ub_loc dl = ub_layer_loc(m->out, d->loc);
             ub_diag *g = ub_diag_add(
-                m->diags, UB_ERROR, s->loc, "stitch-type-mismatch",
+                m->diags, UB_ERROR, ub_layer_loc(m->src, s->loc),
+                "stitch-type-mismatch",
                 m->src->source, m->src->source_len,
                 "attribute '%s.%s' is %s%s here but %s%s in %s:%u:%u; "
                 "every frame must declare it with one type",
                 ub_prim_path(m->out, dp), s->name, ub_prop_type_spelling(s),
                 s->is_array ? "[]" : "", ub_prop_type_spelling(d),
-                d->is_array ? "[]" : "", d->loc.file ? d->loc.file : "?",
-                d->loc.line, d->loc.col);
+                d->is_array ? "[]" : "", dl.file ? dl.file : "?", dl.line,
+                dl.col);
             (void)g;
             m->bad = true;
             return;
@@ -557,7 +568,7 @@ static ub_prim *ub_ensure_prim(ub_layer *out, const ub_prim *src)
         return NULL;
     ub_prim *c = ub_prim_find_child(out, p, src->name);
     return c ? c
-             : ub_prim_new(out, p, src->name, UB_OVER, (ub_loc){NULL, 0, 0});
+             : ub_prim_new(out, p, src->name, UB_OVER, (ub_sloc){0});
 }
 
 /* --- frame times ----------------------------------------------------------*/
@@ -733,7 +744,7 @@ static void ub_manifest_prim(ub_manifest *mf, const ub_layer *l,
         }
         bool created = false;
         ub_prop *a = ub_prop_find_or_new(mf->out, d, p->name, UB_ATTR,
-                                         (ub_loc){NULL, 0, 0}, &created);
+                                         (ub_sloc){0}, &created);
         if (!a) {
             mf->oom = true;
             return;
@@ -743,20 +754,20 @@ static void ub_manifest_prim(ub_manifest *mf, const ub_layer *l,
                 mf->oom = true;
             a->is_array = p->is_array;
             a->variability = p->variability;
-            a->loc = p->loc;
-            a->loc.file = ub_intern_cstr(mf->out->strtab, l->path);
+            a->loc = ub_sloc_refile(mf->out->strtab, p->loc,
+                                    ub_intern_cstr(mf->out->strtab, l->path));
         } else if (!ub_prop_same_type_name(a, p) ||
                    a->is_array != p->is_array) {
-            ub_diag_add(mf->diags, UB_ERROR, p->loc, "stitch-type-mismatch",
-                        l->source, l->source_len,
+            ub_loc al = ub_layer_loc(mf->out, a->loc);
+            ub_diag_add(mf->diags, UB_ERROR, ub_layer_loc(l, p->loc),
+                        "stitch-type-mismatch", l->source, l->source_len,
                         "attribute '%s.%s' is %s%s here but %s%s in "
                         "%s:%u:%u; every clip must declare it with one type",
                         ub_prim_path(mf->out, d), p->name,
                         ub_prop_type_spelling(p), p->is_array ? "[]" : "",
                         ub_prop_type_spelling(a),
                         a->is_array ? "[]" : "",
-                        a->loc.file ? a->loc.file : "?", a->loc.line,
-                        a->loc.col);
+                        al.file ? al.file : "?", al.line, al.col);
             mf->bad = true;
             continue;
         }
@@ -923,7 +934,7 @@ static int ub_stitch_result(ub_stitcher *st, size_t n, ub_stitch_out *out)
         return -1;
     out->result = r;
     ub_arena *a = r->arena;
-    ub_loc nl = {NULL, 0, 0};
+    ub_sloc nl = {0};
     bool bad = false;
     const char *topo = ub_rel_asset(st->t, out->topology_path, o->out_path);
     const char *man = ub_rel_asset(st->t, out->manifest_path, o->out_path);

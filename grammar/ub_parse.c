@@ -11,6 +11,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <stdalign.h>
 #include <stdarg.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -52,6 +53,11 @@ _Static_assert(sizeof ub_kw_names / sizeof *ub_kw_names ==
 static ub_loc ub_mkloc(const ub_pctx *c, ub_tokloc l)
 {
     return (ub_loc){c->path, l.line, l.col};
+}
+/* The same as a record stores it. */
+static ub_sloc ub_mksloc(const ub_pctx *c, ub_tokloc l)
+{
+    return ub_sloc_make(c->file_id, l.line, l.col);
 }
 
 static void ub_split_give_up(ub_pctx *c);
@@ -120,6 +126,15 @@ static const char *ub_in(ub_pctx *c, const char *s, size_t n)
 static void *ub_alloc(ub_pctx *c, size_t n)
 {
     void *p = ub_arena_alloc(c->arena, n ? n : 1);
+    if (!p)
+        ub_oom(c);
+    return p;
+}
+
+/* A record (or array of them) aligned as its type is (ub_arena.h). */
+static void *ub_alloc_rec(ub_pctx *c, size_t n, size_t align)
+{
+    void *p = ub_arena_alloc_align(c->arena, n ? n : 1, align);
     if (!p)
         ub_oom(c);
     return p;
@@ -1747,9 +1762,10 @@ double ub_act_ident_number(ub_pctx *c, const char *id, ub_tokloc l)
     return 0.0;
 }
 
-static ub_tokloc ub_tl(const ub_loc *l)
+static ub_tokloc ub_tl(const ub_pctx *c, ub_sloc s)
 {
-    return (ub_tokloc){l->line, l->col};
+    ub_loc l = ub_layer_loc(c->layer, s);
+    return (ub_tokloc){l.line, l.col};
 }
 
 /* Metadata is gathered in a malloc'd scratch list and copied into the
@@ -1762,7 +1778,7 @@ static void ub_meta_flush(ub_pctx *c)
     if (!t)
         return;
     if (c->ms_dirty) {
-        ub_field *v = ub_alloc(c, c->ms.n * sizeof *v);
+        ub_field *v = ub_alloc_rec(c, c->ms.n * sizeof *v, alignof(ub_field));
         memcpy(v, c->ms.v, c->ms.n * sizeof *v);
         t->v = v;
         t->n = t->cap = c->ms.n;
@@ -1794,7 +1810,7 @@ static void ub_props_flush(ub_pctx *c)
     uint32_t n = p->props.n;
     ub_prop **v = NULL;
     if (n) {
-        v = ub_alloc(c, n * sizeof *v);
+        v = ub_alloc_rec(c, n * sizeof *v, alignof(ub_prop *));
         memcpy(v, c->ps, n * sizeof *v);
     }
     p->props.v = v;
@@ -1858,7 +1874,7 @@ static void ub_set_meta(ub_pctx *c, const char *key, ub_value v, ub_tokloc l)
     }
     /* room for one more: ub_fields_set never grows it in the arena */
     c->ms.cap = c->ms.n + 1;
-    if (!ub_fields_set(c->arena, &c->ms, key, v, ub_mkloc(c, l)))
+    if (!ub_fields_set(c->arena, &c->ms, key, v, ub_mksloc(c, l)))
         ub_oom(c);
     c->ms_dirty = true;
 }
@@ -2011,7 +2027,7 @@ static void ub_listop_set(ub_pctx *c, ub_value *slot, const ub_type *t,
         lo->is_explicit = false;
     }
     lo->has[part] = true;
-    if (ub_listop_assign(c->arena, lo, part, items, ub_mkloc(c, l)) != 0)
+    if (ub_listop_assign(c->arena, lo, part, items, ub_mksloc(c, l)) != 0)
         ub_oom(c);
 }
 
@@ -2295,7 +2311,7 @@ static void ub_offset_reset(ub_pctx *c)
 
 void ub_act_sublayer(ub_pctx *c, const char *asset, ub_tokloc l)
 {
-    ub_sublayer *s = ub_layer_add_sublayer(c->layer, asset, ub_mkloc(c, l));
+    ub_sublayer *s = ub_layer_add_sublayer(c->layer, asset, ub_mksloc(c, l));
     if (!s)
         ub_oom(c);
     s->offset = c->cur_offset;
@@ -2321,7 +2337,7 @@ void ub_act_ref(ub_pctx *c, const char *asset, const char *path,
                       .has_offset = c->cur_has_offset,
                       .has_scale = c->cur_has_scale,
                       .custom_data = c->cur_ref_dict,
-                      .loc = ub_mkloc(c, al)};
+                      .loc = ub_mksloc(c, al)};
     ub_offset_reset(c);
     c->cur_ref_dict = NULL;
     if (asset && ub_str_len(asset) == 0) {
@@ -2434,7 +2450,7 @@ void ub_act_string_dict(ub_pctx *c, const char *key, ub_tokloc l)
         }
         if (!ub_dict_set(c->arena, d, c->paths.v[i],
                          ub_str_value(c, UB_TY_STRING, c->paths.v[i + 1]),
-                         ub_mkloc(c, c->paths.loc[i])))
+                         ub_mksloc(c, c->paths.loc[i])))
             ub_oom(c);
     }
     ub_value v = {.kind = UB_V_DICT};
@@ -2462,7 +2478,7 @@ void ub_act_variants(ub_pctx *c)
         const ub_dict_entry *e = &in->e[i];
         if (e->value.kind != UB_V_DATA || e->value.is_array ||
             e->value.type_id != UB_TY_STRING) {
-            ub_perr(c, ub_tl(&e->loc), "variant selection '%s' must be a "
+            ub_perr(c, ub_tl(c, e->loc), "variant selection '%s' must be a "
                     "string (string %s = \"...\")", e->key, e->key);
             return;
         }
@@ -2472,7 +2488,7 @@ void ub_act_variants(ub_pctx *c)
          * than the two backquotes), resolved when the stage composes */
         bool expr = sl > 2 && sel[0] == '`' && sel[sl - 1] == '`';
         if (!expr && !ub_is_variant_name(sel, sl)) {
-            ub_perr(c, ub_tl(&e->loc), "\"%s\" is not a valid variant name "
+            ub_perr(c, ub_tl(c, e->loc), "\"%s\" is not a valid variant name "
                     "(letters, digits, '_', '|', '-', optionally after a "
                     "leading '.') nor a variable expression (\"`...`\")",
                     sel);
@@ -2527,7 +2543,7 @@ void ub_act_prim_begin(ub_pctx *c, int spec, const char *type,
         ub_meta_flush(c); /* the parent's metadata must outlive the mark */
     ub_props_flush(c); /* so must its properties; and p becomes the owner */
     ub_prim *p = ub_prim_find_or_new(c->layer, parent, name,
-                                     (ub_specifier)spec, ub_mkloc(c, l), &dup);
+                                     (ub_specifier)spec, ub_mksloc(c, l), &dup);
     if (!p)
         ub_oom(c);
     if (streamed) {
@@ -2547,7 +2563,7 @@ void ub_act_prim_begin(ub_pctx *c, int spec, const char *type,
                 "identifier", name);
     else if (dup)
         ub_perr(c, l, "duplicate prim '%s' (first defined on line %u)",
-                ub_prim_path(c->layer, dup), dup->loc.line);
+                ub_prim_path(c->layer, dup), ub_layer_loc(c->layer, dup->loc).line);
     p->type_name = type;
     c->prim = p;
     c->spec = UB_SPEC_PRIM;
@@ -2592,7 +2608,7 @@ void ub_act_variant_set_begin(ub_pctx *c, const char *name, ub_tokloc l)
         ub_perr(c, l, "\"%s\" is not a valid variant set name (letters, "
                 "digits, '_', '|', '-', optionally after a leading '.')",
                 name);
-    if (!ub_variant_set_get(c->layer, c->prim, name, ub_mkloc(c, l)))
+    if (!ub_variant_set_get(c->layer, c->prim, name, ub_mksloc(c, l)))
         ub_oom(c);
     c->vset_owner = c->prim;
     c->vset_name = name;
@@ -2613,7 +2629,7 @@ void ub_act_variant_begin(ub_pctx *c, const char *name, ub_tokloc l)
         ub_perr(c, l, "\"%s\" is not a valid variant name (letters, digits, "
                 "'_', '|', '-', optionally after a leading '.')", name);
     ub_variant_set *set = ub_variant_set_get(c->layer, owner, c->vset_name,
-                                             ub_mkloc(c, c->vset_loc));
+                                             ub_mksloc(c, c->vset_loc));
     if (!set)
         ub_oom(c);
     ub_prim *v = NULL;
@@ -2621,7 +2637,7 @@ void ub_act_variant_begin(ub_pctx *c, const char *name, ub_tokloc l)
         if (set->variants.v[i]->name == name)
             v = set->variants.v[i];
     if (!v && !(v = ub_variant_new(c->layer, owner, set, name,
-                                   ub_mkloc(c, l))))
+                                   ub_mksloc(c, l))))
         ub_oom(c);
     c->prim = v;
     c->spec = UB_SPEC_PRIM;
@@ -2659,7 +2675,7 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
     ub_stream_late(c);
     ub_props_room(c, prim);
     ub_prop *p = ub_prop_find_or_new(c->layer, prim, name, UB_ATTR,
-                                     ub_mkloc(c, l), &created);
+                                     ub_mksloc(c, l), &created);
     if (!p)
         ub_oom(c);
     c->paths.n = 0;
@@ -2668,19 +2684,19 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
     if (!created) {
         if (p->kind != UB_ATTR) {
             ub_perr(c, l, "'%s' is already declared as a relationship "
-                    "(line %u)", name, p->loc.line);
+                    "(line %u)", name, ub_layer_loc(c->layer, p->loc).line);
         } else if (ub_prop_type_name(c->strtab, p) != c->decl_name ||
                    p->is_array != c->decl_array) {
             ub_perr(c, l, "attribute '%s' already has type '%s%s' (line %u), "
                     "cannot change to '%s%s'", name,
                     ub_prop_type_spelling(p),
-                    p->is_array ? "[]" : "", p->loc.line, c->decl_name,
+                    p->is_array ? "[]" : "", ub_layer_loc(c->layer, p->loc).line, c->decl_name,
                     c->decl_array ? "[]" : "");
         } else if ((p->variability == UB_VARYING) !=
                    (c->decl_var == UB_VARYING)) {
             ub_perr(c, l, "attribute '%s' already has variability '%s' "
                     "(line %u), cannot change to '%s'", name,
-                    ub_var_word(p->variability), p->loc.line,
+                    ub_var_word(p->variability), ub_layer_loc(c->layer, p->loc).line,
                     ub_var_word(c->decl_var));
         }
     } else {
@@ -2811,7 +2827,7 @@ void ub_act_samples_begin(ub_pctx *c, ub_tokloc l)
         return;
     ub_prop_ext *x = ub_pext(c, c->prop);
     x->samples.authored = true;
-    x->samples.loc = ub_mkloc(c, l);
+    x->samples.loc = ub_mksloc(c, l);
 }
 
 void ub_act_sample_begin(ub_pctx *c, double t)
@@ -2843,7 +2859,7 @@ void ub_act_rel_begin(ub_pctx *c, int kind, const char *name, ub_tokloc l,
     ub_stream_late(c);
     ub_props_room(c, prim);
     ub_prop *p = ub_prop_find_or_new(c->layer, prim, name, UB_REL,
-                                     ub_mkloc(c, l), &created);
+                                     ub_mksloc(c, l), &created);
     if (!p)
         ub_oom(c);
     c->paths.n = 0;
@@ -2851,7 +2867,7 @@ void ub_act_rel_begin(ub_pctx *c, int kind, const char *name, ub_tokloc l,
     c->prop_part = part;
     if (!created && p->kind != UB_REL)
         ub_perr(c, l, "'%s' is already declared as an attribute (line %u)",
-                name, p->loc.line);
+                name, ub_layer_loc(c->layer, p->loc).line);
     if (kind & 1)
         p->custom = true;
     if (kind & 2)
@@ -2891,7 +2907,7 @@ void ub_act_rel_default(ub_pctx *c, const char *path, ub_tokloc l)
 
 /* ub_dict_set on a frame's malloc'd entries. */
 static void ub_frame_set(ub_pctx *c, ub_dict *d, const char *key,
-                         ub_value value, ub_loc loc)
+                         ub_value value, ub_sloc loc)
 {
     ub_dict_entry *e = ub_dict_find(d, key);
     if (!e) {
@@ -2940,7 +2956,7 @@ void ub_act_dict_close(ub_pctx *c)
     if (!d)
         ub_oom(c);
     if (f->d.n) {
-        d->e = ub_alloc(c, f->d.n * sizeof *d->e);
+        d->e = ub_alloc_rec(c, f->d.n * sizeof *d->e, alignof(ub_dict_entry));
         memcpy(d->e, f->d.e, f->d.n * sizeof *d->e);
         d->n = d->cap = f->d.n;
     }
@@ -2951,7 +2967,7 @@ void ub_act_dict_close(ub_pctx *c)
     ub_value v = {.kind = UB_V_DICT};
     v.u.dict = d;
     ub_frame_set(c, &c->dstack[c->ndict - 1].d, f->key, v,
-                 ub_mkloc(c, f->key_loc));
+                 ub_mksloc(c, f->key_loc));
 }
 
 void ub_act_dict_elem_begin(ub_pctx *c, const char *type, bool array,
@@ -2976,7 +2992,7 @@ void ub_act_dict_elem(ub_pctx *c)
     if (v.kind == UB_V_EMPTY)
         return;
     ub_frame_set(c, &c->dstack[c->ndict - 1].d, c->elem_key, v,
-                 ub_mkloc(c, c->elem_loc));
+                 ub_mksloc(c, c->elem_loc));
 }
 
 void ub_act_dict_nested(ub_pctx *c, const char *key, ub_tokloc l)
@@ -3140,6 +3156,7 @@ static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
         goto oom;
     c->layer->streamed = c->stream != NULL;
     c->path = c->layer->path;
+    c->file_id = ub_strtab_file_id(t, c->path);
     c->arena = c->layer->arena;
     c->layer->source = text;
     c->layer->source_len = len;
@@ -3304,7 +3321,7 @@ void ub_act_tail_close(ub_pctx *c)
         ub_split_give_up(c); /* `} }` on one line: no prim body allows it */
         return;
     }
-    ub_prim *p = ub_alloc(c, sizeof *p);
+    ub_prim *p = ub_alloc_rec(c, sizeof *p, alignof(ub_prim));
     *p = (ub_prim){.name = c->prim->name, .specifier = UB_OVER};
     ub_tail_push(c, p);
     c->prim = p;
@@ -3336,6 +3353,7 @@ static void *ub_split_tail(void *arg)
     if (!c->layer)
         goto done;
     c->path = sp->path;
+    c->file_id = ub_strtab_file_id(sp->strtab, c->path);
     c->arena = c->layer->arena;
     c->prim = c->layer->root; /* the innermost level */
     c->meta = &c->prim->meta;

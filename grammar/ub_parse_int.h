@@ -98,6 +98,7 @@ typedef struct ub_pctx {
     ub_arena *arena;
     ub_diags *diags;
     const char *path; /* the layer's path pointer, used in every ub_loc */
+    uint32_t file_id; /* path's index in the string table's file table */
     const char *src;
     size_t src_len, src_pos;
     bool src_mapped;    /* ub_parse_usda_mapped: read pages may be dropped */

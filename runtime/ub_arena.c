@@ -52,9 +52,9 @@ void ub_arena_free(ub_arena *a)
  * the size (capped at max_align_t's) is always enough.  Millions of 8-byte
  * values then take 8 bytes, not 16.  A size that is a multiple of 8 but
  * not of 16 holds nothing that needs 16 (a type needing 16 has a size
- * that is a multiple of 16), so it gets 8: the model's records (a 72-byte
- * property, a 104-byte prim, a 24-byte list op) would otherwise each pad
- * the next block by 8. */
+ * that is a multiple of 16), so it gets 8: a 24-byte list op or a 56-byte
+ * reference would otherwise each pad the next block by 8.  (Records whose
+ * size is a multiple of 16 pass their alignment: ub_arena_alloc_align.) */
 static size_t ub_arena_align_for(size_t size)
 {
     if (size % 16 == 8)
@@ -102,6 +102,19 @@ void *ub_arena_alloc(ub_arena *a, size_t size)
     return ub_arena_alloc_at(a, size, ub_arena_align_for(size));
 }
 
+void *ub_arena_alloc_align(ub_arena *a, size_t size, size_t align)
+{
+    return ub_arena_alloc_at(a, size, align);
+}
+
+void *ub_arena_zalloc_align(ub_arena *a, size_t size, size_t align)
+{
+    void *p = ub_arena_alloc_at(a, size, align);
+    if (p)
+        memset(p, 0, size);
+    return p;
+}
+
 void *ub_arena_alloc_bytes(ub_arena *a, size_t size)
 {
     return ub_arena_alloc_at(a, size, 1);
@@ -131,15 +144,25 @@ char *ub_arena_strdup(ub_arena *a, const char *s)
     return ub_arena_strndup(a, s, strlen(s));
 }
 
-void *ub_arena_grow(ub_arena *a, void *old, size_t old_n, size_t new_cap,
-                    size_t elem_size)
+void *ub_arena_grow_align(ub_arena *a, void *old, size_t old_n,
+                          size_t new_cap, size_t elem_size, size_t align)
 {
     if (new_cap && elem_size > SIZE_MAX / new_cap)
         return NULL;
-    void *p = ub_arena_alloc(a, new_cap * elem_size);
+    void *p = ub_arena_alloc_at(a, new_cap * elem_size, align);
     if (p && old_n)
         memcpy(p, old, old_n * elem_size);
     return p;
+}
+
+void *ub_arena_grow(ub_arena *a, void *old, size_t old_n, size_t new_cap,
+                    size_t elem_size)
+{
+    size_t size = new_cap && elem_size <= SIZE_MAX / new_cap
+                      ? new_cap * elem_size
+                      : 0;
+    return ub_arena_grow_align(a, old, old_n, new_cap, elem_size,
+                               ub_arena_align_for(size));
 }
 
 size_t ub_arena_bytes(const ub_arena *a)

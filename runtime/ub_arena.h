@@ -20,6 +20,13 @@ void ub_arena_free(ub_arena *a);
  * when the system is out of memory.  ub_arena_zalloc clears it. */
 void *ub_arena_alloc(ub_arena *a, size_t size);
 void *ub_arena_zalloc(ub_arena *a, size_t size);
+/* Memory aligned to align (a power of two, at most max_align_t's), for
+ * the model's records: their alignment is their type's (8), whatever
+ * their size, where ub_arena_alloc would give a 64-byte property or an
+ * array of 32-byte fields 16 and pad the block before it.  Pass
+ * alignof(T). */
+void *ub_arena_alloc_align(ub_arena *a, size_t size, size_t align);
+void *ub_arena_zalloc_align(ub_arena *a, size_t size, size_t align);
 /* Memory with no alignment, for text and bytes read one at a time (or
  * with memcpy): a string of 17 bytes then takes 17, not 32. */
 void *ub_arena_alloc_bytes(ub_arena *a, size_t size);
@@ -30,6 +37,9 @@ char *ub_arena_strdup(ub_arena *a, const char *s);
  * old_n of *old; the old block simply stays in the arena. */
 void *ub_arena_grow(ub_arena *a, void *old, size_t old_n, size_t new_cap,
                     size_t elem_size);
+/* The same aligned to align (ub_arena_alloc_align). */
+void *ub_arena_grow_align(ub_arena *a, void *old, size_t old_n,
+                          size_t new_cap, size_t elem_size, size_t align);
 
 /* Bytes handed out so far (for benchmarks and memory reports). */
 size_t ub_arena_bytes(const ub_arena *a);

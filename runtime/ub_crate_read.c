@@ -116,7 +116,7 @@ typedef struct crate {
     ub_layer *L;
     ub_arena *a;
     uint64_t budget;    /* values still allowed to be decoded */
-    ub_loc loc;         /* of what is being built: "file:<spec path>" */
+    ub_sloc loc;        /* of what is being built: "file:<spec path>" */
     /* arrays decoded so far, by value representation: OpenUSD stores an
      * array once however many samples and fields use it, and so is it
      * decoded once here (values are never changed in place) */
@@ -2125,7 +2125,7 @@ static const char *cr_set_loc(crate *c, uint32_t pidx)
         cr_oom(c);
     if (!s)
         return "";
-    c->loc = (ub_loc){s, 0, 0};
+    c->loc = ub_strtab_sloc(c->t, (ub_loc){s, 0, 0});
     return s + n + 1;
 }
 
@@ -2297,7 +2297,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
     bool root = prim == c->L->root;
     const char *path = "</>";
     if (root)
-        c->loc = (ub_loc){c->name, 0, 0};
+        c->loc = ub_strtab_sloc(c->t, (ub_loc){c->name, 0, 0});
     else
         path = cr_set_loc(c, pidx);
     prim->loc = c->loc;

@@ -28,6 +28,55 @@ typedef struct ub_loc {
     uint32_t line, col;
 } ub_loc;
 
+/* The location a model record stores (a field, dictionary entry, list-op
+ * part, property, prim...): 8 bytes where an ub_loc takes 16, as a layer
+ * holds one per record.  Its file is an index into the file table of the
+ * string table (ub_intern.h) every layer of a run shares, so a record
+ * copied or shared between layers keeps its meaning.  Read and made only
+ * through ub_strtab_loc / ub_strtab_sloc (ub_layer_loc / ub_layer_sloc);
+ * all zero is {NULL, 0, 0}.
+ *
+ * Bits 0..19 are the column, 20..46 the line, 47..62 the file index, 63 is
+ * 0.  A column or line too large saturates at UB_SLOC_MAX_COL /
+ * UB_SLOC_MAX_LINE; a file the table has no room for (UB_SLOC_FILES
+ * already there, or out of memory) gets UB_SLOC_FILE_UNKNOWN, which reads
+ * as the file "(unknown file)": never another file's name.  With bit 63
+ * set, bits 0..62 are the file pointer of a location without line and
+ * column (a crate layer names each spec so, as a "file" of its own): it
+ * takes no table entry. */
+typedef struct ub_sloc {
+    uint64_t bits;
+} ub_sloc;
+
+#define UB_SLOC_COL_BITS 20
+#define UB_SLOC_LINE_BITS 27
+#define UB_SLOC_FILE_BITS 16
+#define UB_SLOC_MAX_COL ((1u << UB_SLOC_COL_BITS) - 1)
+#define UB_SLOC_MAX_LINE ((1u << UB_SLOC_LINE_BITS) - 1)
+#define UB_SLOC_FILE_UNKNOWN ((1u << UB_SLOC_FILE_BITS) - 1)
+#define UB_SLOC_FILES (UB_SLOC_FILE_UNKNOWN - 1) /* indexes 1.. */
+#define UB_SLOC_UNKNOWN_FILE "(unknown file)"
+_Static_assert(UB_SLOC_COL_BITS + UB_SLOC_LINE_BITS + UB_SLOC_FILE_BITS == 63,
+               "an ub_sloc is 63 bits and a tag");
+
+/* The line of a stored location (0: none), without its file. */
+static inline uint32_t ub_sloc_line(ub_sloc s)
+{
+    return s.bits >> 63 ? 0
+                        : (uint32_t)(s.bits >> UB_SLOC_COL_BITS) &
+                              UB_SLOC_MAX_LINE;
+}
+
+/* The stored form of file index `file` (0: no file; from
+ * ub_strtab_file_id), line and col, saturating. */
+static inline ub_sloc ub_sloc_make(uint32_t file, uint32_t line, uint32_t col)
+{
+    uint64_t l = line < UB_SLOC_MAX_LINE ? line : UB_SLOC_MAX_LINE;
+    uint64_t c = col < UB_SLOC_MAX_COL ? col : UB_SLOC_MAX_COL;
+    return (ub_sloc){(uint64_t)file << (UB_SLOC_COL_BITS + UB_SLOC_LINE_BITS) |
+                     l << UB_SLOC_COL_BITS | c};
+}
+
 typedef struct ub_diag {
     ub_severity severity;
     ub_loc loc;

@@ -31,10 +31,24 @@ typedef struct {
     size_t cap, count, bytes;
 } ub_shard;
 
+/* Location files by index, in chunks that never move, so that a reader
+ * needs no lock; a hash of the pointers finds an index when adding. */
+#define UB_FILE_CHUNK 256u
+#define UB_FILE_CHUNKS ((UB_SLOC_FILE_UNKNOWN + UB_FILE_CHUNK) / UB_FILE_CHUNK)
+
+typedef struct {
+    pthread_mutex_t lock;
+    uint32_t n;         /* indexes used: 1..n */
+    uint32_t *slots;    /* hash of the pointers -> index; 0 empty */
+    uint32_t cap;
+    const char **chunk[UB_FILE_CHUNKS];
+} ub_files;
+
 struct ub_strtab {
     atomic_uint concurrent; /* nesting depth of ub_strtab_set_concurrent */
     ub_shard shard[UB_SHARDS];
     const char *type_names[UB_TY_COUNT]; /* see ub_strtab_type_name */
+    ub_files files;
 };
 
 uint64_t ub_hash_bytes(const char *s, size_t n)
@@ -56,6 +70,10 @@ ub_strtab *ub_strtab_new(void)
         return NULL;
     memset(t, 0, sizeof *t);
     atomic_init(&t->concurrent, 0u);
+    if (pthread_mutex_init(&t->files.lock, NULL) != 0) {
+        free(t);
+        return NULL;
+    }
     unsigned i = 0;
     for (; i < UB_SHARDS; i++) {
         ub_shard *sh = &t->shard[i];
@@ -75,6 +93,7 @@ ub_strtab *ub_strtab_new(void)
             ub_arena_free(t->shard[i].arena);
             free(t->shard[i].slots);
         }
+        pthread_mutex_destroy(&t->files.lock);
         free(t);
         return NULL;
     }
@@ -105,6 +124,10 @@ void ub_strtab_free(ub_strtab *t)
         ub_arena_free(t->shard[i].arena);
         free(t->shard[i].slots);
     }
+    pthread_mutex_destroy(&t->files.lock);
+    free(t->files.slots);
+    for (unsigned i = 0; i < UB_FILE_CHUNKS; i++)
+        free(t->files.chunk[i]);
     free(t);
 }
 
@@ -234,4 +257,92 @@ size_t ub_strtab_bytes(const ub_strtab *t)
     for (unsigned i = 0; i < UB_SHARDS; i++)
         n += t->shard[i].bytes;
     return n;
+}
+
+static const char *ub_files_at(const ub_files *f, uint32_t id)
+{
+    return f->chunk[id / UB_FILE_CHUNK][id % UB_FILE_CHUNK];
+}
+
+static uint32_t ub_files_add(ub_files *f, const char *file)
+{
+    uint32_t h = ub_interned_hash(file);
+    if (f->cap) {
+        for (uint32_t i = h & (f->cap - 1);; i = (i + 1) & (f->cap - 1)) {
+            if (!f->slots[i])
+                break;
+            if (ub_files_at(f, f->slots[i]) == file)
+                return f->slots[i];
+        }
+    }
+    if (f->n >= UB_SLOC_FILES)
+        return UB_SLOC_FILE_UNKNOWN;
+    uint32_t id = f->n + 1;
+    const char ***chunk = &f->chunk[id / UB_FILE_CHUNK];
+    if (!*chunk && !(*chunk = calloc(UB_FILE_CHUNK, sizeof **chunk)))
+        return UB_SLOC_FILE_UNKNOWN;
+    if ((f->n + 1) * 2 > f->cap) {
+        uint32_t cap = f->cap ? f->cap * 2 : 16;
+        uint32_t *slots = calloc(cap, sizeof *slots);
+        if (!slots)
+            return UB_SLOC_FILE_UNKNOWN;
+        for (uint32_t i = 0; i < f->cap; i++) {
+            if (!f->slots[i])
+                continue;
+            uint32_t j = ub_interned_hash(ub_files_at(f, f->slots[i])) &
+                         (cap - 1);
+            while (slots[j])
+                j = (j + 1) & (cap - 1);
+            slots[j] = f->slots[i];
+        }
+        free(f->slots);
+        f->slots = slots;
+        f->cap = cap;
+    }
+    (*chunk)[id % UB_FILE_CHUNK] = file;
+    uint32_t i = h & (f->cap - 1);
+    while (f->slots[i])
+        i = (i + 1) & (f->cap - 1);
+    f->slots[i] = id;
+    f->n = id;
+    return id;
+}
+
+uint32_t ub_strtab_file_id(ub_strtab *t, const char *file)
+{
+    if (!file)
+        return 0;
+    if (!atomic_load_explicit(&t->concurrent, memory_order_relaxed))
+        return ub_files_add(&t->files, file);
+    pthread_mutex_lock(&t->files.lock);
+    uint32_t r = ub_files_add(&t->files, file);
+    pthread_mutex_unlock(&t->files.lock);
+    return r;
+}
+
+#define UB_SLOC_PTR (1ull << 63)
+#define UB_SLOC_FILE_SHIFT (UB_SLOC_COL_BITS + UB_SLOC_LINE_BITS)
+
+ub_sloc ub_strtab_sloc(ub_strtab *t, ub_loc loc)
+{
+    uintptr_t p = (uintptr_t)loc.file;
+    /* a whole-file location keeps its pointer when the pointer leaves
+     * the tag bit free (user-space addresses do) */
+    if (!loc.line && !loc.col && p && !((uint64_t)p & UB_SLOC_PTR))
+        return (ub_sloc){UB_SLOC_PTR | (uint64_t)p};
+    return ub_sloc_make(ub_strtab_file_id(t, loc.file), loc.line, loc.col);
+}
+
+ub_loc ub_strtab_loc(const ub_strtab *t, ub_sloc s)
+{
+    if (s.bits & UB_SLOC_PTR)
+        return (ub_loc){(const char *)(uintptr_t)(s.bits & ~UB_SLOC_PTR), 0,
+                        0};
+    uint32_t id = (uint32_t)(s.bits >> UB_SLOC_FILE_SHIFT);
+    const char *file = !id                          ? NULL
+                       : id == UB_SLOC_FILE_UNKNOWN ? UB_SLOC_UNKNOWN_FILE
+                                                    : ub_files_at(&t->files, id);
+    return (ub_loc){file, (uint32_t)(s.bits >> UB_SLOC_COL_BITS) &
+                              UB_SLOC_MAX_LINE,
+                    (uint32_t)s.bits & UB_SLOC_MAX_COL};
 }

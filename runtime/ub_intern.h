@@ -14,6 +14,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ub_diag.h"
+
 typedef struct ub_strtab ub_strtab;
 
 ub_strtab *ub_strtab_new(void);
@@ -62,6 +64,18 @@ static inline uint32_t ub_interned_hash(const char *s)
  * whose type name is its type's own need not store it (ub_prop_type_name
  * gives it back from here, as the same pointer). */
 const char *ub_strtab_type_name(const ub_strtab *t, unsigned id);
+
+/* The table of the files model records' locations name (ub_sloc).
+ * ub_strtab_file_id gives file's index, adding it the first time (files
+ * are told apart by pointer, as a location keeps its file's pointer: it
+ * must outlive t); 0 for NULL, UB_SLOC_FILE_UNKNOWN when the table is full
+ * or out of memory.  ub_strtab_sloc / ub_strtab_loc convert between a
+ * location and its stored form (ub_diag.h).  Adding is safe while t is
+ * concurrent; reading an index another thread added is, once that
+ * thread's record has been handed over. */
+uint32_t ub_strtab_file_id(ub_strtab *t, const char *file);
+ub_sloc ub_strtab_sloc(ub_strtab *t, ub_loc loc);
+ub_loc ub_strtab_loc(const ub_strtab *t, ub_sloc s);
 
 /* Length of an interned string (stored beside it; O(1)). */
 size_t ub_str_len(const char *interned);

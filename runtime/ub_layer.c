@@ -1,6 +1,7 @@
 #include "ub_layer.h"
 
 #include <math.h>
+#include <stdalign.h>
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
@@ -353,9 +354,10 @@ static int ub_ptrvec_push(ub_arena *a, void ***v, uint32_t *n, uint32_t *cap,
 }
 
 ub_prim *ub_prim_new(ub_layer *layer, ub_prim *parent, const char *name,
-                     ub_specifier spec, ub_loc loc)
+                     ub_specifier spec, ub_sloc loc)
 {
-    ub_prim *p = ub_arena_zalloc(layer->arena, sizeof *p);
+    ub_prim *p =
+        ub_arena_zalloc_align(layer->arena, sizeof *p, alignof(ub_prim));
     if (!p)
         return NULL;
     p->name = name;
@@ -373,9 +375,10 @@ ub_prim *ub_prim_new(ub_layer *layer, ub_prim *parent, const char *name,
 /* Variant bodies live in their set, not in a children list; their own
  * children are indexed like any prim's. */
 ub_prim *ub_variant_new(ub_layer *layer, ub_prim *owner, ub_variant_set *set,
-                       const char *name, ub_loc loc)
+                       const char *name, ub_sloc loc)
 {
-    ub_prim *p = ub_arena_zalloc(layer->arena, sizeof *p);
+    ub_prim *p =
+        ub_arena_zalloc_align(layer->arena, sizeof *p, alignof(ub_prim));
     if (!p)
         return NULL;
     p->name = name;
@@ -399,9 +402,10 @@ ub_prim *ub_prim_find_child(const ub_layer *layer, const ub_prim *parent,
 }
 
 ub_prop *ub_prop_new(ub_layer *layer, ub_prim *prim, const char *name,
-                     ub_prop_kind kind, ub_loc loc)
+                     ub_prop_kind kind, ub_sloc loc)
 {
-    ub_prop *p = ub_arena_zalloc(layer->arena, sizeof *p);
+    ub_prop *p =
+        ub_arena_zalloc_align(layer->arena, sizeof *p, alignof(ub_prop));
     if (!p)
         return NULL;
     p->name = name;
@@ -438,7 +442,7 @@ ub_prop *ub_prop_find(const ub_layer *layer, const ub_prim *prim,
 }
 
 ub_prim *ub_prim_find_or_new(ub_layer *layer, ub_prim *parent,
-                             const char *name, ub_specifier spec, ub_loc loc,
+                             const char *name, ub_specifier spec, ub_sloc loc,
                              ub_prim **existing)
 {
     *existing = ub_index_lookup(layer->index, parent, name, 0);
@@ -446,7 +450,7 @@ ub_prim *ub_prim_find_or_new(ub_layer *layer, ub_prim *parent,
 }
 
 ub_prop *ub_prop_find_or_new(ub_layer *layer, ub_prim *prim, const char *name,
-                             ub_prop_kind kind, ub_loc loc, bool *created)
+                             ub_prop_kind kind, ub_sloc loc, bool *created)
 {
     ub_prop *p = ub_index_lookup(layer->index, prim, name, 1);
     *created = !p;
@@ -454,7 +458,7 @@ ub_prop *ub_prop_find_or_new(ub_layer *layer, ub_prim *prim, const char *name,
 }
 
 ub_variant_set *ub_variant_set_get(ub_layer *layer, ub_prim *prim,
-                                   const char *name, ub_loc loc)
+                                   const char *name, ub_sloc loc)
 {
     for (uint32_t i = 0; i < ub_prim_n_variant_sets(prim); i++)
         if (ub_prim_variant_sets(prim)[i].name == name)
@@ -479,7 +483,7 @@ ub_variant_set *ub_variant_set_get(ub_layer *layer, ub_prim *prim,
 }
 
 ub_sublayer *ub_layer_add_sublayer(ub_layer *layer, const char *asset,
-                                   ub_loc loc)
+                                   ub_sloc loc)
 {
     if (layer->n_sublayers == layer->cap_sublayers) {
         uint32_t nc = layer->cap_sublayers ? layer->cap_sublayers * 2 : 4;
@@ -512,7 +516,8 @@ int ub_fields_reserve(ub_arena *a, ub_fields *f, uint32_t more)
     uint32_t want = f->n + more;
     if (want <= f->cap)
         return 0;
-    ub_field *nv = ub_arena_grow(a, f->v, f->n, want, sizeof *nv);
+    ub_field *nv = ub_arena_grow_align(a, f->v, f->n, want, sizeof *nv,
+                                       alignof(ub_field));
     if (!nv)
         return -1;
     f->v = nv;
@@ -521,13 +526,14 @@ int ub_fields_reserve(ub_arena *a, ub_fields *f, uint32_t more)
 }
 
 ub_field *ub_fields_set(ub_arena *a, ub_fields *f, const char *key,
-                        ub_value value, ub_loc loc)
+                        ub_value value, ub_sloc loc)
 {
     ub_field *fld = ub_fields_find(f, key);
     if (!fld) {
         if (f->n == f->cap) {
             uint32_t nc = f->cap ? f->cap * 2 : 4;
-            ub_field *nv = ub_arena_grow(a, f->v, f->n, nc, sizeof *nv);
+            ub_field *nv = ub_arena_grow_align(a, f->v, f->n, nc, sizeof *nv,
+                                               alignof(ub_field));
             if (!nv)
                 return NULL;
             f->v = nv;

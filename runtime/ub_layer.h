@@ -49,7 +49,7 @@
 typedef struct ub_field {
     const char *key; /* interned */
     ub_value value;
-    ub_loc loc;
+    ub_sloc loc;
 } ub_field;
 
 typedef struct ub_fields {
@@ -69,7 +69,7 @@ typedef struct ub_samples {
     bool authored; /* `.timeSamples = { }` is authored even when empty */
     uint32_t n, cap;
     ub_sample *v;
-    ub_loc loc;
+    ub_sloc loc;
 } ub_samples;
 
 typedef enum ub_prop_kind { UB_ATTR = 0, UB_REL = 1 } ub_prop_kind;
@@ -118,9 +118,16 @@ typedef struct ub_prop {
     ub_value
         default_value; /* EMPTY, BLOCK or DATA (UNTYPED when no type) */
     ub_fields meta;
-    ub_loc loc;
+    ub_sloc loc;
     ub_prop_ext *ext; /* NULL until one of its fields is set */
 } ub_prop;
+
+/* A layer has one of these per field and per property (ub_bench mem):
+ * their sizes are part of the model's memory. */
+_Static_assert(sizeof(void *) != 8 || sizeof(ub_field) == 32,
+               "ub_field: key, value, stored location");
+_Static_assert(sizeof(void *) != 8 || sizeof(ub_prop) == 64,
+               "ub_prop: 64 bytes");
 
 /* p's declared type; NULL when its type name is unknown (and for
  * relationships). */
@@ -218,7 +225,7 @@ typedef struct ub_prims {
 typedef struct ub_variant_set {
     const char *name;
     ub_prims variants;
-    ub_loc loc;
+    ub_sloc loc;
 } ub_variant_set;
 
 /* What few prims have, kept out of line (a layer may have millions of
@@ -242,9 +249,12 @@ struct ub_prim {
     ub_props props;
     ub_prims children;
     ub_prim *parent; /* NULL for the pseudo-root */
-    ub_loc loc;
+    ub_sloc loc;
     ub_prim_ext *ext; /* NULL until one of its fields is set */
 };
+
+_Static_assert(sizeof(void *) != 8 || sizeof(ub_prim) == 96,
+               "ub_prim: 96 bytes");
 
 /* An ub_prim_ext with nothing set (what a prim without one reads). */
 extern const ub_prim_ext ub_prim_ext_none;
@@ -283,7 +293,7 @@ typedef struct ub_sublayer {
     const char *asset;   /* interned, as authored */
     ub_offset offset;
     bool has_offset, has_scale;
-    ub_loc loc;
+    ub_sloc loc;
 } ub_sublayer;
 
 typedef struct ub_layer {
@@ -311,15 +321,28 @@ void ub_layer_free(ub_layer *layer);
 /* Interning through the layer's table. */
 const char *ub_layer_intern(ub_layer *layer, const char *s, size_t n);
 
+/* A record's location as a location, and a location as a record stores
+ * it (ub_diag.h: through the string table's file table, which every layer
+ * of a run shares, so a record's location reads the same through any of
+ * them).  The builders below take the stored form. */
+static inline ub_loc ub_layer_loc(const ub_layer *layer, ub_sloc s)
+{
+    return ub_strtab_loc(layer->strtab, s);
+}
+static inline ub_sloc ub_layer_sloc(const ub_layer *layer, ub_loc loc)
+{
+    return ub_strtab_sloc(layer->strtab, loc);
+}
+
 /* Builders.  Each returns NULL (or -1) only when out of memory.  Lookups
  * by name are hashed (a layer may have 100k siblings); ub_prim_new and
  * ub_prop_new append without checking for an existing one of that name. */
 ub_prim *ub_prim_new(ub_layer *layer, ub_prim *parent, const char *name,
-                     ub_specifier spec, ub_loc loc);
+                     ub_specifier spec, ub_sloc loc);
 ub_prim *ub_prim_find_child(const ub_layer *layer, const ub_prim *parent,
                             const char *name);
 ub_prop *ub_prop_new(ub_layer *layer, ub_prim *prim, const char *name,
-                     ub_prop_kind kind, ub_loc loc);
+                     ub_prop_kind kind, ub_sloc loc);
 ub_prop *ub_prop_find(const ub_layer *layer, const ub_prim *prim,
                       const char *name);
 /* Append p, a property of another layer that outlives this one, to
@@ -337,21 +360,21 @@ int ub_prop_share_all(ub_layer *layer, ub_prim *prim, const ub_props *props);
  * (*created false) or a new one of kind (*created true).  NULL only when
  * out of memory. */
 ub_prim *ub_prim_find_or_new(ub_layer *layer, ub_prim *parent,
-                             const char *name, ub_specifier spec, ub_loc loc,
+                             const char *name, ub_specifier spec, ub_sloc loc,
                              ub_prim **existing);
 ub_prop *ub_prop_find_or_new(ub_layer *layer, ub_prim *prim, const char *name,
-                             ub_prop_kind kind, ub_loc loc, bool *created);
+                             ub_prop_kind kind, ub_sloc loc, bool *created);
 ub_variant_set *ub_variant_set_get(ub_layer *layer, ub_prim *prim,
-                                   const char *name, ub_loc loc);
+                                   const char *name, ub_sloc loc);
 /* A new variant in set (no check for an existing one of that name). */
 ub_prim *ub_variant_new(ub_layer *layer, ub_prim *owner, ub_variant_set *set,
-                       const char *name, ub_loc loc);
+                       const char *name, ub_sloc loc);
 ub_sublayer *ub_layer_add_sublayer(ub_layer *layer, const char *asset,
-                                   ub_loc loc);
+                                   ub_sloc loc);
 
 /* Set a field (replacing an existing one of the same key in place). */
 ub_field *ub_fields_set(ub_arena *a, ub_fields *f, const char *key,
-                        ub_value value, ub_loc loc);
+                        ub_value value, ub_sloc loc);
 ub_field *ub_fields_find(const ub_fields *f, const char *key);
 /* Room for `more` fields beyond the n set, allocated at exactly that size
  * (a copy of a known list need not grow by doubling).  -1 when out of

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdalign.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -1928,11 +1929,12 @@ int ub_usdb_field_value(ub_usdb *f, uint32_t fl, ub_arena *a, ub_value *out)
 /* --- whole layer ------------------------------------------------------- */
 
 static int build_fields(ub_usdb *f, ub_layer *L, uint32_t first, uint32_t n,
-                        ub_fields *out, ub_loc loc)
+                        ub_fields *out, ub_sloc loc)
 {
     if (!n)
         return 0;
-    out->v = ub_arena_zalloc(L->arena, n * sizeof *out->v);
+    out->v = ub_arena_zalloc_align(L->arena, n * sizeof *out->v,
+                                   alignof(ub_field));
     if (!out->v)
         return -1;
     for (uint32_t i = 0; i < n; i++) {
@@ -1947,7 +1949,7 @@ static int build_fields(ub_usdb *f, ub_layer *L, uint32_t first, uint32_t n,
 }
 
 static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
-                      ub_loc loc)
+                      ub_sloc loc)
 {
     const rprop *rp = &f->props[pi];
     ub_prop *p = ub_prop_new(L, prim, f->strs[rp->name],
@@ -2003,7 +2005,7 @@ static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
 }
 
 static int build_prim(ub_usdb *f, ub_layer *L, uint32_t pi, ub_prim *prim,
-                      ub_loc loc)
+                      ub_sloc loc)
 {
     const rprim rp = f->prims[pi];
     prim->specifier = (ub_specifier)rp.spec;
@@ -2051,7 +2053,8 @@ ub_layer *ub_usdb_read_layer(ub_usdb *f, const char *path)
         ub_usdb_err(f, "layer", "out of memory");
         return NULL;
     }
-    ub_loc loc = {ub_intern_cstr(f->strtab, L->path), 0, 0};
+    ub_sloc loc =
+        ub_layer_sloc(L, (ub_loc){ub_intern_cstr(f->strtab, L->path), 0, 0});
     int rc = build_fields(f, L, f->layer_first_field, f->layer_n_fields,
                           &L->meta, loc);
     L->has_sublayers = f->has_sublayers;

@@ -1,6 +1,7 @@
 #include "ub_value.h"
 
 #include <math.h>
+#include <stdalign.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -180,13 +181,14 @@ ub_dict_entry *ub_dict_find(const ub_dict *d, const char *key)
 }
 
 ub_dict_entry *ub_dict_set(ub_arena *a, ub_dict *d, const char *key,
-                           ub_value value, ub_loc loc)
+                           ub_value value, ub_sloc loc)
 {
     ub_dict_entry *e = ub_dict_find(d, key);
     if (!e) {
         if (d->n == d->cap) {
             uint32_t cap = d->cap ? d->cap * 2 : 4;
-            ub_dict_entry *ne = ub_arena_grow(a, d->e, d->n, cap, sizeof *ne);
+            ub_dict_entry *ne = ub_arena_grow_align(a, d->e, d->n, cap, sizeof *ne,
+                                                    alignof(ub_dict_entry));
             if (!ne)
                 return NULL;
             d->e = ne;
@@ -217,7 +219,8 @@ static ub_listop_entry *ub_listop_entry_of(ub_arena *a, ub_listop *lo,
         uint8_t cap = lo->cap ? (uint8_t)(lo->cap * 2) : 1;
         if (cap > UB_LO_NPARTS)
             cap = UB_LO_NPARTS;
-        ub_listop_entry *e = ub_arena_grow(a, lo->e, lo->n, cap, sizeof *e);
+        ub_listop_entry *e = ub_arena_grow_align(
+            a, lo->e, lo->n, cap, sizeof *e, alignof(ub_listop_entry));
         if (!e)
             return NULL;
         lo->e = e;
@@ -230,7 +233,7 @@ static ub_listop_entry *ub_listop_entry_of(ub_arena *a, ub_listop *lo,
 }
 
 int ub_listop_assign(ub_arena *a, ub_listop *lo, ub_listop_part p,
-                     ub_value value, ub_loc loc)
+                     ub_value value, ub_sloc loc)
 {
     ub_listop_entry *e = ub_listop_entry_of(a, lo, p);
     if (!e)
@@ -249,7 +252,7 @@ int ub_listop_put(ub_arena *a, ub_listop *lo, ub_listop_part p, ub_value value)
     return 0;
 }
 
-int ub_listop_set_loc(ub_arena *a, ub_listop *lo, ub_listop_part p, ub_loc loc)
+int ub_listop_set_loc(ub_arena *a, ub_listop *lo, ub_listop_part p, ub_sloc loc)
 {
     ub_listop_entry *e = ub_listop_entry_of(a, lo, p);
     if (!e)
@@ -265,7 +268,8 @@ ub_listop *ub_listop_copy(ub_arena *a, const ub_listop *lo)
         return NULL;
     *c = *lo;
     if (lo->n) {
-        c->e = ub_arena_alloc(a, lo->n * sizeof *c->e);
+        c->e = ub_arena_alloc_align(a, lo->n * sizeof *c->e,
+                                    alignof(ub_listop_entry));
         if (!c->e)
             return NULL;
         memcpy(c->e, lo->e, lo->n * sizeof *c->e);
@@ -419,7 +423,8 @@ static ub_dict *ub_dict_clone(ub_arena *a, const ub_dict *d)
         return NULL;
     /* d's keys are unique already: copy the entries at their exact size */
     if (d->n) {
-        c->e = ub_arena_alloc(a, d->n * sizeof *c->e);
+        c->e = ub_arena_alloc_align(a, d->n * sizeof *c->e,
+                                    alignof(ub_dict_entry));
         if (!c->e)
             return NULL;
         c->n = c->cap = d->n;

@@ -179,7 +179,7 @@ typedef struct ub_reference {
     ub_offset offset;
     bool has_offset, has_scale; /* authored (writers print only these) */
     ub_dict *custom_data;  /* NULL when none (payloads never have one) */
-    ub_loc loc;
+    ub_sloc loc;
 } ub_reference;
 
 /* A dictionary keeps authored order; keys are unique (a later assignment
@@ -188,13 +188,15 @@ typedef struct ub_reference {
 typedef struct ub_dict_entry {
     const char *key; /* interned */
     ub_value value;  /* DATA with its declared type, DICT, or BLOCK */
-    ub_loc loc;
+    ub_sloc loc;
 } ub_dict_entry;
 
 struct ub_dict {
     uint32_t n, cap;
     ub_dict_entry *e;
 };
+_Static_assert(sizeof(void *) != 8 || sizeof(ub_dict_entry) == 32,
+               "ub_dict_entry: key, value, stored location");
 
 /* List op: an explicit list, or the edits add/prepend/append/delete/
  * reorder.  Each part is a DATA array of the list op's element type;
@@ -215,7 +217,7 @@ typedef enum ub_listop_part {
 
 typedef struct ub_listop_entry {
     ub_value value;
-    ub_loc loc;
+    ub_sloc loc;
 } ub_listop_entry;
 
 struct ub_listop {
@@ -226,6 +228,9 @@ struct ub_listop {
     ub_listop_entry *e;       /* private */
 };
 
+_Static_assert(sizeof(void *) != 8 || sizeof(ub_listop_entry) == 24,
+               "ub_listop_entry: value, stored location");
+
 /* A value and an entry that are EMPTY (what unset parts read as). */
 extern const ub_listop_entry ub_listop_entry_none;
 
@@ -235,7 +240,7 @@ static inline const ub_value *ub_listop_get(const ub_listop *lo,
     return lo->at[p] ? &lo->e[lo->at[p] - 1].value
                      : &ub_listop_entry_none.value;
 }
-static inline ub_loc ub_listop_loc(const ub_listop *lo, ub_listop_part p)
+static inline ub_sloc ub_listop_loc(const ub_listop *lo, ub_listop_part p)
 {
     return lo->at[p] ? lo->e[lo->at[p] - 1].loc : ub_listop_entry_none.loc;
 }
@@ -247,11 +252,11 @@ static inline ub_value *ub_listop_get_mut(ub_listop *lo, ub_listop_part p)
 /* Set part p's value and location (`has` is the caller's).  -1 when out of
  * memory. */
 int ub_listop_assign(ub_arena *a, ub_listop *lo, ub_listop_part p,
-                     ub_value value, ub_loc loc);
+                     ub_value value, ub_sloc loc);
 int ub_listop_put(ub_arena *a, ub_listop *lo, ub_listop_part p,
                   ub_value value); /* keeps the location */
 int ub_listop_set_loc(ub_arena *a, ub_listop *lo, ub_listop_part p,
-                      ub_loc loc);
+                      ub_sloc loc);
 /* A copy of lo whose parts can be set apart from lo's (values are shared,
  * not cloned); NULL when out of memory. */
 ub_listop *ub_listop_copy(ub_arena *a, const ub_listop *lo);
@@ -284,7 +289,7 @@ ub_dict *ub_dict_new(ub_arena *a);
 /* Set key to value, replacing an existing entry with the same key.
  * Returns the entry, or NULL when out of memory. */
 ub_dict_entry *ub_dict_set(ub_arena *a, ub_dict *d, const char *key,
-                           ub_value value, ub_loc loc);
+                           ub_value value, ub_sloc loc);
 ub_dict_entry *ub_dict_find(const ub_dict *d, const char *key);
 ub_listop *ub_listop_new(ub_arena *a);
 

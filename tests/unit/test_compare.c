@@ -43,9 +43,9 @@ static ub_value make_token(ub_layer *l, const char *s)
 static scene build(const char *path)
 {
     scene s = {0};
-    ub_loc loc = {path, 1, 1};
     s.layer = ub_layer_new(strtab, S(path));
     ub_layer *l = s.layer;
+    ub_sloc loc = ub_layer_sloc(l, (ub_loc){path, 1, 1});
     double tcps = 24;
     ub_fields_set(l->arena, &l->meta, S("timeCodesPerSecond"),
                   make_doubles(l, UB_TY_DOUBLE, &tcps, 1, false), loc);
@@ -141,7 +141,7 @@ static void test_prim_metadata(void)
 {
     scene a = build("a.usda"), b = build("b.usda");
     ub_fields_set(b.layer->arena, &b.world->meta, S("kind"),
-                  make_token(b.layer, "group"), (ub_loc){0});
+                  make_token(b.layer, "group"), (ub_sloc){0});
     expect_one(&a, &b, "/World", "metadata 'kind' differs");
 
     a = build("a.usda");
@@ -156,7 +156,7 @@ static void test_layer_metadata(void)
     double t = 30;
     ub_fields_set(b.layer->arena, &b.layer->meta, S("timeCodesPerSecond"),
                   make_doubles(b.layer, UB_TY_DOUBLE, &t, 1, false),
-                  (ub_loc){0});
+                  (ub_sloc){0});
     expect_one(&a, &b, "", "layer metadata 'timeCodesPerSecond' differs");
 }
 
@@ -233,7 +233,7 @@ static void test_properties_and_children(void)
 {
     scene a = build("a.usda"), b = build("b.usda");
     ub_prop *extra = ub_prop_new(b.layer, b.mesh, S("extra"), UB_REL,
-                                 (ub_loc){0});
+                                 (ub_sloc){0});
     (void)extra;
     expect_one(&a, &b, "/World/a", "property 'extra' only in b.usda");
 
@@ -247,14 +247,14 @@ static void test_properties_and_children(void)
 
     a = build("a.usda");
     b = build("b.usda");
-    ub_prim_new(a.layer, a.world, S("b"), UB_DEF, (ub_loc){0});
+    ub_prim_new(a.layer, a.world, S("b"), UB_DEF, (ub_sloc){0});
     expect_one(&a, &b, "/World", "child prim 'b' only in a.usda");
 }
 
 static void test_variants(void)
 {
     scene a = build("a.usda"), b = build("b.usda");
-    ub_loc loc = {0};
+    ub_sloc loc = {0};
     ub_variant_set *sa = ub_variant_set_get(a.layer, a.world, S("look"), loc);
     ub_variant_set *sb = ub_variant_set_get(b.layer, b.world, S("look"), loc);
     ub_prim *va = ub_variant_new(a.layer, a.world, sa, S("red"), loc);

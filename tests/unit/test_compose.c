@@ -236,17 +236,17 @@ static ub_dict *clip_info(ub_arena *a, const char *asset, const double *tm,
     ub_dict *d = ub_dict_new(a);
     ub_value as = ub_value_new(a, ub_type_get(UB_TY_ASSET), 1, true);
     ((const char **)as.u.data)[0] = S(asset);
-    ub_dict_set(a, d, S("assetPaths"), as, (ub_loc){0});
+    ub_dict_set(a, d, S("assetPaths"), as, (ub_sloc){0});
     ub_value pp = ub_value_new(a, ub_type_get(UB_TY_STRING), 1, false);
     ((const char **)pp.u.data)[0] = S("/Model");
-    ub_dict_set(a, d, S("primPath"), pp, (ub_loc){0});
+    ub_dict_set(a, d, S("primPath"), pp, (ub_sloc){0});
     ub_value ac = ub_value_new(a, ub_type_get(UB_TY_DOUBLE2), 1, true);
     ((double *)ac.u.data)[0] = 0;
     ((double *)ac.u.data)[1] = 0;
-    ub_dict_set(a, d, S("active"), ac, (ub_loc){0});
+    ub_dict_set(a, d, S("active"), ac, (ub_sloc){0});
     ub_value t = ub_value_new(a, ub_type_get(UB_TY_DOUBLE2), nt, true);
     memcpy(t.u.data, tm, 2 * nt * sizeof *tm);
-    ub_dict_set(a, d, S("times"), t, (ub_loc){0});
+    ub_dict_set(a, d, S("times"), t, (ub_sloc){0});
     return d;
 }
 
@@ -307,11 +307,11 @@ static int bake_recorded(unsigned threads, sink_rec *r)
         ((double *)ac.u.data)[2 * k] = 10.0 * k;
         ((double *)ac.u.data)[2 * k + 1] = k;
     }
-    ub_dict_set(a, info, S("assetPaths"), as, (ub_loc){0});
-    ub_dict_set(a, info, S("active"), ac, (ub_loc){0});
+    ub_dict_set(a, info, S("assetPaths"), as, (ub_sloc){0});
+    ub_dict_set(a, info, S("active"), ac, (ub_sloc){0});
     ub_value pp = ub_value_new(a, ub_type_get(UB_TY_STRING), 1, false);
     ((const char **)pp.u.data)[0] = S("/Model");
-    ub_dict_set(a, info, S("primPath"), pp, (ub_loc){0});
+    ub_dict_set(a, info, S("primPath"), pp, (ub_sloc){0});
     ub_clip_set cs;
     int rc = -2;
     ub_clip_bake *bake = ub_clip_bake_new(ld, threads);
@@ -494,17 +494,17 @@ static void test_clip_template(void)
     ub_dict *info = ub_dict_new(a);
     ub_value v = ub_value_new(a, ub_type_get(UB_TY_STRING), 1, false);
     ((const char **)v.u.data)[0] = S("./tmpl.###.usda");
-    ub_dict_set(a, info, S("templateAssetPath"), v, (ub_loc){0});
+    ub_dict_set(a, info, S("templateAssetPath"), v, (ub_sloc){0});
     v = ub_value_new(a, ub_type_get(UB_TY_STRING), 1, false);
     ((const char **)v.u.data)[0] = S("/Model");
-    ub_dict_set(a, info, S("primPath"), v, (ub_loc){0});
+    ub_dict_set(a, info, S("primPath"), v, (ub_sloc){0});
     const char *keys[] = {"templateStartTime", "templateEndTime",
                           "templateStride"};
     const double vals[] = {1, 3, 1};
     for (int i = 0; i < 3; i++) {
         v = ub_value_new(a, ub_type_get(UB_TY_DOUBLE), 1, false);
         *(double *)v.u.data = vals[i];
-        ub_dict_set(a, info, S(keys[i]), v, (ub_loc){0});
+        ub_dict_set(a, info, S(keys[i]), v, (ub_sloc){0});
     }
     ub_clip_set cs;
     /* the layer offset moves the derived times, not the files chosen */

@@ -64,13 +64,13 @@ int main(void)
     A = ub_arena_new();
     V = ub_dict_new(A);
     ub_dict_set(A, V, ub_intern_cstr(T, "NAME"), str("shot", UB_TY_STRING),
-                (ub_loc){0});
+                (ub_sloc){0});
     ub_dict_set(A, V, ub_intern_cstr(T, "A"), str("dir", UB_TY_STRING),
-                (ub_loc){0});
+                (ub_sloc){0});
     ub_dict_set(A, V, ub_intern_cstr(T, "TOK"), str("tokval", UB_TY_TOKEN),
-                (ub_loc){0});
+                (ub_sloc){0});
     ub_value n = ub_value_new(A, ub_type_get(UB_TY_INT), 1, false);
-    ub_dict_set(A, V, ub_intern_cstr(T, "N"), n, (ub_loc){0});
+    ub_dict_set(A, V, ub_intern_cstr(T, "N"), n, (ub_sloc){0});
     if (CU_initialize_registry() != CUE_SUCCESS)
         return 1;
     CU_pSuite s = CU_add_suite("expr", NULL, NULL);

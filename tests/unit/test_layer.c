@@ -1,6 +1,7 @@
 /* Unit tests for runtime/ub_arena's marks and runtime/ub_layer's stubs
- * (what a streaming reader relies on to reuse memory safely), and for the
- * list op reorder of runtime/ub_value. */
+ * (what a streaming reader relies on to reuse memory safely), for the
+ * list op reorder of runtime/ub_value, and for the stored locations of
+ * model records (ub_sloc). */
 #include <CUnit/Basic.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -10,7 +11,7 @@
 #include "ub_layer.h"
 #include "ub_test.h"
 
-static const ub_loc noloc = {NULL, 0, 0};
+static const ub_sloc nosloc = {0};
 
 static void test_release_reuses_memory(void)
 {
@@ -52,8 +53,8 @@ static void test_footprint(void)
     ub_arena_free(a);
 }
 
-/* A model record whose size is a multiple of 8 but not of 16 (a 72-byte
- * property) follows the one before it without padding, and a block of
+/* A block whose size is a multiple of 8 but not of 16 (a 72-byte
+ * record) follows the one before it without padding, and a block of
  * 16 bytes still starts at 16. */
 static void test_alignment(void)
 {
@@ -68,6 +69,24 @@ static void test_alignment(void)
     CU_ASSERT_EQUAL(r - q, 80);
     char *s = ub_arena_alloc(a, 32);
     CU_ASSERT_EQUAL((uintptr_t)s % 16, 0);
+    ub_arena_free(a);
+}
+
+/* A record given its type's alignment (8) follows an 8-byte block without
+ * padding whatever its size, where ub_arena_alloc would align a 64-byte
+ * block to 16. */
+static void test_record_alignment(void)
+{
+    ub_arena *a = ub_arena_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    char *p = ub_arena_alloc(a, 8);
+    char *q = ub_arena_alloc_align(a, 64, 8);
+    CU_ASSERT_EQUAL(q - p, 8);
+    char *r = ub_arena_zalloc_align(a, 32, 8);
+    CU_ASSERT_EQUAL(r - q, 64);
+    CU_ASSERT_EQUAL(r[31], 0);
+    char *g = ub_arena_grow_align(a, r, 1, 2, 32, 8);
+    CU_ASSERT_EQUAL(g - r, 32);
     ub_arena_free(a);
 }
 
@@ -121,24 +140,24 @@ static void test_drop_body_forgets_lookups(void)
     ub_layer *l = ub_layer_new(t, "test.usda");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     ub_prim *set = ub_prim_new(l, l->root, ub_intern_cstr(t, "Set"), UB_DEF,
-                               noloc);
+                               nosloc);
     char name[32];
     for (int round = 0; round < 3; round++) {
         snprintf(name, sizeof name, "item%d", round);
         ub_prim *p = ub_prim_new(l, set, ub_intern_cstr(t, name), UB_DEF,
-                                 noloc);
+                                 nosloc);
         CU_ASSERT_PTR_NOT_NULL_FATAL(p);
         ub_arena_mark m = ub_arena_get_mark(l->arena);
         for (int k = 0; k < 40; k++) {
             /* each round its own names: stale entries would be found */
             snprintf(name, sizeof name, "r%d_p%d", round, k);
             CU_ASSERT_PTR_NOT_NULL(ub_prop_new(l, p, ub_intern_cstr(t, name),
-                                               UB_ATTR, noloc));
+                                               UB_ATTR, nosloc));
         }
         for (int k = 0; k < 30; k++) {
             snprintf(name, sizeof name, "child%d", k);
             CU_ASSERT_PTR_NOT_NULL(ub_prim_new(l, p, ub_intern_cstr(t, name),
-                                               UB_DEF, noloc));
+                                               UB_DEF, nosloc));
         }
         snprintf(name, sizeof name, "r%d_p7", round);
         CU_ASSERT_PTR_NOT_NULL(ub_prop_find(l, p, ub_intern_cstr(t, name)));
@@ -155,11 +174,11 @@ static void test_drop_body_forgets_lookups(void)
             ub_prim_find_child(l, p, ub_intern_cstr(t, "child29")));
         /* a new owner in the reused memory, with 40 new properties */
         ub_prim *q = ub_prim_new(l, p, ub_intern_cstr(t, "reuse"), UB_DEF,
-                                 noloc);
+                                 nosloc);
         CU_ASSERT_PTR_NOT_NULL_FATAL(q);
         for (int k = 0; k < 40; k++) {
             snprintf(name, sizeof name, "other%d", k);
-            ub_prop_new(l, q, ub_intern_cstr(t, name), UB_ATTR, noloc);
+            ub_prop_new(l, q, ub_intern_cstr(t, name), UB_ATTR, nosloc);
         }
         for (int k = 0; k < 40; k++) {
             snprintf(name, sizeof name, "r%d_p%d", round, k);
@@ -194,23 +213,23 @@ static void test_shared_props(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(src);
     CU_ASSERT_PTR_NOT_NULL_FATAL(dst);
     ub_prim *big = ub_prim_new(src, src->root, ub_intern_cstr(t, "Big"),
-                               UB_DEF, noloc);
+                               UB_DEF, nosloc);
     ub_prim *small = ub_prim_new(src, src->root, ub_intern_cstr(t, "Small"),
-                                 UB_DEF, noloc);
+                                 UB_DEF, nosloc);
     CU_ASSERT_PTR_NOT_NULL_FATAL(big);
     CU_ASSERT_PTR_NOT_NULL_FATAL(small);
     char name[16];
     for (int i = 0; i < 40; i++) {
         snprintf(name, sizeof name, "p%d", i);
         CU_ASSERT_PTR_NOT_NULL_FATAL(
-            ub_prop_new(src, big, ub_intern_cstr(t, name), UB_ATTR, noloc));
+            ub_prop_new(src, big, ub_intern_cstr(t, name), UB_ATTR, nosloc));
     }
     ub_prop *a = ub_prop_new(src, small, ub_intern_cstr(t, "a"), UB_ATTR,
-                             noloc);
+                             nosloc);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
 
-    ub_prim *ob = ub_prim_new(dst, dst->root, big->name, UB_DEF, noloc);
-    ub_prim *os = ub_prim_new(dst, dst->root, small->name, UB_DEF, noloc);
+    ub_prim *ob = ub_prim_new(dst, dst->root, big->name, UB_DEF, nosloc);
+    ub_prim *os = ub_prim_new(dst, dst->root, small->name, UB_DEF, nosloc);
     CU_ASSERT_PTR_NOT_NULL_FATAL(ob);
     CU_ASSERT_PTR_NOT_NULL_FATAL(os);
     CU_ASSERT_EQUAL(ub_prop_share_all(dst, ob, &big->props), 0);
@@ -224,7 +243,7 @@ static void test_shared_props(void)
     /* the shared list grows by copying: src's list is left as it was */
     ub_prop **was = big->props.v;
     CU_ASSERT_PTR_NOT_NULL(
-        ub_prop_new(dst, ob, ub_intern_cstr(t, "extra"), UB_ATTR, noloc));
+        ub_prop_new(dst, ob, ub_intern_cstr(t, "extra"), UB_ATTR, nosloc));
     CU_ASSERT_EQUAL(ob->props.n, 41);
     CU_ASSERT_EQUAL(big->props.n, 40);
     CU_ASSERT_PTR_EQUAL(big->props.v, was);
@@ -239,7 +258,7 @@ static void test_shared_props(void)
         snprintf(name, sizeof name, "k%d", i);
         CU_ASSERT_PTR_NOT_NULL(ub_fields_set(dst->arena, &f,
                                              ub_intern_cstr(t, name),
-                                             ub_value_block(), noloc));
+                                             ub_value_block(), nosloc));
     }
     CU_ASSERT_EQUAL(f.n, 3);
     CU_ASSERT_EQUAL(f.cap, 3);
@@ -280,28 +299,29 @@ static void test_reorder(void)
 static void test_listop_parts(void)
 {
     ub_arena *a = ub_arena_new();
+    ub_strtab *t = ub_strtab_new();
     ub_listop *lo = ub_listop_new(a);
     CU_ASSERT_PTR_NOT_NULL_FATAL(lo);
     for (int p = 0; p < UB_LO_NPARTS; p++) {
         CU_ASSERT_EQUAL(ub_listop_get(lo, p)->kind, UB_V_EMPTY);
-        CU_ASSERT_EQUAL(ub_listop_loc(lo, p).line, 0);
+        CU_ASSERT_EQUAL(ub_sloc_line(ub_listop_loc(lo, p)), 0);
         CU_ASSERT_PTR_NULL(ub_listop_get_mut(lo, p));
     }
     const ub_type *tok = ub_type_get(UB_TY_TOKEN);
     ub_value one = ub_value_new(a, tok, 1, true);
     ub_value two = ub_value_new(a, tok, 2, true);
-    ub_loc at = {"x.usda", 3, 5};
+    ub_sloc at = ub_strtab_sloc(t, (ub_loc){"x.usda", 3, 5});
     CU_ASSERT_EQUAL(ub_listop_assign(a, lo, UB_LO_APPEND, one, at), 0);
     CU_ASSERT_EQUAL(ub_listop_put(a, lo, UB_LO_DELETE, two), 0);
     CU_ASSERT_EQUAL(ub_listop_get(lo, UB_LO_APPEND)->count, 1);
-    CU_ASSERT_EQUAL(ub_listop_loc(lo, UB_LO_APPEND).line, 3);
+    CU_ASSERT_EQUAL(ub_sloc_line(ub_listop_loc(lo, UB_LO_APPEND)), 3);
     CU_ASSERT_EQUAL(ub_listop_get(lo, UB_LO_DELETE)->count, 2);
-    CU_ASSERT_EQUAL(ub_listop_loc(lo, UB_LO_DELETE).line, 0);
+    CU_ASSERT_EQUAL(ub_sloc_line(ub_listop_loc(lo, UB_LO_DELETE)), 0);
     CU_ASSERT_EQUAL(ub_listop_get(lo, UB_LO_PREPEND)->kind, UB_V_EMPTY);
     /* put keeps the location, assign replaces it */
     CU_ASSERT_EQUAL(ub_listop_put(a, lo, UB_LO_APPEND, two), 0);
     CU_ASSERT_EQUAL(ub_listop_get(lo, UB_LO_APPEND)->count, 2);
-    CU_ASSERT_EQUAL(ub_listop_loc(lo, UB_LO_APPEND).col, 5);
+    CU_ASSERT_EQUAL(ub_strtab_loc(t, ub_listop_loc(lo, UB_LO_APPEND)).col, 5);
     ub_listop *c = ub_listop_copy(a, lo);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
     CU_ASSERT_EQUAL(ub_listop_put(a, c, UB_LO_APPEND, one), 0);
@@ -312,11 +332,12 @@ static void test_listop_parts(void)
     /* every part set: the entries grow to six */
     for (int p = 0; p < UB_LO_NPARTS; p++)
         CU_ASSERT_EQUAL(ub_listop_assign(a, c, p, one,
-                                         (ub_loc){"x.usda", 10u + p, 1}),
+                                         ub_sloc_make(1, 10u + p, 1)),
                         0);
     for (int p = 0; p < UB_LO_NPARTS; p++)
-        CU_ASSERT_EQUAL(ub_listop_loc(c, p).line, 10u + p);
+        CU_ASSERT_EQUAL(ub_sloc_line(ub_listop_loc(c, p)), 10u + p);
     ub_arena_free(a);
+    ub_strtab_free(t);
 }
 
 /* Properties and prims read their out-of-line parts as unauthored until
@@ -327,8 +348,8 @@ static void test_ext_parts(void)
     ub_layer *l = ub_layer_new(t, "test.usda");
     CU_ASSERT_PTR_NOT_NULL_FATAL(l);
     ub_prim *p = ub_prim_new(l, l->root, ub_intern_cstr(t, "P"), UB_DEF,
-                             noloc);
-    ub_prop *a = ub_prop_new(l, p, ub_intern_cstr(t, "a"), UB_ATTR, noloc);
+                             nosloc);
+    ub_prop *a = ub_prop_new(l, p, ub_intern_cstr(t, "a"), UB_ATTR, nosloc);
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     CU_ASSERT_FALSE(ub_prop_samples(a)->authored);
     CU_ASSERT_EQUAL(ub_prop_samples(a)->n, 0);
@@ -348,9 +369,9 @@ static void test_ext_parts(void)
     CU_ASSERT_EQUAL(ub_prim_prim_order(p)->kind, UB_V_EMPTY);
     CU_ASSERT_PTR_NULL(ub_prim_variant_set(p));
     ub_variant_set *vs =
-        ub_variant_set_get(l, p, ub_intern_cstr(t, "look"), noloc);
+        ub_variant_set_get(l, p, ub_intern_cstr(t, "look"), nosloc);
     CU_ASSERT_PTR_NOT_NULL_FATAL(vs);
-    ub_prim *v = ub_variant_new(l, p, vs, ub_intern_cstr(t, "red"), noloc);
+    ub_prim *v = ub_variant_new(l, p, vs, ub_intern_cstr(t, "red"), nosloc);
     CU_ASSERT_PTR_NOT_NULL_FATAL(v);
     CU_ASSERT_EQUAL(ub_prim_n_variant_sets(p), 1);
     CU_ASSERT_STRING_EQUAL(ub_prim_variant_set(v), "look");
@@ -358,7 +379,7 @@ static void test_ext_parts(void)
 
     /* a relationship's part only: it reads as having no samples or
      * connections, and becomes whole, keeping its targets, when asked */
-    ub_prop *r = ub_prop_new(l, p, ub_intern_cstr(t, "r"), UB_REL, noloc);
+    ub_prop *r = ub_prop_new(l, p, ub_intern_cstr(t, "r"), UB_REL, nosloc);
     CU_ASSERT_PTR_NOT_NULL_FATAL(r);
     ub_prop_ext *rx = ub_prop_rel_ext_get(l->arena, r);
     CU_ASSERT_PTR_NOT_NULL_FATAL(rx);
@@ -381,6 +402,82 @@ static void test_ext_parts(void)
     ub_strtab_free(t);
 }
 
+/* Stored locations: files told apart through the string table, so a
+ * record shared from another layer names its own file; a line or column
+ * that does not fit saturates; a full table reads as an unknown file,
+ * never as another one; a location without a line keeps its file. */
+static void test_stored_locations(void)
+{
+    ub_strtab *t = ub_strtab_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    ub_layer *la = ub_layer_new(t, "a.usda"), *lb = ub_layer_new(t, "b.usda");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(la);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(lb);
+    ub_sloc sa = ub_layer_sloc(la, (ub_loc){la->path, 3, 7});
+    ub_sloc sb = ub_layer_sloc(lb, (ub_loc){lb->path, 12, 1});
+    ub_prim *pa = ub_prim_new(la, la->root, ub_intern_cstr(t, "P"), UB_DEF,
+                              sa);
+    ub_prim *pb = ub_prim_new(lb, lb->root, ub_intern_cstr(t, "P"), UB_DEF,
+                              sb);
+    ub_prop *x = ub_prop_new(lb, pb, ub_intern_cstr(t, "x"), UB_ATTR, sb);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(pa);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(x);
+    CU_ASSERT_EQUAL(ub_prop_append(la, pa, x), 0);
+    /* b's property, read through a, is still b's */
+    ub_loc l = ub_layer_loc(la, ub_prop_find(la, pa, x->name)->loc);
+    CU_ASSERT_PTR_EQUAL(l.file, lb->path);
+    CU_ASSERT_EQUAL(l.line, 12);
+    CU_ASSERT_EQUAL(l.col, 1);
+    l = ub_layer_loc(la, pa->loc);
+    CU_ASSERT_PTR_EQUAL(l.file, la->path);
+    CU_ASSERT_EQUAL(l.line, 3);
+    CU_ASSERT_EQUAL(l.col, 7);
+    CU_ASSERT_EQUAL(ub_strtab_file_id(t, la->path),
+                    ub_strtab_file_id(t, la->path));
+    CU_ASSERT_NOT_EQUAL(ub_strtab_file_id(t, la->path),
+                        ub_strtab_file_id(t, lb->path));
+    /* nothing is no file, and all zero */
+    CU_ASSERT_EQUAL(ub_strtab_sloc(t, (ub_loc){NULL, 0, 0}).bits, 0);
+    CU_ASSERT_PTR_NULL(ub_strtab_loc(t, (ub_sloc){0}).file);
+    /* saturating */
+    l = ub_strtab_loc(t, ub_strtab_sloc(t, (ub_loc){la->path, 5, 3000000}));
+    CU_ASSERT_PTR_EQUAL(l.file, la->path);
+    CU_ASSERT_EQUAL(l.line, 5);
+    CU_ASSERT_EQUAL(l.col, UB_SLOC_MAX_COL);
+    l = ub_strtab_loc(t, ub_strtab_sloc(t, (ub_loc){la->path, UINT32_MAX,
+                                                    UB_SLOC_MAX_COL}));
+    CU_ASSERT_EQUAL(l.line, UB_SLOC_MAX_LINE);
+    CU_ASSERT_EQUAL(l.col, UB_SLOC_MAX_COL);
+    CU_ASSERT_EQUAL(ub_sloc_line(ub_strtab_sloc(t, (ub_loc){la->path, 9, 2})),
+                    9);
+    /* fill the table: the files of a and b keep theirs, a new one is
+     * unknown, with its line and column */
+    static char names[UB_SLOC_FILES];
+    uint32_t last = 0;
+    for (uint32_t i = 0; i < UB_SLOC_FILES; i++)
+        last = ub_strtab_file_id(t, &names[i]);
+    CU_ASSERT_EQUAL(last, UB_SLOC_FILE_UNKNOWN); /* a and b took two */
+    CU_ASSERT_EQUAL(ub_strtab_file_id(t, &names[0]), 3);
+    l = ub_layer_loc(la, ub_layer_sloc(la, (ub_loc){"late.usda", 4, 2}));
+    CU_ASSERT_STRING_EQUAL(l.file, UB_SLOC_UNKNOWN_FILE);
+    CU_ASSERT_EQUAL(l.line, 4);
+    CU_ASSERT_EQUAL(l.col, 2);
+    l = ub_layer_loc(la, pa->loc);
+    CU_ASSERT_PTR_EQUAL(l.file, la->path);
+    l = ub_layer_loc(lb, ub_layer_sloc(lb, (ub_loc){lb->path, 8, 8}));
+    CU_ASSERT_PTR_EQUAL(l.file, lb->path);
+    /* a location without a line (a crate spec's) needs no table entry */
+    const char *spec = "c.usdc:</P.x>";
+    l = ub_layer_loc(la, ub_layer_sloc(la, (ub_loc){spec, 0, 0}));
+    CU_ASSERT_PTR_EQUAL(l.file, spec);
+    CU_ASSERT_EQUAL(l.line, 0);
+    CU_ASSERT_EQUAL(l.col, 0);
+    CU_ASSERT_EQUAL(ub_sloc_line(ub_layer_sloc(la, (ub_loc){spec, 0, 0})), 0);
+    ub_layer_free(la);
+    ub_layer_free(lb);
+    ub_strtab_free(t);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -390,12 +487,14 @@ int main(void)
     CU_add_test(s, "release across chunks", test_release_across_chunks);
     CU_add_test(s, "footprint", test_footprint);
     CU_add_test(s, "alignment", test_alignment);
+    CU_add_test(s, "record alignment", test_record_alignment);
     CU_add_test(s, "bytes unaligned", test_bytes_unaligned);
     CU_add_test(s, "drop body forgets lookups", test_drop_body_forgets_lookups);
     CU_add_test(s, "shared properties", test_shared_props);
     CU_add_test(s, "list op reorder", test_reorder);
     CU_add_test(s, "list op parts", test_listop_parts);
     CU_add_test(s, "out-of-line prop and prim parts", test_ext_parts);
+    CU_add_test(s, "stored locations", test_stored_locations);
     unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }

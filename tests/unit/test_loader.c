@@ -194,7 +194,7 @@ static void test_errors(void)
     CU_ASSERT_EQUAL_FATAL(root->n_sublayers, 1);
     /* missing: located where it is named, the line quoted */
     CU_ASSERT_PTR_NULL(ub_loader_open(ld, root->sublayers[0].asset, root,
-                                      root->sublayers[0].loc));
+                                      ub_layer_loc(root, root->sublayers[0].loc)));
     CU_ASSERT_EQUAL_FATAL(ub_diags_count(d), 1);
     const ub_diag *m = ub_diags_at(d, 0);
     CU_ASSERT_EQUAL(m->severity, UB_ERROR);
@@ -490,23 +490,23 @@ static void test_unreadable(void)
     size_t rec = 0;
     /* a Draco mesh: one error, at the arc */
     CU_ASSERT_PTR_NULL(
-        ub_loader_open_arc(ld, sl[0].asset, root, sl[0].loc, &st, &rec));
+        ub_loader_open_arc(ld, sl[0].asset, root, ub_layer_loc(root, sl[0].loc), &st, &rec));
     CU_ASSERT_EQUAL(st, UB_LOAD_UNREADABLE);
     CU_ASSERT_EQUAL(rec, 1);
     CU_ASSERT_EQUAL_FATAL(ub_diags_count(d), 1);
     const ub_diag *m = ub_diags_at(d, 0);
     CU_ASSERT_EQUAL(m->loc.line, 3);
-    CU_ASSERT_EQUAL(m->loc.col, sl[0].loc.col);
+    CU_ASSERT_EQUAL(m->loc.col, ub_layer_loc(root, sl[0].loc).col);
     CU_ASSERT_PTR_NOT_NULL(strstr(m->message, "Draco"));
     /* named again: reported again, at the new arc */
-    CU_ASSERT_PTR_NULL(ub_loader_open_arc(ld, sl[0].asset, root, sl[1].loc,
+    CU_ASSERT_PTR_NULL(ub_loader_open_arc(ld, sl[0].asset, root, ub_layer_loc(root, sl[1].loc),
                                           &st, &rec));
     CU_ASSERT_EQUAL(st, UB_LOAD_UNREADABLE);
     CU_ASSERT_EQUAL(rec, 2);
-    CU_ASSERT_EQUAL(ub_diags_at(d, 1)->loc.col, sl[1].loc.col);
+    CU_ASSERT_EQUAL(ub_diags_at(d, 1)->loc.col, ub_layer_loc(root, sl[1].loc).col);
     /* a layer with a syntax error: its error, and one at the arc */
     CU_ASSERT_PTR_NULL(
-        ub_loader_open_arc(ld, sl[1].asset, root, sl[1].loc, &st, &rec));
+        ub_loader_open_arc(ld, sl[1].asset, root, ub_layer_loc(root, sl[1].loc), &st, &rec));
     CU_ASSERT_EQUAL(st, UB_LOAD_UNREADABLE);
     CU_ASSERT_EQUAL(rec, 2 + ub_diags_errors(d) - 2);
     CU_ASSERT(ub_diags_errors(d) >= 4);
@@ -516,13 +516,13 @@ static void test_unreadable(void)
     /* a damaged crate file: its errors, and one at the arc, dropped */
     size_t before = rec, errs = ub_diags_errors(d);
     CU_ASSERT_PTR_NULL(
-        ub_loader_open_arc(ld, sl[2].asset, root, sl[2].loc, &st, &rec));
+        ub_loader_open_arc(ld, sl[2].asset, root, ub_layer_loc(root, sl[2].loc), &st, &rec));
     CU_ASSERT_EQUAL(st, UB_LOAD_UNREADABLE);
     CU_ASSERT_EQUAL(rec, before + ub_diags_errors(d) - errs);
     before = rec;
     /* a damaged package: said so, the arc dropped */
     CU_ASSERT_PTR_NULL(
-        ub_loader_open_arc(ld, sl[3].asset, root, sl[3].loc, &st, &rec));
+        ub_loader_open_arc(ld, sl[3].asset, root, ub_layer_loc(root, sl[3].loc), &st, &rec));
     CU_ASSERT_EQUAL(st, UB_LOAD_UNREADABLE);
     CU_ASSERT_EQUAL(rec, before + 1);
     last = ub_diags_at(d, ub_diags_count(d) - 1);

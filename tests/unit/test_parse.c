@@ -140,7 +140,7 @@ static void test_strings(void)
     CU_ASSERT_STRING_EQUAL(str0(&prop("/A", "e")->default_value), "");
     CU_ASSERT_STRING_EQUAL(str0(&prop("/A", "f")->default_value), "a''b");
     /* the triple-quoted string spans two lines: later lines still count */
-    CU_ASSERT_EQUAL(prop("/A", "d")->loc.line, 7);
+    CU_ASSERT_EQUAL(ub_layer_loc(L, prop("/A", "d")->loc).line, 7);
 }
 
 static void test_assets_and_paths(void)
@@ -194,8 +194,8 @@ static void test_comments(void)
         "    int[] a = [1, // one\n"
         "               2] // two\n"
         "}\n"));
-    CU_ASSERT_EQUAL(prim("/A")->loc.line, 6);
-    CU_ASSERT_EQUAL(prop("/A", "a")->loc.line, 7);
+    CU_ASSERT_EQUAL(ub_layer_loc(L, prim("/A")->loc).line, 6);
+    CU_ASSERT_EQUAL(ub_layer_loc(L, prop("/A", "a")->loc).line, 7);
     CU_ASSERT_EQUAL(prop("/A", "a")->default_value.count, 2);
 }
 
@@ -604,7 +604,7 @@ static void test_layer_metadata(void)
     CU_ASSERT(!L->sublayers[1].has_offset && !L->sublayers[1].has_scale);
     CU_ASSERT_EQUAL(L->sublayers[1].offset.scale, 1.0);
     CU_ASSERT(!L->sublayers[2].has_offset && L->sublayers[2].has_scale);
-    CU_ASSERT_EQUAL(L->sublayers[2].loc.line, 6);
+    CU_ASSERT_EQUAL(ub_layer_loc(L, L->sublayers[2].loc).line, 6);
     CU_ASSERT_EQUAL(D(meta(&L->meta, "timeCodesPerSecond"), 0), 24.0);
     CU_ASSERT_EQUAL(ub_value_type(meta(&L->meta, "framesPerSecond"))->id,
                     UB_TY_DOUBLE);

@@ -50,11 +50,12 @@ static void run_free(run *r)
     ub_diags_free(r->diags);
 }
 
-static bool same_loc(const ub_loc *a, const ub_loc *b, const ub_layer *lb)
+static bool same_loc(const ub_sloc *sa, const ub_sloc *sb, const ub_layer *lb)
 {
+    ub_loc a = ub_layer_loc(lb, *sa), b = ub_layer_loc(lb, *sb);
     /* every location of a layer names the layer's own path */
-    return a->line == b->line && a->col == b->col && b->file == lb->path &&
-           strcmp(a->file, b->file) == 0;
+    return a.line == b.line && a.col == b.col && b.file == lb->path &&
+           strcmp(a.file, b.file) == 0;
 }
 
 static bool same_fields(const ub_fields *a, const ub_fields *b,
@@ -85,7 +86,8 @@ static bool same_prim(const ub_prim *a, const ub_prim *b, ub_layer *lb)
         const ub_prop *pa = a->props.v[i], *pb = b->props.v[i];
         if (pa->name != pb->name || !same_loc(&pa->loc, &pb->loc, lb) ||
             !same_fields(&pa->meta, &pb->meta, lb) ||
-            ub_prop_samples(pa)->loc.line != ub_prop_samples(pb)->loc.line ||
+            ub_sloc_line(ub_prop_samples(pa)->loc) !=
+                ub_sloc_line(ub_prop_samples(pb)->loc) ||
             ub_prop_find(lb, b, pb->name) != pb)
             return false;
     }

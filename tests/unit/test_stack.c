@@ -32,7 +32,7 @@ static ub_value tc(ub_layer *l, double x)
 static ub_prop *attr(ub_layer *l, ub_prim *p, const char *name,
                      ub_type_id ty)
 {
-    ub_prop *a = ub_prop_new(l, p, S(name), UB_ATTR, (ub_loc){0});
+    ub_prop *a = ub_prop_new(l, p, S(name), UB_ATTR, (ub_sloc){0});
     ub_prop_set_decl(l->arena, l->strtab, a, ub_type_get(ty),
                      S(ub_type_get(ty)->name));
     return a;
@@ -85,12 +85,12 @@ static void test_prim_fields(void)
     fixture f;
     fx_init(&f, UB_OFFSET_IDENTITY);
     ub_prim *sa = ub_prim_new(f.l[0], f.l[0]->root, S("A"), UB_OVER,
-                              (ub_loc){0});
+                              (ub_sloc){0});
     ub_prim *wa = ub_prim_new(f.l[1], f.l[1]->root, S("A"), UB_DEF,
-                              (ub_loc){0});
+                              (ub_sloc){0});
     wa->type_name = S("Xform");
     ub_fields_set(f.l[0]->arena, &sa->meta, S("kind"),
-                  (ub_value){0}, (ub_loc){0});
+                  (ub_value){0}, (ub_sloc){0});
     ub_diags *d = ub_diags_new();
     ub_layer *out = fx_flatten(&f, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -107,10 +107,10 @@ static void test_child_order(void)
 {
     fixture f;
     fx_init(&f, UB_OFFSET_IDENTITY);
-    ub_prim_new(f.l[0], f.l[0]->root, S("A"), UB_DEF, (ub_loc){0});
-    ub_prim_new(f.l[0], f.l[0]->root, S("C"), UB_DEF, (ub_loc){0});
-    ub_prim_new(f.l[1], f.l[1]->root, S("B"), UB_DEF, (ub_loc){0});
-    ub_prim_new(f.l[1], f.l[1]->root, S("A"), UB_DEF, (ub_loc){0});
+    ub_prim_new(f.l[0], f.l[0]->root, S("A"), UB_DEF, (ub_sloc){0});
+    ub_prim_new(f.l[0], f.l[0]->root, S("C"), UB_DEF, (ub_sloc){0});
+    ub_prim_new(f.l[1], f.l[1]->root, S("B"), UB_DEF, (ub_sloc){0});
+    ub_prim_new(f.l[1], f.l[1]->root, S("A"), UB_DEF, (ub_sloc){0});
     ub_diags *d = ub_diags_new();
     ub_layer *out = fx_flatten(&f, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -129,9 +129,9 @@ static void test_defaults_and_samples(void)
     fixture f;
     fx_init(&f, (ub_offset){10, 2});
     ub_prim *sa = ub_prim_new(f.l[0], f.l[0]->root, S("A"), UB_OVER,
-                              (ub_loc){0});
+                              (ub_sloc){0});
     ub_prim *wa = ub_prim_new(f.l[1], f.l[1]->root, S("A"), UB_DEF,
-                              (ub_loc){0});
+                              (ub_sloc){0});
     /* masked: strong default hides weak samples */
     attr(f.l[0], sa, "masked", UB_TY_DOUBLE)->default_value = dbl(f.l[0], 5);
     ub_prop *wm = attr(f.l[1], wa, "masked", UB_TY_DOUBLE);
@@ -196,31 +196,31 @@ static void test_dictionaries(void)
     fixture f;
     fx_init(&f, (ub_offset){10, 2});
     ub_prim *sa = ub_prim_new(f.l[0], f.l[0]->root, S("A"), UB_DEF,
-                              (ub_loc){0});
+                              (ub_sloc){0});
     ub_prim *wa = ub_prim_new(f.l[1], f.l[1]->root, S("A"), UB_DEF,
-                              (ub_loc){0});
+                              (ub_sloc){0});
     /* strong: customData = { double x = 1, dictionary n = { double y = 2 } }
      * weak:   customData = { double x = 9, timecode t = 3,
      *                        dictionary n = { double y = 9, timecode z = 1 } } */
     ub_arena *sar = f.l[0]->arena, *war = f.l[1]->arena;
     ub_dict *sn = ub_dict_new(sar);
-    ub_dict_set(sar, sn, S("y"), dbl(f.l[0], 2), (ub_loc){0});
+    ub_dict_set(sar, sn, S("y"), dbl(f.l[0], 2), (ub_sloc){0});
     ub_dict *sd = ub_dict_new(sar);
-    ub_dict_set(sar, sd, S("x"), dbl(f.l[0], 1), (ub_loc){0});
+    ub_dict_set(sar, sd, S("x"), dbl(f.l[0], 1), (ub_sloc){0});
     ub_dict_set(sar, sd, S("n"), (ub_value){.kind = UB_V_DICT, .u.dict = sn},
-                (ub_loc){0});
+                (ub_sloc){0});
     ub_fields_set(sar, &sa->meta, S("customData"),
-                  (ub_value){.kind = UB_V_DICT, .u.dict = sd}, (ub_loc){0});
+                  (ub_value){.kind = UB_V_DICT, .u.dict = sd}, (ub_sloc){0});
     ub_dict *wn = ub_dict_new(war);
-    ub_dict_set(war, wn, S("y"), dbl(f.l[1], 9), (ub_loc){0});
-    ub_dict_set(war, wn, S("z"), tc(f.l[1], 1), (ub_loc){0});
+    ub_dict_set(war, wn, S("y"), dbl(f.l[1], 9), (ub_sloc){0});
+    ub_dict_set(war, wn, S("z"), tc(f.l[1], 1), (ub_sloc){0});
     ub_dict *wd = ub_dict_new(war);
-    ub_dict_set(war, wd, S("x"), dbl(f.l[1], 9), (ub_loc){0});
-    ub_dict_set(war, wd, S("t"), tc(f.l[1], 3), (ub_loc){0});
+    ub_dict_set(war, wd, S("x"), dbl(f.l[1], 9), (ub_sloc){0});
+    ub_dict_set(war, wd, S("t"), tc(f.l[1], 3), (ub_sloc){0});
     ub_dict_set(war, wd, S("n"), (ub_value){.kind = UB_V_DICT, .u.dict = wn},
-                (ub_loc){0});
+                (ub_sloc){0});
     ub_fields_set(war, &wa->meta, S("customData"),
-                  (ub_value){.kind = UB_V_DICT, .u.dict = wd}, (ub_loc){0});
+                  (ub_value){.kind = UB_V_DICT, .u.dict = wd}, (ub_sloc){0});
     ub_diags *d = ub_diags_new();
     ub_layer *out = fx_flatten(&f, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -248,11 +248,11 @@ static void test_target_listops(void)
     fixture f;
     fx_init(&f, (ub_offset){-10, 1});
     ub_prim *sa = ub_prim_new(f.l[0], f.l[0]->root, S("L"), UB_OVER,
-                              (ub_loc){0});
+                              (ub_sloc){0});
     ub_prim *wa = ub_prim_new(f.l[1], f.l[1]->root, S("L"), UB_DEF,
-                              (ub_loc){0});
-    ub_prop *sr = ub_prop_new(f.l[0], sa, S("foo"), UB_REL, (ub_loc){0});
-    ub_prop *wr = ub_prop_new(f.l[1], wa, S("foo"), UB_REL, (ub_loc){0});
+                              (ub_sloc){0});
+    ub_prop *sr = ub_prop_new(f.l[0], sa, S("foo"), UB_REL, (ub_sloc){0});
+    ub_prop *wr = ub_prop_new(f.l[1], wa, S("foo"), UB_REL, (ub_sloc){0});
     wr->custom = true;
     const char *pre_r[] = {"/Pre_root"}, *app_r[] = {"/App_root"},
                *del_r[] = {"/Del_root"}, *pre_s[] = {"/Pre_sub"},
@@ -318,7 +318,7 @@ static void test_reference_offsets_and_assets(void)
     fixture f;
     fx_init(&f, (ub_offset){-10, 1});
     ub_prim *wa = ub_prim_new(f.l[1], f.l[1]->root, S("A"), UB_DEF,
-                              (ub_loc){0});
+                              (ub_sloc){0});
     ub_value refs = ub_value_new(f.l[1]->arena,
                                  ub_type_get(UB_TY_REFERENCE), 2, true);
     ub_reference *r = refs.u.data;
@@ -336,7 +336,7 @@ static void test_reference_offsets_and_assets(void)
                   (ub_value){.kind = UB_V_LISTOP,
                              .type_id = UB_TY_REFERENCE,
                              .u.listop = lo},
-                  (ub_loc){0});
+                  (ub_sloc){0});
     ub_prop *p = attr(f.l[1], wa, "tex", UB_TY_ASSET);
     p->default_value = ub_value_new(f.l[1]->arena, ub_type_get(UB_TY_ASSET),
                                     1, false);
@@ -382,8 +382,8 @@ static void test_reorder_children(void)
     fx_init(&f, UB_OFFSET_IDENTITY);
     const char *weak[] = {"B", "A", "C"};
     for (int i = 0; i < 3; i++)
-        ub_prim_new(f.l[1], f.l[1]->root, S(weak[i]), UB_DEF, (ub_loc){0});
-    ub_prim_new(f.l[0], f.l[0]->root, S("D"), UB_DEF, (ub_loc){0});
+        ub_prim_new(f.l[1], f.l[1]->root, S(weak[i]), UB_DEF, (ub_sloc){0});
+    ub_prim_new(f.l[0], f.l[0]->root, S("D"), UB_DEF, (ub_sloc){0});
     const char *order[] = {"C", "A"};
     ub_prim_ext_get(f.l[0]->arena, f.l[0]->root)->prim_order =
         tokens(f.l[0], 2, order);
@@ -408,19 +408,19 @@ static void test_variants(void)
     fixture f;
     fx_init(&f, (ub_offset){100, 1});
     ub_prim *sp = ub_prim_new(f.l[0], f.l[0]->root, S("P"), UB_OVER,
-                              (ub_loc){0});
+                              (ub_sloc){0});
     ub_prim *wp = ub_prim_new(f.l[1], f.l[1]->root, S("P"), UB_DEF,
-                              (ub_loc){0});
-    ub_variant_set *ws = ub_variant_set_get(f.l[1], wp, S("v"), (ub_loc){0});
-    ub_variant_new(f.l[1], wp, ws, S("a"), (ub_loc){0});
-    ub_prim *wb = ub_variant_new(f.l[1], wp, ws, S("b"), (ub_loc){0});
+                              (ub_sloc){0});
+    ub_variant_set *ws = ub_variant_set_get(f.l[1], wp, S("v"), (ub_sloc){0});
+    ub_variant_new(f.l[1], wp, ws, S("a"), (ub_sloc){0});
+    ub_prim *wb = ub_variant_new(f.l[1], wp, ws, S("b"), (ub_sloc){0});
     ub_prop *wt = attr(f.l[1], wb, "t", UB_TY_TIMECODE);
     wt->default_value = tc(f.l[1], 1);
-    ub_variant_set *ss = ub_variant_set_get(f.l[0], sp, S("v"), (ub_loc){0});
-    ub_prim *sb = ub_variant_new(f.l[0], sp, ss, S("b"), (ub_loc){0});
-    ub_variant_new(f.l[0], sp, ss, S("c"), (ub_loc){0});
+    ub_variant_set *ss = ub_variant_set_get(f.l[0], sp, S("v"), (ub_sloc){0});
+    ub_prim *sb = ub_variant_new(f.l[0], sp, ss, S("b"), (ub_sloc){0});
+    ub_variant_new(f.l[0], sp, ss, S("c"), (ub_sloc){0});
     attr(f.l[0], sb, "x", UB_TY_DOUBLE)->default_value = dbl(f.l[0], 2);
-    ub_prim_new(f.l[0], sb, S("Child"), UB_DEF, (ub_loc){0});
+    ub_prim_new(f.l[0], sb, S("Child"), UB_DEF, (ub_sloc){0});
     ub_diags *d = ub_diags_new();
     ub_layer *out = fx_flatten(&f, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -450,9 +450,9 @@ static void test_explicit_under_edits(void)
     fixture f;
     fx_init(&f, UB_OFFSET_IDENTITY);
     ub_prim *sp = ub_prim_new(f.l[0], f.l[0]->root, S("P"), UB_OVER,
-                              (ub_loc){0});
+                              (ub_sloc){0});
     ub_prim *wp = ub_prim_new(f.l[1], f.l[1]->root, S("P"), UB_DEF,
-                              (ub_loc){0});
+                              (ub_sloc){0});
     const char *ab[] = {"/A", "/B"}, *a[] = {"/A"}, *c[] = {"/C"};
     ub_listop *wo = ub_listop_new(f.l[1]->arena);
     wo->is_explicit = wo->has[UB_LO_EXPLICIT] = true;
@@ -461,7 +461,7 @@ static void test_explicit_under_edits(void)
     ub_fields_set(f.l[1]->arena, &wp->meta, S("inherits"),
                   (ub_value){.kind = UB_V_LISTOP,
                              .type_id = UB_TY_PATH, .u.listop = wo},
-                  (ub_loc){0});
+                  (ub_sloc){0});
     ub_listop *so = ub_listop_new(f.l[0]->arena);
     so->has[UB_LO_DELETE] = so->has[UB_LO_PREPEND] = true;
     CU_ASSERT_FATAL(ub_listop_put(f.l[0]->arena, so, UB_LO_DELETE,
@@ -471,7 +471,7 @@ static void test_explicit_under_edits(void)
     ub_fields_set(f.l[0]->arena, &sp->meta, S("inherits"),
                   (ub_value){.kind = UB_V_LISTOP,
                              .type_id = UB_TY_PATH, .u.listop = so},
-                  (ub_loc){0});
+                  (ub_sloc){0});
     ub_diags *d = ub_diags_new();
     ub_layer *out = fx_flatten(&f, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -494,11 +494,11 @@ static void test_spec_type_mismatch(void)
     fixture f;
     fx_init(&f, UB_OFFSET_IDENTITY);
     ub_prim *sp = ub_prim_new(f.l[0], f.l[0]->root, S("P"), UB_DEF,
-                              (ub_loc){0});
+                              (ub_sloc){0});
     ub_prim *wp = ub_prim_new(f.l[1], f.l[1]->root, S("P"), UB_DEF,
-                              (ub_loc){0});
+                              (ub_sloc){0});
     attr(f.l[0], sp, "x", UB_TY_DOUBLE)->default_value = dbl(f.l[0], 1);
-    ub_prop_new(f.l[1], wp, S("x"), UB_REL, (ub_loc){0});
+    ub_prop_new(f.l[1], wp, S("x"), UB_REL, (ub_sloc){0});
     ub_diags *d = ub_diags_new();
     ub_layer *out = fx_flatten(&f, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);

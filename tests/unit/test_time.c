@@ -92,13 +92,13 @@ static void test_layer_tcps(void)
     ub_value v = ub_value_new(l->arena, ub_type_get(UB_TY_DOUBLE), 1, false);
     *(double *)v.u.data = 30;
     ub_fields_set(l->arena, &l->meta, ub_intern_cstr(t, "framesPerSecond"),
-                  v, (ub_loc){0});
+                  v, (ub_sloc){0});
     CU_ASSERT_DOUBLE_EQUAL(ub_layer_tcps(l), 30, 0);
     CU_ASSERT(ub_layer_has_fps(l));
     ub_value w = ub_value_new(l->arena, ub_type_get(UB_TY_DOUBLE), 1, false);
     *(double *)w.u.data = 12;
     ub_fields_set(l->arena, &l->meta,
-                  ub_intern_cstr(t, "timeCodesPerSecond"), w, (ub_loc){0});
+                  ub_intern_cstr(t, "timeCodesPerSecond"), w, (ub_sloc){0});
     CU_ASSERT_DOUBLE_EQUAL(ub_layer_tcps(l), 12, 0);
     ub_layer_free(l);
     ub_strtab_free(t);
@@ -127,14 +127,14 @@ static void test_value_remap(void)
     ub_dict *inner = ub_dict_new(a);
     ub_value tc = ub_value_new(a, ub_type_get(UB_TY_TIMECODE), 1, false);
     *(double *)tc.u.data = 1;
-    ub_dict_set(a, inner, ub_intern_cstr(t, "deeper"), tc, (ub_loc){0});
-    ub_dict_set(a, inner, ub_intern_cstr(t, "notATime"), dbl, (ub_loc){0});
+    ub_dict_set(a, inner, ub_intern_cstr(t, "deeper"), tc, (ub_sloc){0});
+    ub_dict_set(a, inner, ub_intern_cstr(t, "notATime"), dbl, (ub_sloc){0});
     ub_dict *outer = ub_dict_new(a);
     ub_value tc2 = ub_value_new(a, ub_type_get(UB_TY_TIMECODE), 1, false);
     *(double *)tc2.u.data = 3;
-    ub_dict_set(a, outer, ub_intern_cstr(t, "t"), tc2, (ub_loc){0});
+    ub_dict_set(a, outer, ub_intern_cstr(t, "t"), tc2, (ub_sloc){0});
     ub_value nv = {.kind = UB_V_DICT, .u.dict = inner};
-    ub_dict_set(a, outer, ub_intern_cstr(t, "n"), nv, (ub_loc){0});
+    ub_dict_set(a, outer, ub_intern_cstr(t, "n"), nv, (ub_sloc){0});
     ub_value dv = {.kind = UB_V_DICT, .u.dict = outer};
     CU_ASSERT(ub_value_apply_offset(&dv, o));
     CU_ASSERT_DOUBLE_EQUAL(*(double *)tc2.u.data, 16, 0);

@@ -13,7 +13,7 @@ static ub_strtab *strtab;
 static int stream_text(const char *text, size_t len, ub_buf *out);
 static ub_layer *L;
 static ub_buf out;
-static const ub_loc noloc = {NULL, 0, 0};
+static const ub_sloc nosloc = {0};
 
 static const char *S(const char *s)
 {
@@ -77,7 +77,7 @@ static ub_value bool_value(bool b)
 
 static void set_meta(ub_fields *f, const char *key, ub_value v)
 {
-    ub_fields_set(L->arena, f, S(key), v, noloc);
+    ub_fields_set(L->arena, f, S(key), v, nosloc);
 }
 
 static ub_listop *listop(ub_value *v, ub_type_id t)
@@ -99,7 +99,7 @@ static void set_part(ub_listop *lo, ub_listop_part p, ub_value items)
 static ub_prim *def(ub_prim *parent, const char *type, const char *name)
 {
     ub_prim *p = ub_prim_new(L, parent ? parent : L->root, S(name), UB_DEF,
-                             noloc);
+                             nosloc);
     p->type_name = type ? S(type) : NULL;
     return p;
 }
@@ -107,7 +107,7 @@ static ub_prim *def(ub_prim *parent, const char *type, const char *name)
 static ub_prop *attr(ub_prim *p, const char *type, bool array,
                      const char *name)
 {
-    ub_prop *a = ub_prop_new(L, p, S(name), UB_ATTR, noloc);
+    ub_prop *a = ub_prop_new(L, p, S(name), UB_ATTR, nosloc);
     ub_prop_set_decl(L->arena, L->strtab, a,
                      ub_type_by_name(type, strlen(type)), S(type));
     a->is_array = array;
@@ -133,16 +133,16 @@ static void test_layer_metadata(void)
     set_meta(&L->meta, "hasOwnedSubLayers", bool_value(true));
     set_meta(&L->meta, "defaultPrim", str_value(UB_TY_TOKEN, "World"));
     set_meta(&L->meta, "doc", str_value(UB_TY_STRING, ""));
-    ub_sublayer *s = ub_layer_add_sublayer(L, S("a.usda"), noloc);
+    ub_sublayer *s = ub_layer_add_sublayer(L, S("a.usda"), nosloc);
     s->offset = (ub_offset){11, 22};
-    s = ub_layer_add_sublayer(L, S("b@x.usda"), noloc);
+    s = ub_layer_add_sublayer(L, S("b@x.usda"), nosloc);
     s->offset = (ub_offset){0, 2};
     L->has_sublayers = true;
     ub_dict *d = ub_dict_new(L->arena);
-    ub_dict_set(L->arena, d, S("zeta"), dbl_value(UB_TY_DOUBLE, 0.5), noloc);
+    ub_dict_set(L->arena, d, S("zeta"), dbl_value(UB_TY_DOUBLE, 0.5), nosloc);
     ub_dict_set(L->arena, d, S("Alpha"), str_value(UB_TY_STRING, "x"),
-                noloc);
-    ub_dict_set(L->arena, d, S("not an id"), bool_value(false), noloc);
+                nosloc);
+    ub_dict_set(L->arena, d, S("not an id"), bool_value(false), nosloc);
     set_meta(&L->meta, "customLayerData",
              (ub_value){.kind = UB_V_DICT, .u.dict = d});
     check("#usda 1.0\n"
@@ -176,9 +176,9 @@ static void test_prims_and_order(void)
     ub_prim *head = def(cam, "Scope", "Head");
     a = attr(head, "double", false, "width");
     a->default_value = dbl_value(UB_TY_DOUBLE, 1905.41);
-    ub_prim *o = ub_prim_new(L, L->root, S("TestOver"), UB_OVER, noloc);
+    ub_prim *o = ub_prim_new(L, L->root, S("TestOver"), UB_OVER, nosloc);
     (void)o;
-    ub_prim *c = ub_prim_new(L, L->root, S("Cls"), UB_CLASS, noloc);
+    ub_prim *c = ub_prim_new(L, L->root, S("Cls"), UB_CLASS, nosloc);
     c->type_name = S("__AnyType__");
     const char *order[] = {"TestOver", "overview_cam"};
     ub_prim_ext_get(L->arena, L->root)->prim_order =
@@ -217,7 +217,7 @@ static void test_property_order(void)
         ub_prop *a = attr(p, "int", false, names[i]);
         a->custom = true;
     }
-    ub_prop *r = ub_prop_new(L, p, S("x"), UB_REL, noloc);
+    ub_prop *r = ub_prop_new(L, p, S("x"), UB_REL, nosloc);
     (void)r;
     check("#usda 1.0\n"
           "\n"
@@ -347,7 +347,7 @@ static void test_connections(void)
 static void test_relationships(void)
 {
     ub_prim *p = def(NULL, "MfScope", "foo");
-    ub_prop *r = ub_prop_new(L, p, S("complex_rel"), UB_REL, noloc);
+    ub_prop *r = ub_prop_new(L, p, S("complex_rel"), UB_REL, nosloc);
     ub_listop *lo = listop(&ub_prop_ext_get(L->arena, r)->targets, UB_TY_PATH);
     set_part(lo, UB_LO_EXPLICIT,
              strs_value(UB_TY_PATH,
@@ -359,22 +359,22 @@ static void test_relationships(void)
     set_meta(&r->meta, "permission", str_value(UB_TY_TOKEN, "public"));
     set_meta(&r->meta, "symmetryFunction",
              str_value(UB_TY_TOKEN, "testSymmetryFunction"));
-    r = ub_prop_new(L, p, S("no_targets_rel"), UB_REL, noloc);
-    r = ub_prop_new(L, p, S("rel_make_empty"), UB_REL, noloc);
+    r = ub_prop_new(L, p, S("no_targets_rel"), UB_REL, nosloc);
+    r = ub_prop_new(L, p, S("rel_make_empty"), UB_REL, nosloc);
     lo = listop(&ub_prop_ext_get(L->arena, r)->targets, UB_TY_PATH);
     set_part(lo, UB_LO_EXPLICIT, strs_value(UB_TY_PATH, NULL, 0));
-    r = ub_prop_new(L, p, S("rel_list_editing"), UB_REL, noloc);
+    r = ub_prop_new(L, p, S("rel_list_editing"), UB_REL, nosloc);
     r->custom = true;
     lo = listop(&ub_prop_ext_get(L->arena, r)->targets, UB_TY_PATH);
     set_part(lo, UB_LO_DELETE,
              strs_value(UB_TY_PATH, (const char *[]){"/foo", "/bar"}, 2));
     set_part(lo, UB_LO_REORDER,
              strs_value(UB_TY_PATH, (const char *[]){"/boom"}, 1));
-    r = ub_prop_new(L, p, S("single"), UB_REL, noloc);
+    r = ub_prop_new(L, p, S("single"), UB_REL, nosloc);
     lo = listop(&ub_prop_ext_get(L->arena, r)->targets, UB_TY_PATH);
     set_part(lo, UB_LO_EXPLICIT,
              strs_value(UB_TY_PATH, (const char *[]){"/foo/Foo"}, 1));
-    r = ub_prop_new(L, p, S("constraintTarget"), UB_REL, noloc);
+    r = ub_prop_new(L, p, S("constraintTarget"), UB_REL, nosloc);
     r->varying_keyword = true;
     ub_prop_ext_get(L->arena, r)->default_target = S("/Pivot");
     lo = listop(&ub_prop_ext_get(L->arena, r)->targets, UB_TY_PATH);
@@ -425,8 +425,8 @@ static void test_references(void)
     ub_dict *cd = ub_dict_new(L->arena);
     ub_value iv = ub_value_new(L->arena, ub_type_get(UB_TY_INT), 1, false);
     *(int32_t *)iv.u.data = 42;
-    ub_dict_set(L->arena, cd, S("t1"), iv, noloc);
-    ub_dict_set(L->arena, cd, S("b1"), bool_value(true), noloc);
+    ub_dict_set(L->arena, cd, S("t1"), iv, nosloc);
+    ub_dict_set(L->arena, cd, S("b1"), bool_value(true), nosloc);
     ub_reference r[3] = {
         {.asset = S("///test/layer.sdf"), .prim_path = S("/Prim"),
          .offset = {11, 22}},
@@ -455,7 +455,7 @@ static void test_references(void)
     set_meta(&q->meta, "instanceable", bool_value(false));
     ub_dict *vsel = ub_dict_new(L->arena);
     ub_dict_set(L->arena, vsel, S("shading"), str_value(UB_TY_STRING, "red"),
-                noloc);
+                nosloc);
     set_meta(&q->meta, "variants", (ub_value){.kind = UB_V_DICT,
                                                .u.dict = vsel});
     lo = listop(&v, UB_TY_STRING);
@@ -514,14 +514,14 @@ static void test_variants_and_reorder(void)
         strs_value(UB_TY_TOKEN, po, 2);
     ub_prim_ext_get(L->arena, p)->prim_order =
         strs_value(UB_TY_TOKEN, po, 1); /* one name: dropped */
-    ub_variant_set *vs = ub_variant_set_get(L, p, S("lights"), noloc);
-    ub_prim *on = ub_variant_new(L, p, vs, S("on"), noloc);
+    ub_variant_set *vs = ub_variant_set_get(L, p, S("lights"), nosloc);
+    ub_prim *on = ub_variant_new(L, p, vs, S("on"), nosloc);
     (void)on;
-    ub_prim *left = ub_variant_new(L, p, vs, S("left"), noloc);
+    ub_prim *left = ub_variant_new(L, p, vs, S("left"), nosloc);
     set_meta(&left->meta, "kind", str_value(UB_TY_TOKEN, "group"));
-    ub_prim *o = ub_prim_new(L, left, S("lights"), UB_OVER, noloc);
+    ub_prim *o = ub_prim_new(L, left, S("lights"), UB_OVER, nosloc);
     (void)o;
-    ub_variant_set_get(L, p, S("empty"), noloc);
+    ub_variant_set_get(L, p, S("empty"), nosloc);
     check("#usda 1.0\n"
           "\n"
           "def Xform \"ball\"\n"
@@ -553,22 +553,22 @@ static void test_dictionaries(void)
     ub_dict *inner = ub_dict_new(L->arena);
     ub_dict *empty = ub_dict_new(L->arena);
     ub_dict_set(L->arena, inner, S("attr05"), str_value(UB_TY_STRING, "t2"),
-                noloc);
+                nosloc);
     ub_dict_set(L->arena, inner, S("e"),
-                (ub_value){.kind = UB_V_DICT, .u.dict = empty}, noloc);
+                (ub_value){.kind = UB_V_DICT, .u.dict = empty}, nosloc);
     ub_value v3 = ub_value_new(L->arena, ub_type_get(UB_TY_DOUBLE3), 1, true);
     double *x = v3.u.data;
     x[0] = 1, x[1] = 2, x[2] = 3;
-    ub_dict_set(L->arena, d, S("attr03"), v3, noloc);
+    ub_dict_set(L->arena, d, S("attr03"), v3, nosloc);
     ub_dict_set(L->arena, d, S("attr04"),
-                (ub_value){.kind = UB_V_DICT, .u.dict = inner}, noloc);
+                (ub_value){.kind = UB_V_DICT, .u.dict = inner}, nosloc);
     ub_dict_set(L->arena, d, S("attr01a"), str_value(UB_TY_TOKEN, "test"),
-                noloc);
+                nosloc);
     ub_value c = ub_value_new(L->arena, ub_type_get(UB_TY_COLOR3F), 1, false);
-    ub_dict_set(L->arena, d, S("color"), c, noloc);
+    ub_dict_set(L->arena, d, S("color"), c, nosloc);
     ub_dict_set(L->arena, d, S("frame"),
                 ub_value_new(L->arena, ub_type_get(UB_TY_FRAME4D), 0, true),
-                noloc);
+                nosloc);
     set_meta(&a->meta, "customData", (ub_value){.kind = UB_V_DICT,
                                                  .u.dict = d});
     check("#usda 1.0\n"
@@ -595,7 +595,7 @@ static void test_dictionaries(void)
 static void test_untyped(void)
 {
     ub_prim *p = def(NULL, "Scope", "Prim");
-    ub_prop *a = ub_prop_new(L, p, S("fooTuple"), UB_ATTR, noloc);
+    ub_prop *a = ub_prop_new(L, p, S("fooTuple"), UB_ATTR, nosloc);
     ub_prop_set_decl(L->arena, L->strtab, a, NULL, S("ThisType::IsBogus"));
     ub_untyped *kids = ub_arena_zalloc(L->arena, 2 * sizeof *kids);
     kids[0] = (ub_untyped){.kind = UB_U_ATOM, .text = S("bogus")};
@@ -669,8 +669,8 @@ static void test_relocates_and_substitutions(void)
     set_meta(&b->meta, "relocates", strs_value(UB_TY_PATH, pr, 8));
     ub_dict *d = ub_dict_new(L->arena);
     ub_dict_set(L->arena, d, S("/old"), str_value(UB_TY_STRING, "/new"),
-                noloc);
-    ub_dict_set(L->arena, d, S("/a"), str_value(UB_TY_STRING, "/b"), noloc);
+                nosloc);
+    ub_dict_set(L->arena, d, S("/a"), str_value(UB_TY_STRING, "/b"), nosloc);
     set_meta(&b->meta, "prefixSubstitutions",
              (ub_value){.kind = UB_V_DICT, .u.dict = d});
     ub_value v;
@@ -724,8 +724,8 @@ static void test_variant_set_order(void)
         const char *sets[] = {"a", "b"};
         for (int i = 0; i < 2; i++) {
             ub_variant_set *vs = ub_variant_set_get(L, owners[k], S(sets[i]),
-                                                    noloc);
-            ub_variant_new(L, owners[k], vs, S("x"), noloc);
+                                                    nosloc);
+            ub_variant_new(L, owners[k], vs, S("x"), nosloc);
         }
     }
     check("#usda 1.0\n"
@@ -848,11 +848,11 @@ static ub_dict *rnd_dict(int depth)
             ub_dict_set(L->arena, d, key,
                         (ub_value){.kind = UB_V_DICT,
                                    .u.dict = rnd_dict(depth + 1)},
-                        noloc);
+                        nosloc);
         } else {
             const ub_type *t = ub_type_get(
                 attr_types[rnd() % (sizeof attr_types / sizeof *attr_types)]);
-            ub_dict_set(L->arena, d, key, rnd_value(t, rnd() % 2), noloc);
+            ub_dict_set(L->arena, d, key, rnd_value(t, rnd() % 2), nosloc);
         }
     }
     return d;
@@ -864,7 +864,7 @@ static void rnd_prim(ub_prim *parent, int depth)
     if (ub_prim_find_child(L, parent, name))
         return; /* names are unique among siblings */
     ub_prim *p = ub_prim_new(L, parent, name, (ub_specifier)(rnd() % 3),
-                             noloc);
+                             nosloc);
     if (!p)
         return;
     if (rnd() % 2)
@@ -923,9 +923,9 @@ static void rnd_prim(ub_prim *parent, int depth)
             strs_value(UB_TY_TOKEN, names + 1, 2);
     }
     if (rnd() % 5 == 0 && depth < 3) {
-        ub_variant_set *vs = ub_variant_set_get(L, p, rnd_ident("set"), noloc);
+        ub_variant_set *vs = ub_variant_set_get(L, p, rnd_ident("set"), nosloc);
         const char *vname = rnd_ident("v");
-        ub_prim *var = vs ? ub_variant_new(L, p, vs, vname, noloc) : NULL;
+        ub_prim *var = vs ? ub_variant_new(L, p, vs, vname, nosloc) : NULL;
         if (var) {
             if (rnd() % 2)
                 set_meta(&var->meta, "kind", str_value(UB_TY_TOKEN, "group"));
@@ -933,7 +933,7 @@ static void rnd_prim(ub_prim *parent, int depth)
         }
         ub_dict *sel = ub_dict_new(L->arena);
         ub_dict_set(L->arena, sel, vs->name, str_value(UB_TY_STRING, vname),
-                    noloc);
+                    nosloc);
         set_meta(&p->meta, "variants",
                  (ub_value){.kind = UB_V_DICT, .u.dict = sel});
     }
@@ -943,7 +943,7 @@ static void rnd_prim(ub_prim *parent, int depth)
             const char *rn = rnd_ident("rel");
             if (ub_prop_find(L, p, rn))
                 continue;
-            ub_prop *r = ub_prop_new(L, p, rn, UB_REL, noloc);
+            ub_prop *r = ub_prop_new(L, p, rn, UB_REL, nosloc);
             if (!r)
                 continue;
             r->custom = rnd() % 2;
@@ -964,7 +964,7 @@ static void rnd_prim(ub_prim *parent, int depth)
         const char *an = rnd_ident("attr");
         if (ub_prop_find(L, p, an))
             continue;
-        ub_prop *a = ub_prop_new(L, p, an, UB_ATTR, noloc);
+        ub_prop *a = ub_prop_new(L, p, an, UB_ATTR, nosloc);
         if (!a)
             continue;
         ub_prop_set_decl(L->arena, L->strtab, a, t, S(t->name));
@@ -1051,11 +1051,11 @@ static void check_streamed_equals(const ub_layer *layer, const ub_buf *whole)
 static void test_streaming(void)
 {
     ub_prim *a = ub_prim_new(L, L->root, ub_intern_cstr(strtab, "A"), UB_DEF,
-                             noloc);
+                             nosloc);
     for (int i = 0; i < 50; i++) {
         char name[16];
         snprintf(name, sizeof name, "C%d", i);
-        ub_prim_new(L, a, ub_intern_cstr(strtab, name), UB_DEF, noloc);
+        ub_prim_new(L, a, ub_intern_cstr(strtab, name), UB_DEF, nosloc);
     }
     ub_buf whole;
     ub_buf_init(&whole);
@@ -1084,7 +1084,7 @@ static void test_roundtrip_random(void)
                      str_value(UB_TY_STRING, rnd_string()));
         if (rnd() % 2) {
             ub_sublayer *sl = ub_layer_add_sublayer(L, rnd_ident("sub"),
-                                                    noloc);
+                                                    nosloc);
             if (sl)
                 sl->offset = (ub_offset){(double)(rnd() % 5), 1.0};
             L->has_sublayers = true;

@@ -81,13 +81,13 @@ static ub_dict *dict(ub_arena *a, int depth)
     ub_dict *d = ub_dict_new(a);
     ub_value x = ub_value_new(a, TY(UB_TY_DOUBLE), 1, false);
     *(double *)x.u.data = 2.5;
-    ub_dict_set(a, d, S("weight"), x, (ub_loc){0});
+    ub_dict_set(a, d, S("weight"), x, (ub_sloc){0});
     ub_dict_set(a, d, S("names"), strs(a, UB_TY_STRING, 3, "n"),
-                (ub_loc){0});
-    ub_dict_set(a, d, S("blocked"), ub_value_block(), (ub_loc){0});
+                (ub_sloc){0});
+    ub_dict_set(a, d, S("blocked"), ub_value_block(), (ub_sloc){0});
     if (depth > 0) {
         ub_value sub = {.kind = UB_V_DICT, .u.dict = dict(a, depth - 1)};
-        ub_dict_set(a, d, S("sub"), sub, (ub_loc){0});
+        ub_dict_set(a, d, S("sub"), sub, (ub_sloc){0});
     }
     return d;
 }
@@ -144,7 +144,7 @@ static ub_value untyped(ub_arena *a)
 static ub_prop *attr(ub_layer *L, ub_prim *p, const char *name,
                      ub_type_id id, bool is_array)
 {
-    ub_prop *a = ub_prop_new(L, p, S(name), UB_ATTR, (ub_loc){0});
+    ub_prop *a = ub_prop_new(L, p, S(name), UB_ATTR, (ub_sloc){0});
     ub_prop_set_decl(L->arena, T, a, TY(id), S(TY(id)->name));
     a->is_array = is_array;
     return a;
@@ -164,23 +164,23 @@ static ub_layer *rich_layer(void)
     ub_layer *L = ub_layer_new(T, "rich.usda");
     ub_arena *a = L->arena;
     ub_fields_set(a, &L->meta, S("doc"), strs(a, UB_TY_STRING, 1, "doc"),
-                  (ub_loc){0});
+                  (ub_sloc){0});
     L->meta.v[0].value.is_array = false;
     ub_fields_set(a, &L->meta, S("customLayerData"),
                   (ub_value){.kind = UB_V_DICT, .u.dict = dict(a, 3)},
-                  (ub_loc){0});
-    ub_sublayer *sl = ub_layer_add_sublayer(L, S("./sub.usda"), (ub_loc){0});
+                  (ub_sloc){0});
+    ub_sublayer *sl = ub_layer_add_sublayer(L, S("./sub.usda"), (ub_sloc){0});
     sl->offset = (ub_offset){-3.25, 0.5};
     sl->has_offset = sl->has_scale = true;
-    ub_layer_add_sublayer(L, S("./sub2.usda"), (ub_loc){0});
+    ub_layer_add_sublayer(L, S("./sub2.usda"), (ub_sloc){0});
     ub_prim_ext_get(a, L->root)->prim_order = strs(a, UB_TY_TOKEN, 2, "World");
 
-    ub_prim *w = ub_prim_new(L, L->root, S("World"), UB_DEF, (ub_loc){0});
+    ub_prim *w = ub_prim_new(L, L->root, S("World"), UB_DEF, (ub_sloc){0});
     w->type_name = S("Xform");
-    ub_fields_set(a, &w->meta, S("references"), refs(a), (ub_loc){0});
+    ub_fields_set(a, &w->meta, S("references"), refs(a), (ub_sloc){0});
     ub_fields_set(a, &w->meta, S("inherits"), listop(a, UB_TY_PATH),
-                  (ub_loc){0});
-    ub_fields_set(a, &w->meta, S("bogus"), untyped(a), (ub_loc){0});
+                  (ub_sloc){0});
+    ub_fields_set(a, &w->meta, S("bogus"), untyped(a), (ub_sloc){0});
     ub_prim_ext_get(a, w)->property_order = strs(a, UB_TY_TOKEN, 3, "p");
 
     /* every scalar type, as a scalar and as a long array */
@@ -225,7 +225,7 @@ static ub_layer *rich_layer(void)
         ub_value_block();
     ub_prop *op = attr(L, w, "op", UB_TY_OPAQUE, false);
     op->custom = true;
-    ub_prop *un = ub_prop_new(L, w, S("unknown"), UB_ATTR, (ub_loc){0});
+    ub_prop *un = ub_prop_new(L, w, S("unknown"), UB_ATTR, (ub_sloc){0});
     ub_prop_set_decl(L->arena, T, un, NULL, S("ThisType::IsBogus"));
     un->default_value = untyped(a);
     ub_prop *cn = attr(L, w, "in", UB_TY_COLOR3F, false);
@@ -233,7 +233,7 @@ static ub_layer *rich_layer(void)
     cn->variability = UB_UNIFORM;
     ub_fields_set(a, &cn->meta, S("customData"),
                   (ub_value){.kind = UB_V_DICT, .u.dict = dict(a, 0)},
-                  (ub_loc){0});
+                  (ub_sloc){0});
 
     /* samples: packed scalars (arithmetic times), arrays with a block,
      * NaN time, and authored-but-empty */
@@ -260,22 +260,22 @@ static ub_layer *rich_layer(void)
         ->samples.authored = true;
 
     ub_prop *rel = ub_prop_new(L, w, S("material:binding"), UB_REL,
-                               (ub_loc){0});
+                               (ub_sloc){0});
     ub_prop_ext_get(a, rel)->targets = listop(a, UB_TY_PATH);
     ub_prop_ext_get(a, rel)->default_target = S("/Looks/a");
     rel->varying_keyword = true;
     rel->custom = true;
 
     /* children, classes, variants with nested prims */
-    ub_prim *c = ub_prim_new(L, w, S("child"), UB_OVER, (ub_loc){0});
-    ub_prim_new(L, c, S("grand"), UB_CLASS, (ub_loc){0});
-    ub_variant_set *vs = ub_variant_set_get(L, w, S("look"), (ub_loc){0});
-    ub_prim *red = ub_variant_new(L, w, vs, S("red"), (ub_loc){0});
+    ub_prim *c = ub_prim_new(L, w, S("child"), UB_OVER, (ub_sloc){0});
+    ub_prim_new(L, c, S("grand"), UB_CLASS, (ub_sloc){0});
+    ub_variant_set *vs = ub_variant_set_get(L, w, S("look"), (ub_sloc){0});
+    ub_prim *red = ub_variant_new(L, w, vs, S("red"), (ub_sloc){0});
     attr(L, red, "color", UB_TY_COLOR3F, false)->default_value =
         scalar(a, UB_TY_COLOR3F, 1);
-    ub_prim_new(L, red, S("inVariant"), UB_DEF, (ub_loc){0});
-    ub_variant_new(L, w, vs, S("blue"), (ub_loc){0})->specifier = UB_DEF;
-    ub_variant_set_get(L, w, S("empty"), (ub_loc){0});
+    ub_prim_new(L, red, S("inVariant"), UB_DEF, (ub_sloc){0});
+    ub_variant_new(L, w, vs, S("blue"), (ub_sloc){0})->specifier = UB_DEF;
+    ub_variant_set_get(L, w, S("empty"), (ub_sloc){0});
     return L;
 }
 
@@ -441,12 +441,12 @@ static ub_layer *many_prims(int n)
         char name[32], doc[64];
         snprintf(name, sizeof name, "prop_%06d", i);
         snprintf(doc, sizeof doc, "prop %d, placed by layout", i);
-        ub_prim *p = ub_prim_new(L, L->root, S(name), UB_DEF, (ub_loc){0});
+        ub_prim *p = ub_prim_new(L, L->root, S(name), UB_DEF, (ub_sloc){0});
         p->type_name = S("Xform");
         ub_fields_set(a, &p->meta, S("doc"), str1(a, UB_TY_STRING, doc),
-                      (ub_loc){0});
+                      (ub_sloc){0});
         ub_fields_set(a, &p->meta, S("kind"),
-                      str1(a, UB_TY_TOKEN, kinds[i % 3]), (ub_loc){0});
+                      str1(a, UB_TY_TOKEN, kinds[i % 3]), (ub_sloc){0});
         attr(L, p, "radius", UB_TY_FLOAT, false)->default_value =
             scalar(a, UB_TY_FLOAT, i * 0.25);
         attr(L, p, "xformOp:translate", UB_TY_DOUBLE3, false)
@@ -509,7 +509,7 @@ static void test_dedup(void)
             char name[16];
             snprintf(name, sizeof name, "m%d", i);
             ub_prim *p = ub_prim_new(L, L->root, S(name), UB_DEF,
-                                     (ub_loc){0});
+                                     (ub_sloc){0});
             attr(L, p, "pts", UB_TY_POINT3F, true)->default_value =
                 arr_f(L->arena, UB_TY_POINT3F, 20000, g_rand, true);
             ub_prop *s = attr(L, p, "s", UB_TY_FLOAT3, true);
@@ -535,7 +535,7 @@ static void test_decimal_columns_compress(void)
     size_t sizes[2];
     for (int k = 0; k < 2; k++) {
         ub_layer *L = ub_layer_new(T, "c.usda");
-        ub_prim *p = ub_prim_new(L, L->root, S("m"), UB_DEF, (ub_loc){0});
+        ub_prim *p = ub_prim_new(L, L->root, S("m"), UB_DEF, (ub_sloc){0});
         attr(L, p, "n", UB_TY_NORMAL3F, true)->default_value =
             arr_f(L->arena, UB_TY_NORMAL3F, 50000, k ? g_dec : g_rand, true);
         ub_buf b;
@@ -557,8 +557,8 @@ static ub_layer *anim_layer(void)
 {
     ub_layer *L = ub_layer_new(T, "anim.usda");
     ub_arena *a = L->arena;
-    ub_prim *p = ub_prim_new(L, L->root, S("A"), UB_DEF, (ub_loc){0});
-    ub_prim *b = ub_prim_new(L, p, S("B"), UB_DEF, (ub_loc){0});
+    ub_prim *p = ub_prim_new(L, L->root, S("A"), UB_DEF, (ub_sloc){0});
+    ub_prim *b = ub_prim_new(L, p, S("B"), UB_DEF, (ub_sloc){0});
     ub_prop *f = attr(L, b, "f", UB_TY_FLOAT, false);
     f->default_value = scalar(a, UB_TY_FLOAT, 100);
     ub_samples_set(a, &ub_prop_ext_get(a, f)->samples, 10,
@@ -775,7 +775,7 @@ static void test_lazy(void)
     for (int i = 0; i < 12; i++) {
         char name[16];
         snprintf(name, sizeof name, "m%d", i);
-        ub_prim *p = ub_prim_new(L, L->root, S(name), UB_DEF, (ub_loc){0});
+        ub_prim *p = ub_prim_new(L, L->root, S(name), UB_DEF, (ub_sloc){0});
         attr(L, p, "pts", UB_TY_POINT3F, true)->default_value =
             arr_f(L->arena, UB_TY_POINT3F, 100000 + i, g_rand, true);
         attr(L, p, "r", UB_TY_FLOAT, false)->default_value =
