@@ -274,12 +274,20 @@ static int ub_flatten_run(int argc, char **argv)
         if (ub_out_open(&sink, out) != 0) {
             status = UB_EXIT_INPUT;
         } else {
-            ub_buf_set_sink(&text, ub_out_write, &sink, 1u << 20);
+            /* the file is written on a thread of its own while the text
+             * is made (and the baked samples copied in) */
+            ub_out_bg bg;
+            ub_out_bg_start(&bg, &sink);
+            ub_buf_set_sink(&text, ub_out_bg_write, &bg, 1u << 20);
             int r = spill ? ub_usda_write_with(flat, &text, ub_spill_samples,
                                                spill)
                           : ub_usda_write(flat, &text);
             if (r == 0)
                 r = ub_buf_flush(&text);
+            if (ub_out_bg_finish(&bg) != 0) {
+                r = -1;
+                text.sink_failed = true; /* it said why */
+            }
             if (r != 0 && !text.sink_failed)
                 fprintf(stderr, "usdbake: error: cannot write the "
                                 "flattened layer\n");

@@ -229,15 +229,127 @@ int ub_out_open(ub_out *o, const char *path)
     return 0;
 }
 
+static void ub_out_write_failed(const ub_out *o, int err)
+{
+    fprintf(stderr, "usdbake: error: cannot write %s%s%s: %s\n",
+            o->path ? "'" : "", o->path ? o->path : "to standard output",
+            o->path ? "'" : "", strerror(err));
+}
+
 int ub_out_write(void *out, const void *data, size_t len)
 {
     ub_out *o = out;
     if (ub_cli_write_all(o->fd, data, len) == 0)
         return 0;
-    fprintf(stderr, "usdbake: error: cannot write %s%s%s: %s\n",
-            o->path ? "'" : "", o->path ? o->path : "to standard output",
-            o->path ? "'" : "", strerror(errno));
+    ub_out_write_failed(o, errno);
     return -1;
+}
+
+static void *ub_out_bg_run(void *arg)
+{
+    ub_out_bg *bg = arg;
+    pthread_mutex_lock(&bg->mu);
+    for (;;) {
+        while (!bg->busy && !bg->stop)
+            pthread_cond_wait(&bg->cv, &bg->mu);
+        if (!bg->busy)
+            break;
+        pthread_mutex_unlock(&bg->mu);
+        int err = ub_cli_write_all(bg->o->fd, bg->data, bg->len) == 0
+                      ? 0
+                      : errno;
+        pthread_mutex_lock(&bg->mu);
+        if (err && !bg->err)
+            bg->err = err;
+        bg->busy = false;
+        pthread_cond_broadcast(&bg->cv);
+    }
+    pthread_mutex_unlock(&bg->mu);
+    return NULL;
+}
+
+void ub_out_bg_start(ub_out_bg *bg, ub_out *o)
+{
+    *bg = (ub_out_bg){.o = o};
+    if (ub_cpus() < 2 || pthread_mutex_init(&bg->mu, NULL) != 0)
+        return;
+    if (pthread_cond_init(&bg->cv, NULL) != 0) {
+        pthread_mutex_destroy(&bg->mu);
+        return;
+    }
+    bg->threaded = pthread_create(&bg->th, NULL, ub_out_bg_run, bg) == 0;
+    if (!bg->threaded) {
+        pthread_cond_destroy(&bg->cv);
+        pthread_mutex_destroy(&bg->mu);
+    }
+}
+
+/* Say once why the output failed. */
+static void ub_out_bg_failed(ub_out_bg *bg, int err)
+{
+    if (!bg->reported)
+        ub_out_write_failed(bg->o, err);
+    bg->reported = true;
+}
+
+/* Wait until no hand-over is in flight; its error, or 0.  Called with the
+ * lock held. */
+static int ub_out_bg_idle(ub_out_bg *bg)
+{
+    while (bg->busy)
+        pthread_cond_wait(&bg->cv, &bg->mu);
+    return bg->err;
+}
+
+int ub_out_bg_write(void *arg, const void *data, size_t len)
+{
+    ub_out_bg *bg = arg;
+    if (!bg->threaded)
+        return ub_out_write(bg->o, data, len);
+    pthread_mutex_lock(&bg->mu);
+    int err = ub_out_bg_idle(bg);
+    if (!err && len > bg->cap) {
+        char *nd = realloc(bg->data, len);
+        if (nd) {
+            bg->data = nd;
+            bg->cap = len;
+        } else {
+            err = ENOMEM;
+        }
+    }
+    if (!err) {
+        /* the copy frees the writer's buffer at once: the file's write
+         * (page cache) costs several times more */
+        memcpy(bg->data, data, len);
+        bg->len = len;
+        bg->busy = true;
+        pthread_cond_broadcast(&bg->cv);
+    }
+    pthread_mutex_unlock(&bg->mu);
+    if (err)
+        ub_out_bg_failed(bg, err);
+    return err ? -1 : 0;
+}
+
+int ub_out_bg_finish(ub_out_bg *bg)
+{
+    int err = 0;
+    if (bg->threaded) {
+        pthread_mutex_lock(&bg->mu);
+        err = ub_out_bg_idle(bg);
+        bg->stop = true;
+        pthread_cond_broadcast(&bg->cv);
+        pthread_mutex_unlock(&bg->mu);
+        pthread_join(bg->th, NULL);
+        pthread_cond_destroy(&bg->cv);
+        pthread_mutex_destroy(&bg->mu);
+        bg->threaded = false;
+    }
+    free(bg->data);
+    bg->data = NULL;
+    if (err)
+        ub_out_bg_failed(bg, err);
+    return err ? -1 : 0;
 }
 
 int ub_out_commit(ub_out *o)

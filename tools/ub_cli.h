@@ -5,6 +5,7 @@
 #ifndef UB_CLI_H
 #define UB_CLI_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -94,6 +95,29 @@ bool ub_out_seekable(const char *path);
 void ub_cli_catch_signals(void);
 int ub_out_write(void *out, const void *data, size_t len);
 int ub_out_commit(ub_out *o);
+
+/* An output written on a thread of its own, when the process may use two
+ * CPUs: what a streaming writer hands over (ub_out_bg_write, a
+ * ub_buf_sink_fn) goes to the file while the writer produces the next
+ * bytes.  One hand-over is in flight at a time.  Finish it before
+ * committing or aborting o. */
+typedef struct ub_out_bg {
+    ub_out *o;
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    char *data;
+    size_t len, cap;
+    bool threaded, busy, stop;
+    int err;       /* errno of a write that failed, or 0 */
+    bool reported; /* err was printed */
+} ub_out_bg;
+
+void ub_out_bg_start(ub_out_bg *bg, ub_out *o);
+/* Returns 0, or -1 after printing why (a hand-over before failed). */
+int ub_out_bg_write(void *bg, const void *data, size_t len);
+/* Wait for the last hand-over.  Returns 0, or -1 after printing why. */
+int ub_out_bg_finish(ub_out_bg *bg);
 /* Start a file output over (empty it).  Returns 0, or -1 after printing
  * why; standard output cannot be rewound. */
 int ub_out_rewind(ub_out *o);

@@ -148,7 +148,9 @@ int ub_spill_samples(void *spill, const ub_prop *attr, unsigned indent,
         }
         char *dst = ub_buf_reserve(out, p->len);
         if (!dst) {
-            fprintf(stderr, "usdbake: error: out of memory\n");
+            /* a failed output (it said why) takes nothing more */
+            if (!out->sink_failed)
+                fprintf(stderr, "usdbake: error: out of memory\n");
             return -1;
         }
         for (size_t got = 0; got < p->len;) {
