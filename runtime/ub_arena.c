@@ -197,6 +197,32 @@ void ub_arena_release(ub_arena *a, ub_arena_mark m)
     a->total = m.total;
 }
 
+/* The size from which a temporary is its own pages. */
+#define UB_SCRATCH_PAGES ((size_t)64 << 10)
+
+void *ub_scratch_alloc(size_t n)
+{
+#if defined(MAP_ANONYMOUS)
+    if (n >= UB_SCRATCH_PAGES) {
+        void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        return p == MAP_FAILED ? NULL : p;
+    }
+#endif
+    return malloc(n ? n : 1);
+}
+
+void ub_scratch_free(void *p, size_t n)
+{
+#if defined(MAP_ANONYMOUS)
+    if (p && n >= UB_SCRATCH_PAGES) {
+        munmap(p, n);
+        return;
+    }
+#endif
+    free(p);
+}
+
 /* The size from which a table asks for huge pages: one huge page. */
 #define UB_TABLE_HUGE ((size_t)2 << 20)
 

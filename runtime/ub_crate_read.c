@@ -373,29 +373,56 @@ static uint64_t rd_count(cur *k, uint64_t each, const char *what)
     return n;
 }
 
-/* count compressed ints (uint64 size, then the bytes) of width 4 or 8. */
-static void *rd_ints(cur *k, uint64_t count, unsigned width, const char *what)
+/* The size of count compressed ints of width 4 or 8 (uint64 size, then
+ * the bytes), checked; 0 after an error. */
+static uint64_t rd_ints_size(cur *k, uint64_t count, unsigned width,
+                             const char *what)
 {
-    crate *c = k->c;
     uint64_t n = rd_u64(k, what);
     if (!cur_need(k, n, what))
-        return NULL;
+        return 0;
     if (!ub_crate_ints_plausible(n, count, width) ||
         count > SIZE_MAX / 8) {
-        cr_err(c, "%s: %llu integers cannot come from %llu compressed bytes",
-               what, (unsigned long long)count, (unsigned long long)n);
-        return NULL;
+        cr_err(k->c, "%s: %llu integers cannot come from %llu compressed "
+               "bytes", what, (unsigned long long)count,
+               (unsigned long long)n);
+        return 0;
     }
-    void *out = malloc(count ? count * width : 1);
-    if (!out)
-        return cr_oom(c);
+    return n;
+}
+
+/* Decode compressed ints whose size rd_ints_size read into out. */
+static bool rd_ints_into(cur *k, uint64_t n, uint64_t count, unsigned width,
+                         void *out, const char *what)
+{
     const char *why = NULL;
     if (ub_crate_ints(k->p, n, count, width, out, &why) != 0) {
-        cr_err(c, "%s: %s", what, why);
-        free(out);
-        return NULL;
+        cr_err(k->c, "%s: %s", what, why);
+        return false;
     }
     k->p += n;
+    return true;
+}
+
+/* count compressed ints of width 4 or 8, in malloc's memory, or (scratch)
+ * in ub_scratch_alloc's, freed with ub_scratch_free(p, count * width). */
+static void *rd_ints(cur *k, uint64_t count, unsigned width, bool scratch,
+                     const char *what)
+{
+    uint64_t n = rd_ints_size(k, count, width, what);
+    if (k->c->failed)
+        return NULL;
+    void *out = scratch ? ub_scratch_alloc(count * width)
+                        : malloc(count ? count * width : 1);
+    if (!out)
+        return cr_oom(k->c);
+    if (!rd_ints_into(k, n, count, width, out, what)) {
+        if (scratch)
+            ub_scratch_free(out, count * width);
+        else
+            free(out);
+        return NULL;
+    }
     return out;
 }
 
@@ -597,11 +624,12 @@ static int cr_read_tokens(crate *c)
     uint64_t n = rd_u64(&k, "token count");
     char *chars = NULL;
     uint64_t nbytes = 0;
+    /* the text is a temporary: the tokens are interned */
     if (c->ver < UB_CRATE_V_COMPRESSED_SECTIONS) {
         nbytes = rd_u64(&k, "token bytes");
         if (!cur_need(&k, nbytes, "the token text"))
             return -1;
-        chars = malloc(nbytes + 1);
+        chars = ub_scratch_alloc(nbytes + 1);
         if (!chars)
             return (cr_oom(c), -1);
         memcpy(chars, k.p, nbytes);
@@ -616,31 +644,31 @@ static int cr_read_tokens(crate *c)
                    (unsigned long long)csize);
             return -1;
         }
-        chars = malloc(nbytes + 1);
+        chars = ub_scratch_alloc(nbytes + 1);
         if (!chars)
             return (cr_oom(c), -1);
         const char *why;
         if (nbytes && ub_crate_lz4(k.p, csize, chars, nbytes, &why) != 0) {
-            free(chars);
+            ub_scratch_free(chars, nbytes + 1);
             cr_err(c, "%s", why);
             return -1;
         }
     }
     if (n > nbytes) {
-        free(chars);
+        ub_scratch_free(chars, nbytes + 1);
         cr_err(c, "claims %llu tokens in %llu bytes",
                (unsigned long long)n, (unsigned long long)nbytes);
         return -1;
     }
     if (nbytes && chars[nbytes - 1] != '\0') {
-        free(chars);
+        ub_scratch_free(chars, nbytes + 1);
         cr_err(c, "the token text is not NUL-terminated");
         return -1;
     }
     chars[nbytes] = '\0';
     c->tok = malloc((n ? n : 1) * sizeof *c->tok);
     if (!c->tok) {
-        free(chars);
+        ub_scratch_free(chars, nbytes + 1);
         return (cr_oom(c), -1);
     }
     const char *p = chars, *end = chars + nbytes;
@@ -648,12 +676,12 @@ static int cr_read_tokens(crate *c)
     for (; i < n && p < end; i++) {
         size_t l = strlen(p);
         if (!(c->tok[i] = ub_intern(c->t, p, l))) {
-            free(chars);
+            ub_scratch_free(chars, nbytes + 1);
             return (cr_oom(c), -1);
         }
         p += l + 1;
     }
-    free(chars);
+    ub_scratch_free(chars, nbytes + 1);
     c->ntok = i;
     if (i != n) {
         cr_err(c, "claims %llu tokens but holds %llu",
@@ -708,7 +736,7 @@ static int cr_read_fields(crate *c)
         }
     } else {
         n = rd_u64(&k, "field count");
-        if (!(c->fld_tok = rd_ints(&k, n, 4, "field names")))
+        if (!(c->fld_tok = rd_ints(&k, n, 4, false, "field names")))
             return -1;
         uint64_t rsize = rd_u64(&k, "field values size");
         if (!cur_need(&k, rsize, "field values") ||
@@ -748,47 +776,52 @@ static int cr_read_fieldsets(crate *c)
     if (!cr_section(c, UB_CRATE_SEC_FIELDSETS, &k))
         return c->failed ? -1 : 0;
     uint64_t n;
+    uint32_t *v; /* the entries as stored, in scratch memory */
     if (c->ver < UB_CRATE_V_COMPRESSED_SECTIONS) {
         n = rd_count(&k, 4, "field set count");
         if (c->failed)
             return -1;
-        c->fset = malloc((n ? n : 1) * 4);
-        c->fset_w = 4;
-        if (!c->fset)
+        if (!(v = ub_scratch_alloc(n * 4)))
             return (cr_oom(c), -1);
-        memcpy(c->fset, k.p, n * 4);
+        memcpy(v, k.p, n * 4);
     } else {
         n = rd_u64(&k, "field set count");
-        if (!(c->fset = rd_ints(&k, n, 4, "field sets")))
+        if (!(v = rd_ints(&k, n, 4, true, "field sets")))
             return -1;
-        c->fset_w = 4;
     }
-    c->nfset = n;
-    uint32_t *v = (uint32_t *)(void *)c->fset;
+    int rc = -1;
     if (n && v[n - 1] != NONE) {
         cr_err(c, "the last field set is not terminated");
-        return -1;
+        goto out;
     }
     for (uint64_t i = 0; i < n; i++)
         if (v[i] != NONE && v[i] >= c->nfld) {
             cr_err(c, "entry %llu names field %u of %llu",
                    (unsigned long long)i, v[i], (unsigned long long)c->nfld);
-            return -1;
+            goto out;
         }
-    /* as few bytes an entry as the field count needs (all ones: NONE) */
+    /* kept in as few bytes an entry as the field count needs (all ones:
+     * NONE) */
     unsigned w = c->nfld < 0xffff ? 2 : c->nfld < 0xffffff ? 3 : 4;
-    if (w < 4) {
+    if (!(c->fset = malloc(n ? n * w : 1))) {
+        cr_oom(c);
+        goto out;
+    }
+    c->fset_w = w;
+    c->nfset = n;
+    if (w == 4) {
+        memcpy(c->fset, v, n * 4);
+    } else {
         for (uint64_t i = 0; i < n; i++) {
             uint32_t x = v[i];
             for (unsigned b = 0; b < w; b++)
                 c->fset[i * w + b] = (unsigned char)(x >> (8 * b));
         }
-        c->fset_w = w;
-        unsigned char *f = realloc(c->fset, n ? n * w : 1);
-        if (f)
-            c->fset = f;
     }
-    return 0;
+    rc = 0;
+out:
+    ub_scratch_free(v, n * 4);
+    return rc;
 }
 
 /* Entry i of the field sets. */
@@ -938,18 +971,19 @@ static int cr_read_paths_compressed(crate *c, cur *k)
                (unsigned long long)c->npath, (unsigned long long)n);
         return -1;
     }
-    uint32_t *idx = rd_ints(k, n, 4, "path indexes");
-    int32_t *tok = idx ? rd_ints(k, n, 4, "path element tokens") : NULL;
-    int32_t *jump = tok ? rd_ints(k, n, 4, "path jumps") : NULL;
-    uint8_t *seen = jump ? calloc(n ? n : 1, 1) : NULL;
+    uint32_t *idx = rd_ints(k, n, 4, true, "path indexes");
+    int32_t *tok = idx ? rd_ints(k, n, 4, true, "path element tokens") : NULL;
+    int32_t *jump = tok ? rd_ints(k, n, 4, true, "path jumps") : NULL;
+    uint8_t *seen = jump ? ub_scratch_alloc(n) : NULL;
     /* pending siblings: (item, parent path) */
-    uint64_t *stack = seen ? malloc((n ? n : 1) * sizeof *stack) : NULL;
+    uint64_t *stack = seen ? ub_scratch_alloc(n * sizeof *stack) : NULL;
     int rc = -1;
     if (!stack) {
         if (jump)
             cr_oom(c);
         goto out;
     }
+    memset(seen, 0, n);
     size_t sp = 0;
     if (n)
         stack[sp++] = (uint64_t)NONE << 32;
@@ -983,11 +1017,11 @@ static int cr_read_paths_compressed(crate *c, cur *k)
     }
     rc = c->failed ? -1 : 0;
 out:
-    free(idx);
-    free(tok);
-    free(jump);
-    free(seen);
-    free(stack);
+    ub_scratch_free(idx, n * 4);
+    ub_scratch_free(tok, n * 4);
+    ub_scratch_free(jump, n * 4);
+    ub_scratch_free(seen, n);
+    ub_scratch_free(stack, n * sizeof *stack);
     return rc;
 }
 
@@ -1122,14 +1156,14 @@ static int cr_read_specs(crate *c)
         return c->failed ? -1 : 0;
     }
     n = rd_u64(&k, "spec count");
-    uint32_t *p = rd_ints(&k, n, 4, "spec paths");
-    uint32_t *f = p ? rd_ints(&k, n, 4, "spec field sets") : NULL;
-    uint32_t *t = f ? rd_ints(&k, n, 4, "spec types") : NULL;
+    uint32_t *p = rd_ints(&k, n, 4, true, "spec paths");
+    uint32_t *f = p ? rd_ints(&k, n, 4, true, "spec field sets") : NULL;
+    uint32_t *t = f ? rd_ints(&k, n, 4, true, "spec types") : NULL;
     for (uint64_t i = 0; t && i < n && !c->failed; i++)
         cr_set_spec(c, i, p[i], f[i], t[i]);
-    free(p);
-    free(f);
-    free(t);
+    ub_scratch_free(p, n * 4);
+    ub_scratch_free(f, n * 4);
+    ub_scratch_free(t, n * 4);
     return c->failed ? -1 : 0;
 }
 
@@ -1362,15 +1396,17 @@ static int cr_array(crate *c, unsigned ct, uint64_t rep, ub_value *out)
         return c->failed ? -1 : 0;
     }
     if (cr_is_int_type(ct)) {
-        void *ints = rd_ints(&k, n, (unsigned)es, "a compressed int array");
-        if (!ints)
+        /* decoded where the value keeps it: no copy of a big array */
+        uint64_t size = rd_ints_size(&k, n, (unsigned)es,
+                                     "a compressed int array");
+        if (c->failed)
             return -1;
         ub_value v = ub_value_new(c->a, t, (uint32_t)n, true);
-        if (v.kind == UB_V_DATA)
-            memcpy(v.u.data, ints, n * es);
-        free(ints);
         if (v.kind != UB_V_DATA)
             return (cr_oom(c), -1);
+        if (!rd_ints_into(&k, size, n, (unsigned)es, v.u.data,
+                          "a compressed int array"))
+            return -1;
         *out = v;
         return 0;
     }
@@ -1391,12 +1427,12 @@ static int cr_array(crate *c, unsigned ct, uint64_t rep, ub_value *out)
                "'t')", code);
         return -1;
     }
-    uint32_t *ints = rd_ints(&k, n, 4, "a compressed float array");
+    uint32_t *ints = rd_ints(&k, n, 4, true, "a compressed float array");
     if (!ints)
         return -1;
     ub_value v = ub_value_new(c->a, t, (uint32_t)n, true);
     if (v.kind != UB_V_DATA) {
-        free(ints);
+        ub_scratch_free(ints, n * 4);
         return (cr_oom(c), -1);
     }
     for (uint64_t i = 0; i < n; i++) {
@@ -1412,7 +1448,7 @@ static int cr_array(crate *c, unsigned ct, uint64_t rep, ub_value *out)
             ub_value_set_double(&v, (uint32_t)i, 0, (double)(int32_t)ints[i]);
         }
     }
-    free(ints);
+    ub_scratch_free(ints, n * 4);
     *out = v;
     return c->failed ? -1 : 0;
 }
