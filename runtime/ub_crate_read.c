@@ -1103,9 +1103,8 @@ static int cr_read_paths(crate *c)
         return -1;
     if (n == 0)
         return 0;
-    int r = plain ? cr_read_paths_plain(c, &k)
-                  : cr_read_paths_compressed(c, &k);
-    return r != 0 || !cr_index_children(c) ? -1 : 0;
+    return plain ? cr_read_paths_plain(c, &k)
+                 : cr_read_paths_compressed(c, &k);
 }
 
 /* Spec i (at path, with field set fset and type): checked, then kept in
@@ -2454,6 +2453,24 @@ bool ub_crate_sniff(const void *data, size_t len)
            memcmp(data, UB_CRATE_IDENT, UB_CRATE_IDENT_LEN) == 0;
 }
 
+/* The structural sections, into tables.  Each section's pages of a
+ * mapped file go back once it is decoded, and the children are indexed
+ * only once SPECS' temporaries are gone: a structure-heavy file's peak is
+ * its tables plus the biggest section's temporaries, not more. */
+static int cr_read_sections(crate *c)
+{
+    static int (*const step[])(crate *) = {
+        cr_read_boot, cr_read_tokens, cr_read_strings, cr_read_fields,
+        cr_read_fieldsets, cr_read_paths, cr_read_specs,
+    };
+    for (size_t i = 0; i < sizeof step / sizeof *step; i++) {
+        if (step[i](c) != 0 || c->failed)
+            return -1;
+        cr_release(c, true);
+    }
+    return c->npath && !cr_index_children(c) ? -1 : 0;
+}
+
 static void cr_free(crate *c)
 {
     free(c->tok);
@@ -2506,15 +2523,10 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
         cr_oom(&c);
         return NULL;
     }
-    if (cr_read_boot(&c) != 0 || cr_read_tokens(&c) != 0 ||
-        cr_read_strings(&c) != 0 || cr_read_fields(&c) != 0 ||
-        cr_read_fieldsets(&c) != 0 || cr_read_paths(&c) != 0 ||
-        cr_read_specs(&c) != 0) {
+    if (cr_read_sections(&c) != 0) {
         cr_free(&c);
         return NULL;
     }
-    /* the structural sections are tables now */
-    cr_release(&c, true);
     uint32_t root = NONE;
     for (uint64_t i = 0; i < c.npath && root == NONE; i++)
         if (cr_kind(&c, i) == PK_ROOT)
