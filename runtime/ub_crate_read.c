@@ -27,16 +27,7 @@
 
 enum { PK_ROOT = 1, PK_CHILD, PK_PROP, PK_VARIANT, PK_OTHER };
 
-/* A path, and the spec at it: a big layer has hundreds of thousands, so
- * they are kept small (names are token indexes, text is built when asked
- * for). */
-typedef struct cr_path {
-    uint32_t parent;
-    uint32_t elem;    /* token of its element; NONE for the root */
-    uint32_t fset;    /* its spec's field set */
-} cr_path;
-
-/* cr_path's bytes apart: what it is and its spec's type (0: no spec). */
+/* A path's kind byte: what it is and its spec's type (0: no spec). */
 #define PK_KIND(m) ((m) & 7u)
 #define PK_STYPE(m) ((unsigned)(m) >> 3)
 
@@ -97,17 +88,28 @@ typedef struct crate {
     unsigned char *fset;
     unsigned fset_w;
     uint64_t nfset;
-    cr_path *path;
-    uint8_t *pkind;     /* per path: kind | spec type << 3 */
+    /* per path, in arrays of their own: a big layer has hundreds of
+     * thousands, so they are kept small (names are token indexes, text is
+     * built when asked for), and each is made when its section is decoded,
+     * so PATHS' and SPECS' temporaries never sit under all of them */
+    uint32_t *ppar;     /* the parent */
+    uint32_t *pelem;    /* the token of its element; NONE for the root */
+    uint32_t *pfset;    /* its spec's field set */
+    uint8_t *pkind;     /* kind | spec type << 3 */
     uint64_t npath;
     struct cr_ptext {
         uint32_t i;
         const char *s;
     } *ptext;           /* CR_PTEXT_CACHE entries */
-    /* the children of each path by name: path p's are hashed by (elem,
-     * is-prop) into child[cstart[p] .. cstart[p + 1]) (path + 1, 0 for
-     * none; 1.5 slots a child), so the lookups of one prim stay in one
-     * small stretch of memory next to its neighbours' */
+    /* the children of each path by name: a path that has any (its bit
+     * in kid_bits) is the r-th such path (cr_parent_rank), and its
+     * children are hashed by (elem, is-prop) into child[cstart[r] ..
+     * cstart[r + 1]) (path + 1, 0 for none; 1.5 slots a child).  The
+     * lookups of one prim stay in one small stretch of memory next to its
+     * neighbours', and only paths with children (prims, not the many
+     * properties) take a start. */
+    uint64_t *kid_bits;
+    uint32_t *kid_rank;     /* paths with children before each 64 */
     uint32_t *cstart;
     uint32_t *child;
     char *buf;          /* scratch for path text */
@@ -456,7 +458,7 @@ static unsigned cr_kind(const crate *c, uint64_t i)
 /* The element text of path i ("" for the root). */
 static const char *cr_elem_of(const crate *c, uint64_t i)
 {
-    uint32_t e = c->path[i].elem;
+    uint32_t e = c->pelem[i];
     return e == NONE ? "" : c->tok[e];
 }
 
@@ -473,7 +475,7 @@ static const char *cr_path_build(crate *c, uint64_t i, const char *pre,
     uint32_t chain[CR_MAX_DEPTH];
     uint32_t n = 0;
     for (uint32_t j = (uint32_t)i; cr_kind(c, i) && cr_kind(c, j) != PK_ROOT;
-         j = c->path[j].parent) {
+         j = c->ppar[j]) {
         if (n == CR_MAX_DEPTH) {
             cr_err(c, "a path is nested deeper than %d levels",
                    CR_MAX_DEPTH);
@@ -842,10 +844,11 @@ static uint32_t cr_fset(const crate *c, uint64_t i)
     }
 }
 
-/* Give path i its parent and element token (NONE: root; checked: each
- * index once). */
+/* Check path i, with its parent and element token (parent NONE: the
+ * root; each index once), and give it its kind; *elem is the token to keep
+ * (NONE for the root). */
 static bool cr_set_path(crate *c, uint64_t i, uint32_t parent, int64_t tok,
-                        bool prop)
+                        bool prop, uint32_t *elem_tok)
 {
     uint64_t t = (uint64_t)(tok < 0 ? -tok : tok);
     const char *elem = parent == NONE ? "" : cr_tok(c, t);
@@ -860,15 +863,12 @@ static bool cr_set_path(crate *c, uint64_t i, uint32_t parent, int64_t tok,
         cr_err(c, "path %llu is given twice", (unsigned long long)i);
         return false;
     }
-    cr_path *p = &c->path[i];
-    p->parent = parent;
-    p->fset = NONE;
     if (parent == NONE) {
-        p->elem = NONE;
+        *elem_tok = NONE;
         c->pkind[i] = PK_ROOT;
         return true;
     }
-    p->elem = (uint32_t)t;
+    *elem_tok = (uint32_t)t;
     if (prop)
         c->pkind[i] = PK_PROP;
     else if (elem[0] == '{')
@@ -895,28 +895,54 @@ static uint32_t cr_slots(uint32_t k)
     return k ? k + (k + 1) / 2 : 0;
 }
 
-/* Index every path under its parent (after the PATHS section). */
+/* Which of the paths with children p is (p has some). */
+static uint32_t cr_parent_rank(const crate *c, uint32_t p)
+{
+    uint64_t below = c->kid_bits[p / 64] & ((1ull << (p % 64)) - 1);
+    return c->kid_rank[p / 64] + (uint32_t)__builtin_popcountll(below);
+}
+
+static bool cr_has_kids(const crate *c, uint32_t p)
+{
+    return c->kid_bits[p / 64] >> (p % 64) & 1;
+}
+
+/* Index every path under its parent (once PATHS and SPECS are read). */
 static bool cr_index_children(crate *c)
 {
-    uint64_t n = c->npath;
-    c->cstart = calloc(n + 1, sizeof *c->cstart);
+    uint64_t n = c->npath, words = n / 64 + 1;
+    c->kid_bits = calloc(words, sizeof *c->kid_bits);
+    c->kid_rank = malloc(words * sizeof *c->kid_rank);
+    if (!c->kid_bits || !c->kid_rank)
+        return cr_oom(c) != NULL;
+    for (uint64_t i = 0; i < n; i++)
+        if (cr_kind(c, i) && cr_kind(c, i) != PK_ROOT) {
+            uint32_t par = c->ppar[i];
+            c->kid_bits[par / 64] |= 1ull << (par % 64);
+        }
+    uint32_t np = 0;
+    for (uint64_t w = 0; w < words; w++) {
+        c->kid_rank[w] = np;
+        np += (uint32_t)__builtin_popcountll(c->kid_bits[w]);
+    }
+    c->cstart = calloc((size_t)np + 1, sizeof *c->cstart);
     if (!c->cstart)
         return cr_oom(c) != NULL;
     for (uint64_t i = 0; i < n; i++)
         if (cr_kind(c, i) && cr_kind(c, i) != PK_ROOT)
-            c->cstart[c->path[i].parent + 1]++;
-    for (uint64_t i = 0; i < n; i++) /* <= 2 * n: fits, see below */
-        c->cstart[i + 1] = c->cstart[i] + cr_slots(c->cstart[i + 1]);
-    c->child = calloc(c->cstart[n] ? c->cstart[n] : 1, sizeof *c->child);
+            c->cstart[cr_parent_rank(c, c->ppar[i]) + 1]++;
+    for (uint32_t r = 0; r < np; r++) /* <= 2 * n: fits, see below */
+        c->cstart[r + 1] = c->cstart[r] + cr_slots(c->cstart[r + 1]);
+    c->child = calloc(c->cstart[np] ? c->cstart[np] : 1, sizeof *c->child);
     if (!c->child)
         return cr_oom(c) != NULL;
     for (uint64_t i = 0; i < n; i++) {
         unsigned kind = cr_kind(c, i);
         if (!kind || kind == PK_ROOT)
             continue;
-        uint32_t par = c->path[i].parent;
-        uint32_t *v = c->child + c->cstart[par];
-        uint32_t w = c->cstart[par + 1] - c->cstart[par];
+        uint32_t r = cr_parent_rank(c, c->ppar[i]);
+        uint32_t *v = c->child + c->cstart[r];
+        uint32_t w = c->cstart[r + 1] - c->cstart[r];
         uint32_t h = cr_slot(cr_elem_of(c, i), kind == PK_PROP, w);
         while (v[h])
             h = h + 1 == w ? 0 : h + 1;
@@ -925,19 +951,31 @@ static bool cr_index_children(crate *c)
     return true;
 }
 
-/* The path under parent named elem (a property when prop), or NONE. */
-static uint32_t cr_find_child(const crate *c, uint32_t parent,
+/* The stretch of the child index that holds a path's children: found
+ * once for all the lookups of one prim. */
+typedef struct cr_kids {
+    const uint32_t *v;
+    uint32_t w;
+} cr_kids;
+
+static cr_kids cr_children(const crate *c, uint32_t parent)
+{
+    if (!c->cstart || parent >= c->npath || !cr_has_kids(c, parent))
+        return (cr_kids){NULL, 0};
+    uint32_t r = cr_parent_rank(c, parent);
+    return (cr_kids){c->child + c->cstart[r],
+                     c->cstart[r + 1] - c->cstart[r]};
+}
+
+/* The child named elem (a property when prop) in kids, or NONE. */
+static uint32_t cr_find_child(const crate *c, cr_kids kids,
                               const char *elem, bool prop)
 {
-    if (!c->cstart || parent >= c->npath)
+    if (!kids.w)
         return NONE;
-    const uint32_t *v = c->child + c->cstart[parent];
-    uint32_t w = c->cstart[parent + 1] - c->cstart[parent];
-    if (!w)
-        return NONE;
-    for (uint32_t h = cr_slot(elem, prop, w); v[h];
-         h = h + 1 == w ? 0 : h + 1) {
-        uint32_t j = v[h] - 1;
+    for (uint32_t h = cr_slot(elem, prop, kids.w); kids.v[h];
+         h = h + 1 == kids.w ? 0 : h + 1) {
+        uint32_t j = kids.v[h] - 1;
         if (cr_elem_of(c, j) == elem && (cr_kind(c, j) == PK_PROP) == prop)
             return j;
     }
@@ -953,9 +991,19 @@ static bool cr_alloc_paths(crate *c, uint64_t n)
                (unsigned long long)n);
         return false;
     }
-    c->path = malloc((n ? n : 1) * sizeof *c->path);
     c->pkind = calloc(n ? n : 1, 1);
-    if (!c->path || !c->pkind)
+    if (!c->pkind)
+        return cr_oom(c) != NULL;
+    return true;
+}
+
+/* The parent and element tables of the paths. */
+static bool cr_alloc_path_tables(crate *c)
+{
+    size_t n = c->npath ? c->npath : 1;
+    c->ppar = malloc(n * sizeof *c->ppar);
+    c->pelem = malloc(n * sizeof *c->pelem);
+    if (!c->ppar || !c->pelem)
         return cr_oom(c) != NULL;
     return true;
 }
@@ -999,15 +1047,21 @@ static int cr_read_paths_compressed(crate *c, cur *k)
             }
             seen[i] = 1;
             int64_t t = tok[i];
-            if (!cr_set_path(c, idx[i], parent, t, t < 0))
+            int64_t jmp = jump[i];
+            uint32_t elem;
+            if (!cr_set_path(c, idx[i], parent, t, t < 0, &elem))
                 goto out;
+            /* read once: the item's parent and element take the places
+             * of its jump and token until the tables are made */
+            memcpy(&jump[i], &parent, 4);
+            memcpy(&tok[i], &elem, 4);
             if (parent == NONE)
                 parent = idx[i];
-            bool child = jump[i] > 0 || jump[i] == -1;
-            bool sib = jump[i] >= 0;
+            bool child = jmp > 0 || jmp == -1;
+            bool sib = jmp >= 0;
             if (child && sib)
                 stack[sp++] = ((uint64_t)parent << 32) |
-                              (i + (uint64_t)jump[i]);
+                              (i + (uint64_t)jmp);
             if (child)
                 parent = idx[i];
             if (!child && !sib)
@@ -1015,7 +1069,28 @@ static int cr_read_paths_compressed(crate *c, cur *k)
             i++;
         }
     }
-    rc = c->failed ? -1 : 0;
+    if (c->failed)
+        goto out;
+    /* the tables, one at a time, each as its item list goes */
+    ub_scratch_free(stack, n * sizeof *stack);
+    stack = NULL;
+    if (!(c->ppar = malloc((c->npath ? c->npath : 1) * sizeof *c->ppar))) {
+        cr_oom(c);
+        goto out;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        if (seen[i])
+            memcpy(&c->ppar[idx[i]], &jump[i], 4);
+    ub_scratch_free(jump, n * 4);
+    jump = NULL;
+    if (!(c->pelem = malloc((c->npath ? c->npath : 1) * sizeof *c->pelem))) {
+        cr_oom(c);
+        goto out;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        if (seen[i])
+            memcpy(&c->pelem[idx[i]], &tok[i], 4);
+    rc = 0;
 out:
     ub_scratch_free(idx, n * 4);
     ub_scratch_free(tok, n * 4);
@@ -1029,7 +1104,9 @@ static int cr_read_paths_plain(crate *c, cur *k)
 {
     size_t hsize = c->ver < UB_CRATE_V_NO_PATH_PADDING ? 16 : 12;
     size_t pad = hsize - 12;
-    uint64_t *stack = malloc((c->npath ? c->npath : 1) * sizeof *stack);
+    if (!cr_alloc_path_tables(c))
+        return -1;
+    uint64_t *stack = ub_scratch_alloc(c->npath * sizeof *stack);
     if (!stack)
         return (cr_oom(c), -1);
     size_t sp = 0;
@@ -1057,8 +1134,11 @@ static int cr_read_paths_plain(crate *c, cur *k)
             uint8_t bits = h.p[pad + 8];
             h.p += hsize;
             bool prop = bits & UB_CRATE_PATH_IS_PROPERTY;
-            if (!cr_set_path(c, pi, parent, ti, prop))
+            uint32_t elem;
+            if (!cr_set_path(c, pi, parent, ti, prop, &elem))
                 break;
+            c->ppar[pi] = parent;
+            c->pelem[pi] = elem;
             if (parent == NONE)
                 parent = pi;
             bool child = bits & UB_CRATE_PATH_HAS_CHILD;
@@ -1079,7 +1159,7 @@ static int cr_read_paths_plain(crate *c, cur *k)
                 break;
         }
     }
-    free(stack);
+    ub_scratch_free(stack, c->npath * sizeof *stack);
     return c->failed ? -1 : 0;
 }
 
@@ -1107,10 +1187,10 @@ static int cr_read_paths(crate *c)
                  : cr_read_paths_compressed(c, &k);
 }
 
-/* Spec i (at path, with field set fset and type): checked, then kept in
- * its path. */
-static bool cr_set_spec(crate *c, uint64_t i, uint32_t path, uint32_t fset,
-                        uint32_t type)
+/* Spec i's path and field set: checked, then the field set kept in its
+ * path. */
+static bool cr_set_spec_fset(crate *c, uint64_t i, uint32_t path,
+                             uint32_t fset)
 {
     if (path >= c->npath || !cr_kind(c, path)) {
         cr_err(c, "spec %llu has no path", (unsigned long long)i);
@@ -1121,6 +1201,19 @@ static bool cr_set_spec(crate *c, uint64_t i, uint32_t path, uint32_t fset,
                "index %u", (unsigned long long)i, fset);
         return false;
     }
+    if (c->pfset[path] != NONE) {
+        cr_err(c, "two specs for <%s>", cr_path_text(c, path));
+        return false;
+    }
+    c->pfset[path] = fset;
+    return true;
+}
+
+/* Spec i's type (its path checked by cr_set_spec_fset), kept in its
+ * path's kind. */
+static bool cr_set_spec_type(crate *c, uint64_t i, uint32_t path,
+                             uint32_t type)
+{
     if (type == UB_CRATE_SPEC_UNKNOWN || type > UB_CRATE_SPEC_VARIANT_SET) {
         cr_err(c, "spec %llu has spec type %u", (unsigned long long)i, type);
         return false;
@@ -1130,7 +1223,6 @@ static bool cr_set_spec(crate *c, uint64_t i, uint32_t path, uint32_t fset,
         return false;
     }
     c->pkind[path] |= (uint8_t)(type << 3);
-    c->path[path].fset = fset;
     return true;
 }
 
@@ -1139,6 +1231,10 @@ static int cr_read_specs(crate *c)
     cur k;
     if (!cr_section(c, UB_CRATE_SEC_SPECS, &k))
         return c->failed ? -1 : 0;
+    size_t np = c->npath ? c->npath : 1;
+    if (!(c->pfset = malloc(np * sizeof *c->pfset)))
+        return (cr_oom(c), -1);
+    memset(c->pfset, 0xff, np * sizeof *c->pfset); /* NONE: no spec */
     uint64_t n;
     if (c->ver < UB_CRATE_V_COMPRESSED_SECTIONS) {
         size_t es = c->ver < UB_CRATE_V_NO_PATH_PADDING ? 16 : 12;
@@ -1150,18 +1246,24 @@ static int cr_read_specs(crate *c)
             memcpy(&path, e, 4);
             memcpy(&fset, e + 4, 4);
             memcpy(&type, e + 8, 4);
-            cr_set_spec(c, i, path, fset, type);
+            if (cr_set_spec_fset(c, i, path, fset))
+                cr_set_spec_type(c, i, path, type);
         }
         return c->failed ? -1 : 0;
     }
+    /* two lists at a time, not three: paths and field sets, then paths
+     * and types */
     n = rd_u64(&k, "spec count");
     uint32_t *p = rd_ints(&k, n, 4, true, "spec paths");
     uint32_t *f = p ? rd_ints(&k, n, 4, true, "spec field sets") : NULL;
-    uint32_t *t = f ? rd_ints(&k, n, 4, true, "spec types") : NULL;
-    for (uint64_t i = 0; t && i < n && !c->failed; i++)
-        cr_set_spec(c, i, p[i], f[i], t[i]);
-    ub_scratch_free(p, n * 4);
+    for (uint64_t i = 0; f && i < n && !c->failed; i++)
+        cr_set_spec_fset(c, i, p[i], f[i]);
     ub_scratch_free(f, n * 4);
+    uint32_t *t = f && !c->failed ? rd_ints(&k, n, 4, true, "spec types")
+                                  : NULL;
+    for (uint64_t i = 0; t && i < n && !c->failed; i++)
+        cr_set_spec_type(c, i, p[i], t[i]);
+    ub_scratch_free(p, n * 4);
     ub_scratch_free(t, n * 4);
     return c->failed ? -1 : 0;
 }
@@ -1948,7 +2050,7 @@ static bool cr_next_field(const crate *c, uint32_t *i, cr_field *f)
 /* Field id (one of the reader's keys) of the spec at path pidx. */
 static bool cr_spec_field(const crate *c, uint32_t pidx, int id, cr_field *f)
 {
-    uint32_t i = c->path[pidx].fset;
+    uint32_t i = c->pfset[pidx];
     while (cr_next_field(c, &i, f))
         if (f->id == id)
             return true;
@@ -2195,7 +2297,7 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
         if (!name || ub_prop_set_decl(c->a, c->t, p, ty, name) != 0)
             cr_oom(c);
     }
-    uint32_t i = c->path[pidx].fset;
+    uint32_t i = c->pfset[pidx];
     for (cr_field fv, *f = &fv; !c->failed && cr_next_field(c, &i, f);) {
         cr_where(c, "spec", path, f->key);
         int id = f->id;
@@ -2247,9 +2349,10 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
 static void cr_build_props(crate *c, ub_prim *prim, uint32_t pidx)
 {
     ub_value names = cr_names(c, pidx, K_PROPERTIES);
+    cr_kids kids = cr_children(c, pidx);
     for (uint32_t i = 0; i < names.count && !c->failed; i++) {
         const char *name = ub_value_str(&names, i);
-        uint32_t ci = cr_find_child(c, pidx, name, true);
+        uint32_t ci = cr_find_child(c, kids, name, true);
         uint32_t st = ci == NONE ? 0 : PK_STYPE(c->pkind[ci]);
         if (st != UB_CRATE_SPEC_ATTRIBUTE &&
             st != UB_CRATE_SPEC_RELATIONSHIP)
@@ -2272,6 +2375,7 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
                               unsigned depth)
 {
     ub_value sets = cr_names(c, pidx, K_VARIANTSETCHILDREN);
+    cr_kids kids = cr_children(c, pidx);
     for (uint32_t i = 0; i < sets.count && !c->failed; i++) {
         const char *set = ub_value_str(&sets, i);
         char *e = malloc(strlen(set) + 4);
@@ -2280,7 +2384,7 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
             return;
         }
         sprintf(e, "{%s=}", set);
-        uint32_t si = cr_find_child(c, pidx, K(c, e), false);
+        uint32_t si = cr_find_child(c, kids, K(c, e), false);
         free(e);
         if (si == NONE ||
             PK_STYPE(c->pkind[si]) != UB_CRATE_SPEC_VARIANT_SET)
@@ -2300,7 +2404,7 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
                 return;
             }
             sprintf(ve, "{%s=%s}", set, var);
-            uint32_t vi = cr_find_child(c, pidx, K(c, ve), false);
+            uint32_t vi = cr_find_child(c, kids, K(c, ve), false);
             free(ve);
             if (vi == NONE ||
                 PK_STYPE(c->pkind[vi]) != UB_CRATE_SPEC_VARIANT)
@@ -2336,7 +2440,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
     else
         path = cr_set_loc(c, pidx);
     prim->loc = c->loc;
-    uint32_t i = c->path[pidx].fset;
+    uint32_t i = c->pfset[pidx];
     uint64_t sub_rep = 0, off_rep = 0;
     bool has_sub = false, has_off = false;
     for (cr_field fv, *f = &fv; !c->failed && cr_next_field(c, &i, f);) {
@@ -2413,10 +2517,11 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         return;
     cr_build_props(c, prim, pidx);
     cr_build_variants(c, prim, pidx, depth);
-    ub_value kids = cr_names(c, pidx, K_PRIMCHILDREN);
-    for (uint32_t j = 0; j < kids.count && !c->failed; j++) {
-        const char *name = ub_value_str(&kids, j);
-        uint32_t ci = cr_find_child(c, pidx, name, false);
+    ub_value names = cr_names(c, pidx, K_PRIMCHILDREN);
+    cr_kids kids = cr_children(c, pidx);
+    for (uint32_t j = 0; j < names.count && !c->failed; j++) {
+        const char *name = ub_value_str(&names, j);
+        uint32_t ci = cr_find_child(c, kids, name, false);
         if (ci == NONE || PK_STYPE(c->pkind[ci]) != UB_CRATE_SPEC_PRIM)
             continue;
         if (ub_prim_find_child(c->L, prim, name))
@@ -2479,9 +2584,13 @@ static void cr_free(crate *c)
     free(c->fld_rep);
     free(c->fld_key);
     free(c->fset);
-    free(c->path);
+    free(c->ppar);
+    free(c->pelem);
+    free(c->pfset);
     free(c->ptext);
     free(c->pkind);
+    free(c->kid_bits);
+    free(c->kid_rank);
     free(c->cstart);
     free(c->child);
     free(c->buf);
