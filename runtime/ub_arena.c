@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* Chunks grow geometrically so that a 100 MB layer needs few mallocs, yet a
  * tiny layer does not pin megabytes. */
@@ -221,6 +222,21 @@ void ub_scratch_free(void *p, size_t n)
     }
 #endif
     free(p);
+}
+
+size_t ub_scratch_shrink(void *p, size_t n, size_t new_n)
+{
+#if defined(MAP_ANONYMOUS)
+    long pg = sysconf(_SC_PAGESIZE);
+    /* whole pages only, and never below the size that says "own pages" */
+    size_t keep = pg > 0 ? (new_n + (size_t)pg - 1) & ~((size_t)pg - 1) : n;
+    if (p && n >= UB_SCRATCH_PAGES && new_n >= UB_SCRATCH_PAGES &&
+        keep < n && munmap((char *)p + keep, n - keep) == 0)
+        return keep;
+#endif
+    (void)p;
+    (void)new_n;
+    return n;
 }
 
 /* The size from which a table asks for huge pages: one huge page. */

@@ -73,6 +73,10 @@ void ub_table_free(void *p, size_t n, size_t size);
  * of memory.  Give it back with ub_scratch_free and the same n. */
 void *ub_scratch_alloc(size_t n);
 void ub_scratch_free(void *p, size_t n);
+/* Keep only the first new_n of ub_scratch_alloc's n bytes at p (the
+ * pages after them go back where they are its own): returns the size to
+ * free it with from now on. */
+size_t ub_scratch_shrink(void *p, size_t n, size_t new_n);
 
 /* A big block of n bytes at p (from malloc or realloc) that is about to
  * be filled: ask for huge pages for it where the system has them, so that

@@ -85,7 +85,8 @@ typedef struct crate {
     uint64_t nfld;
     /* the field sets: fields by index, NONE ending a set, fset_w bytes
      * each (cr_fset) */
-    unsigned char *fset;
+    unsigned char *fset;    /* ub_scratch_alloc's, of fset_size bytes */
+    size_t fset_size;
     unsigned fset_w;
     uint64_t nfset;
     /* per path, in arrays of their own: a big layer has hundreds of
@@ -791,7 +792,6 @@ static int cr_read_fieldsets(crate *c)
         if (!(v = rd_ints(&k, n, 4, true, "field sets")))
             return -1;
     }
-    int rc = -1;
     if (n && v[n - 1] != NONE) {
         cr_err(c, "the last field set is not terminated");
         goto out;
@@ -803,27 +803,23 @@ static int cr_read_fieldsets(crate *c)
             goto out;
         }
     /* kept in as few bytes an entry as the field count needs (all ones:
-     * NONE) */
+     * NONE), narrowed in place */
     unsigned w = c->nfld < 0xffff ? 2 : c->nfld < 0xffffff ? 3 : 4;
-    if (!(c->fset = malloc(n ? n * w : 1))) {
-        cr_oom(c);
-        goto out;
-    }
-    c->fset_w = w;
-    c->nfset = n;
-    if (w == 4) {
-        memcpy(c->fset, v, n * 4);
-    } else {
+    unsigned char *f = (unsigned char *)v;
+    if (w < 4)
         for (uint64_t i = 0; i < n; i++) {
             uint32_t x = v[i];
             for (unsigned b = 0; b < w; b++)
-                c->fset[i * w + b] = (unsigned char)(x >> (8 * b));
+                f[i * w + b] = (unsigned char)(x >> (8 * b));
         }
-    }
-    rc = 0;
+    c->fset = f;
+    c->fset_size = ub_scratch_shrink(f, n * 4, n * w);
+    c->fset_w = w;
+    c->nfset = n;
+    return 0;
 out:
     ub_scratch_free(v, n * 4);
-    return rc;
+    return -1;
 }
 
 /* Entry i of the field sets. */
@@ -1258,13 +1254,14 @@ static int cr_read_specs(crate *c)
     uint32_t *f = p ? rd_ints(&k, n, 4, true, "spec field sets") : NULL;
     for (uint64_t i = 0; f && i < n && !c->failed; i++)
         cr_set_spec_fset(c, i, p[i], f[i]);
-    ub_scratch_free(f, n * 4);
-    uint32_t *t = f && !c->failed ? rd_ints(&k, n, 4, true, "spec types")
-                                  : NULL;
-    for (uint64_t i = 0; t && i < n && !c->failed; i++)
-        cr_set_spec_type(c, i, p[i], t[i]);
+    /* the types where the field sets were */
+    uint64_t tsize = f && !c->failed ? rd_ints_size(&k, n, 4, "spec types")
+                                     : 0;
+    if (f && !c->failed && rd_ints_into(&k, tsize, n, 4, f, "spec types"))
+        for (uint64_t i = 0; i < n && !c->failed; i++)
+            cr_set_spec_type(c, i, p[i], f[i]);
     ub_scratch_free(p, n * 4);
-    ub_scratch_free(t, n * 4);
+    ub_scratch_free(f, n * 4);
     return c->failed ? -1 : 0;
 }
 
@@ -2583,7 +2580,7 @@ static void cr_free(crate *c)
     free(c->fld_tok);
     free(c->fld_rep);
     free(c->fld_key);
-    free(c->fset);
+    ub_scratch_free(c->fset, c->fset_size);
     free(c->ppar);
     free(c->pelem);
     free(c->pfset);
