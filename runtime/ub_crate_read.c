@@ -77,11 +77,17 @@ typedef struct crate {
     uint64_t ntok;
     uint32_t *str;
     uint64_t nstr;
-    /* field i: named by token fld_tok[i] (one of the reader's keys
-     * fld_key[i], K_COUNT for another), its value fld_rep[i] */
-    uint32_t *fld_tok;
+    /* field i: named by fname[n], n its entry in fld_name (fld_name_w
+     * bytes each: a file has a few dozen names for a hundred thousand
+     * fields), its value fld_rep[i] */
+    unsigned char *fld_name;    /* ub_scratch_alloc's, fld_name_size */
+    size_t fld_name_size;
+    unsigned fld_name_w;
+    struct cr_fname {
+        const char *key;
+        int id;                 /* one of the reader's keys, or K_COUNT */
+    } *fname;
     uint64_t *fld_rep;
-    uint8_t *fld_key;
     uint64_t nfld;
     /* the field sets: fields by index, NONE ending a set, fset_w bytes
      * each (cr_fset) */
@@ -725,52 +731,105 @@ static int cr_read_fields(crate *c)
     if (!cr_section(c, UB_CRATE_SEC_FIELDS, &k))
         return c->failed ? -1 : 0;
     uint64_t n;
+    uint32_t *tk = NULL;    /* the fields' name tokens, scratch */
+    uint32_t *num = NULL;   /* by token: its name's number, or NONE */
     if (c->ver < UB_CRATE_V_COMPRESSED_SECTIONS) {
         n = rd_count(&k, 16, "field count");
         if (c->failed)
             return -1;
-        c->fld_tok = malloc((n ? n : 1) * sizeof *c->fld_tok);
+        tk = ub_scratch_alloc(n * 4);
         c->fld_rep = malloc((n ? n : 1) * sizeof *c->fld_rep);
-        if (!c->fld_tok || !c->fld_rep)
-            return (cr_oom(c), -1);
+        if (!tk || !c->fld_rep) {
+            cr_oom(c);
+            goto out;
+        }
         for (uint64_t i = 0; i < n; i++) {
-            memcpy(&c->fld_tok[i], k.p + 16 * i + 4, 4);
+            memcpy(&tk[i], k.p + 16 * i + 4, 4);
             memcpy(&c->fld_rep[i], k.p + 16 * i + 8, 8);
         }
     } else {
         n = rd_u64(&k, "field count");
-        if (!(c->fld_tok = rd_ints(&k, n, 4, false, "field names")))
+        if (!(tk = rd_ints(&k, n, 4, true, "field names")))
             return -1;
         uint64_t rsize = rd_u64(&k, "field values size");
         if (!cur_need(&k, rsize, "field values") ||
             !cr_lz4_plausible(rsize, n * 8)) {
             cr_err(c, "%llu field values cannot come from %llu bytes",
                    (unsigned long long)n, (unsigned long long)rsize);
-            return -1;
+            goto out;
         }
         c->fld_rep = malloc(n ? n * 8 : 1);
-        if (!c->fld_rep)
-            return (cr_oom(c), -1);
+        if (!c->fld_rep) {
+            cr_oom(c);
+            goto out;
+        }
         const char *why;
         if (n && ub_crate_lz4(k.p, rsize, c->fld_rep, n * 8, &why) != 0) {
             cr_err(c, "field values: %s", why);
-            return -1;
+            goto out;
         }
     }
     c->nfld = n;
-    c->fld_key = malloc(n ? n : 1);
-    if (!c->fld_key)
-        return (cr_oom(c), -1);
-    for (uint64_t i = 0; i < n; i++) {
-        if (c->fld_tok[i] >= c->ntok) {
-            cr_err(c, "field %llu is named by token %u of %llu",
-                   (unsigned long long)i, c->fld_tok[i],
-                   (unsigned long long)c->ntok);
-            return -1;
-        }
-        c->fld_key[i] = (uint8_t)cr_key_id(c, c->tok[c->fld_tok[i]]);
+    /* the names, numbered in order of first use; each field keeps its
+     * name's number, in as few bytes as their count needs */
+    if (!(num = ub_scratch_alloc(c->ntok * 4))) {
+        cr_oom(c);
+        goto out;
     }
+    memset(num, 0xff, c->ntok * 4);
+    uint32_t nn = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (tk[i] >= c->ntok) {
+            cr_err(c, "field %llu is named by token %u of %llu",
+                   (unsigned long long)i, tk[i],
+                   (unsigned long long)c->ntok);
+            goto out;
+        }
+        if (num[tk[i]] == NONE)
+            num[tk[i]] = nn++;
+        tk[i] = num[tk[i]];
+    }
+    if (!(c->fname = malloc((nn ? nn : 1) * sizeof *c->fname))) {
+        cr_oom(c);
+        goto out;
+    }
+    for (uint64_t t = 0; t < c->ntok; t++)
+        if (num[t] != NONE)
+            c->fname[num[t]] = (struct cr_fname){
+                c->tok[t], cr_key_id(c, c->tok[t])};
+    ub_scratch_free(num, c->ntok * 4);
+    unsigned w = nn <= 0x100 ? 1 : nn <= 0x10000 ? 2 : 4;
+    unsigned char *f = (unsigned char *)tk;
+    if (w < 4)
+        for (uint64_t i = 0; i < n; i++) {
+            uint32_t x = tk[i];
+            for (unsigned b = 0; b < w; b++)
+                f[i * w + b] = (unsigned char)(x >> (8 * b));
+        }
+    c->fld_name = f;
+    c->fld_name_size = ub_scratch_shrink(f, n * 4, n * w);
+    c->fld_name_w = w;
     return 0;
+out:
+    ub_scratch_free(tk, n * 4);
+    ub_scratch_free(num, c->ntok * 4);
+    return -1;
+}
+
+/* The number of field i's name (in fname). */
+static uint32_t cr_fld_name(const crate *c, uint64_t i)
+{
+    const unsigned char *q = c->fld_name + i * c->fld_name_w;
+    uint32_t x;
+    switch (c->fld_name_w) {
+    case 1:
+        return q[0];
+    case 2:
+        return (uint32_t)q[0] | (uint32_t)q[1] << 8;
+    default:
+        memcpy(&x, q, 4);
+        return x;
+    }
 }
 
 static int cr_read_fieldsets(crate *c)
@@ -2040,7 +2099,8 @@ static bool cr_next_field(const crate *c, uint32_t *i, cr_field *f)
     if (fi == NONE)
         return false;
     (*i)++;
-    *f = (cr_field){c->tok[c->fld_tok[fi]], c->fld_key[fi], c->fld_rep[fi]};
+    const struct cr_fname *nm = &c->fname[cr_fld_name(c, fi)];
+    *f = (cr_field){nm->key, nm->id, c->fld_rep[fi]};
     return true;
 }
 
@@ -2577,9 +2637,9 @@ static void cr_free(crate *c)
 {
     free(c->tok);
     free(c->str);
-    free(c->fld_tok);
+    ub_scratch_free(c->fld_name, c->fld_name_size);
+    free(c->fname);
     free(c->fld_rep);
-    free(c->fld_key);
     ub_scratch_free(c->fset, c->fset_size);
     free(c->ppar);
     free(c->pelem);
