@@ -413,23 +413,19 @@ static bool rd_ints_into(cur *k, uint64_t n, uint64_t count, unsigned width,
     return true;
 }
 
-/* count compressed ints of width 4 or 8, in malloc's memory, or (scratch)
- * in ub_scratch_alloc's, freed with ub_scratch_free(p, count * width). */
-static void *rd_ints(cur *k, uint64_t count, unsigned width, bool scratch,
+/* count compressed ints of width 4 or 8, in ub_scratch_alloc's memory
+ * (free with ub_scratch_free(p, count * width)). */
+static void *rd_ints(cur *k, uint64_t count, unsigned width,
                      const char *what)
 {
     uint64_t n = rd_ints_size(k, count, width, what);
     if (k->c->failed)
         return NULL;
-    void *out = scratch ? ub_scratch_alloc(count * width)
-                        : malloc(count ? count * width : 1);
+    void *out = ub_scratch_alloc(count * width);
     if (!out)
         return cr_oom(k->c);
     if (!rd_ints_into(k, n, count, width, out, what)) {
-        if (scratch)
-            ub_scratch_free(out, count * width);
-        else
-            free(out);
+        ub_scratch_free(out, count * width);
         return NULL;
     }
     return out;
@@ -749,7 +745,7 @@ static int cr_read_fields(crate *c)
         }
     } else {
         n = rd_u64(&k, "field count");
-        if (!(tk = rd_ints(&k, n, 4, true, "field names")))
+        if (!(tk = rd_ints(&k, n, 4, "field names")))
             return -1;
         uint64_t rsize = rd_u64(&k, "field values size");
         if (!cur_need(&k, rsize, "field values") ||
@@ -848,7 +844,7 @@ static int cr_read_fieldsets(crate *c)
         memcpy(v, k.p, n * 4);
     } else {
         n = rd_u64(&k, "field set count");
-        if (!(v = rd_ints(&k, n, 4, true, "field sets")))
+        if (!(v = rd_ints(&k, n, 4, "field sets")))
             return -1;
     }
     if (n && v[n - 1] != NONE) {
@@ -1074,9 +1070,9 @@ static int cr_read_paths_compressed(crate *c, cur *k)
                (unsigned long long)c->npath, (unsigned long long)n);
         return -1;
     }
-    uint32_t *idx = rd_ints(k, n, 4, true, "path indexes");
-    int32_t *tok = idx ? rd_ints(k, n, 4, true, "path element tokens") : NULL;
-    int32_t *jump = tok ? rd_ints(k, n, 4, true, "path jumps") : NULL;
+    uint32_t *idx = rd_ints(k, n, 4, "path indexes");
+    int32_t *tok = idx ? rd_ints(k, n, 4, "path element tokens") : NULL;
+    int32_t *jump = tok ? rd_ints(k, n, 4, "path jumps") : NULL;
     uint8_t *seen = jump ? ub_scratch_alloc(n) : NULL;
     /* pending siblings: (item, parent path) */
     uint64_t *stack = seen ? ub_scratch_alloc(n * sizeof *stack) : NULL;
@@ -1309,8 +1305,8 @@ static int cr_read_specs(crate *c)
     /* two lists at a time, not three: paths and field sets, then paths
      * and types */
     n = rd_u64(&k, "spec count");
-    uint32_t *p = rd_ints(&k, n, 4, true, "spec paths");
-    uint32_t *f = p ? rd_ints(&k, n, 4, true, "spec field sets") : NULL;
+    uint32_t *p = rd_ints(&k, n, 4, "spec paths");
+    uint32_t *f = p ? rd_ints(&k, n, 4, "spec field sets") : NULL;
     for (uint64_t i = 0; f && i < n && !c->failed; i++)
         cr_set_spec_fset(c, i, p[i], f[i]);
     /* the types where the field sets were */
@@ -1584,7 +1580,7 @@ static int cr_array(crate *c, unsigned ct, uint64_t rep, ub_value *out)
                "'t')", code);
         return -1;
     }
-    uint32_t *ints = rd_ints(&k, n, 4, true, "a compressed float array");
+    uint32_t *ints = rd_ints(&k, n, 4, "a compressed float array");
     if (!ints)
         return -1;
     ub_value v = ub_value_new(c->a, t, (uint32_t)n, true);
