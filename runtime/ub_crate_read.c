@@ -815,17 +815,14 @@ out:
 /* The number of field i's name (in fname). */
 static uint32_t cr_fld_name(const crate *c, uint64_t i)
 {
+    if (c->fld_name_w == 1) /* all but files of hundreds of names */
+        return c->fld_name[i];
     const unsigned char *q = c->fld_name + i * c->fld_name_w;
-    uint32_t x;
-    switch (c->fld_name_w) {
-    case 1:
-        return q[0];
-    case 2:
+    if (c->fld_name_w == 2)
         return (uint32_t)q[0] | (uint32_t)q[1] << 8;
-    default:
-        memcpy(&x, q, 4);
-        return x;
-    }
+    uint32_t x;
+    memcpy(&x, q, 4);
+    return x;
 }
 
 static int cr_read_fieldsets(crate *c)
@@ -946,11 +943,21 @@ static uint32_t cr_slots(uint32_t k)
     return k ? k + (k + 1) / 2 : 0;
 }
 
+/* The bits set in x, inline: without a popcount instruction in the
+ * target, __builtin_popcountll is a call into libgcc. */
+static uint32_t cr_popcount(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (uint32_t)((x * 0x0101010101010101ull) >> 56);
+}
+
 /* Which of the paths with children p is (p has some). */
 static uint32_t cr_parent_rank(const crate *c, uint32_t p)
 {
     uint64_t below = c->kid_bits[p / 64] & ((1ull << (p % 64)) - 1);
-    return c->kid_rank[p / 64] + (uint32_t)__builtin_popcountll(below);
+    return c->kid_rank[p / 64] + cr_popcount(below);
 }
 
 static bool cr_has_kids(const crate *c, uint32_t p)
@@ -974,7 +981,7 @@ static bool cr_index_children(crate *c)
     uint32_t np = 0;
     for (uint64_t w = 0; w < words; w++) {
         c->kid_rank[w] = np;
-        np += (uint32_t)__builtin_popcountll(c->kid_bits[w]);
+        np += cr_popcount(c->kid_bits[w]);
     }
     c->cstart = calloc((size_t)np + 1, sizeof *c->cstart);
     if (!c->cstart)
