@@ -986,19 +986,27 @@ static bool cr_index_children(crate *c)
     c->cstart = calloc((size_t)np + 1, sizeof *c->cstart);
     if (!c->cstart)
         return cr_oom(c) != NULL;
+    /* a prim's properties and children mostly have indexes in a row:
+     * its rank is found once for them */
+    uint32_t last = NONE, r = 0;
     for (uint64_t i = 0; i < n; i++)
-        if (cr_kind(c, i) && cr_kind(c, i) != PK_ROOT)
-            c->cstart[cr_parent_rank(c, c->ppar[i]) + 1]++;
+        if (cr_kind(c, i) && cr_kind(c, i) != PK_ROOT) {
+            if (c->ppar[i] != last)
+                r = cr_parent_rank(c, last = c->ppar[i]);
+            c->cstart[r + 1]++;
+        }
     for (uint32_t r = 0; r < np; r++) /* <= 2 * n: fits, see below */
         c->cstart[r + 1] = c->cstart[r] + cr_slots(c->cstart[r + 1]);
     c->child = calloc(c->cstart[np] ? c->cstart[np] : 1, sizeof *c->child);
     if (!c->child)
         return cr_oom(c) != NULL;
+    last = NONE;
     for (uint64_t i = 0; i < n; i++) {
         unsigned kind = cr_kind(c, i);
         if (!kind || kind == PK_ROOT)
             continue;
-        uint32_t r = cr_parent_rank(c, c->ppar[i]);
+        if (c->ppar[i] != last)
+            r = cr_parent_rank(c, last = c->ppar[i]);
         uint32_t *v = c->child + c->cstart[r];
         uint32_t w = c->cstart[r + 1] - c->cstart[r];
         uint32_t h = cr_slot(cr_elem_of(c, i), kind == PK_PROP, w);
