@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
 /* Chunks grow geometrically so that a 100 MB layer needs few mallocs, yet a
  * tiny layer does not pin megabytes. */
@@ -218,6 +219,61 @@ void ub_arena_release(ub_arena *a, ub_arena_mark m)
     if (a->head)
         a->head->used = m.used;
     a->total = m.total;
+}
+
+/* The size from which a temporary is its own pages.  Not under
+ * AddressSanitizer, which sees into malloc's blocks only: there (the
+ * sanitizer builds, the fuzzers) every temporary is malloc's, bounds and
+ * leaks checked. */
+#define UB_SCRATCH_PAGES ((size_t)64 << 10)
+#if defined(__SANITIZE_ADDRESS__)
+#define UB_SCRATCH_MMAP 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UB_SCRATCH_MMAP 0
+#endif
+#endif
+#if !defined(UB_SCRATCH_MMAP) && defined(MAP_ANONYMOUS)
+#define UB_SCRATCH_MMAP 1
+#endif
+
+void *ub_scratch_alloc(size_t n)
+{
+#if UB_SCRATCH_MMAP
+    if (n >= UB_SCRATCH_PAGES) {
+        void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        return p == MAP_FAILED ? NULL : p;
+    }
+#endif
+    return malloc(n ? n : 1);
+}
+
+void ub_scratch_free(void *p, size_t n)
+{
+#if UB_SCRATCH_MMAP
+    if (p && n >= UB_SCRATCH_PAGES) {
+        munmap(p, n);
+        return;
+    }
+#endif
+    (void)n;
+    free(p);
+}
+
+size_t ub_scratch_shrink(void *p, size_t n, size_t new_n)
+{
+#if UB_SCRATCH_MMAP
+    long pg = sysconf(_SC_PAGESIZE);
+    /* whole pages only, and never below the size that says "own pages" */
+    size_t keep = pg > 0 ? (new_n + (size_t)pg - 1) & ~((size_t)pg - 1) : n;
+    if (p && n >= UB_SCRATCH_PAGES && new_n >= UB_SCRATCH_PAGES &&
+        keep < n && munmap((char *)p + keep, n - keep) == 0)
+        return keep;
+#endif
+    (void)p;
+    (void)new_n;
+    return n;
 }
 
 /* The size from which a table asks for huge pages: one huge page. */

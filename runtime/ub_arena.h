@@ -74,6 +74,20 @@ void ub_arena_release(ub_arena *a, ub_arena_mark m);
 void *ub_table_alloc(size_t n, size_t size);
 void ub_table_free(void *p, size_t n, size_t size);
 
+/* Memory for a temporary of n bytes (not zeroed) that goes back to the
+ * system when freed, whatever malloc's heap holds around it: from 64 KiB
+ * up its own pages, below that malloc.  A reader that decodes big
+ * temporaries between the tables it keeps would otherwise leave them as
+ * holes in the heap that are never given back, and a freed big malloc
+ * block raises malloc's own threshold for the next ones.  NULL when out
+ * of memory.  Give it back with ub_scratch_free and the same n. */
+void *ub_scratch_alloc(size_t n);
+void ub_scratch_free(void *p, size_t n);
+/* Keep only the first new_n of ub_scratch_alloc's n bytes at p (the
+ * pages after them go back where they are its own): returns the size to
+ * free it with from now on. */
+size_t ub_scratch_shrink(void *p, size_t n, size_t new_n);
+
 /* A big block of n bytes at p (from malloc or realloc) that is about to
  * be filled: ask for huge pages for it where the system has them, so that
  * filling it faults once per 2 MiB, not once per 4 KiB page.  A hint:

@@ -1,5 +1,7 @@
 #include "ub_crate_codec.h"
 
+#include "ub_arena.h"
+
 #include <lz4.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -165,7 +167,7 @@ int ub_crate_ints(const void *src, size_t n, size_t count, unsigned width,
     /* the encoded size is not stored: decompress into the largest it can
      * be and let the decoder check what it reads */
     size_t max = ub_crate_ints_max_size(count, width);
-    unsigned char *buf = malloc(max);
+    unsigned char *buf = ub_scratch_alloc(max);
     if (!buf) {
         *why = "out of memory";
         return -1;
@@ -174,6 +176,6 @@ int ub_crate_ints(const void *src, size_t n, size_t count, unsigned width,
     int rc = ub_lz4_frame(src, n, buf, max, &got, why);
     if (rc == 0)
         rc = ub_crate_ints_decode(buf, got, count, width, out, why);
-    free(buf);
+    ub_scratch_free(buf, max);
     return rc;
 }

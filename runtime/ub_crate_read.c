@@ -27,16 +27,7 @@
 
 enum { PK_ROOT = 1, PK_CHILD, PK_PROP, PK_VARIANT, PK_OTHER };
 
-/* A path, and the spec at it: a big layer has hundreds of thousands, so
- * they are kept small (names are token indexes, text is built when asked
- * for). */
-typedef struct cr_path {
-    uint32_t parent;
-    uint32_t elem;    /* token of its element; NONE for the root */
-    uint32_t fset;    /* its spec's field set */
-} cr_path;
-
-/* cr_path's bytes apart: what it is and its spec's type (0: no spec). */
+/* A path's kind byte: what it is and its spec's type (0: no spec). */
 #define PK_KIND(m) ((m) & 7u)
 #define PK_STYPE(m) ((unsigned)(m) >> 3)
 
@@ -86,28 +77,46 @@ typedef struct crate {
     uint64_t ntok;
     uint32_t *str;
     uint64_t nstr;
-    /* field i: named by token fld_tok[i] (one of the reader's keys
-     * fld_key[i], K_COUNT for another), its value fld_rep[i] */
-    uint32_t *fld_tok;
+    /* field i: named by fname[n], n its entry in fld_name (fld_name_w
+     * bytes each: a file has a few dozen names for a hundred thousand
+     * fields), its value fld_rep[i] */
+    unsigned char *fld_name;    /* ub_scratch_alloc's, fld_name_size */
+    size_t fld_name_size;
+    unsigned fld_name_w;
+    struct cr_fname {
+        const char *key;
+        int id;                 /* one of the reader's keys, or K_COUNT */
+    } *fname;
     uint64_t *fld_rep;
-    uint8_t *fld_key;
     uint64_t nfld;
     /* the field sets: fields by index, NONE ending a set, fset_w bytes
      * each (cr_fset) */
-    unsigned char *fset;
+    unsigned char *fset;    /* ub_scratch_alloc's, of fset_size bytes */
+    size_t fset_size;
     unsigned fset_w;
     uint64_t nfset;
-    cr_path *path;
-    uint8_t *pkind;     /* per path: kind | spec type << 3 */
+    /* per path, in arrays of their own: a big layer has hundreds of
+     * thousands, so they are kept small (names are token indexes, text is
+     * built when asked for), and each is made when its section is decoded,
+     * so PATHS' and SPECS' temporaries never sit under all of them */
+    uint32_t *ppar;     /* the parent */
+    uint32_t *pelem;    /* the token of its element; NONE for the root */
+    uint32_t *pfset;    /* its spec's field set */
+    uint8_t *pkind;     /* kind | spec type << 3 */
     uint64_t npath;
     struct cr_ptext {
         uint32_t i;
         const char *s;
     } *ptext;           /* CR_PTEXT_CACHE entries */
-    /* the children of each path by name: path p's are hashed by (elem,
-     * is-prop) into child[cstart[p] .. cstart[p + 1]) (path + 1, 0 for
-     * none; 1.5 slots a child), so the lookups of one prim stay in one
-     * small stretch of memory next to its neighbours' */
+    /* the children of each path by name: a path that has any (its bit
+     * in kid_bits) is the r-th such path (cr_parent_rank), and its
+     * children are hashed by (elem, is-prop) into child[cstart[r] ..
+     * cstart[r + 1]) (path + 1, 0 for none; 1.5 slots a child).  The
+     * lookups of one prim stay in one small stretch of memory next to its
+     * neighbours', and only paths with children (prims, not the many
+     * properties) take a start. */
+    uint64_t *kid_bits;
+    uint32_t *kid_rank;     /* paths with children before each 64 */
     uint32_t *cstart;
     uint32_t *child;
     char *buf;          /* scratch for path text */
@@ -373,29 +382,52 @@ static uint64_t rd_count(cur *k, uint64_t each, const char *what)
     return n;
 }
 
-/* count compressed ints (uint64 size, then the bytes) of width 4 or 8. */
-static void *rd_ints(cur *k, uint64_t count, unsigned width, const char *what)
+/* The size of count compressed ints of width 4 or 8 (uint64 size, then
+ * the bytes), checked; 0 after an error. */
+static uint64_t rd_ints_size(cur *k, uint64_t count, unsigned width,
+                             const char *what)
 {
-    crate *c = k->c;
     uint64_t n = rd_u64(k, what);
     if (!cur_need(k, n, what))
-        return NULL;
+        return 0;
     if (!ub_crate_ints_plausible(n, count, width) ||
         count > SIZE_MAX / 8) {
-        cr_err(c, "%s: %llu integers cannot come from %llu compressed bytes",
-               what, (unsigned long long)count, (unsigned long long)n);
-        return NULL;
+        cr_err(k->c, "%s: %llu integers cannot come from %llu compressed "
+               "bytes", what, (unsigned long long)count,
+               (unsigned long long)n);
+        return 0;
     }
-    void *out = malloc(count ? count * width : 1);
-    if (!out)
-        return cr_oom(c);
+    return n;
+}
+
+/* Decode compressed ints whose size rd_ints_size read into out. */
+static bool rd_ints_into(cur *k, uint64_t n, uint64_t count, unsigned width,
+                         void *out, const char *what)
+{
     const char *why = NULL;
     if (ub_crate_ints(k->p, n, count, width, out, &why) != 0) {
-        cr_err(c, "%s: %s", what, why);
-        free(out);
-        return NULL;
+        cr_err(k->c, "%s: %s", what, why);
+        return false;
     }
     k->p += n;
+    return true;
+}
+
+/* count compressed ints of width 4 or 8, in ub_scratch_alloc's memory
+ * (free with ub_scratch_free(p, count * width)). */
+static void *rd_ints(cur *k, uint64_t count, unsigned width,
+                     const char *what)
+{
+    uint64_t n = rd_ints_size(k, count, width, what);
+    if (k->c->failed)
+        return NULL;
+    void *out = ub_scratch_alloc(count * width);
+    if (!out)
+        return cr_oom(k->c);
+    if (!rd_ints_into(k, n, count, width, out, what)) {
+        ub_scratch_free(out, count * width);
+        return NULL;
+    }
     return out;
 }
 
@@ -429,7 +461,7 @@ static unsigned cr_kind(const crate *c, uint64_t i)
 /* The element text of path i ("" for the root). */
 static const char *cr_elem_of(const crate *c, uint64_t i)
 {
-    uint32_t e = c->path[i].elem;
+    uint32_t e = c->pelem[i];
     return e == NONE ? "" : c->tok[e];
 }
 
@@ -446,7 +478,7 @@ static const char *cr_path_build(crate *c, uint64_t i, const char *pre,
     uint32_t chain[CR_MAX_DEPTH];
     uint32_t n = 0;
     for (uint32_t j = (uint32_t)i; cr_kind(c, i) && cr_kind(c, j) != PK_ROOT;
-         j = c->path[j].parent) {
+         j = c->ppar[j]) {
         if (n == CR_MAX_DEPTH) {
             cr_err(c, "a path is nested deeper than %d levels",
                    CR_MAX_DEPTH);
@@ -597,11 +629,12 @@ static int cr_read_tokens(crate *c)
     uint64_t n = rd_u64(&k, "token count");
     char *chars = NULL;
     uint64_t nbytes = 0;
+    /* the text is a temporary: the tokens are interned */
     if (c->ver < UB_CRATE_V_COMPRESSED_SECTIONS) {
         nbytes = rd_u64(&k, "token bytes");
         if (!cur_need(&k, nbytes, "the token text"))
             return -1;
-        chars = malloc(nbytes + 1);
+        chars = ub_scratch_alloc(nbytes + 1);
         if (!chars)
             return (cr_oom(c), -1);
         memcpy(chars, k.p, nbytes);
@@ -616,31 +649,31 @@ static int cr_read_tokens(crate *c)
                    (unsigned long long)csize);
             return -1;
         }
-        chars = malloc(nbytes + 1);
+        chars = ub_scratch_alloc(nbytes + 1);
         if (!chars)
             return (cr_oom(c), -1);
         const char *why;
         if (nbytes && ub_crate_lz4(k.p, csize, chars, nbytes, &why) != 0) {
-            free(chars);
+            ub_scratch_free(chars, nbytes + 1);
             cr_err(c, "%s", why);
             return -1;
         }
     }
     if (n > nbytes) {
-        free(chars);
+        ub_scratch_free(chars, nbytes + 1);
         cr_err(c, "claims %llu tokens in %llu bytes",
                (unsigned long long)n, (unsigned long long)nbytes);
         return -1;
     }
     if (nbytes && chars[nbytes - 1] != '\0') {
-        free(chars);
+        ub_scratch_free(chars, nbytes + 1);
         cr_err(c, "the token text is not NUL-terminated");
         return -1;
     }
     chars[nbytes] = '\0';
     c->tok = malloc((n ? n : 1) * sizeof *c->tok);
     if (!c->tok) {
-        free(chars);
+        ub_scratch_free(chars, nbytes + 1);
         return (cr_oom(c), -1);
     }
     const char *p = chars, *end = chars + nbytes;
@@ -648,12 +681,12 @@ static int cr_read_tokens(crate *c)
     for (; i < n && p < end; i++) {
         size_t l = strlen(p);
         if (!(c->tok[i] = ub_intern(c->t, p, l))) {
-            free(chars);
+            ub_scratch_free(chars, nbytes + 1);
             return (cr_oom(c), -1);
         }
         p += l + 1;
     }
-    free(chars);
+    ub_scratch_free(chars, nbytes + 1);
     c->ntok = i;
     if (i != n) {
         cr_err(c, "claims %llu tokens but holds %llu",
@@ -694,52 +727,102 @@ static int cr_read_fields(crate *c)
     if (!cr_section(c, UB_CRATE_SEC_FIELDS, &k))
         return c->failed ? -1 : 0;
     uint64_t n;
+    uint32_t *tk = NULL;    /* the fields' name tokens, scratch */
+    uint32_t *num = NULL;   /* by token: its name's number, or NONE */
     if (c->ver < UB_CRATE_V_COMPRESSED_SECTIONS) {
         n = rd_count(&k, 16, "field count");
         if (c->failed)
             return -1;
-        c->fld_tok = malloc((n ? n : 1) * sizeof *c->fld_tok);
+        tk = ub_scratch_alloc(n * 4);
         c->fld_rep = malloc((n ? n : 1) * sizeof *c->fld_rep);
-        if (!c->fld_tok || !c->fld_rep)
-            return (cr_oom(c), -1);
+        if (!tk || !c->fld_rep) {
+            cr_oom(c);
+            goto out;
+        }
         for (uint64_t i = 0; i < n; i++) {
-            memcpy(&c->fld_tok[i], k.p + 16 * i + 4, 4);
+            memcpy(&tk[i], k.p + 16 * i + 4, 4);
             memcpy(&c->fld_rep[i], k.p + 16 * i + 8, 8);
         }
     } else {
         n = rd_u64(&k, "field count");
-        if (!(c->fld_tok = rd_ints(&k, n, 4, "field names")))
+        if (!(tk = rd_ints(&k, n, 4, "field names")))
             return -1;
         uint64_t rsize = rd_u64(&k, "field values size");
         if (!cur_need(&k, rsize, "field values") ||
             !cr_lz4_plausible(rsize, n * 8)) {
             cr_err(c, "%llu field values cannot come from %llu bytes",
                    (unsigned long long)n, (unsigned long long)rsize);
-            return -1;
+            goto out;
         }
         c->fld_rep = malloc(n ? n * 8 : 1);
-        if (!c->fld_rep)
-            return (cr_oom(c), -1);
+        if (!c->fld_rep) {
+            cr_oom(c);
+            goto out;
+        }
         const char *why;
         if (n && ub_crate_lz4(k.p, rsize, c->fld_rep, n * 8, &why) != 0) {
             cr_err(c, "field values: %s", why);
-            return -1;
+            goto out;
         }
     }
     c->nfld = n;
-    c->fld_key = malloc(n ? n : 1);
-    if (!c->fld_key)
-        return (cr_oom(c), -1);
-    for (uint64_t i = 0; i < n; i++) {
-        if (c->fld_tok[i] >= c->ntok) {
-            cr_err(c, "field %llu is named by token %u of %llu",
-                   (unsigned long long)i, c->fld_tok[i],
-                   (unsigned long long)c->ntok);
-            return -1;
-        }
-        c->fld_key[i] = (uint8_t)cr_key_id(c, c->tok[c->fld_tok[i]]);
+    /* the names, numbered in order of first use; each field keeps its
+     * name's number, in as few bytes as their count needs */
+    if (!(num = ub_scratch_alloc(c->ntok * 4))) {
+        cr_oom(c);
+        goto out;
     }
+    memset(num, 0xff, c->ntok * 4);
+    uint32_t nn = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (tk[i] >= c->ntok) {
+            cr_err(c, "field %llu is named by token %u of %llu",
+                   (unsigned long long)i, tk[i],
+                   (unsigned long long)c->ntok);
+            goto out;
+        }
+        if (num[tk[i]] == NONE)
+            num[tk[i]] = nn++;
+        tk[i] = num[tk[i]];
+    }
+    if (!(c->fname = malloc((nn ? nn : 1) * sizeof *c->fname))) {
+        cr_oom(c);
+        goto out;
+    }
+    for (uint64_t t = 0; t < c->ntok; t++)
+        if (num[t] != NONE)
+            c->fname[num[t]] = (struct cr_fname){
+                c->tok[t], cr_key_id(c, c->tok[t])};
+    ub_scratch_free(num, c->ntok * 4);
+    unsigned w = nn <= 0x100 ? 1 : nn <= 0x10000 ? 2 : 4;
+    unsigned char *f = (unsigned char *)tk;
+    if (w < 4)
+        for (uint64_t i = 0; i < n; i++) {
+            uint32_t x = tk[i];
+            for (unsigned b = 0; b < w; b++)
+                f[i * w + b] = (unsigned char)(x >> (8 * b));
+        }
+    c->fld_name = f;
+    c->fld_name_size = ub_scratch_shrink(f, n * 4, n * w);
+    c->fld_name_w = w;
     return 0;
+out:
+    ub_scratch_free(tk, n * 4);
+    ub_scratch_free(num, c->ntok * 4);
+    return -1;
+}
+
+/* The number of field i's name (in fname). */
+static uint32_t cr_fld_name(const crate *c, uint64_t i)
+{
+    if (c->fld_name_w == 1) /* all but files of hundreds of names */
+        return c->fld_name[i];
+    const unsigned char *q = c->fld_name + i * c->fld_name_w;
+    if (c->fld_name_w == 2)
+        return (uint32_t)q[0] | (uint32_t)q[1] << 8;
+    uint32_t x;
+    memcpy(&x, q, 4);
+    return x;
 }
 
 static int cr_read_fieldsets(crate *c)
@@ -748,47 +831,47 @@ static int cr_read_fieldsets(crate *c)
     if (!cr_section(c, UB_CRATE_SEC_FIELDSETS, &k))
         return c->failed ? -1 : 0;
     uint64_t n;
+    uint32_t *v; /* the entries as stored, in scratch memory */
     if (c->ver < UB_CRATE_V_COMPRESSED_SECTIONS) {
         n = rd_count(&k, 4, "field set count");
         if (c->failed)
             return -1;
-        c->fset = malloc((n ? n : 1) * 4);
-        c->fset_w = 4;
-        if (!c->fset)
+        if (!(v = ub_scratch_alloc(n * 4)))
             return (cr_oom(c), -1);
-        memcpy(c->fset, k.p, n * 4);
+        memcpy(v, k.p, n * 4);
     } else {
         n = rd_u64(&k, "field set count");
-        if (!(c->fset = rd_ints(&k, n, 4, "field sets")))
+        if (!(v = rd_ints(&k, n, 4, "field sets")))
             return -1;
-        c->fset_w = 4;
     }
-    c->nfset = n;
-    uint32_t *v = (uint32_t *)(void *)c->fset;
     if (n && v[n - 1] != NONE) {
         cr_err(c, "the last field set is not terminated");
-        return -1;
+        goto out;
     }
     for (uint64_t i = 0; i < n; i++)
         if (v[i] != NONE && v[i] >= c->nfld) {
             cr_err(c, "entry %llu names field %u of %llu",
                    (unsigned long long)i, v[i], (unsigned long long)c->nfld);
-            return -1;
+            goto out;
         }
-    /* as few bytes an entry as the field count needs (all ones: NONE) */
+    /* kept in as few bytes an entry as the field count needs (all ones:
+     * NONE), narrowed in place */
     unsigned w = c->nfld < 0xffff ? 2 : c->nfld < 0xffffff ? 3 : 4;
-    if (w < 4) {
+    unsigned char *f = (unsigned char *)v;
+    if (w < 4)
         for (uint64_t i = 0; i < n; i++) {
             uint32_t x = v[i];
             for (unsigned b = 0; b < w; b++)
-                c->fset[i * w + b] = (unsigned char)(x >> (8 * b));
+                f[i * w + b] = (unsigned char)(x >> (8 * b));
         }
-        c->fset_w = w;
-        unsigned char *f = realloc(c->fset, n ? n * w : 1);
-        if (f)
-            c->fset = f;
-    }
+    c->fset = f;
+    c->fset_size = ub_scratch_shrink(f, n * 4, n * w);
+    c->fset_w = w;
+    c->nfset = n;
     return 0;
+out:
+    ub_scratch_free(v, n * 4);
+    return -1;
 }
 
 /* Entry i of the field sets. */
@@ -809,10 +892,11 @@ static uint32_t cr_fset(const crate *c, uint64_t i)
     }
 }
 
-/* Give path i its parent and element token (NONE: root; checked: each
- * index once). */
+/* Check path i, with its parent and element token (parent NONE: the
+ * root; each index once), and give it its kind; *elem is the token to keep
+ * (NONE for the root). */
 static bool cr_set_path(crate *c, uint64_t i, uint32_t parent, int64_t tok,
-                        bool prop)
+                        bool prop, uint32_t *elem_tok)
 {
     uint64_t t = (uint64_t)(tok < 0 ? -tok : tok);
     const char *elem = parent == NONE ? "" : cr_tok(c, t);
@@ -827,15 +911,12 @@ static bool cr_set_path(crate *c, uint64_t i, uint32_t parent, int64_t tok,
         cr_err(c, "path %llu is given twice", (unsigned long long)i);
         return false;
     }
-    cr_path *p = &c->path[i];
-    p->parent = parent;
-    p->fset = NONE;
     if (parent == NONE) {
-        p->elem = NONE;
+        *elem_tok = NONE;
         c->pkind[i] = PK_ROOT;
         return true;
     }
-    p->elem = (uint32_t)t;
+    *elem_tok = (uint32_t)t;
     if (prop)
         c->pkind[i] = PK_PROP;
     else if (elem[0] == '{')
@@ -862,28 +943,72 @@ static uint32_t cr_slots(uint32_t k)
     return k ? k + (k + 1) / 2 : 0;
 }
 
-/* Index every path under its parent (after the PATHS section). */
+/* The bits set in x, inline: without a popcount instruction in the
+ * target, __builtin_popcountll is a call into libgcc. */
+static uint32_t cr_popcount(uint64_t x)
+{
+    x = x - ((x >> 1) & 0x5555555555555555ull);
+    x = (x & 0x3333333333333333ull) + ((x >> 2) & 0x3333333333333333ull);
+    x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return (uint32_t)((x * 0x0101010101010101ull) >> 56);
+}
+
+/* Which of the paths with children p is (p has some). */
+static uint32_t cr_parent_rank(const crate *c, uint32_t p)
+{
+    uint64_t below = c->kid_bits[p / 64] & ((1ull << (p % 64)) - 1);
+    return c->kid_rank[p / 64] + cr_popcount(below);
+}
+
+static bool cr_has_kids(const crate *c, uint32_t p)
+{
+    return c->kid_bits[p / 64] >> (p % 64) & 1;
+}
+
+/* Index every path under its parent (once PATHS and SPECS are read). */
 static bool cr_index_children(crate *c)
 {
-    uint64_t n = c->npath;
-    c->cstart = calloc(n + 1, sizeof *c->cstart);
-    if (!c->cstart)
+    uint64_t n = c->npath, words = n / 64 + 1;
+    c->kid_bits = calloc(words, sizeof *c->kid_bits);
+    c->kid_rank = malloc(words * sizeof *c->kid_rank);
+    if (!c->kid_bits || !c->kid_rank)
         return cr_oom(c) != NULL;
     for (uint64_t i = 0; i < n; i++)
-        if (cr_kind(c, i) && cr_kind(c, i) != PK_ROOT)
-            c->cstart[c->path[i].parent + 1]++;
-    for (uint64_t i = 0; i < n; i++) /* <= 2 * n: fits, see below */
-        c->cstart[i + 1] = c->cstart[i] + cr_slots(c->cstart[i + 1]);
-    c->child = calloc(c->cstart[n] ? c->cstart[n] : 1, sizeof *c->child);
+        if (cr_kind(c, i) && cr_kind(c, i) != PK_ROOT) {
+            uint32_t par = c->ppar[i];
+            c->kid_bits[par / 64] |= 1ull << (par % 64);
+        }
+    uint32_t np = 0;
+    for (uint64_t w = 0; w < words; w++) {
+        c->kid_rank[w] = np;
+        np += cr_popcount(c->kid_bits[w]);
+    }
+    c->cstart = calloc((size_t)np + 1, sizeof *c->cstart);
+    if (!c->cstart)
+        return cr_oom(c) != NULL;
+    /* a prim's properties and children mostly have indexes in a row:
+     * its rank is found once for them */
+    uint32_t last = NONE, r = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (cr_kind(c, i) && cr_kind(c, i) != PK_ROOT) {
+            if (c->ppar[i] != last)
+                r = cr_parent_rank(c, last = c->ppar[i]);
+            c->cstart[r + 1]++;
+        }
+    for (uint32_t r = 0; r < np; r++) /* <= 2 * n: fits, see below */
+        c->cstart[r + 1] = c->cstart[r] + cr_slots(c->cstart[r + 1]);
+    c->child = calloc(c->cstart[np] ? c->cstart[np] : 1, sizeof *c->child);
     if (!c->child)
         return cr_oom(c) != NULL;
+    last = NONE;
     for (uint64_t i = 0; i < n; i++) {
         unsigned kind = cr_kind(c, i);
         if (!kind || kind == PK_ROOT)
             continue;
-        uint32_t par = c->path[i].parent;
-        uint32_t *v = c->child + c->cstart[par];
-        uint32_t w = c->cstart[par + 1] - c->cstart[par];
+        if (c->ppar[i] != last)
+            r = cr_parent_rank(c, last = c->ppar[i]);
+        uint32_t *v = c->child + c->cstart[r];
+        uint32_t w = c->cstart[r + 1] - c->cstart[r];
         uint32_t h = cr_slot(cr_elem_of(c, i), kind == PK_PROP, w);
         while (v[h])
             h = h + 1 == w ? 0 : h + 1;
@@ -892,19 +1017,31 @@ static bool cr_index_children(crate *c)
     return true;
 }
 
-/* The path under parent named elem (a property when prop), or NONE. */
-static uint32_t cr_find_child(const crate *c, uint32_t parent,
+/* The stretch of the child index that holds a path's children: found
+ * once for all the lookups of one prim. */
+typedef struct cr_kids {
+    const uint32_t *v;
+    uint32_t w;
+} cr_kids;
+
+static cr_kids cr_children(const crate *c, uint32_t parent)
+{
+    if (!c->cstart || parent >= c->npath || !cr_has_kids(c, parent))
+        return (cr_kids){NULL, 0};
+    uint32_t r = cr_parent_rank(c, parent);
+    return (cr_kids){c->child + c->cstart[r],
+                     c->cstart[r + 1] - c->cstart[r]};
+}
+
+/* The child named elem (a property when prop) in kids, or NONE. */
+static uint32_t cr_find_child(const crate *c, cr_kids kids,
                               const char *elem, bool prop)
 {
-    if (!c->cstart || parent >= c->npath)
+    if (!kids.w)
         return NONE;
-    const uint32_t *v = c->child + c->cstart[parent];
-    uint32_t w = c->cstart[parent + 1] - c->cstart[parent];
-    if (!w)
-        return NONE;
-    for (uint32_t h = cr_slot(elem, prop, w); v[h];
-         h = h + 1 == w ? 0 : h + 1) {
-        uint32_t j = v[h] - 1;
+    for (uint32_t h = cr_slot(elem, prop, kids.w); kids.v[h];
+         h = h + 1 == kids.w ? 0 : h + 1) {
+        uint32_t j = kids.v[h] - 1;
         if (cr_elem_of(c, j) == elem && (cr_kind(c, j) == PK_PROP) == prop)
             return j;
     }
@@ -920,9 +1057,19 @@ static bool cr_alloc_paths(crate *c, uint64_t n)
                (unsigned long long)n);
         return false;
     }
-    c->path = malloc((n ? n : 1) * sizeof *c->path);
     c->pkind = calloc(n ? n : 1, 1);
-    if (!c->path || !c->pkind)
+    if (!c->pkind)
+        return cr_oom(c) != NULL;
+    return true;
+}
+
+/* The parent and element tables of the paths. */
+static bool cr_alloc_path_tables(crate *c)
+{
+    size_t n = c->npath ? c->npath : 1;
+    c->ppar = malloc(n * sizeof *c->ppar);
+    c->pelem = malloc(n * sizeof *c->pelem);
+    if (!c->ppar || !c->pelem)
         return cr_oom(c) != NULL;
     return true;
 }
@@ -941,15 +1088,16 @@ static int cr_read_paths_compressed(crate *c, cur *k)
     uint32_t *idx = rd_ints(k, n, 4, "path indexes");
     int32_t *tok = idx ? rd_ints(k, n, 4, "path element tokens") : NULL;
     int32_t *jump = tok ? rd_ints(k, n, 4, "path jumps") : NULL;
-    uint8_t *seen = jump ? calloc(n ? n : 1, 1) : NULL;
+    uint8_t *seen = jump ? ub_scratch_alloc(n) : NULL;
     /* pending siblings: (item, parent path) */
-    uint64_t *stack = seen ? malloc((n ? n : 1) * sizeof *stack) : NULL;
+    uint64_t *stack = seen ? ub_scratch_alloc(n * sizeof *stack) : NULL;
     int rc = -1;
     if (!stack) {
         if (jump)
             cr_oom(c);
         goto out;
     }
+    memset(seen, 0, n);
     size_t sp = 0;
     if (n)
         stack[sp++] = (uint64_t)NONE << 32;
@@ -965,15 +1113,21 @@ static int cr_read_paths_compressed(crate *c, cur *k)
             }
             seen[i] = 1;
             int64_t t = tok[i];
-            if (!cr_set_path(c, idx[i], parent, t, t < 0))
+            int64_t jmp = jump[i];
+            uint32_t elem;
+            if (!cr_set_path(c, idx[i], parent, t, t < 0, &elem))
                 goto out;
+            /* read once: the item's parent and element take the places
+             * of its jump and token until the tables are made */
+            memcpy(&jump[i], &parent, 4);
+            memcpy(&tok[i], &elem, 4);
             if (parent == NONE)
                 parent = idx[i];
-            bool child = jump[i] > 0 || jump[i] == -1;
-            bool sib = jump[i] >= 0;
+            bool child = jmp > 0 || jmp == -1;
+            bool sib = jmp >= 0;
             if (child && sib)
                 stack[sp++] = ((uint64_t)parent << 32) |
-                              (i + (uint64_t)jump[i]);
+                              (i + (uint64_t)jmp);
             if (child)
                 parent = idx[i];
             if (!child && !sib)
@@ -981,13 +1135,34 @@ static int cr_read_paths_compressed(crate *c, cur *k)
             i++;
         }
     }
-    rc = c->failed ? -1 : 0;
+    if (c->failed)
+        goto out;
+    /* the tables, one at a time, each as its item list goes */
+    ub_scratch_free(stack, n * sizeof *stack);
+    stack = NULL;
+    if (!(c->ppar = malloc((c->npath ? c->npath : 1) * sizeof *c->ppar))) {
+        cr_oom(c);
+        goto out;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        if (seen[i])
+            memcpy(&c->ppar[idx[i]], &jump[i], 4);
+    ub_scratch_free(jump, n * 4);
+    jump = NULL;
+    if (!(c->pelem = malloc((c->npath ? c->npath : 1) * sizeof *c->pelem))) {
+        cr_oom(c);
+        goto out;
+    }
+    for (uint64_t i = 0; i < n; i++)
+        if (seen[i])
+            memcpy(&c->pelem[idx[i]], &tok[i], 4);
+    rc = 0;
 out:
-    free(idx);
-    free(tok);
-    free(jump);
-    free(seen);
-    free(stack);
+    ub_scratch_free(idx, n * 4);
+    ub_scratch_free(tok, n * 4);
+    ub_scratch_free(jump, n * 4);
+    ub_scratch_free(seen, n);
+    ub_scratch_free(stack, n * sizeof *stack);
     return rc;
 }
 
@@ -995,7 +1170,9 @@ static int cr_read_paths_plain(crate *c, cur *k)
 {
     size_t hsize = c->ver < UB_CRATE_V_NO_PATH_PADDING ? 16 : 12;
     size_t pad = hsize - 12;
-    uint64_t *stack = malloc((c->npath ? c->npath : 1) * sizeof *stack);
+    if (!cr_alloc_path_tables(c))
+        return -1;
+    uint64_t *stack = ub_scratch_alloc(c->npath * sizeof *stack);
     if (!stack)
         return (cr_oom(c), -1);
     size_t sp = 0;
@@ -1023,8 +1200,11 @@ static int cr_read_paths_plain(crate *c, cur *k)
             uint8_t bits = h.p[pad + 8];
             h.p += hsize;
             bool prop = bits & UB_CRATE_PATH_IS_PROPERTY;
-            if (!cr_set_path(c, pi, parent, ti, prop))
+            uint32_t elem;
+            if (!cr_set_path(c, pi, parent, ti, prop, &elem))
                 break;
+            c->ppar[pi] = parent;
+            c->pelem[pi] = elem;
             if (parent == NONE)
                 parent = pi;
             bool child = bits & UB_CRATE_PATH_HAS_CHILD;
@@ -1045,7 +1225,7 @@ static int cr_read_paths_plain(crate *c, cur *k)
                 break;
         }
     }
-    free(stack);
+    ub_scratch_free(stack, c->npath * sizeof *stack);
     return c->failed ? -1 : 0;
 }
 
@@ -1069,15 +1249,14 @@ static int cr_read_paths(crate *c)
         return -1;
     if (n == 0)
         return 0;
-    int r = plain ? cr_read_paths_plain(c, &k)
-                  : cr_read_paths_compressed(c, &k);
-    return r != 0 || !cr_index_children(c) ? -1 : 0;
+    return plain ? cr_read_paths_plain(c, &k)
+                 : cr_read_paths_compressed(c, &k);
 }
 
-/* Spec i (at path, with field set fset and type): checked, then kept in
- * its path. */
-static bool cr_set_spec(crate *c, uint64_t i, uint32_t path, uint32_t fset,
-                        uint32_t type)
+/* Spec i's path and field set: checked, then the field set kept in its
+ * path. */
+static bool cr_set_spec_fset(crate *c, uint64_t i, uint32_t path,
+                             uint32_t fset)
 {
     if (path >= c->npath || !cr_kind(c, path)) {
         cr_err(c, "spec %llu has no path", (unsigned long long)i);
@@ -1088,6 +1267,19 @@ static bool cr_set_spec(crate *c, uint64_t i, uint32_t path, uint32_t fset,
                "index %u", (unsigned long long)i, fset);
         return false;
     }
+    if (c->pfset[path] != NONE) {
+        cr_err(c, "two specs for <%s>", cr_path_text(c, path));
+        return false;
+    }
+    c->pfset[path] = fset;
+    return true;
+}
+
+/* Spec i's type (its path checked by cr_set_spec_fset), kept in its
+ * path's kind. */
+static bool cr_set_spec_type(crate *c, uint64_t i, uint32_t path,
+                             uint32_t type)
+{
     if (type == UB_CRATE_SPEC_UNKNOWN || type > UB_CRATE_SPEC_VARIANT_SET) {
         cr_err(c, "spec %llu has spec type %u", (unsigned long long)i, type);
         return false;
@@ -1097,7 +1289,6 @@ static bool cr_set_spec(crate *c, uint64_t i, uint32_t path, uint32_t fset,
         return false;
     }
     c->pkind[path] |= (uint8_t)(type << 3);
-    c->path[path].fset = fset;
     return true;
 }
 
@@ -1106,6 +1297,10 @@ static int cr_read_specs(crate *c)
     cur k;
     if (!cr_section(c, UB_CRATE_SEC_SPECS, &k))
         return c->failed ? -1 : 0;
+    size_t np = c->npath ? c->npath : 1;
+    if (!(c->pfset = malloc(np * sizeof *c->pfset)))
+        return (cr_oom(c), -1);
+    memset(c->pfset, 0xff, np * sizeof *c->pfset); /* NONE: no spec */
     uint64_t n;
     if (c->ver < UB_CRATE_V_COMPRESSED_SECTIONS) {
         size_t es = c->ver < UB_CRATE_V_NO_PATH_PADDING ? 16 : 12;
@@ -1117,19 +1312,26 @@ static int cr_read_specs(crate *c)
             memcpy(&path, e, 4);
             memcpy(&fset, e + 4, 4);
             memcpy(&type, e + 8, 4);
-            cr_set_spec(c, i, path, fset, type);
+            if (cr_set_spec_fset(c, i, path, fset))
+                cr_set_spec_type(c, i, path, type);
         }
         return c->failed ? -1 : 0;
     }
+    /* two lists at a time, not three: paths and field sets, then paths
+     * and types */
     n = rd_u64(&k, "spec count");
     uint32_t *p = rd_ints(&k, n, 4, "spec paths");
     uint32_t *f = p ? rd_ints(&k, n, 4, "spec field sets") : NULL;
-    uint32_t *t = f ? rd_ints(&k, n, 4, "spec types") : NULL;
-    for (uint64_t i = 0; t && i < n && !c->failed; i++)
-        cr_set_spec(c, i, p[i], f[i], t[i]);
-    free(p);
-    free(f);
-    free(t);
+    for (uint64_t i = 0; f && i < n && !c->failed; i++)
+        cr_set_spec_fset(c, i, p[i], f[i]);
+    /* the types where the field sets were */
+    uint64_t tsize = f && !c->failed ? rd_ints_size(&k, n, 4, "spec types")
+                                     : 0;
+    if (f && !c->failed && rd_ints_into(&k, tsize, n, 4, f, "spec types"))
+        for (uint64_t i = 0; i < n && !c->failed; i++)
+            cr_set_spec_type(c, i, p[i], f[i]);
+    ub_scratch_free(p, n * 4);
+    ub_scratch_free(f, n * 4);
     return c->failed ? -1 : 0;
 }
 
@@ -1362,15 +1564,17 @@ static int cr_array(crate *c, unsigned ct, uint64_t rep, ub_value *out)
         return c->failed ? -1 : 0;
     }
     if (cr_is_int_type(ct)) {
-        void *ints = rd_ints(&k, n, (unsigned)es, "a compressed int array");
-        if (!ints)
+        /* decoded where the value keeps it: no copy of a big array */
+        uint64_t size = rd_ints_size(&k, n, (unsigned)es,
+                                     "a compressed int array");
+        if (c->failed)
             return -1;
         ub_value v = ub_value_new(c->a, t, (uint32_t)n, true);
-        if (v.kind == UB_V_DATA)
-            memcpy(v.u.data, ints, n * es);
-        free(ints);
         if (v.kind != UB_V_DATA)
             return (cr_oom(c), -1);
+        if (!rd_ints_into(&k, size, n, (unsigned)es, v.u.data,
+                          "a compressed int array"))
+            return -1;
         *out = v;
         return 0;
     }
@@ -1396,7 +1600,7 @@ static int cr_array(crate *c, unsigned ct, uint64_t rep, ub_value *out)
         return -1;
     ub_value v = ub_value_new(c->a, t, (uint32_t)n, true);
     if (v.kind != UB_V_DATA) {
-        free(ints);
+        ub_scratch_free(ints, n * 4);
         return (cr_oom(c), -1);
     }
     for (uint64_t i = 0; i < n; i++) {
@@ -1412,7 +1616,7 @@ static int cr_array(crate *c, unsigned ct, uint64_t rep, ub_value *out)
             ub_value_set_double(&v, (uint32_t)i, 0, (double)(int32_t)ints[i]);
         }
     }
-    free(ints);
+    ub_scratch_free(ints, n * 4);
     *out = v;
     return c->failed ? -1 : 0;
 }
@@ -1906,14 +2110,15 @@ static bool cr_next_field(const crate *c, uint32_t *i, cr_field *f)
     if (fi == NONE)
         return false;
     (*i)++;
-    *f = (cr_field){c->tok[c->fld_tok[fi]], c->fld_key[fi], c->fld_rep[fi]};
+    const struct cr_fname *nm = &c->fname[cr_fld_name(c, fi)];
+    *f = (cr_field){nm->key, nm->id, c->fld_rep[fi]};
     return true;
 }
 
 /* Field id (one of the reader's keys) of the spec at path pidx. */
 static bool cr_spec_field(const crate *c, uint32_t pidx, int id, cr_field *f)
 {
-    uint32_t i = c->path[pidx].fset;
+    uint32_t i = c->pfset[pidx];
     while (cr_next_field(c, &i, f))
         if (f->id == id)
             return true;
@@ -2160,7 +2365,7 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
         if (!name || ub_prop_set_decl(c->a, c->t, p, ty, name) != 0)
             cr_oom(c);
     }
-    uint32_t i = c->path[pidx].fset;
+    uint32_t i = c->pfset[pidx];
     for (cr_field fv, *f = &fv; !c->failed && cr_next_field(c, &i, f);) {
         cr_where(c, "spec", path, f->key);
         int id = f->id;
@@ -2212,9 +2417,10 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
 static void cr_build_props(crate *c, ub_prim *prim, uint32_t pidx)
 {
     ub_value names = cr_names(c, pidx, K_PROPERTIES);
+    cr_kids kids = cr_children(c, pidx);
     for (uint32_t i = 0; i < names.count && !c->failed; i++) {
         const char *name = ub_value_str(&names, i);
-        uint32_t ci = cr_find_child(c, pidx, name, true);
+        uint32_t ci = cr_find_child(c, kids, name, true);
         uint32_t st = ci == NONE ? 0 : PK_STYPE(c->pkind[ci]);
         if (st != UB_CRATE_SPEC_ATTRIBUTE &&
             st != UB_CRATE_SPEC_RELATIONSHIP)
@@ -2237,6 +2443,7 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
                               unsigned depth)
 {
     ub_value sets = cr_names(c, pidx, K_VARIANTSETCHILDREN);
+    cr_kids kids = cr_children(c, pidx);
     for (uint32_t i = 0; i < sets.count && !c->failed; i++) {
         const char *set = ub_value_str(&sets, i);
         char *e = malloc(strlen(set) + 4);
@@ -2245,7 +2452,7 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
             return;
         }
         sprintf(e, "{%s=}", set);
-        uint32_t si = cr_find_child(c, pidx, K(c, e), false);
+        uint32_t si = cr_find_child(c, kids, K(c, e), false);
         free(e);
         if (si == NONE ||
             PK_STYPE(c->pkind[si]) != UB_CRATE_SPEC_VARIANT_SET)
@@ -2265,7 +2472,7 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
                 return;
             }
             sprintf(ve, "{%s=%s}", set, var);
-            uint32_t vi = cr_find_child(c, pidx, K(c, ve), false);
+            uint32_t vi = cr_find_child(c, kids, K(c, ve), false);
             free(ve);
             if (vi == NONE ||
                 PK_STYPE(c->pkind[vi]) != UB_CRATE_SPEC_VARIANT)
@@ -2301,7 +2508,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
     else
         path = cr_set_loc(c, pidx);
     prim->loc = c->loc;
-    uint32_t i = c->path[pidx].fset;
+    uint32_t i = c->pfset[pidx];
     uint64_t sub_rep = 0, off_rep = 0;
     bool has_sub = false, has_off = false;
     for (cr_field fv, *f = &fv; !c->failed && cr_next_field(c, &i, f);) {
@@ -2378,10 +2585,11 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         return;
     cr_build_props(c, prim, pidx);
     cr_build_variants(c, prim, pidx, depth);
-    ub_value kids = cr_names(c, pidx, K_PRIMCHILDREN);
-    for (uint32_t j = 0; j < kids.count && !c->failed; j++) {
-        const char *name = ub_value_str(&kids, j);
-        uint32_t ci = cr_find_child(c, pidx, name, false);
+    ub_value names = cr_names(c, pidx, K_PRIMCHILDREN);
+    cr_kids kids = cr_children(c, pidx);
+    for (uint32_t j = 0; j < names.count && !c->failed; j++) {
+        const char *name = ub_value_str(&names, j);
+        uint32_t ci = cr_find_child(c, kids, name, false);
         if (ci == NONE || PK_STYPE(c->pkind[ci]) != UB_CRATE_SPEC_PRIM)
             continue;
         if (ub_prim_find_child(c->L, prim, name))
@@ -2418,17 +2626,39 @@ bool ub_crate_sniff(const void *data, size_t len)
            memcmp(data, UB_CRATE_IDENT, UB_CRATE_IDENT_LEN) == 0;
 }
 
+/* The structural sections, into tables.  Each section's pages of a
+ * mapped file go back once it is decoded, and the children are indexed
+ * only once SPECS' temporaries are gone: a structure-heavy file's peak is
+ * its tables plus the biggest section's temporaries, not more. */
+static int cr_read_sections(crate *c)
+{
+    static int (*const step[])(crate *) = {
+        cr_read_boot, cr_read_tokens, cr_read_strings, cr_read_fields,
+        cr_read_fieldsets, cr_read_paths, cr_read_specs,
+    };
+    for (size_t i = 0; i < sizeof step / sizeof *step; i++) {
+        if (step[i](c) != 0 || c->failed)
+            return -1;
+        cr_release(c, true);
+    }
+    return c->npath && !cr_index_children(c) ? -1 : 0;
+}
+
 static void cr_free(crate *c)
 {
     free(c->tok);
     free(c->str);
-    free(c->fld_tok);
+    ub_scratch_free(c->fld_name, c->fld_name_size);
+    free(c->fname);
     free(c->fld_rep);
-    free(c->fld_key);
-    free(c->fset);
-    free(c->path);
+    ub_scratch_free(c->fset, c->fset_size);
+    free(c->ppar);
+    free(c->pelem);
+    free(c->pfset);
     free(c->ptext);
     free(c->pkind);
+    free(c->kid_bits);
+    free(c->kid_rank);
     free(c->cstart);
     free(c->child);
     free(c->buf);
@@ -2470,15 +2700,10 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
         cr_oom(&c);
         return NULL;
     }
-    if (cr_read_boot(&c) != 0 || cr_read_tokens(&c) != 0 ||
-        cr_read_strings(&c) != 0 || cr_read_fields(&c) != 0 ||
-        cr_read_fieldsets(&c) != 0 || cr_read_paths(&c) != 0 ||
-        cr_read_specs(&c) != 0) {
+    if (cr_read_sections(&c) != 0) {
         cr_free(&c);
         return NULL;
     }
-    /* the structural sections are tables now */
-    cr_release(&c, true);
     uint32_t root = NONE;
     for (uint64_t i = 0; i < c.npath && root == NONE; i++)
         if (cr_kind(&c, i) == PK_ROOT)

@@ -133,6 +133,10 @@ typedef struct layer_spec {
     const char *const *toks; /* extra tokens */
     size_t ntoks;
     bb data;
+    /* damage, where set: the token naming field 0, FIELDSETS' entry 1,
+     * SPECS' paths, field sets and types (3 each) */
+    uint32_t field0_tok, fset1;
+    const uint32_t (*specs)[3];
 } layer_spec;
 
 static const char *fixed_toks[TOK0] = {
@@ -237,6 +241,8 @@ static unsigned char *build(layer_spec *s, size_t *len)
         ftok[i] = tok_index(s, fields[i].name);
         frep[i] = fields[i].rep;
     }
+    if (s->field0_tok)
+        ftok[0] = s->field0_tok;
     if (comp) {
         u64(&f, nf);
         cints(&f, ftok, nf, 4);
@@ -268,6 +274,8 @@ static unsigned char *build(layer_spec *s, size_t *len)
     for (size_t i = attr_first; i < nf; i++)
         fs[nfs++] = (uint32_t)i;
     fs[nfs++] = NO;
+    if (s->fset1)
+        fs[1] = s->fset1;
     start = f.n;
     u64(&f, nfs);
     if (comp)
@@ -307,6 +315,11 @@ static unsigned char *build(layer_spec *s, size_t *len)
     uint32_t sp[3] = {0, 1, 2}, sf[3] = {0, prim_set, attr_set},
              st[3] = {UB_CRATE_SPEC_PSEUDO_ROOT, UB_CRATE_SPEC_PRIM,
                       UB_CRATE_SPEC_ATTRIBUTE};
+    for (int i = 0; s->specs && i < 3; i++) {
+        sp[i] = s->specs[0][i] == NO ? sp[i] : s->specs[0][i];
+        sf[i] = s->specs[1][i] == NO ? sf[i] : s->specs[1][i];
+        st[i] = s->specs[2][i] == NO ? st[i] : s->specs[2][i];
+    }
     start = f.n;
     u64(&f, 3);
     if (comp) {
@@ -1055,6 +1068,50 @@ static void test_damage(void)
     CU_ASSERT(has_error("unknown value type 99"));
 }
 
+/* Damaged FIELDS, FIELDSETS and SPECS, compressed and plain: refused,
+ * naming the section and what is wrong. */
+static void test_structure_damage(void)
+{
+    static const uint32_t vers[] = {V(0, 8, 0), V(0, 3, 0)};
+    /* field sets: root {0} at 0, /P's at 2, /P.a's at 6 */
+    static const uint32_t bad_type[3][3] = {
+        {NO, NO, NO}, {NO, NO, NO}, {NO, NO, 99}};
+    static const uint32_t no_path[3][3] = {
+        {NO, NO, 3}, {NO, NO, NO}, {NO, NO, NO}};
+    static const uint32_t mid_set[3][3] = {
+        {NO, NO, NO}, {NO, NO, 7}, {NO, NO, NO}};
+    static const uint32_t twice[3][3] = {
+        {NO, NO, 1}, {NO, NO, NO}, {NO, NO, NO}};
+    for (size_t v = 0; v < sizeof vers / sizeof *vers; v++) {
+        layer_spec s = {.ver = vers[v], .tname = "int", .field0_tok = 999};
+        CU_ASSERT_PTR_NULL(read_spec(&s));
+        CU_ASSERT(has_error("section FIELDS: field 0 is named by token 999 "
+                            "of 11"));
+        s = (layer_spec){.ver = vers[v], .tname = "int", .fset1 = 77};
+        CU_ASSERT_PTR_NULL(read_spec(&s));
+        CU_ASSERT(has_error("section FIELDSETS: entry 1 names field 77 of "
+                            "5"));
+        s = (layer_spec){.ver = vers[v], .tname = "int", .specs = bad_type};
+        CU_ASSERT_PTR_NULL(read_spec(&s));
+        CU_ASSERT(has_error("section SPECS: spec 2 has spec type 99"));
+        s = (layer_spec){.ver = vers[v], .tname = "int", .specs = no_path};
+        CU_ASSERT_PTR_NULL(read_spec(&s));
+        CU_ASSERT(has_error("section SPECS: spec 2 has no path"));
+        s = (layer_spec){.ver = vers[v], .tname = "int", .specs = mid_set};
+        CU_ASSERT_PTR_NULL(read_spec(&s));
+        CU_ASSERT(has_error("section SPECS: spec 2 names a field set that "
+                            "does not start at index 7"));
+        s = (layer_spec){.ver = vers[v], .tname = "int", .specs = twice};
+        CU_ASSERT_PTR_NULL(read_spec(&s));
+        CU_ASSERT(has_error("section SPECS: two specs for </P>"));
+        /* and the same layer undamaged reads */
+        s = (layer_spec){.ver = vers[v], .tname = "int"};
+        ub_layer *L = read_spec(&s);
+        CU_ASSERT_PTR_NOT_NULL(attr_of(L));
+        ub_layer_free(L);
+    }
+}
+
 /* Path jumps that loop or leave the table (compressed PATHS). */
 static void test_path_damage(void)
 {
@@ -1104,6 +1161,8 @@ int main(void)
                 test_unregistered_listops);
     CU_add_test(s, "damage is refused and named", test_damage);
     CU_add_test(s, "path jumps out of range", test_path_damage);
+    CU_add_test(s, "damaged fields, field sets and specs",
+                test_structure_damage);
     unsigned failed = ub_test_run_all();
     ub_diags_free(D);
     ub_strtab_free(T);
