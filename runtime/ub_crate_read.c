@@ -721,6 +721,39 @@ static int cr_read_strings(crate *c)
 
 static int cr_key_id(const crate *c, const char *key);
 
+/* v's n entries narrowed in place to their low w bytes (1 to 4, least
+ * significant first): tables whose entries need fewer than 32 bits, as
+ * the file's counts tell. */
+static unsigned char *cr_narrow(uint32_t *v, uint64_t n, unsigned w)
+{
+    unsigned char *f = (unsigned char *)v;
+    if (w < 4)
+        for (uint64_t i = 0; i < n; i++) {
+            uint32_t x = v[i];
+            for (unsigned b = 0; b < w; b++)
+                f[i * w + b] = (unsigned char)(x >> (8 * b));
+        }
+    return f;
+}
+
+/* Entry i of a table narrowed to w bytes (cr_narrow). */
+static uint32_t cr_narrow_at(const unsigned char *f, unsigned w, uint64_t i)
+{
+    const unsigned char *q = f + i * w;
+    uint32_t x;
+    switch (w) {
+    case 1:
+        return q[0];
+    case 2:
+        return (uint32_t)q[0] | (uint32_t)q[1] << 8;
+    case 3:
+        return (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16;
+    default:
+        memcpy(&x, q, 4);
+        return x;
+    }
+}
+
 static int cr_read_fields(crate *c)
 {
     cur k;
@@ -795,13 +828,7 @@ static int cr_read_fields(crate *c)
                 c->tok[t], cr_key_id(c, c->tok[t])};
     ub_scratch_free(num, c->ntok * 4);
     unsigned w = nn <= 0x100 ? 1 : nn <= 0x10000 ? 2 : 4;
-    unsigned char *f = (unsigned char *)tk;
-    if (w < 4)
-        for (uint64_t i = 0; i < n; i++) {
-            uint32_t x = tk[i];
-            for (unsigned b = 0; b < w; b++)
-                f[i * w + b] = (unsigned char)(x >> (8 * b));
-        }
+    unsigned char *f = cr_narrow(tk, n, w);
     c->fld_name = f;
     c->fld_name_size = ub_scratch_shrink(f, n * 4, n * w);
     c->fld_name_w = w;
@@ -815,14 +842,7 @@ out:
 /* The number of field i's name (in fname). */
 static uint32_t cr_fld_name(const crate *c, uint64_t i)
 {
-    if (c->fld_name_w == 1) /* all but files of hundreds of names */
-        return c->fld_name[i];
-    const unsigned char *q = c->fld_name + i * c->fld_name_w;
-    if (c->fld_name_w == 2)
-        return (uint32_t)q[0] | (uint32_t)q[1] << 8;
-    uint32_t x;
-    memcpy(&x, q, 4);
-    return x;
+    return cr_narrow_at(c->fld_name, c->fld_name_w, i);
 }
 
 static int cr_read_fieldsets(crate *c)
@@ -857,13 +877,7 @@ static int cr_read_fieldsets(crate *c)
     /* kept in as few bytes an entry as the field count needs (all ones:
      * NONE), narrowed in place */
     unsigned w = c->nfld < 0xffff ? 2 : c->nfld < 0xffffff ? 3 : 4;
-    unsigned char *f = (unsigned char *)v;
-    if (w < 4)
-        for (uint64_t i = 0; i < n; i++) {
-            uint32_t x = v[i];
-            for (unsigned b = 0; b < w; b++)
-                f[i * w + b] = (unsigned char)(x >> (8 * b));
-        }
+    unsigned char *f = cr_narrow(v, n, w);
     c->fset = f;
     c->fset_size = ub_scratch_shrink(f, n * 4, n * w);
     c->fset_w = w;
@@ -877,19 +891,9 @@ out:
 /* Entry i of the field sets. */
 static uint32_t cr_fset(const crate *c, uint64_t i)
 {
-    const unsigned char *q = c->fset + i * c->fset_w;
-    uint32_t x;
-    switch (c->fset_w) {
-    case 2:
-        x = (uint32_t)q[0] | (uint32_t)q[1] << 8;
-        return x == 0xffff ? NONE : x;
-    case 3:
-        x = (uint32_t)q[0] | (uint32_t)q[1] << 8 | (uint32_t)q[2] << 16;
-        return x == 0xffffff ? NONE : x;
-    default:
-        memcpy(&x, q, 4);
-        return x;
-    }
+    uint32_t x = cr_narrow_at(c->fset, c->fset_w, i);
+    /* NONE narrowed is all ones in w bytes */
+    return c->fset_w < 4 && x == (1u << (8 * c->fset_w)) - 1 ? NONE : x;
 }
 
 /* Check path i, with its parent and element token (parent NONE: the
