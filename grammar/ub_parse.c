@@ -2414,8 +2414,11 @@ void ub_act_relocates(ub_pctx *c, ub_tokloc l)
     ub_pathinfo pi;
     for (uint32_t i = 0; i < n; i += 2) {
         const char *src = c->paths.v[i], *dst = c->paths.v[i + 1];
+        /* a prim path as authored, as OpenUSD's reader checks it: "." and
+         * ".." are prim paths, "/" is not */
         const char *as = ub_path_abs(c, src, &pi, c->prim);
-        if (!as || pi.has_prop || pi.variant_sel || pi.n == 0) {
+        if (!as || pi.has_prop || pi.variant_sel ||
+            (pi.n == 0 && src[0] == '/')) {
             ub_perr(c, c->paths.loc[i], "'%s' is not a valid relocates path: "
                     "expected a prim path", src);
             return;
@@ -2423,10 +2426,32 @@ void ub_act_relocates(ub_pctx *c, ub_tokloc l)
         const char *ad = ub_str_len(dst) ? ub_path_abs(c, dst, &pi, c->prim)
                                          : dst;
         if (!ad || (ub_str_len(dst) &&
-                    (pi.has_prop || pi.variant_sel || pi.n == 0))) {
+                    (pi.has_prop || pi.variant_sel ||
+                     (pi.n == 0 && dst[0] == '/')))) {
             ub_perr(c, c->paths.loc[i + 1], "'%s' is not a valid relocates "
                     "path: expected a prim path (or <> to delete)", dst);
             return;
+        }
+        for (int k = 0; k < 2 && c->prim == c->layer->root; k++) {
+            if (strcmp(k ? ad : as, "/") != 0)
+                continue;
+            /* "." in the layer's own relocates: OpenUSD keeps the root and
+             * writes it as </>, which no reader takes back (a prim's own
+             * relocates write it relative, as "..") */
+            if (c->split_role != UB_SPLIT_NONE) {
+                ub_split_give_up(c); /* the whole layer warns, in order */
+                return;
+            }
+            ub_diag *w = ub_diag_add(
+                c->diags, UB_WARNING, ub_mkloc(c, c->paths.loc[i + k]), NULL,
+                c->src, c->src_len,
+                "'%s' here is the pseudo-root, which is written back as </> "
+                "and cannot be read again as a relocates path",
+                k ? dst : src);
+            if (w)
+                ub_diag_set_hint(c->diags, w,
+                                 "name a prim (OpenUSD reads this too, and "
+                                 "writes text it cannot read)");
         }
         c->paths.v[i] = as;
         c->paths.v[i + 1] = ad;

@@ -894,6 +894,34 @@ static void test_empty_relocates(void)
     CU_ASSERT_PTR_EQUAL(ub_value_str(r, 3), S(""));
 }
 
+/* Relocates paths are checked as authored, as OpenUSD's reader checks
+ * them: "." and ".." are prim paths ("/" is not).  A layer's own "."
+ * is the pseudo-root, which OpenUSD writes back as </> and then cannot
+ * read: a located warning says so (found by fuzz_usda: the canonical
+ * text of `def "A" ( relocates = { </A> : <b> } )` is `<.>: <b>`). */
+static void test_relocates_dot(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\ndef \"A\" ( relocates = { <.> : <b>, <..> : <../c> } )"
+        " { }\n"));
+    const ub_value *r = meta(&prim("/A")->meta, "relocates");
+    CU_ASSERT_EQUAL_FATAL(r->count, 4);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(r, 0), S("/A"));
+    CU_ASSERT_PTR_EQUAL(ub_value_str(r, 1), S("/A/b"));
+    CU_ASSERT_PTR_EQUAL(ub_value_str(r, 2), S("/"));
+    CU_ASSERT_PTR_EQUAL(ub_value_str(r, 3), S("/c"));
+    CU_ASSERT_EQUAL(ub_diags_count(diags), 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(
+        parse("#usda 1.0\n(\n    relocates = {\n        <.> : </B>\n    }\n)\n"));
+    CU_ASSERT_EQUAL_FATAL(ub_diags_count(diags), 1);
+    const ub_diag *w = ub_diags_at(diags, 0);
+    CU_ASSERT_EQUAL(w->severity, UB_WARNING);
+    CU_ASSERT(w->loc.line == 4 && w->loc.col == 9);
+    CU_ASSERT_PTR_NOT_NULL(strstr(w->message, "pseudo-root"));
+    reject("#usda 1.0\n(\n    relocates = {\n        </> : </B>\n    }\n)\n",
+           4, 9, "'/' is not a valid relocates path");
+}
+
 /* UB_MAX_NESTING levels of prims, variants and dictionaries read; one
  * more is one located error (and only that one), however deep the rest. */
 /* sprintf at w; returns the end of what it wrote. */
@@ -1109,6 +1137,7 @@ static const test_case cases[] = {
     {"variant sets", test_variants},
     {"cookie", test_cookie_and_legacy},
     {"empty relocates", test_empty_relocates},
+    {"relocates: '.' and '..'", test_relocates_dot},
     {"nesting limit", test_nesting_limit},
     {"an empty list first", test_first_value_empty_list},
     {"errors: syntax", test_syntax_errors},
