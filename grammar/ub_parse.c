@@ -1060,13 +1060,38 @@ static const char *ub_scan_num(const char *p, ub_num *out)
     return ub_num_scan(p, NULL, out);
 }
 
+/* n as one component of a float, double, half or int array, at dst (the
+ * fast paths' one conversion); false, storing nothing, for an int that is
+ * not a non-negative int32 (the caller reads it the general way). */
+static inline bool ub_vb_put_comp(ub_scalar sc, unsigned char *dst,
+                                  const ub_num *n)
+{
+    if (sc == UB_SC_INT) {
+        if (n->kind != UB_NUM_U64 || n->v.u > INT32_MAX)
+            return false;
+        int32_t x = (int32_t)n->v.u;
+        memcpy(dst, &x, 4);
+        return true;
+    }
+    double d = ub_num_to_double(n);
+    if (sc == UB_SC_FLOAT) {
+        float f = (float)d;
+        memcpy(dst, &f, 4);
+    } else if (sc == UB_SC_DOUBLE) {
+        memcpy(dst, &d, 8);
+    } else {
+        uint16_t h = ub_float_to_half((float)d);
+        memcpy(dst, &h, 2);
+    }
+    return true;
+}
+
 /* The fast paths' shortcut: a run token's numbers as the scanner read
  * them (ub_lex_run), stored as the array's float, double, half or int
  * components, arity to an element.  False, having stored nothing, when
  * the scanner kept no numbers for this text, its tuples are not all of
  * arity numbers, or an int does not fit (the text path then says where). */
-static bool ub_vb_prescanned(ub_pctx *c, ub_span sp, unsigned arity,
-                             bool ints)
+static bool ub_vb_prescanned(ub_pctx *c, ub_span sp, unsigned arity)
 {
     int r = sp.p == c->nl_buf[0] ? 0 : sp.p == c->nl_buf[1] ? 1 : -1;
     if (r < 0 || c->nl_arity[r] != arity)
@@ -1078,25 +1103,9 @@ static bool ub_vb_prescanned(ub_pctx *c, ub_span sp, unsigned arity,
     size_t esize = v->csize; /* per number: a component */
     ub_vb_reserve(c, nn * esize);
     unsigned char *dst = v->buf + v->len;
-    for (size_t i = 0; i < nn; i++, dst += esize) {
-        if (ints) {
-            if (n[i].kind != UB_NUM_U64 || n[i].v.u > INT32_MAX)
-                return false; /* nothing counted yet: len is unchanged */
-            int32_t x = (int32_t)n[i].v.u;
-            memcpy(dst, &x, 4);
-            continue;
-        }
-        double d = ub_num_to_double(&n[i]);
-        if (sc == UB_SC_FLOAT) {
-            float f = (float)d;
-            memcpy(dst, &f, 4);
-        } else if (sc == UB_SC_DOUBLE) {
-            memcpy(dst, &d, 8);
-        } else {
-            uint16_t h = ub_float_to_half((float)d);
-            memcpy(dst, &h, 2);
-        }
-    }
+    for (size_t i = 0; i < nn; i++, dst += esize)
+        if (!ub_vb_put_comp(sc, dst, &n[i]))
+            return false; /* nothing counted yet: len is unchanged */
     v->len += nn * esize;
     v->nelem += nn / arity;
     return true;
@@ -1114,7 +1123,7 @@ void ub_vb_numlist(ub_pctx *c, ub_span sp, ub_tokloc l)
         (v->type->scalar == UB_SC_FLOAT || v->type->scalar == UB_SC_DOUBLE ||
          v->type->scalar == UB_SC_INT)) {
         ub_scalar sc = v->type->scalar;
-        if (ub_vb_prescanned(c, sp, 1, sc == UB_SC_INT))
+        if (ub_vb_prescanned(c, sp, 1))
             return;
         while (p < end) {
             while (*p == ' ' || *p == '\t' || *p == ',')
@@ -1122,19 +1131,8 @@ void ub_vb_numlist(ub_pctx *c, ub_span sp, ub_tokloc l)
             const char *b = p;
             ub_num n;
             p = ub_scan_num(p, &n);
-            if (v->len + 8 > v->cap)
-                (void)ub_vb_slot(c), v->len -= v->csize;
-            unsigned char *dst = v->buf + v->len;
-            if (sc == UB_SC_FLOAT) {
-                float f = (float)ub_num_to_double(&n);
-                memcpy(dst, &f, 4);
-            } else if (sc == UB_SC_DOUBLE) {
-                double d = ub_num_to_double(&n);
-                memcpy(dst, &d, 8);
-            } else if (n.kind == UB_NUM_U64 && n.v.u <= INT32_MAX) {
-                int32_t x = (int32_t)n.v.u;
-                memcpy(dst, &x, 4);
-            } else {
+            ub_vb_reserve(c, v->csize);
+            if (!ub_vb_put_comp(sc, v->buf + v->len, &n)) {
                 ub_vb_num(c, &n, (ub_tokloc){l.line, l.col + (uint32_t)(b - sp.p)});
                 continue;
             }
@@ -1165,7 +1163,7 @@ void ub_vb_tuples(ub_pctx *c, ub_span sp, ub_tokloc l, bool single)
          v->type->scalar == UB_SC_HALF)) {
         ub_scalar sc = v->type->scalar;
         unsigned cols = v->cols;
-        if (ub_vb_prescanned(c, sp, cols, false))
+        if (ub_vb_prescanned(c, sp, cols))
             return;
         while (p < end) {
             while (*p != '(')
@@ -1193,27 +1191,10 @@ void ub_vb_tuples(ub_pctx *c, ub_span sp, ub_tokloc l, bool single)
                 return;
             }
             size_t need = cols * v->csize;
-            if (v->len + need > v->cap) {
-                size_t cap = v->cap ? v->cap * 2 : 4096;
-                unsigned char *nb = realloc(v->buf, cap);
-                if (!nb)
-                    ub_oom(c);
-                v->buf = nb;
-                v->cap = cap;
-            }
-            unsigned char *dst = v->buf + v->len;
-            for (unsigned i = 0; i < cols; i++) {
-                double d = ub_num_to_double(&n[i]);
-                if (sc == UB_SC_FLOAT) {
-                    float f = (float)d;
-                    memcpy(dst + 4 * i, &f, 4);
-                } else if (sc == UB_SC_DOUBLE) {
-                    memcpy(dst + 8 * i, &d, 8);
-                } else {
-                    uint16_t h = ub_float_to_half((float)d);
-                    memcpy(dst + 2 * i, &h, 2);
-                }
-            }
+            ub_vb_reserve(c, need);
+            for (unsigned i = 0; i < cols; i++)
+                (void)ub_vb_put_comp(sc, v->buf + v->len + i * v->csize,
+                                     &n[i]); /* no ints here */
             v->len += need;
             v->nelem++;
             while (p < end && *p != '(')
