@@ -255,7 +255,7 @@ static void *ub_out_bg_run(void *arg)
         if (!bg->busy)
             break;
         pthread_mutex_unlock(&bg->mu);
-        int err = ub_cli_write_all(bg->o->fd, bg->data, bg->len) == 0
+        int err = ub_cli_write_all(bg->o->fd, bg->send, bg->len) == 0
                       ? 0
                       : errno;
         pthread_mutex_lock(&bg->mu);
@@ -301,14 +301,15 @@ static int ub_out_bg_idle(ub_out_bg *bg)
     return bg->err;
 }
 
-int ub_out_bg_write(void *arg, const void *data, size_t len)
+/* Hand data over to the thread: copied into bg's own buffer, or lent. */
+static int ub_out_bg_hand(ub_out_bg *bg, const void *data, size_t len,
+                          bool copy)
 {
-    ub_out_bg *bg = arg;
     if (!bg->threaded)
         return ub_out_write(bg->o, data, len);
     pthread_mutex_lock(&bg->mu);
     int err = ub_out_bg_idle(bg);
-    if (!err && len > bg->cap) {
+    if (!err && copy && len > bg->cap) {
         char *nd = realloc(bg->data, len);
         if (nd) {
             bg->data = nd;
@@ -318,9 +319,11 @@ int ub_out_bg_write(void *arg, const void *data, size_t len)
         }
     }
     if (!err) {
-        /* the copy frees the writer's buffer at once: the file's write
+        /* a copy frees the writer's buffer at once: the file's write
          * (page cache) costs several times more */
-        memcpy(bg->data, data, len);
+        if (copy)
+            memcpy(bg->data, data, len);
+        bg->send = copy ? bg->data : data;
         bg->len = len;
         bg->busy = true;
         pthread_cond_broadcast(&bg->cv);
@@ -329,6 +332,16 @@ int ub_out_bg_write(void *arg, const void *data, size_t len)
     if (err)
         ub_out_bg_failed(bg, err);
     return err ? -1 : 0;
+}
+
+int ub_out_bg_write(void *bg, const void *data, size_t len)
+{
+    return ub_out_bg_hand(bg, data, len, true);
+}
+
+int ub_out_bg_lend(ub_out_bg *bg, const void *data, size_t len)
+{
+    return ub_out_bg_hand(bg, data, len, false);
 }
 
 int ub_out_bg_finish(ub_out_bg *bg)
@@ -508,20 +521,6 @@ bool ub_cli_binary_to_tty(ub_out_format fmt, const char *out)
            isatty(STDOUT_FILENO);
 }
 
-/* The output, written on a thread of its own (ub_cli_convert). */
-typedef struct ub_out_job {
-    const char *path;
-    const ub_buf *bytes;
-    int rc;
-} ub_out_job;
-
-static void *ub_out_job_run(void *arg)
-{
-    ub_out_job *j = arg;
-    j->rc = ub_cli_write_output(j->path, j->bytes->data, j->bytes->len);
-    return NULL;
-}
-
 int ub_cli_convert(const char *input, const char *out, ub_out_format format,
                    int level)
 {
@@ -553,17 +552,26 @@ int ub_cli_convert(const char *input, const char *out, ub_out_format format,
     /* The file is written while the session gives the model back: on a
      * big layer each takes milliseconds (page cache; unmapping), and
      * neither needs the other. */
-    ub_out_job job = {out, &bytes, 0};
-    pthread_t th;
-    bool threaded = status == UB_EXIT_OK && ub_cpus() >= 2 &&
-                    pthread_create(&th, NULL, ub_out_job_run, &job) == 0;
-    if (status == UB_EXIT_OK && !threaded)
-        ub_out_job_run(&job);
-    ub_session_close(&ss);
-    if (threaded)
-        pthread_join(th, NULL);
-    if (job.rc != 0)
+    ub_out file;
+    bool writing = status == UB_EXIT_OK && ub_out_open(&file, out) == 0;
+    if (status == UB_EXIT_OK && !writing)
         status = UB_EXIT_INPUT;
+    ub_out_bg bg;
+    int lent = -1;
+    if (writing) {
+        ub_out_bg_start(&bg, &file);
+        lent = ub_out_bg_lend(&bg, bytes.data, bytes.len);
+    }
+    ub_session_close(&ss);
+    if (writing) {
+        int rc = ub_out_bg_finish(&bg) != 0 ? -1 : lent;
+        if (rc == 0)
+            rc = ub_out_commit(&file);
+        else
+            ub_out_abort(&file);
+        if (rc != 0)
+            status = UB_EXIT_INPUT;
+    }
     ub_buf_free(&bytes);
     return status;
 }

@@ -99,14 +99,16 @@ int ub_out_commit(ub_out *o);
 /* An output written on a thread of its own, when the process may use two
  * CPUs: what a streaming writer hands over (ub_out_bg_write, a
  * ub_buf_sink_fn) goes to the file while the writer produces the next
- * bytes.  One hand-over is in flight at a time.  Finish it before
- * committing or aborting o. */
+ * bytes; a whole output lent at once (ub_out_bg_lend) goes while the
+ * caller gives its memory back.  One hand-over is in flight at a time.
+ * Finish it before committing or aborting o. */
 typedef struct ub_out_bg {
     ub_out *o;
     pthread_t th;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    char *data;
+    const char *send; /* the hand-over in flight: data, or what was lent */
+    char *data;       /* the copies of ub_out_bg_write */
     size_t len, cap;
     bool threaded, busy, stop;
     int err;       /* errno of a write that failed, or 0 */
@@ -116,6 +118,9 @@ typedef struct ub_out_bg {
 void ub_out_bg_start(ub_out_bg *bg, ub_out *o);
 /* Returns 0, or -1 after printing why (a hand-over before failed). */
 int ub_out_bg_write(void *bg, const void *data, size_t len);
+/* The same without a copy: data must stay as it is until
+ * ub_out_bg_finish returns. */
+int ub_out_bg_lend(ub_out_bg *bg, const void *data, size_t len);
 /* Wait for the last hand-over.  Returns 0, or -1 after printing why. */
 int ub_out_bg_finish(ub_out_bg *bg);
 /* Start a file output over (empty it).  Returns 0, or -1 after printing
