@@ -8,7 +8,11 @@
 #include <unistd.h>
 
 /* Chunks grow geometrically so that a 100 MB layer needs few mallocs, yet a
- * tiny layer does not pin megabytes. */
+ * tiny layer does not pin megabytes.  A new chunk is as big as what the
+ * arena holds (ub_arena_chunk_size), not twice the last one: a streaming
+ * reader releases as it goes, and a size that only ever doubled reached
+ * the maximum on a small layer, reserving address space a `ulimit -v` or
+ * a farm node without overcommit refuses. */
 #define UB_ARENA_FIRST_CHUNK (16u * 1024u)
 #define UB_ARENA_MAX_CHUNK (64u * 1024u * 1024u)
 
@@ -23,16 +27,12 @@ struct ub_arena {
     ub_chunk *spare; /* the biggest chunk a release gave back, kept for
                         reuse: a reader releasing and allocating across a
                         chunk boundary must not malloc and free each time */
-    size_t next_size;
     size_t total;
 };
 
 ub_arena *ub_arena_new(void)
 {
-    ub_arena *a = calloc(1, sizeof *a);
-    if (a)
-        a->next_size = UB_ARENA_FIRST_CHUNK;
-    return a;
+    return calloc(1, sizeof(ub_arena));
 }
 
 void ub_arena_free(ub_arena *a)
@@ -66,6 +66,17 @@ static size_t ub_arena_align_for(size_t size)
     return align;
 }
 
+/* The size of a new chunk: the bytes handed out and not released, to the
+ * next power of two, within the bounds above; so chunks double while an
+ * arena only grows. */
+static size_t ub_arena_chunk_size(const ub_arena *a)
+{
+    size_t n = UB_ARENA_FIRST_CHUNK;
+    while (n < a->total && n < UB_ARENA_MAX_CHUNK)
+        n *= 2;
+    return n;
+}
+
 static void *ub_arena_alloc_at(ub_arena *a, size_t size, size_t align)
 {
     if (size == 0)
@@ -73,15 +84,13 @@ static void *ub_arena_alloc_at(ub_arena *a, size_t size, size_t align)
     ub_chunk *c = a->head;
     size_t at = c ? (c->used + align - 1) & ~(align - 1) : 0;
     if (!c || at > c->size || c->size - at < size) {
-        size_t want = a->next_size;
+        size_t want = ub_arena_chunk_size(a);
         if (want < size)
             want = size;
         if (a->spare && a->spare->size >= want) {
             c = a->spare;
             a->spare = NULL;
         } else {
-            if (a->next_size < UB_ARENA_MAX_CHUNK)
-                a->next_size *= 2;
             c = malloc(sizeof *c + want);
             if (!c)
                 return NULL;

@@ -131,6 +131,31 @@ static void test_release_across_chunks(void)
     ub_arena_free(a);
 }
 
+/* A streaming reader's cycles (mark, a prim's worth of small blocks,
+ * release) keep its chunks near what it holds: chunk sizes must not keep
+ * doubling with each cycle that spills into a new chunk, which reserved
+ * 64 MiB chunks to read a 5 MB file (refused under `ulimit -v`). */
+static void test_release_cycles_stay_small(void)
+{
+    ub_arena *a = ub_arena_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ub_arena_alloc(a, 10000));
+    size_t most = 0;
+    for (int cycle = 0; cycle < 200; cycle++) {
+        ub_arena_mark m = ub_arena_get_mark(a);
+        for (int i = 0; i < 200; i++)
+            CU_ASSERT_PTR_NOT_NULL_FATAL(ub_arena_alloc(a, 1000));
+        size_t used, reserved;
+        ub_arena_footprint(a, &used, &reserved);
+        if (reserved > most)
+            most = reserved;
+        ub_arena_release(a, m);
+    }
+    /* 210 KB held at most: chunks of up to twice that, and the spare */
+    CU_ASSERT(most <= (size_t)1 << 20);
+    ub_arena_free(a);
+}
+
 /* A prim with more properties than the lookup scan handles is indexed in
  * the layer's shared table; once it is dropped and its memory reused by
  * another prim, the old entries must not answer for the new prim. */
@@ -485,6 +510,8 @@ int main(void)
     CU_pSuite s = CU_add_suite("layer", NULL, NULL);
     CU_add_test(s, "release reuses memory", test_release_reuses_memory);
     CU_add_test(s, "release across chunks", test_release_across_chunks);
+    CU_add_test(s, "release cycles stay small",
+                test_release_cycles_stay_small);
     CU_add_test(s, "footprint", test_footprint);
     CU_add_test(s, "alignment", test_alignment);
     CU_add_test(s, "record alignment", test_record_alignment);
