@@ -170,7 +170,7 @@ int ub_crate_ints(const void *src, size_t n, size_t count, unsigned width,
     unsigned char *buf = ub_scratch_alloc(max);
     if (!buf) {
         *why = "out of memory";
-        return -1;
+        return UB_CRATE_NOMEM;
     }
     size_t got = 0;
     int rc = ub_lz4_frame(src, n, buf, max, &got, why);

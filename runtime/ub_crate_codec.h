@@ -39,7 +39,10 @@ int ub_crate_ints_plausible(size_t n, size_t count, unsigned width);
 int ub_crate_ints_decode(const void *enc, size_t n, size_t count,
                          unsigned width, void *out, const char **why);
 
-/* LZ4 then the integer coding: src[0..n) holds count compressed ints. */
+/* LZ4 then the integer coding: src[0..n) holds count compressed ints.
+ * 0; -1 with *why when the data is bad; UB_CRATE_NOMEM (and *why) when
+ * memory ran out, which says nothing about the data. */
+#define UB_CRATE_NOMEM (-2)
 int ub_crate_ints(const void *src, size_t n, size_t count, unsigned width,
                   void *out, const char **why);
 

@@ -405,7 +405,12 @@ static bool rd_ints_into(cur *k, uint64_t n, uint64_t count, unsigned width,
                          void *out, const char *what)
 {
     const char *why = NULL;
-    if (ub_crate_ints(k->p, n, count, width, out, &why) != 0) {
+    int rc = ub_crate_ints(k->p, n, count, width, out, &why);
+    if (rc == UB_CRATE_NOMEM) {
+        cr_oom(k->c);
+        return false;
+    }
+    if (rc != 0) {
         cr_err(k->c, "%s: %s", what, why);
         return false;
     }

@@ -74,6 +74,7 @@ struct ub_usdb {
     const unsigned char *base;
     size_t size;
     bool mapped;
+    bool oom; /* memory ran out: reported once, and no damage after it */
     const char *name;
     ub_strtab *strtab;
     bool own_strtab;
@@ -115,6 +116,8 @@ static void ub_usdb_err(ub_usdb *f, const char *section, const char *fmt,
 
 static void ub_usdb_err(ub_usdb *f, const char *section, const char *fmt, ...)
 {
+    if (f->oom)
+        return; /* what fails after it says nothing about the file */
     char msg[512];
     va_list ap;
     va_start(ap, fmt);
@@ -126,6 +129,16 @@ static void ub_usdb_err(ub_usdb *f, const char *section, const char *fmt, ...)
     ub_diag_set_hint(f->diags, d,
                      "the file was truncated or altered after it was "
                      "written; convert the source layer again");
+}
+
+/* Memory ran out: said once, as such -- the file is not damaged. */
+static void ub_usdb_oom(ub_usdb *f)
+{
+    if (f->oom)
+        return;
+    f->oom = true;
+    ub_diag_add(f->diags, UB_ERROR, (ub_loc){f->name, 0, 0}, NULL, NULL, 0,
+                "out of memory reading '%s'", f->name ? f->name : "-");
 }
 
 /* A byte cursor over one decompressed section or record, with a sticky
@@ -173,6 +186,12 @@ static void cur_fail(cur *c, const char *fmt, ...)
         snprintf(where, sizeof where, "%s", c->where);
     ub_usdb_err(c->f, where, "%s at byte %zu", msg,
                 (size_t)(c->p - c->start));
+}
+
+static void cur_oom(cur *c)
+{
+    c->err = true;
+    ub_usdb_oom(c->f);
 }
 
 static size_t cur_left(const cur *c)
@@ -389,8 +408,7 @@ static int sec_load(ub_usdb *f, uint32_t s, const unsigned char **out,
     }
     unsigned char *dst = malloc(sec->raw ? (size_t)sec->raw : 1);
     if (!dst) {
-        ub_usdb_err(f, label, "out of memory (%llu bytes)",
-                    (unsigned long long)sec->raw);
+        ub_usdb_oom(f);
         return -1;
     }
     size_t z = ZSTD_decompressDCtx(f->dctx, dst, (size_t)sec->raw, src,
@@ -470,7 +488,7 @@ static int parse_index(ub_usdb *f)
     f->secs = calloc(count ? count : 1, sizeof *f->secs);
     f->data_secs = calloc(count ? count : 1, sizeof *f->data_secs);
     if (!f->secs || !f->data_secs) {
-        ub_usdb_err(f, "index", "out of memory");
+        ub_usdb_oom(f);
         return -1;
     }
     f->nsecs = count;
@@ -556,7 +574,7 @@ static int load_strs(ub_usdb *f, const unsigned char *d, size_t len)
     f->str_type_state = calloc(n ? n : 1, 1);
     if (!lens || !f->strs || !f->str_type || !f->str_type_state) {
         free(lens);
-        cur_fail(&c, "out of memory");
+        cur_oom(&c);
         return -1;
     }
     size_t total = 0;
@@ -575,7 +593,7 @@ static int load_strs(ub_usdb *f, const unsigned char *d, size_t len)
     for (uint32_t i = 0; i < n && !c.err; i++) {
         f->strs[i] = ub_intern(f->strtab, (const char *)c.p, lens[i]);
         if (!f->strs[i])
-            cur_fail(&c, "out of memory");
+            cur_oom(&c);
         c.p += lens[i];
     }
     free(lens);
@@ -607,7 +625,7 @@ static int load_ridx(ub_usdb *f, const unsigned char *d, size_t len)
             uint32_t nc = f->nrecs + n + cap / 2;
             rrec *r = realloc(f->recs, (size_t)nc * sizeof *r);
             if (!r) {
-                cur_fail(&c, "out of memory");
+                cur_oom(&c);
                 break;
             }
             f->recs = r;
@@ -659,7 +677,7 @@ static uint32_t get_val(cur *c)
                             ? NULL                                         \
                             : realloc((arr), (size_t)nc_ * sizeof *(arr)); \
             if (!np_) {                                                    \
-                cur_fail((c), "out of memory");                            \
+                cur_oom(c);                                                \
                 break;                                                     \
             }                                                              \
             (arr) = np_;                                                   \
@@ -821,7 +839,7 @@ static int load_spec(ub_usdb *f, const unsigned char *d, size_t len)
     if (!c.err) {
         f->subs = calloc(ns ? ns : 1, sizeof *f->subs);
         if (!f->subs)
-            cur_fail(&c, "out of memory");
+            cur_oom(&c);
     }
     for (uint32_t i = 0; i < ns && !c.err; i++) {
         f->subs[i].asset = get_str_id(&c);
@@ -886,7 +904,7 @@ static int ub_usdb_init(ub_usdb *f)
     f->chunks = calloc(f->nchunks ? f->nchunks : 1, sizeof *f->chunks);
     f->chunk_owned = calloc(f->nchunks ? f->nchunks : 1, 1);
     if (!f->chunks || !f->chunk_owned) {
-        ub_usdb_err(f, "index", "out of memory");
+        ub_usdb_oom(f);
         return -1;
     }
     const unsigned char *d;
@@ -1072,13 +1090,13 @@ static ub_dict *dec_dict(cur *c, ub_arena *a, int depth)
     uint32_t n = get_count(c, 3);
     ub_dict *d = c->err ? NULL : ub_dict_new(a);
     if (!d) {
-        cur_fail(c, "out of memory");
+        cur_oom(c);
         return NULL;
     }
     if (n) {
         d->e = ub_arena_zalloc(a, (size_t)n * sizeof *d->e);
         if (!d->e) {
-            cur_fail(c, "out of memory");
+            cur_oom(c);
             return NULL;
         }
     }
@@ -1110,7 +1128,7 @@ static void dec_untyped(cur *c, ub_arena *a, ub_untyped *u, int depth)
         return;
     u->child = ub_arena_zalloc(a, (size_t)u->n * sizeof *u->child);
     if (!u->child) {
-        cur_fail(c, "out of memory");
+        cur_oom(c);
         return;
     }
     for (uint32_t i = 0; i < u->n && !c->err; i++)
@@ -1376,7 +1394,7 @@ static void dec_data(cur *c, ub_arena *a, ub_value *out, int depth)
     }
     ub_value v = ub_value_new(a, t, count, out->is_array);
     if (v.kind != UB_V_DATA) {
-        cur_fail(c, "out of memory");
+        cur_oom(c);
         return;
     }
     switch (t->scalar) {
@@ -1462,7 +1480,7 @@ static void dec_value_body(cur *c, ub_arena *a, ub_value *out, int depth)
     case UB_V_LISTOP: {
         ub_listop *lo = ub_listop_new(a);
         if (!lo) {
-            cur_fail(c, "out of memory");
+            cur_oom(c);
             return;
         }
         unsigned ex = get_u8(c), has = get_u8(c);
@@ -1476,7 +1494,7 @@ static void dec_value_body(cur *c, ub_arena *a, ub_value *out, int depth)
             ub_value part = {0};
             dec_value_body(c, a, &part, depth + 1);
             if (ub_listop_put(a, lo, (ub_listop_part)p, part) != 0) {
-                cur_fail(c, "out of memory");
+                cur_oom(c);
                 return;
             }
         }
@@ -1486,7 +1504,7 @@ static void dec_value_body(cur *c, ub_arena *a, ub_value *out, int depth)
     case UB_V_UNTYPED: {
         ub_untyped *u = ub_arena_zalloc(a, sizeof *u);
         if (!u) {
-            cur_fail(c, "out of memory");
+            cur_oom(c);
             return;
         }
         dec_untyped(c, a, u, depth + 1);
@@ -1551,7 +1569,7 @@ static int read_series(ub_usdb *f, uint32_t series)
     if (!c.err) {
         s.times = malloc((s.n ? s.n : 1) * sizeof *s.times);
         if (!s.times)
-            cur_fail(&c, "out of memory");
+            cur_oom(&c);
     }
     if (!c.err && tl == UB_USDB_TIMES_RAW) {
         for (uint32_t i = 0; i < s.n; i++)
@@ -1567,7 +1585,7 @@ static int read_series(ub_usdb *f, uint32_t series)
     if (!c.err && mode == UB_USDB_SERIES_RECS) {
         s.ids = malloc((s.n ? s.n : 1) * sizeof *s.ids);
         if (!s.ids)
-            cur_fail(&c, "out of memory");
+            cur_oom(&c);
         int64_t prev = 0;
         for (uint32_t i = 0; i < s.n && !c.err; i++) {
             int64_t r = (int64_t)((uint64_t)prev +
@@ -1590,7 +1608,7 @@ static int read_series(ub_usdb *f, uint32_t series)
             s.packed = s.arena ? ub_value_new(s.arena, t, s.n, true)
                                : (ub_value){0};
             if (s.packed.kind != UB_V_DATA)
-                cur_fail(&c, "out of memory");
+                cur_oom(&c);
             else
                 dec_numeric(&c, t, s.packed.u.data, s.n);
         }
@@ -1618,7 +1636,7 @@ static int cached_sample(ub_usdb *f, uint32_t i, ub_arena *a, ub_value *out)
     const ub_value *p = &f->cache.packed;
     *out = ub_value_new(a, ub_value_type(p), 1, false);
     if (out->kind != UB_V_DATA) {
-        ub_usdb_err(f, "DATA", "out of memory");
+        ub_usdb_oom(f);
         return -1;
     }
     memcpy(out->u.data, ub_value_elem(p, i),
@@ -2050,7 +2068,7 @@ ub_layer *ub_usdb_read_layer(ub_usdb *f, const char *path)
     size_t errors = ub_diags_errors(f->diags);
     ub_layer *L = ub_layer_new(f->strtab, path ? path : f->name);
     if (!L) {
-        ub_usdb_err(f, "layer", "out of memory");
+        ub_usdb_oom(f);
         return NULL;
     }
     ub_sloc loc =
@@ -2074,7 +2092,7 @@ ub_layer *ub_usdb_read_layer(ub_usdb *f, const char *path)
         rc = build_prim(f, L, 0, L->root, loc);
     if (rc != 0) {
         if (ub_diags_errors(f->diags) == errors)
-            ub_usdb_err(f, "layer", "out of memory");
+            ub_usdb_oom(f);
         ub_layer_free(L);
         return NULL;
     }

@@ -288,8 +288,10 @@ static int ub_flatten_run(int argc, char **argv)
                 r = -1;
                 text.sink_failed = true; /* it said why */
             }
-            if (r != 0 && !text.sink_failed)
-                fprintf(stderr, "usdbake: error: cannot write the "
+            /* the sink and the spill say why they failed; memory is
+             * what else fails */
+            if (r != 0 && text.failed && !text.sink_failed)
+                fprintf(stderr, "usdbake: error: out of memory writing the "
                                 "flattened layer\n");
             if (r != 0) {
                 ub_out_abort(&sink);

@@ -147,12 +147,8 @@ int ub_spill_samples(void *spill, const ub_prop *attr, unsigned indent,
             return -1;
         }
         char *dst = ub_buf_reserve(out, p->len);
-        if (!dst) {
-            /* a failed output (it said why) takes nothing more */
-            if (!out->sink_failed)
-                fprintf(stderr, "usdbake: error: out of memory\n");
-            return -1;
-        }
+        if (!dst)
+            return -1; /* out->failed: the caller says why */
         for (size_t got = 0; got < p->len;) {
             ssize_t r = pread(s->fd, dst + got, p->len - got,
                               (off_t)(p->off + got));

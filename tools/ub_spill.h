@@ -27,7 +27,8 @@ ub_clip_sink ub_spill_sink(ub_spill *s);
 void ub_spill_finish(ub_spill *s);
 /* A ub_usda_samples_fn: appends attr's parts to out (draining it as it
  * goes).  Returns 0 (nothing for an attribute it has no parts of), or -1
- * after printing why. */
+ * after printing why -- except when out has failed (out of memory, or
+ * its sink, which reported it): then the caller says why. */
 int ub_spill_samples(void *spill, const ub_prop *attr, unsigned indent,
                      ub_buf *out);
 
