@@ -414,7 +414,9 @@ static int put_section(ZSTD_CCtx *cctx, int level, ub_buf *out, uint32_t tag,
  * take `bytes` (UB_USDB_LEVEL_DEFAULT in ub_usdb_write.h). */
 static int auto_level(size_t bytes)
 {
-    return bytes <= UB_USDB_AUTO_SMALL ? 19 : 3;
+    if (bytes <= UB_USDB_AUTO_TINY)
+        return 19;
+    return bytes <= UB_USDB_AUTO_SMALL ? 9 : 3;
 }
 
 /* Compress the next closed chunk, once the level is known: "auto" is

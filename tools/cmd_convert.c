@@ -27,10 +27,10 @@ static void ub_convert_usage(void)
            "  -o, --output OUT   write to OUT (atomically)\n"
            "  -f, --format FMT   usda, usdc or usdb\n"
            "  -l, --level N      zstd level for usdb, 0 (store) to 22;\n"
-           "                     default: 19 for layers up to %zu MiB\n"
-           "                     encoded, 3 above (fast on big layers)\n"
+           "                     default by the encoded size: 19 up to\n"
+           "                     %zu KiB, 9 up to %zu MiB, 3 above\n"
            "  -h, --help         show this help\n",
-           UB_USDB_AUTO_SMALL >> 20);
+           UB_USDB_AUTO_TINY >> 10, UB_USDB_AUTO_SMALL >> 20);
 }
 
 static int ub_convert_run(int argc, char **argv)

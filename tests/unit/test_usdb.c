@@ -461,19 +461,20 @@ static ub_layer *many_prims(int n)
     return L;
 }
 
-/* The default level decides by size; a big layer's records are
- * compressed on a second thread while the rest is still being encoded,
- * before the writer knows the final size.  Either way the bytes are
- * those of the level chosen, asked for explicitly, and read back to the
- * same layer. */
+/* The default level decides by size (19 for a small layer, 9 for a
+ * middling one, 3 for a big one); a big layer's records are compressed
+ * on a second thread while the rest is still being encoded, before the
+ * writer knows the final size.  Either way the bytes are those of the
+ * level chosen, asked for explicitly, and read back to the same layer. */
 static void test_auto_level_same_bytes(void)
 {
-    ub_layer *small = rich_layer(), *big = many_prims(120000);
+    ub_layer *small = many_prims(200), *middling = many_prims(20000),
+             *big = many_prims(120000);
     struct {
         ub_layer *L;
         int level;
-    } c[] = {{small, 19}, {big, 3}};
-    for (int k = 0; k < 2; k++) {
+    } c[] = {{small, 19}, {middling, 9}, {big, 3}};
+    for (int k = 0; k < 3; k++) {
         ub_buf dflt, again, expl;
         write(c[k].L, UB_USDB_LEVEL_DEFAULT, &dflt);
         write(c[k].L, UB_USDB_LEVEL_DEFAULT, &again);
@@ -493,7 +494,16 @@ static void test_auto_level_same_bytes(void)
         ub_buf_free(&again);
         ub_buf_free(&expl);
     }
+    /* the middling layer is not written at level 19: a different choice */
+    ub_buf dflt, l19;
+    write(middling, UB_USDB_LEVEL_DEFAULT, &dflt);
+    write(middling, 19, &l19);
+    CU_ASSERT(dflt.len != l19.len ||
+              memcmp(dflt.data, l19.data, dflt.len) != 0);
+    ub_buf_free(&dflt);
+    ub_buf_free(&l19);
     ub_layer_free(small);
+    ub_layer_free(middling);
     ub_layer_free(big);
 }
 
