@@ -9,6 +9,8 @@ struct ub_diags {
     ub_arena *arena; /* message, hint and line copies */
     ub_diag **items; /* pointers, so a returned ub_diag* stays valid */
     size_t n, cap;
+    /* added when there was no memory to keep them */
+    size_t lost_errors, lost_warnings, lost_notes;
 };
 
 ub_diags *ub_diags_new(void)
@@ -53,12 +55,28 @@ static size_t ub_diags_count_sev(const ub_diags *d, ub_severity sev)
 
 size_t ub_diags_errors(const ub_diags *d)
 {
-    return ub_diags_count_sev(d, UB_ERROR);
+    return ub_diags_count_sev(d, UB_ERROR) + d->lost_errors;
 }
 
 size_t ub_diags_warnings(const ub_diags *d)
 {
-    return ub_diags_count_sev(d, UB_WARNING);
+    return ub_diags_count_sev(d, UB_WARNING) + d->lost_warnings;
+}
+
+size_t ub_diags_lost(const ub_diags *d)
+{
+    return d->lost_errors + d->lost_warnings + d->lost_notes;
+}
+
+/* One more diagnostic of severity sev that could not be kept. */
+static void ub_diags_count_lost(ub_diags *d, ub_severity sev, size_t k)
+{
+    if (sev == UB_ERROR)
+        d->lost_errors += k;
+    else if (sev == UB_WARNING)
+        d->lost_warnings += k;
+    else
+        d->lost_notes += k;
 }
 
 static char *ub_vformat(ub_arena *a, const char *fmt, va_list ap)
@@ -97,23 +115,29 @@ ub_diag *ub_diag_addv(ub_diags *d, ub_severity sev, ub_loc loc,
                       const char *id, const char *src, size_t src_len,
                       const char *fmt, va_list ap)
 {
+    ub_diag *diag = NULL;
     if (d->n == d->cap) {
         size_t cap = d->cap ? d->cap * 2 : 16;
         ub_diag **items = realloc(d->items, cap * sizeof *items);
-        if (!items)
-            return NULL;
-        d->items = items;
-        d->cap = cap;
+        if (items) {
+            d->items = items;
+            d->cap = cap;
+        }
     }
-    ub_diag *diag = ub_arena_zalloc(d->arena, sizeof *diag);
-    if (!diag)
+    if (d->n < d->cap)
+        diag = ub_arena_zalloc(d->arena, sizeof *diag);
+    if (!diag) {
+        ub_diags_count_lost(d, sev, 1);
         return NULL;
+    }
     diag->severity = sev;
     diag->loc = loc;
     if (loc.file)
         diag->loc.file = ub_arena_strdup(d->arena, loc.file);
     diag->id = id;
     diag->message = ub_vformat(d->arena, fmt, ap);
+    if (!diag->message)
+        diag->message = "(the message was lost: out of memory)";
     diag->line_text = ub_copy_line(d->arena, src, src_len, loc.line);
     d->items[d->n++] = diag;
     return diag;
@@ -146,13 +170,17 @@ void ub_diags_take(ub_diags *dst, ub_diags *src)
         ub_diag *c = ub_diag_add(dst, s->severity, s->loc, s->id, NULL, 0,
                                  "%s", s->message ? s->message : "");
         if (!c)
-            break;
+            continue; /* counted as lost in dst */
         if (s->hint)
             c->hint = ub_arena_strdup(dst->arena, s->hint);
         if (s->line_text)
             c->line_text = ub_arena_strdup(dst->arena, s->line_text);
     }
+    ub_diags_count_lost(dst, UB_ERROR, src->lost_errors);
+    ub_diags_count_lost(dst, UB_WARNING, src->lost_warnings);
+    ub_diags_count_lost(dst, UB_NOTE, src->lost_notes);
     src->n = 0;
+    src->lost_errors = src->lost_warnings = src->lost_notes = 0;
 }
 
 static int ub_diag_cmp(const void *pa, const void *pb)

@@ -93,8 +93,14 @@ void ub_diags_free(ub_diags *d);
 
 size_t ub_diags_count(const ub_diags *d);
 const ub_diag *ub_diags_at(const ub_diags *d, size_t i);
+/* The errors (warnings) added, kept or not: see ub_diags_lost. */
 size_t ub_diags_errors(const ub_diags *d);
 size_t ub_diags_warnings(const ub_diags *d);
+/* How many diagnostics could not be kept because memory ran out (they
+ * count in ub_diags_errors and ub_diags_warnings all the same, so that
+ * a failure is never taken for success; whoever prints the list says
+ * that some are missing, and why). */
+size_t ub_diags_lost(const ub_diags *d);
 
 /* Append a diagnostic.  src/src_len, when given, is the text of loc.file;
  * the line loc.line is copied out of it for quoting.  Returns the stored

@@ -74,7 +74,7 @@ struct ub_usdb {
     const unsigned char *base;
     size_t size;
     bool mapped;
-    bool oom; /* memory ran out: reported once, and no damage after it */
+    bool oom; /* memory ran out (reported once) */
     const char *name;
     ub_strtab *strtab;
     bool own_strtab;
@@ -116,8 +116,6 @@ static void ub_usdb_err(ub_usdb *f, const char *section, const char *fmt,
 
 static void ub_usdb_err(ub_usdb *f, const char *section, const char *fmt, ...)
 {
-    if (f->oom)
-        return; /* what fails after it says nothing about the file */
     char msg[512];
     va_list ap;
     va_start(ap, fmt);

@@ -23,6 +23,11 @@ void ub_cli_print_diags(ub_diags *d)
     ub_diags_sort(d);
     for (size_t i = 0; i < ub_diags_count(d); i++)
         ub_diag_print(stderr, ub_diags_at(d, i));
+    size_t lost = ub_diags_lost(d);
+    if (lost)
+        fprintf(stderr, "usdbake: error: out of memory: %zu more "
+                        "diagnostic%s could not be kept\n",
+                lost, lost == 1 ? "" : "s");
 }
 
 int ub_cli_usage_error(const char *cmd, const char *fmt, ...)

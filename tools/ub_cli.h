@@ -58,7 +58,8 @@ void ub_session_close(ub_session *s);
  * or what cannot be read. */
 uint64_t ub_cli_file_size(const char *path);
 
-/* Print every diagnostic to stderr in the compiler style (sorted). */
+/* Print every diagnostic to stderr in the compiler style (sorted), and
+ * how many could not be kept for want of memory. */
 void ub_cli_print_diags(ub_diags *d);
 
 /* Report a usage error ("usdbake cat: ...") and return UB_EXIT_USAGE. */
