@@ -1508,6 +1508,14 @@ static int ub_w_fail(ub_diags *diags, const ub_layer *layer, const char *why)
     return -1;
 }
 
+static int ub_w_fail_oom(ub_diags *diags, const ub_layer *layer)
+{
+    if (diags)
+        ub_diag_add_oom(diags, (ub_loc){layer->path, 0, 0},
+                        "out of memory writing usdb");
+    return -1;
+}
+
 int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
                   ub_diags *diags)
 {
@@ -1521,7 +1529,7 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     w.num.rcache = calloc(UB_W_RCACHE, sizeof *w.num.rcache);
     if (!w.empty || !w.scache || !w.num.rcache) {
         ub_w_free(&w);
-        return ub_w_fail(diags, layer, "out of memory");
+        return ub_w_fail_oom(diags, layer);
     }
     num_start(&w); /* else numbered inline */
     put_layer(&w);
@@ -1648,6 +1656,6 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     ub_buf_free(&ridx);
     ub_w_free(&w);
     if (rc != 0)
-        return ub_w_fail(diags, layer, "out of memory");
+        return ub_w_fail_oom(diags, layer);
     return 0;
 }

@@ -3039,8 +3039,8 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
     }
     if ((w.oom || out->failed) && !w.failed) {
         w.failed = true;
-        ub_diag_add(diags, UB_ERROR, (ub_loc){layer->path, 0, 0}, NULL, NULL,
-                    0, "out of memory writing usdc");
+        ub_diag_add_oom(diags, (ub_loc){layer->path, 0, 0},
+                        "out of memory writing usdc");
     }
     ub_cw_free(&w);
     return w.failed ? -1 : 0;

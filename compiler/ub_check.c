@@ -2362,8 +2362,8 @@ int ub_check_run(ub_loader *ld, ub_strtab *t, const char *const *roots,
 
     int rc = 0;
     if (c.oom) {
-        ub_diag_add(diags, UB_ERROR, (ub_loc){NULL, 0, 0}, NULL, NULL, 0,
-                    "out of memory while checking");
+        ub_diag_add_oom(diags, (ub_loc){NULL, 0, 0},
+                        "out of memory while checking");
         rc = -1;
     }
     for (size_t i = 0; i < c.n_layers; i++)

@@ -215,8 +215,8 @@ int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,
     char *buf = malloc(cap);
     for (;;) {
         if (!buf) {
-            ub_diag_add(diags, UB_ERROR, named_at, NULL, NULL, 0,
-                        "out of memory reading '%s'", shown);
+            ub_diag_add_oom(diags, named_at,
+                            "out of memory reading '%s'", shown);
             break;
         }
         if (n == cap) {
@@ -1014,8 +1014,8 @@ static ub_layer *ub_loader_get(ub_loader *ld, const char *asset,
 {
     const char *resolved = ub_loader_resolve(ld, asset, anchor, st);
     if (*st == UB_LOAD_FAILED) {
-        ub_diag_add(ld->diags, UB_ERROR, named_at, NULL, NULL, 0,
-                    "out of memory looking for '%s'", asset);
+        ub_diag_add_oom(ld->diags, named_at,
+                        "out of memory looking for '%s'", asset);
         return NULL;
     }
     *st = UB_LOAD_FAILED;
@@ -1033,8 +1033,8 @@ static ub_layer *ub_loader_get(ub_loader *ld, const char *asset,
     bool is_stdin = strcmp(resolved, "-") == 0;
     const char *abs = is_stdin ? NULL : ub_loader_abs(ld, resolved);
     if (!is_stdin && !abs) {
-        ub_diag_add(ld->diags, UB_ERROR, named_at, NULL, NULL, 0,
-                    "out of memory opening '%s'", resolved);
+        ub_diag_add_oom(ld->diags, named_at,
+                        "out of memory opening '%s'", resolved);
         return NULL;
     }
     ub_loaded *seen = abs ? ub_loader_find(ld, abs) : NULL;

@@ -86,8 +86,7 @@ static int ub_read_each(ub_strtab *t, const char *const *paths, size_t n,
     if (!r.slots || !tid) {
         free(r.slots);
         free(tid);
-        ub_diag_add(diags, UB_ERROR, (ub_loc){NULL, 0, 0}, NULL, NULL, 0,
-                    "out of memory");
+        ub_diag_add_oom(diags, (ub_loc){NULL, 0, 0}, "out of memory");
         return -1;
     }
     pthread_mutex_init(&r.mu, NULL);
@@ -112,8 +111,8 @@ static int ub_read_each(ub_strtab *t, const char *const *paths, size_t n,
             ub_diags_take(diags, s->diags);
         if (!s->layer) {
             if (!s->diags || !s->ld)
-                ub_diag_add(diags, UB_ERROR, (ub_loc){paths[i], 0, 0}, NULL,
-                            NULL, 0, "out of memory reading this layer");
+                ub_diag_add_oom(diags, (ub_loc){paths[i], 0, 0},
+                                "out of memory reading this layer");
             status = -1;
         } else if (fn(ctx, i, s->layer) != 0) {
             status = -1;
@@ -430,8 +429,8 @@ int ub_stitch_merge(ub_layer *dst, const ub_layer *src, bool samples,
     if (!m.oom)
         ub_merge_prim(&m, dst->root, src->root, false);
     if (m.oom)
-        ub_diag_add(diags, UB_ERROR, (ub_loc){src->path, 0, 0}, NULL, NULL, 0,
-                    "out of memory merging this layer");
+        ub_diag_add_oom(diags, (ub_loc){src->path, 0, 0},
+                        "out of memory merging this layer");
     return m.oom || m.bad ? -1 : 0;
 }
 
@@ -877,8 +876,8 @@ static int ub_stitch_frame(void *ctx, size_t i, const ub_layer *l)
     if (st->clips) {
         const char *asset = ub_rel_asset(st->t, l->path, st->o->out_path);
         if (!asset) {
-            ub_diag_add(st->diags, UB_ERROR, (ub_loc){l->path, 0, 0}, NULL,
-                        NULL, 0, "out of memory");
+            ub_diag_add_oom(st->diags, (ub_loc){l->path, 0, 0},
+                            "out of memory");
             return -1;
         }
         st->clips[i] = (ub_clip_rec){asset, start, end};
@@ -887,8 +886,7 @@ static int ub_stitch_frame(void *ctx, size_t i, const ub_layer *l)
     if (st->mf.bad)
         return -1;
     if (mr != 0) {
-        ub_diag_add(st->diags, UB_ERROR, (ub_loc){l->path, 0, 0}, NULL, NULL,
-                    0, "out of memory");
+        ub_diag_add_oom(st->diags, (ub_loc){l->path, 0, 0}, "out of memory");
         return -1;
     }
     return 0;
@@ -1099,8 +1097,7 @@ int ub_stitch_clips(ub_strtab *t, const char *const *frames, size_t n,
     st.mf.diags = diags;
     st.clips = calloc(n ? n : 1, sizeof *st.clips);
     if (!out->topology || !out->manifest || !st.clips) {
-        ub_diag_add(diags, UB_ERROR, (ub_loc){NULL, 0, 0}, NULL, NULL, 0,
-                    "out of memory");
+        ub_diag_add_oom(diags, (ub_loc){NULL, 0, 0}, "out of memory");
         goto done;
     }
     if (ub_read_each(t, frames, n, o->threads, ub_stitch_frame, &st, diags) !=
@@ -1112,8 +1109,7 @@ int ub_stitch_clips(ub_strtab *t, const char *const *frames, size_t n,
     ub_manifest_defaults(out->manifest, out->manifest->root, out->topology, tp,
                          &oom);
     if (oom || ub_stitch_result(&st, n, out) != 0) {
-        ub_diag_add(diags, UB_ERROR, (ub_loc){NULL, 0, 0}, NULL, NULL, 0,
-                    "out of memory");
+        ub_diag_add_oom(diags, (ub_loc){NULL, 0, 0}, "out of memory");
         goto done;
     }
     status = 0;
@@ -1138,8 +1134,7 @@ ub_layer *ub_stitch_manifest(ub_strtab *t, const char *const *clips, size_t n,
     st.mf.diags = diags;
     st.mf.out = ub_layer_new(t, out_path ? out_path : "manifest.usda");
     if (!st.mf.out) {
-        ub_diag_add(diags, UB_ERROR, (ub_loc){NULL, 0, 0}, NULL, NULL, 0,
-                    "out of memory");
+        ub_diag_add_oom(diags, (ub_loc){NULL, 0, 0}, "out of memory");
     } else if (ub_read_each(t, clips, n, threads, ub_stitch_frame, &st,
                             diags) != 0 ||
                ub_stitch_not_found(&st, clip_path, clips, n) != 0) {
@@ -1158,8 +1153,7 @@ ub_layer *ub_stitch_layers(ub_strtab *t, const char *const *layers, size_t n,
     ub_stitcher st = {.t = t, .diags = diags, .merge_all = true};
     st.merged = ub_layer_new(t, out_path ? out_path : "stitched.usda");
     if (!st.merged) {
-        ub_diag_add(diags, UB_ERROR, (ub_loc){NULL, 0, 0}, NULL, NULL, 0,
-                    "out of memory");
+        ub_diag_add_oom(diags, (ub_loc){NULL, 0, 0}, "out of memory");
         return NULL;
     }
     if (ub_read_each(t, layers, n, threads, ub_stitch_frame, &st, diags) !=

@@ -3195,8 +3195,8 @@ static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
         result = c->layer;
     goto done;
 oom:
-    ub_diag_add(diags, UB_ERROR, (ub_loc){path, 0, 0}, NULL, NULL, 0,
-                "out of memory while reading the layer");
+    ub_diag_add_oom(diags, (ub_loc){path, 0, 0},
+                    "out of memory while reading the layer");
 done:
     if (sp)
         ub_split_join(sp, true);

@@ -190,8 +190,8 @@ static void *cr_oom(crate *c)
 {
     if (!c->failed) {
         c->failed = true;
-        ub_diag_add(c->diags, UB_ERROR, (ub_loc){c->name, 0, 0}, NULL, NULL,
-                    0, "out of memory reading '%s'", c->name);
+        ub_diag_add_oom(c->diags, (ub_loc){c->name, 0, 0},
+                        "out of memory reading '%s'", c->name);
     }
     return NULL;
 }

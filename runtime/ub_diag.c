@@ -2,6 +2,7 @@
 
 #include "ub_arena.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +12,7 @@ struct ub_diags {
     size_t n, cap;
     /* added when there was no memory to keep them */
     size_t lost_errors, lost_warnings, lost_notes;
+    size_t added; /* every add, kept or not: the next ub_diag.seq */
 };
 
 ub_diags *ub_diags_new(void)
@@ -116,6 +118,7 @@ ub_diag *ub_diag_addv(ub_diags *d, ub_severity sev, ub_loc loc,
                       const char *fmt, va_list ap)
 {
     ub_diag *diag = NULL;
+    size_t seq = d->added++;
     if (d->n == d->cap) {
         size_t cap = d->cap ? d->cap * 2 : 16;
         ub_diag **items = realloc(d->items, cap * sizeof *items);
@@ -131,6 +134,7 @@ ub_diag *ub_diag_addv(ub_diags *d, ub_severity sev, ub_loc loc,
         return NULL;
     }
     diag->severity = sev;
+    diag->seq = seq;
     diag->loc = loc;
     if (loc.file)
         diag->loc.file = ub_arena_strdup(d->arena, loc.file);
@@ -153,6 +157,26 @@ ub_diag *ub_diag_add(ub_diags *d, ub_severity sev, ub_loc loc, const char *id,
     return diag;
 }
 
+ub_diag *ub_diag_add_oom(ub_diags *d, ub_loc loc, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ub_diag *diag = ub_diag_addv(d, UB_ERROR, loc, NULL, NULL, 0, fmt, ap);
+    va_end(ap);
+    if (diag)
+        diag->out_of_memory = true;
+    return diag;
+}
+
+size_t ub_diags_first_oom(const ub_diags *d)
+{
+    size_t first = SIZE_MAX;
+    for (size_t i = 0; i < d->n; i++)
+        if (d->items[i]->out_of_memory && d->items[i]->seq < first)
+            first = d->items[i]->seq;
+    return first;
+}
+
 void ub_diag_set_hint(ub_diags *d, ub_diag *diag, const char *fmt, ...)
 {
     if (!diag)
@@ -171,6 +195,7 @@ void ub_diags_take(ub_diags *dst, ub_diags *src)
                                  "%s", s->message ? s->message : "");
         if (!c)
             continue; /* counted as lost in dst */
+        c->out_of_memory = s->out_of_memory;
         if (s->hint)
             c->hint = ub_arena_strdup(dst->arena, s->hint);
         if (s->line_text)
@@ -195,7 +220,7 @@ static int ub_diag_cmp(const void *pa, const void *pb)
         return a->loc.line < b->loc.line ? -1 : 1;
     if (a->loc.col != b->loc.col)
         return a->loc.col < b->loc.col ? -1 : 1;
-    return (a < b) ? -1 : (a > b); /* arena order is insertion order */
+    return a->seq < b->seq ? -1 : a->seq > b->seq;
 }
 
 void ub_diags_sort(ub_diags *d)

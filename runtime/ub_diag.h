@@ -11,6 +11,7 @@
 #define UB_DIAG_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -84,6 +85,8 @@ typedef struct ub_diag {
     const char *message;   /* what is wrong, and what was expected */
     const char *hint;      /* how to fix it, or NULL */
     const char *line_text; /* the source line without its newline, or NULL */
+    bool out_of_memory;    /* ub_diag_add_oom's */
+    size_t seq;            /* the order it was added in */
 } ub_diag;
 
 typedef struct ub_diags ub_diags;
@@ -113,6 +116,14 @@ ub_diag *ub_diag_addv(ub_diags *d, ub_severity sev, ub_loc loc,
                       const char *fmt, va_list ap);
 void ub_diag_set_hint(ub_diags *d, ub_diag *diag, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
+/* An error saying memory ran out ("out of memory reading '%s'"), marked
+ * as such: whatever is reported after it may follow from it
+ * (ub_diags_first_oom). */
+ub_diag *ub_diag_add_oom(ub_diags *d, ub_loc loc, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The order number (ub_diag.seq) of the first out-of-memory error, or
+ * SIZE_MAX when there is none. */
+size_t ub_diags_first_oom(const ub_diags *d);
 
 /* Move all of src's diagnostics to the end of dst (src is left empty). */
 void ub_diags_take(ub_diags *dst, ub_diags *src);

@@ -135,8 +135,8 @@ static void ub_usdb_oom(ub_usdb *f)
     if (f->oom)
         return;
     f->oom = true;
-    ub_diag_add(f->diags, UB_ERROR, (ub_loc){f->name, 0, 0}, NULL, NULL, 0,
-                "out of memory reading '%s'", f->name ? f->name : "-");
+    ub_diag_add_oom(f->diags, (ub_loc){f->name, 0, 0},
+                    "out of memory reading '%s'", f->name ? f->name : "-");
 }
 
 /* A byte cursor over one decompressed section or record, with a sticky
@@ -938,8 +938,8 @@ ub_usdb *ub_usdb_open_memory(const void *data, size_t len, const char *name,
 {
     ub_usdb *f = ub_usdb_new(name, t, diags);
     if (!f) {
-        ub_diag_add(diags, UB_ERROR, (ub_loc){NULL, 0, 0}, NULL, NULL, 0,
-                    "out of memory opening '%s'", name ? name : "-");
+        ub_diag_add_oom(diags, (ub_loc){NULL, 0, 0},
+                        "out of memory opening '%s'", name ? name : "-");
         return NULL;
     }
     f->base = data;

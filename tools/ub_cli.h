@@ -58,8 +58,9 @@ void ub_session_close(ub_session *s);
  * or what cannot be read. */
 uint64_t ub_cli_file_size(const char *path);
 
-/* Print every diagnostic to stderr in the compiler style (sorted), and
- * how many could not be kept for want of memory. */
+/* Print the diagnostics to stderr in the compiler style (sorted): all of
+ * them, or when memory ran out, those up to the first out-of-memory
+ * error and how many more there are; and how many could not be kept. */
 void ub_cli_print_diags(ub_diags *d);
 
 /* Report a usage error ("usdbake cat: ...") and return UB_EXIT_USAGE. */

@@ -156,6 +156,43 @@ static void test_release_cycles_stay_small(void)
     ub_arena_free(a);
 }
 
+/* Diagnostics keep the order they were added in (what the printer uses
+ * to leave out what follows running out of memory), and an
+ * out-of-memory error is marked, also once moved into another list. */
+static void test_diags_order_and_oom(void)
+{
+    ub_diags *d = ub_diags_new(), *into = ub_diags_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(into);
+    CU_ASSERT_EQUAL(ub_diags_first_oom(d), SIZE_MAX);
+    ub_diag_add(d, UB_ERROR, (ub_loc){"b.usda", 1, 1}, NULL, NULL, 0, "b");
+    ub_diag *oom = ub_diag_add_oom(d, (ub_loc){"a.usda", 0, 0},
+                                   "out of memory reading '%s'", "a.usda");
+    ub_diag_add(d, UB_WARNING, (ub_loc){"a.usda", 0, 0}, NULL, NULL, 0, "w");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(oom);
+    CU_ASSERT(oom->out_of_memory);
+    CU_ASSERT_STRING_EQUAL(oom->message, "out of memory reading 'a.usda'");
+    CU_ASSERT_EQUAL(ub_diags_first_oom(d), 1);
+    CU_ASSERT_EQUAL(ub_diags_errors(d), 2);
+    CU_ASSERT_EQUAL(ub_diags_warnings(d), 1);
+    CU_ASSERT_EQUAL(ub_diags_lost(d), 0);
+    /* sorted by file and place; the same place keeps the order added */
+    ub_diags_sort(d);
+    CU_ASSERT_EQUAL(ub_diags_at(d, 0)->seq, 1);
+    CU_ASSERT_EQUAL(ub_diags_at(d, 1)->seq, 2);
+    CU_ASSERT_EQUAL(ub_diags_at(d, 2)->seq, 0);
+    /* moved after what another list holds: numbered on from there */
+    ub_diag_add(into, UB_NOTE, (ub_loc){NULL, 0, 0}, NULL, NULL, 0, "n");
+    ub_diags_take(into, d);
+    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+    CU_ASSERT_EQUAL(ub_diags_count(into), 4);
+    CU_ASSERT_EQUAL(ub_diags_first_oom(into), 1);
+    CU_ASSERT(ub_diags_at(into, 1)->out_of_memory);
+    CU_ASSERT(!ub_diags_at(into, 2)->out_of_memory);
+    ub_diags_free(d);
+    ub_diags_free(into);
+}
+
 /* A prim with more properties than the lookup scan handles is indexed in
  * the layer's shared table; once it is dropped and its memory reused by
  * another prim, the old entries must not answer for the new prim. */
@@ -512,6 +549,8 @@ int main(void)
     CU_add_test(s, "release across chunks", test_release_across_chunks);
     CU_add_test(s, "release cycles stay small",
                 test_release_cycles_stay_small);
+    CU_add_test(s, "diagnostics: order, out of memory",
+                test_diags_order_and_oom);
     CU_add_test(s, "footprint", test_footprint);
     CU_add_test(s, "alignment", test_alignment);
     CU_add_test(s, "record alignment", test_record_alignment);
