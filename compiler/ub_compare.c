@@ -299,13 +299,15 @@ static void ub_desc_diff(ub_buf *b, const ub_value *x, const ub_value *y,
             return;
         }
         for (int p = 0; p < UB_LO_NPARTS; p++) {
-            if (lx->has[p] != ly->has[p]) {
+            bool ex = ub_listop_part_empty(lx, p),
+                 ey = ub_listop_part_empty(ly, p);
+            if (ex != ey) {
                 ub_buf_printf(b, "%s only in %s", ub_listop_part_names[p],
-                              lx->has[p] ? na : nb);
+                              ex ? nb : na);
                 return;
             }
-            if (lx->has[p] && !ub_value_close(ub_listop_get(lx, p),
-                                              ub_listop_get(ly, p), tol)) {
+            if (!ex && !ub_value_close(ub_listop_get(lx, p),
+                                       ub_listop_get(ly, p), tol)) {
                 ub_buf_printf(b, "%s: ", ub_listop_part_names[p]);
                 ub_desc_diff(b, ub_listop_get(lx, p), ub_listop_get(ly, p),
                              tol, na, nb);

@@ -716,10 +716,14 @@ static bool ub_value_cmp(const ub_value *a, const ub_value *b, double tol)
         if (la->is_explicit != lb->is_explicit)
             return false;
         for (int p = 0; p < UB_LO_NPARTS; p++) {
-            if (la->has[p] != lb->has[p])
-                return false;
-            if (la->has[p] &&
-                !ub_value_cmp(ub_listop_get(la, p), ub_listop_get(lb, p), tol))
+            bool ea = ub_listop_part_empty(la, p),
+                 eb = ub_listop_part_empty(lb, p);
+            if (ea || eb) {
+                if (ea != eb)
+                    return false;
+                continue;
+            }
+            if (!ub_value_cmp(ub_listop_get(la, p), ub_listop_get(lb, p), tol))
                 return false;
         }
         return true;

@@ -240,6 +240,16 @@ static inline const ub_value *ub_listop_get(const ub_listop *lo,
     return lo->at[p] ? &lo->e[lo->at[p] - 1].value
                      : &ub_listop_entry_none.value;
 }
+/* Whether part p holds no items: never set, or set to an empty list
+ * (`append x = None`).  OpenUSD keeps a part as a list, so the two are
+ * the same list op to it (equality, and what the text prints). */
+static inline bool ub_listop_part_empty(const ub_listop *lo, ub_listop_part p)
+{
+    if (!lo->has[p] || !lo->at[p])
+        return true;
+    const ub_value *v = &lo->e[lo->at[p] - 1].value;
+    return v->kind == UB_V_EMPTY || (v->kind == UB_V_DATA && v->count == 0);
+}
 static inline ub_sloc ub_listop_loc(const ub_listop *lo, ub_listop_part p)
 {
     return lo->at[p] ? lo->e[lo->at[p] - 1].loc : ub_listop_entry_none.loc;
