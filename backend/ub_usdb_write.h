@@ -12,11 +12,12 @@
 
 /* The default level, "auto", by the size of the layer's encoding: zstd
  * level 19 up to UB_USDB_AUTO_TINY bytes (most layers: it costs
- * milliseconds there, and saves about 4% over level 9 on the corpus'
- * layers); level 9 up to UB_USDB_AUTO_SMALL, where level 19 took seconds
- * (0.6 s on a 1 MB prim-heavy layer, 3 s on 8 MB), 1.6-2x the memory,
- * and came out no smaller than 9 or up to 10% bigger; level 3 above, where
- * convert speed rules (measurements in doc/binary-format.md). */
+ * milliseconds there, and saves about 1% over level 9 on the corpus'
+ * small layers); level 9 up to UB_USDB_AUTO_SMALL, where level 19 took
+ * seconds (0.6 s on a 1 MB prim-heavy layer, 3 s on 8 MB) and 1.6-2x the
+ * memory, and came out no smaller than 9 or up to 10% bigger; level 3
+ * above, where convert speed rules (measurements in
+ * doc/binary-format.md). */
 #define UB_USDB_LEVEL_DEFAULT (-1)
 #define UB_USDB_AUTO_TINY ((size_t)64 << 10)
 #define UB_USDB_AUTO_SMALL ((size_t)4 << 20)
