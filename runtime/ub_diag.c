@@ -10,8 +10,8 @@ struct ub_diags {
     ub_arena *arena; /* message, hint and line copies */
     ub_diag **items; /* pointers, so a returned ub_diag* stays valid */
     size_t n, cap;
-    /* added when there was no memory to keep them */
-    size_t lost_errors, lost_warnings, lost_notes;
+    /* added when there was no memory to keep them, by severity */
+    size_t lost[UB_ERROR + 1];
     size_t added; /* every add, kept or not: the next ub_diag.seq */
 };
 
@@ -57,28 +57,17 @@ static size_t ub_diags_count_sev(const ub_diags *d, ub_severity sev)
 
 size_t ub_diags_errors(const ub_diags *d)
 {
-    return ub_diags_count_sev(d, UB_ERROR) + d->lost_errors;
+    return ub_diags_count_sev(d, UB_ERROR) + d->lost[UB_ERROR];
 }
 
 size_t ub_diags_warnings(const ub_diags *d)
 {
-    return ub_diags_count_sev(d, UB_WARNING) + d->lost_warnings;
+    return ub_diags_count_sev(d, UB_WARNING) + d->lost[UB_WARNING];
 }
 
 size_t ub_diags_lost(const ub_diags *d)
 {
-    return d->lost_errors + d->lost_warnings + d->lost_notes;
-}
-
-/* One more diagnostic of severity sev that could not be kept. */
-static void ub_diags_count_lost(ub_diags *d, ub_severity sev, size_t k)
-{
-    if (sev == UB_ERROR)
-        d->lost_errors += k;
-    else if (sev == UB_WARNING)
-        d->lost_warnings += k;
-    else
-        d->lost_notes += k;
+    return d->lost[UB_NOTE] + d->lost[UB_WARNING] + d->lost[UB_ERROR];
 }
 
 static char *ub_vformat(ub_arena *a, const char *fmt, va_list ap)
@@ -130,7 +119,7 @@ ub_diag *ub_diag_addv(ub_diags *d, ub_severity sev, ub_loc loc,
     if (d->n < d->cap)
         diag = ub_arena_zalloc(d->arena, sizeof *diag);
     if (!diag) {
-        ub_diags_count_lost(d, sev, 1);
+        d->lost[sev]++;
         return NULL;
     }
     diag->severity = sev;
@@ -201,11 +190,11 @@ void ub_diags_take(ub_diags *dst, ub_diags *src)
         if (s->line_text)
             c->line_text = ub_arena_strdup(dst->arena, s->line_text);
     }
-    ub_diags_count_lost(dst, UB_ERROR, src->lost_errors);
-    ub_diags_count_lost(dst, UB_WARNING, src->lost_warnings);
-    ub_diags_count_lost(dst, UB_NOTE, src->lost_notes);
+    for (int sev = UB_NOTE; sev <= UB_ERROR; sev++) {
+        dst->lost[sev] += src->lost[sev];
+        src->lost[sev] = 0;
+    }
     src->n = 0;
-    src->lost_errors = src->lost_warnings = src->lost_notes = 0;
 }
 
 static int ub_diag_cmp(const void *pa, const void *pb)
