@@ -306,7 +306,7 @@ static void ub_write_field_value(ub_w *w, const ub_value *v)
 {
     if (v->kind == UB_V_DATA && !v->is_array && v->type_id == UB_TY_BOOL &&
         v->count == 1) {
-        if (*(const uint8_t *)v->u.data)
+        if (*(const uint8_t *)ub_value_data(v))
             PUTS(w->b, "true");
         else
             PUTS(w->b, "false");
@@ -406,7 +406,7 @@ static void ub_write_listop_list(ub_w *w, unsigned indent, const char *name,
     }
     const ub_type *t = ub_value_type(items);
     size_t esz = ub_type_elem_size(t);
-    const char *e = items->u.data;
+    const char *e = ub_value_data(items);
     bool per_line = ub_item_per_line(t);
     bool needs_brackets = true;
     if (t->id == UB_TY_PATH || t->id == UB_TY_PAYLOAD)
@@ -534,7 +534,8 @@ static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
         if (val->kind == UB_V_DATA && ub_value_type(val) &&
             ub_value_type(val)->scalar == UB_SC_DICT) {
             ub_write_dict(w, indent + 1,
-                          val->count ? *(ub_dict *const *)val->u.data : NULL,
+                          val->count ? *(ub_dict *const *)ub_value_data(val)
+                                     : NULL,
                           false);
             continue;
         }
@@ -1472,7 +1473,8 @@ static void ub_write_header(ub_w *w, const ub_layer *l)
         } else if (ub_key_is(f, "hasOwnedSubLayers")) {
             const ub_value *hv = &f->value;
             if (hv->kind == UB_V_DATA && hv->count == 1 &&
-                hv->type_id == UB_TY_BOOL && *(const uint8_t *)hv->u.data)
+                hv->type_id == UB_TY_BOOL &&
+                *(const uint8_t *)ub_value_data(hv))
                 PUTS(b, "    hasOwnedSubLayers = true\n");
         } else {
             ub_write_simple_field(w, 1, f);

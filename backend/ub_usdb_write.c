@@ -1144,7 +1144,7 @@ static void put_value_body(ub_w *w, ub_buf *b, const ub_value *v, int depth)
                 put_str(w, b, ub_value_str(v, i));
             break;
         case UB_SC_REF: {
-            const ub_reference *r = v->u.data;
+            const ub_reference *r = ub_value_data(v);
             for (uint32_t i = 0; i < v->count; i++) {
                 bool cd = r[i].custom_data != NULL;
                 put_str(w, b, r[i].asset);
@@ -1159,7 +1159,7 @@ static void put_value_body(ub_w *w, ub_buf *b, const ub_value *v, int depth)
             break;
         }
         case UB_SC_DICT: {
-            ub_dict *const *d = v->u.data;
+            ub_dict *const *d = ub_value_data(v);
             for (uint32_t i = 0; i < v->count; i++) {
                 put_u8(b, d[i] != NULL);
                 if (d[i])
@@ -1171,7 +1171,7 @@ static void put_value_body(ub_w *w, ub_buf *b, const ub_value *v, int depth)
         case UB_SC_NONE:
             break;
         default:
-            put_numeric(w, b, t, v->u.data, v->count);
+            put_numeric(w, b, t, ub_value_data(v), v->count);
             break;
         }
         break;
@@ -1290,7 +1290,7 @@ static void series_rec(ub_w *w, const ub_samples *s)
         w->tmp_cap = need;
     }
     for (uint32_t i = 0; i < s->n; i++)
-        memcpy((char *)w->tmp + i * es, s->v[i].value.u.data, es);
+        memcpy((char *)w->tmp + i * es, ub_value_data(&s->v[i].value), es);
     put_u8(b, UB_USDB_SERIES_PACKED);
     put_sid(w, b, type_sid(w, t));
     put_numeric(w, b, t, w->tmp, s->n);
@@ -1316,7 +1316,7 @@ static inline void prefetch_range(const void *p, size_t bytes)
 static void prefetch_prop(const ub_prop *p)
 {
     prefetch_range(p->meta.v, p->meta.n * sizeof *p->meta.v);
-    prefetch(p->default_value.u.data);
+    prefetch(ub_value_data(&p->default_value));
     prefetch(ub_prop_samples(p)->v);
 }
 
@@ -1331,7 +1331,7 @@ static void put_fields(ub_w *w, const ub_fields *f)
     put_vu(&w->spec, f->n);
     for (uint32_t i = 0; i < f->n; i++) {
         if (i + 1 < f->n)
-            prefetch(f->v[i + 1].value.u.data);
+            prefetch(ub_value_data(&f->v[i + 1].value));
         put_str(w, &w->spec, f->v[i].key);
         put_val(w, &f->v[i].value);
     }
@@ -1374,7 +1374,7 @@ static void put_prim(ub_w *w, const ub_prim *p, int depth)
     for (uint32_t i = 0; i < np && i < 2; i++)
         prefetch_range(props[i], sizeof *props[i]);
     if (p->meta.n)
-        prefetch(p->meta.v[0].value.u.data);
+        prefetch(ub_value_data(&p->meta.v[0].value));
     put_str(w, b, p->name);
     put_u8(b, p->specifier);
     put_opt_str(w, b, p->type_name);

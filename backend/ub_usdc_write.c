@@ -998,7 +998,7 @@ static bool ub_exact_int(double x, double lo, double hi)
 static bool ub_inline_scalar(const ub_value *v, const ub_type *t,
                              uint32_t *bits)
 {
-    const void *e = v->u.data;
+    const void *e = ub_value_data(v);
     *bits = 0;
     unsigned nc = ub_type_ncomp(t);
     size_t es = ub_type_elem_size(t);
@@ -1187,13 +1187,14 @@ static uint64_t ub_cw_array(ub_cw *w, const ub_value *v)
             goto plain;
         ub_w64(b, n);
         if (n < UB_CRATE_MIN_COMPRESSED_ARRAY) {
-            ub_buf_append(b, v->u.data, (size_t)n * ub_type_elem_size(t));
+            ub_buf_append(b, ub_value_data(v),
+                          (size_t)n * ub_type_elem_size(t));
             rep = ub_cw_store(w, flags, b, 1);
         } else {
             if (t->scalar == UB_SC_INT || t->scalar == UB_SC_UINT)
-                ub_crate_put_ints32(v->u.data, n, &w->lz4v, b);
+                ub_crate_put_ints32(ub_value_data(v), n, &w->lz4v, b);
             else
-                ub_crate_put_ints64(v->u.data, n, &w->lz4v, b);
+                ub_crate_put_ints64(ub_value_data(v), n, &w->lz4v, b);
             rep = ub_cw_store(w, flags | UB_CRATE_REP_IS_COMPRESSED, b, 1);
         }
         break;
@@ -1255,7 +1256,7 @@ static uint64_t ub_cw_scalar(ub_cw *w, const ub_value *v)
     } else if (ct == UB_CRATE_TIME_CODE) {
         /* never inlined: 24.08 reads an inlined timecode as 0 */
         ub_cw_upgrade(w, UB_CRATE_V_TIMECODE);
-        ub_buf_append(b, v->u.data, 8);
+        ub_buf_append(b, ub_value_data(v), 8);
         rep = ub_cw_store(w, ub_rep(ct, false, false, 0), b, 1);
     } else if (ub_inline_scalar(v, t, &bits)) {
         rep = ub_rep(ct, true, false, bits);
@@ -1393,7 +1394,7 @@ static uint64_t ub_cw_value(ub_cw *w, const ub_value *v)
         return ub_cw_dict(w, v->u.dict);
     case UB_V_DATA:
         if (ub_value_type(v)->scalar == UB_SC_DICT && !v->is_array)
-            return ub_cw_dict(w, v->count ? *(ub_dict *const *)v->u.data
+            return ub_cw_dict(w, v->count ? *(ub_dict *const *)ub_value_data(v)
                                           : NULL);
         if (v->is_array)
             return ub_cw_array(w, v);
@@ -2321,13 +2322,14 @@ static void ub_cw_body(ub_cw *w, const ub_prim *prim)
 {
     if (ub_prim_prim_order(prim)->kind == UB_V_DATA)
         ub_cw_field_c(w, "primOrder",
-                      ub_cw_token_vector(w, ub_prim_prim_order(prim)->u.data,
-                                         ub_prim_prim_order(prim)->count));
+                      ub_cw_token_vector(
+                          w, ub_value_data(ub_prim_prim_order(prim)),
+                          ub_prim_prim_order(prim)->count));
     if (ub_prim_property_order(prim)->kind == UB_V_DATA)
         ub_cw_field_c(w, "propertyOrder",
-                      ub_cw_token_vector(w,
-                                         ub_prim_property_order(prim)->u.data,
-                                         ub_prim_property_order(prim)->count));
+                      ub_cw_token_vector(
+                          w, ub_value_data(ub_prim_property_order(prim)),
+                          ub_prim_property_order(prim)->count));
     uint32_t nmax = prim->children.n;
     if (prim->props.n > nmax)
         nmax = prim->props.n;

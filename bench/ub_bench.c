@@ -139,8 +139,8 @@ static void ub_mem_value(ub_mem *m, const ub_value *v)
 {
     switch (v->kind) {
     case UB_V_DATA:
-        m->value_data +=
-            (size_t)v->count * ub_type_elem_size(ub_value_type(v));
+        if (!ub_value_is_inline(v)) /* else inside the record */
+            m->value_data += ub_value_bytes(v);
         break;
     case UB_V_DICT:
         ub_mem_dict(m, v->u.dict);

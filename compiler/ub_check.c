@@ -638,7 +638,7 @@ static void ck_value_times(ck *c, const ub_layer *L, const ub_value *v,
     if (v->kind != UB_V_DATA || !ub_value_type(v))
         return;
     if (v->type_id == UB_TY_TIMECODE) {
-        const double *t = v->u.data;
+        const double *t = ub_value_data(v);
         for (uint32_t i = 0; i < v->count; i++) {
             if (isfinite(t[i]))
                 continue;
@@ -648,7 +648,7 @@ static void ck_value_times(ck *c, const ub_layer *L, const ub_value *v,
             return;
         }
     } else if (ub_value_type(v)->scalar == UB_SC_DICT) {
-        ub_dict *const *d = v->u.data;
+        ub_dict *const *d = ub_value_data(v);
         for (uint32_t i = 0; i < v->count; i++)
             ck_dict_times(c, L, d[i], what);
     }

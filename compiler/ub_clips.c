@@ -448,7 +448,7 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
     const ub_value *im = ub_info(info, "interpolateMissingClipValues");
     if (im && ub_value_type(im) && ub_value_type(im)->scalar == UB_SC_BOOL &&
         im->count == 1)
-        interp = *(const uint8_t *)im->u.data;
+        interp = *(const uint8_t *)ub_value_data(im);
     cs->interpolate_missing = interp != 0;
     /* clips by start time */
     cs->clips = calloc(n_active, sizeof *cs->clips);

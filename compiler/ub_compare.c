@@ -177,7 +177,7 @@ static void ub_desc_elem(ub_buf *b, const ub_value *v, uint32_t i)
         ub_desc_string(b, ub_value_str(v, i));
         return;
     case UB_SC_REF: {
-        const ub_reference *r = (const ub_reference *)v->u.data + i;
+        const ub_reference *r = (const ub_reference *)ub_value_data(v) + i;
         ub_buf_printf(b, "@%s@<%s> (offset %.17g, scale %.17g)", r->asset,
                       r->prim_path, r->offset.offset, r->offset.scale);
         return;
@@ -238,11 +238,7 @@ static void ub_desc_value(ub_buf *b, const ub_value *v)
 
 static ub_value ub_elem_view(const ub_value *v, uint32_t i)
 {
-    ub_value e = *v;
-    e.count = 1;
-    e.is_array = false;
-    e.u.data = ub_value_elem(v, i);
-    return e;
+    return ub_value_wrap(ub_value_type(v), 1, false, ub_value_elem(v, i));
 }
 
 static void ub_desc_diff(ub_buf *b, const ub_value *x, const ub_value *y,
@@ -341,8 +337,9 @@ static void ub_desc_diff(ub_buf *b, const ub_value *x, const ub_value *y,
         if (x->is_array)
             ub_buf_printf(b, "element %u: ", i);
         if (ub_value_type(x)->scalar == UB_SC_DICT) {
-            ub_desc_dict_diff(b, *(ub_dict *const *)ex.u.data,
-                              *(ub_dict *const *)ey.u.data, tol, na, nb);
+            ub_desc_dict_diff(b, *(ub_dict *const *)ub_value_data(&ex),
+                              *(ub_dict *const *)ub_value_data(&ey), tol, na,
+                              nb);
             return;
         }
         ub_desc_elem(b, &ex, 0);
@@ -420,13 +417,11 @@ static void ub_cmp_samples(ub_cmp *c, const ub_prop *x, const ub_prop *y)
                       "time samples differ: %u samples vs %u", sa->n, sb->n);
         return;
     }
-    ub_value ta = {.kind = UB_V_DATA, .type_id = UB_TY_DOUBLE,
-                   .count = 1};
-    ub_value tb = ta;
+    const ub_type *dbl = ub_type_get(UB_TY_DOUBLE);
     for (uint32_t i = 0; i < sa->n && !ub_cmp_stop(c); i++) {
         double t0 = sa->v[i].time, t1 = sb->v[i].time;
-        ta.u.data = &t0;
-        tb.u.data = &t1;
+        ub_value ta = ub_value_wrap(dbl, 1, false, &t0);
+        ub_value tb = ub_value_wrap(dbl, 1, false, &t1);
         if (!ub_value_close(&ta, &tb, c->tol)) {
             ub_cmp_report(c, sa->loc, sb->loc,
                           "time samples differ: sample %u is at time "
@@ -965,9 +960,7 @@ static void ub_cmp_sublayers(ub_cmp *c, const ub_layer *a, const ub_layer *b)
                       a->n_sublayers, b->n_sublayers);
         return;
     }
-    ub_value oa = {.kind = UB_V_DATA, .type_id = UB_TY_DOUBLE2,
-                   .count = 1};
-    ub_value ob = oa;
+    const ub_type *dbl2 = ub_type_get(UB_TY_DOUBLE2);
     for (uint32_t i = 0; i < a->n_sublayers && !ub_cmp_stop(c); i++) {
         const ub_sublayer *x = &a->sublayers[i], *y = &b->sublayers[i];
         if (x->asset != y->asset) {
@@ -978,8 +971,8 @@ static void ub_cmp_sublayers(ub_cmp *c, const ub_layer *a, const ub_layer *b)
         }
         double va[2] = {x->offset.offset, x->offset.scale};
         double vb[2] = {y->offset.offset, y->offset.scale};
-        oa.u.data = va;
-        ob.u.data = vb;
+        ub_value oa = ub_value_wrap(dbl2, 1, false, va);
+        ub_value ob = ub_value_wrap(dbl2, 1, false, vb);
         if (!ub_value_close(&oa, &ob, c->tol))
             ub_cmp_report(c, x->loc, y->loc,
                           "subLayers differ: @%s@ has offset %.17g scale "

@@ -1275,7 +1275,7 @@ static void ub_anchor_value(ub_cx *cx, const ub_layer *l, const ub_dict *vars,
                             ub_value *v)
 {
     if (v->kind == UB_V_DATA && v->type_id == UB_TY_ASSET) {
-        const char **s = v->u.data;
+        const char **s = ub_value_data(v);
         for (uint32_t i = 0; i < v->count; i++)
             s[i] = ub_anchor(cx, l, vars, s[i]);
     } else if (v->kind == UB_V_DICT && v->u.dict) {
@@ -1323,7 +1323,7 @@ static void ub_map_path_exprs(ub_cx *cx, const ub_index *ix, int node,
                               ub_value *v)
 {
     ub_pe_site site = {cx, ix, node};
-    const char **s = v->u.data;
+    const char **s = ub_value_data(v);
     for (uint32_t i = 0; i < v->count && !cx->oom; i++) {
         char *t = NULL;
         ub_pathexpr_status st =
@@ -1942,9 +1942,9 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
                 const char *m = ub_map_to_root(cx, ix, ops[k].node,
                                                ub_value_str(pv, i));
                 if (m)
-                    ((const char **)nv.u.data)[w++] = m;
+                    ((const char **)ub_value_data(&nv))[w++] = m;
             }
-            nv.count = w;
+            ub_value_truncate(&nv, w);
             if (ub_listop_put(cx->a, mapped, part, nv) != 0) {
                 cx->oom = true;
                 break;
@@ -1992,7 +1992,7 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
             free(paths);
             return (ub_value){0};
         }
-        memcpy(arr.u.data, paths, np * sizeof *paths);
+        memcpy(ub_value_data(&arr), paths, np * sizeof *paths);
         lo->is_explicit = true;
         lo->has[UB_LO_EXPLICIT] = true;
         if (ub_listop_put(cx->a, lo, UB_LO_EXPLICIT, arr) != 0) {
@@ -2334,14 +2334,14 @@ static bool ub_field_is_false(const ub_field *f)
 {
     return f && f->value.kind == UB_V_DATA && ub_value_type(&f->value) &&
            ub_value_type(&f->value)->scalar == UB_SC_BOOL && f->value.count &&
-           !*(const uint8_t *)f->value.u.data;
+           !*(const uint8_t *)ub_value_data(&f->value);
 }
 
 static bool ub_field_is_true(const ub_field *f)
 {
     return f && f->value.kind == UB_V_DATA && ub_value_type(&f->value) &&
            ub_value_type(&f->value)->scalar == UB_SC_BOOL && f->value.count &&
-           *(const uint8_t *)f->value.u.data;
+           *(const uint8_t *)ub_value_data(&f->value);
 }
 
 static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
@@ -2886,7 +2886,7 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
         if (refs.kind == UB_V_EMPTY || !lo) {
             cx->oom = true;
         } else {
-            ub_reference *r = refs.u.data;
+            ub_reference *r = ub_value_data(&refs);
             memset(r, 0, sizeof *r);
             r->asset = ub_intern_cstr(cx->t, "");
             r->prim_path = proto;

@@ -279,11 +279,11 @@ static void ub_flat_fix_assets_data(ub_flat *f, uint32_t li, ub_value *v)
     if (v->kind != UB_V_DATA || !ub_value_type(v))
         return;
     if (v->type_id == UB_TY_ASSET) {
-        const char **s = v->u.data;
+        const char **s = ub_value_data(v);
         for (uint32_t i = 0; i < v->count; i++)
             s[i] = ub_flat_anchor(f, li, s[i]);
     } else if (ub_value_type(v)->scalar == UB_SC_REF) {
-        ub_reference *r = v->u.data;
+        ub_reference *r = ub_value_data(v);
         for (uint32_t i = 0; i < v->count; i++)
             r[i].asset = ub_flat_anchor(f, li, r[i].asset);
     }
@@ -384,7 +384,7 @@ static ub_value ub_items_value(ub_flat *f, const ub_items *it)
         return v;
     }
     if (it->n)
-        memcpy(v.u.data, it->data, it->n * it->es);
+        memcpy(ub_value_data(&v), it->data, it->n * it->es);
     return v;
 }
 
@@ -651,7 +651,7 @@ static ub_value ub_flat_prepare(ub_flat *f, uint32_t li, const char *key,
             if (map && part->kind == UB_V_DATA && ub_value_type(part) &&
                 ub_value_type(part)->scalar == UB_SC_REF &&
                 (key == f->k_references || key == f->k_payload)) {
-                ub_reference *r = part->u.data;
+                ub_reference *r = ub_value_data(part);
                 for (uint32_t i = 0; i < part->count; i++) {
                     ub_offset ro = {r[i].has_offset ? r[i].offset.offset : 0,
                                     r[i].has_scale ? r[i].offset.scale : 1};
@@ -700,8 +700,9 @@ static void ub_flat_concat(ub_flat *f, ub_value *cur, const ub_value *w)
             f->oom = true;
             return;
         }
-        memcpy(n.u.data, cur->u.data, cur->count * es);
-        memcpy((char *)n.u.data + cur->count * es, w->u.data, w->count * es);
+        char *nd = ub_value_data(&n);
+        memcpy(nd, ub_value_data(cur), cur->count * es);
+        memcpy(nd + cur->count * es, ub_value_data(w), w->count * es);
         *cur = n;
     } else if (cur->kind == UB_V_UNTYPED && w->kind == UB_V_UNTYPED &&
                cur->u.untyped && w->u.untyped &&

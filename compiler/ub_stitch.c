@@ -897,7 +897,7 @@ static ub_value ub_pairs(ub_arena *a, const double *xy, size_t n)
     ub_value v = ub_value_new(a, ub_type_get(UB_TY_DOUBLE2), (uint32_t)n,
                               true);
     if (v.kind == UB_V_DATA && n)
-        memcpy(v.u.data, xy, n * 2 * sizeof(double));
+        memcpy(ub_value_data(&v), xy, n * 2 * sizeof(double));
     return v;
 }
 
@@ -910,7 +910,7 @@ static ub_value ub_string_value(ub_arena *a, ub_type_id id, const char *s)
 {
     ub_value v = ub_scalar_of(a, id);
     if (v.kind == UB_V_DATA)
-        ((const char **)v.u.data)[0] = s;
+        ((const char **)ub_value_data(&v))[0] = s;
     return v;
 }
 
@@ -918,7 +918,7 @@ static ub_value ub_double_value(ub_arena *a, double x)
 {
     ub_value v = ub_scalar_of(a, UB_TY_DOUBLE);
     if (v.kind == UB_V_DATA)
-        ((double *)v.u.data)[0] = x;
+        ((double *)ub_value_data(&v))[0] = x;
     return v;
 }
 
@@ -984,7 +984,7 @@ static int ub_stitch_result(ub_stitcher *st, size_t n, ub_stitch_out *out)
         }
         for (size_t i = 0; i < n; i++) {
             const ub_clip_rec *c = &st->clips[i];
-            ((const char **)assets.u.data)[i] = c->asset;
+            ((const char **)ub_value_data(&assets))[i] = c->asset;
             act[2 * i] = c->start;
             act[2 * i + 1] = (double)i;
             tim[2 * nt] = tim[2 * nt + 1] = c->start;
@@ -1011,7 +1011,7 @@ static int ub_stitch_result(ub_stitcher *st, size_t n, ub_stitch_out *out)
     if (o->interpolate_missing) {
         ub_value b = ub_scalar_of(a, UB_TY_BOOL);
         if (b.kind == UB_V_DATA)
-            ((uint8_t *)b.u.data)[0] = 1;
+            ((uint8_t *)ub_value_data(&b))[0] = 1;
         UB_PUT(set, "interpolateMissingClipValues", b);
     }
     bad |= !ub_dict_set(a, clips,

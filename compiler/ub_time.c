@@ -131,13 +131,13 @@ bool ub_value_apply_offset(ub_value *v, ub_offset o)
     if (v->kind != UB_V_DATA || !ub_value_type(v))
         return false;
     if (v->type_id == UB_TY_TIMECODE) {
-        double *t = v->u.data;
+        double *t = ub_value_data(v);
         for (uint32_t i = 0; i < v->count; i++)
             t[i] = ub_offset_apply(o, t[i]);
         return v->count > 0;
     }
     if (ub_value_type(v)->scalar == UB_SC_DICT) {
-        ub_dict **d = v->u.data;
+        ub_dict **d = ub_value_data(v);
         for (uint32_t i = 0; i < v->count; i++)
             if (d[i] && ub_dict_apply_offset(d[i], o))
                 changed = true;

@@ -1493,9 +1493,12 @@ static ub_value ub_vb_finish(ub_pctx *c, ub_tokloc l)
     /* not ub_value_new: no need to clear what is overwritten at once */
     r = (ub_value){.kind = UB_V_DATA, .is_array = v->want_array,
                    .type_id = ub_type_id_of(v->type), .count = v->nelem};
-    r.u.data = ub_alloc(c, v->len);
-    if (v->len)
-        memcpy(r.u.data, v->buf, v->len);
+    if (ub_value_is_inline(&r)) {
+        ub_value_set_data(&r, v->buf);
+    } else {
+        r.u.out_of_line = ub_alloc(c, v->len);
+        memcpy(r.u.out_of_line, v->buf, v->len);
+    }
     return r;
 }
 
@@ -1865,7 +1868,7 @@ static ub_value ub_str_value(ub_pctx *c, ub_type_id t, const char *s)
     ub_value v = ub_value_new(c->arena, ub_type_get(t), 1, false);
     if (v.kind != UB_V_DATA)
         ub_oom(c);
-    memcpy(v.u.data, &s, sizeof s);
+    memcpy(ub_value_data(&v), &s, sizeof s);
     return v;
 }
 
@@ -2085,7 +2088,8 @@ void ub_act_meta_end(ub_pctx *c)
         return;
     }
     if (c->meta_kind == MK_TYPED && v.type_id == UB_TY_DOUBLE &&
-        strcmp(c->meta_key, "framesPerSecond") == 0 && !(*(double *)v.u.data > 0.0)) {
+        strcmp(c->meta_key, "framesPerSecond") == 0 &&
+        !(*(double *)ub_value_data(&v) > 0.0)) {
         ub_perr(c, c->meta_loc, "invalid value for field 'framesPerSecond': "
                 "it must be greater than 0");
         return;
@@ -2185,7 +2189,7 @@ static ub_value ub_paths_value(ub_pctx *c, ub_type_id t, uint32_t n)
     if (v.kind != UB_V_DATA)
         ub_oom(c);
     if (n)
-        memcpy(v.u.data, c->paths.v, n * sizeof *c->paths.v);
+        memcpy(ub_value_data(&v), c->paths.v, n * sizeof *c->paths.v);
     return v;
 }
 
@@ -2370,7 +2374,7 @@ void ub_act_refs(ub_pctx *c, ub_type_id t, int part, ub_tokloc l)
     if (v.kind != UB_V_DATA)
         ub_oom(c);
     if (n)
-        memcpy(v.u.data, c->refs.v, n * sizeof *c->refs.v);
+        memcpy(ub_value_data(&v), c->refs.v, n * sizeof *c->refs.v);
     ub_meta_listop(c, c->kw[(t == UB_TY_PAYLOAD ? TOK_PAYLOAD : TOK_REFERENCES) -
                             TOK_ADD],
                    ty, part, v, l);
@@ -2743,7 +2747,7 @@ static void ub_anchor_path_exprs(ub_pctx *c, ub_value *v)
     const char *anchor = ub_prim_path(c->layer, c->prim);
     if (!anchor)
         ub_oom(c);
-    const char **s = v->u.data;
+    const char **s = ub_value_data(v);
     for (uint32_t i = 0; i < v->count; i++) {
         char *t = NULL;
         ub_pathexpr_status st = ub_pathexpr_rewrite(s[i], anchor, NULL,

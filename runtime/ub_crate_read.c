@@ -1450,43 +1450,43 @@ static int cr_scalar(crate *c, unsigned ct, uint64_t rep, ub_value *out)
         unsigned nc = ub_type_ncomp(t);
         switch (ct) {
         case UB_CRATE_BOOL:
-            *(uint8_t *)v.u.data = (x & 0xff) != 0;
+            *(uint8_t *)ub_value_data(&v) = (x & 0xff) != 0;
             break;
         case UB_CRATE_UCHAR:
-            *(uint8_t *)v.u.data = (uint8_t)x;
+            *(uint8_t *)ub_value_data(&v) = (uint8_t)x;
             break;
         case UB_CRATE_INT: case UB_CRATE_UINT: case UB_CRATE_FLOAT:
         case UB_CRATE_VEC2H:
-            memcpy(v.u.data, &x, 4);
+            memcpy(ub_value_data(&v), &x, 4);
             break;
         case UB_CRATE_HALF: {
             uint16_t h = (uint16_t)x;
-            memcpy(v.u.data, &h, 2);
+            memcpy(ub_value_data(&v), &h, 2);
             break;
         }
         case UB_CRATE_TOKEN:
         case UB_CRATE_ASSET_PATH:
-            *(const char **)v.u.data = cr_tok(c, x);
+            *(const char **)ub_value_data(&v) = cr_tok(c, x);
             break;
         case UB_CRATE_STRING:
-            *(const char **)v.u.data = cr_str(c, x);
+            *(const char **)ub_value_data(&v) = cr_str(c, x);
             break;
         case UB_CRATE_DOUBLE:
         case UB_CRATE_TIME_CODE: {
             float f;
             memcpy(&f, &x, 4);
             double d = f;
-            memcpy(v.u.data, &d, 8);
+            memcpy(ub_value_data(&v), &d, 8);
             break;
         }
         case UB_CRATE_INT64: {
             int64_t i = (int32_t)x;
-            memcpy(v.u.data, &i, 8);
+            memcpy(ub_value_data(&v), &i, 8);
             break;
         }
         case UB_CRATE_UINT64: {
             uint64_t u = x;
-            memcpy(v.u.data, &u, 8);
+            memcpy(ub_value_data(&v), &u, 8);
             break;
         }
         case UB_CRATE_VEC2D: case UB_CRATE_VEC2F: case UB_CRATE_VEC2I:
@@ -1511,7 +1511,7 @@ static int cr_scalar(crate *c, unsigned ct, uint64_t rep, ub_value *out)
         size_t es = cr_disk_size(ct, t);
         if (!cur_at(c, payload, &k) || !cur_need(&k, es, "a value"))
             return -1;
-        cr_put_elems(c, ct, t, k.p, 1, v.u.data);
+        cr_put_elems(c, ct, t, k.p, 1, ub_value_data(&v));
     }
     *out = v;
     return c->failed ? -1 : 0;
@@ -1568,7 +1568,7 @@ static int cr_array(crate *c, unsigned ct, uint64_t rep, ub_value *out)
         if (v.kind != UB_V_DATA)
             return (cr_oom(c), -1);
         cr_touch(c, k.p, n * ds);
-        cr_put_elems(c, ct, t, k.p, n, v.u.data);
+        cr_put_elems(c, ct, t, k.p, n, ub_value_data(&v));
         *out = v;
         return c->failed ? -1 : 0;
     }
@@ -1581,7 +1581,7 @@ static int cr_array(crate *c, unsigned ct, uint64_t rep, ub_value *out)
         ub_value v = ub_value_new(c->a, t, (uint32_t)n, true);
         if (v.kind != UB_V_DATA)
             return (cr_oom(c), -1);
-        if (!rd_ints_into(&k, size, n, (unsigned)es, v.u.data,
+        if (!rd_ints_into(&k, size, n, (unsigned)es, ub_value_data(&v),
                           "a compressed int array"))
             return -1;
         *out = v;
@@ -1612,6 +1612,7 @@ static int cr_array(crate *c, unsigned ct, uint64_t rep, ub_value *out)
         ub_scratch_free(ints, n * 4);
         return (cr_oom(c), -1);
     }
+    char *vd = ub_value_data(&v);
     for (uint64_t i = 0; i < n; i++) {
         if (lut) {
             if (ints[i] >= nlut) {
@@ -1619,8 +1620,7 @@ static int cr_array(crate *c, unsigned ct, uint64_t rep, ub_value *out)
                        "entries", ints[i], nlut);
                 break;
             }
-            memcpy((char *)v.u.data + i * es, lut + (size_t)ints[i] * es,
-                   es);
+            memcpy(vd + i * es, lut + (size_t)ints[i] * es, es);
         } else {
             ub_value_set_double(&v, (uint32_t)i, 0, (double)(int32_t)ints[i]);
         }
@@ -1686,7 +1686,7 @@ static int cr_index_array(crate *c, cur *k, unsigned ct, ub_type_id t,
     ub_value v = ub_value_new(c->a, ub_type_get(t), (uint32_t)n, true);
     if (v.kind != UB_V_DATA)
         return (cr_oom(c), -1);
-    const char **s = v.u.data;
+    const char **s = ub_value_data(&v);
     cr_touch(c, k->p, 4 * n);
     for (uint64_t i = 0; i < n; i++) {
         uint32_t x;
@@ -1853,10 +1853,7 @@ static int cr_listop(crate *c, unsigned ct, uint64_t payload, ub_value *out,
                                         : cr_ref_items(c, &k, pl, n, nest);
             if (!r)
                 return -1;
-            items = (ub_value){.kind = UB_V_DATA, .is_array = true,
-                               .count = (uint32_t)n,
-                                   .type_id = ub_type_id_of(t)};
-            items.u.data = r;
+            items = ub_value_wrap(t, (uint32_t)n, true, r);
         } else {
             size_t es = ub_type_elem_size(t);
             uint64_t n = rd_count(&k, es, "a list op");
@@ -1866,7 +1863,7 @@ static int cr_listop(crate *c, unsigned ct, uint64_t payload, ub_value *out,
             if (items.kind != UB_V_DATA)
                 return (cr_oom(c), -1);
             cr_touch(c, k.p, n * es);
-            memcpy(items.u.data, k.p, n * es);
+            memcpy(ub_value_data(&items), k.p, n * es);
             k.p += n * es;
         }
         lo->has[parts[i].part] = true;
@@ -1896,7 +1893,7 @@ static int cr_token_value(crate *c, const char *s, ub_value *out)
     ub_value v = ub_value_new(c->a, ub_type_get(UB_TY_TOKEN), 1, false);
     if (v.kind != UB_V_DATA)
         return (cr_oom(c), -1);
-    *(const char **)v.u.data = ub_intern_cstr(c->t, s);
+    *(const char **)ub_value_data(&v) = ub_intern_cstr(c->t, s);
     *out = v;
     return 0;
 }
@@ -1992,7 +1989,7 @@ static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest)
         if (v.kind != UB_V_DATA)
             return (cr_oom(c), -1);
         cr_touch(c, k.p, n * es);
-        memcpy(v.u.data, k.p, n * es);
+        memcpy(ub_value_data(&v), k.p, n * es);
         *out = v;
         return 0;
     }
@@ -2014,7 +2011,7 @@ static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest)
                                       false);
             if (v.kind != UB_V_DATA)
                 return (cr_oom(c), -1);
-            *(const char **)v.u.data = sel;
+            *(const char **)ub_value_data(&v) = sel;
             if (!ub_dict_set(c->a, d, key, v, c->loc))
                 return (cr_oom(c), -1);
         }
@@ -2036,11 +2033,7 @@ static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest)
             return (cr_oom(c), -1);
         lo->is_explicit = true;
         lo->has[UB_LO_EXPLICIT] = true;
-        ub_value v = {.kind = UB_V_DATA,
-                      .is_array = true,
-                      .count = r->asset[0] ? 1 : 0,
-                      .type_id = ub_type_id_of(t)};
-        v.u.data = r;
+        ub_value v = ub_value_wrap(t, r->asset[0] ? 1 : 0, true, r);
         if (ub_listop_put(c->a, lo, UB_LO_EXPLICIT, v) != 0)
             return (cr_oom(c), -1);
         *out = (ub_value){.kind = UB_V_LISTOP, .type_id = ub_type_id_of(t)};
@@ -2087,7 +2080,7 @@ static int cr_value(crate *c, uint64_t rep, ub_value *out, int nest)
                                   (uint32_t)(2 * n), true);
         if (v.kind != UB_V_DATA)
             return (cr_oom(c), -1);
-        const char **s = v.u.data;
+        const char **s = ub_value_data(&v);
         for (uint64_t i = 0; i < 2 * n; i++)
             s[i] = cr_path_text(c, rd_u32(&k, "a relocate"));
         *out = v;
@@ -2203,7 +2196,7 @@ static int cr_samples(crate *c, uint64_t rep, const ub_type *want,
             return -1;
         cr_retype(&v, want);
         double t;
-        memcpy(&t, (const char *)times.u.data + 8 * i, 8);
+        memcpy(&t, (const char *)ub_value_data(&times) + 8 * i, 8);
         if (ub_samples_set(c->a, s, t, v) != 0)
             return (cr_oom(c), -1);
     }
@@ -2279,7 +2272,7 @@ static bool cr_bool(crate *c, uint64_t rep)
         cr_err(c, "expected a bool");
         return false;
     }
-    return *(uint8_t *)v.u.data != 0;
+    return *(uint8_t *)ub_value_data(&v) != 0;
 }
 
 /* An enum field (specifier, variability) as its number, checked to be
@@ -2584,7 +2577,8 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
             }
             s->offset = UB_OFFSET_IDENTITY;
             if (j < offs.count) {
-                memcpy(&s->offset, (const char *)offs.u.data + 16 * j, 16);
+                memcpy(&s->offset,
+                       (const char *)ub_value_data(&offs) + 16 * j, 16);
                 s->has_offset = s->offset.offset != 0.0;
                 s->has_scale = s->offset.scale != 1.0;
             }

@@ -1199,12 +1199,12 @@ void ub_put_value(ub_buf *b, const ub_value *v)
     const ub_type *t = ub_value_type(v);
     if (!v->is_array) {
         if (v->count)
-            ub_put_element(b, t, v->u.data);
+            ub_put_element(b, t, ub_value_data(v));
         return;
     }
     ub_buf_putc(b, '[');
     size_t esz = ub_type_elem_size(t);
-    const char *e = v->u.data;
+    const char *e = ub_value_data(v);
     if (ub_is_numeric(t)) {
         /* Reserve for a batch of elements at a time: one capacity check
          * per batch instead of per number. */

@@ -162,10 +162,11 @@ int ub_value_lerp(const ub_value *lo, const ub_value *hi, double alpha,
     if (out->kind != UB_V_DATA)
         return -1;
     size_t es = ub_type_elem_size(t);
+    const unsigned char *a0 = ub_value_data(lo), *b0 = ub_value_data(hi);
+    unsigned char *o0 = ub_value_data(out);
     for (uint32_t i = 0; i < lo->count; i++) {
-        const unsigned char *pa = (const unsigned char *)lo->u.data + i * es;
-        const unsigned char *pb = (const unsigned char *)hi->u.data + i * es;
-        unsigned char *po = (unsigned char *)out->u.data + i * es;
+        const unsigned char *pa = a0 + i * es, *pb = b0 + i * es;
+        unsigned char *po = o0 + i * es;
         if (is_quat(t))
             slerp(t, pa, pb, alpha, po);
         else

@@ -1397,13 +1397,13 @@ static void dec_data(cur *c, ub_arena *a, ub_value *out, int depth)
     }
     switch (t->scalar) {
     case UB_SC_STRING: {
-        const char **s = v.u.data;
+        const char **s = ub_value_data(&v);
         for (uint32_t i = 0; i < count && !c->err; i++)
             s[i] = get_str(c);
         break;
     }
     case UB_SC_REF: {
-        ub_reference *r = v.u.data;
+        ub_reference *r = ub_value_data(&v);
         for (uint32_t i = 0; i < count && !c->err; i++) {
             r[i].asset = get_str(c);
             r[i].prim_path = get_str(c);
@@ -1420,7 +1420,7 @@ static void dec_data(cur *c, ub_arena *a, ub_value *out, int depth)
         break;
     }
     case UB_SC_DICT: {
-        ub_dict **d = v.u.data;
+        ub_dict **d = ub_value_data(&v);
         for (uint32_t i = 0; i < count && !c->err; i++) {
             unsigned present = get_u8(c);
             if (!c->err && present > 1)
@@ -1434,11 +1434,10 @@ static void dec_data(cur *c, ub_arena *a, ub_value *out, int depth)
     case UB_SC_NONE:
         break;
     default:
-        dec_numeric(c, t, v.u.data, count);
+        dec_numeric(c, t, ub_value_data(&v), count);
         break;
     }
-    out->count = count;
-    out->u.data = v.u.data;
+    *out = v;
 }
 
 static void dec_value_body(cur *c, ub_arena *a, ub_value *out, int depth)
@@ -1608,7 +1607,7 @@ static int read_series(ub_usdb *f, uint32_t series)
             if (s.packed.kind != UB_V_DATA)
                 cur_oom(&c);
             else
-                dec_numeric(&c, t, s.packed.u.data, s.n);
+                dec_numeric(&c, t, ub_value_data(&s.packed), s.n);
         }
     } else if (!c.err) {
         cur_fail(&c, "unknown series mode %u", mode);
@@ -1637,7 +1636,7 @@ static int cached_sample(ub_usdb *f, uint32_t i, ub_arena *a, ub_value *out)
         ub_usdb_oom(f);
         return -1;
     }
-    memcpy(out->u.data, ub_value_elem(p, i),
+    memcpy(ub_value_data(out), ub_value_elem(p, i),
            ub_type_elem_size(ub_value_type(p)));
     return 0;
 }

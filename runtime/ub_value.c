@@ -120,35 +120,6 @@ const ub_type *ub_type_by_name(const char *name, size_t len)
     return NULL;
 }
 
-size_t ub_scalar_size(ub_scalar s)
-{
-    switch (s) {
-    case UB_SC_BOOL:
-    case UB_SC_UCHAR:
-        return 1;
-    case UB_SC_HALF:
-        return 2;
-    case UB_SC_INT:
-    case UB_SC_UINT:
-    case UB_SC_FLOAT:
-        return 4;
-    case UB_SC_INT64:
-    case UB_SC_UINT64:
-    case UB_SC_DOUBLE:
-        return 8;
-    case UB_SC_STRING:
-        return sizeof(const char *);
-    case UB_SC_REF:
-        return sizeof(ub_reference);
-    case UB_SC_DICT:
-        return sizeof(ub_dict *);
-    case UB_SC_OPAQUE:
-    case UB_SC_NONE:
-        return 0;
-    }
-    return 0;
-}
-
 ub_value ub_value_block(void)
 {
     return (ub_value){.kind = UB_V_BLOCK};
@@ -160,9 +131,10 @@ ub_value ub_value_new(ub_arena *a, const ub_type *t, uint32_t count,
     ub_value v = {.kind = UB_V_DATA, .is_array = is_array,
         .type_id = ub_type_id_of(t),
                   .count = count};
-    size_t bytes = (size_t)count * ub_type_elem_size(t);
-    v.u.data = ub_arena_zalloc(a, bytes ? bytes : 1);
-    if (!v.u.data)
+    if (ub_value_is_inline(&v))
+        return v; /* zeroed in place */
+    v.u.out_of_line = ub_arena_zalloc(a, ub_value_bytes(&v));
+    if (!v.u.out_of_line)
         v.kind = UB_V_EMPTY;
     return v;
 }
@@ -374,19 +346,20 @@ ub_value ub_value_clone(ub_arena *a, const ub_value *v)
     ub_value c = *v;
     switch ((ub_vkind)v->kind) {
     case UB_V_DATA: {
-        size_t bytes = (size_t)v->count * ub_type_elem_size(ub_value_type(v));
-        c.u.data = ub_arena_alloc(a, bytes ? bytes : 1);
-        if (!c.u.data)
-            return (ub_value){0};
-        if (bytes)
-            memcpy(c.u.data, v->u.data, bytes);
+        if (!ub_value_is_inline(v)) {
+            size_t bytes = ub_value_bytes(v);
+            c.u.out_of_line = ub_arena_alloc(a, bytes);
+            if (!c.u.out_of_line)
+                return (ub_value){0};
+            memcpy(c.u.out_of_line, v->u.out_of_line, bytes);
+        }
         if (ub_value_type(v)->scalar == UB_SC_REF) {
-            ub_reference *r = c.u.data;
+            ub_reference *r = ub_value_data(&c);
             for (uint32_t i = 0; i < v->count; i++)
                 if (r[i].custom_data)
                     r[i].custom_data = ub_dict_clone(a, r[i].custom_data);
         } else if (ub_value_type(v)->scalar == UB_SC_DICT) {
-            ub_dict **d = c.u.data;
+            ub_dict **d = ub_value_data(&c);
             for (uint32_t i = 0; i < v->count; i++)
                 d[i] = ub_dict_clone(a, d[i]);
         }
@@ -645,14 +618,14 @@ static bool ub_data_cmp(const ub_value *a, const ub_value *b, double tol)
         return true;
     }
     case UB_SC_REF: {
-        const ub_reference *ra = a->u.data, *rb = b->u.data;
+        const ub_reference *ra = ub_value_data(a), *rb = ub_value_data(b);
         for (uint32_t i = 0; i < a->count; i++)
             if (!ub_reference_cmp(&ra[i], &rb[i], tol))
                 return false;
         return true;
     }
     case UB_SC_DICT: {
-        ub_dict *const *da = a->u.data, *const *db = b->u.data;
+        ub_dict *const *da = ub_value_data(a), *const *db = ub_value_data(b);
         for (uint32_t i = 0; i < a->count; i++)
             if (!ub_dict_cmp(da[i], db[i], tol))
                 return false;
@@ -671,7 +644,7 @@ static bool ub_data_cmp(const ub_value *a, const ub_value *b, double tol)
     case UB_SC_NONE:
         return true;
     default:
-        return memcmp(a->u.data, b->u.data,
+        return memcmp(ub_value_data(a), ub_value_data(b),
                       (size_t)a->count * ub_type_elem_size(t)) == 0;
     }
 }

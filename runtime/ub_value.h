@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ub_arena.h"
 #include "ub_diag.h"
@@ -94,8 +95,40 @@ static inline unsigned ub_type_ncomp(const ub_type *t)
 {
     return (unsigned)t->rows * t->cols;
 }
-/* Bytes of one component / of one element. */
-size_t ub_scalar_size(ub_scalar s);
+typedef struct ub_dict ub_dict;
+
+/* A layer offset: time t in the referenced layer is t * scale + offset in
+ * the referencing one. */
+typedef struct ub_offset {
+    double offset, scale;
+} ub_offset;
+#define UB_OFFSET_IDENTITY ((ub_offset){0.0, 1.0})
+
+/* Element of a references or payload list op. */
+typedef struct ub_reference {
+    const char *asset;     /* interned; "" for an internal reference */
+    const char *prim_path; /* interned; "" for the default prim */
+    ub_offset offset;
+    bool has_offset, has_scale; /* authored (writers print only these) */
+    ub_dict *custom_data;  /* NULL when none (payloads never have one) */
+    ub_sloc loc;
+} ub_reference;
+
+/* Bytes of one component / of one element.  Inline: every access to a
+ * value's data asks (ub_value_data). */
+static inline size_t ub_scalar_size(ub_scalar s)
+{
+    static const uint8_t size[] = {
+        [UB_SC_BOOL] = 1, [UB_SC_UCHAR] = 1, [UB_SC_HALF] = 2,
+        [UB_SC_INT] = 4, [UB_SC_UINT] = 4, [UB_SC_FLOAT] = 4,
+        [UB_SC_INT64] = 8, [UB_SC_UINT64] = 8, [UB_SC_DOUBLE] = 8,
+        [UB_SC_STRING] = sizeof(const char *),
+        [UB_SC_REF] = sizeof(ub_reference),
+        [UB_SC_DICT] = sizeof(void *),
+        [UB_SC_OPAQUE] = 0, [UB_SC_NONE] = 0,
+    };
+    return size[s];
+}
 static inline size_t ub_type_elem_size(const ub_type *t)
 {
     return ub_scalar_size(t->scalar) * ub_type_ncomp(t);
@@ -112,7 +145,8 @@ typedef enum ub_vkind {
     UB_V_UNTYPED,   /* a value of an unknown type, kept as its text tree */
 } ub_vkind;
 
-typedef struct ub_dict ub_dict;
+/* DATA of at most this many bytes is kept inside its ub_value. */
+#define UB_VALUE_INLINE 8
 typedef struct ub_listop ub_listop;
 typedef struct ub_untyped ub_untyped;
 
@@ -127,7 +161,27 @@ typedef struct ub_value {
                          type; UB_TY_INVALID (no type) otherwise */
     uint32_t count;   /* DATA: elements (1 for a scalar) */
     union {
-        void *data;   /* DATA: count * ub_type_elem_size(type) bytes */
+        /* DATA: count * ub_type_elem_size(type) bytes, kept in the value
+         * itself when they fit (most scalars: a layer has a value per
+         * field and property, and a separate block for each was a tenth
+         * of the model), else out of line.  Private: read them through
+         * ub_value_data, set them through ub_value_set_data. */
+        union {
+            /* one member per element type written through a pointer
+             * from ub_value_data: stores through a double * (say) may
+             * then alias the value, as C's aliasing rules require */
+            unsigned char bytes[UB_VALUE_INLINE];
+            uint16_t halves[UB_VALUE_INLINE / 2];
+            int32_t ints[UB_VALUE_INLINE / 4];
+            uint32_t uints[UB_VALUE_INLINE / 4];
+            float floats[UB_VALUE_INLINE / 4];
+            int64_t int64;
+            uint64_t uint64;
+            double dbl;
+            const char *str;
+            ub_dict *dict;
+        } in_line;
+        void *out_of_line;
         ub_dict *dict;
         ub_listop *listop;
         ub_untyped *untyped;
@@ -154,33 +208,70 @@ static inline void ub_value_set_type(ub_value *v, const ub_type *t)
     v->type_id = ub_type_id_of(t);
 }
 
+/* Bytes of v's data (DATA values). */
+static inline size_t ub_value_bytes(const ub_value *v)
+{
+    const ub_type *t = ub_value_type(v);
+    return t ? (size_t)v->count * ub_type_elem_size(t) : 0;
+}
+/* Whether v's data is kept inside v.  It follows from the type and the
+ * count alone: change either only through the functions below. */
+static inline bool ub_value_is_inline(const ub_value *v)
+{
+    return ub_value_bytes(v) <= UB_VALUE_INLINE;
+}
+/* v's data (DATA values).  When it is kept inside v, the pointer is into
+ * v: good only while v is where it was, so take it from the value that
+ * stays, not from a copy on its way somewhere else. */
+static inline void *ub_value_data(const ub_value *v)
+{
+    return ub_value_is_inline(v) ? (void *)(uintptr_t)&v->u.in_line
+                                 : v->u.out_of_line;
+}
+/* Give v (kind, type and count already set) the data at p: copied in when
+ * it fits, else referenced (p must then live as long as v). */
+static inline void ub_value_set_data(ub_value *v, const void *p)
+{
+    if (ub_value_is_inline(v)) {
+        size_t n = ub_value_bytes(v);
+        if (n)
+            memcpy(&v->u.in_line, p, n);
+    } else {
+        v->u.out_of_line = (void *)(uintptr_t)p;
+    }
+}
+/* A DATA value of count elements of type t, holding the data at p (as
+ * ub_value_set_data does). */
+static inline ub_value ub_value_wrap(const ub_type *t, uint32_t count,
+                                     bool is_array, const void *p)
+{
+    ub_value v = {.kind = UB_V_DATA, .is_array = is_array,
+                  .type_id = ub_type_id_of(t), .count = count};
+    ub_value_set_data(&v, p);
+    return v;
+}
+/* Keep the first n (<= count) elements of v. */
+static inline void ub_value_truncate(ub_value *v, uint32_t n)
+{
+    if (ub_value_is_inline(v)) {
+        v->count = n;
+        return;
+    }
+    void *p = v->u.out_of_line;
+    v->count = n;
+    ub_value_set_data(v, p);
+}
 /* Element i's storage (DATA values). */
 static inline void *ub_value_elem(const ub_value *v, uint32_t i)
 {
-    return (char *)v->u.data + (size_t)i * ub_type_elem_size(ub_value_type(v));
+    return (char *)ub_value_data(v) +
+           (size_t)i * ub_type_elem_size(ub_value_type(v));
 }
 /* String-typed element i (string, token, asset, path). */
 static inline const char *ub_value_str(const ub_value *v, uint32_t i)
 {
-    return ((const char *const *)v->u.data)[i];
+    return ((const char *const *)ub_value_data(v))[i];
 }
-
-/* A layer offset: time t in the referenced layer is t * scale + offset in
- * the referencing one. */
-typedef struct ub_offset {
-    double offset, scale;
-} ub_offset;
-#define UB_OFFSET_IDENTITY ((ub_offset){0.0, 1.0})
-
-/* Element of a references or payload list op. */
-typedef struct ub_reference {
-    const char *asset;     /* interned; "" for an internal reference */
-    const char *prim_path; /* interned; "" for the default prim */
-    ub_offset offset;
-    bool has_offset, has_scale; /* authored (writers print only these) */
-    ub_dict *custom_data;  /* NULL when none (payloads never have one) */
-    ub_sloc loc;
-} ub_reference;
 
 /* A dictionary keeps authored order; keys are unique (a later assignment
  * of a key replaces the earlier one in place).  Writers sort as OpenUSD

@@ -36,7 +36,7 @@ static ub_value make_doubles(ub_layer *l, ub_type_id t, const double *x,
 static ub_value make_token(ub_layer *l, const char *s)
 {
     ub_value v = ub_value_new(l->arena, ub_type_get(UB_TY_TOKEN), 1, false);
-    ((const char **)v.u.data)[0] = S(s);
+    ((const char **)ub_value_data(&v))[0] = S(s);
     return v;
 }
 

@@ -235,17 +235,17 @@ static ub_dict *clip_info(ub_arena *a, const char *asset, const double *tm,
 {
     ub_dict *d = ub_dict_new(a);
     ub_value as = ub_value_new(a, ub_type_get(UB_TY_ASSET), 1, true);
-    ((const char **)as.u.data)[0] = S(asset);
+    ((const char **)ub_value_data(&as))[0] = S(asset);
     ub_dict_set(a, d, S("assetPaths"), as, (ub_sloc){0});
     ub_value pp = ub_value_new(a, ub_type_get(UB_TY_STRING), 1, false);
-    ((const char **)pp.u.data)[0] = S("/Model");
+    ((const char **)ub_value_data(&pp))[0] = S("/Model");
     ub_dict_set(a, d, S("primPath"), pp, (ub_sloc){0});
     ub_value ac = ub_value_new(a, ub_type_get(UB_TY_DOUBLE2), 1, true);
-    ((double *)ac.u.data)[0] = 0;
-    ((double *)ac.u.data)[1] = 0;
+    ((double *)ub_value_data(&ac))[0] = 0;
+    ((double *)ub_value_data(&ac))[1] = 0;
     ub_dict_set(a, d, S("active"), ac, (ub_sloc){0});
     ub_value t = ub_value_new(a, ub_type_get(UB_TY_DOUBLE2), nt, true);
-    memcpy(t.u.data, tm, 2 * nt * sizeof *tm);
+    memcpy(ub_value_data(&t), tm, 2 * nt * sizeof *tm);
     ub_dict_set(a, d, S("times"), t, (ub_sloc){0});
     return d;
 }
@@ -303,14 +303,14 @@ static int bake_recorded(unsigned threads, sink_rec *r)
     for (int k = 0; k < NC; k++) {
         char name[32];
         snprintf(name, sizeof name, "./rclip%d.usda", k);
-        ((const char **)as.u.data)[k] = S(name);
-        ((double *)ac.u.data)[2 * k] = 10.0 * k;
-        ((double *)ac.u.data)[2 * k + 1] = k;
+        ((const char **)ub_value_data(&as))[k] = S(name);
+        ((double *)ub_value_data(&ac))[2 * k] = 10.0 * k;
+        ((double *)ub_value_data(&ac))[2 * k + 1] = k;
     }
     ub_dict_set(a, info, S("assetPaths"), as, (ub_sloc){0});
     ub_dict_set(a, info, S("active"), ac, (ub_sloc){0});
     ub_value pp = ub_value_new(a, ub_type_get(UB_TY_STRING), 1, false);
-    ((const char **)pp.u.data)[0] = S("/Model");
+    ((const char **)ub_value_data(&pp))[0] = S("/Model");
     ub_dict_set(a, info, S("primPath"), pp, (ub_sloc){0});
     ub_clip_set cs;
     int rc = -2;
@@ -457,14 +457,14 @@ static void test_clip_times(void)
     ub_clip_set_free(&cs);
     /* an index in `active` past assetPaths: ignored with a warning */
     ub_dict *bad = clip_info(a, "./clip.usda", tm, 4);
-    ((double *)ub_dict_find(bad, S("active"))->value.u.data)[1] = 3;
+    ((double *)ub_value_data(&ub_dict_find(bad, S("active"))->value))[1] = 3;
     size_t before = ub_diags_count(d);
     CU_ASSERT_EQUAL(ub_clip_set_init(&cs, ld, S("default"), bad, src,
                                      UB_OFFSET_IDENTITY, (ub_loc){0}, d),
                     0);
     CU_ASSERT(ub_diags_count(d) > before);
     /* and so is a NaN one (found by fuzz_layerstack under UBSan) */
-    ((double *)ub_dict_find(bad, S("active"))->value.u.data)[1] = NAN;
+    ((double *)ub_value_data(&ub_dict_find(bad, S("active"))->value))[1] = NAN;
     before = ub_diags_count(d);
     CU_ASSERT_EQUAL(ub_clip_set_init(&cs, ld, S("default"), bad, src,
                                      UB_OFFSET_IDENTITY, (ub_loc){0}, d),
@@ -493,17 +493,17 @@ static void test_clip_template(void)
     ub_arena *a = ub_arena_new();
     ub_dict *info = ub_dict_new(a);
     ub_value v = ub_value_new(a, ub_type_get(UB_TY_STRING), 1, false);
-    ((const char **)v.u.data)[0] = S("./tmpl.###.usda");
+    ((const char **)ub_value_data(&v))[0] = S("./tmpl.###.usda");
     ub_dict_set(a, info, S("templateAssetPath"), v, (ub_sloc){0});
     v = ub_value_new(a, ub_type_get(UB_TY_STRING), 1, false);
-    ((const char **)v.u.data)[0] = S("/Model");
+    ((const char **)ub_value_data(&v))[0] = S("/Model");
     ub_dict_set(a, info, S("primPath"), v, (ub_sloc){0});
     const char *keys[] = {"templateStartTime", "templateEndTime",
                           "templateStride"};
     const double vals[] = {1, 3, 1};
     for (int i = 0; i < 3; i++) {
         v = ub_value_new(a, ub_type_get(UB_TY_DOUBLE), 1, false);
-        *(double *)v.u.data = vals[i];
+        *(double *)ub_value_data(&v) = vals[i];
         ub_dict_set(a, info, S(keys[i]), v, (ub_sloc){0});
     }
     ub_clip_set cs;
@@ -716,7 +716,9 @@ static const char *proto_of(ub_layer *out, const char *path)
     if (!f || f->value.kind != UB_V_LISTOP)
         return NULL;
     const ub_value *v = ub_listop_get(f->value.u.listop, UB_LO_ADD);
-    return v->count ? ((const ub_reference *)v->u.data)->prim_path : NULL;
+    return v->count
+               ? ((const ub_reference *)ub_value_data(v))->prim_path
+               : NULL;
 }
 
 /* A reference to a prim below a root prim brings what the target has

@@ -914,7 +914,7 @@ static void test_list_ops(void)
                                                              "references"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(rf);
     const ub_reference *r =
-        ub_listop_get(rf->value.u.listop, UB_LO_EXPLICIT)->u.data;
+        ub_value_data(ub_listop_get(rf->value.u.listop, UB_LO_EXPLICIT));
     CU_ASSERT_STRING_EQUAL(r->asset, "./r.usda");
     CU_ASSERT_STRING_EQUAL(r->prim_path, "/P");
     CU_ASSERT_EQUAL(r->offset.offset, 5);

@@ -12,7 +12,7 @@ static ub_dict *V;
 static ub_value str(const char *s, ub_type_id ty)
 {
     ub_value v = ub_value_new(A, ub_type_get(ty), 1, false);
-    ((const char **)v.u.data)[0] = ub_intern_cstr(T, s);
+    ((const char **)ub_value_data(&v))[0] = ub_intern_cstr(T, s);
     return v;
 }
 

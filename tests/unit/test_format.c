@@ -353,7 +353,7 @@ static void test_float_array_repeats(void)
 {
     ub_arena *a = ub_arena_new();
     ub_value v = ub_value_new(a, ub_type_get(UB_TY_TEXCOORD2F), 5000, true);
-    float *f = v.u.data;
+    float *f = ub_value_data(&v);
     for (int i = 0; i < 10000; i++) {
         uint32_t r = (uint32_t)rnd();
         if (i % 3 == 0) { /* fresh values, many hash collisions */
@@ -432,7 +432,7 @@ static void test_values(void)
     ub_buf_init(&b);
 
     ub_value v = ub_value_new(a, ub_type_get(UB_TY_FLOAT3), 2, true);
-    float *f = v.u.data;
+    float *f = ub_value_data(&v);
     float fv[] = {-1.707f, 1.707f, 10.303f, 2.23f, 4.45f, 1e-7f};
     memcpy(f, fv, sizeof fv);
     ub_put_value(&b, &v);
@@ -440,40 +440,40 @@ static void test_values(void)
                            "[(-1.707, 1.707, 10.303), (2.23, 4.45, 1e-7)]");
 
     v = ub_value_new(a, ub_type_get(UB_TY_MATRIX2D), 1, false);
-    double *d = v.u.data;
+    double *d = ub_value_data(&v);
     d[0] = 1, d[1] = 0.5, d[2] = 0, d[3] = -1;
     ub_put_value(&b, &v);
     CU_ASSERT_STRING_EQUAL(V(&b), "( (1, 0.5), (0, -1) )");
 
     v = ub_value_new(a, ub_type_get(UB_TY_BOOL), 3, true);
-    ((uint8_t *)v.u.data)[1] = 1;
+    ((uint8_t *)ub_value_data(&v))[1] = 1;
     ub_put_value(&b, &v);
     CU_ASSERT_STRING_EQUAL(V(&b), "[0, 1, 0]");
 
     v = ub_value_new(a, ub_type_get(UB_TY_UCHAR), 1, false);
-    ((uint8_t *)v.u.data)[0] = 255;
+    ((uint8_t *)ub_value_data(&v))[0] = 255;
     ub_put_value(&b, &v);
     CU_ASSERT_STRING_EQUAL(V(&b), "255");
 
     v = ub_value_new(a, ub_type_get(UB_TY_TIMECODE), 1, false);
-    ((double *)v.u.data)[0] = 1234567.0;
+    ((double *)ub_value_data(&v))[0] = 1234567.0;
     ub_put_value(&b, &v);
     CU_ASSERT_STRING_EQUAL(V(&b), "1.23457e+06");
-    ((double *)v.u.data)[0] = -NAN;
+    ((double *)ub_value_data(&v))[0] = -NAN;
     ub_put_value(&b, &v);
     CU_ASSERT_STRING_EQUAL(V(&b), "nan");
-    ((double *)v.u.data)[0] = -INFINITY;
+    ((double *)ub_value_data(&v))[0] = -INFINITY;
     ub_put_value(&b, &v);
     CU_ASSERT_STRING_EQUAL(V(&b), "-inf");
 
     v = ub_value_new(a, ub_type_get(UB_TY_TOKEN), 2, true);
-    ((const char **)v.u.data)[0] = ub_intern_cstr(strtab, "a");
-    ((const char **)v.u.data)[1] = ub_intern_cstr(strtab, "b c");
+    ((const char **)ub_value_data(&v))[0] = ub_intern_cstr(strtab, "a");
+    ((const char **)ub_value_data(&v))[1] = ub_intern_cstr(strtab, "b c");
     ub_put_value(&b, &v);
     CU_ASSERT_STRING_EQUAL(V(&b), "[\"a\", \"b c\"]");
 
     v = ub_value_new(a, ub_type_get(UB_TY_ASSET), 1, false);
-    ((const char **)v.u.data)[0] = ub_intern_cstr(strtab, "x.usda");
+    ((const char **)ub_value_data(&v))[0] = ub_intern_cstr(strtab, "x.usda");
     ub_put_value(&b, &v);
     CU_ASSERT_STRING_EQUAL(V(&b), "@x.usda@");
 
@@ -486,7 +486,7 @@ static void test_values(void)
     CU_ASSERT_STRING_EQUAL(V(&b), "None");
 
     v = ub_value_new(a, ub_type_get(UB_TY_REFERENCE), 2, true);
-    ub_reference *r = v.u.data;
+    ub_reference *r = ub_value_data(&v);
     r[0] = (ub_reference){.asset = ub_intern_cstr(strtab, "a.usda"),
                           .prim_path = ub_intern_cstr(strtab, "/A"),
                           .offset = {10, 1}};

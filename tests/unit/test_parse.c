@@ -97,21 +97,21 @@ static const char *str0(const ub_value *v)
 static float F(const ub_value *v, uint32_t i)
 {
     float f;
-    memcpy(&f, (const char *)v->u.data + 4 * i, 4);
+    memcpy(&f, (const char *)ub_value_data(v) + 4 * i, 4);
     return f;
 }
 
 static double D(const ub_value *v, uint32_t i)
 {
     double d;
-    memcpy(&d, (const char *)v->u.data + 8 * i, 8);
+    memcpy(&d, (const char *)ub_value_data(v) + 8 * i, 8);
     return d;
 }
 
 static int32_t I(const ub_value *v, uint32_t i)
 {
     int32_t x;
-    memcpy(&x, (const char *)v->u.data + 4 * i, 4);
+    memcpy(&x, (const char *)ub_value_data(v) + 4 * i, 4);
     return x;
 }
 
@@ -242,22 +242,22 @@ static void test_numbers(void)
     CU_ASSERT_EQUAL(F(p, 1), -2.5f);
     CU_ASSERT_EQUAL(F(p, 2), 300.0f);
     uint64_t big;
-    memcpy(&big, prop("/A", "big")->default_value.u.data, 8);
+    memcpy(&big, ub_value_data(&prop("/A", "big")->default_value), 8);
     CU_ASSERT_EQUAL(big, UINT64_MAX);
     int64_t low;
-    memcpy(&low, prop("/A", "low")->default_value.u.data, 8);
+    memcpy(&low, ub_value_data(&prop("/A", "low")->default_value), 8);
     CU_ASSERT_EQUAL(low, INT64_MIN);
     uint16_t h;
-    memcpy(&h, prop("/A", "h")->default_value.u.data, 2);
+    memcpy(&h, ub_value_data(&prop("/A", "h")->default_value), 2);
     CU_ASSERT_EQUAL(h, ub_float_to_half(0.1f));
     const ub_value *hs = &prop("/A", "hs")->default_value;
     uint16_t hv[3];
-    memcpy(hv, hs->u.data, 6);
+    memcpy(hv, ub_value_data(hs), 6);
     CU_ASSERT_EQUAL(hv[0], 0x7bff);    /* largest half */
     CU_ASSERT_EQUAL(hv[1], 0x7c00);    /* rounds to infinity */
     CU_ASSERT_EQUAL(hv[2], 0);         /* underflows to zero */
     const ub_value *b = &prop("/A", "b")->default_value;
-    const uint8_t *bv = b->u.data;
+    const uint8_t *bv = ub_value_data(b);
     CU_ASSERT(bv[0] == 1 && bv[1] == 0 && bv[2] == 1 && bv[3] == 0 &&
               bv[4] == 1 && bv[5] == 0);
     const ub_value *tc = &prop("/A", "tc")->default_value;
@@ -290,7 +290,7 @@ static void test_number_runs(void)
     CU_ASSERT_EQUAL_FATAL(a->count, 10);
     CU_ASSERT_EQUAL_FATAL(b->count, 10);
     CU_ASSERT(a->is_array);
-    CU_ASSERT_EQUAL(memcmp(a->u.data, b->u.data, 10 * 12), 0);
+    CU_ASSERT_EQUAL(memcmp(ub_value_data(a), ub_value_data(b), 10 * 12), 0);
     CU_ASSERT_EQUAL(F(a, 3), 4.5f);
     CU_ASSERT_EQUAL(F(a, 5), 60.0f);
     CU_ASSERT_EQUAL(F(a, 29), (float)0.3);
@@ -380,23 +380,23 @@ static void test_number_runs_stored(void)
         "}\n"));
     const ub_value *f = &prop("/A", "f")->default_value;
     CU_ASSERT_EQUAL_FATAL(f->count, 2);
-    const float *fv = f->u.data;
+    const float *fv = ub_value_data(f);
     CU_ASSERT(fv[0] == 1.5f && fv[1] == -2.0f && fv[2] == 30.0f);
     CU_ASSERT(fv[3] == (float)0.1 && fv[4] == 0.0f && signbit(fv[4]) &&
               fv[5] == 0.25f);
     const ub_value *h = &prop("/A", "h")->default_value;
     CU_ASSERT_EQUAL_FATAL(h->count, 2);
-    const uint16_t *hv = h->u.data;
+    const uint16_t *hv = ub_value_data(h);
     CU_ASSERT(hv[0] == 0x3c00 && hv[1] == 0x4100 && hv[2] == 0x7bff &&
               hv[3] == 0xb800);
     const ub_value *i = &prop("/A", "i")->default_value;
     CU_ASSERT_EQUAL_FATAL(i->count, 5);
-    const int32_t *iv = i->u.data;
+    const int32_t *iv = ub_value_data(i);
     CU_ASSERT(iv[0] == 1 && iv[1] == -2 && iv[2] == 3 &&
               iv[3] == INT32_MAX && iv[4] == INT32_MIN);
     const ub_value *sv = &prop("/A", "s")->default_value;
     CU_ASSERT_EQUAL_FATAL(sv->count, 3);
-    CU_ASSERT(((const float *)sv->u.data)[1] == 1e-3f);
+    CU_ASSERT(((const float *)ub_value_data(sv))[1] == 1e-3f);
     /* digits of every count on either side of the point, some runs
      * crossing 8 bytes: the value strtod gives */
     enum { NR = 20000 };
@@ -668,7 +668,7 @@ static void test_prims(void)
     CU_ASSERT_EQUAL(ub_value_type(meta(&e->meta, "kind"))->id, UB_TY_TOKEN);
     CU_ASSERT_STRING_EQUAL(str0(meta(&e->meta, "kind")), "component");
     CU_ASSERT_EQUAL(ub_value_type(meta(&e->meta, "active"))->id, UB_TY_BOOL);
-    CU_ASSERT_EQUAL(*(uint8_t *)meta(&e->meta, "active")->u.data, 0);
+    CU_ASSERT_EQUAL(*(uint8_t *)ub_value_data(meta(&e->meta, "active")), 0);
     CU_ASSERT_STRING_EQUAL(str0(meta(&e->meta, "permission")), "private");
     CU_ASSERT_STRING_EQUAL(str0(meta(&e->meta, "symmetryFunction")), "");
     CU_ASSERT_EQUAL(meta(&e->meta, "customData")->kind, UB_V_DICT);

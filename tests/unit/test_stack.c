@@ -17,7 +17,7 @@ static const char *S(const char *s)
 static ub_value dbl(ub_layer *l, double x)
 {
     ub_value v = ub_value_new(l->arena, ub_type_get(UB_TY_DOUBLE), 1, false);
-    *(double *)v.u.data = x;
+    *(double *)ub_value_data(&v) = x;
     return v;
 }
 
@@ -25,7 +25,7 @@ static ub_value tc(ub_layer *l, double x)
 {
     ub_value v = ub_value_new(l->arena, ub_type_get(UB_TY_TIMECODE), 1,
                               false);
-    *(double *)v.u.data = x;
+    *(double *)ub_value_data(&v) = x;
     return v;
 }
 
@@ -42,7 +42,7 @@ static ub_value paths(ub_layer *l, int n, const char **p)
 {
     ub_value v = ub_value_new(l->arena, ub_type_get(UB_TY_PATH), n, true);
     for (int i = 0; i < n; i++)
-        ((const char **)v.u.data)[i] = S(p[i]);
+        ((const char **)ub_value_data(&v))[i] = S(p[i]);
     return v;
 }
 
@@ -154,8 +154,8 @@ static void test_defaults_and_samples(void)
     wc->is_array = true;
     wc->default_value = ub_value_new(f.l[1]->arena,
                                      ub_type_get(UB_TY_TIMECODE), 2, true);
-    ((double *)wc->default_value.u.data)[0] = 0;
-    ((double *)wc->default_value.u.data)[1] = -1.5;
+    ((double *)ub_value_data(&wc->default_value))[0] = 0;
+    ((double *)ub_value_data(&wc->default_value))[1] = -1.5;
 
     ub_diags *d = ub_diags_new();
     ub_layer *out = fx_flatten(&f, d);
@@ -164,28 +164,32 @@ static void test_defaults_and_samples(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(a);
     ub_prop *m = ub_prop_find(out, a, S("masked"));
     CU_ASSERT_FALSE(ub_prop_samples(m)->authored);
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)m->default_value.u.data, 5, 0);
+    CU_ASSERT_DOUBLE_EQUAL(*(double *)ub_value_data(&m->default_value), 5, 0);
     ub_prop *b = ub_prop_find(out, a, S("both"));
     CU_ASSERT(ub_prop_samples(b)->authored);
     CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(b)->v[0].time, 1,
                            0); /* root: unmapped */
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)b->default_value.u.data, 7, 0);
+    CU_ASSERT_DOUBLE_EQUAL(*(double *)ub_value_data(&b->default_value), 7, 0);
     ub_prop *t = ub_prop_find(out, a, S("t"));
     CU_ASSERT_EQUAL_FATAL(ub_prop_samples(t)->n, 2);
     CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(t)->v[0].time, 12, 0);
     CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(t)->v[1].time, 14, 0);
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)ub_prop_samples(t)->v[0].value.u.data,
-                           210, 0);
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)ub_prop_samples(t)->v[1].value.u.data,
-                           410, 0);
+    CU_ASSERT_DOUBLE_EQUAL(
+        *(double *)ub_value_data(&ub_prop_samples(t)->v[0].value), 210, 0);
+    CU_ASSERT_DOUBLE_EQUAL(
+        *(double *)ub_value_data(&ub_prop_samples(t)->v[1].value), 410, 0);
     ub_prop *dd = ub_prop_find(out, a, S("d"));
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)dd->default_value.u.data, 15, 0);
+    CU_ASSERT_DOUBLE_EQUAL(
+        *(double *)ub_value_data(&dd->default_value), 15, 0);
     ub_prop *c = ub_prop_find(out, a, S("c"));
-    CU_ASSERT_DOUBLE_EQUAL(((double *)c->default_value.u.data)[0], 10, 0);
-    CU_ASSERT_DOUBLE_EQUAL(((double *)c->default_value.u.data)[1], 7, 0);
+    CU_ASSERT_DOUBLE_EQUAL(
+        ((double *)ub_value_data(&c->default_value))[0], 10, 0);
+    CU_ASSERT_DOUBLE_EQUAL(
+        ((double *)ub_value_data(&c->default_value))[1], 7, 0);
     /* the input layers are untouched */
     CU_ASSERT_DOUBLE_EQUAL(ub_prop_samples(wt)->v[0].time, 1, 0);
-    CU_ASSERT_DOUBLE_EQUAL(((double *)wc->default_value.u.data)[1], -1.5, 0);
+    CU_ASSERT_DOUBLE_EQUAL(
+        ((double *)ub_value_data(&wc->default_value))[1], -1.5, 0);
     ub_layer_free(out);
     ub_diags_free(d);
     fx_free(&f);
@@ -229,14 +233,14 @@ static void test_dictionaries(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(cd);
     ub_dict *r = cd->value.u.dict;
     CU_ASSERT_DOUBLE_EQUAL(
-        *(double *)ub_dict_find(r, S("x"))->value.u.data, 1, 0);
+        *(double *)ub_value_data(&ub_dict_find(r, S("x"))->value), 1, 0);
     CU_ASSERT_DOUBLE_EQUAL(
-        *(double *)ub_dict_find(r, S("t"))->value.u.data, 16, 0);
+        *(double *)ub_value_data(&ub_dict_find(r, S("t"))->value), 16, 0);
     ub_dict *rn = ub_dict_find(r, S("n"))->value.u.dict;
     CU_ASSERT_DOUBLE_EQUAL(
-        *(double *)ub_dict_find(rn, S("y"))->value.u.data, 2, 0);
+        *(double *)ub_value_data(&ub_dict_find(rn, S("y"))->value), 2, 0);
     CU_ASSERT_DOUBLE_EQUAL(
-        *(double *)ub_dict_find(rn, S("z"))->value.u.data, 12, 0);
+        *(double *)ub_value_data(&ub_dict_find(rn, S("z"))->value), 12, 0);
     ub_layer_free(out);
     ub_diags_free(d);
     fx_free(&f);
@@ -321,7 +325,7 @@ static void test_reference_offsets_and_assets(void)
                               (ub_sloc){0});
     ub_value refs = ub_value_new(f.l[1]->arena,
                                  ub_type_get(UB_TY_REFERENCE), 2, true);
-    ub_reference *r = refs.u.data;
+    ub_reference *r = ub_value_data(&refs);
     r[0] = (ub_reference){.asset = S("./ref.usda"), .prim_path = S(""),
                           .offset = {5, 2}, .has_offset = true,
                           .has_scale = true};
@@ -340,7 +344,7 @@ static void test_reference_offsets_and_assets(void)
     ub_prop *p = attr(f.l[1], wa, "tex", UB_TY_ASSET);
     p->default_value = ub_value_new(f.l[1]->arena, ub_type_get(UB_TY_ASSET),
                                     1, false);
-    ((const char **)p->default_value.u.data)[0] = S("../tex/a.png");
+    ((const char **)ub_value_data(&p->default_value))[0] = S("../tex/a.png");
     ub_diags *d = ub_diags_new();
     ub_layer *out = fx_flatten(&f, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(out);
@@ -348,7 +352,7 @@ static void test_reference_offsets_and_assets(void)
     ub_field *fr = ub_fields_find(&a->meta, S("references"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(fr);
     ub_reference *o =
-        ub_listop_get(fr->value.u.listop, UB_LO_EXPLICIT)->u.data;
+        ub_value_data(ub_listop_get(fr->value.u.listop, UB_LO_EXPLICIT));
     /* the layer's offset applies after the reference's own */
     CU_ASSERT_DOUBLE_EQUAL(o[0].offset.offset, -5, 0);
     CU_ASSERT_DOUBLE_EQUAL(o[0].offset.scale, 2, 0);
@@ -369,7 +373,7 @@ static ub_value tokens(ub_layer *l, int n, const char **t)
 {
     ub_value v = ub_value_new(l->arena, ub_type_get(UB_TY_TOKEN), n, true);
     for (int i = 0; i < n; i++)
-        ((const char **)v.u.data)[i] = S(t[i]);
+        ((const char **)ub_value_data(&v))[i] = S(t[i]);
     return v;
 }
 
@@ -435,7 +439,8 @@ static void test_variants(void)
     CU_ASSERT_EQUAL(b->specifier, UB_OVER);
     ub_prop *t = ub_prop_find(out, b, S("t"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)t->default_value.u.data, 101, 0);
+    CU_ASSERT_DOUBLE_EQUAL(
+        *(double *)ub_value_data(&t->default_value), 101, 0);
     CU_ASSERT_PTR_NOT_NULL(ub_prop_find(out, b, S("x")));
     CU_ASSERT_PTR_NOT_NULL(ub_prim_find_child(out, b, S("Child")));
     ub_layer_free(out);

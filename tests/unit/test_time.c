@@ -90,13 +90,13 @@ static void test_layer_tcps(void)
     CU_ASSERT_DOUBLE_EQUAL(ub_layer_tcps(l), 24, 0);
     CU_ASSERT(!ub_layer_has_tcps(l));
     ub_value v = ub_value_new(l->arena, ub_type_get(UB_TY_DOUBLE), 1, false);
-    *(double *)v.u.data = 30;
+    *(double *)ub_value_data(&v) = 30;
     ub_fields_set(l->arena, &l->meta, ub_intern_cstr(t, "framesPerSecond"),
                   v, (ub_sloc){0});
     CU_ASSERT_DOUBLE_EQUAL(ub_layer_tcps(l), 30, 0);
     CU_ASSERT(ub_layer_has_fps(l));
     ub_value w = ub_value_new(l->arena, ub_type_get(UB_TY_DOUBLE), 1, false);
-    *(double *)w.u.data = 12;
+    *(double *)ub_value_data(&w) = 12;
     ub_fields_set(l->arena, &l->meta,
                   ub_intern_cstr(t, "timeCodesPerSecond"), w, (ub_sloc){0});
     CU_ASSERT_DOUBLE_EQUAL(ub_layer_tcps(l), 12, 0);
@@ -111,7 +111,7 @@ static void test_value_remap(void)
     ub_offset o = {10, 2};
     /* timecode[] */
     ub_value arr = ub_value_new(a, ub_type_get(UB_TY_TIMECODE), 3, true);
-    double *d = arr.u.data;
+    double *d = ub_value_data(&arr);
     d[0] = 1; d[1] = -2.5; d[2] = 0;
     CU_ASSERT(ub_value_apply_offset(&arr, o));
     CU_ASSERT_DOUBLE_EQUAL(d[0], 12, 0);
@@ -119,27 +119,35 @@ static void test_value_remap(void)
     CU_ASSERT_DOUBLE_EQUAL(d[2], 10, 0);
     /* a double is not a time */
     ub_value dbl = ub_value_new(a, ub_type_get(UB_TY_DOUBLE), 1, false);
-    *(double *)dbl.u.data = 3;
+    *(double *)ub_value_data(&dbl) = 3;
     CU_ASSERT(!ub_value_apply_offset(&dbl, o));
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)dbl.u.data, 3, 0);
+    CU_ASSERT_DOUBLE_EQUAL(*(double *)ub_value_data(&dbl), 3, 0);
     /* nested dictionaries: { timecode t = 3, dictionary n = { timecode
      * deeper = 1, double notATime = 3 } } */
     ub_dict *inner = ub_dict_new(a);
     ub_value tc = ub_value_new(a, ub_type_get(UB_TY_TIMECODE), 1, false);
-    *(double *)tc.u.data = 1;
+    *(double *)ub_value_data(&tc) = 1;
     ub_dict_set(a, inner, ub_intern_cstr(t, "deeper"), tc, (ub_sloc){0});
     ub_dict_set(a, inner, ub_intern_cstr(t, "notATime"), dbl, (ub_sloc){0});
     ub_dict *outer = ub_dict_new(a);
     ub_value tc2 = ub_value_new(a, ub_type_get(UB_TY_TIMECODE), 1, false);
-    *(double *)tc2.u.data = 3;
+    *(double *)ub_value_data(&tc2) = 3;
     ub_dict_set(a, outer, ub_intern_cstr(t, "t"), tc2, (ub_sloc){0});
     ub_value nv = {.kind = UB_V_DICT, .u.dict = inner};
     ub_dict_set(a, outer, ub_intern_cstr(t, "n"), nv, (ub_sloc){0});
     ub_value dv = {.kind = UB_V_DICT, .u.dict = outer};
     CU_ASSERT(ub_value_apply_offset(&dv, o));
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)tc2.u.data, 16, 0);
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)tc.u.data, 12, 0);
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)dbl.u.data, 3, 0);
+    /* the dictionaries hold copies of tc2, tc and dbl: look there */
+    const char *k_t = ub_intern_cstr(t, "t");
+    const char *k_deeper = ub_intern_cstr(t, "deeper");
+    const char *k_not = ub_intern_cstr(t, "notATime");
+    CU_ASSERT_DOUBLE_EQUAL(
+        *(double *)ub_value_data(&ub_dict_find(outer, k_t)->value), 16, 0);
+    CU_ASSERT_DOUBLE_EQUAL(
+        *(double *)ub_value_data(&ub_dict_find(inner, k_deeper)->value), 12,
+        0);
+    CU_ASSERT_DOUBLE_EQUAL(
+        *(double *)ub_value_data(&ub_dict_find(inner, k_not)->value), 3, 0);
     ub_arena_free(a);
     ub_strtab_free(t);
 }
@@ -147,7 +155,7 @@ static void test_value_remap(void)
 static ub_value ub_tc(ub_arena *a, double x)
 {
     ub_value v = ub_value_new(a, ub_type_get(UB_TY_TIMECODE), 1, false);
-    *(double *)v.u.data = x;
+    *(double *)ub_value_data(&v) = x;
     return v;
 }
 
@@ -164,8 +172,8 @@ static void test_samples_remap(void)
     CU_ASSERT_DOUBLE_EQUAL(s.v[1].time, 10, 0);
     CU_ASSERT_DOUBLE_EQUAL(s.v[2].time, 30, 0);
     /* timecode-valued samples are remapped too */
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)s.v[0].value.u.data, 12, 0);
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)s.v[2].value.u.data, 16, 0);
+    CU_ASSERT_DOUBLE_EQUAL(*(double *)ub_value_data(&s.v[0].value), 12, 0);
+    CU_ASSERT_DOUBLE_EQUAL(*(double *)ub_value_data(&s.v[2].value), 16, 0);
     /* negative scale reverses, keeps sorted */
     CU_ASSERT_EQUAL(ub_samples_apply_offset(a, &s, (ub_offset){0, -1}), 0);
     CU_ASSERT_DOUBLE_EQUAL(s.v[0].time, -30, 0);
@@ -177,13 +185,15 @@ static void test_samples_remap(void)
     ub_samples_set(a, &c, 3, ub_tc(a, 300));
     CU_ASSERT_EQUAL(ub_samples_apply_offset(a, &c, (ub_offset){1e17, 1}), 0);
     CU_ASSERT_EQUAL(c.n, 1);
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)c.v[0].value.u.data, 300 + 1e17, 0);
+    CU_ASSERT_DOUBLE_EQUAL(
+        *(double *)ub_value_data(&c.v[0].value), 300 + 1e17, 0);
     ub_samples r = {0};
     ub_samples_set(a, &r, 1, ub_tc(a, 100));
     ub_samples_set(a, &r, 2, ub_tc(a, 200));
     CU_ASSERT_EQUAL(ub_samples_apply_offset(a, &r, (ub_offset){1e17, -1}), 0);
     CU_ASSERT_EQUAL(r.n, 1);
-    CU_ASSERT_DOUBLE_EQUAL(*(double *)r.v[0].value.u.data, 1e17 - 200, 0);
+    CU_ASSERT_DOUBLE_EQUAL(
+        *(double *)ub_value_data(&r.v[0].value), 1e17 - 200, 0);
     ub_arena_free(a);
 }
 

@@ -49,7 +49,7 @@ static void check(const char *want)
 static ub_value str_value(ub_type_id t, const char *s)
 {
     ub_value v = ub_value_new(L->arena, ub_type_get(t), 1, false);
-    ((const char **)v.u.data)[0] = S(s);
+    ((const char **)ub_value_data(&v))[0] = S(s);
     return v;
 }
 
@@ -57,7 +57,7 @@ static ub_value strs_value(ub_type_id t, const char *const *s, uint32_t n)
 {
     ub_value v = ub_value_new(L->arena, ub_type_get(t), n, true);
     for (uint32_t i = 0; i < n; i++)
-        ((const char **)v.u.data)[i] = S(s[i]);
+        ((const char **)ub_value_data(&v))[i] = S(s[i]);
     return v;
 }
 
@@ -71,7 +71,7 @@ static ub_value dbl_value(ub_type_id t, double x)
 static ub_value bool_value(bool b)
 {
     ub_value v = ub_value_new(L->arena, ub_type_get(UB_TY_BOOL), 1, false);
-    ((uint8_t *)v.u.data)[0] = b;
+    ((uint8_t *)ub_value_data(&v))[0] = b;
     return v;
 }
 
@@ -126,7 +126,7 @@ static void test_layer_metadata(void)
     set_meta(&L->meta, "framesPerSecond", dbl_value(UB_TY_DOUBLE, 24));
     set_meta(&L->meta, "framePrecision", (ub_value){0});
     ub_value fp = ub_value_new(L->arena, ub_type_get(UB_TY_INT), 1, false);
-    *(int32_t *)fp.u.data = 3;
+    *(int32_t *)ub_value_data(&fp) = 3;
     set_meta(&L->meta, "framePrecision", fp);
     set_meta(&L->meta, "comment", str_value(UB_TY_STRING, "Test of things."));
     set_meta(&L->meta, "owner", str_value(UB_TY_STRING, "foo"));
@@ -242,7 +242,7 @@ static void test_attributes(void)
     ub_prop *a = attr(p, "float3", true, "pts");
     a->default_value = ub_value_new(L->arena, ub_type_get(UB_TY_FLOAT3), 2,
                                     true);
-    float *f = a->default_value.u.data;
+    float *f = ub_value_data(&a->default_value);
     f[0] = -1.707f, f[1] = 1.707f, f[2] = 10.303f;
     f[3] = 2.23f, f[4] = 4.45f, f[5] = 0;
     a = attr(p, "double", false, "blocked");
@@ -270,14 +270,14 @@ static void test_attributes(void)
     a = attr(p, "matrix2d", false, "m");
     a->default_value = ub_value_new(L->arena, ub_type_get(UB_TY_MATRIX2D), 1,
                                     false);
-    double *m = a->default_value.u.data;
+    double *m = ub_value_data(&a->default_value);
     m[0] = 1, m[3] = 1;
     a = attr(p, "asset", false, "tex");
     a->default_value = str_value(UB_TY_ASSET, "//$STAGEDIR/path.sdf");
     a = attr(p, "half", false, "h");
     a->default_value = ub_value_new(L->arena, ub_type_get(UB_TY_HALF), 1,
                                     false);
-    *(uint16_t *)a->default_value.u.data = ub_float_to_half(1.807f);
+    *(uint16_t *)ub_value_data(&a->default_value) = ub_float_to_half(1.807f);
     check("#usda 1.0\n"
           "\n"
           "def \"p\"\n"
@@ -415,7 +415,7 @@ static void test_relationships(void)
 static ub_value refs(const ub_reference *r, uint32_t n, ub_type_id t)
 {
     ub_value v = ub_value_new(L->arena, ub_type_get(t), n, true);
-    memcpy(v.u.data, r, n * sizeof *r);
+    memcpy(ub_value_data(&v), r, n * sizeof *r);
     return v;
 }
 
@@ -424,7 +424,7 @@ static void test_references(void)
     ub_prim *p = def(NULL, "MfScope", "TestPrim3");
     ub_dict *cd = ub_dict_new(L->arena);
     ub_value iv = ub_value_new(L->arena, ub_type_get(UB_TY_INT), 1, false);
-    *(int32_t *)iv.u.data = 42;
+    *(int32_t *)ub_value_data(&iv) = 42;
     ub_dict_set(L->arena, cd, S("t1"), iv, nosloc);
     ub_dict_set(L->arena, cd, S("b1"), bool_value(true), nosloc);
     ub_reference r[3] = {
@@ -557,7 +557,7 @@ static void test_dictionaries(void)
     ub_dict_set(L->arena, inner, S("e"),
                 (ub_value){.kind = UB_V_DICT, .u.dict = empty}, nosloc);
     ub_value v3 = ub_value_new(L->arena, ub_type_get(UB_TY_DOUBLE3), 1, true);
-    double *x = v3.u.data;
+    double *x = ub_value_data(&v3);
     x[0] = 1, x[1] = 2, x[2] = 3;
     ub_dict_set(L->arena, d, S("attr03"), v3, nosloc);
     ub_dict_set(L->arena, d, S("attr04"),
@@ -804,7 +804,7 @@ static const char *rnd_ident(const char *prefix)
 static void rnd_numeric(ub_value *v)
 {
     size_t bytes = (size_t)v->count * ub_type_elem_size(ub_value_type(v));
-    unsigned char *p = v->u.data;
+    unsigned char *p = ub_value_data(v);
     for (size_t i = 0; i < bytes; i++)
         p[i] = (unsigned char)rnd();
     if (ub_value_type(v)->scalar == UB_SC_BOOL ||
@@ -821,7 +821,7 @@ static ub_value rnd_value(const ub_type *t, bool array)
     ub_value v = ub_value_new(L->arena, t, n, array);
     if (t->scalar == UB_SC_STRING) {
         for (uint32_t i = 0; i < n; i++)
-            ((const char **)v.u.data)[i] =
+            ((const char **)ub_value_data(&v))[i] =
                 t->id == UB_TY_ASSET ? rnd_ident("dir/file") : rnd_string();
     } else {
         rnd_numeric(&v);

@@ -71,7 +71,7 @@ static ub_value strs(ub_arena *a, ub_type_id id, uint32_t n, const char *pre)
     for (uint32_t i = 0; i < n; i++) {
         char b[64];
         snprintf(b, sizeof b, "%s%u", pre, i % 5);
-        ((const char **)v.u.data)[i] = S(b);
+        ((const char **)ub_value_data(&v))[i] = S(b);
     }
     return v;
 }
@@ -80,7 +80,7 @@ static ub_dict *dict(ub_arena *a, int depth)
 {
     ub_dict *d = ub_dict_new(a);
     ub_value x = ub_value_new(a, TY(UB_TY_DOUBLE), 1, false);
-    *(double *)x.u.data = 2.5;
+    *(double *)ub_value_data(&x) = 2.5;
     ub_dict_set(a, d, S("weight"), x, (ub_sloc){0});
     ub_dict_set(a, d, S("names"), strs(a, UB_TY_STRING, 3, "n"),
                 (ub_sloc){0});
@@ -111,7 +111,7 @@ static ub_value listop(ub_arena *a, ub_type_id id)
 static ub_value refs(ub_arena *a)
 {
     ub_value v = ub_value_new(a, TY(UB_TY_REFERENCE), 2, true);
-    ub_reference *r = v.u.data;
+    ub_reference *r = ub_value_data(&v);
     r[0] = (ub_reference){.asset = S("./a.usda"), .prim_path = S("/A"),
                           .offset = {12.5, 2.0}, .has_offset = true,
                           .has_scale = true, .custom_data = dict(a, 1)};
@@ -206,14 +206,14 @@ static ub_layer *rich_layer(void)
     /* special floats: -0, inf, nan, denormals stay bit-exact */
     ub_value sp = ub_value_new(a, TY(UB_TY_FLOAT), 40, true);
     for (uint32_t i = 0; i < 40; i++)
-        ((float *)sp.u.data)[i] = i % 4 == 0 ? -0.0f
+        ((float *)ub_value_data(&sp))[i] = i % 4 == 0 ? -0.0f
                                   : i % 4 == 1 ? INFINITY
                                   : i % 4 == 2 ? NAN
                                                : 1e-42f * (float)i;
     attr(L, w, "special", UB_TY_FLOAT, true)->default_value = sp;
     ub_value i64 = ub_value_new(a, TY(UB_TY_INT64), 20, true);
     for (uint32_t i = 0; i < 20; i++)
-        ((int64_t *)i64.u.data)[i] = i & 1 ? INT64_MIN : INT64_MAX;
+        ((int64_t *)ub_value_data(&i64))[i] = i & 1 ? INT64_MIN : INT64_MAX;
     attr(L, w, "extremes", UB_TY_INT64, true)->default_value = i64;
     attr(L, w, "tokens", UB_TY_TOKEN, true)->default_value =
         strs(a, UB_TY_TOKEN, 50, "tok");
@@ -289,7 +289,7 @@ static bool val_same(const ub_value *x, const ub_value *y)
     if (x->kind == UB_V_DATA && ub_value_type(x)->scalar != UB_SC_STRING &&
         ub_value_type(x)->scalar != UB_SC_REF &&
             ub_value_type(x)->scalar != UB_SC_DICT)
-        return memcmp(x->u.data, y->u.data,
+        return memcmp(ub_value_data(x), ub_value_data(y),
                       x->count * ub_type_elem_size(ub_value_type(x))) == 0;
     return true;
 }
@@ -426,7 +426,7 @@ static void test_deterministic_and_levels(void)
 static ub_value str1(ub_arena *a, ub_type_id id, const char *text)
 {
     ub_value v = ub_value_new(a, TY(id), 1, false);
-    ((const char **)v.u.data)[0] = S(text);
+    ((const char **)ub_value_data(&v))[0] = S(text);
     return v;
 }
 
@@ -593,7 +593,7 @@ static ub_layer *anim_layer(void)
     ub_prop *q = attr(L, b, "q", UB_TY_QUATD, false);
     ub_value q0 = ub_value_new(a, TY(UB_TY_QUATD), 1, false),
              q1 = ub_value_new(a, TY(UB_TY_QUATD), 1, false);
-    double *d0 = q0.u.data, *d1 = q1.u.data;
+    double *d0 = ub_value_data(&q0), *d1 = ub_value_data(&q1);
     d0[0] = 1; /* identity */
     d1[0] = cos(M_PI / 4);
     d1[3] = sin(M_PI / 4); /* 90 degrees about z */
@@ -604,7 +604,7 @@ static ub_layer *anim_layer(void)
                    arr_f(a, UB_TY_POINT3F, 4, g_dec, true));
     ub_value up = arr_f(a, UB_TY_POINT3F, 4, g_dec, true);
     for (uint32_t k = 0; k < 12; k++)
-        ((float *)up.u.data)[k] += 1.0f;
+        ((float *)ub_value_data(&up))[k] += 1.0f;
     ub_samples_set(a, &ub_prop_ext_get(a, pa)->samples, 2, up);
     ub_samples_set(a, &ub_prop_ext_get(a, pa)->samples, 4,
                    arr_f(a, UB_TY_POINT3F, 3, g_dec, true));
@@ -617,7 +617,7 @@ static ub_layer *anim_layer(void)
     ub_value s0 = strs(a, UB_TY_STRING, 1, "lo"),
              s1 = strs(a, UB_TY_STRING, 1, "hi");
     s0.is_array = s1.is_array = false;
-    ((const char **)s1.u.data)[0] = S("hi");
+    ((const char **)ub_value_data(&s1))[0] = S("hi");
     ub_samples_set(a, &ub_prop_ext_get(a, s)->samples, 0, s0);
     ub_samples_set(a, &ub_prop_ext_get(a, s)->samples, 1, s1);
     attr(L, b, "d", UB_TY_DOUBLE, false)->default_value =
@@ -676,7 +676,7 @@ static void test_runtime_tree(void)
     CU_ASSERT_EQUAL(ub_usdb_prop_default(f, ub_usdb_find_prop(f, p, "d"), a,
                                          &v),
                     0);
-    CU_ASSERT(v.kind == UB_V_DATA && *(double *)v.u.data == 42);
+    CU_ASSERT(v.kind == UB_V_DATA && *(double *)ub_value_data(&v) == 42);
     /* bad handles are refused, not crashed on */
     CU_ASSERT_PTR_NULL(ub_usdb_prim_name(f, 99999));
     CU_ASSERT_EQUAL(ub_usdb_prop_default(f, 99999, a, &v), -1);
