@@ -252,9 +252,16 @@ int ub_out_open(ub_out *o, const char *path)
 
 static void ub_out_write_failed(const ub_out *o, int err)
 {
-    fprintf(stderr, "usdbake: error: cannot write %s%s%s: %s\n",
-            o->path ? "'" : "", o->path ? o->path : "to standard output",
-            o->path ? "'" : "", strerror(err));
+    /* said as every other command says it, not as the file's fault */
+    if (err == ENOMEM)
+        fprintf(stderr, "usdbake: error: out of memory writing %s%s%s\n",
+                o->path ? "'" : "", o->path ? o->path : "standard output",
+                o->path ? "'" : "");
+    else
+        fprintf(stderr, "usdbake: error: cannot write %s%s%s: %s\n",
+                o->path ? "'" : "",
+                o->path ? o->path : "to standard output",
+                o->path ? "'" : "", strerror(err));
 }
 
 int ub_out_write(void *out, const void *data, size_t len)
