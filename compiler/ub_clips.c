@@ -1394,6 +1394,12 @@ int ub_clip_bake_run(ub_clip_bake *b, ub_arena *a, ub_clip_fixup_fn fixup,
         ub_pool_wait(&pool, gr);
         ub_layer *l = ub_loader_task_end(b->ld, &gr->task);
         pool.taken = k + 1;
+        if (gr->task.out_of_memory) {
+            /* the clips after it would only run out too, each with its
+             * own error, and the bake fails either way */
+            rc = -1;
+            break;
+        }
         /* with a sink, the layer stays until its parts are written */
         ub_bake_slot *sl = sink ? ub_pool_slot(&pool) : NULL;
         if (sink && !sl) {

@@ -1161,6 +1161,8 @@ ub_layer *ub_loader_task_end(ub_loader *ld, ub_loader_task *task)
     e->file = task->file;
     e->layer = task->layer;
     ub_loaded_done(ld, e, task->st);
+    task->out_of_memory =
+        !task->layer && ub_diags_first_oom(task->diags) != SIZE_MAX;
     if (!task->quiet)
         ub_diags_take(ld->diags, task->diags);
     ub_diags_free(task->diags);

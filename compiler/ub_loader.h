@@ -185,6 +185,10 @@ int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,
  * the tasks end), and returns it. */
 typedef struct ub_loader_task {
     ub_layer *layer;
+    /* after ub_loader_task_end: no layer because memory ran out while
+     * reading it (a pass reading many then stops, where a missing or
+     * broken layer only leaves a gap) */
+    bool out_of_memory;
     /* private */
     const char *resolved;
     const ub_layer *anchor;
