@@ -194,7 +194,7 @@ static int ub_cat_run(int argc, char **argv)
     }
     if (status == UB_EXIT_OK) {
         if (!text.sink)
-            ub_buf_set_sink(&text, ub_out_write, &sink, 1u << 20);
+            ub_buf_set_sink(&text, ub_out_write, &sink, UB_CLI_TEXT_CHUNK);
         if (ub_buf_flush(&text) != 0) {
             if (!text.sink_failed)
                 fprintf(stderr, "usdbake: error: out of memory\n");

@@ -278,7 +278,7 @@ static int ub_flatten_run(int argc, char **argv)
              * is made (and the baked samples copied in) */
             ub_out_bg bg;
             ub_out_bg_start(&bg, &sink);
-            ub_buf_set_sink(&text, ub_out_bg_write, &bg, 1u << 20);
+            ub_buf_set_sink(&text, ub_out_bg_write, &bg, UB_CLI_TEXT_CHUNK);
             int r = spill ? ub_usda_write_with(flat, &text, ub_spill_samples,
                                                spill)
                           : ub_usda_write(flat, &text);

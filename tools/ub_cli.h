@@ -22,6 +22,11 @@ enum {
     UB_EXIT_USAGE = 2, /* the command line was bad */
 };
 
+/* Text written as it is made goes to the file in pieces of about this
+ * size (cat, flatten): the text's buffer and the output thread's copy of
+ * it are both held, so a piece is memory at the peak twice or more. */
+#define UB_CLI_TEXT_CHUNK ((size_t)256 << 10)
+
 /* One subcommand: argv[0] is the subcommand's name. */
 typedef struct ub_command {
     const char *name;
