@@ -63,8 +63,9 @@ enum { UB_W_PLAIN, UB_W_SAMPLE, UB_W_SERIES };
 #define UB_W_NPEND 256
 #define UB_W_BATCH_BYTES ((size_t)64 << 10)
 /* Batches handed over and not yet numbered, at most: the walk outruns
- * the numbering, and without a bound every batch of a big layer waited
- * in the queue (6.7 MB of the 20 MB bench layer's 42 MB peak). */
+ * the numbering, and without a bound a numbering thread short of CPU let
+ * every batch of a big layer wait in the queue (under valgrind, 6.7 MB
+ * of the 20 MB bench layer's 59 MB heap peak). */
 #define UB_W_QUEUE_MAX 8
 
 /* What the walk hands to the numbering thread: records encoded one after
