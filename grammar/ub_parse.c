@@ -3086,6 +3086,11 @@ void ub_act_syntax_error(ub_pctx *c, ub_tokloc l, bool lexical,
  * the model, big enough that madvise is rare. */
 #define UB_DROP_STEP (256u * 1024u)
 
+/* Text shorter than this keeps its pages until the caller unmaps it.  Each
+ * drop is a TLB shootdown on every CPU the process runs on; a bake reads
+ * hundreds of small clips, and unmapping one frees its pages anyway. */
+#define UB_DROP_MIN (4u * UB_DROP_STEP)
+
 static void ub_split_progress(ub_pctx *c);
 
 /* Give the pages of mapped text [from, to) back to the kernel (from is a
@@ -3150,7 +3155,7 @@ static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
     ub_pctx *volatile c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
-    c->src_mapped = o && o->mapped;
+    c->src_mapped = o && o->mapped && len >= UB_DROP_MIN;
     c->stream = o && o->stream && o->stream->prim_done ? o->stream : NULL;
     c->progress = o ? o->progress : NULL;
     c->progress_ctx = o ? o->progress_ctx : NULL;
