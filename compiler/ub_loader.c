@@ -249,6 +249,12 @@ int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,
     return 0;
 }
 
+/* Smaller files are read into memory, not mapped.  Unmapping a file
+ * costs a TLB shootdown on every CPU the process runs on, which a bake of
+ * hundreds of small clips pays hundreds of times; malloc reuses one
+ * clip's buffer for the next. */
+#define UB_MAP_MIN ((off_t)1 << 20)
+
 int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
                  ub_loc named_at)
 {
@@ -256,7 +262,7 @@ int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
     struct stat st;
     int fd = strcmp(path, "-") == 0 ? -1 : open(path, O_RDONLY);
     if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-        st.st_size > 0) {
+        st.st_size >= UB_MAP_MIN) {
         void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
                        0);
         close(fd);
@@ -271,7 +277,7 @@ int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
     } else if (fd >= 0) {
         close(fd);
     }
-    /* Empty files, pipes, stdin, and anything mmap refuses. */
+    /* Small and empty files, pipes, stdin, and anything mmap refuses. */
     return ub_read_file(path, &f->data, &f->len, diags, named_at);
 }
 
