@@ -3,6 +3,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "ub_cli.h"
 #include "ub_compose.h"
@@ -218,6 +221,16 @@ static int ub_flatten_run(int argc, char **argv)
         !(spill = ub_spill_new()))
         status = UB_EXIT_INPUT;
     if (status == UB_EXIT_OK && !layer_stack) {
+#ifdef M_TOP_PAD
+        /* A clip bake passes blocks of a clip's size (its text, its
+         * layer, its samples as text) through malloc on every thread, clip
+         * after clip.  glibc gives the top of a thread's heap back after
+         * each one and faults it in again for the next: two thirds of the
+         * 200-frame bench bake's page faults.  A 4 MiB pad keeps it (wall
+         * time -15%, peak RSS +1 MB); a whole-layer command is left alone,
+         * where the pad would only add to its peak. */
+        mallopt(M_TOP_PAD, 4 << 20);
+#endif
         /* the whole stage: compose, then flatten (ub_compose) */
         size_t before = ub_diags_errors(diags);
         ub_clip_sink sink = spill ? ub_spill_sink(spill) : (ub_clip_sink){0};
