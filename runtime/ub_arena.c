@@ -19,6 +19,7 @@
 typedef struct ub_chunk {
     struct ub_chunk *prev;
     size_t size, used;
+    size_t populated; /* data[0, populated) is known to be present */
     alignas(max_align_t) unsigned char data[];
 } ub_chunk;
 
@@ -77,6 +78,36 @@ static size_t ub_arena_chunk_size(const ub_arena *a)
     return n;
 }
 
+/* Pages of a big chunk are made present a step ahead of the allocations,
+ * one madvise for many pages.  A first touch one page at a time is a page
+ * fault each; on a virtual machine those faults were a fifth of the CPU
+ * time of `convert` on the 20 MB prim bench layer.  Small chunks (a clip
+ * layer, a string table shard) are left alone: the step ahead would be
+ * most of what they ever use. */
+#define UB_POPULATE_MIN_CHUNK ((size_t)1 << 20)
+#define UB_POPULATE_STEP ((size_t)256 * 1024)
+
+static void ub_chunk_populate(ub_chunk *c)
+{
+#if defined(MADV_POPULATE_WRITE)
+    if (c->size >= UB_POPULATE_MIN_CHUNK) {
+        size_t to = (c->used + UB_POPULATE_STEP) & ~(UB_POPULATE_STEP - 1);
+        if (to > c->size)
+            to = c->size;
+        long pg = sysconf(_SC_PAGESIZE);
+        uintptr_t mask = pg > 0 ? (uintptr_t)pg - 1 : 4095;
+        uintptr_t lo = ((uintptr_t)c->data + c->populated + mask) & ~mask;
+        uintptr_t hi = ((uintptr_t)c->data + to) & ~mask;
+        /* a hint: an old kernel refuses it, and the pages fault in */
+        if (hi > lo)
+            (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+        c->populated = to;
+        return;
+    }
+#endif
+    c->populated = c->size;
+}
+
 static void *ub_arena_alloc_at(ub_arena *a, size_t size, size_t align)
 {
     if (size == 0)
@@ -97,6 +128,7 @@ static void *ub_arena_alloc_at(ub_arena *a, size_t size, size_t align)
             c->size = want;
         }
         c->used = 0;
+        c->populated = 0;
         c->prev = a->head;
         a->head = c;
         at = 0;
@@ -104,6 +136,8 @@ static void *ub_arena_alloc_at(ub_arena *a, size_t size, size_t align)
     void *p = c->data + at;
     c->used = at + size;
     a->total += size;
+    if (c->used > c->populated)
+        ub_chunk_populate(c);
     return p;
 }
 
