@@ -34,12 +34,13 @@ void ub_cli_print_diags(ub_diags *d)
             shown++;
         }
     }
-    /* an error when it is all there is to say, else a note on the above */
+    /* an error: memory ran out, and what is shown may point at the lost
+     * one ("has errors (reported there)") */
     size_t lost = ub_diags_lost(d);
     if (lost)
-        fprintf(stderr, "usdbake: %s: out of memory: %zu more "
+        fprintf(stderr, "usdbake: error: out of memory: %zu more "
                         "diagnostic%s could not be kept\n",
-                shown ? "note" : "error", lost, lost == 1 ? "" : "s");
+                lost, lost == 1 ? "" : "s");
     if (hidden)
         fprintf(stderr, "usdbake: note: %zu more diagnostic%s after running "
                         "out of memory not shown\n",
