@@ -23,16 +23,14 @@ void ub_cli_print_diags(ub_diags *d)
     /* Once memory has run out, what is reported after it mostly follows
      * from it (every clip after the first that could not be read, every
      * arc to a layer left out): the first such error says what to do. */
-    size_t first_oom = ub_diags_first_oom(d), hidden = 0, shown = 0;
+    size_t first_oom = ub_diags_first_oom(d), hidden = 0;
     ub_diags_sort(d);
     for (size_t i = 0; i < ub_diags_count(d); i++) {
         const ub_diag *g = ub_diags_at(d, i);
-        if (g->seq > first_oom) {
+        if (g->seq > first_oom)
             hidden++;
-        } else {
+        else
             ub_diag_print(stderr, g);
-            shown++;
-        }
     }
     /* an error: memory ran out, and what is shown may point at the lost
      * one ("has errors (reported there)") */
