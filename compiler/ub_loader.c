@@ -198,20 +198,13 @@ int ub_loader_add_search_path(ub_loader *ld, const char *dir)
     return 0;
 }
 
-int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,
-                 ub_loc named_at)
+/* All of f, named `shown` in errors, into malloc'd memory; cap: a first
+ * guess at its size plus one.  f is closed here unless it is stdin. */
+static int ub_read_stream(FILE *f, const char *shown, size_t cap,
+                          char **data, size_t *len, ub_diags *diags,
+                          ub_loc named_at)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    if (!f) {
-        ub_diag_add(diags, UB_ERROR, named_at, NULL, NULL, 0,
-                    "cannot open '%s': %s", shown, strerror(errno));
-        return -1;
-    }
-    size_t cap = 1 << 16, n = 0;
-    struct stat st;
-    if (f != stdin && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
-        cap = (size_t)st.st_size + 1;
+    size_t n = 0;
     char *buf = malloc(cap);
     for (;;) {
         if (!buf) {
@@ -249,6 +242,23 @@ int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,
     return 0;
 }
 
+int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,
+                 ub_loc named_at)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
+    if (!f) {
+        ub_diag_add(diags, UB_ERROR, named_at, NULL, NULL, 0,
+                    "cannot open '%s': %s", shown, strerror(errno));
+        return -1;
+    }
+    size_t cap = 1 << 16;
+    struct stat st;
+    if (f != stdin && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
+        cap = (size_t)st.st_size + 1;
+    return ub_read_stream(f, shown, cap, data, len, diags, named_at);
+}
+
 /* Smaller files are read into memory, not mapped.  Unmapping a file
  * costs a TLB shootdown on every CPU the process runs on, which a bake of
  * hundreds of small clips pays hundreds of times; malloc reuses one
@@ -261,12 +271,12 @@ int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
     memset(f, 0, sizeof *f);
     struct stat st;
     int fd = strcmp(path, "-") == 0 ? -1 : open(path, O_RDONLY);
-    if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode) &&
-        st.st_size >= UB_MAP_MIN) {
+    bool regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (regular && st.st_size >= UB_MAP_MIN) {
         void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
                        0);
-        close(fd);
         if (p != MAP_FAILED) {
+            close(fd);
             /* The parser reads front to back exactly once. */
             madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
             f->data = p;
@@ -274,10 +284,16 @@ int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
             f->mapped = true;
             return 0;
         }
-    } else if (fd >= 0) {
-        close(fd);
+    } else if (regular) {
+        /* a small file: read through the descriptor already open */
+        FILE *fp = fdopen(fd, "rb");
+        if (fp)
+            return ub_read_stream(fp, path, (size_t)st.st_size + 1,
+                                  &f->data, &f->len, diags, named_at);
     }
-    /* Small and empty files, pipes, stdin, and anything mmap refuses. */
+    if (fd >= 0)
+        close(fd);
+    /* Pipes, stdin, and anything mmap or fdopen refuses. */
     return ub_read_file(path, &f->data, &f->len, diags, named_at);
 }
 
