@@ -1024,7 +1024,8 @@ static void ub_write_attribute(ub_w *w, const ub_prop *p, unsigned indent)
     ub_buf *b = w->b;
     const ub_field *comment;
     ub_ptrs sp;
-    uint32_t n = ub_sorted_fields(w, &p->meta, &sp, false, &comment, NULL);
+    uint32_t n =
+        ub_sorted_fields(w, ub_prop_meta(p), &sp, false, &comment, NULL);
     if (!sp.v)
         return;
     bool has_info = ub_comment_nonempty(comment) || n > 0;
@@ -1107,7 +1108,8 @@ static void ub_write_relationship(ub_w *w, const ub_prop *p, unsigned indent)
     ub_buf *b = w->b;
     const ub_field *comment;
     ub_ptrs sp;
-    uint32_t n = ub_sorted_fields(w, &p->meta, &sp, false, &comment, NULL);
+    uint32_t n =
+        ub_sorted_fields(w, ub_prop_meta(p), &sp, false, &comment, NULL);
     if (!sp.v)
         return;
     bool has_info = ub_comment_nonempty(comment) || n > 0;

@@ -1334,7 +1334,7 @@ static inline void prefetch_range(const void *p, size_t bytes)
 
 static void prefetch_prop(const ub_prop *p)
 {
-    prefetch_range(p->meta.v, p->meta.n * sizeof *p->meta.v);
+    prefetch(p->ext); /* its metadata, targets, samples: NULL when none */
     prefetch(ub_value_data(&p->default_value));
     prefetch(ub_prop_samples(p)->v);
 }
@@ -1378,7 +1378,7 @@ static void put_prop(ub_w *w, const ub_prop *p)
     put_val(w, ub_prop_connections(p));
     put_val(w, ub_prop_targets(p));
     put_opt_str(w, b, ub_prop_default_target(p));
-    put_fields(w, &p->meta);
+    put_fields(w, ub_prop_meta(p));
 }
 
 static void put_prim(ub_w *w, const ub_prim *p, int depth)

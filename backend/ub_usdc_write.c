@@ -2231,7 +2231,7 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
         ub_cw_field_c(w, "variability",
                       ub_rep(UB_CRATE_VARIABILITY, true, false,
                              p->variability != UB_VARYING));
-        ub_cw_metas(w, &p->meta, false);
+        ub_cw_metas(w, ub_prop_meta(p), false);
         if (p->default_value.kind != UB_V_EMPTY)
             ub_cw_field_c(w, "default", ub_cw_value(w, &p->default_value));
         if (ub_prop_samples(p)->authored)
@@ -2247,7 +2247,7 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
         ub_cw_field_c(w, "variability",
                       ub_rep(UB_CRATE_VARIABILITY, true, false,
                              !p->varying_keyword));
-        ub_cw_metas(w, &p->meta, false);
+        ub_cw_metas(w, ub_prop_meta(p), false);
         for (uint32_t i = 0; i < ub_prop_samples(p)->n; i++)
             if (ub_prop_samples(p)->v[i].value.kind != UB_V_BLOCK) {
                 ub_cw_error(w, "relationship time samples (path values; "

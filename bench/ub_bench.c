@@ -120,7 +120,7 @@ typedef struct ub_mem {
         listop_parts, samples, value_data, sample_arrays, untyped;
     size_t props_with_meta, attrs_with_default, props_with_conn,
         props_with_samples, rels_with_targets, prims_with_vsets;
-    size_t list_cap_waste, exts, rel_exts;
+    size_t list_cap_waste, exts, rel_exts, meta_exts;
     size_t listop_entries, ptr_arrays; /* allocated: caps */
 } ub_mem;
 
@@ -186,9 +186,9 @@ static void ub_mem_prim(ub_mem *m, const ub_prim *p)
             m->attrs++;
         else
             m->rels++;
-        if (pr->meta.n)
+        if (ub_prop_meta(pr)->n)
             m->props_with_meta++;
-        ub_mem_fields(m, &pr->meta);
+        ub_mem_fields(m, ub_prop_meta(pr));
         if (pr->default_value.kind != UB_V_EMPTY)
             m->attrs_with_default++;
         ub_mem_value(m, &pr->default_value);
@@ -200,9 +200,11 @@ static void ub_mem_prim(ub_mem *m, const ub_prim *p)
         ub_mem_value(m, ub_prop_targets(pr));
         if (ub_prop_samples(pr)->authored)
             m->props_with_samples++;
-        if (pr->ext && pr->ext_short)
+        if (pr->ext_part == UB_PEXT_META)
+            m->meta_exts++;
+        else if (pr->ext_part == UB_PEXT_SHORT)
             m->rel_exts++;
-        else if (pr->ext)
+        else if (pr->ext_part == UB_PEXT_WHOLE)
             m->exts++;
         m->samples += ub_prop_samples(pr)->n;
         for (uint32_t k = 0; k < ub_prop_samples(pr)->n; k++)
@@ -271,7 +273,8 @@ static int ub_bench_mem(const char *path)
     ROW("ub_prop attr", m.attrs, sizeof(ub_prop));
     ROW("ub_prop rel", m.rels, sizeof(ub_prop));
     ROW("ub_prop_ext", m.exts, sizeof(ub_prop_ext));
-    ROW("  rel part", m.rel_exts, offsetof(ub_prop_ext, samples));
+    ROW("  short part", m.rel_exts, offsetof(ub_prop_ext, samples));
+    ROW("  meta part", m.meta_exts, offsetof(ub_prop_ext, type_name));
     ROW("ub_field", m.fields, sizeof(ub_field));
     ROW("ub_dict", m.dicts, sizeof(ub_dict));
     ROW("ub_dict_entry", m.dict_entries, sizeof(ub_dict_entry));
@@ -285,6 +288,7 @@ static int ub_bench_mem(const char *path)
         m.prims * sizeof(ub_prim) + (m.attrs + m.rels) * sizeof(ub_prop) +
         m.exts * sizeof(ub_prop_ext) +
         m.rel_exts * offsetof(ub_prop_ext, samples) +
+        m.meta_exts * offsetof(ub_prop_ext, type_name) +
         m.fields * sizeof(ub_field) + m.dicts * sizeof(ub_dict) +
         m.dict_entries * sizeof(ub_dict_entry) +
         m.listops * sizeof(ub_listop) +

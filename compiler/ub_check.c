@@ -1094,7 +1094,7 @@ static void ck_walk_prim(ck *c, uint32_t li, const ub_prim *p, unsigned depth)
                                                                     : pr->loc),
                                pr->name);
         }
-        ck_fields_times(c, L, &pr->meta);
+        ck_fields_times(c, L, ub_prop_meta(pr));
     }
     if (depth > 4096) /* the parser's own limits keep real files far below */
         return;

@@ -474,7 +474,7 @@ static void ub_cmp_prop(ub_cmp *c, const ub_prop *x, const ub_prop *y)
             c, la, lb, "default target differs: <%s> vs <%s>",
             ub_prop_default_target(x) ? ub_prop_default_target(x) : "",
             ub_prop_default_target(y) ? ub_prop_default_target(y) : "");
-    ub_cmp_fields(c, "metadata", &x->meta, &y->meta);
+    ub_cmp_fields(c, "metadata", ub_prop_meta(x), ub_prop_meta(y));
 }
 
 

@@ -1396,7 +1396,7 @@ static bool ub_private_field(ub_cx *cx, const char *key)
 /* Metadata of a prim or property: `metas[k]` is the field set of opinion
  * ops[k] (strongest first). */
 static void ub_compose_meta(ub_cx *cx, ub_fields *out, const ub_index *ix,
-                            const ub_op *ops, ub_fields *const *metas,
+                            const ub_op *ops, const ub_fields *const *metas,
                             uint32_t n, ub_spec_kind kind)
 {
     for (uint32_t k = 0; k < n; k++) {
@@ -2026,10 +2026,13 @@ static void ub_compose_prop_meta(ub_cx *cx, ub_prop *op, const ub_index *ix,
                                  const ub_op *ops, ub_prop *const *props,
                                  uint32_t n, ub_spec_kind spec)
 {
-    ub_fields *metas[n];
+    const ub_fields *metas[n];
     for (uint32_t k = 0; k < n; k++)
-        metas[k] = &props[k]->meta;
-    ub_compose_meta(cx, &op->meta, ix, ops, metas, n, spec);
+        metas[k] = ub_prop_meta(props[k]);
+    ub_fields out = *ub_prop_meta(op);
+    ub_compose_meta(cx, &out, ix, ops, metas, n, spec);
+    if (ub_prop_set_meta(cx->a, op, &out) != 0)
+        cx->oom = true;
 }
 
 /* The clip set providing attribute `name`'s value at node `node`, layer
@@ -2867,7 +2870,7 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
     for (uint32_t k = 0; k < ops.n && !outp->type_name; k++)
         if (ops.v[k].spec->type_name && *ops.v[k].spec->type_name)
             outp->type_name = ops.v[k].spec->type_name;
-    ub_fields **metas = malloc(ops.n * sizeof *metas);
+    const ub_fields **metas = malloc(ops.n * sizeof *metas);
     if (!metas) {
         cx->oom = true;
         free(ops.v);

@@ -1459,8 +1459,11 @@ static void ub_flat_prop(ub_flat *f, ub_prop *op, const ub_site *sites,
             if (!x->default_target && ub_prop_default_target(p))
                 x->default_target = ub_prop_default_target(p);
         }
-        ub_flat_fields(f, &op->meta, &p->meta, li,
+        ub_fields meta = *ub_prop_meta(op);
+        ub_flat_fields(f, &meta, ub_prop_meta(p), li,
                        p->kind == UB_ATTR ? UB_REG_ATTR : UB_REG_REL, ns == 1);
+        if (ub_prop_set_meta(f->a, op, &meta) != 0)
+            f->oom = true;
     }
 }
 
@@ -1477,10 +1480,10 @@ static bool ub_flat_prop_as_is(ub_flat *f, const ub_prop *p, uint32_t li)
         !ub_flat_as_is(f, li, NULL, ub_prop_targets(p), true))
         return false;
     int kind = p->kind == UB_ATTR ? UB_REG_ATTR : UB_REG_REL;
-    for (uint32_t i = 0; i < p->meta.n; i++)
-        if (!ub_names_has(f->reg[kind], p->meta.v[i].key) ||
-            !ub_flat_as_is(f, li, p->meta.v[i].key, &p->meta.v[i].value,
-                           true))
+    const ub_fields *meta = ub_prop_meta(p);
+    for (uint32_t i = 0; i < meta->n; i++)
+        if (!ub_names_has(f->reg[kind], meta->v[i].key) ||
+            !ub_flat_as_is(f, li, meta->v[i].key, &meta->v[i].value, true))
             return false;
     return true;
 }

@@ -315,7 +315,10 @@ static void ub_merge_prop(ub_merge *m, ub_prim *dp, const ub_prop *s)
                 m->oom = true;
         }
     }
-    ub_merge_fields(m, &d->meta, &s->meta, false);
+    ub_fields meta = *ub_prop_meta(d);
+    ub_merge_fields(m, &meta, ub_prop_meta(s), false);
+    if (ub_prop_set_meta(m->out->arena, d, &meta) != 0)
+        m->oom = true;
 }
 
 static void ub_merge_prim(ub_merge *m, ub_prim *d, const ub_prim *s,

@@ -1758,23 +1758,39 @@ static ub_tokloc ub_tl(const ub_pctx *c, ub_sloc s)
  * prim-heavy layer's memory). */
 static void ub_meta_flush(ub_pctx *c)
 {
-    ub_fields *t = c->ms_owner;
-    if (!t)
+    if (!c->ms_owner && !c->ms_owner_prop)
         return;
     if (c->ms_dirty) {
+        ub_fields *t = c->ms_owner;
+        if (!t && !(t = ub_prop_meta_get(c->arena, c->ms_owner_prop)))
+            ub_oom(c);
         ub_field *v = ub_alloc_rec(c, c->ms.n * sizeof *v, alignof(ub_field));
         memcpy(v, c->ms.v, c->ms.n * sizeof *v);
         t->v = v;
         t->n = t->cap = c->ms.n;
     }
     c->ms_owner = NULL;
+    c->ms_owner_prop = NULL;
     c->ms_dirty = false;
 }
 
-/* The list of c->meta, for reading. */
+/* Whether the scratch holds the list of the metadata being read. */
+static bool ub_meta_in_scratch(const ub_pctx *c)
+{
+    return c->meta ? c->ms_owner == c->meta
+                   : !c->ms_owner && c->ms_owner_prop == c->meta_prop;
+}
+
+/* The list of the metadata being read, as stored. */
+static const ub_fields *ub_meta_stored(const ub_pctx *c)
+{
+    return c->meta ? c->meta : ub_prop_meta(c->meta_prop);
+}
+
+/* The list of the metadata being read, for reading. */
 static const ub_fields *ub_meta_r(ub_pctx *c)
 {
-    return c->ms_owner == c->meta ? &c->ms : c->meta;
+    return ub_meta_in_scratch(c) ? &c->ms : ub_meta_stored(c);
 }
 
 /* A prim's property pointers are gathered the same way, except that the
@@ -1832,9 +1848,10 @@ static ub_field *ub_meta_find(ub_pctx *c, const char *key)
 
 static void ub_set_meta(ub_pctx *c, const char *key, ub_value v, ub_tokloc l)
 {
-    if (c->ms_owner != c->meta) {
+    if (!ub_meta_in_scratch(c)) {
         ub_meta_flush(c);
-        uint32_t n = c->meta->n;
+        const ub_fields *cur = ub_meta_stored(c);
+        uint32_t n = cur->n;
         if (n + 1 > c->ms_cap) {
             uint32_t cap = n + 16;
             ub_field *nv = realloc(c->ms.v, cap * sizeof *nv);
@@ -1844,9 +1861,10 @@ static void ub_set_meta(ub_pctx *c, const char *key, ub_value v, ub_tokloc l)
             c->ms_cap = cap;
         }
         if (n)
-            memcpy(c->ms.v, c->meta->v, n * sizeof *c->ms.v);
+            memcpy(c->ms.v, cur->v, n * sizeof *c->ms.v);
         c->ms.n = n;
         c->ms_owner = c->meta;
+        c->ms_owner_prop = c->meta ? NULL : c->meta_prop;
     }
     if (c->ms.n + 1 > c->ms_cap) {
         uint32_t cap = c->ms_cap * 2;
@@ -2720,7 +2738,8 @@ void ub_act_attr_begin(ub_pctx *c, bool custom, const char *name,
         p->custom = true;
     c->prop = p;
     c->spec = UB_SPEC_ATTR;
-    c->meta = &p->meta;
+    c->meta = NULL;
+    c->meta_prop = p;
     /* the name is only for messages: its text will do */
     ub_vb_begin(c, ub_prop_type(p), ub_prop_type_spelling(p), p->is_array);
 }
@@ -2884,7 +2903,8 @@ void ub_act_rel_begin(ub_pctx *c, int kind, const char *name, ub_tokloc l,
         p->varying_keyword = true;
     c->prop = p;
     c->spec = UB_SPEC_REL;
-    c->meta = &p->meta;
+    c->meta = NULL;
+    c->meta_prop = p;
 }
 
 void ub_act_targets(ub_pctx *c)

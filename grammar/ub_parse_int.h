@@ -115,9 +115,11 @@ typedef struct ub_pctx {
     ub_prim *prim;     /* current prim (or variant body); root at top */
     ub_prop *prop;     /* current property */
     int spec;          /* UB_SPEC_* of the metadata being read */
-    ub_fields *meta;   /* where metadata goes */
+    ub_fields *meta;   /* where metadata goes; NULL: meta_prop's */
+    ub_prop *meta_prop; /* a property's list is out of line (ub_parse.c) */
     ub_fields ms;      /* scratch copy of one metadata list (ub_parse.c) */
-    ub_fields *ms_owner;
+    ub_fields *ms_owner; /* whose copy: a list, */
+    ub_prop *ms_owner_prop; /* or (ms_owner NULL) a property's */
     uint32_t ms_cap;
     bool ms_dirty;
     ub_prop **ps;      /* scratch property list of ps_owner (ub_parse.c) */

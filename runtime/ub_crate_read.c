@@ -2400,14 +2400,19 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
             }
             cr_path_listop(c, f->rep, &x->connections);
         } else if (id == K_TARGETPATHS && !attr) {
-            ub_prop_ext *x = ub_prop_ext_get(c->a, p);
+            ub_prop_ext *x = ub_prop_rel_ext_get(c->a, p);
             if (!x) {
                 cr_oom(c);
                 return;
             }
             cr_path_listop(c, f->rep, &x->targets);
         } else {
-            cr_set_meta(c, &p->meta, f);
+            ub_fields *meta = ub_prop_meta_get(c->a, p);
+            if (!meta) {
+                cr_oom(c);
+                return;
+            }
+            cr_set_meta(c, meta, f);
         }
     }
 }

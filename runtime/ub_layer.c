@@ -242,29 +242,63 @@ ub_prim_ext *ub_prim_ext_get(ub_arena *a, ub_prim *p)
     return p->ext;
 }
 
-#define UB_PROP_EXT_REL_SIZE offsetof(ub_prop_ext, samples)
-
-ub_prop_ext *ub_prop_ext_get(ub_arena *a, ub_prop *p)
+/* The bytes of ub_prop_ext each part takes. */
+static size_t ub_prop_ext_size(unsigned part)
 {
-    if (p->ext && !p->ext_short)
+    switch (part) {
+    case UB_PEXT_META:
+        return offsetof(ub_prop_ext, type_name);
+    case UB_PEXT_SHORT:
+        return offsetof(ub_prop_ext, samples);
+    case UB_PEXT_WHOLE:
+        return sizeof(ub_prop_ext);
+    default:
+        return 0;
+    }
+}
+
+/* p's ext with at least `part` allocated: a shorter one is copied into
+ * a new block (the old one stays in the arena, which never frees). */
+static ub_prop_ext *ub_prop_ext_at_least(ub_arena *a, ub_prop *p,
+                                         ub_prop_ext_part part)
+{
+    if (p->ext_part >= part)
         return p->ext;
-    ub_prop_ext *x = ub_arena_zalloc(a, sizeof *x);
+    ub_prop_ext *x = ub_arena_zalloc(a, ub_prop_ext_size(part));
     if (!x)
         return NULL;
     if (p->ext)
-        memcpy(x, p->ext, UB_PROP_EXT_REL_SIZE);
+        memcpy(x, p->ext, ub_prop_ext_size(p->ext_part));
     p->ext = x;
-    p->ext_short = false;
+    p->ext_part = (uint8_t)part;
     return x;
+}
+
+ub_prop_ext *ub_prop_ext_get(ub_arena *a, ub_prop *p)
+{
+    return ub_prop_ext_at_least(a, p, UB_PEXT_WHOLE);
 }
 
 ub_prop_ext *ub_prop_rel_ext_get(ub_arena *a, ub_prop *p)
 {
-    if (!p->ext) {
-        p->ext = ub_arena_zalloc(a, UB_PROP_EXT_REL_SIZE);
-        p->ext_short = p->ext != NULL;
-    }
-    return p->ext;
+    return ub_prop_ext_at_least(a, p, UB_PEXT_SHORT);
+}
+
+ub_fields *ub_prop_meta_get(ub_arena *a, ub_prop *p)
+{
+    ub_prop_ext *x = ub_prop_ext_at_least(a, p, UB_PEXT_META);
+    return x ? &x->meta : NULL;
+}
+
+int ub_prop_set_meta(ub_arena *a, ub_prop *p, const ub_fields *m)
+{
+    if (m->n == 0 && p->ext_part == UB_PEXT_NONE)
+        return 0;
+    ub_fields *to = ub_prop_meta_get(a, p);
+    if (!to)
+        return -1;
+    *to = *m;
+    return 0;
 }
 
 /* p's out-of-line type name (NULL: none), allocating the short part

@@ -82,23 +82,36 @@ typedef enum ub_variability {
 
 /* What only some properties author, kept out of line: a layer has a
  * property record for every attribute, and most have a default and
- * nothing else.  Read through ub_prop_samples, ub_prop_connections,
- * ub_prop_targets, ub_prop_default_target and ub_prop_type_name (EMPTY /
- * NULL when the property has none); change through ub_prop_ext_get.  A
- * relationship's targets are set through ub_prop_rel_ext_get, which
- * allocates only the short part (every relationship of a layer has
- * targets). */
+ * nothing else.  It is allocated in three sizes, each a prefix of the
+ * next, so that a property pays only for the parts it uses: metadata
+ * (an attribute with a doc string), then the short part (every
+ * relationship has targets), then the attribute part.  Read through
+ * ub_prop_meta, ub_prop_samples, ub_prop_connections, ub_prop_targets,
+ * ub_prop_default_target and ub_prop_type_name (EMPTY / NULL when the
+ * property has none); change through ub_prop_meta_get,
+ * ub_prop_rel_ext_get and ub_prop_ext_get, each of which allocates its
+ * size. */
 typedef struct ub_prop_ext {
+    /* the metadata part */
+    ub_fields meta; /* everything inside ( ... ) */
     /* the short part */
     const char *type_name;      /* an attribute's type name when it is not
                                    its type's own (an unknown type, a
                                    legacy name OpenUSD keeps); else NULL */
     ub_value targets;           /* LISTOP of UB_TY_PATH, or EMPTY */
     const char *default_target; /* `rel r.default = </p>`; NULL when none */
-    /* attributes (not allocated when ext_short) */
+    /* the attribute part */
     ub_samples samples;
     ub_value connections; /* LISTOP of UB_TY_PATH, or EMPTY */
 } ub_prop_ext;
+
+/* How much of a property's ub_prop_ext is allocated. */
+typedef enum ub_prop_ext_part {
+    UB_PEXT_NONE = 0,  /* ext is NULL */
+    UB_PEXT_META = 1,  /* meta */
+    UB_PEXT_SHORT = 2, /* meta to default_target */
+    UB_PEXT_WHOLE = 3,
+} ub_prop_ext_part;
 
 typedef struct ub_prop {
     const char *name;      /* interned, may be namespaced ("xformOp:translate") */
@@ -107,7 +120,7 @@ typedef struct ub_prop {
     bool custom;
     bool varying_keyword;  /* relationship declared `varying rel` */
     bool is_array;         /* attributes: declared T[] */
-    bool ext_short;        /* private: ext holds only the short part */
+    uint8_t ext_part;      /* private: ub_prop_ext_part of ext */
     /* attributes */
     uint8_t type_id;       /* ub_type_id; UB_TY_INVALID when the type name
                               is unknown: read it with ub_prop_type (an id
@@ -117,7 +130,6 @@ typedef struct ub_prop {
                               takes room only when it is not the type's */
     ub_value
         default_value; /* EMPTY, BLOCK or DATA (UNTYPED when no type) */
-    ub_fields meta;
     ub_sloc loc;
     ub_prop_ext *ext; /* NULL until one of its fields is set */
 } ub_prop;
@@ -126,8 +138,8 @@ typedef struct ub_prop {
  * their sizes are part of the model's memory. */
 _Static_assert(sizeof(void *) != 8 || sizeof(ub_field) == 32,
                "ub_field: key, value, stored location");
-_Static_assert(sizeof(void *) != 8 || sizeof(ub_prop) == 64,
-               "ub_prop: 64 bytes");
+_Static_assert(sizeof(void *) != 8 || sizeof(ub_prop) == 48,
+               "ub_prop: 48 bytes");
 
 /* p's declared type; NULL when its type name is unknown (and for
  * relationships). */
@@ -138,9 +150,16 @@ static inline const ub_type *ub_prop_type(const ub_prop *p)
 /* An ub_prop_ext with nothing authored (what a property without one reads). */
 extern const ub_prop_ext ub_prop_ext_none;
 
+/* The short part (none when ext is only a metadata part). */
 static inline const ub_prop_ext *ub_prop_ext_of(const ub_prop *p)
 {
-    return p->ext ? p->ext : &ub_prop_ext_none;
+    return p->ext_part >= UB_PEXT_SHORT ? p->ext : &ub_prop_ext_none;
+}
+/* p's metadata (an empty list when it has none). */
+static inline const ub_fields *ub_prop_meta(const ub_prop *p)
+{
+    return p->ext_part >= UB_PEXT_META ? &p->ext->meta
+                                       : &ub_prop_ext_none.meta;
 }
 /* p's type name as authored, without "[]": interned in t (the table p's
  * layer uses); NULL for a relationship and an attribute without one. */
@@ -171,10 +190,10 @@ int ub_prop_set_decl(ub_arena *a, const ub_strtab *t, ub_prop *p,
                      const ub_type *type, const char *type_name);
 /* Give p the type and type name of q. -1 when out of memory. */
 int ub_prop_copy_decl(ub_arena *a, ub_prop *p, const ub_prop *q);
-/* The attribute part (none when ext is only a relationship part). */
+/* The attribute part (none when ext is a shorter part). */
 static inline const ub_prop_ext *ub_prop_ext_attr(const ub_prop *p)
 {
-    return p->ext && !p->ext_short ? p->ext : &ub_prop_ext_none;
+    return p->ext_part == UB_PEXT_WHOLE ? p->ext : &ub_prop_ext_none;
 }
 static inline const ub_samples *ub_prop_samples(const ub_prop *p)
 {
@@ -193,13 +212,18 @@ static inline const char *ub_prop_default_target(const ub_prop *p)
     return ub_prop_ext_of(p)->default_target;
 }
 /* p's out-of-line fields for changing, allocated from a (zeroed) the first
- * time (a relationship part is moved into a whole one); NULL only when
- * out of memory.  A pointer into it is good until the next call for p. */
+ * time (a shorter part is moved into a whole one); NULL only when out of
+ * memory.  A pointer into it is good until the next call for p. */
 ub_prop_ext *ub_prop_ext_get(ub_arena *a, ub_prop *p);
 /* The same for setting only the short part (targets, default_target,
- * type_name): the first time, only that part is allocated.  Nothing else
- * of it may be touched. */
+ * type_name) and the metadata: at least that much is allocated.  Nothing
+ * else of it may be touched. */
 ub_prop_ext *ub_prop_rel_ext_get(ub_arena *a, ub_prop *p);
+/* The same for p's metadata only. */
+ub_fields *ub_prop_meta_get(ub_arena *a, ub_prop *p);
+/* Make *m p's metadata (a list built elsewhere; an empty one takes no
+ * room).  -1 when out of memory. */
+int ub_prop_set_meta(ub_arena *a, ub_prop *p, const ub_fields *m);
 
 typedef struct ub_props {
     uint32_t n, cap;

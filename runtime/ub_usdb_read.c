@@ -2016,7 +2016,10 @@ static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
             s->n = s->cap = i + 1;
         }
     }
-    return build_fields(f, L, rp->first_field, rp->n_fields, &p->meta, loc);
+    ub_fields meta = {0};
+    if (build_fields(f, L, rp->first_field, rp->n_fields, &meta, loc) != 0)
+        return -1;
+    return ub_prop_set_meta(L->arena, p, &meta);
 }
 
 static int build_prim(ub_usdb *f, ub_layer *L, uint32_t pi, ub_prim *prim,

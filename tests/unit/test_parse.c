@@ -80,7 +80,7 @@ static ub_prop *prop(const char *prim_path, const char *name)
     return p ? ub_prop_find(L, p, S(name)) : NULL;
 }
 
-static const ub_value *meta(ub_fields *f, const char *key)
+static const ub_value *meta(const ub_fields *f, const char *key)
 {
     ub_field *x = ub_fields_find(f, S(key));
     return x ? &x->value : NULL;
@@ -767,8 +767,8 @@ static void test_attributes(void)
     CU_ASSERT(t->is_array);
     CU_ASSERT_EQUAL(ub_prop_type(t)->id, UB_TY_TOKEN);
     CU_ASSERT_EQUAL(t->default_value.count, 2);
-    CU_ASSERT_STRING_EQUAL(str0(meta(&t->meta, "doc")), "d");
-    CU_ASSERT_EQUAL(meta(&t->meta, "allowedTokens")->count, 2);
+    CU_ASSERT_STRING_EQUAL(str0(meta(ub_prop_meta(t), "doc")), "d");
+    CU_ASSERT_EQUAL(meta(ub_prop_meta(t), "allowedTokens")->count, 2);
     CU_ASSERT_EQUAL(prop("/A", "c")->variability, UB_CONFIG);
     ub_prop *d = prop("/A", "d");
     CU_ASSERT_EQUAL(d->default_value.kind, UB_V_BLOCK);
@@ -778,8 +778,8 @@ static void test_attributes(void)
     CU_ASSERT_EQUAL(ub_prop_samples(d)->v[0].value.kind, UB_V_BLOCK);
     CU_ASSERT_EQUAL(D(&ub_prop_samples(d)->v[1].value, 0),
                     22.0); /* last wins */
-    CU_ASSERT_STRING_EQUAL(str0(meta(&prop("/A", "u")->meta, "displayUnit")),
-                           "cm");
+    CU_ASSERT_STRING_EQUAL(
+        str0(meta(ub_prop_meta(prop("/A", "u")), "displayUnit")), "cm");
     ub_prop *w = prop("/A", "w");
     CU_ASSERT(ub_prop_connections(w)->u.listop->has[UB_LO_PREPEND]);
     CU_ASSERT_EQUAL(ub_prop_type(prop("/A", "o"))->id, UB_TY_OPAQUE);
@@ -816,7 +816,7 @@ static void test_relationships(void)
         ub_listop_get(ub_prop_targets(b)->u.listop, UB_LO_EXPLICIT)->count, 0);
     ub_prop *c = prop("/A", "c");
     CU_ASSERT(c->varying_keyword);
-    CU_ASSERT_EQUAL(ub_value_type(meta(&c->meta, "noLoadHint"))->id,
+    CU_ASSERT_EQUAL(ub_value_type(meta(ub_prop_meta(c), "noLoadHint"))->id,
                     UB_TY_BOOL);
     ub_prop *d = prop("/A", "d");
     CU_ASSERT(ub_prop_targets(d)->u.listop->has[UB_LO_PREPEND]);

@@ -469,7 +469,8 @@ static void test_plugin_metadata(void)
             CU_ASSERT(prepend_kind(&op->meta, "studioTags") >= 0);
             ub_prop *a = prop(out, "/P", "a");
             CU_ASSERT_FATAL(a != NULL);
-            fr = ub_fields_find(&a->meta, ub_intern_cstr(T, "studioFrame"));
+            fr = ub_fields_find(ub_prop_meta(a),
+                                ub_intern_cstr(T, "studioFrame"));
             CU_ASSERT(fr && ub_value_get_double(&fr->value, 0, 0) == 104.0);
             CU_ASSERT_EQUAL(ub_diags_warnings(pd), 0);
         } else {

@@ -85,7 +85,7 @@ static bool same_prim(const ub_prim *a, const ub_prim *b, ub_layer *lb)
     for (uint32_t i = 0; i < b->props.n; i++) {
         const ub_prop *pa = a->props.v[i], *pb = b->props.v[i];
         if (pa->name != pb->name || !same_loc(&pa->loc, &pb->loc, lb) ||
-            !same_fields(&pa->meta, &pb->meta, lb) ||
+            !same_fields(ub_prop_meta(pa), ub_prop_meta(pb), lb) ||
             ub_sloc_line(ub_prop_samples(pa)->loc) !=
                 ub_sloc_line(ub_prop_samples(pb)->loc) ||
             ub_prop_find(lb, b, pb->name) != pb)

@@ -251,12 +251,13 @@ static void test_attributes(void)
     a = attr(p, "token", false, "u");
     a->variability = UB_UNIFORM;
     a->default_value = str_value(UB_TY_TOKEN, "fo'o");
-    set_meta(&a->meta, "allowedTokens",
+    ub_fields *am = ub_prop_meta_get(L->arena, a);
+    set_meta(am, "allowedTokens",
              strs_value(UB_TY_TOKEN, (const char *[]){"a", "fo'o"}, 2));
-    set_meta(&a->meta, "doc", str_value(UB_TY_STRING, "use \"this\""));
-    set_meta(&a->meta, "comment", str_value(UB_TY_STRING, "a comment"));
-    set_meta(&a->meta, "hidden", bool_value(true));
-    set_meta(&a->meta, "displayUnit", str_value(UB_TY_TOKEN, "mm"));
+    set_meta(am, "doc", str_value(UB_TY_STRING, "use \"this\""));
+    set_meta(am, "comment", str_value(UB_TY_STRING, "a comment"));
+    set_meta(am, "hidden", bool_value(true));
+    set_meta(am, "displayUnit", str_value(UB_TY_TOKEN, "mm"));
     a = attr(p, "double", false, "radius");
     ub_samples_set(L->arena, &ub_prop_ext_get(L->arena, a)->samples, 3.23,
                    dbl_value(UB_TY_DOUBLE, 10));
@@ -353,11 +354,11 @@ static void test_relationships(void)
              strs_value(UB_TY_PATH,
                         (const char *[]){"/foo/Foo/Bar", "/foo/Blah/Blah"},
                         2));
-    set_meta(&r->meta, "comment",
-             str_value(UB_TY_STRING, "Exercise full syntax"));
-    set_meta(&r->meta, "doc", str_value(UB_TY_STRING, "use this for \"stuff\"..."));
-    set_meta(&r->meta, "permission", str_value(UB_TY_TOKEN, "public"));
-    set_meta(&r->meta, "symmetryFunction",
+    ub_fields *rm = ub_prop_meta_get(L->arena, r);
+    set_meta(rm, "comment", str_value(UB_TY_STRING, "Exercise full syntax"));
+    set_meta(rm, "doc", str_value(UB_TY_STRING, "use this for \"stuff\"..."));
+    set_meta(rm, "permission", str_value(UB_TY_TOKEN, "public"));
+    set_meta(rm, "symmetryFunction",
              str_value(UB_TY_TOKEN, "testSymmetryFunction"));
     r = ub_prop_new(L, p, S("no_targets_rel"), UB_REL, nosloc);
     r = ub_prop_new(L, p, S("rel_make_empty"), UB_REL, nosloc);
@@ -569,8 +570,8 @@ static void test_dictionaries(void)
     ub_dict_set(L->arena, d, S("frame"),
                 ub_value_new(L->arena, ub_type_get(UB_TY_FRAME4D), 0, true),
                 nosloc);
-    set_meta(&a->meta, "customData", (ub_value){.kind = UB_V_DICT,
-                                                 .u.dict = d});
+    set_meta(ub_prop_meta_get(L->arena, a), "customData",
+             (ub_value){.kind = UB_V_DICT, .u.dict = d});
     check("#usda 1.0\n"
           "\n"
           "def \"Root\"\n"
@@ -603,7 +604,7 @@ static void test_untyped(void)
     ub_untyped *t = ub_arena_zalloc(L->arena, sizeof *t);
     *t = (ub_untyped){.kind = UB_U_TUPLE, .n = 2, .child = kids};
     a->default_value = (ub_value){.kind = UB_V_UNTYPED, .u.untyped = t};
-    set_meta(&a->meta, "hidden", bool_value(true));
+    set_meta(ub_prop_meta_get(L->arena, a), "hidden", bool_value(true));
     check("#usda 1.0\n"
           "\n"
           "def Scope \"Prim\"\n"
@@ -990,7 +991,8 @@ static void rnd_prim(ub_prim *parent, int depth)
             break;
         }
         if (rnd() % 3 == 0)
-            set_meta(&a->meta, "doc", str_value(UB_TY_STRING, rnd_string()));
+            set_meta(ub_prop_meta_get(L->arena, a), "doc",
+                     str_value(UB_TY_STRING, rnd_string()));
         if (rnd() % 5 == 0) {
             ub_listop *lo =
                 listop(&ub_prop_ext_get(L->arena, a)->connections, UB_TY_PATH);

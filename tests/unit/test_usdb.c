@@ -231,7 +231,7 @@ static ub_layer *rich_layer(void)
     ub_prop *cn = attr(L, w, "in", UB_TY_COLOR3F, false);
     ub_prop_ext_get(a, cn)->connections = listop(a, UB_TY_PATH);
     cn->variability = UB_UNIFORM;
-    ub_fields_set(a, &cn->meta, S("customData"),
+    ub_fields_set(a, ub_prop_meta_get(a, cn), S("customData"),
                   (ub_value){.kind = UB_V_DICT, .u.dict = dict(a, 0)},
                   (ub_sloc){0});
 
@@ -327,7 +327,7 @@ static bool prim_same(const ub_prim *x, const ub_prim *y)
             !val_same(&p->default_value, &q->default_value) ||
             !val_same(ub_prop_connections(p), ub_prop_connections(q)) ||
             !val_same(ub_prop_targets(p), ub_prop_targets(q)) ||
-            !fields_same(&p->meta, &q->meta) ||
+            !fields_same(ub_prop_meta(p), ub_prop_meta(q)) ||
             ub_prop_samples(p)->authored != ub_prop_samples(q)->authored ||
             ub_prop_samples(p)->n != ub_prop_samples(q)->n)
             return false;
