@@ -728,27 +728,101 @@ static bool ub_is_from(const void *owner, ub_prim *const *from, uint32_t n)
     return false;
 }
 
+/* The lists a table indexes, each once: a set of slot keys (owner |
+ * kind).  Only lists longer than UB_INDEX_MIN are indexed, so there are
+ * few of them next to the entries. */
+typedef struct ub_key_set {
+    uintptr_t *v; /* open addressing; 0 empty */
+    size_t cap, n;
+} ub_key_set;
+
+static int ub_key_set_add(ub_key_set *s, uintptr_t key)
+{
+    if ((s->n + 1) * 2 > s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 16;
+        uintptr_t *v = calloc(cap, sizeof *v);
+        if (!v)
+            return -1;
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->v[i]) {
+                size_t j = (size_t)ub_name_hash((void *)s->v[i], NULL, 0);
+                while (v[j & (cap - 1)])
+                    j++;
+                v[j & (cap - 1)] = s->v[i];
+            }
+        free(s->v);
+        s->v = v;
+        s->cap = cap;
+    }
+    size_t j = (size_t)ub_name_hash((void *)key, NULL, 0);
+    while (s->v[j & (s->cap - 1)] && s->v[j & (s->cap - 1)] != key)
+        j++;
+    if (!s->v[j & (s->cap - 1)]) {
+        s->v[j & (s->cap - 1)] = key;
+        s->n++;
+    }
+    return 0;
+}
+
+/* Add to s the lists ix indexes, except those of from[0..n). */
+static int ub_index_owners(const struct ub_name_index *ix, ub_key_set *s,
+                           ub_prim *const *from, uint32_t n)
+{
+    for (size_t i = 0; ix && i < ix->cap; i++) {
+        const ub_name_slot *sl = &ix->slots[i];
+        if (sl->key && !ub_is_from(ub_slot_owner(sl), from, n) &&
+            ub_key_set_add(s, sl->key) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Room for count entries in ix's empty table, at once. */
+static int ub_index_presize(struct ub_name_index *ix, size_t count)
+{
+    size_t cap = 256;
+    while (count * 4 > cap * 3)
+        cap *= 2;
+    ix->slots = calloc(cap, sizeof *ix->slots);
+    if (!ix->slots)
+        return -1;
+    ix->cap = cap;
+    ix->count = 0;
+    return 0;
+}
+
 int ub_layer_graft(ub_layer *dst, ub_layer *src, ub_prim *const *from,
                    ub_prim *const *into, uint32_t n)
 {
-    struct ub_name_index *six = src->index;
+    struct ub_name_index *six = src->index, *dix = dst->index;
     ub_arena *sa = src->arena; /* src itself lives in it: read it first */
     ub_arena_adopt(dst->arena, sa);
     int rc = 0;
+    /* dst's index is built again, once, at its final size, from the lists
+     * both tables index (src's lists of `from` are appended to `into`'s).
+     * Growing dst's table while src's is alive held three tables at once:
+     * the peak of reading a big layer in two. */
+    ub_key_set owners = {0};
+    if (ub_index_owners(six, &owners, from, n) != 0 ||
+        ub_index_owners(dix, &owners, NULL, 0) != 0)
+        rc = -1;
+    if (six) {
+        free(six->slots);
+        free(six);
+    }
+    free(dix->slots);
+    *dix = (struct ub_name_index){0};
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         ub_prim *f = from[i], *t = into[i];
         for (uint32_t k = 0; k < f->children.n; k++)
             f->children.v[k]->parent = t;
-        uint32_t nc = t->children.n, np = t->props.n;
         if (ub_ptrvec_append(dst->arena, (void ***)&t->children.v,
                              &t->children.n, &t->children.cap,
                              (void *const *)f->children.v,
                              f->children.n) != 0 ||
             ub_ptrvec_append(dst->arena, (void ***)&t->props.v, &t->props.n,
                              &t->props.cap, (void *const *)f->props.v,
-                             f->props.n) != 0 ||
-            ub_index_from(dst->index, t, 0, nc) != 0 ||
-            ub_index_from(dst->index, t, 1, np) != 0)
+                             f->props.n) != 0)
             rc = -1;
         if (rc == 0 && ub_prim_n_variant_sets(f)) {
             ub_prim_ext *tx = ub_prim_ext_get(dst->arena, t);
@@ -777,23 +851,33 @@ int ub_layer_graft(ub_layer *dst, ub_layer *src, ub_prim *const *from,
             f->ext->variant_sets = NULL;
         }
     }
-    /* entries of the prims that moved whole keep their owners */
-    for (size_t i = 0; six && i < six->cap && rc == 0; i++) {
-        ub_name_slot *s = &six->slots[i];
-        if (!s->key || ub_is_from(ub_slot_owner(s), from, n))
-            continue;
-        if (ub_index_reserve(dst->index) != 0) {
-            rc = -1;
-            break;
+    /* an `into` list indexed before is among the owners; one that outgrew
+     * the scan just now is indexed too (ub_index_from skips small ones,
+     * and a name already indexed keeps its first entry) */
+    for (uint32_t i = 0; rc == 0 && i < n; i++)
+        for (uint32_t kind = 0; kind < 2; kind++) {
+            uint32_t len;
+            ub_index_list(into[i], kind, &len);
+            if (len > UB_INDEX_MIN &&
+                ub_key_set_add(&owners, ub_name_key(into[i], kind)) != 0)
+                rc = -1;
         }
-        *ub_index_slot(dst->index, ub_slot_owner(s), s->name,
-                       (uint32_t)(s->key & 1)) = *s;
-        dst->index->count++;
-    }
-    if (six) {
-        free(six->slots);
-        free(six);
-    }
+    size_t total = 0;
+    for (size_t i = 0; rc == 0 && i < owners.cap; i++)
+        if (owners.v[i]) {
+            uint32_t len;
+            ub_index_list((void *)(owners.v[i] & ~(uintptr_t)1),
+                          (uint32_t)(owners.v[i] & 1), &len);
+            total += len;
+        }
+    if (rc == 0 && ub_index_presize(dix, total) != 0)
+        rc = -1;
+    for (size_t i = 0; rc == 0 && i < owners.cap; i++)
+        if (owners.v[i] &&
+            ub_index_from(dix, (void *)(owners.v[i] & ~(uintptr_t)1),
+                          (uint32_t)(owners.v[i] & 1), 0) != 0)
+            rc = -1;
+    free(owners.v);
     ub_arena_free(sa);
     return rc;
 }
