@@ -11,8 +11,9 @@
 typedef struct ub_name_slot {
     uintptr_t key; /* the owner's address | kind (0 child prim, 1
                       property: owners are aligned); 0 when free */
-    const char *name;
-    void *obj;
+    void *obj;     /* its name is read from it: a slot without the name
+                      takes two thirds of the room, and a probe reads
+                      the object only when the owner matches */
 } ub_name_slot;
 
 struct ub_name_index {
@@ -40,9 +41,17 @@ static const void *ub_slot_owner(const ub_name_slot *s)
     return (const void *)(s->key & ~(uintptr_t)1);
 }
 
+static const char *ub_entry_name(const void *obj, uint32_t kind);
+
+static const char *ub_slot_name(const ub_name_slot *s)
+{
+    return ub_entry_name(s->obj, (uint32_t)(s->key & 1));
+}
+
 static uint64_t ub_slot_hash(const ub_name_slot *s)
 {
-    return ub_name_hash(ub_slot_owner(s), s->name, (uint32_t)(s->key & 1));
+    return ub_name_hash(ub_slot_owner(s), ub_slot_name(s),
+                        (uint32_t)(s->key & 1));
 }
 
 /* Owners with at most this many children (or properties) are searched by
@@ -92,7 +101,7 @@ static ub_name_slot *ub_index_find(struct ub_name_index *ix,
         ub_name_slot *s = &ix->slots[i];
         if (!s->key)
             return NULL;
-        if (s->key == ub_name_key(owner, kind) && s->name == name)
+        if (s->key == ub_name_key(owner, kind) && ub_slot_name(s) == name)
             return s;
     }
 }
@@ -130,7 +139,7 @@ static ub_name_slot *ub_index_slot(struct ub_name_index *ix, const void *owner,
     size_t i = ub_name_hash(owner, name, kind) & mask;
     while (ix->slots[i].key) {
         if (ix->slots[i].key == ub_name_key(owner, kind) &&
-            ix->slots[i].name == name)
+            ub_slot_name(&ix->slots[i]) == name)
             return &ix->slots[i];
         i = (i + 1) & mask;
     }
@@ -165,7 +174,7 @@ static int ub_index_from(struct ub_name_index *ix, const void *owner,
         const char *name = ub_entry_name(v[i], kind);
         ub_name_slot *s = ub_index_slot(ix, owner, name, kind);
         if (!s->key) {
-            *s = (ub_name_slot){ub_name_key(owner, kind), name, v[i]};
+            *s = (ub_name_slot){ub_name_key(owner, kind), v[i]};
             ix->count++;
         }
     }
