@@ -9,12 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Each string is stored as [uint32 length][bytes][NUL]; the pointer handed
- * out points at the bytes, so it is an ordinary C string and its length is
- * one load away. */
+/* Each string is stored as [uint32 hash][uint32 length][bytes][NUL]; the
+ * pointer handed out points at the bytes, so it is an ordinary C string
+ * and its length is one load away.  A slot is the pointer alone: the hash
+ * beside the bytes is checked before them, and a table of half the size
+ * (a layer interns tens of thousands of names) is worth the load of a
+ * line the comparison of a match reads anyway. */
 typedef struct {
     const char *str;
-    uint64_t hash;
 } ub_slot;
 
 /* The table is split by hash into shards, each with its own slots, arena
@@ -146,16 +148,26 @@ size_t ub_str_len(const char *interned)
     return n;
 }
 
+/* The low 32 bits of an interned string's hash (0 for a kept one). */
+static uint32_t ub_str_hash32(const char *interned)
+{
+    uint32_t h;
+    memcpy(&h, interned - 2 * sizeof h, sizeof h);
+    return h;
+}
+
 static int ub_shard_grow(ub_shard *t)
 {
     size_t cap = t->cap * 2;
+    if (cap > ((size_t)1 << 32)) /* a slot is placed by 32 bits of hash */
+        return -1;
     ub_slot *slots = calloc(cap, sizeof *slots);
     if (!slots)
         return -1;
     for (size_t i = 0; i < t->cap; i++) {
         if (!t->slots[i].str)
             continue;
-        size_t j = t->slots[i].hash & (cap - 1);
+        size_t j = ub_str_hash32(t->slots[i].str) & (cap - 1);
         while (slots[j].str)
             j = (j + 1) & (cap - 1);
         slots[j] = t->slots[i];
@@ -166,16 +178,18 @@ static int ub_shard_grow(ub_shard *t)
     return 0;
 }
 
-/* s[0..n) with its length before it, in shard sh's arena. */
-static const char *ub_shard_copy(ub_shard *sh, const char *s, size_t n)
+/* s[0..n) with its hash and length before it, in shard sh's arena. */
+static const char *ub_shard_copy(ub_shard *sh, const char *s, size_t n,
+                                 uint32_t hash32)
 {
     uint32_t len = (uint32_t)n;
-    /* the length is read with memcpy (ub_str_len): no alignment needed */
-    char *mem = ub_arena_alloc_bytes(sh->arena, sizeof len + n + 1);
+    /* both are read with memcpy (ub_str_len): no alignment needed */
+    char *mem = ub_arena_alloc_bytes(sh->arena, 2 * sizeof len + n + 1);
     if (!mem)
         return NULL;
-    memcpy(mem, &len, sizeof len);
-    char *str = mem + sizeof len;
+    memcpy(mem, &hash32, sizeof hash32);
+    memcpy(mem + sizeof hash32, &len, sizeof len);
+    char *str = mem + 2 * sizeof len;
     if (n)
         memcpy(str, s, n);
     str[n] = '\0';
@@ -190,13 +204,14 @@ static const char *ub_shard_intern(ub_shard *t, uint64_t h, const char *s,
         ub_slot *slot = &t->slots[i];
         if (!slot->str)
             break;
-        if (slot->hash == h && ub_str_len(slot->str) == n &&
+        if (ub_str_hash32(slot->str) == (uint32_t)h &&
+            ub_str_len(slot->str) == n &&
             memcmp(slot->str, s, n) == 0)
             return slot->str;
     }
     if ((t->count + 1) * 4 > t->cap * 3 && ub_shard_grow(t) != 0)
         return NULL;
-    const char *str = ub_shard_copy(t, s, n);
+    const char *str = ub_shard_copy(t, s, n, (uint32_t)h);
     if (!str)
         return NULL;
     mask = t->cap - 1;
@@ -204,7 +219,6 @@ static const char *ub_shard_intern(ub_shard *t, uint64_t h, const char *s,
     while (t->slots[i].str)
         i = (i + 1) & mask;
     t->slots[i].str = str;
-    t->slots[i].hash = h;
     t->count++;
     t->bytes += n;
     return str;
@@ -231,9 +245,9 @@ const char *ub_strtab_keep(ub_strtab *t, const char *s, size_t n)
     /* any shard will do: spread by length */
     ub_shard *sh = &t->shard[n % UB_SHARDS];
     if (!atomic_load_explicit(&t->concurrent, memory_order_relaxed))
-        return ub_shard_copy(sh, s, n);
+        return ub_shard_copy(sh, s, n, 0);
     pthread_mutex_lock(&sh->lock);
-    const char *r = ub_shard_copy(sh, s, n);
+    const char *r = ub_shard_copy(sh, s, n, 0);
     pthread_mutex_unlock(&sh->lock);
     return r;
 }
