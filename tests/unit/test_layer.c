@@ -460,6 +460,45 @@ static void test_ext_parts(void)
     CU_ASSERT_STRING_EQUAL(ub_prop_default_target(r), "/P");
     CU_ASSERT_PTR_EQUAL(ub_prop_rel_ext_get(l->arena, r), whole);
     CU_ASSERT_PTR_EQUAL(ub_prop_ext_get(l->arena, r), whole);
+
+    /* metadata only: an empty list takes no part; a list takes the
+     * metadata part, which reads as no targets, type name or samples and
+     * is kept as the part grows to the short one, then the whole one */
+    ub_prop *m = ub_prop_new(l, p, ub_intern_cstr(t, "m"), UB_ATTR, nosloc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(m);
+    CU_ASSERT_EQUAL(ub_prop_meta(m)->n, 0);
+    ub_fields none = {0};
+    CU_ASSERT_EQUAL(ub_prop_set_meta(l->arena, m, &none), 0);
+    CU_ASSERT_PTR_NULL(m->ext);
+    const char *doc = ub_intern_cstr(t, "doc");
+    ub_fields *mf = ub_prop_meta_get(l->arena, m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mf);
+    CU_ASSERT_PTR_NOT_NULL(ub_fields_set(l->arena, mf, doc,
+                                         ub_value_block(), nosloc));
+    CU_ASSERT_PTR_EQUAL(ub_prop_meta_get(l->arena, m), mf);
+    CU_ASSERT_EQUAL(ub_prop_meta(m)->n, 1);
+    CU_ASSERT_EQUAL(ub_prop_targets(m)->kind, UB_V_EMPTY);
+    CU_ASSERT_PTR_NULL(ub_prop_default_target(m));
+    CU_ASSERT_PTR_NULL(ub_prop_type_name(t, m));
+    CU_ASSERT_FALSE(ub_prop_samples(m)->authored);
+    ub_prop_ext *ms = ub_prop_rel_ext_get(l->arena, m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(ms);
+    ms->default_target = ub_intern_cstr(t, "/P");
+    CU_ASSERT_PTR_NOT_NULL(ub_fields_find(ub_prop_meta(m), doc));
+    CU_ASSERT_FALSE(ub_prop_samples(m)->authored);
+    ub_prop_ext *mw = ub_prop_ext_get(l->arena, m);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(mw);
+    mw->samples.authored = true;
+    CU_ASSERT_PTR_NOT_NULL(ub_fields_find(ub_prop_meta(m), doc));
+    CU_ASSERT_STRING_EQUAL(ub_prop_default_target(m), "/P");
+    CU_ASSERT(ub_prop_samples(m)->authored);
+    CU_ASSERT_PTR_EQUAL(ub_prop_meta_get(l->arena, m), &mw->meta);
+    /* a list built elsewhere replaces it; an empty one empties it */
+    CU_ASSERT_EQUAL(ub_prop_set_meta(l->arena, m, &none), 0);
+    CU_ASSERT_EQUAL(ub_prop_meta(m)->n, 0);
+    CU_ASSERT_STRING_EQUAL(ub_prop_default_target(m), "/P");
+    /* the relationship above took no metadata part of its own */
+    CU_ASSERT_EQUAL(ub_prop_meta(r)->n, 0);
     ub_layer_free(l);
     ub_strtab_free(t);
 }
