@@ -19,6 +19,7 @@ typedef struct ub_name_slot {
 struct ub_name_index {
     ub_name_slot *slots;
     size_t cap, count;
+    bool off; /* ub_layer_unindexed: lookups scan, nothing is entered */
 };
 
 static uint64_t ub_name_hash(const void *owner, const char *name, uint32_t k)
@@ -152,7 +153,7 @@ static void *ub_index_lookup(struct ub_name_index *ix, const void *owner,
 {
     uint32_t n;
     ub_index_list(owner, kind, &n);
-    if (n <= UB_INDEX_MIN)
+    if (n <= UB_INDEX_MIN || ix->off)
         return ub_list_find(owner, name, kind);
     ub_name_slot *s = ub_index_find(ix, owner, name, kind);
     return s ? s->obj : NULL;
@@ -166,7 +167,7 @@ static int ub_index_from(struct ub_name_index *ix, const void *owner,
 {
     uint32_t n;
     void *const *v = ub_index_list(owner, kind, &n);
-    if (n <= UB_INDEX_MIN)
+    if (n <= UB_INDEX_MIN || ix->off)
         return 0;
     for (uint32_t i = first > UB_INDEX_MIN ? first : 0; i < n; i++) {
         if (ub_index_reserve(ix) != 0)
@@ -210,7 +211,7 @@ static void ub_index_remove(struct ub_name_index *ix, const void *owner,
 /* Drop the index entries of an owner's lists (kept only for big ones). */
 static void ub_index_forget(struct ub_name_index *ix, const ub_prim *owner)
 {
-    for (uint32_t kind = 0; kind < 2; kind++) {
+    for (uint32_t kind = 0; kind < 2 && !ix->off; kind++) {
         uint32_t n;
         void *const *v = ub_index_list(owner, kind, &n);
         if (n <= UB_INDEX_MIN)
@@ -375,6 +376,12 @@ void ub_layer_free(ub_layer *layer)
     ub_arena_free(layer->arena);
 }
 
+void ub_layer_unindexed(ub_layer *layer)
+{
+    free(layer->index->slots);
+    *layer->index = (struct ub_name_index){.off = true};
+}
+
 const char *ub_layer_intern(ub_layer *layer, const char *s, size_t n)
 {
     return ub_intern(layer->strtab, s, n);
@@ -393,6 +400,22 @@ static int ub_ptrvec_push(ub_arena *a, void ***v, uint32_t *n, uint32_t *cap,
         *cap = nc;
     }
     (*v)[(*n)++] = p;
+    return 0;
+}
+
+int ub_prim_reserve_children(ub_layer *layer, ub_prim *parent, uint32_t n)
+{
+    ub_prims *c = &parent->children;
+    if (n <= c->cap - c->n)
+        return 0;
+    if (n > UINT32_MAX - c->n)
+        return -1;
+    uint32_t cap = c->n + n;
+    ub_prim **v = ub_arena_grow(layer->arena, c->v, c->n, cap, sizeof *v);
+    if (!v)
+        return -1;
+    c->v = v;
+    c->cap = cap;
     return 0;
 }
 
@@ -820,7 +843,7 @@ int ub_layer_graft(ub_layer *dst, ub_layer *src, ub_prim *const *from,
         free(six);
     }
     free(dix->slots);
-    *dix = (struct ub_name_index){0};
+    *dix = (struct ub_name_index){.off = dix->off};
     for (uint32_t i = 0; i < n && rc == 0; i++) {
         ub_prim *f = from[i], *t = into[i];
         for (uint32_t k = 0; k < f->children.n; k++)
@@ -879,7 +902,7 @@ int ub_layer_graft(ub_layer *dst, ub_layer *src, ub_prim *const *from,
                           (uint32_t)(owners.v[i] & 1), &len);
             total += len;
         }
-    if (rc == 0 && ub_index_presize(dix, total) != 0)
+    if (rc == 0 && !dix->off && ub_index_presize(dix, total) != 0)
         rc = -1;
     for (size_t i = 0; rc == 0 && i < owners.cap; i++)
         if (owners.v[i] &&

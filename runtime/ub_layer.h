@@ -341,6 +341,11 @@ typedef struct ub_layer {
 /* A new empty layer; NULL when out of memory. */
 ub_layer *ub_layer_new(ub_strtab *strtab, const char *path);
 void ub_layer_free(ub_layer *layer);
+/* Keep no name index for layer: lookups by name (ub_prim_find_child,
+ * ub_prop_find, ...) then scan the list, which costs time only in a big
+ * one.  For a layer that is built to be written, not searched: the index
+ * of a list of 100,000 children is megabytes. */
+void ub_layer_unindexed(ub_layer *layer);
 
 /* Interning through the layer's table. */
 const char *ub_layer_intern(ub_layer *layer, const char *s, size_t n);
@@ -361,6 +366,10 @@ static inline ub_sloc ub_layer_sloc(const ub_layer *layer, ub_loc loc)
 /* Builders.  Each returns NULL (or -1) only when out of memory.  Lookups
  * by name are hashed (a layer may have 100k siblings); ub_prim_new and
  * ub_prop_new append without checking for an existing one of that name. */
+/* Room for n more children of parent, so that appending them does not
+ * leave outgrown copies of the list in the arena: for a builder that
+ * knows how many it will add. */
+int ub_prim_reserve_children(ub_layer *layer, ub_prim *parent, uint32_t n);
 ub_prim *ub_prim_new(ub_layer *layer, ub_prim *parent, const char *name,
                      ub_specifier spec, ub_sloc loc);
 ub_prim *ub_prim_find_child(const ub_layer *layer, const ub_prim *parent,

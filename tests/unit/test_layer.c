@@ -402,6 +402,48 @@ static void test_listop_parts(void)
     ub_strtab_free(t);
 }
 
+/* A layer without a name index finds the same entries by scanning: the
+ * first of a name, in lists far over the size the index starts at, built
+ * before and after the index went.  Children reserved for are appended
+ * without moving the list. */
+static void test_unindexed(void)
+{
+    ub_strtab *t = ub_strtab_new();
+    ub_layer *l = ub_layer_new(t, "test.usda");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    ub_prim *set = ub_prim_new(l, l->root, ub_intern_cstr(t, "Set"), UB_DEF,
+                               nosloc);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(set);
+    CU_ASSERT_EQUAL(ub_prim_reserve_children(l, set, 60), 0);
+    ub_prim **list = set->children.v;
+    char name[32];
+    ub_prim *first[30];
+    for (int k = 0; k < 60; k++) {
+        if (k == 40)
+            ub_layer_unindexed(l);
+        snprintf(name, sizeof name, "c%d", k % 30); /* each name twice */
+        ub_prim *c = ub_prim_new(l, set, ub_intern_cstr(t, name), UB_DEF,
+                                 nosloc);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+        if (k < 30)
+            first[k] = c;
+        CU_ASSERT_PTR_NOT_NULL(
+            ub_prop_new(l, set, ub_intern_cstr(t, name), UB_ATTR, nosloc));
+    }
+    CU_ASSERT_PTR_EQUAL(set->children.v, list);
+    CU_ASSERT_EQUAL(set->children.n, 60);
+    for (int k = 0; k < 30; k++) {
+        snprintf(name, sizeof name, "c%d", k);
+        const char *n = ub_intern_cstr(t, name);
+        CU_ASSERT_PTR_EQUAL(ub_prim_find_child(l, set, n), first[k]);
+        CU_ASSERT_PTR_EQUAL(ub_prop_find(l, set, n), set->props.v[k]);
+    }
+    CU_ASSERT_PTR_NULL(
+        ub_prim_find_child(l, set, ub_intern_cstr(t, "c30")));
+    ub_layer_free(l);
+    ub_strtab_free(t);
+}
+
 /* Properties and prims read their out-of-line parts as unauthored until
  * one is set. */
 static void test_ext_parts(void)
@@ -599,6 +641,7 @@ int main(void)
     CU_add_test(s, "list op reorder", test_reorder);
     CU_add_test(s, "list op parts", test_listop_parts);
     CU_add_test(s, "out-of-line prop and prim parts", test_ext_parts);
+    CU_add_test(s, "lookups without a name index", test_unindexed);
     CU_add_test(s, "stored locations", test_stored_locations);
     unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
