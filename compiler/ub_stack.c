@@ -1274,6 +1274,8 @@ static void ub_flat_children(ub_flat *f, ub_prim *outp, const ub_site *sites,
         /* One layer has this prim (the common case deep in a stack): its
          * children in its order, without name lookups. */
         const ub_prim *p = sites[0].spec;
+        if (ub_prim_reserve_children(f->out, outp, p->children.n) != 0)
+            f->oom = true;
         for (uint32_t i = 0; i < p->children.n && !f->oom; i++) {
             ub_site kid = {sites[0].li, p->children.v[i]};
             ub_prim *oc = ub_prim_new(f->out, outp, p->children.v[i]->name,
@@ -1289,6 +1291,8 @@ static void ub_flat_children(ub_flat *f, ub_prim *outp, const ub_site *sites,
     }
     ub_bucket bk;
     if (ub_bucket_build(f, &bk, sites, ns, UB_BUCKET_CHILDREN) == 0) {
+        if (ub_prim_reserve_children(f->out, outp, bk.names.n) != 0)
+            f->oom = true;
         for (uint32_t c = 0; c < bk.names.n && !f->oom; c++) {
             uint32_t nk;
             const ub_site *kids = ub_bucket_sites(&bk, bk.names.v[c], &nk);
@@ -1583,6 +1587,8 @@ ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
     f.out = ub_layer_new(t, out_path ? out_path : "flattened.usda");
     if (!f.out)
         return NULL;
+    /* written, not searched: its lists need no name index */
+    ub_layer_unindexed(f.out);
     f.a = f.out->arena;
     f.vars = ub_stack_vars(s->layers[0]);
     f.k_references = ub_intern_cstr(t, "references");

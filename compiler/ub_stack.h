@@ -53,7 +53,9 @@ void ub_stack_free(ub_stack *s);
  * list ops with nothing to fix, a sole spec's dictionaries), the field
  * lists and properties of specs only one layer has -- is shared with the
  * stack's layers instead of being copied: free the result before the
- * layers (the loader), and change neither while the other is in use. */
+ * layers (the loader), and change neither while the other is in use.
+ * The result keeps no name index (ub_layer_unindexed): a lookup by name
+ * in it scans. */
 ub_layer *ub_stack_flatten(const ub_stack *s, const char *out_path,
                            ub_diags *diags);
 

@@ -252,6 +252,12 @@ static int ub_flatten_run(int argc, char **argv)
         fprintf(stderr, "usdbake: error: out of memory\n");
         status = UB_EXIT_INPUT;
     }
+    /* From here on the stack's layers are only read in order, never
+     * searched by name: their name indexes (megabytes for a list of
+     * 100,000 children) go before the flattened copy is built. */
+    for (size_t i = 0; status == UB_EXIT_OK && layer_stack && i < stack.n;
+         i++)
+        ub_layer_unindexed(stack.layers[i]);
     ub_progress_end(&prog);
     if (status == UB_EXIT_OK) {
         size_t errors = ub_diags_errors(diags);
