@@ -159,7 +159,7 @@ static uint32_t ub_str_hash32(const char *interned)
 static int ub_shard_grow(ub_shard *t)
 {
     size_t cap = t->cap * 2;
-    if (cap > ((size_t)1 << 32)) /* a slot is placed by 32 bits of hash */
+    if (cap - 1 > UINT32_MAX) /* a slot is placed by 32 bits of hash */
         return -1;
     ub_slot *slots = calloc(cap, sizeof *slots);
     if (!slots)
