@@ -107,10 +107,17 @@ static ub_name_slot *ub_index_find(struct ub_name_index *ix,
     }
 }
 
-/* Room for one more entry (the table stays at most 3/4 full). */
+/* Whether count entries are too many for cap slots: a table stays at
+ * most 3/4 full. */
+static bool ub_index_over(size_t count, size_t cap)
+{
+    return count * 4 > cap * 3;
+}
+
+/* Room for one more entry. */
 static int ub_index_reserve(struct ub_name_index *ix)
 {
-    if ((ix->count + 1) * 4 > ix->cap * 3) {
+    if (ub_index_over(ix->count + 1, ix->cap)) {
         size_t cap = ix->cap ? ix->cap * 2 : 256;
         ub_name_slot *slots = calloc(cap, sizeof *slots);
         if (!slots)
@@ -768,6 +775,18 @@ typedef struct ub_key_set {
     size_t cap, n;
 } ub_key_set;
 
+/* Put key in the cap slots of v; whether it was not there yet. */
+static bool ub_key_put(uintptr_t *v, size_t cap, uintptr_t key)
+{
+    size_t j = (size_t)ub_name_hash((void *)key, NULL, 0) & (cap - 1);
+    while (v[j] && v[j] != key)
+        j = (j + 1) & (cap - 1);
+    if (v[j])
+        return false;
+    v[j] = key;
+    return true;
+}
+
 static int ub_key_set_add(ub_key_set *s, uintptr_t key)
 {
     if ((s->n + 1) * 2 > s->cap) {
@@ -776,23 +795,14 @@ static int ub_key_set_add(ub_key_set *s, uintptr_t key)
         if (!v)
             return -1;
         for (size_t i = 0; i < s->cap; i++)
-            if (s->v[i]) {
-                size_t j = (size_t)ub_name_hash((void *)s->v[i], NULL, 0);
-                while (v[j & (cap - 1)])
-                    j++;
-                v[j & (cap - 1)] = s->v[i];
-            }
+            if (s->v[i])
+                ub_key_put(v, cap, s->v[i]);
         free(s->v);
         s->v = v;
         s->cap = cap;
     }
-    size_t j = (size_t)ub_name_hash((void *)key, NULL, 0);
-    while (s->v[j & (s->cap - 1)] && s->v[j & (s->cap - 1)] != key)
-        j++;
-    if (!s->v[j & (s->cap - 1)]) {
-        s->v[j & (s->cap - 1)] = key;
+    if (ub_key_put(s->v, s->cap, key))
         s->n++;
-    }
     return 0;
 }
 
@@ -813,7 +823,7 @@ static int ub_index_owners(const struct ub_name_index *ix, ub_key_set *s,
 static int ub_index_presize(struct ub_name_index *ix, size_t count)
 {
     size_t cap = 256;
-    while (count * 4 > cap * 3)
+    while (ub_index_over(count, cap))
         cap *= 2;
     ix->slots = calloc(cap, sizeof *ix->slots);
     if (!ix->slots)
