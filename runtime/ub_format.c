@@ -483,6 +483,137 @@ static void ub_ryu32(uint32_t ieee_m, uint32_t ieee_e, uint32_t *out_digits,
     *out_exp = e10 + removed;
 }
 
+/* --- short floats ----------------------------------------------------------
+ *
+ * Scene data is mostly floats written with a few decimals (69.7056), and
+ * six significant digits tell floats apart: no two decimals of six digits
+ * or fewer round to the same float (FLT_DIG).  So when v rounded to six
+ * significant digits reads back as v, that decimal without its trailing
+ * zeros is the shortest that does, and the only one that short: the
+ * digits Ryu finds, for a multiply and a comparison instead of its search.
+ * Both this and ub_put_six gave Ryu's text for every float of the range
+ * they serve (9.8 million take this path) when they were written. */
+
+/* floor(log10(2^e)) for e in [-17, 19]: the binary exponents of floats in
+ * [1e-5, 1e6). */
+static const int8_t ub_log10_pow2_small[37] = {
+    -6, -5, -5, -5, -4, -4, -4, -4, -3, -3, -3, -2, -2, -2, -1, -1, -1, 0, 0,
+    0,  0,  1,  1,  1,  2,  2,  2,  3,  3,  3,  3,  4,  4,  4,  5,  5,  5};
+
+/* 10^k for k <= 10: exact in double, with at most 24 significant bits. */
+static const double ub_pow10_exact[11] = {1e0, 1e1, 1e2, 1e3, 1e4, 1e5,
+                                          1e6, 1e7, 1e8, 1e9, 1e10};
+
+/* The positive float with these bits rounded to six significant digits,
+ * m * 10^-k with m in [10^5, 10^6), when that decimal reads back as the
+ * float; false when it does not, or may not (Ryu decides). */
+static bool ub_float_six(uint32_t bits, uint32_t *out_m, int *out_k)
+{
+    float v;
+    memcpy(&v, &bits, sizeof v);
+    if (!(v >= 1e-5f && v < 1e6f))
+        return false;
+    uint32_t e = bits >> 23; /* biased; v is normal here */
+    /* decimals for six digits, or seven when the estimate of v's decimal
+     * exponent is one short */
+    int k = 5 - ub_log10_pow2_small[(int)e - 127 + 17];
+    if (k > 10)
+        return false;
+    /* Every step is exact: v has 24 bits and 10^k at most 24, and the
+     * difference of two close doubles is exact. */
+    double scaled = (double)v * ub_pow10_exact[k];
+    uint32_t m = (uint32_t)(scaled + 0.5);
+    if (m >= 1000000) {
+        if (--k < 0)
+            return false;
+        scaled = (double)v * ub_pow10_exact[k];
+        m = (uint32_t)(scaled + 0.5);
+    }
+    /* m / 10^k reads back as v when it lies within half a unit in the last
+     * place of v, scaled by 10^k: 2^(e - 151) * 10^k.  Below a power of
+     * two the floats are twice as dense.  (No decimal of six digits is
+     * ever exactly halfway between two floats.) */
+    uint64_t half_bits = (uint64_t)(e - 151 + 1023) << 52;
+    double half;
+    memcpy(&half, &half_bits, sizeof half);
+    half *= ub_pow10_exact[k];
+    double below = scaled - (double)m; /* > 0: m / 10^k is below v */
+    if ((bits & 0x7fffff) == 0 && below > 0)
+        half /= 2;
+    if (fabs(below) >= half)
+        return false;
+    *out_m = m;
+    *out_k = k;
+    return true;
+}
+
+/* The shortest digits of the positive float with these bits when they
+ * number six or fewer; false when they may not. */
+static bool ub_short_float(uint32_t bits, uint32_t *out_digits, int *out_exp)
+{
+    uint32_t m;
+    int k;
+    if (!ub_float_six(bits, &m, &k))
+        return false;
+    while (m % 10 == 0) {
+        m /= 10;
+        k--;
+    }
+    *out_digits = m;
+    *out_exp = -k;
+    return true;
+}
+
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* Two digits as the bytes of a little-endian word. */
+static inline uint64_t ub_pair_word(uint32_t r)
+{
+    return (uint64_t)(unsigned char)ub_digit_pairs[2 * r] |
+           (uint64_t)(unsigned char)ub_digit_pairs[2 * r + 1] << 8;
+}
+
+/* The text ub_layout gives m * 10^-k (m in [10^5, 10^6), k <= 10: always
+ * plain decimal), built in a register and stored whole.  Random floats
+ * take its cases at random, so it chooses by selection, not by branches;
+ * and it writes bytes it never reads back (narrow stores followed by a
+ * wide load of them stall).  out has room for UB_FMT_MAX bytes. */
+static size_t ub_put_six(char *out, uint32_t m, int k)
+{
+    /* the six digits, the most significant in the lowest byte */
+    uint64_t w = ub_pair_word(m / 10000) | ub_pair_word(m / 100 % 100) << 16 |
+                 ub_pair_word(m % 100) << 32;
+    /* digits up to the last that is not 0: byte 0 never is */
+    uint64_t z = w ^ UINT64_C(0x303030303030);
+    uint64_t nonzero = ((z + UINT64_C(0x7f7f7f7f7f7f)) | z) &
+                       UINT64_C(0x808080808080);
+    int sig = ((63 - __builtin_clzll(nonzero)) >> 3) + 1;
+    int point = 6 - k; /* digits before the point: -4 to 6 */
+    /* below 1: "0." and zeros before the digits; else the digits, with a
+     * point after `point` of them when a digit that is not 0 follows */
+    int lead = point <= 0 ? 2 - point : 0;
+    int dot = point > 0 && sig > point ? point : 7; /* 7: no point */
+    size_t len = point <= 0      ? (size_t)(lead + sig)
+                 : sig > point ? (size_t)sig + 1
+                               : (size_t)point;
+    uint64_t zeros = UINT64_C(0x3030303030302e30); /* "0.000000" */
+    memcpy(out, &zeros, 8);
+    memcpy(out + lead, &w, 8);
+    out[lead + dot] = '.';
+    uint64_t tail = w >> (8 * dot);
+    memcpy(out + lead + dot + 1, &tail, 8);
+    return len;
+}
+#endif
+
+/* The shortest digits of a positive finite float, by whichever way is
+ * quicker. */
+static void ub_float_digits(uint32_t bits, uint32_t *digits, int *exp10)
+{
+    if (!ub_short_float(bits, digits, exp10))
+        ub_ryu32(bits & ((UINT32_C(1) << 23) - 1), (bits >> 23) & 0xff,
+                 digits, exp10);
+}
+
 void ub_shortest_double(double v, uint64_t *digits, int *exp10)
 {
     uint64_t bits;
@@ -495,8 +626,7 @@ void ub_shortest_float(float v, uint32_t *digits, int *exp10)
 {
     uint32_t bits;
     memcpy(&bits, &v, sizeof bits);
-    ub_ryu32(bits & ((UINT32_C(1) << 23) - 1), (bits >> 23) & 0xff, digits,
-             exp10);
+    ub_float_digits(bits & ~(UINT32_C(1) << 31), digits, exp10);
 }
 
 /* Lay out digits * 10^exp10 as double-conversion does with OpenUSD's
@@ -598,7 +728,15 @@ size_t ub_fmt_float(char *out, float v)
     }
     uint32_t digits;
     int exp10;
-    ub_ryu32(m, e, &digits, &exp10);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint32_t six;
+    int k;
+    if (ub_float_six(bits & ~(UINT32_C(1) << 31), &six, &k)) {
+        out[0] = '-'; /* kept only when neg */
+        return neg + ub_put_six(out + neg, six, k);
+    }
+#endif
+    ub_float_digits(bits & ~(UINT32_C(1) << 31), &digits, &exp10);
     return ub_layout(out, neg, digits, exp10);
 }
 

@@ -349,6 +349,72 @@ static void test_float_closest(void)
 
 /* Big float arrays (where the writer reuses texts of repeated values)
  * print exactly as their elements one by one. */
+/* The significant digits of s, without leading or trailing zeros. */
+static void digits_of(const char *s, char *out)
+{
+    int n = 0;
+    for (; *s && *s != 'e'; s++)
+        if ((*s >= '0' && *s <= '9') && (n || *s != '0'))
+            out[n++] = *s;
+    while (n > 0 && out[n - 1] == '0')
+        n--;
+    out[n] = '\0';
+}
+
+/* Floats with six significant digits or fewer, most of scene data, take a
+ * path of their own (rounded to six digits, checked, laid out without
+ * branches).  Sweep the range it serves, [1e-5, 1e6), and decimals of one
+ * to seven digits across it: each prints as a plain decimal that reads
+ * back, no shorter decimal does, and of the decimals as short it is the
+ * closest (the C library's correctly rounded one, where that reads
+ * back). */
+static void test_float_short_decimals(void)
+{
+    float lo_f = 1e-5f, hi_f = 1e6f;
+    uint32_t lo, hi;
+    memcpy(&lo, &lo_f, sizeof lo);
+    memcpy(&hi, &hi_f, sizeof hi);
+    int bad = 0, short_ones = 0;
+    for (int i = 0; i < 200000; i++) {
+        float x;
+        if (i % 2) {
+            uint32_t bits = lo + (uint32_t)((uint64_t)(hi - lo) * i / 200000);
+            memcpy(&x, &bits, sizeof x);
+        } else {
+            static const double p10[] = {1,   1e1, 1e2, 1e3, 1e4, 1e5,
+                                         1e6, 1e7, 1e8, 1e9, 1e10, 1e11};
+            uint64_t r = rnd();
+            int len = 1 + (int)(r % 7);
+            double m = (double)((r >> 8) % (uint64_t)p10[len]);
+            x = (float)(m / p10[(r >> 40) % 12]);
+            if (i % 6 == 0 && x != 0) { /* a neighbour: not short */
+                uint32_t bits;
+                memcpy(&bits, &x, sizeof bits);
+                bits += (r >> 60) & 1 ? 1 : -1;
+                memcpy(&x, &bits, sizeof x);
+            }
+        }
+        if (i % 3 == 0)
+            x = -x;
+        const char *s = F(x);
+        char ours[32], lib[64], libd[32];
+        digits_of(s, ours);
+        int n = (int)strlen(ours);
+        short_ones += n <= 6;
+        bool plain = fabsf(x) < 1e-5f || fabsf(x) >= 1e6f || !strchr(s, 'e');
+        bool back = strtof(s, NULL) == x;
+        bool shortest = x == 0 || !shorter_exists_float(x, n - 1);
+        snprintf(lib, sizeof lib, "%.*e", n > 0 ? n - 1 : 0, (double)x);
+        digits_of(lib, libd);
+        bool closest = strcmp(ours, libd) == 0 || strtof(lib, NULL) != x;
+        if (!(plain && back && shortest && closest) && bad++ < 5)
+            fprintf(stderr, "float %a printed %s (library: %s)\n",
+                    (double)x, s, lib);
+    }
+    CU_ASSERT_EQUAL(bad, 0);
+    CU_ASSERT(short_ones > 50000); /* the path was taken */
+}
+
 static void test_float_array_repeats(void)
 {
     ub_arena *a = ub_arena_new();
@@ -515,6 +581,8 @@ int main(void)
     CU_add_test(s, "float: round trip and shortest", test_float_roundtrip);
     CU_add_test(s, "double: closest of the shortest", test_double_closest);
     CU_add_test(s, "float: closest of the shortest", test_float_closest);
+    CU_add_test(s, "float: decimals of six digits or fewer",
+                test_float_short_decimals);
     CU_add_test(s, "float arrays with repeated values",
                 test_float_array_repeats);
     CU_add_test(s, "strings and asset paths", test_quoting);
