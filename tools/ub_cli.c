@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* sync_file_range */
 #include "ub_cli.h"
 
 #include <errno.h>
@@ -272,6 +273,31 @@ int ub_out_write(void *out, const void *data, size_t len)
     return -1;
 }
 
+/* Replacing a file by renaming another over it makes ext4 write the new
+ * file's pages back inside rename(2) (auto_da_alloc), where the caller
+ * waits for them: 20 ms of the 200-frame bench bake's 0.16 s.  The
+ * writing thread starts the writeback of every few megabytes it wrote
+ * instead, while the caller goes on, and the rename finds little left to
+ * do.  (Linux only: elsewhere the rename does it all.) */
+#define UB_OUT_WRITEBACK_STEP ((uint64_t)8 << 20)
+
+static void ub_out_bg_start_writeback(ub_out_bg *bg, size_t wrote)
+{
+#ifdef SYNC_FILE_RANGE_WRITE
+    bg->written += wrote;
+    if (!bg->o->tmp || bg->written - bg->flushed < UB_OUT_WRITEBACK_STEP)
+        return; /* not a file of our own, or not enough yet */
+    /* a hint: when it fails, the rename does the writeback */
+    (void)sync_file_range(bg->o->fd, (off_t)bg->flushed,
+                          (off_t)(bg->written - bg->flushed),
+                          SYNC_FILE_RANGE_WRITE);
+    bg->flushed = bg->written;
+#else
+    (void)bg;
+    (void)wrote;
+#endif
+}
+
 static void *ub_out_bg_run(void *arg)
 {
     ub_out_bg *bg = arg;
@@ -282,7 +308,8 @@ static void *ub_out_bg_run(void *arg)
         if (!bg->busy)
             break;
         pthread_mutex_unlock(&bg->mu);
-        int err = ub_cli_write_all(bg->o->fd, bg->send, bg->len) == 0
+        size_t len = bg->len;
+        int err = ub_cli_write_all(bg->o->fd, bg->send, len) == 0
                       ? 0
                       : errno;
         pthread_mutex_lock(&bg->mu);
@@ -290,6 +317,11 @@ static void *ub_out_bg_run(void *arg)
             bg->err = err;
         bg->busy = false;
         pthread_cond_broadcast(&bg->cv);
+        if (!err) {
+            pthread_mutex_unlock(&bg->mu);
+            ub_out_bg_start_writeback(bg, len);
+            pthread_mutex_lock(&bg->mu);
+        }
     }
     pthread_mutex_unlock(&bg->mu);
     return NULL;

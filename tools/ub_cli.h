@@ -120,6 +120,7 @@ typedef struct ub_out_bg {
     const char *send; /* the hand-over in flight: data, or what was lent */
     char *data;       /* the copies of ub_out_bg_write */
     size_t len, cap;
+    uint64_t written, flushed; /* by the thread; writeback started */
     bool threaded, busy, stop;
     int err;       /* errno of a write that failed, or 0 */
     bool reported; /* err was printed */
