@@ -735,8 +735,10 @@ size_t ub_fmt_float(char *out, float v)
         out[0] = '-'; /* kept only when neg */
         return neg + ub_put_six(out + neg, six, k);
     }
-#endif
+    ub_ryu32(m, e, &digits, &exp10); /* not short: no second look */
+#else
     ub_float_digits(bits & ~(UINT32_C(1) << 31), &digits, &exp10);
+#endif
     return ub_layout(out, neg, digits, exp10);
 }
 
