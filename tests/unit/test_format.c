@@ -164,22 +164,25 @@ static uint64_t rnd(void)
     return rng_state = x;
 }
 
-/* Digits of text s (a number as ub_fmt prints it): mantissa digits with
- * leading zeros stripped, and the count. */
+/* The significant digits of text s (a number as ub_fmt prints it, or
+ * %e's), without leading or trailing zeros. */
+static void digits_of(const char *s, char *out)
+{
+    int n = 0;
+    for (; *s && *s != 'e'; s++)
+        if ((*s >= '0' && *s <= '9') && (n || *s != '0'))
+            out[n++] = *s;
+    while (n > 0 && out[n - 1] == '0')
+        n--;
+    out[n] = '\0';
+}
+
+/* How many significant digits s has. */
 static int sig_digits(const char *s)
 {
     char d[64];
-    int n = 0;
-    for (; *s && *s != 'e'; s++) {
-        if (*s < '0' || *s > '9')
-            continue;
-        if (n == 0 && *s == '0')
-            continue;
-        d[n++] = *s;
-    }
-    while (n > 0 && d[n - 1] == '0') /* an integer's trailing zeros */
-        n--;
-    return n;
+    digits_of(s, d);
+    return (int)strlen(d);
 }
 
 /* Does some decimal with k significant digits round-trip to x?  The
@@ -347,20 +350,6 @@ static void test_float_closest(void)
     CU_ASSERT_EQUAL(bad, 0);
 }
 
-/* Big float arrays (where the writer reuses texts of repeated values)
- * print exactly as their elements one by one. */
-/* The significant digits of s, without leading or trailing zeros. */
-static void digits_of(const char *s, char *out)
-{
-    int n = 0;
-    for (; *s && *s != 'e'; s++)
-        if ((*s >= '0' && *s <= '9') && (n || *s != '0'))
-            out[n++] = *s;
-    while (n > 0 && out[n - 1] == '0')
-        n--;
-    out[n] = '\0';
-}
-
 /* Floats with six significant digits or fewer, most of scene data, take a
  * path of their own (rounded to six digits, checked, laid out without
  * branches).  Sweep the range it serves, [1e-5, 1e6), and decimals of one
@@ -415,6 +404,8 @@ static void test_float_short_decimals(void)
     CU_ASSERT(short_ones > 50000); /* the path was taken */
 }
 
+/* Big float arrays (where the writer reuses texts of repeated values)
+ * print exactly as their elements one by one. */
 static void test_float_array_repeats(void)
 {
     ub_arena *a = ub_arena_new();
