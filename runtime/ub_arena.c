@@ -89,23 +89,31 @@ static size_t ub_arena_chunk_size(const ub_arena *a)
 
 static void ub_chunk_populate(ub_chunk *c)
 {
-#if defined(MADV_POPULATE_WRITE)
     if (c->size >= UB_POPULATE_MIN_CHUNK) {
         size_t to = (c->used + UB_POPULATE_STEP) & ~(UB_POPULATE_STEP - 1);
         if (to > c->size)
             to = c->size;
-        long pg = sysconf(_SC_PAGESIZE);
-        uintptr_t mask = pg > 0 ? (uintptr_t)pg - 1 : 4095;
-        uintptr_t lo = ((uintptr_t)c->data + c->populated + mask) & ~mask;
-        uintptr_t hi = ((uintptr_t)c->data + to) & ~mask;
-        /* a hint: an old kernel refuses it, and the pages fault in */
-        if (hi > lo)
-            (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+        ub_populate(c->data + c->populated, to - c->populated);
         c->populated = to;
         return;
     }
-#endif
     c->populated = c->size;
+}
+
+void ub_populate(void *p, size_t n)
+{
+#if defined(MADV_POPULATE_WRITE)
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t mask = pg > 0 ? (uintptr_t)pg - 1 : 4095;
+    uintptr_t lo = ((uintptr_t)p + mask) & ~mask;
+    uintptr_t hi = ((uintptr_t)p + n) & ~mask;
+    /* a hint: an old kernel refuses it, and the pages fault in */
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_POPULATE_WRITE);
+#else
+    (void)p;
+    (void)n;
+#endif
 }
 
 static void *ub_arena_alloc_at(ub_arena *a, size_t size, size_t align)

@@ -94,4 +94,11 @@ size_t ub_scratch_shrink(void *p, size_t n, size_t new_n);
  * below 4 MiB, or where there are none, nothing happens. */
 void ub_huge_hint(void *p, size_t n);
 
+/* A block of n bytes at p that is about to be written: make the whole
+ * pages inside it present now, with one system call.  A first touch is a
+ * page fault per 4 KiB page, ~11 us each on the virtual machines the
+ * benchmarks ran on; this costs under 1 us a page.  A hint: where the
+ * system cannot, the pages fault in as they are touched. */
+void ub_populate(void *p, size_t n);
+
 #endif

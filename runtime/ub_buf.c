@@ -1,9 +1,34 @@
+#define _GNU_SOURCE /* mremap */
 #include "ub_buf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+
+#include "ub_arena.h"
+
+/* A buffer from UB_BUF_PAGES bytes lives in pages of its own: it grows by
+ * mremap, which moves pages rather than copying bytes, and the pages just
+ * ahead of its end are made present UB_BUF_STEP at a time (ub_populate),
+ * not faulted in one by one.  (Not under AddressSanitizer, which must see
+ * every block come from its allocator.) */
+#if defined(__SANITIZE_ADDRESS__)
+#define UB_BUF_MMAP 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UB_BUF_MMAP 0
+#endif
+#endif
+#if !defined(UB_BUF_MMAP) && defined(MAP_ANONYMOUS) && defined(MREMAP_MAYMOVE)
+#define UB_BUF_MMAP 1
+#endif
+#if !defined(UB_BUF_MMAP)
+#define UB_BUF_MMAP 0
+#endif
+#define UB_BUF_PAGES ((size_t)1 << 20)
+#define UB_BUF_STEP ((size_t)256 << 10)
 
 void ub_buf_init(ub_buf *b)
 {
@@ -12,8 +37,85 @@ void ub_buf_init(ub_buf *b)
 
 void ub_buf_free(ub_buf *b)
 {
-    free(b->data);
+#if UB_BUF_MMAP
+    if (b->present)
+        munmap(b->data, b->cap);
+    else
+#endif
+        free(b->data);
     memset(b, 0, sizeof *b);
+}
+
+char *ub_buf_take(ub_buf *b)
+{
+    char *d = b->data;
+#if UB_BUF_MMAP
+    if (b->present) {
+        d = malloc(b->len ? b->len : 1);
+        if (d && b->len)
+            memcpy(d, b->data, b->len);
+        ub_buf_free(b);
+        return d;
+    }
+#endif
+    ub_buf_init(b);
+    return d ? d : malloc(1);
+}
+
+#if UB_BUF_MMAP
+/* Make the pages up to a step past the end present.  Not up to the end
+ * of what was reserved: writers reserve a bound (a compressed size) and
+ * may write far less. */
+static void ub_buf_populate(ub_buf *b)
+{
+    size_t to = (b->len + 2 * UB_BUF_STEP) & ~(UB_BUF_STEP - 1);
+    if (to > b->cap)
+        to = b->cap;
+    if (to > b->present) {
+        ub_populate(b->data + b->present, to - b->present);
+        b->present = to;
+    }
+}
+
+/* Grow a buffer to cap bytes of its own pages; false: out of memory. */
+static bool ub_buf_grow_paged(ub_buf *b, size_t cap)
+{
+    if (b->present) {
+        char *d = mremap(b->data, b->cap, cap, MREMAP_MAYMOVE);
+        if (d == MAP_FAILED)
+            return false;
+        b->data = d;
+        b->cap = cap;
+        return true;
+    }
+    char *d = mmap(NULL, cap, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (d == MAP_FAILED)
+        return false;
+    char *old = b->data;
+    b->data = d;
+    b->cap = cap;
+    ub_buf_populate(b); /* before the copy, which would fault them */
+    if (b->len)
+        memcpy(d, old, b->len);
+    free(old);
+    return true;
+}
+#endif
+
+/* Grow b to cap bytes; false: out of memory. */
+static bool ub_buf_grow(ub_buf *b, size_t cap)
+{
+#if UB_BUF_MMAP
+    if (cap >= UB_BUF_PAGES)
+        return ub_buf_grow_paged(b, cap);
+#endif
+    char *d = realloc(b->data, cap);
+    if (!d)
+        return false;
+    b->data = d;
+    b->cap = cap;
+    return true;
 }
 
 char *ub_buf_reserve(ub_buf *b, size_t n)
@@ -29,14 +131,15 @@ char *ub_buf_reserve(ub_buf *b, size_t n)
             }
             cap *= 2;
         }
-        char *d = realloc(b->data, cap);
-        if (!d) {
+        if (!ub_buf_grow(b, cap)) {
             b->failed = true;
             return NULL;
         }
-        b->data = d;
-        b->cap = cap;
     }
+#if UB_BUF_MMAP
+    if (b->present && b->len + n > b->present)
+        ub_buf_populate(b);
+#endif
     return b->data + b->len;
 }
 

@@ -16,6 +16,8 @@ typedef struct ub_buf {
     char *data;
     size_t len, cap;
     bool failed; /* an allocation or the sink failed; appends are ignored */
+    size_t present; /* a big buffer's (own pages): the bytes made present;
+                       0: data is malloc's */
     ub_buf_sink_fn sink; /* NULL: everything stays in memory */
     void *sink_ctx;
     size_t sink_threshold;
@@ -24,6 +26,11 @@ typedef struct ub_buf {
 
 void ub_buf_init(ub_buf *b);
 void ub_buf_free(ub_buf *b);
+/* The bytes as a block the caller gives back with free(), the buffer left
+ * empty; NULL (and the buffer freed) when out of memory.  The only way to
+ * keep a buffer's bytes past it: a big buffer's data is not malloc's, so
+ * it must not be freed or realloc'd but through these functions. */
+char *ub_buf_take(ub_buf *b);
 /* Make room for n more bytes; returns the write position or NULL. */
 char *ub_buf_reserve(ub_buf *b, size_t n);
 void ub_buf_append(ub_buf *b, const void *p, size_t n);

@@ -556,6 +556,6 @@ ub_pathexpr_status ub_predexpr_canon(const char *text, size_t n, char **out)
         ub_buf_free(&o);
         return UB_PATHEXPR_SYNTAX;
     }
-    *out = o.data; /* ownership passes to the caller */
-    return UB_PATHEXPR_OK;
+    *out = ub_buf_take(&o);
+    return *out ? UB_PATHEXPR_OK : UB_PATHEXPR_NOMEM;
 }

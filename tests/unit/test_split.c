@@ -263,7 +263,7 @@ static char *bench_like(unsigned nprims, size_t *len)
     ub_buf_puts(&b, "    float worldScale = 2\n}\n\nover \"Other\"\n{\n}\n\n"
                     "class \"_base\"\n{\n    def \"x\"\n    {\n    }\n}\n");
     *len = b.len;
-    return b.data;
+    return ub_buf_take(&b);
 }
 
 /* An array-heavy layer: meshes with point arrays and sampled arrays. */
@@ -294,7 +294,7 @@ static char *arrays_like(unsigned nmesh, size_t *len)
     }
     ub_buf_puts(&b, "}\n");
     *len = b.len;
-    return b.data;
+    return ub_buf_take(&b);
 }
 
 static void test_arrays_like(void)

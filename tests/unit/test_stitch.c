@@ -167,7 +167,7 @@ static char *usda(const ub_layer *l)
     ub_buf_init(&b);
     CU_ASSERT_EQUAL(ub_usda_write(l, &b), 0);
     ub_buf_putc(&b, '\0');
-    return b.data;
+    return ub_buf_take(&b);
 }
 
 static void test_clips(void)

@@ -274,7 +274,7 @@ static char *read_back(const ub_buf *b)
     ub_layer_free(l);
     ub_diags_free(d);
     ub_buf_putc(&t, '\0');
-    return t.data;
+    return ub_buf_take(&t);
 }
 
 /* Many fields: their reps are cut into two LZ4 chunks, made on two
