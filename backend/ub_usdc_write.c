@@ -125,6 +125,16 @@ static uint64_t ub_mix(uint64_t x)
 
 /* --- growable arrays ------------------------------------------------------ */
 
+/* A temporary of n bytes the caller writes whole (ub_scratch_free gives it
+ * back): its pages are made present at once, not faulted in one by one. */
+static void *ub_temp(size_t n)
+{
+    void *p = ub_scratch_alloc(n);
+    if (p)
+        ub_populate(p, n);
+    return p;
+}
+
 #define UB_VEC(T) struct { T *v; size_t n, cap; }
 
 static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
@@ -2569,6 +2579,7 @@ static int ub_cmp_name(const void *a, const void *b)
 static void ub_sort_specs(ub_cw *w)
 {
     size_t n = w->st.specs.n, nt = w->tokens.n;
+    /* (sparse: the property names are few among the tokens) */
     uint32_t *rank = calloc(nt ? nt : 1, sizeof *rank);
     ub_named *names = NULL;
     size_t nn = 0, *start = NULL;
@@ -2584,7 +2595,7 @@ static void ub_sort_specs(ub_cw *w)
     }
     names = malloc((nn ? nn : 1) * sizeof *names);
     start = calloc(nn + 2, sizeof *start);
-    out = malloc((n ? n : 1) * sizeof *out);
+    out = ub_temp((n ? n : 1) * sizeof *out);
     if (!names || !start || !out)
         goto oom;
     nn = 0;
@@ -2605,17 +2616,14 @@ static void ub_sort_specs(ub_cw *w)
         out[start[s->name1 ? rank[s->name1 - 1] : 0]++] = *s;
     }
     memcpy(w->st.specs.v, out, n * sizeof *out);
-    free(rank);
-    free(names);
-    free(start);
-    free(out);
-    return;
+    goto done;
 oom:
     w->st.oom = true;
+done:
     free(rank);
     free(names);
     free(start);
-    free(out);
+    ub_scratch_free(out, (n ? n : 1) * sizeof *out);
 }
 
 /* Number the fields again in the order the (sorted) specs first use
@@ -2625,20 +2633,19 @@ oom:
 static void ub_cw_renumber(ub_cw *w)
 {
     size_t nf = w->st.fields.n, ns = w->st.fsets.n;
-    uint32_t *fto = malloc((nf ? nf : 1) * sizeof *fto);
-    ub_field_rec *fv = malloc((nf ? nf : 1) * sizeof *fv);
-    uint32_t *sto = malloc((ns ? ns : 1) * sizeof *sto);
-    uint32_t *sv = malloc((ns ? ns : 1) * sizeof *sv);
+    size_t fton = (nf ? nf : 1) * sizeof(uint32_t);
+    size_t fvn = (nf ? nf : 1) * sizeof(ub_field_rec);
+    size_t ston = (ns ? ns : 1) * sizeof(uint32_t);
+    uint32_t *fto = ub_temp(fton);
+    ub_field_rec *fv = ub_temp(fvn);
+    uint32_t *sto = ub_temp(ston);
+    uint32_t *sv = ub_temp(ston);
     if (!fto || !fv || !sto || !sv) {
         w->st.oom = true;
-        free(fto);
-        free(fv);
-        free(sto);
-        free(sv);
-        return;
+        goto done;
     }
-    memset(fto, 0xff, (nf ? nf : 1) * sizeof *fto);
-    memset(sto, 0xff, (ns ? ns : 1) * sizeof *sto);
+    memset(fto, 0xff, fton);
+    memset(sto, 0xff, ston);
     uint32_t k = 0;
     size_t m = 0;
     const uint32_t *fs = w->st.fsets.v;
@@ -2662,15 +2669,17 @@ static void ub_cw_renumber(ub_cw *w)
     for (size_t i = 0; i < nf; i++)
         if (fto[i] == UINT32_MAX)
             fv[k++] = w->st.fields.v[i];
-    free(fto);
-    free(sto);
-    free(w->st.fields.v);
-    w->st.fields.v = fv;
-    w->st.fields.cap = nf ? nf : 1;
-    free(w->st.fsets.v);
-    w->st.fsets.v = sv;
+    /* copied back into the old blocks, whose pages are present */
+    if (nf)
+        memcpy(w->st.fields.v, fv, nf * sizeof *fv);
+    if (m)
+        memcpy(w->st.fsets.v, sv, m * sizeof *sv);
     w->st.fsets.n = m;
-    w->st.fsets.cap = ns ? ns : 1;
+done:
+    ub_scratch_free(fto, fton);
+    ub_scratch_free(fv, fvn);
+    ub_scratch_free(sto, ston);
+    ub_scratch_free(sv, ston);
 }
 
 /* A uint64 placeholder at o's end; ub_patch_size fills it with the number
@@ -2719,10 +2728,10 @@ static void ub_sec_tokens(const ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
 /* PATHS: the count, then the tree in depth-first order. */
 static void ub_sec_paths(ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
 {
-    size_t total = w->pnodes.n, n = 0;
-    uint32_t *idx = malloc((total ? total : 1) * 4);
-    int32_t *tok = malloc((total ? total : 1) * 4);
-    int32_t *jump = malloc((total ? total : 1) * 4);
+    size_t total = w->pnodes.n, n = 0, size = (total ? total : 1) * 4;
+    uint32_t *idx = ub_temp(size);
+    int32_t *tok = ub_temp(size);
+    int32_t *jump = ub_temp(size);
     if (!idx || !tok || !jump)
         w->oom = true;
     else
@@ -2734,9 +2743,9 @@ static void ub_sec_paths(ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
         ub_crate_put_ints32((uint32_t *)tok, n, c, o);
         ub_crate_put_ints32((uint32_t *)jump, n, c, o);
     }
-    free(idx);
-    free(tok);
-    free(jump);
+    ub_scratch_free(idx, size);
+    ub_scratch_free(tok, size);
+    ub_scratch_free(jump, size);
 }
 
 static bool ub_fields_cut(const ub_st *s)
@@ -2750,7 +2759,7 @@ static void ub_fields_reps(const ub_st *s, size_t from, size_t to,
                            ub_crate_lz4c *c, ub_buf *o, ub_buf *chunk)
 {
     size_t n = to - from;
-    uint64_t *reps = malloc((n ? n : 1) * 8);
+    uint64_t *reps = ub_temp((n ? n : 1) * 8);
     if (!reps) {
         (chunk ? chunk : o)->failed = true;
         return;
@@ -2761,7 +2770,7 @@ static void ub_fields_reps(const ub_st *s, size_t from, size_t to,
         ub_crate_lz4_chunk(reps, n * 8, c, chunk);
     else
         ub_crate_lz4_compress(reps, n * 8, c, o);
-    free(reps);
+    ub_scratch_free(reps, (n ? n : 1) * 8);
 }
 
 /* FIELDS: count, the key tokens as compressed ints, the reps as LZ4 --
@@ -2770,7 +2779,7 @@ static void ub_fields_reps(const ub_st *s, size_t from, size_t to,
 static void ub_sec_fields(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
 {
     size_t n = s->fields.n;
-    uint32_t *toks = malloc((n ? n : 1) * 4);
+    uint32_t *toks = ub_temp((n ? n : 1) * 4);
     if (!toks) {
         o->failed = true;
         return;
@@ -2779,7 +2788,7 @@ static void ub_sec_fields(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
         toks[i] = s->fields.v[i].token;
     ub_w64(o, n);
     ub_crate_put_ints32(toks, n, c, o);
-    free(toks);
+    ub_scratch_free(toks, (n ? n : 1) * 4);
     size_t at = ub_size_slot(o);
     if (!ub_fields_cut(s)) {
         ub_fields_reps(s, 0, n, c, o, NULL);
@@ -2809,7 +2818,7 @@ static void ub_sec_fsets(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
 static void ub_sec_specs(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
 {
     size_t n = s->specs.n;
-    uint32_t *tmp = malloc((n ? n : 1) * 4);
+    uint32_t *tmp = ub_temp((n ? n : 1) * 4);
     if (!tmp) {
         o->failed = true;
         return;
@@ -2824,7 +2833,7 @@ static void ub_sec_specs(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
     for (size_t i = 0; i < n; i++)
         tmp[i] = s->specs.v[i].type;
     ub_crate_put_ints32(tmp, n, c, o);
-    free(tmp);
+    ub_scratch_free(tmp, (n ? n : 1) * 4);
 }
 
 static void ub_tab_release(ub_tab *t)
