@@ -89,15 +89,23 @@ static size_t ub_arena_chunk_size(const ub_arena *a)
 
 static void ub_chunk_populate(ub_chunk *c)
 {
-    if (c->size >= UB_POPULATE_MIN_CHUNK) {
-        size_t to = (c->used + UB_POPULATE_STEP) & ~(UB_POPULATE_STEP - 1);
-        if (to > c->size)
-            to = c->size;
-        ub_populate(c->data + c->populated, to - c->populated);
-        c->populated = to;
-        return;
-    }
-    c->populated = c->size;
+    if (c->size >= UB_POPULATE_MIN_CHUNK)
+        c->populated =
+            ub_populate_ahead(c->data, c->populated, c->used, c->size);
+    else
+        c->populated = c->size;
+}
+
+size_t ub_populate_ahead(void *base, size_t present, size_t end,
+                         size_t size)
+{
+    size_t to = (end + UB_POPULATE_STEP) & ~(UB_POPULATE_STEP - 1);
+    if (to > size)
+        to = size;
+    if (to <= present)
+        return present;
+    ub_populate((char *)base + present, to - present);
+    return to;
 }
 
 void ub_populate(void *p, size_t n)
@@ -272,20 +280,13 @@ void ub_arena_release(ub_arena *a, ub_arena_mark m)
     a->total = m.total;
 }
 
-/* The size from which a temporary is its own pages.  Not under
- * AddressSanitizer, which sees into malloc's blocks only: there (the
- * sanitizer builds, the fuzzers) every temporary is malloc's, bounds and
- * leaks checked. */
+/* The size from which a temporary is its own pages (not under
+ * AddressSanitizer: UB_ASAN). */
 #define UB_SCRATCH_PAGES ((size_t)64 << 10)
-#if defined(__SANITIZE_ADDRESS__)
-#define UB_SCRATCH_MMAP 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UB_SCRATCH_MMAP 0
-#endif
-#endif
-#if !defined(UB_SCRATCH_MMAP) && defined(MAP_ANONYMOUS)
+#if !UB_ASAN && defined(MAP_ANONYMOUS)
 #define UB_SCRATCH_MMAP 1
+#else
+#define UB_SCRATCH_MMAP 0
 #endif
 
 void *ub_scratch_alloc(size_t n)

@@ -94,11 +94,33 @@ size_t ub_scratch_shrink(void *p, size_t n, size_t new_n);
  * below 4 MiB, or where there are none, nothing happens. */
 void ub_huge_hint(void *p, size_t n);
 
+/* 1 in a build under AddressSanitizer, which sees into malloc's blocks
+ * only: there (the sanitizer builds, the fuzzers) blocks that would be
+ * pages of their own -- big temporaries, big buffers -- are malloc's,
+ * bounds and leaks checked. */
+#if defined(__SANITIZE_ADDRESS__)
+#define UB_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define UB_ASAN 1
+#endif
+#endif
+#if !defined(UB_ASAN)
+#define UB_ASAN 0
+#endif
+
 /* A block of n bytes at p that is about to be written: make the whole
  * pages inside it present now, with one system call.  A first touch is a
  * page fault per 4 KiB page, ~11 us each on the virtual machines the
  * benchmarks ran on; this costs under 1 us a page.  A hint: where the
  * system cannot, the pages fault in as they are touched. */
 void ub_populate(void *p, size_t n);
+
+/* A block of size bytes at base, filled front to back, whose first
+ * `present` bytes are made present: make them present up to a step
+ * (256 KiB) past end, rounded to steps -- one call a step rather than a
+ * fault a page.  Returns how far they are present now. */
+size_t ub_populate_ahead(void *base, size_t present, size_t end,
+                         size_t size);
 
 #endif

@@ -10,25 +10,18 @@
 #include "ub_arena.h"
 
 /* A buffer from UB_BUF_PAGES bytes lives in pages of its own: it grows by
- * mremap, which moves pages rather than copying bytes, and the pages just
- * ahead of its end are made present UB_BUF_STEP at a time (ub_populate),
- * not faulted in one by one.  (Not under AddressSanitizer, which must see
- * every block come from its allocator.) */
-#if defined(__SANITIZE_ADDRESS__)
-#define UB_BUF_MMAP 0
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define UB_BUF_MMAP 0
-#endif
-#endif
-#if !defined(UB_BUF_MMAP) && defined(MAP_ANONYMOUS) && defined(MREMAP_MAYMOVE)
+ * mremap, which moves pages rather than copying bytes, and the pages
+ * ahead of its end are made present a step at a time (ub_populate_ahead),
+ * not faulted in one by one.  (Not under AddressSanitizer: UB_ASAN.) */
+#if !UB_ASAN && defined(MAP_ANONYMOUS) && defined(MREMAP_MAYMOVE)
 #define UB_BUF_MMAP 1
-#endif
-#if !defined(UB_BUF_MMAP)
+#else
 #define UB_BUF_MMAP 0
 #endif
 #define UB_BUF_PAGES ((size_t)1 << 20)
-#define UB_BUF_STEP ((size_t)256 << 10)
+/* how far past the end written its pages are kept present, beyond
+ * ub_populate_ahead's own step */
+#define UB_BUF_LEAD ((size_t)256 << 10)
 
 void ub_buf_init(ub_buf *b)
 {
@@ -68,13 +61,8 @@ char *ub_buf_take(ub_buf *b)
  * may write far less. */
 static void ub_buf_populate(ub_buf *b)
 {
-    size_t to = (b->len + 2 * UB_BUF_STEP) & ~(UB_BUF_STEP - 1);
-    if (to > b->cap)
-        to = b->cap;
-    if (to > b->present) {
-        ub_populate(b->data + b->present, to - b->present);
-        b->present = to;
-    }
+    b->present =
+        ub_populate_ahead(b->data, b->present, b->len + UB_BUF_LEAD, b->cap);
 }
 
 /* Grow a buffer to cap bytes of its own pages; false: out of memory. */
