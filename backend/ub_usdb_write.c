@@ -12,21 +12,14 @@
 
 #include "ub_arena.h"
 #include "ub_cpus.h"
+#include "ub_idtab.h"
 #include "ub_usdb_format.h"
 
-/* Hash slots keep their key beside the id, so a probe touches one cache
- * line instead of chasing the id into the key arrays. */
+/* An entry of the string cache: the interned pointer and its id. */
 typedef struct ub_w_sslot {
     const char *s; /* NULL: empty */
     uint32_t id;
 } ub_w_sslot;
-
-/* A record's slot: its hash's low half (the probe start and a filter)
- * and id + 1 (0: empty).  8 bytes, so the table for a million records
- * stays 8 MiB. */
-typedef struct ub_w_rslot {
-    uint32_t id1, h32;
-} ub_w_rslot;
 
 /* The record cache keeps the whole hash and length, and the bytes of a
  * short record: hot records lie all over recs, and comparing against
@@ -95,8 +88,7 @@ typedef struct ub_w_num {
     ub_buf recs;
     uint64_t *rec_off;
     uint32_t nrecs, caprecs;
-    ub_w_rslot *rec_slots;
-    size_t rec_cap;
+    ub_idtab rec_tab;
     ub_w_rcent *rcache;
     ub_buf spec; /* the tree */
     int64_t tree_max_rec;
@@ -131,8 +123,7 @@ typedef struct ub_w {
     /* string table: interned pointer -> id */
     const char **strs;
     uint32_t nstrs, capstrs;
-    ub_w_sslot *str_slots;
-    size_t str_cap;
+    ub_idtab str_tab;
     ub_w_sslot *scache;
     /* the batch being filled: records and tree bytes since the last one */
     ub_buf recs, spec;
@@ -212,37 +203,23 @@ static inline size_t ptr_hash(const void *p)
     return (size_t)(h ^ (h >> 29));
 }
 
+static bool str_eq(const void *ctx, uint32_t id, const void *key)
+{
+    return ((const ub_w *)ctx)->strs[id] == key;
+}
+
 static uint32_t str_id_slow(ub_w *w, const char *s, size_t h, ub_w_sslot *c)
 {
-    if ((w->nstrs + 1) * 2 > w->str_cap) {
-        size_t cap = w->str_cap ? w->str_cap * 2 : 1024;
-        ub_w_sslot *slots = ub_table_alloc(cap, sizeof *slots);
-        if (!slots) {
-            ub_w_oom(w);
-            return 0;
-        }
-        for (size_t i = 0; i < w->str_cap; i++) {
-            if (!w->str_slots[i].s)
-                continue;
-            size_t j = ptr_hash(w->str_slots[i].s) & (cap - 1);
-            while (slots[j].s)
-                j = (j + 1) & (cap - 1);
-            slots[j] = w->str_slots[i];
-        }
-        ub_table_free(w->str_slots, w->str_cap, sizeof *slots);
-        w->str_slots = slots;
-        w->str_cap = cap;
+    ub_idslot *sl = ub_idtab_find(&w->str_tab, h, str_eq, w, s);
+    if (!sl) {
+        ub_w_oom(w);
+        return 0;
     }
-    size_t mask = w->str_cap - 1;
-    size_t j = h & mask;
-    while (w->str_slots[j].s) {
-        if (w->str_slots[j].s == s) {
-            /* used again: likely more, keep it at hand (first uses do
-             * not go in, or unique names would push out the hot ones) */
-            *c = w->str_slots[j];
-            return c->id;
-        }
-        j = (j + 1) & mask;
+    if (ub_idslot_used(sl)) {
+        /* used again: likely more, keep it at hand (first uses do not go
+         * in, or unique names would push out the hot ones) */
+        *c = (ub_w_sslot){s, ub_idslot_id(sl)};
+        return c->id;
     }
     if (w->nstrs == w->capstrs) {
         uint32_t cap = w->capstrs ? w->capstrs * 2 : 1024;
@@ -255,7 +232,7 @@ static uint32_t str_id_slow(ub_w *w, const char *s, size_t h, ub_w_sslot *c)
         w->capstrs = cap;
     }
     w->strs[w->nstrs] = s;
-    w->str_slots[j] = (ub_w_sslot){s, w->nstrs};
+    ub_idtab_put(&w->str_tab, sl, h, w->nstrs);
     return w->nstrs++;
 }
 
@@ -363,26 +340,15 @@ static bool rec_equal(const ub_w_num *n, uint32_t id, const char *p,
            bytes_equal(n->recs.data + n->rec_off[id], p, len);
 }
 
-static int rec_grow(ub_w_num *n)
+typedef struct ub_w_rkey {
+    const char *p;
+    size_t len;
+} ub_w_rkey;
+
+static bool rec_eq(const void *ctx, uint32_t id, const void *key)
 {
-    size_t cap = n->rec_cap ? n->rec_cap * 2 : 1024;
-    if (cap > (size_t)1 << 32) /* h32 picks the slot */
-        return -1;
-    ub_w_rslot *slots = ub_table_alloc(cap, sizeof *slots);
-    if (!slots)
-        return -1;
-    for (size_t i = 0; i < n->rec_cap; i++) {
-        if (!n->rec_slots[i].id1)
-            continue;
-        size_t j = n->rec_slots[i].h32 & (cap - 1);
-        while (slots[j].id1)
-            j = (j + 1) & (cap - 1);
-        slots[j] = n->rec_slots[i];
-    }
-    ub_table_free(n->rec_slots, n->rec_cap, sizeof *slots);
-    n->rec_slots = slots;
-    n->rec_cap = cap;
-    return 0;
+    const ub_w_rkey *k = key;
+    return rec_equal(ctx, id, k->p, k->len);
 }
 
 /* --- sections ---------------------------------------------------------- */
@@ -497,25 +463,21 @@ static uint32_t num_record(ub_w_num *n, uint64_t h, const char *p, size_t len)
         (len <= UB_W_RBYTES ? bytes_equal(c->bytes, p, len)
                             : rec_equal(n, c->id1 - 1, p, len)))
         return c->id1 - 1;
-    if ((n->nrecs + 1) * 2 > n->rec_cap && rec_grow(n) != 0) {
+    ub_idslot *sl = ub_idtab_find(&n->rec_tab, h, rec_eq, n,
+                                  &(ub_w_rkey){p, len});
+    if (!sl) {
         n->failed = true;
         return 0;
     }
-    size_t mask = n->rec_cap - 1;
-    uint32_t h32 = (uint32_t)h;
-    size_t j = h32 & mask;
-    while (n->rec_slots[j].id1) {
-        uint32_t id = n->rec_slots[j].id1 - 1;
-        if (n->rec_slots[j].h32 == h32 && rec_equal(n, id, p, len)) {
-            /* used twice: likely again, keep it at hand */
-            c->hash = h;
-            c->id1 = id + 1;
-            c->len = (uint32_t)len;
-            if (len <= UB_W_RBYTES)
-                memcpy(c->bytes, p, len);
-            return id;
-        }
-        j = (j + 1) & mask;
+    if (ub_idslot_used(sl)) {
+        /* used twice: likely again, keep it at hand */
+        uint32_t id = ub_idslot_id(sl);
+        c->hash = h;
+        c->id1 = id + 1;
+        c->len = (uint32_t)len;
+        if (len <= UB_W_RBYTES)
+            memcpy(c->bytes, p, len);
+        return id;
     }
     if (n->nrecs + 2 > n->caprecs) {
         uint32_t cap = n->caprecs ? n->caprecs * 2 : 1024;
@@ -531,7 +493,7 @@ static uint32_t num_record(ub_w_num *n, uint64_t h, const char *p, size_t len)
     n->rec_off[id] = n->recs.len;
     ub_buf_append(&n->recs, p, len);
     n->rec_off[id + 1] = n->recs.len;
-    n->rec_slots[j] = (ub_w_rslot){id + 1, h32};
+    ub_idtab_put(&n->rec_tab, sl, h, id);
     if (id > n->chunk_start &&
         n->rec_off[id + 1] - n->rec_off[n->chunk_start] >
             UB_USDB_CHUNK_TARGET) {
@@ -568,23 +530,24 @@ static void num_batch(ub_w_num *n, ub_w_batch *b)
     }
     /* The table probes miss the cache: start them all, and for an equal
      * record found, the misses on its offset and bytes.  Hints only. */
-    size_t mask = n->rec_cap - 1;
+    const ub_idslot *slots = n->rec_tab.s;
+    size_t cap = n->rec_tab.cap, mask = cap - 1;
     uint32_t hit[UB_W_NPEND];
-    for (unsigned k = 0; k < b->npend && n->rec_cap; k++) {
-        prefetch(&n->rec_slots[(uint32_t)b->pend[k].hash & mask]);
+    for (unsigned k = 0; k < b->npend && cap; k++) {
+        prefetch(&slots[(uint32_t)b->pend[k].hash & mask]);
         prefetch(&n->rcache[(b->pend[k].hash >> 32) & (UB_W_RCACHE - 1)]);
     }
-    for (unsigned k = 0; k < b->npend && n->rec_cap; k++) {
+    for (unsigned k = 0; k < b->npend && cap; k++) {
         uint32_t h32 = (uint32_t)b->pend[k].hash;
         hit[k] = 0;
-        for (size_t j = h32 & mask; n->rec_slots[j].id1; j = (j + 1) & mask)
-            if (n->rec_slots[j].h32 == h32) {
-                hit[k] = n->rec_slots[j].id1;
+        for (size_t j = h32 & mask; slots[j].id1; j = (j + 1) & mask)
+            if (slots[j].h == h32) {
+                hit[k] = slots[j].id1;
                 prefetch(&n->rec_off[hit[k] - 1]);
                 break;
             }
     }
-    for (unsigned k = 0; k < b->npend && n->rec_cap; k++)
+    for (unsigned k = 0; k < b->npend && cap; k++)
         if (hit[k])
             prefetch(n->recs.data + n->rec_off[hit[k] - 1]);
     size_t at = 0;
@@ -1457,7 +1420,7 @@ static void ub_w_free(ub_w *w)
     ub_w_num *n = &w->num;
     ub_buf_free(&n->recs);
     free(n->rec_off);
-    ub_table_free(n->rec_slots, n->rec_cap, sizeof *n->rec_slots);
+    ub_idtab_free(&n->rec_tab);
     free(n->rcache);
     ub_buf_free(&n->spec);
     free(n->sample_ids);
@@ -1467,7 +1430,7 @@ static void ub_w_free(ub_w *w)
     ub_buf_free(&n->zout);
     free(n->zsec);
     free(w->strs);
-    ub_table_free(w->str_slots, w->str_cap, sizeof *w->str_slots);
+    ub_idtab_free(&w->str_tab);
     free(w->scache);
     ub_buf_free(&w->recs);
     ub_buf_free(&w->spec);
@@ -1493,18 +1456,14 @@ static void ub_w_drop_tables(ub_w *w)
         batch_free(b);
     }
     w->free = NULL;
-    ub_table_free(n->rec_slots, n->rec_cap, sizeof *n->rec_slots);
-    n->rec_slots = NULL;
-    n->rec_cap = 0;
+    ub_idtab_free(&n->rec_tab);
     free(n->rcache);
     n->rcache = NULL;
     free(n->sample_ids);
     n->sample_ids = NULL;
     n->nsample = n->capsample = 0;
     ub_buf_free(&n->series);
-    ub_table_free(w->str_slots, w->str_cap, sizeof *w->str_slots);
-    w->str_slots = NULL;
-    w->str_cap = 0;
+    ub_idtab_free(&w->str_tab);
     free(w->scache);
     w->scache = NULL;
     ub_buf_free(&w->recs);

@@ -17,6 +17,7 @@
 #include "ub_arena.h"
 #include "ub_cpus.h"
 #include "ub_crate_encode.h"
+#include "ub_idtab.h"
 #include "ub_crate_format.h"
 #include "ub_format.h"
 
@@ -46,72 +47,6 @@
 #define UB_TCACHE 4096 /* and of the recent-token cache */
 #define UB_VCACHE 4096 /* and of the recent-value cache */
 #define UB_ARRAY_NAMES 16
-
-/* --- a hash table of uint32 ids, verified by the caller's equality ------- */
-
-/* 8 bytes a slot, so that a probe costs one cache miss in tables far
- * bigger than the cache: the hash's low 32 bits (which also place the
- * slot) and the id + 1 (0: empty).  Big tables get huge pages
- * (ub_table_alloc): probes at random then miss the TLB far less. */
-typedef struct ub_slot {
-    uint32_t h;
-    uint32_t id1;
-} ub_slot;
-
-#define UB_SLOT_H(h) ((uint32_t)(h) | 0x80000000u)
-
-typedef struct ub_tab {
-    ub_slot *s;
-    size_t cap, n;
-} ub_tab;
-
-typedef bool (*ub_eq_fn)(const void *ctx, uint32_t id, const void *key);
-
-static bool ub_slot_used(const ub_slot *s) { return s->id1 != 0; }
-static uint32_t ub_slot_id(const ub_slot *s) { return s->id1 - 1; }
-
-/* The slot holding a key of hash h (eq tells), or the empty slot where it
- * belongs (grown first); NULL when out of memory. */
-static ub_slot *ub_tab_find(ub_tab *t, uint64_t h64, ub_eq_fn eq,
-                            const void *ctx, const void *key)
-{
-    uint32_t h = (uint32_t)h64;
-    /* at most half full: linear probing stays short (a lookup that
-     * misses, the common case while tables fill, walks ~2.5 slots) */
-    if ((t->n + 1) * 2 > t->cap) {
-        size_t cap = t->cap ? t->cap * 2 : 256;
-        if (cap > ((size_t)1 << 32))
-            return NULL;
-        ub_slot *s = ub_table_alloc(cap, sizeof *s);
-        if (!s)
-            return NULL;
-        for (size_t i = 0; i < t->cap; i++) {
-            if (!t->s[i].id1)
-                continue;
-            size_t j = (size_t)t->s[i].h & (cap - 1);
-            while (s[j].id1)
-                j = (j + 1) & (cap - 1);
-            s[j] = t->s[i];
-        }
-        ub_table_free(t->s, t->cap, sizeof *t->s);
-        t->s = s;
-        t->cap = cap;
-    }
-    size_t j = (size_t)h & (t->cap - 1);
-    while (t->s[j].id1) {
-        if (t->s[j].h == h && eq(ctx, t->s[j].id1 - 1, key))
-            return &t->s[j];
-        j = (j + 1) & (t->cap - 1);
-    }
-    return &t->s[j];
-}
-
-static void ub_tab_put(ub_tab *t, ub_slot *s, uint64_t h, uint32_t id)
-{
-    s->h = (uint32_t)h;
-    s->id1 = id + 1;
-    t->n++;
-}
 
 static uint64_t ub_mix(uint64_t x)
 {
@@ -236,13 +171,13 @@ typedef struct ub_st {
     bool oom;
 
     UB_VEC(ub_vrec) vals;
-    ub_tab val_tab;
+    ub_idtab val_tab;
     UB_VEC(uint32_t) ticket_val; /* ticket - 1 -> value record */
 
     UB_VEC(ub_field_rec) fields;
-    ub_tab field_tab;
+    ub_idtab field_tab;
     UB_VEC(uint32_t) fsets;
-    ub_tab fset_tab;
+    ub_idtab fset_tab;
     uint32_t empty_fset1; /* the empty field set's start + 1, 0: none */
     UB_VEC(ub_spec_rec) specs;
     UB_VEC(uint32_t) cur; /* field indices of the spec being built */
@@ -313,13 +248,13 @@ typedef struct ub_cw {
     uint64_t tickets; /* stored values handed over so far */
 
     UB_VEC(const char *) tokens;
-    ub_tab token_tab;
+    ub_idtab token_tab;
     UB_VEC(uint32_t) strings; /* string index -> token index */
     UB_VEC(uint32_t) tok_string; /* token index -> string index + 1 */
 
     UB_VEC(ub_pnode) pnodes; /* path index -> node */
-    ub_tab pnode_tab;        /* (parent, element, is_prop) -> index */
-    ub_tab ptext_tab;        /* interned path text -> index */
+    ub_idtab pnode_tab;        /* (parent, element, is_prop) -> index */
+    ub_idtab ptext_tab;        /* interned path text -> index */
     UB_VEC(const char *) ptext; /* parallel to ptext_tab entries */
     UB_VEC(uint32_t) ptext_idx;
     uint32_t empty_path;     /* index of the empty path, or UINT32_MAX */
@@ -395,18 +330,18 @@ static void ub_cw_upgrade(ub_cw *w, uint32_t v)
 /* Look key up in t: its id when it is there (*fresh false); else it is
  * entered as id `next` (*fresh true), and the caller appends the entry
  * before t is probed again.  UINT32_MAX when out of memory. */
-static uint32_t ub_cw_lookup(ub_cw *w, ub_tab *t, uint64_t h, ub_eq_fn eq,
+static uint32_t ub_cw_lookup(ub_cw *w, ub_idtab *t, uint64_t h, ub_idtab_eq eq,
                              const void *key, size_t next, bool *fresh)
 {
     *fresh = false;
-    ub_slot *sl = ub_tab_find(t, h, eq, w, key);
+    ub_idslot *sl = ub_idtab_find(t, h, eq, w, key);
     if (!sl) {
         w->oom = true;
         return UINT32_MAX;
     }
-    if (ub_slot_used(sl))
-        return ub_slot_id(sl);
-    ub_tab_put(t, sl, h, (uint32_t)next);
+    if (ub_idslot_used(sl))
+        return ub_idslot_id(sl);
+    ub_idtab_put(t, sl, h, (uint32_t)next);
     *fresh = true;
     return (uint32_t)next;
 }
@@ -504,11 +439,11 @@ static void ub_cw_index_children(ub_cw *w, uint32_t p)
         const ub_pnode *n = &w->pnodes.v[c];
         ub_pkey k = {n->parent, n->token, n->is_prop};
         uint64_t h = ub_pnode_hash(n->parent, n->token, n->is_prop);
-        ub_slot *sl = ub_tab_find(&w->pnode_tab, h, ub_eq_pnode, w, &k);
+        ub_idslot *sl = ub_idtab_find(&w->pnode_tab, h, ub_eq_pnode, w, &k);
         if (!sl)
             w->oom = true;
-        else if (!ub_slot_used(sl))
-            ub_tab_put(&w->pnode_tab, sl, h, c);
+        else if (!ub_idslot_used(sl))
+            ub_idtab_put(&w->pnode_tab, sl, h, c);
     }
 }
 
@@ -685,20 +620,20 @@ static uint32_t ub_cw_path_text(ub_cw *w, const char *text)
         return w->empty_path;
     }
     uint64_t h = ub_mix((uint64_t)(uintptr_t)text);
-    ub_slot *sl = ub_tab_find(&w->ptext_tab, h, ub_eq_ptext, w, text);
+    ub_idslot *sl = ub_idtab_find(&w->ptext_tab, h, ub_eq_ptext, w, text);
     if (!sl) {
         w->oom = true;
         return 0;
     }
-    if (ub_slot_used(sl))
-        return w->ptext_idx.v[ub_slot_id(sl)];
+    if (ub_idslot_used(sl))
+        return w->ptext_idx.v[ub_idslot_id(sl)];
     if (text[0] != '/') {
         ub_cw_error(w, "the path '%s' is not absolute", text);
         return 0;
     }
     uint32_t idx = ub_cw_parse_path(w, text);
     /* parsing may have grown the table: look again */
-    sl = ub_tab_find(&w->ptext_tab, h, ub_eq_ptext, w, text);
+    sl = ub_idtab_find(&w->ptext_tab, h, ub_eq_ptext, w, text);
     if (!sl) {
         w->oom = true;
         return 0;
@@ -707,7 +642,7 @@ static uint32_t ub_cw_path_text(ub_cw *w, const char *text)
     UB_PUSH(w, w->ptext, text);
     UB_PUSH(w, w->ptext_idx, idx);
     if (!w->oom)
-        ub_tab_put(&w->ptext_tab, sl, h, id);
+        ub_idtab_put(&w->ptext_tab, sl, h, id);
     return idx;
 }
 
@@ -821,13 +756,13 @@ static uint32_t ub_st_store(ub_st *s, uint64_t flags, const char *data,
         s->vcache ? &s->vcache[(h >> 40) & (UB_VCACHE - 1)] : NULL;
     if (vc && vc->id1 && vc->h == h && ub_eq_val(s, vc->id1 - 1, &k))
         return vc->id1 - 1;
-    ub_slot *sl = ub_tab_find(&s->val_tab, h, ub_eq_val, s, &k);
+    ub_idslot *sl = ub_idtab_find(&s->val_tab, h, ub_eq_val, s, &k);
     if (!sl) {
         s->oom = true;
         return UINT32_MAX;
     }
-    if (ub_slot_used(sl)) {
-        uint32_t id = ub_slot_id(sl);
+    if (ub_idslot_used(sl)) {
+        uint32_t id = ub_idslot_id(sl);
         if (vc)
             *vc = (struct ub_vcache){h, id + 1};
         return id;
@@ -847,7 +782,7 @@ static uint32_t ub_st_store(ub_st *s, uint64_t flags, const char *data,
     UB_PUSH(s, s->vals, r);
     if (s->oom)
         return UINT32_MAX;
-    ub_tab_put(&s->val_tab, sl, h, id);
+    ub_idtab_put(&s->val_tab, sl, h, id);
     if (vc)
         *vc = (struct ub_vcache){h, id + 1};
     return id;
@@ -1639,16 +1574,16 @@ static void ub_st_field(ub_st *s, uint32_t token, uint64_t rep)
         vr->ftok1 = token + 1;
         vr->field = id;
     } else {
-        ub_slot *sl = ub_tab_find(&s->field_tab, h, ub_eq_field, s, &f);
+        ub_idslot *sl = ub_idtab_find(&s->field_tab, h, ub_eq_field, s, &f);
         if (!sl) {
             s->oom = true;
             return;
         }
-        if (ub_slot_used(sl)) {
-            id = ub_slot_id(sl);
+        if (ub_idslot_used(sl)) {
+            id = ub_idslot_id(sl);
         } else {
             id = (uint32_t)s->fields.n;
-            ub_tab_put(&s->field_tab, sl, h, id);
+            ub_idtab_put(&s->field_tab, sl, h, id);
             UB_PUSH(s, s->fields, f);
         }
     }
@@ -1697,19 +1632,19 @@ static void ub_st_spec(ub_st *s, uint32_t path, uint32_t type,
     if (*first && ub_st_fset_is(s, *first - 1)) {
         start = *first - 1;
     } else {
-        ub_slot *sl = NULL;
+        ub_idslot *sl = NULL;
         uint64_t h = 0;
         if (*first) {
             ub_fskey k = {s->cur.v, s->cur.n};
             h = XXH3_64bits(s->cur.v, s->cur.n * 4);
-            sl = ub_tab_find(&s->fset_tab, h, ub_eq_fset, s, &k);
+            sl = ub_idtab_find(&s->fset_tab, h, ub_eq_fset, s, &k);
             if (!sl) {
                 s->oom = true;
                 return;
             }
         }
-        if (sl && ub_slot_used(sl)) {
-            start = ub_slot_id(sl);
+        if (sl && ub_idslot_used(sl)) {
+            start = ub_idslot_id(sl);
         } else {
             start = (uint32_t)s->fsets.n;
             for (size_t i = 0; i < s->cur.n; i++)
@@ -1718,7 +1653,7 @@ static void ub_st_spec(ub_st *s, uint32_t path, uint32_t type,
             if (s->oom)
                 return;
             if (sl)
-                ub_tab_put(&s->fset_tab, sl, h, start);
+                ub_idtab_put(&s->fset_tab, sl, h, start);
             else
                 *first = start + 1;
         }
@@ -2836,20 +2771,14 @@ static void ub_sec_specs(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
     ub_scratch_free(tmp, (n ? n : 1) * 4);
 }
 
-static void ub_tab_release(ub_tab *t)
-{
-    ub_table_free(t->s, t->cap, sizeof *t->s);
-    *t = (ub_tab){0};
-}
-
 /* What only the walk needed, freed before the sections are built, whose
  * buffers then take their place rather than add to them: the storing
  * side's lookup tables, caches and value records ... */
 static void ub_st_free_walk(ub_st *s)
 {
-    ub_tab_release(&s->val_tab);
-    ub_tab_release(&s->field_tab);
-    ub_tab_release(&s->fset_tab);
+    ub_idtab_free(&s->val_tab);
+    ub_idtab_free(&s->field_tab);
+    ub_idtab_free(&s->fset_tab);
     UB_VEC_FREE(s->string_first);
     UB_VEC_FREE(s->token_first);
     UB_VEC_FREE(s->vals);
@@ -2864,9 +2793,9 @@ static void ub_st_free_walk(ub_st *s)
 /* ... and the walk's: its tables, caches and scratch buffers. */
 static void ub_cw_free_walk(ub_cw *w)
 {
-    ub_tab_release(&w->token_tab);
-    ub_tab_release(&w->pnode_tab);
-    ub_tab_release(&w->ptext_tab);
+    ub_idtab_free(&w->token_tab);
+    ub_idtab_free(&w->pnode_tab);
+    ub_idtab_free(&w->ptext_tab);
     UB_VEC_FREE(w->tok_string);
     UB_VEC_FREE(w->ptext);
     UB_VEC_FREE(w->ptext_idx);

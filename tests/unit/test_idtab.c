@@ -1,0 +1,120 @@
+/* CUnit tests for ub_idtab: ids found by hash and the owner's equality,
+ * through growth, and keys whose hashes collide kept apart. */
+#include <CUnit/Basic.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "ub_idtab.h"
+#include "ub_test.h"
+
+/* The owner's array: id -> key. */
+typedef struct keys {
+    uint64_t *v;
+    uint32_t n;
+} keys;
+
+static bool key_eq(const void *ctx, uint32_t id, const void *key)
+{
+    return ((const keys *)ctx)->v[id] == *(const uint64_t *)key;
+}
+
+/* The id of key, entered as the next id when it is new (*fresh). */
+static uint32_t lookup(ub_idtab *t, keys *k, uint64_t h, uint64_t key,
+                       bool *fresh)
+{
+    ub_idslot *s = ub_idtab_find(t, h, key_eq, k, &key);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    *fresh = !ub_idslot_used(s);
+    if (!*fresh)
+        return ub_idslot_id(s);
+    k->v[k->n] = key;
+    ub_idtab_put(t, s, h, k->n);
+    return k->n++;
+}
+
+static uint64_t mix(uint64_t x)
+{
+    x ^= x >> 31;
+    x *= 0x9e3779b97f4a7c15ull;
+    return x ^ (x >> 29);
+}
+
+static void test_ids_through_growth(void)
+{
+    enum { N = 100000 };
+    keys k = {calloc(N, sizeof *k.v), 0};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k.v);
+    ub_idtab t = {0};
+    bool fresh, all_fresh = true, all_found = true;
+    for (uint64_t i = 0; i < N; i++)
+        all_fresh &= lookup(&t, &k, mix(i), i * 7, &fresh) == i && fresh;
+    CU_ASSERT(all_fresh);
+    CU_ASSERT_EQUAL(t.n, N);
+    /* at most half full, a power of two */
+    CU_ASSERT(t.cap >= 2 * N);
+    CU_ASSERT_EQUAL(t.cap & (t.cap - 1), 0);
+    for (uint64_t i = 0; i < N; i++)
+        all_found &= lookup(&t, &k, mix(i), i * 7, &fresh) == i && !fresh;
+    CU_ASSERT(all_found);
+    CU_ASSERT_EQUAL(k.n, N);
+    ub_idtab_free(&t);
+    CU_ASSERT_PTR_NULL(t.s);
+    CU_ASSERT_EQUAL(t.cap, 0);
+    CU_ASSERT_EQUAL(t.n, 0);
+    free(k.v);
+}
+
+static void test_colliding_hashes(void)
+{
+    /* one hash for every key: equality alone tells them apart */
+    keys k = {calloc(600, sizeof *k.v), 0};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k.v);
+    ub_idtab t = {0};
+    bool fresh, ok = true;
+    for (uint64_t i = 0; i < 600; i++)
+        ok &= lookup(&t, &k, 42, 1000 + i, &fresh) == i && fresh;
+    for (uint64_t i = 600; i-- > 0;)
+        ok &= lookup(&t, &k, 42, 1000 + i, &fresh) == i && !fresh;
+    CU_ASSERT(ok);
+    /* same low 32 bits, other high bits: the same slot chain */
+    CU_ASSERT_EQUAL(lookup(&t, &k, 42 | (7ull << 40), 1005, &fresh), 5);
+    CU_ASSERT_FALSE(fresh);
+    ub_idtab_free(&t);
+    free(k.v);
+}
+
+static void test_empty_and_grow(void)
+{
+    ub_idtab t = {0};
+    CU_ASSERT(ub_idtab_grow(&t));
+    CU_ASSERT_EQUAL(t.cap, 256);
+    CU_ASSERT_EQUAL(t.n, 0);
+    keys k = {calloc(4, sizeof *k.v), 0};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k.v);
+    uint64_t key = 5;
+    ub_idslot *s = ub_idtab_find(&t, 9, key_eq, &k, &key);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    CU_ASSERT_FALSE(ub_idslot_used(s));
+    bool fresh;
+    CU_ASSERT_EQUAL(lookup(&t, &k, 9, 5, &fresh), 0);
+    /* growing keeps what is in */
+    CU_ASSERT(ub_idtab_grow(&t));
+    CU_ASSERT_EQUAL(t.cap, 512);
+    CU_ASSERT_EQUAL(lookup(&t, &k, 9, 5, &fresh), 0);
+    CU_ASSERT_FALSE(fresh);
+    ub_idtab_free(&t);
+    ub_idtab_free(&t); /* freeing an empty table is fine */
+    free(k.v);
+}
+
+int main(void)
+{
+    if (CU_initialize_registry() != CUE_SUCCESS)
+        return 1;
+    CU_pSuite s = CU_add_suite("idtab", NULL, NULL);
+    CU_add_test(s, "ids through growth", test_ids_through_growth);
+    CU_add_test(s, "colliding hashes", test_colliding_hashes);
+    CU_add_test(s, "empty table, growth", test_empty_and_grow);
+    unsigned failed = ub_test_run_all();
+    return failed ? 1 : 0;
+}
