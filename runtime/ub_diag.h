@@ -37,9 +37,14 @@ typedef struct ub_loc {
  * through ub_strtab_loc / ub_strtab_sloc (ub_layer_loc / ub_layer_sloc);
  * all zero is {NULL, 0, 0}.
  *
- * Bits 0..19 are the column, 20..46 the line, 47..62 the file index, 63 is
- * 0.  A column or line too large saturates at UB_SLOC_MAX_COL /
- * UB_SLOC_MAX_LINE; a file the table has no room for (UB_SLOC_FILES
+ * Two layouts share the 63 bits below the tag (bit 63, 0).  The first
+ * UB_SLOC_WIDE_FIRST - 1 files take the narrow one: column in bits 0..19,
+ * line 20..46, file index 47..62.  Later files -- a bake of a
+ * file-per-frame cache meets hundreds of thousands of small ones -- take
+ * the wide one, marked by bits 59..62 all set (a narrow index never
+ * sets them): column 0..14, line 15..38, and the index less
+ * UB_SLOC_WIDE_FIRST in 39..58.  A column or line too large for its
+ * layout saturates; a file the table has no room for (UB_SLOC_FILES
  * already there, or out of memory) gets UB_SLOC_FILE_UNKNOWN, which reads
  * as the file "(unknown file)": never another file's name.  With bit 63
  * set, bits 0..62 are the file pointer of a location without line and
@@ -54,24 +59,74 @@ typedef struct ub_sloc {
 #define UB_SLOC_FILE_BITS 16
 #define UB_SLOC_MAX_COL ((1u << UB_SLOC_COL_BITS) - 1)
 #define UB_SLOC_MAX_LINE ((1u << UB_SLOC_LINE_BITS) - 1)
-#define UB_SLOC_FILE_UNKNOWN ((1u << UB_SLOC_FILE_BITS) - 1)
-#define UB_SLOC_FILES (UB_SLOC_FILE_UNKNOWN - 1) /* indexes 1.. */
-#define UB_SLOC_UNKNOWN_FILE "(unknown file)"
 _Static_assert(UB_SLOC_COL_BITS + UB_SLOC_LINE_BITS + UB_SLOC_FILE_BITS == 63,
                "an ub_sloc is 63 bits and a tag");
+#define UB_SLOC_WIDE_MARK (UINT64_C(0xf) << 59)
+#define UB_SLOC_WIDE_FIRST 0xf000u /* the first index of the wide layout */
+#define UB_SLOC_WIDE_COL_BITS 15
+#define UB_SLOC_WIDE_LINE_BITS 24
+#define UB_SLOC_WIDE_FILE_BITS 20
+#define UB_SLOC_WIDE_MAX_COL ((1u << UB_SLOC_WIDE_COL_BITS) - 1)
+#define UB_SLOC_WIDE_MAX_LINE ((1u << UB_SLOC_WIDE_LINE_BITS) - 1)
+_Static_assert(UB_SLOC_WIDE_COL_BITS + UB_SLOC_WIDE_LINE_BITS +
+                       UB_SLOC_WIDE_FILE_BITS == 59,
+               "a wide ub_sloc is 59 bits, a mark and a tag");
+/* the last wide index, all ones: no file's */
+#define UB_SLOC_FILE_UNKNOWN \
+    (UB_SLOC_WIDE_FIRST + (1u << UB_SLOC_WIDE_FILE_BITS) - 1)
+#define UB_SLOC_FILES (UB_SLOC_FILE_UNKNOWN - 1) /* indexes 1.. */
+#define UB_SLOC_UNKNOWN_FILE "(unknown file)"
+
+static inline bool ub_sloc_wide(ub_sloc s)
+{
+    return (s.bits & (UINT64_C(1) << 63 | UB_SLOC_WIDE_MARK)) ==
+           UB_SLOC_WIDE_MARK;
+}
+
+/* The file index of a stored location (0: none), when bit 63 is 0. */
+static inline uint32_t ub_sloc_file(ub_sloc s)
+{
+    if (ub_sloc_wide(s))
+        return UB_SLOC_WIDE_FIRST +
+               ((uint32_t)(s.bits >> (UB_SLOC_WIDE_COL_BITS +
+                                      UB_SLOC_WIDE_LINE_BITS)) &
+                ((1u << UB_SLOC_WIDE_FILE_BITS) - 1));
+    return (uint32_t)(s.bits >> (UB_SLOC_COL_BITS + UB_SLOC_LINE_BITS));
+}
 
 /* The line of a stored location (0: none), without its file. */
 static inline uint32_t ub_sloc_line(ub_sloc s)
 {
-    return s.bits >> 63 ? 0
-                        : (uint32_t)(s.bits >> UB_SLOC_COL_BITS) &
-                              UB_SLOC_MAX_LINE;
+    if (s.bits >> 63)
+        return 0;
+    if (ub_sloc_wide(s))
+        return (uint32_t)(s.bits >> UB_SLOC_WIDE_COL_BITS) &
+               UB_SLOC_WIDE_MAX_LINE;
+    return (uint32_t)(s.bits >> UB_SLOC_COL_BITS) & UB_SLOC_MAX_LINE;
+}
+
+/* The column of a stored location (0: none), when bit 63 is 0. */
+static inline uint32_t ub_sloc_col(ub_sloc s)
+{
+    if (ub_sloc_wide(s))
+        return (uint32_t)s.bits & UB_SLOC_WIDE_MAX_COL;
+    return (uint32_t)s.bits & UB_SLOC_MAX_COL;
 }
 
 /* The stored form of file index `file` (0: no file; from
  * ub_strtab_file_id), line and col, saturating. */
 static inline ub_sloc ub_sloc_make(uint32_t file, uint32_t line, uint32_t col)
 {
+    if (file >= UB_SLOC_WIDE_FIRST) {
+        uint64_t l =
+            line < UB_SLOC_WIDE_MAX_LINE ? line : UB_SLOC_WIDE_MAX_LINE;
+        uint64_t c = col < UB_SLOC_WIDE_MAX_COL ? col : UB_SLOC_WIDE_MAX_COL;
+        return (ub_sloc){UB_SLOC_WIDE_MARK |
+                         (uint64_t)(file - UB_SLOC_WIDE_FIRST)
+                             << (UB_SLOC_WIDE_COL_BITS +
+                                 UB_SLOC_WIDE_LINE_BITS) |
+                         l << UB_SLOC_WIDE_COL_BITS | c};
+    }
     uint64_t l = line < UB_SLOC_MAX_LINE ? line : UB_SLOC_MAX_LINE;
     uint64_t c = col < UB_SLOC_MAX_COL ? col : UB_SLOC_MAX_COL;
     return (ub_sloc){(uint64_t)file << (UB_SLOC_COL_BITS + UB_SLOC_LINE_BITS) |

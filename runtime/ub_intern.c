@@ -35,7 +35,7 @@ typedef struct {
 
 /* Location files by index, in chunks that never move, so that a reader
  * needs no lock; a hash of the pointers finds an index when adding. */
-#define UB_FILE_CHUNK 256u
+#define UB_FILE_CHUNK 1024u
 #define UB_FILE_CHUNKS ((UB_SLOC_FILE_UNKNOWN + UB_FILE_CHUNK) / UB_FILE_CHUNK)
 
 typedef struct {
@@ -335,7 +335,6 @@ uint32_t ub_strtab_file_id(ub_strtab *t, const char *file)
 }
 
 #define UB_SLOC_PTR (1ull << 63)
-#define UB_SLOC_FILE_SHIFT (UB_SLOC_COL_BITS + UB_SLOC_LINE_BITS)
 
 ub_sloc ub_strtab_sloc(ub_strtab *t, ub_loc loc)
 {
@@ -352,11 +351,9 @@ ub_loc ub_strtab_loc(const ub_strtab *t, ub_sloc s)
     if (s.bits & UB_SLOC_PTR)
         return (ub_loc){(const char *)(uintptr_t)(s.bits & ~UB_SLOC_PTR), 0,
                         0};
-    uint32_t id = (uint32_t)(s.bits >> UB_SLOC_FILE_SHIFT);
+    uint32_t id = ub_sloc_file(s);
     const char *file = !id                          ? NULL
                        : id == UB_SLOC_FILE_UNKNOWN ? UB_SLOC_UNKNOWN_FILE
                                                     : ub_files_at(&t->files, id);
-    return (ub_loc){file, (uint32_t)(s.bits >> UB_SLOC_COL_BITS) &
-                              UB_SLOC_MAX_LINE,
-                    (uint32_t)s.bits & UB_SLOC_MAX_COL};
+    return (ub_loc){file, ub_sloc_line(s), ub_sloc_col(s)};
 }

@@ -601,6 +601,37 @@ static void test_stored_locations(void)
         last = ub_strtab_file_id(t, &names[i]);
     CU_ASSERT_EQUAL(last, UB_SLOC_FILE_UNKNOWN); /* a and b took two */
     CU_ASSERT_EQUAL(ub_strtab_file_id(t, &names[0]), 3);
+    /* the last narrow file and the first wide one: each keeps its file,
+     * line and column, saturating as its layout must */
+    const char *narrow = &names[UB_SLOC_WIDE_FIRST - 4];
+    const char *wide = &names[UB_SLOC_WIDE_FIRST - 3];
+    CU_ASSERT_EQUAL(ub_strtab_file_id(t, narrow), UB_SLOC_WIDE_FIRST - 1);
+    CU_ASSERT_EQUAL(ub_strtab_file_id(t, wide), UB_SLOC_WIDE_FIRST);
+    ub_sloc sn = ub_strtab_sloc(t, (ub_loc){narrow, 5000000, 500000});
+    CU_ASSERT_FALSE(ub_sloc_wide(sn));
+    l = ub_strtab_loc(t, sn);
+    CU_ASSERT_PTR_EQUAL(l.file, narrow);
+    CU_ASSERT_EQUAL(l.line, 5000000);
+    CU_ASSERT_EQUAL(l.col, 500000);
+    ub_sloc sw = ub_strtab_sloc(t, (ub_loc){wide, 70000, 12});
+    CU_ASSERT(ub_sloc_wide(sw));
+    l = ub_strtab_loc(t, sw);
+    CU_ASSERT_PTR_EQUAL(l.file, wide);
+    CU_ASSERT_EQUAL(l.line, 70000);
+    CU_ASSERT_EQUAL(l.col, 12);
+    CU_ASSERT_EQUAL(ub_sloc_line(sw), 70000);
+    l = ub_strtab_loc(t, ub_strtab_sloc(t, (ub_loc){wide, UINT32_MAX,
+                                                    40000}));
+    CU_ASSERT_PTR_EQUAL(l.file, wide);
+    CU_ASSERT_EQUAL(l.line, UB_SLOC_WIDE_MAX_LINE);
+    CU_ASSERT_EQUAL(l.col, UB_SLOC_WIDE_MAX_COL);
+    /* the last file the table holds */
+    const char *top = &names[UB_SLOC_FILES - 3];
+    CU_ASSERT_EQUAL(ub_strtab_file_id(t, top), UB_SLOC_FILES);
+    l = ub_strtab_loc(t, ub_strtab_sloc(t, (ub_loc){top, 3, 4}));
+    CU_ASSERT_PTR_EQUAL(l.file, top);
+    CU_ASSERT_EQUAL(l.line, 3);
+    CU_ASSERT_EQUAL(l.col, 4);
     l = ub_layer_loc(la, ub_layer_sloc(la, (ub_loc){"late.usda", 4, 2}));
     CU_ASSERT_STRING_EQUAL(l.file, UB_SLOC_UNKNOWN_FILE);
     CU_ASSERT_EQUAL(l.line, 4);
