@@ -597,8 +597,13 @@ int ub_cli_convert(const char *input, const char *out, ub_out_format format,
             ub_loader_open(ss.loader, input, NULL, (ub_loc){NULL, 0, 0});
         ub_progress_end(&prog);
         int rc = -1;
-        if (layer)
+        if (layer) {
+            /* written, never searched: the name index (megabytes for a
+             * prim of 100,000 children) need not be there at the
+             * writer's peak */
+            ub_layer_unindexed(layer);
             rc = ub_cli_write_layer(layer, format, level, &bytes, ss.diags);
+        }
         if (!layer || rc != 0)
             status = UB_EXIT_INPUT;
     }
