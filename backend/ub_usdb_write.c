@@ -10,7 +10,6 @@
 #include <xxhash.h>
 #include <zstd.h>
 
-#include "ub_arena.h"
 #include "ub_cpus.h"
 #include "ub_idtab.h"
 #include "ub_usdb_format.h"
