@@ -32,6 +32,7 @@
 
 #include "ub_clips.h"
 #include "ub_expr.h"
+#include "ub_names.h"
 #include "ub_pathexpr.h"
 #include "ub_schema.h"
 #include "ub_stack.h"
@@ -1459,88 +1460,6 @@ static void ub_compose_meta(ub_cx *cx, ub_fields *out, const ub_index *ix,
     }
 }
 
-/* --- names ---------------------------------------------------------------- */
-
-/* An ordered set of interned names; hashed once it grows (a prim may have
- * 100k children). */
-typedef struct ub_names {
-    const char **v;
-    uint32_t n, cap;
-    const char **h; /* open addressing by pointer, hcap a power of 2 */
-    uint32_t hcap;
-} ub_names;
-
-static bool ub_names_has(const ub_names *nm, const char *s)
-{
-    if (!nm->hcap) {
-        for (uint32_t i = 0; i < nm->n; i++)
-            if (nm->v[i] == s)
-                return true;
-        return false;
-    }
-    for (uint32_t k = ub_interned_hash(s) & (nm->hcap - 1); nm->h[k];
-         k = (k + 1) & (nm->hcap - 1))
-        if (nm->h[k] == s)
-            return true;
-    return false;
-}
-
-static bool ub_names_rehash(ub_names *nm)
-{
-    uint32_t hcap = 64;
-    while (hcap < nm->n * 4)
-        hcap *= 2;
-    const char **h = calloc(hcap, sizeof *h);
-    if (!h)
-        return false;
-    for (uint32_t i = 0; i < nm->n; i++) {
-        uint32_t k = ub_interned_hash(nm->v[i]) & (hcap - 1);
-        while (h[k])
-            k = (k + 1) & (hcap - 1);
-        h[k] = nm->v[i];
-    }
-    free(nm->h);
-    nm->h = h;
-    nm->hcap = hcap;
-    return true;
-}
-
-static bool ub_names_add(ub_names *nm, const char *s)
-{
-    if (ub_names_has(nm, s))
-        return true;
-    if (nm->n == nm->cap) {
-        uint32_t cap = nm->cap ? nm->cap * 2 : 16;
-        const char **nv = realloc(nm->v, cap * sizeof *nv);
-        if (!nv)
-            return false;
-        nm->v = nv;
-        nm->cap = cap;
-    }
-    nm->v[nm->n++] = s;
-    if (nm->n >= 16 && nm->n * 2 >= nm->hcap)
-        return ub_names_rehash(nm);
-    if (nm->hcap) {
-        uint32_t k = ub_interned_hash(s) & (nm->hcap - 1);
-        while (nm->h[k])
-            k = (k + 1) & (nm->hcap - 1);
-        nm->h[k] = s;
-    }
-    return true;
-}
-
-static void ub_names_free(ub_names *nm)
-{
-    free(nm->v);
-    free(nm->h);
-}
-
-/* `reorder nameChildren`, as Pcp applies it (SdfListOp's reorder). */
-static bool ub_names_reorder(ub_names *nm, const ub_value *order)
-{
-    return ub_reorder_names(nm->v, nm->n, order) == 0;
-}
-
 /* --- schemas ------------------------------------------------------------- */
 
 /* What the prim's definition (its type and its composed apiSchemas, see
@@ -2269,7 +2188,7 @@ static void ub_emit_props(ub_cx *cx, ub_prim *outp, const ub_index *ix,
     for (uint32_t k = ops->n; k-- > 0;) {
         const ub_prim *p = ops->v[k].spec;
         for (uint32_t i = 0; i < p->props.n; i++)
-            if (!ub_names_add(&nm, p->props.v[i]->name))
+            if (ub_names_add(&nm, p->props.v[i]->name) < 0)
                 cx->oom = true;
     }
     uint32_t cap = ops->n ? ops->n : 1;
@@ -2453,8 +2372,7 @@ static int ub_name_at_cmp(const void *a, const void *b)
  * repeat only through relocation, so without one nothing is to do; with
  * one, sorting keeps this O(n log n) (a prim may have a million
  * children). */
-static bool ub_names_merge_renamed(const char **v, uint32_t *rel,
-                                   uint32_t *n)
+static bool ub_merge_renamed(const char **v, uint32_t *rel, uint32_t *n)
 {
     uint32_t any = 0;
     for (uint32_t c = 0; c < *n && !any; c++)
@@ -2497,29 +2415,30 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
     for (uint32_t k = ops->n; k-- > 0;) {
         const ub_prim *p = ops->v[k].spec;
         for (uint32_t i = 0; i < p->children.n; i++)
-            if (!ub_names_add(&nm, p->children.v[i]->name))
+            if (ub_names_add(&nm, p->children.v[i]->name) < 0)
                 cx->oom = true;
-        if (!ub_names_reorder(&nm, ub_prim_prim_order(p)))
+        if (ub_names_reorder(&nm, ub_prim_prim_order(p)) != 0)
             cx->oom = true;
     }
+    /* from here on a plain list, which relocation edits */
+    uint32_t n;
+    const char **names = ub_names_take(&nm, &n);
     /* Relocated children (Pcp): a source renamed under the same parent
      * keeps its place; one moved elsewhere leaves, and arrives first among
      * its new parent's children. */
     const char *here = ub_path_strip_variants(cx->t, ix->v[0].path);
-    uint32_t cap = nm.n + cx->n_reloc + 1;
+    uint32_t cap = n + cx->n_reloc + 1;
     /* indices into cx->reloc plus one (0: none): the table grows while
      * children are composed */
     uint32_t *rel = calloc(cap, sizeof *rel);
-    const char **nv = realloc(nm.v, cap * sizeof *nv);
-    if (!rel || !here || !nv) {
+    const char **nv = realloc(names, cap * sizeof *nv);
+    if (!rel || !here || !nv)
         cx->oom = true;
-    } else {
-        nm.v = nv;
-        nm.cap = cap;
-    }
+    else
+        names = nv;
     uint32_t w = 0;
-    for (uint32_t c = 0; !cx->oom && c < nm.n; c++) {
-        const char *cp = ub_path_child(cx->t, here, nm.v[c]);
+    for (uint32_t c = 0; !cx->oom && c < n; c++) {
+        const char *cp = ub_path_child(cx->t, here, names[c]);
         uint32_t r = 0;
         for (uint32_t k = 0; cp && k < cx->n_reloc && !r; k++)
             if (cx->reloc[k].src == cp)
@@ -2527,9 +2446,9 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         if (r && ub_path_parent(cx->t, cx->reloc[r - 1].tgt) != here)
             continue; /* moved to another parent */
         rel[w] = r;
-        nm.v[w++] = r ? ub_intern_cstr(cx->t,
-                                       strrchr(cx->reloc[r - 1].tgt, '/') + 1)
-                      : nm.v[c];
+        names[w++] = r ? ub_intern_cstr(cx->t,
+                                        strrchr(cx->reloc[r - 1].tgt, '/') + 1)
+                       : names[c];
     }
     /* prims moved in from elsewhere come first (as Pcp lists a layer
      * stack's relocation targets before its specs' children) */
@@ -2539,19 +2458,20 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         if (ub_path_parent(cx->t, r->tgt) != here ||
             ub_path_parent(cx->t, r->src) == here)
             continue;
-        memmove(nm.v + front + 1, nm.v + front, (w - front) * sizeof *nm.v);
+        memmove(names + front + 1, names + front,
+                (w - front) * sizeof *names);
         memmove(rel + front + 1, rel + front, (w - front) * sizeof *rel);
         rel[front] = k + 1;
-        nm.v[front++] = ub_intern_cstr(cx->t, strrchr(r->tgt, '/') + 1);
+        names[front++] = ub_intern_cstr(cx->t, strrchr(r->tgt, '/') + 1);
         w++;
     }
     if (!cx->oom)
-        nm.n = w;
-    if (!cx->oom && !ub_names_merge_renamed(nm.v, rel, &nm.n))
+        n = w;
+    if (!cx->oom && !ub_merge_renamed(names, rel, &n))
         cx->oom = true;
-    for (uint32_t c = 0; c < nm.n && !cx->oom && !cx->failed; c++) {
+    for (uint32_t c = 0; c < n && !cx->oom && !cx->failed; c++) {
         ub_index child = {.depth = ix->depth + 1};
-        bool ok = ub_index_child(cx, ix, nm.v[c], &child);
+        bool ok = ub_index_child(cx, ix, names[c], &child);
         if (ok && rel[c]) {
             ub_reloc r = cx->reloc[rel[c] - 1]; /* a copy: see above */
             ok = ub_index_relocated(cx, &child, &r);
@@ -2559,11 +2479,11 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         if (!ok)
             cx->oom = true;
         else
-            ub_emit_prim(cx, outp, &child, nm.v[c], clips);
+            ub_emit_prim(cx, outp, &child, names[c], clips);
         free(child.v);
     }
     free(rel);
-    ub_names_free(&nm);
+    free(names);
 }
 
 /* A prototype: the instance's own opinions (its root node and the nodes
@@ -3009,9 +2929,9 @@ ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
         for (size_t k = rs->n; k-- > 0;) {
             const ub_prim *p = rs->layers[k]->root;
             for (uint32_t i = 0; i < p->children.n; i++)
-                if (!ub_names_add(&nm, p->children.v[i]->name))
+                if (ub_names_add(&nm, p->children.v[i]->name) < 0)
                     cx.oom = true;
-            if (!ub_names_reorder(&nm, ub_prim_prim_order(p)))
+            if (ub_names_reorder(&nm, ub_prim_prim_order(p)) != 0)
                 cx.oom = true;
         }
         for (uint32_t c = 0; c < nm.n && !cx.oom && !cx.failed; c++) {

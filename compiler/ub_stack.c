@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "ub_expr.h"
+#include "ub_names.h"
 #include "ub_time.h"
 
 /* --- building the stack -------------------------------------------------- */
@@ -232,7 +233,7 @@ typedef struct ub_flat {
         *k_asset_paths, *k_manifest, *k_relocates;
     /* Registered metadata fields by spec kind (UB_REG_*), and the
      * unregistered ones already warned about. */
-    struct ub_names *reg[4], *warned;
+    ub_names *reg[4], *warned;
 } ub_flat;
 
 enum { UB_REG_LAYER, UB_REG_PRIM, UB_REG_ATTR, UB_REG_REL };
@@ -828,7 +829,6 @@ static bool ub_flat_as_is(ub_flat *f, uint32_t li, const char *key,
 
 static bool ub_flat_registered(ub_flat *f, int kind, const ub_field *w,
                                uint32_t li);
-static bool ub_names_has(const struct ub_names *nm, const char *name);
 
 /* Layer li's fields `in` over `out`; sole: no other layer has this spec. */
 static void ub_flat_fields(ub_flat *f, ub_fields *out, const ub_fields *in,
@@ -865,98 +865,6 @@ static void ub_flat_fields(ub_flat *f, ub_fields *out, const ub_fields *in,
             ub_flat_reduce(f, &cur->value, li, w->key, &w->value);
         }
     }
-}
-
-/* --- child names ----------------------------------------------------------*/
-
-/* Names in order, with a hash from name to its slot (the order it was
- * first added in, which reordering `v` does not change). */
-typedef struct ub_name_ent {
-    const char *key; /* NULL: empty */
-    uint32_t slot;
-} ub_name_ent;
-
-typedef struct ub_names {
-    const char **v;
-    uint32_t n, cap;
-    ub_name_ent *set; /* open addressing on the interned pointer */
-    uint32_t set_cap;
-} ub_names;
-
-static int ub_names_grow_set(ub_names *nm)
-{
-    uint32_t cap = nm->set_cap ? nm->set_cap * 2 : 64;
-    ub_name_ent *set = calloc(cap, sizeof *set);
-    if (!set)
-        return -1;
-    for (uint32_t i = 0; i < nm->set_cap; i++) {
-        if (!nm->set[i].key)
-            continue;
-        uint32_t h = ub_interned_hash(nm->set[i].key) & (cap - 1);
-        while (set[h].key)
-            h = (h + 1) & (cap - 1);
-        set[h] = nm->set[i];
-    }
-    free(nm->set);
-    nm->set = set;
-    nm->set_cap = cap;
-    return 0;
-}
-
-/* The slot of name, or -1 when absent. */
-static int64_t ub_names_slot(const ub_names *nm, const char *name)
-{
-    if (!nm->set_cap)
-        return -1;
-    uint32_t h = ub_interned_hash(name) & (nm->set_cap - 1);
-    while (nm->set[h].key) {
-        if (nm->set[h].key == name)
-            return nm->set[h].slot;
-        h = (h + 1) & (nm->set_cap - 1);
-    }
-    return -1;
-}
-
-/* Append name unless present.  Returns its slot, or -1 when out of
- * memory. */
-static int64_t ub_names_add(ub_names *nm, const char *name)
-{
-    if ((nm->n + 1) * 2 > nm->set_cap && ub_names_grow_set(nm) != 0)
-        return -1;
-    uint32_t h = ub_interned_hash(name) & (nm->set_cap - 1);
-    while (nm->set[h].key) {
-        if (nm->set[h].key == name)
-            return nm->set[h].slot;
-        h = (h + 1) & (nm->set_cap - 1);
-    }
-    if (nm->n == nm->cap) {
-        uint32_t cap = nm->cap ? nm->cap * 2 : 16;
-        const char **v = realloc(nm->v, cap * sizeof *v);
-        if (!v)
-            return -1;
-        nm->v = v;
-        nm->cap = cap;
-    }
-    nm->set[h] = (ub_name_ent){name, nm->n};
-    nm->v[nm->n] = name;
-    return nm->n++;
-}
-
-static void ub_names_free(ub_names *nm)
-{
-    free(nm->v);
-    free(nm->set);
-}
-
-/* `reorder nameChildren`, as SdfListOp's reorder applies it. */
-static int ub_names_reorder(ub_names *nm, const ub_value *order)
-{
-    return ub_reorder_names(nm->v, nm->n, order);
-}
-
-static bool ub_names_has(const ub_names *nm, const char *name)
-{
-    return ub_names_slot(nm, name) >= 0;
 }
 
 /* --- registered metadata ----------------------------------------------------
