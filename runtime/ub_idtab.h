@@ -9,9 +9,9 @@
  *
  * Lookup and insertion are one probe: ub_idtab_find gives the slot of the
  * key, or the empty slot where it belongs, and ub_idtab_put fills that
- * slot before the table is probed again.  The probe is inline, so that
- * each owner's equality is inlined into it: the writers' walks spend
- * their time here.
+ * slot before the table is probed again; ub_idtab_get only looks up.
+ * The probe is inline, so that each owner's equality is inlined into it:
+ * the writers' walks spend their time here.
  */
 #ifndef UB_IDTAB_H
 #define UB_IDTAB_H
@@ -44,6 +44,21 @@ static inline bool ub_idslot_used(const ub_idslot *s) { return s->id1 != 0; }
 static inline uint32_t ub_idslot_id(const ub_idslot *s) { return s->id1 - 1; }
 
 /* The slot of the key whose hash is h (eq decides), or the empty slot
+ * where it belongs, in a table that has slots and an empty one. */
+static inline ub_idslot *ub_idtab_probe(const ub_idtab *t, uint64_t h,
+                                        ub_idtab_eq eq, const void *ctx,
+                                        const void *key)
+{
+    uint32_t h32 = (uint32_t)h;
+    size_t mask = t->cap - 1;
+    for (size_t j = h32 & mask;; j = (j + 1) & mask) {
+        ub_idslot *s = &t->s[j];
+        if (!s->id1 || (s->h == h32 && eq(ctx, s->id1 - 1, key)))
+            return s;
+    }
+}
+
+/* The slot of the key whose hash is h (eq decides), or the empty slot
  * where it belongs; NULL when out of memory.  The table is grown first
  * when one more key would fill it past half: a probe that misses, the
  * common case while a table fills, then walks ~2.5 slots. */
@@ -53,13 +68,20 @@ static inline ub_idslot *ub_idtab_find(ub_idtab *t, uint64_t h,
 {
     if ((t->n + 1) * 2 > t->cap && !ub_idtab_grow(t))
         return NULL;
-    uint32_t h32 = (uint32_t)h;
-    size_t mask = t->cap - 1;
-    for (size_t j = h32 & mask;; j = (j + 1) & mask) {
-        ub_idslot *s = &t->s[j];
-        if (!s->id1 || (s->h == h32 && eq(ctx, s->id1 - 1, key)))
-            return s;
-    }
+    return ub_idtab_probe(t, h, eq, ctx, key);
+}
+
+/* The id of the key whose hash is h, or UINT32_MAX (never an id) when it
+ * is not there.  It never grows the table, so an owner done filling it
+ * can look up through a const pointer, or from several threads. */
+static inline uint32_t ub_idtab_get(const ub_idtab *t, uint64_t h,
+                                    ub_idtab_eq eq, const void *ctx,
+                                    const void *key)
+{
+    if (!t->cap)
+        return UINT32_MAX;
+    const ub_idslot *s = ub_idtab_probe(t, h, eq, ctx, key);
+    return ub_idslot_used(s) ? ub_idslot_id(s) : UINT32_MAX;
 }
 
 /* Enter id for the key of hash h in s, the empty slot ub_idtab_find

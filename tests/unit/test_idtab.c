@@ -1,5 +1,6 @@
 /* CUnit tests for ub_idtab: ids found by hash and the owner's equality,
- * through growth, and keys whose hashes collide kept apart. */
+ * through growth, keys whose hashes collide kept apart, and lookups that
+ * leave the table as it is. */
 #include <CUnit/Basic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -107,6 +108,28 @@ static void test_empty_and_grow(void)
     free(k.v);
 }
 
+static void test_get(void)
+{
+    ub_idtab t = {0};
+    keys k = {calloc(300, sizeof *k.v), 0};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k.v);
+    uint64_t key = 3;
+    CU_ASSERT_EQUAL(ub_idtab_get(&t, 3, key_eq, &k, &key), UINT32_MAX);
+    CU_ASSERT_EQUAL(t.cap, 0); /* looking up does not allocate */
+    bool fresh, ok = true;
+    for (uint64_t i = 0; i < 300; i++)
+        lookup(&t, &k, mix(i), i, &fresh);
+    size_t cap = t.cap;
+    for (uint64_t i = 0; i < 300; i++)
+        ok &= ub_idtab_get(&t, mix(i), key_eq, &k, &i) == i;
+    key = 300;
+    ok &= ub_idtab_get(&t, mix(key), key_eq, &k, &key) == UINT32_MAX;
+    CU_ASSERT(ok);
+    CU_ASSERT_EQUAL(t.cap, cap);
+    ub_idtab_free(&t);
+    free(k.v);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -115,6 +138,7 @@ int main(void)
     CU_add_test(s, "ids through growth", test_ids_through_growth);
     CU_add_test(s, "colliding hashes", test_colliding_hashes);
     CU_add_test(s, "empty table, growth", test_empty_and_grow);
+    CU_add_test(s, "lookup alone", test_get);
     unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }
