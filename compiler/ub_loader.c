@@ -1,6 +1,7 @@
 #include "ub_loader.h"
 
 #include "ub_crate.h"
+#include "ub_idtab.h"
 #include "ub_parse.h"
 #include "ub_usdb.h"
 #include "ub_usdz.h"
@@ -46,10 +47,9 @@ struct ub_loader {
     size_t n_search;
     ub_loaded *loaded;
     size_t n_loaded, cap_loaded;
-    /* abs path -> index + 1 in `loaded` (open addressing; 0 = empty), so
-     * opening the same layer from thousands of arcs stays cheap */
-    uint32_t *by_abs;
-    size_t by_abs_cap;
+    /* abs path -> index in `loaded`, so opening the same layer from
+     * thousands of arcs stays cheap */
+    ub_idtab by_abs;
     char *cwd; /* the current directory, read once */
     ub_loader_progress_fn progress;
     void *progress_ctx;
@@ -180,7 +180,7 @@ void ub_loader_free(ub_loader *ld)
         free(ld->search[i]);
     free(ld->search);
     free(ld->loaded);
-    free(ld->by_abs);
+    ub_idtab_free(&ld->by_abs);
     free(ld->cwd);
     free(ld);
 }
@@ -805,54 +805,30 @@ static const char *ub_loader_abs(ub_loader *ld, const char *path)
     return r;
 }
 
-static size_t ub_loader_hash(const char *p)
+/* Whether entry id of `loaded` has the absolute path key (interned). */
+static bool ub_loader_abs_eq(const void *ctx, uint32_t id, const void *key)
 {
-    uint64_t x = (uint64_t)(uintptr_t)p;
-    x ^= x >> 33;
-    x *= 0xff51afd7ed558ccdULL;
-    x ^= x >> 33;
-    return (size_t)x;
+    return ((const ub_loader *)ctx)->loaded[id].abs == key;
 }
 
 /* The loaded entry with this absolute path, or NULL. */
 static ub_loaded *ub_loader_find(ub_loader *ld, const char *abs)
 {
-    if (!ld->by_abs_cap)
-        return NULL;
-    size_t mask = ld->by_abs_cap - 1;
-    for (size_t i = ub_loader_hash(abs) & mask; ld->by_abs[i];
-         i = (i + 1) & mask)
-        if (ld->loaded[ld->by_abs[i] - 1].abs == abs)
-            return &ld->loaded[ld->by_abs[i] - 1];
-    return NULL;
+    uint32_t id = ub_idtab_get(&ld->by_abs, ub_interned_hash(abs),
+                               ub_loader_abs_eq, ld, abs);
+    return id == UINT32_MAX ? NULL : &ld->loaded[id];
 }
 
-/* Index entry `idx` of `loaded` under its absolute path. */
+/* Index entry `idx` of `loaded` under its absolute path (no entry before
+ * it has that path). */
 static int ub_loader_index(ub_loader *ld, size_t idx)
 {
-    if ((ld->n_loaded + 1) * 2 > ld->by_abs_cap) {
-        size_t cap = ld->by_abs_cap ? ld->by_abs_cap * 2 : 64;
-        uint32_t *t = calloc(cap, sizeof *t);
-        if (!t)
-            return -1;
-        for (size_t i = 0; i < ld->by_abs_cap; i++) {
-            uint32_t v = ld->by_abs[i];
-            if (!v)
-                continue;
-            size_t j = ub_loader_hash(ld->loaded[v - 1].abs) & (cap - 1);
-            while (t[j])
-                j = (j + 1) & (cap - 1);
-            t[j] = v;
-        }
-        free(ld->by_abs);
-        ld->by_abs = t;
-        ld->by_abs_cap = cap;
-    }
-    size_t mask = ld->by_abs_cap - 1;
-    size_t j = ub_loader_hash(ld->loaded[idx].abs) & mask;
-    while (ld->by_abs[j])
-        j = (j + 1) & mask;
-    ld->by_abs[j] = (uint32_t)(idx + 1);
+    const char *abs = ld->loaded[idx].abs;
+    uint32_t h = ub_interned_hash(abs);
+    ub_idslot *s = ub_idtab_find(&ld->by_abs, h, ub_loader_abs_eq, ld, abs);
+    if (!s)
+        return -1;
+    ub_idtab_put(&ld->by_abs, s, h, (uint32_t)idx);
     return 0;
 }
 
