@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "ub_arena.h"
+#include "ub_idtab.h"
 #include "ub_json.h"
 #include "ub_layer.h"
 #include "ub_loader.h"
@@ -33,8 +34,7 @@ typedef struct ub_schema_fact {
 struct ub_schema_reg {
     ub_schema_def *defs;
     size_t n, cap;
-    uint32_t *hash;  /* open addressing: index + 1, 0 empty */
-    size_t hcap;
+    ub_idtab by_name; /* name -> index in defs */
     ub_strtab *t;
     ub_arena *arena; /* what plugins add */
     ub_meta_field *fields;
@@ -48,18 +48,26 @@ const char *ub_schema_release(void)
     return UB_SCHEMA_TABLES_RELEASE;
 }
 
+/* A name by its bytes: an API schema's "Name" in "Name:instance". */
+typedef struct ub_schema_name {
+    const char *s;
+    size_t n;
+} ub_schema_name;
+
+static bool ub_schema_name_eq(const void *ctx, uint32_t id, const void *key)
+{
+    const char *d = ((const ub_schema_reg *)ctx)->defs[id].name;
+    const ub_schema_name *k = key;
+    return strncmp(d, k->s, k->n) == 0 && d[k->n] == '\0';
+}
+
 static const ub_schema_def *ub_schema_findn(const ub_schema_reg *r,
                                             const char *name, size_t n)
 {
-    if (!r->hcap)
-        return NULL;
-    size_t k = ub_hash_bytes(name, n) & (r->hcap - 1);
-    for (; r->hash[k]; k = (k + 1) & (r->hcap - 1)) {
-        const ub_schema_def *d = &r->defs[r->hash[k] - 1];
-        if (strncmp(d->name, name, n) == 0 && d->name[n] == '\0')
-            return d;
-    }
-    return NULL;
+    uint32_t id = ub_idtab_get(&r->by_name, ub_hash_bytes(name, n),
+                               ub_schema_name_eq, r,
+                               &(ub_schema_name){name, n});
+    return id == UINT32_MAX ? NULL : &r->defs[id];
 }
 
 const ub_schema_def *ub_schema_find(const ub_schema_reg *r, const char *name)
@@ -77,30 +85,17 @@ const ub_schema_def *ub_schema_at(const ub_schema_reg *r, size_t i)
     return i < r->n ? &r->defs[i] : NULL;
 }
 
-static int ub_schema_rehash(ub_schema_reg *r, size_t cap)
-{
-    uint32_t *h = calloc(cap, sizeof *h);
-    if (!h)
-        return -1;
-    free(r->hash);
-    r->hash = h;
-    r->hcap = cap;
-    for (size_t i = 0; i < r->n; i++) {
-        size_t k = ub_hash_bytes(r->defs[i].name, strlen(r->defs[i].name)) &
-                   (cap - 1);
-        while (h[k])
-            k = (k + 1) & (cap - 1);
-        h[k] = (uint32_t)i + 1;
-    }
-    return 0;
-}
-
 /* Add a schema (its strings must outlive the registry).  Returns 1 when
  * added, 0 when one of that name is there already (the first stays, as in
  * OpenUSD), -1 when out of memory. */
 static int ub_schema_reg_add(ub_schema_reg *r, const ub_schema_def *d)
 {
-    if (ub_schema_find(r, d->name))
+    ub_schema_name k = {d->name, strlen(d->name)};
+    uint64_t h = ub_hash_bytes(k.s, k.n);
+    ub_idslot *s = ub_idtab_find(&r->by_name, h, ub_schema_name_eq, r, &k);
+    if (!s)
+        return -1;
+    if (ub_idslot_used(s))
         return 0;
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 128;
@@ -110,13 +105,8 @@ static int ub_schema_reg_add(ub_schema_reg *r, const ub_schema_def *d)
         r->defs = v;
         r->cap = cap;
     }
+    ub_idtab_put(&r->by_name, s, h, (uint32_t)r->n);
     r->defs[r->n++] = *d;
-    if (r->n * 2 > r->hcap)
-        return ub_schema_rehash(r, r->hcap ? r->hcap * 2 : 256);
-    size_t k = ub_hash_bytes(d->name, strlen(d->name)) & (r->hcap - 1);
-    while (r->hash[k])
-        k = (k + 1) & (r->hcap - 1);
-    r->hash[k] = (uint32_t)r->n;
     return 1;
 }
 
@@ -196,7 +186,7 @@ void ub_schema_reg_free(ub_schema_reg *r)
     if (!r)
         return;
     free(r->defs);
-    free(r->hash);
+    ub_idtab_free(&r->by_name);
     for (size_t i = 0; i < r->n_visited; i++)
         free(r->visited[i]);
     free(r->visited);
