@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ub_cpus.h"
+#include "ub_idtab.h"
 #include "ub_loader.h"
 #include "ub_stack.h"
 
@@ -661,8 +662,7 @@ typedef struct ub_manifest {
     bool blocks, oom, bad;
     ub_mattr *attrs;
     size_t n, cap;
-    uint32_t *slot; /* prop pointer -> attrs index + 1 */
-    size_t slot_cap;
+    ub_idtab by_prop; /* prop pointer -> attrs index */
     double *times; /* each clip's start time so far */
     size_t n_times;
 } ub_manifest;
@@ -672,22 +672,25 @@ static uint32_t ub_ptr_hash(const void *p)
     return ub_interned_hash((const char *)p);
 }
 
-static ub_mattr *ub_mattr_find(ub_manifest *mf, const ub_prop *p)
+static bool ub_mattr_eq(const void *ctx, uint32_t id, const void *key)
 {
-    if (!mf->slot_cap)
-        return NULL;
-    for (size_t h = ub_ptr_hash(p) & (mf->slot_cap - 1);;
-         h = (h + 1) & (mf->slot_cap - 1)) {
-        uint32_t s = mf->slot[h];
-        if (!s)
-            return NULL;
-        if (mf->attrs[s - 1].prop == p)
-            return &mf->attrs[s - 1];
-    }
+    return ((const ub_manifest *)ctx)->attrs[id].prop == key;
 }
 
+static ub_mattr *ub_mattr_find(ub_manifest *mf, const ub_prop *p)
+{
+    uint32_t id = ub_idtab_get(&mf->by_prop, ub_ptr_hash(p), ub_mattr_eq,
+                               mf, p);
+    return id == UINT32_MAX ? NULL : &mf->attrs[id];
+}
+
+/* Enter p, an attribute new to the manifest. */
 static int ub_mattr_add(ub_manifest *mf, ub_prop *p)
 {
+    uint32_t h = ub_ptr_hash(p);
+    ub_idslot *s = ub_idtab_find(&mf->by_prop, h, ub_mattr_eq, mf, p);
+    if (!s)
+        return -1;
     if (mf->n == mf->cap) {
         size_t nc = mf->cap ? mf->cap * 2 : 64;
         ub_mattr *na = realloc(mf->attrs, nc * sizeof *na);
@@ -696,26 +699,8 @@ static int ub_mattr_add(ub_manifest *mf, ub_prop *p)
         mf->attrs = na;
         mf->cap = nc;
     }
-    if ((mf->n + 1) * 2 > mf->slot_cap) {
-        size_t nc = mf->slot_cap ? mf->slot_cap * 2 : 128;
-        uint32_t *ns = calloc(nc, sizeof *ns);
-        if (!ns)
-            return -1;
-        free(mf->slot);
-        mf->slot = ns;
-        mf->slot_cap = nc;
-        for (size_t i = 0; i < mf->n; i++) {
-            size_t h = ub_ptr_hash(mf->attrs[i].prop) & (nc - 1);
-            while (ns[h])
-                h = (h + 1) & (nc - 1);
-            ns[h] = (uint32_t)i + 1;
-        }
-    }
-    mf->attrs[mf->n] = (ub_mattr){p, 0};
-    size_t h = ub_ptr_hash(p) & (mf->slot_cap - 1);
-    while (mf->slot[h])
-        h = (h + 1) & (mf->slot_cap - 1);
-    mf->slot[h] = (uint32_t)++mf->n;
+    ub_idtab_put(&mf->by_prop, s, h, (uint32_t)mf->n);
+    mf->attrs[mf->n++] = (ub_mattr){p, 0};
     return 0;
 }
 
@@ -814,7 +799,7 @@ static int ub_manifest_add(ub_manifest *mf, const ub_layer *l,
 static void ub_manifest_free(ub_manifest *mf)
 {
     free(mf->attrs);
-    free(mf->slot);
+    ub_idtab_free(&mf->by_prop);
     free(mf->times);
 }
 
