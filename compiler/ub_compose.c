@@ -32,6 +32,7 @@
 
 #include "ub_clips.h"
 #include "ub_expr.h"
+#include "ub_idtab.h"
 #include "ub_names.h"
 #include "ub_pathexpr.h"
 #include "ub_schema.h"
@@ -189,9 +190,9 @@ typedef struct ub_cx {
      * instance path its namespace replaces */
     struct ub_proto *protos;
     uint32_t n_protos, cap_protos;
-    /* protos by key hash (index + 1, open addressing; a stage may have a
-     * million instances of as many prototypes) */
-    uint32_t *proto_tab, proto_tab_cap;
+    /* protos by key (a stage may have a million instances of as many
+     * prototypes) */
+    ub_idtab proto_tab;
     uint32_t last_proto_id; /* N of the last Flattened_Prototype_N named */
     int subroot_depth;      /* subroot arcs' ancestries being built */
     const char *remap_from, *remap_to;
@@ -2492,7 +2493,6 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
 typedef struct ub_proto {
     ub_node *key; /* the contributing nodes, strongest first */
     int n;
-    uint64_t hash; /* of the key, for cx->proto_tab */
     const char *path;
     ub_prim *prim; /* its over in the output */
 } ub_proto;
@@ -2521,8 +2521,18 @@ static bool ub_node_has_specs(const ub_node *n)
     return false;
 }
 
-static bool ub_proto_same(const ub_proto *p, const ub_node *k, int n)
+/* A prototype's key as looked up: its nodes and their count. */
+typedef struct ub_proto_key {
+    const ub_node *k;
+    int n;
+} ub_proto_key;
+
+/* Whether prototype id of ctx (a ub_cx) has the key. */
+static bool ub_proto_same(const void *ctx, uint32_t id, const void *key)
 {
+    const ub_proto *p = &((const ub_cx *)ctx)->protos[id];
+    const ub_node *k = ((const ub_proto_key *)key)->k;
+    int n = ((const ub_proto_key *)key)->n;
     if (p->n != n)
         return false;
     for (int i = 0; i < n; i++)
@@ -2534,32 +2544,17 @@ static bool ub_proto_same(const ub_proto *p, const ub_node *k, int n)
     return true;
 }
 
-/* Room for one more prototype in cx->protos and cx->proto_tab. */
+/* Room for one more prototype in cx->protos. */
 static bool ub_proto_reserve(ub_cx *cx)
 {
-    if (cx->n_protos == cx->cap_protos) {
-        uint32_t cap = cx->cap_protos ? cx->cap_protos * 2 : 16;
-        ub_proto *np = realloc(cx->protos, cap * sizeof *np);
-        if (!np)
-            return false;
-        cx->protos = np;
-        cx->cap_protos = cap;
-    }
-    if ((cx->n_protos + 1) * 2 <= cx->proto_tab_cap)
+    if (cx->n_protos < cx->cap_protos)
         return true;
-    uint32_t cap = cx->proto_tab_cap ? cx->proto_tab_cap * 2 : 64;
-    uint32_t *tab = calloc(cap, sizeof *tab);
-    if (!tab)
+    uint32_t cap = cx->cap_protos ? cx->cap_protos * 2 : 16;
+    ub_proto *np = realloc(cx->protos, cap * sizeof *np);
+    if (!np)
         return false;
-    for (uint32_t i = 0; i < cx->n_protos; i++) {
-        uint32_t b = (uint32_t)cx->protos[i].hash & (cap - 1);
-        while (tab[b])
-            b = (b + 1) & (cap - 1);
-        tab[b] = i + 1;
-    }
-    free(cx->proto_tab);
-    cx->proto_tab = tab;
-    cx->proto_tab_cap = cap;
+    cx->protos = np;
+    cx->cap_protos = cap;
     return true;
 }
 
@@ -2625,17 +2620,16 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
             key[nk++] = *n;
     }
     uint64_t h = ub_proto_hash(key, nk);
-    uint32_t mask = cx->proto_tab_cap - 1;
-    for (uint32_t b = (uint32_t)h & mask; cx->proto_tab_cap && cx->proto_tab[b];
-         b = (b + 1) & mask) {
-        const ub_proto *pr = &cx->protos[cx->proto_tab[b] - 1];
-        if (pr->hash == h && ub_proto_same(pr, key, nk)) {
-            free(key);
-            free(pi.v);
-            return pr->path;
-        }
+    /* the slot stays free until the prototype is made below, with no
+     * other probe of the table in between */
+    ub_idslot *sl = ub_idtab_find(&cx->proto_tab, h, ub_proto_same, cx,
+                                  &(ub_proto_key){key, nk});
+    if (sl && ub_idslot_used(sl)) {
+        free(key);
+        free(pi.v);
+        return cx->protos[ub_idslot_id(sl)].path;
     }
-    if (!ub_proto_reserve(cx)) {
+    if (!sl || !ub_proto_reserve(cx)) {
         free(key);
         free(pi.v);
         cx->oom = true;
@@ -2665,12 +2659,8 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
     }
     ub_prim *pp = ub_prim_new(cx->out, cx->out->root, nm, UB_OVER,
                               (ub_sloc){0});
-    cx->protos[cx->n_protos++] = (ub_proto){key, nk, h, path, pp};
-    mask = cx->proto_tab_cap - 1;
-    uint32_t b = (uint32_t)h & mask;
-    while (cx->proto_tab[b])
-        b = (b + 1) & mask;
-    cx->proto_tab[b] = cx->n_protos;
+    ub_idtab_put(&cx->proto_tab, sl, h, cx->n_protos);
+    cx->protos[cx->n_protos++] = (ub_proto){key, nk, path, pp};
     if (!pp) {
         cx->oom = true;
         free(pi.v);
@@ -2960,7 +2950,7 @@ ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
     for (uint32_t i = 0; i < cx.n_protos; i++)
         free(cx.protos[i].key);
     free(cx.protos);
-    free(cx.proto_tab);
+    ub_idtab_free(&cx.proto_tab);
     free(cx.reloc);
     ub_clip_bake_free(cx.bake);
     for (size_t i = 0; i < cx.n_stacks; i++) {
