@@ -1,6 +1,7 @@
 #include "ub_check.h"
 
 #include "ub_buf.h"
+#include "ub_idtab.h"
 #include "ub_time.h"
 
 #include <ctype.h>
@@ -145,8 +146,7 @@ typedef struct ck_entry {
 typedef struct ck_stack {
     ck_entry *v;
     size_t n;
-    uint32_t *group; /* hash of each distinct path -> its first index + 1 */
-    size_t group_cap;
+    ub_idtab group; /* each distinct path -> its first index in v */
 } ck_stack;
 
 /* A memo from a pair of pointers to a number. */
@@ -303,15 +303,6 @@ static const char *ck_base(const char *path)
 }
 
 /* --- memos ---------------------------------------------------------------- */
-
-/* FNV-1a of s[0..n). */
-static size_t ck_str_hash(const char *s, size_t n)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x100000001b3ull;
-    return (size_t)(h ^ (h >> 32));
-}
 
 static size_t ck_memo_hash(const void *a, const void *b)
 {
@@ -2008,6 +1999,28 @@ static int ck_cmp_entry(const void *a, const void *b)
     return r ? r : (x->arc > y->arc) - (x->arc < y->arc);
 }
 
+/* A path's bytes, not NUL-terminated where a prefix is looked up. */
+typedef struct ck_bytes {
+    const char *s;
+    size_t n;
+} ck_bytes;
+
+/* FNV-1a of s[0..n), its high half folded into the low one that places
+ * a slot. */
+static uint32_t ck_path_hash(const char *s, size_t n)
+{
+    uint64_t h = ub_hash_bytes(s, n);
+    return (uint32_t)(h ^ (h >> 32));
+}
+
+/* Whether entry id of ctx (a stack's entries) has the path key. */
+static bool ck_group_eq(const void *ctx, uint32_t id, const void *key)
+{
+    const char *q = ((const ck_entry *)ctx)[id].path;
+    const ck_bytes *k = key;
+    return strncmp(q, k->s, k->n) == 0 && q[k->n] == '\0';
+}
+
 /* The arcs of every layer in the stack at root, sorted by prim path. */
 static const ck_stack *ck_stack_arcs(ck *c, uint32_t root)
 {
@@ -2038,24 +2051,22 @@ static const ck_stack *ck_stack_arcs(ck *c, uint32_t root)
     qsort(v, n, sizeof *v, ck_cmp_entry);
     /* index the first entry of each path by the path's bytes, so the
      * cycle search looks up a prefix of a path without interning it */
-    size_t cap = 16;
-    while (cap < n * 2)
-        cap *= 2;
-    uint32_t *group = calloc(cap, sizeof *group);
-    if (!group) {
-        free(v);
-        c->oom = true;
-        return NULL;
-    }
+    ub_idtab group = {0};
     for (size_t i = 0; i < n; i++) {
         if (i && v[i].path == v[i - 1].path)
             continue;
-        size_t j = ck_str_hash(v[i].path, strlen(v[i].path)) & (cap - 1);
-        while (group[j])
-            j = (j + 1) & (cap - 1);
-        group[j] = (uint32_t)i + 1;
+        ck_bytes k = {v[i].path, strlen(v[i].path)};
+        uint32_t h = ck_path_hash(k.s, k.n);
+        ub_idslot *s = ub_idtab_find(&group, h, ck_group_eq, v, &k);
+        if (!s) {
+            ub_idtab_free(&group);
+            free(v);
+            c->oom = true;
+            return NULL;
+        }
+        ub_idtab_put(&group, s, h, (uint32_t)i);
     }
-    c->stacks[c->n_stacks] = (ck_stack){v, n, group, cap};
+    c->stacks[c->n_stacks] = (ck_stack){v, n, group};
     c->layers[root].stack = (int32_t)c->n_stacks++;
     return &c->stacks[c->layers[root].stack];
 }
@@ -2125,14 +2136,9 @@ static void ck_report_cycle(ck *c, const ck_link *chain, size_t n,
 /* The first entry of st whose path is p[0..n), or SIZE_MAX. */
 static size_t ck_stack_find(const ck_stack *st, const char *p, size_t n)
 {
-    size_t mask = st->group_cap - 1;
-    for (size_t j = ck_str_hash(p, n) & mask; st->group[j];
-         j = (j + 1) & mask) {
-        const char *q = st->v[st->group[j] - 1].path;
-        if (strncmp(q, p, n) == 0 && q[n] == '\0')
-            return st->group[j] - 1;
-    }
-    return SIZE_MAX;
+    uint32_t id = ub_idtab_get(&st->group, ck_path_hash(p, n), ck_group_eq,
+                               st->v, &(ck_bytes){p, n});
+    return id == UINT32_MAX ? SIZE_MAX : id;
 }
 
 static void ck_cycle_dfs(ck *c, ck_link *chain, size_t depth);
@@ -2369,7 +2375,7 @@ int ub_check_run(ub_loader *ld, ub_strtab *t, const char *const *roots,
     for (size_t i = 0; i < c.n_layers; i++)
         free(c.layers[i].itimes);
     for (size_t i = 0; i < c.n_stacks; i++)
-        free(c.stacks[i].v), free(c.stacks[i].group);
+        free(c.stacks[i].v), ub_idtab_free(&c.stacks[i].group);
     free(c.stacks);
     free(c.layers);
     free(c.layer_ix.v);
