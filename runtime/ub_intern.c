@@ -1,6 +1,7 @@
 #include "ub_intern.h"
 
 #include "ub_arena.h"
+#include "ub_idtab.h"
 #include "ub_value.h"
 
 #include <pthread.h>
@@ -34,15 +35,14 @@ typedef struct {
 } ub_shard;
 
 /* Location files by index, in chunks that never move, so that a reader
- * needs no lock; a hash of the pointers finds an index when adding. */
+ * needs no lock; a table of the pointers finds an index when adding. */
 #define UB_FILE_CHUNK 1024u
 #define UB_FILE_CHUNKS ((UB_SLOC_FILE_UNKNOWN + UB_FILE_CHUNK) / UB_FILE_CHUNK)
 
 typedef struct {
     pthread_mutex_t lock;
-    uint32_t n;         /* indexes used: 1..n */
-    uint32_t *slots;    /* hash of the pointers -> index; 0 empty */
-    uint32_t cap;
+    uint32_t n;   /* indexes used: 1..n */
+    ub_idtab tab; /* file pointer -> index */
     const char **chunk[UB_FILE_CHUNKS];
 } ub_files;
 
@@ -127,7 +127,7 @@ void ub_strtab_free(ub_strtab *t)
         free(t->shard[i].slots);
     }
     pthread_mutex_destroy(&t->files.lock);
-    free(t->files.slots);
+    ub_idtab_free(&t->files.tab);
     for (unsigned i = 0; i < UB_FILE_CHUNKS; i++)
         free(t->files.chunk[i]);
     free(t);
@@ -278,46 +278,27 @@ static const char *ub_files_at(const ub_files *f, uint32_t id)
     return f->chunk[id / UB_FILE_CHUNK][id % UB_FILE_CHUNK];
 }
 
+static bool ub_files_eq(const void *ctx, uint32_t id, const void *key)
+{
+    return ub_files_at(ctx, id) == key;
+}
+
 static uint32_t ub_files_add(ub_files *f, const char *file)
 {
     uint32_t h = ub_interned_hash(file);
-    if (f->cap) {
-        for (uint32_t i = h & (f->cap - 1);; i = (i + 1) & (f->cap - 1)) {
-            if (!f->slots[i])
-                break;
-            if (ub_files_at(f, f->slots[i]) == file)
-                return f->slots[i];
-        }
-    }
-    if (f->n >= UB_SLOC_FILES)
+    /* a file already in is found even when the table could not grow */
+    uint32_t had = ub_idtab_get(&f->tab, h, ub_files_eq, f, file);
+    if (had != UINT32_MAX)
+        return had;
+    ub_idslot *s = ub_idtab_find(&f->tab, h, ub_files_eq, f, file);
+    if (!s || f->n >= UB_SLOC_FILES)
         return UB_SLOC_FILE_UNKNOWN;
     uint32_t id = f->n + 1;
     const char ***chunk = &f->chunk[id / UB_FILE_CHUNK];
     if (!*chunk && !(*chunk = calloc(UB_FILE_CHUNK, sizeof **chunk)))
         return UB_SLOC_FILE_UNKNOWN;
-    if ((f->n + 1) * 2 > f->cap) {
-        uint32_t cap = f->cap ? f->cap * 2 : 16;
-        uint32_t *slots = calloc(cap, sizeof *slots);
-        if (!slots)
-            return UB_SLOC_FILE_UNKNOWN;
-        for (uint32_t i = 0; i < f->cap; i++) {
-            if (!f->slots[i])
-                continue;
-            uint32_t j = ub_interned_hash(ub_files_at(f, f->slots[i])) &
-                         (cap - 1);
-            while (slots[j])
-                j = (j + 1) & (cap - 1);
-            slots[j] = f->slots[i];
-        }
-        free(f->slots);
-        f->slots = slots;
-        f->cap = cap;
-    }
     (*chunk)[id % UB_FILE_CHUNK] = file;
-    uint32_t i = h & (f->cap - 1);
-    while (f->slots[i])
-        i = (i + 1) & (f->cap - 1);
-    f->slots[i] = id;
+    ub_idtab_put(&f->tab, s, h, id);
     f->n = id;
     return id;
 }
