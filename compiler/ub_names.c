@@ -1,14 +1,10 @@
 /*
  * ub_names — an ordered set of interned names (see ub_names.h).
  *
- * The slots must survive the caller's permuting of v, so they are kept
- * apart from v.  Below UB_NAMES_HASH_FROM names that costs no memory: the
- * names taken by address are an order the caller cannot disturb, and
- * rank_slot holds, in its nibble r, the slot of the name with the r-th
- * lowest address.  From there on, one block holds the names by slot and an
- * open-addressing table of slots (linear probing, at most half full): at
- * four bytes a bucket, both together take what a table of names alone
- * would.
+ * The slots must survive the caller's permuting of v, so the names are
+ * also kept by slot, in the second half of v's block: a slot is an index
+ * there, and the table (from UB_NAMES_HASH_FROM names on) maps a name to
+ * it as a ub_idtab does any key to the index of the owner's entry.
  */
 #include "ub_names.h"
 
@@ -17,117 +13,97 @@
 
 #include "ub_intern.h"
 
-/* hcap (four buckets a name at most) stays within uint32_t */
-#define UB_NAMES_MAX ((uint32_t)1 << 29)
+/* v's block holds 2 * cap names */
+#define UB_NAMES_MAX ((uint32_t)1 << 30)
 
-static uint32_t *ub_names_table(const ub_names *nm)
+static bool ub_names_eq(const void *ctx, uint32_t slot, const void *name)
 {
-    return (uint32_t *)(nm->by.keys + nm->hcap / 2);
-}
-
-/* How many of the first n names of v lie below name in memory. */
-static uint32_t ub_names_rank(const char *const *v, uint32_t n,
-                              const char *name)
-{
-    uint32_t r = 0;
-    for (uint32_t i = 0; i < n; i++)
-        r += (uintptr_t)v[i] < (uintptr_t)name;
-    return r;
-}
-
-static uint32_t ub_names_rank_slot(const ub_names *nm, uint32_t rank)
-{
-    return (uint32_t)(nm->by.rank_slot >> (4 * rank)) & 15;
-}
-
-/* The bucket holding name, or the empty one it would go in. */
-static uint32_t ub_names_bucket(const ub_names *nm, const char *name)
-{
-    const uint32_t *t = ub_names_table(nm), mask = nm->hcap - 1;
-    uint32_t k = ub_interned_hash(name) & mask;
-    while (t[k] && nm->by.keys[t[k] - 1] != name)
-        k = (k + 1) & mask;
-    return k;
-}
-
-/* A table for `need` names (the first table, or one twice as large). */
-static int ub_names_grow(ub_names *nm, uint32_t need)
-{
-    uint32_t hcap = 64;
-    while (hcap < need * 4)
-        hcap *= 2;
-    /* a name and two buckets for each name it can hold */
-    const char **keys = calloc(hcap / 2, sizeof *keys + 2 * sizeof(uint32_t));
-    if (!keys)
-        return -1;
-    if (nm->hcap) {
-        memcpy(keys, nm->by.keys, nm->n * sizeof *keys);
-        free(nm->by.keys);
-    } else {
-        for (uint32_t i = 0; i < nm->n; i++)
-            keys[ub_names_rank_slot(nm, ub_names_rank(nm->v, nm->n,
-                                                      nm->v[i]))] = nm->v[i];
-    }
-    nm->by.keys = keys;
-    nm->hcap = hcap;
-    uint32_t *t = ub_names_table(nm);
-    for (uint32_t s = 0; s < nm->n; s++)
-        t[ub_names_bucket(nm, keys[s])] = s + 1;
-    return 0;
+    return ((const ub_names *)ctx)->keys[slot] == name;
 }
 
 int64_t ub_names_slot(const ub_names *nm, const char *name)
 {
-    if (nm->hcap) {
-        uint32_t k = ub_names_bucket(nm, name);
-        return (int64_t)ub_names_table(nm)[k] - 1;
+    if (nm->tab.cap) {
+        uint32_t slot = ub_idtab_get(&nm->tab, ub_interned_hash(name),
+                                     ub_names_eq, nm, name);
+        return slot == UINT32_MAX ? -1 : (int64_t)slot;
     }
-    if (!ub_names_has(nm, name))
-        return -1;
-    return ub_names_rank_slot(nm, ub_names_rank(nm->v, nm->n, name));
+    for (uint32_t i = 0; i < nm->n; i++)
+        if (nm->keys[i] == name)
+            return i;
+    return -1;
 }
 
 bool ub_names_has(const ub_names *nm, const char *name)
 {
-    if (nm->hcap)
-        return ub_names_table(nm)[ub_names_bucket(nm, name)] != 0;
-    for (uint32_t i = 0; i < nm->n; i++)
-        if (nm->v[i] == name)
-            return true;
-    return false;
+    return ub_names_slot(nm, name) >= 0;
+}
+
+/* Room for one more name in v and keys; -1 when out of memory. */
+static int ub_names_room(ub_names *nm)
+{
+    if (nm->n < nm->cap)
+        return 0;
+    if (nm->cap >= UB_NAMES_MAX)
+        return -1;
+    uint32_t cap = nm->cap ? nm->cap * 2 : 16;
+    const char **b = malloc(2 * (size_t)cap * sizeof *b);
+    if (!b)
+        return -1;
+    if (nm->n) {
+        memcpy(b, nm->v, nm->n * sizeof *b);
+        memcpy(b + cap, nm->keys, nm->n * sizeof *b);
+    }
+    free(nm->v);
+    nm->v = b;
+    nm->keys = b + cap;
+    nm->cap = cap;
+    return 0;
+}
+
+/* Enter the first n names by slot in the table: the set has just grown to
+ * be hashed.  -1 when out of memory, with no table. */
+static int ub_names_index(ub_names *nm, uint32_t n)
+{
+    for (uint32_t s = 0; s < n; s++) {
+        uint64_t h = ub_interned_hash(nm->keys[s]);
+        ub_idslot *sl = ub_idtab_find(&nm->tab, h, ub_names_eq, nm,
+                                      nm->keys[s]);
+        if (!sl) {
+            ub_idtab_free(&nm->tab);
+            return -1;
+        }
+        ub_idtab_put(&nm->tab, sl, h, s);
+    }
+    return 0;
 }
 
 int64_t ub_names_add(ub_names *nm, const char *name)
 {
-    int64_t slot = ub_names_slot(nm, name);
-    if (slot >= 0)
-        return slot;
-    if (nm->n == UB_NAMES_MAX)
-        return -1;
-    if (nm->n == nm->cap) {
-        uint32_t cap = nm->cap ? nm->cap * 2 : 16;
-        const char **v = realloc(nm->v, cap * sizeof *v);
-        if (!v)
+    uint64_t h = ub_interned_hash(name);
+    ub_idslot *sl = NULL;
+    if (nm->tab.cap) {
+        /* one probe finds the name or the place for it */
+        if (!(sl = ub_idtab_find(&nm->tab, h, ub_names_eq, nm, name)))
             return -1;
-        nm->v = v;
-        nm->cap = cap;
-    }
-    uint32_t need = nm->n + 1;
-    if ((nm->hcap ? need * 2 >= nm->hcap : need >= UB_NAMES_HASH_FROM) &&
-        ub_names_grow(nm, need) != 0)
-        return -1;
-    if (nm->hcap) {
-        ub_names_table(nm)[ub_names_bucket(nm, name)] = need;
-        nm->by.keys[nm->n] = name;
+        if (ub_idslot_used(sl))
+            return ub_idslot_id(sl);
     } else {
-        /* the new slot's nibble goes in at the name's rank */
-        uint32_t r = ub_names_rank(nm->v, nm->n, name);
-        uint64_t below = ((uint64_t)1 << (4 * r)) - 1, rs = nm->by.rank_slot;
-        nm->by.rank_slot = (rs & below) | (rs & ~below) << 4 |
-                           (uint64_t)nm->n << (4 * r);
+        int64_t slot = ub_names_slot(nm, name);
+        if (slot >= 0)
+            return slot;
     }
-    nm->v[nm->n] = name;
-    return nm->n++;
+    if (ub_names_room(nm) != 0)
+        return -1;
+    uint32_t slot = nm->n;
+    nm->keys[slot] = name;
+    if (sl)
+        ub_idtab_put(&nm->tab, sl, h, slot);
+    else if (slot + 1 >= UB_NAMES_HASH_FROM &&
+             ub_names_index(nm, slot + 1) != 0)
+        return -1;
+    nm->v[nm->n++] = name;
+    return slot;
 }
 
 int ub_names_reorder(ub_names *nm, const ub_value *order)
@@ -147,7 +123,6 @@ const char **ub_names_take(ub_names *nm, uint32_t *n)
 void ub_names_free(ub_names *nm)
 {
     free(nm->v);
-    if (nm->hcap)
-        free(nm->by.keys);
+    ub_idtab_free(&nm->tab);
     *nm = (ub_names){0};
 }

@@ -7,10 +7,10 @@
  * pointer).  Each name has a slot, the order it was first added in.  v
  * holds the names; the caller may permute v[0..n) at will (a `reorder
  * nameChildren`) and slots stay as they were, so a caller can index its
- * own arrays by slot.  Few names are found by scanning v (most prims have
- * a handful of children); from UB_NAMES_HASH_FROM on, by a hash (a prim
- * may have 100k).  Out of memory is a return value; nothing here prints
- * or exits.
+ * own arrays by slot.  Few names are found by scanning (most prims have a
+ * handful of children); from UB_NAMES_HASH_FROM on, through a table of
+ * ids (ub_idtab.h: a prim may have 100k).  Out of memory is a return
+ * value; nothing here prints or exits.
  *
  * A set is zero-initialised (`ub_names nm = {0};`) and freed with
  * ub_names_free.  It is used by one thread at a time.
@@ -21,22 +21,17 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "ub_idtab.h"
 #include "ub_value.h"
 
 /* Sets with this many names and more are hashed. */
 #define UB_NAMES_HASH_FROM 16
 
 typedef struct ub_names {
-    const char **v; /* the names, in the caller's order */
+    const char **v;    /* the names, in the caller's order */
+    const char **keys; /* the names by slot: v's block, after its cap */
     uint32_t n, cap;
-    union {
-        /* hcap == 0: slots without a table, see ub_names.c */
-        uint64_t rank_slot;
-        /* hcap > 0: the names by slot (hcap / 2 of them), then the
-         * table (hcap of uint32_t: slot + 1, or 0 for empty) */
-        const char **keys;
-    } by;
-    uint32_t hcap;
+    ub_idtab tab; /* name -> slot, from UB_NAMES_HASH_FROM names on */
 } ub_names;
 
 /* Adds name unless present.  Returns its slot (the first one's, for a

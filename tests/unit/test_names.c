@@ -110,7 +110,7 @@ static void test_across_hash_threshold(void)
         CU_ASSERT_EQUAL(ub_names_add(&nm, in[i / 2]), i / 2);
         CU_ASSERT_EQUAL(nm.n, i + 1);
         /* hashed from UB_NAMES_HASH_FROM names on, scanned below */
-        CU_ASSERT_EQUAL(nm.hcap != 0, i + 1 >= UB_NAMES_HASH_FROM);
+        CU_ASSERT_EQUAL(nm.tab.cap != 0, i + 1 >= UB_NAMES_HASH_FROM);
     }
     ub_names_free(&nm);
     free(in);
@@ -137,7 +137,7 @@ static void test_large(void)
     CU_ASSERT(ok);
     CU_ASSERT(holds_exactly(&nm, in, N, out, N));
     /* at most half full */
-    CU_ASSERT(nm.hcap >= 2 * N);
+    CU_ASSERT(nm.tab.cap >= 2 * N);
     ub_names_free(&nm);
     free(in);
     free(out);
