@@ -286,12 +286,15 @@ static bool ub_files_eq(const void *ctx, uint32_t id, const void *key)
 static uint32_t ub_files_add(ub_files *f, const char *file)
 {
     uint32_t h = ub_interned_hash(file);
-    /* a file already in is found even when the table could not grow */
-    uint32_t had = ub_idtab_get(&f->tab, h, ub_files_eq, f, file);
-    if (had != UINT32_MAX)
-        return had;
     ub_idslot *s = ub_idtab_find(&f->tab, h, ub_files_eq, f, file);
-    if (!s || f->n >= UB_SLOC_FILES)
+    if (!s) {
+        /* the table could not grow: a file already in is still found */
+        uint32_t had = ub_idtab_get(&f->tab, h, ub_files_eq, f, file);
+        return had != UINT32_MAX ? had : UB_SLOC_FILE_UNKNOWN;
+    }
+    if (ub_idslot_used(s))
+        return ub_idslot_id(s);
+    if (f->n >= UB_SLOC_FILES)
         return UB_SLOC_FILE_UNKNOWN;
     uint32_t id = f->n + 1;
     const char ***chunk = &f->chunk[id / UB_FILE_CHUNK];
