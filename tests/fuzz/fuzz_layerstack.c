@@ -1,17 +1,18 @@
 /* libFuzzer target for layer stacks: the input is up to UB_FUZZ_LAYERS
  * usda layers separated by lines "#--8<--" (a comment, so a seed still
- * reads as one layer too).  Layer i is written to l<i>.usda in a private
- * temporary directory and l0.usda is the root, so sublayer paths, offsets
- * and scales, timeCodesPerSecond and the layers they name are all
- * mutated.  The root goes through what `flatten --layer-stack`, `check`
- * and `flatten` do: never a crash, a hang or a leak; an error always
- * says why.  Seeds: the corpus's and fixtures' layer stacks with their
- * sublayers renamed l1.usda, l2.usda, ... (tests/fuzz/run.sh). */
+ * reads as one layer too).  Layer i is written to l<i>.usda deep in a
+ * private temporary directory and l0.usda is the root, so sublayer
+ * paths, offsets and scales, timeCodesPerSecond and the layers they name
+ * are all mutated.  The root goes through what `flatten --layer-stack`,
+ * `check` and `flatten` do: never a crash, a hang or a leak; an error
+ * always says why.  Seeds: the corpus's and fixtures' layer stacks with
+ * their sublayers renamed l1.usda, l2.usda, ... (tests/fuzz/run.sh). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ub_check.h"
@@ -27,7 +28,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 static const char ub_fuzz_sep[] = "\n#--8<--\n";
 
 /* The directory, made once per process: a fuzzer's state, not the
- * library's. */
+ * library's.  The layers live UB_FUZZ_DEPTH empty directories below the
+ * private one, so that the "../" a mutation puts in an asset path still
+ * names a file of ours, not whatever lies in /tmp (a big layer left
+ * there once turned a run into a timeout). */
+#define UB_FUZZ_DEPTH 8
+static char ub_fuzz_top[32];
 static char ub_fuzz_dir[64];
 
 static int ub_fuzz_put(const char *name, const char *text, size_t len)
@@ -48,17 +54,34 @@ static void ub_fuzz_cleanup(void)
         snprintf(path, sizeof path, "%s/l%d.usda", ub_fuzz_dir, i);
         unlink(path);
     }
-    rmdir(ub_fuzz_dir);
+    /* the nested directories, deepest first */
+    for (size_t n = strlen(ub_fuzz_dir); n > strlen(ub_fuzz_top);) {
+        ub_fuzz_dir[n] = '\0';
+        rmdir(ub_fuzz_dir);
+        n = (size_t)(strrchr(ub_fuzz_dir, '/') - ub_fuzz_dir);
+    }
+    rmdir(ub_fuzz_top);
+}
+
+static void ub_fuzz_make_dir(void)
+{
+    snprintf(ub_fuzz_top, sizeof ub_fuzz_top, "/tmp/ubfuzz.XXXXXX");
+    if (!mkdtemp(ub_fuzz_top))
+        abort();
+    snprintf(ub_fuzz_dir, sizeof ub_fuzz_dir, "%s", ub_fuzz_top);
+    for (int i = 0; i < UB_FUZZ_DEPTH; i++) {
+        size_t n = strlen(ub_fuzz_dir);
+        snprintf(ub_fuzz_dir + n, sizeof ub_fuzz_dir - n, "/d");
+        if (mkdir(ub_fuzz_dir, 0700) != 0)
+            abort();
+    }
+    atexit(ub_fuzz_cleanup);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    if (!ub_fuzz_dir[0]) {
-        snprintf(ub_fuzz_dir, sizeof ub_fuzz_dir, "/tmp/ubfuzz.XXXXXX");
-        if (!mkdtemp(ub_fuzz_dir))
-            abort();
-        atexit(ub_fuzz_cleanup);
-    }
+    if (!ub_fuzz_dir[0])
+        ub_fuzz_make_dir();
     /* split, and write every layer (an absent one is a missing layer) */
     const char *text = (const char *)data, *end = text + size;
     size_t seplen = sizeof ub_fuzz_sep - 1;
