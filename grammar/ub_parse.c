@@ -214,18 +214,47 @@ double ub_parse_double(const char *s, size_t n)
 
 /* --- strings and identifiers ---------------------------------------------- */
 
+/* A string or path whose text (escapes evaluated) holds a NUL byte ends
+ * there: OpenUSD's text writer drops the rest, and crate, which keeps its
+ * strings NUL-separated, cannot hold it (OpenUSD's crate writer shifts
+ * every later token by one and writes a corrupt file).  Said, since no
+ * sane layer has one. */
+static size_t ub_nul_cut(ub_pctx *c, const char *s, size_t n, ub_tokloc l)
+{
+    const char *nul = memchr(s, '\0', n);
+    if (!nul)
+        return n;
+    size_t dropped = n - (size_t)(nul - s) - 1;
+    if (c->split_role != UB_SPLIT_NONE) {
+        ub_split_give_up(c); /* the whole layer warns, in order */
+    } else {
+        ub_diag *w = ub_diag_add(c->diags, UB_WARNING, ub_mkloc(c, l), NULL,
+                                 c->src, c->src_len,
+                                 "a NUL byte ends this string or path: "
+                                 "the %zu byte%s after it %s dropped",
+                                 dropped, dropped == 1 ? "" : "s",
+                                 dropped == 1 ? "is" : "are");
+        if (w)
+            ub_diag_set_hint(c->diags, w,
+                             "usdcat drops them as well; a NUL byte in a "
+                             "layer is a sign of a damaged file");
+    }
+    return (size_t)(nul - s);
+}
+
 /* Escapes as OpenUSD evaluates them (ub_unescape). */
-const char *ub_parse_unescape(ub_pctx *c, const char *s, size_t n)
+const char *ub_parse_unescape(ub_pctx *c, const char *s, size_t n,
+                              ub_tokloc l)
 {
     if (!memchr(s, '\\', n))
-        return ub_in(c, s, n);
+        return ub_in(c, s, ub_nul_cut(c, s, n, l));
     char small[512];
     bool heap = n >= sizeof small;
     char *out = heap ? malloc(n) : small;
     if (!out)
         ub_oom(c);
     size_t o = ub_unescape(out, s, n);
-    const char *r = ub_intern(c->strtab, out, o);
+    const char *r = ub_intern(c->strtab, out, ub_nul_cut(c, out, o, l));
     if (heap)
         free(out);
     if (!r)

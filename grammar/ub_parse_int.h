@@ -266,7 +266,8 @@ bool ub_split_cancelled(const ub_pctx *ctx);
 double ub_parse_double(const char *s, size_t n);
 
 /* Unescape a quoted string body as OpenUSD does and intern it. */
-const char *ub_parse_unescape(ub_pctx *ctx, const char *s, size_t n);
+const char *ub_parse_unescape(ub_pctx *ctx, const char *s, size_t n,
+                              ub_tokloc l);
 void ub_parse_took_text(ub_pctx *ctx);
 /* Whether s is a valid (UTF-8) identifier: XID_Start XID_Continue*. */
 bool ub_parse_is_identifier(const char *s, size_t n);

@@ -23,17 +23,22 @@ static const char *S(const char *s)
     return ub_intern_cstr(strtab, s);
 }
 
-/* Parse text into L (freeing the previous layer). */
-static ub_layer *parse(const char *text)
+/* Parse the n bytes of text into L (freeing the previous layer). */
+static ub_layer *parse_n(const char *text, size_t n)
 {
     ub_layer_free(L);
     ub_diags_free(diags);
     diags = ub_diags_new();
-    L = ub_parse_usda(strtab, "t.usda", text, strlen(text), diags);
+    L = ub_parse_usda(strtab, "t.usda", text, n, diags);
     if (!L)
         for (size_t i = 0; i < ub_diags_count(diags); i++)
             ub_diag_print(stderr, ub_diags_at(diags, i));
     return L;
+}
+
+static ub_layer *parse(const char *text)
+{
+    return parse_n(text, strlen(text));
 }
 
 /* text must be rejected, its first error at line:col mentioning what. */
@@ -922,6 +927,36 @@ static void test_relocates_dot(void)
            4, 9, "'/' is not a valid relocates path");
 }
 
+/* A NUL byte, raw or escaped, ends a string or path, as usdcat writes it:
+ * the rest is dropped with a located warning (found by fuzz_roundtrip:
+ * the text writer dropped it silently and the crate writer wrote a token
+ * table shifted by one). */
+static void test_nul_in_string(void)
+{
+    static const char raw[] = "#usda 1.0\n(\n    doc = \"a\0bc\"\n)\n";
+    const char *escaped[] = {
+        "#usda 1.0\n(\n    doc = \"a\\x00bc\"\n)\n",
+        "#usda 1.0\n(\n    doc = \"a\\0bc\"\n)\n",
+        "#usda 1.0\n(\n    doc = \"\"\"a\\0bc\"\"\"\n)\n",
+    };
+    for (int i = 0; i < 4; i++) {
+        const char *t = i ? escaped[i - 1] : raw;
+        size_t n = i ? strlen(t) : sizeof raw - 1;
+        CU_ASSERT_PTR_NOT_NULL_FATAL(parse_n(t, n));
+        const ub_value *doc = meta(&L->meta, "doc");
+        CU_ASSERT_PTR_NOT_NULL_FATAL(doc);
+        CU_ASSERT_PTR_EQUAL(ub_value_str(doc, 0), S("a"));
+        CU_ASSERT_EQUAL_FATAL(ub_diags_count(diags), 1);
+        const ub_diag *w = ub_diags_at(diags, 0);
+        CU_ASSERT_EQUAL(w->severity, UB_WARNING);
+        CU_ASSERT(w->loc.line == 3 && w->loc.col == 11);
+        CU_ASSERT_PTR_NOT_NULL(strstr(w->message, "NUL byte ends this "
+                                                  "string or path: the 2 "
+                                                  "bytes after it are "
+                                                  "dropped"));
+    }
+}
+
 /* UB_MAX_NESTING levels of prims, variants and dictionaries read; one
  * more is one located error (and only that one), however deep the rest. */
 /* sprintf at w; returns the end of what it wrote. */
@@ -1138,6 +1173,7 @@ static const test_case cases[] = {
     {"cookie", test_cookie_and_legacy},
     {"empty relocates", test_empty_relocates},
     {"relocates: '.' and '..'", test_relocates_dot},
+    {"a NUL ends a string", test_nul_in_string},
     {"nesting limit", test_nesting_limit},
     {"an empty list first", test_first_value_empty_list},
     {"errors: syntax", test_syntax_errors},
