@@ -370,8 +370,15 @@ static uint32_t ub_cw_token(ub_cw *w, const char *s)
     bool fresh;
     uint32_t id = ub_cw_lookup(w, &w->token_tab, h, ub_eq_token, s,
                                w->tokens.n, &fresh);
-    if (fresh)
+    if (fresh) {
         UB_PUSH(w, w->tokens, s);
+        /* TOKENS keeps them NUL-separated: one with a NUL in it would
+         * shift every later token (the usda reader cuts strings at a NUL;
+         * a usdb file or the API may still hold one) */
+        if (memchr(s, '\0', ub_str_len(s)))
+            ub_cw_error(w, "the string or token \"%s\" holds a NUL byte",
+                        s);
+    }
     if (id == UINT32_MAX || w->oom)
         return 0;
     if (tc)
@@ -2140,8 +2147,8 @@ static const char *ub_cw_type_name(ub_cw *w, const ub_prop *p)
 {
     const char *tn = ub_prop_type_name(w->strtab, p);
     if (!tn)
-        tn = "";
-    if (!p->is_array)
+        tn = ub_cw_intern(w, "", 0); /* a token is an interned string */
+    if (!tn || !p->is_array)
         return tn;
     /* the last few made, by the element type's (interned) name */
     size_t slot = ((uintptr_t)tn >> 4) % UB_ARRAY_NAMES;

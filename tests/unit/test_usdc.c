@@ -422,6 +422,71 @@ static void test_refused(void)
                    "time nan");
 }
 
+/* Crate keeps its strings NUL-separated: one holding a NUL (the usda
+ * reader cuts a string there, but a usdb file or the API can hold one)
+ * is refused, not written as a table shifted by one token. */
+static void test_nul_refused(void)
+{
+    static const char text[] = "#usda 1.0\ndef \"R\" {\n string s = \"ab\"\n}\n";
+    ub_diags *d = ub_diags_new();
+    ub_layer *l = ub_parse_usda(strtab, "t.usda", text, strlen(text), d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    ub_prim *r = ub_prim_find_child(l, l->root, ub_intern_cstr(strtab, "R"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    ub_prop *p = ub_prop_find(l, r, ub_intern_cstr(strtab, "s"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    const char *nul = ub_intern(strtab, "a\0b", 3);
+    memcpy(ub_value_elem(&p->default_value, 0), &nul, sizeof nul);
+    ub_buf b;
+    ub_buf_init(&b);
+    CU_ASSERT_EQUAL(ub_usdc_write(l, &b, d), -1);
+    CU_ASSERT_FATAL(ub_diags_errors(d) == 1);
+    const ub_diag *g = ub_diags_at(d, ub_diags_count(d) - 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g->message, "</R.s>: cannot be written as "
+                                              "usdc: the string or token "
+                                              "\"a\" holds a NUL byte"));
+    ub_buf_free(&b);
+    ub_layer_free(l);
+    ub_diags_free(d);
+}
+
+/* An attribute without a type name (a crate file may hold one) is written
+ * with the empty token and reads back so (found by fuzz_crate: the empty
+ * name was a literal, not an interned string, where the writer read an
+ * interned string's length). */
+static void test_untyped_attr(void)
+{
+    static const char text[] = "#usda 1.0\ndef \"R\" {\n float a\n float[] b\n}\n";
+    ub_diags *d = ub_diags_new();
+    ub_layer *l = ub_parse_usda(strtab, "t.usda", text, strlen(text), d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    ub_prim *r = ub_prim_find_child(l, l->root, ub_intern_cstr(strtab, "R"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    for (int i = 0; i < 2; i++) {
+        ub_prop *p = ub_prop_find(l, r, ub_intern_cstr(strtab, i ? "b" : "a"));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        p->type_id = UB_TY_INVALID;
+        CU_ASSERT_PTR_NULL(ub_prop_type_name(strtab, p));
+    }
+    ub_buf b, want, got;
+    ub_buf_init(&b);
+    ub_buf_init(&want);
+    ub_buf_init(&got);
+    CU_ASSERT_EQUAL_FATAL(ub_usdc_write(l, &b, d), 0);
+    ub_layer *c = ub_crate_read(b.data, b.len, "t.usdc", strtab, d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    CU_ASSERT_EQUAL(ub_usda_write(l, &want), 0);
+    CU_ASSERT_EQUAL(ub_usda_write(c, &got), 0);
+    CU_ASSERT(want.len == got.len &&
+              memcmp(want.data, got.data, want.len) == 0);
+    ub_layer_free(c);
+    ub_layer_free(l);
+    ub_buf_free(&b);
+    ub_buf_free(&want);
+    ub_buf_free(&got);
+    ub_diags_free(d);
+}
+
 int main(void)
 {
     strtab = ub_strtab_new();
@@ -438,6 +503,8 @@ int main(void)
     CU_add_test(s, "many fields: reps in two chunks, any CPUs",
                 test_fields_cut);
     CU_add_test(s, "refusals", test_refused);
+    CU_add_test(s, "a string holding a NUL refused", test_nul_refused);
+    CU_add_test(s, "an attribute without a type name", test_untyped_attr);
     CU_add_test(s, "list ops of unregistered fields",
                 test_unregistered_listops);
     unsigned failed = ub_test_run_all();
