@@ -10,10 +10,11 @@
 # Per target, in WORKDIR/NAME: the binary, corpus/ (what the fuzzer found,
 # kept between runs), seeds/, and crash-* files for what failed.  A target
 # uses tests/fuzz/NAME.dict as its dictionary when there is one (layerstack
-# uses usda.dict).
+# and roundtrip use usda.dict).
 # Seeds (USDBAKE=path to a built usdbake, default ./usdbake, for usdb):
 #   usdb        every tests/fixtures layer converted at levels 0 and 3
 #   usda        the fixtures' and the corpus's .usda layers (up to 64 KiB)
+#   roundtrip   the same as usda
 #   layerstack  each fixture and corpus layer stack as one input: root
 #               first, its other layers after "#--8<--" lines, renamed
 #               l1.usda, l2.usda, ...
@@ -161,6 +162,7 @@ for t in $targets; do
     case $t in
     usdb) seed_usdb "$dir/seeds" ;;
     usda) seed_usda "$dir/seeds" ;;
+    roundtrip) seed_usda "$dir/seeds"; dict=usda ;;
     layerstack) seed_layerstack "$dir/seeds"; dict=usda ;;
     crate) seed_crate "$dir/seeds" ;;
     pathexpr) seed_pathexpr "$dir/seeds" ;;
