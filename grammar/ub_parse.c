@@ -29,7 +29,7 @@
 #include "ub_pathexpr.h"
 #include "parser.h"
 #include "ub_parse_act.h"
-#include "ub_xid.h"
+#include "ub_ident.h"
 
 int ub_yyparse(ub_pctx *ctx);
 
@@ -262,121 +262,6 @@ const char *ub_parse_unescape(ub_pctx *c, const char *s, size_t n,
     return r;
 }
 
-/* Decode one UTF-8 sequence; returns its length, 0 when malformed. */
-static size_t ub_utf8(const unsigned char *s, size_t n, uint32_t *cp)
-{
-    unsigned char b = s[0];
-    size_t len;
-    uint32_t v;
-    if (b < 0x80) {
-        *cp = b;
-        return 1;
-    } else if (b >= 0xc2 && b < 0xe0) {
-        len = 2;
-        v = b & 0x1f;
-    } else if (b >= 0xe0 && b < 0xf0) {
-        len = 3;
-        v = b & 0x0f;
-    } else if (b >= 0xf0 && b < 0xf5) {
-        len = 4;
-        v = b & 0x07;
-    } else {
-        return 0;
-    }
-    if (len > n)
-        return 0;
-    for (size_t i = 1; i < len; i++) {
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-        v = (v << 6) | (s[i] & 0x3f);
-    }
-    if ((len == 3 && v < 0x800) || (len == 4 && (v < 0x10000 || v > 0x10ffff)) ||
-        (v >= 0xd800 && v <= 0xdfff))
-        return 0;
-    *cp = v;
-    return len;
-}
-
-static bool ub_in_ranges(const uint32_t (*r)[2], size_t n, uint32_t cp)
-{
-    size_t lo = 0, hi = n;
-    while (lo < hi) {
-        size_t mid = (lo + hi) / 2;
-        if (cp < r[mid][0])
-            hi = mid;
-        else if (cp > r[mid][1])
-            lo = mid + 1;
-        else
-            return true;
-    }
-    return false;
-}
-
-static bool ub_xid(uint32_t cp, bool start)
-{
-    if (cp < 0x80)
-        return (cp >= 'a' && cp <= 'z') || (cp >= 'A' && cp <= 'Z') ||
-               cp == '_' || (!start && cp >= '0' && cp <= '9');
-    if (start)
-        return ub_in_ranges(ub_xid_start,
-                            sizeof ub_xid_start / sizeof *ub_xid_start, cp);
-    return ub_in_ranges(ub_xid_continue,
-                        sizeof ub_xid_continue / sizeof *ub_xid_continue, cp);
-}
-
-bool ub_parse_is_identifier(const char *s, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    if (n == 0)
-        return false;
-    size_t a = 0;
-    while (a < n && (u[a] == '_' || (u[a] >= 'a' && u[a] <= 'z') ||
-                     (u[a] >= 'A' && u[a] <= 'Z') ||
-                     (a > 0 && u[a] >= '0' && u[a] <= '9')))
-        a++;
-    if (a == n)
-        return true; /* plain ASCII, the common case */
-    for (size_t i = 0; i < n;) {
-        uint32_t cp;
-        size_t k = ub_utf8(u + i, n - i, &cp);
-        if (!k || !ub_xid(cp, i == 0))
-            return false;
-        i += k;
-    }
-    return true;
-}
-
-static bool ub_is_ns_identifier(const char *s, size_t n)
-{
-    size_t start = 0;
-    for (size_t i = 0; i <= n; i++)
-        if (i == n || s[i] == ':') {
-            if (!ub_parse_is_identifier(s + start, i - start))
-                return false;
-            start = i + 1;
-        }
-    return true;
-}
-
-/* Variant (and variant set) names as OpenUSD's path grammar has them: an
- * optional leading '.', then XID_Continue characters, '|' and '-' (so even
- * "" and "." pass). */
-static bool ub_is_variant_name(const char *s, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    size_t i = 0;
-    if (n && u[0] == '.')
-        i = 1;
-    while (i < n) {
-        uint32_t cp;
-        size_t k = ub_utf8(u + i, n - i, &cp);
-        if (!k || !(cp == '|' || cp == '-' || ub_xid(cp, false)))
-            return false;
-        i += k;
-    }
-    return true;
-}
-
 bool ub_parse_asset_ok(const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
@@ -431,7 +316,7 @@ static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi)
         size_t b = ++i;
         while (i < n && s[i] != '[' && s[i] != '.' && s[i] != ']')
             i++;
-        if (!ub_is_ns_identifier(s + b, i - b))
+        if (!ub_ident_ns_ok(s + b, i - b))
             return false;
         if (i == n)
             return true;
@@ -484,7 +369,7 @@ static bool ub_path_split(const char *s, size_t n, ub_pathinfo *pi)
             i += 2;
         } else {
             i = ub_scan_ident(s, n, i);
-            if (!ub_parse_is_identifier(s + b, i - b))
+            if (!ub_ident_ok(s + b, i - b))
                 return false;
             names_seen = true;
             while (i < n && s[i] == '{') {
@@ -495,7 +380,7 @@ static bool ub_path_split(const char *s, size_t n, ub_pathinfo *pi)
                 size_t v = e + 1, w = v;
                 while (w < n && s[w] != '}')
                     w++;
-                if (w == n || !ub_is_variant_name(s + v, w - v))
+                if (w == n || !ub_ident_variant_ok(s + v, w - v))
                     return false;
                 pi->variant_sel = true;
                 i = w + 1;
@@ -2273,7 +2158,7 @@ void ub_act_variant_sets(ub_pctx *c, int part, ub_tokloc l)
     uint32_t n = c->paths.n;
     c->paths.n = 0;
     for (uint32_t i = 0; i < n; i++)
-        if (!ub_is_variant_name(c->paths.v[i], ub_str_len(c->paths.v[i]))) {
+        if (!ub_ident_variant_ok(c->paths.v[i], ub_str_len(c->paths.v[i]))) {
             ub_perr(c, c->paths.loc[i], "\"%s\" is not a valid variant set "
                     "name (letters, digits, '_', '|', '-', optionally after "
                     "a leading '.')", c->paths.v[i]);
@@ -2544,7 +2429,7 @@ void ub_act_variants(ub_pctx *c)
         /* a selection may also be a variable expression, "`...`" (more
          * than the two backquotes), resolved when the stage composes */
         bool expr = sl > 2 && sel[0] == '`' && sel[sl - 1] == '`';
-        if (!expr && !ub_is_variant_name(sel, sl)) {
+        if (!expr && !ub_ident_variant_ok(sel, sl)) {
             ub_perr(c, ub_tl(c, e->loc), "\"%s\" is not a valid variant name "
                     "(letters, digits, '_', '|', '-', optionally after a "
                     "leading '.') nor a variable expression (\"`...`\")",
@@ -2615,7 +2500,7 @@ void ub_act_prim_begin(ub_pctx *c, int spec, const char *type,
         /* p itself stays: as a stub it answers duplicate checks */
         c->marks[c->nmarks++] = ub_arena_get_mark(c->arena);
     }
-    if (!ub_parse_is_identifier(name, ub_str_len(name)))
+    if (!ub_ident_ok(name, ub_str_len(name)))
         ub_perr(c, l, "\"%s\" is not a valid prim name: expected an "
                 "identifier", name);
     else if (dup)
@@ -2661,7 +2546,7 @@ void ub_act_prim_end(ub_pctx *c)
 
 void ub_act_variant_set_begin(ub_pctx *c, const char *name, ub_tokloc l)
 {
-    if (!ub_is_variant_name(name, ub_str_len(name)))
+    if (!ub_ident_variant_ok(name, ub_str_len(name)))
         ub_perr(c, l, "\"%s\" is not a valid variant set name (letters, "
                 "digits, '_', '|', '-', optionally after a leading '.')",
                 name);
@@ -2682,7 +2567,7 @@ void ub_act_variant_begin(ub_pctx *c, const char *name, ub_tokloc l)
 {
     ub_prim *owner = c->vset_owner;
     ub_depth_enter(c, l);
-    if (!ub_is_variant_name(name, ub_str_len(name)))
+    if (!ub_ident_variant_ok(name, ub_str_len(name)))
         ub_perr(c, l, "\"%s\" is not a valid variant name (letters, digits, "
                 "'_', '|', '-', optionally after a leading '.')", name);
     ub_variant_set *set = ub_variant_set_get(c->layer, owner, c->vset_name,

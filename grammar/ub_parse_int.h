@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ub_ident.h"
 #include "ub_parse.h"
 
 /* A number token, as the scanner read it: integers stay exact until the
@@ -269,8 +270,6 @@ double ub_parse_double(const char *s, size_t n);
 const char *ub_parse_unescape(ub_pctx *ctx, const char *s, size_t n,
                               ub_tokloc l);
 void ub_parse_took_text(ub_pctx *ctx);
-/* Whether s is a valid (UTF-8) identifier: XID_Start XID_Continue*. */
-bool ub_parse_is_identifier(const char *s, size_t n);
 /* Whether s is a valid asset path (no control characters). */
 bool ub_parse_asset_ok(const char *s, size_t n);
 
