@@ -8,6 +8,7 @@
 
 #include "ub_crate_codec.h"
 #include "ub_crate_format.h"
+#include "ub_ident.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -934,6 +935,17 @@ static bool cr_set_path(crate *c, uint64_t i, uint32_t parent, int64_t tok,
         c->pkind[i] = PK_OTHER;
     else
         c->pkind[i] = PK_CHILD;
+    /* A name no path may hold ("", "a/b", "a.b") would print as some
+     * other path, or none: OpenUSD refuses the file ("invalid prim
+     * name"), and so does this reader. */
+    bool ok = c->pkind[i] == PK_PROP    ? ub_ident_ns_ok(elem, ub_str_len(elem))
+              : c->pkind[i] == PK_CHILD ? ub_ident_ok(elem, ub_str_len(elem))
+                                        : true;
+    if (!ok) {
+        cr_err(c, "path %llu is named '%s', which is not a valid %s name",
+               (unsigned long long)i, elem, prop ? "property" : "prim");
+        return false;
+    }
     return true;
 }
 

@@ -137,6 +137,9 @@ typedef struct layer_spec {
      * SPECS' paths, field sets and types (3 each) */
     uint32_t field0_tok, fset1;
     const uint32_t (*specs)[3];
+    /* the names of /P and of its property, when set: a fixed or extra
+     * token */
+    const char *prim_elem, *prop_elem;
 } layer_spec;
 
 static const char *fixed_toks[TOK0] = {
@@ -288,9 +291,12 @@ static unsigned char *build(layer_spec *s, size_t *len)
     /* PATHS: / -> /P -> /P.a */
     start = f.n;
     u64(&f, 3);
+    uint32_t ptok[3] = {0, s->prim_elem ? tok_index(s, s->prim_elem) : 1,
+                        s->prop_elem ? tok_index(s, s->prop_elem) : 2};
     if (comp) {
         uint32_t idx[3] = {0, 1, 2};
-        int32_t tk[3] = {0, 1, -2}, jump[3] = {-1, -1, -2};
+        int32_t tk[3] = {0, (int32_t)ptok[1], -(int32_t)ptok[2]},
+                jump[3] = {-1, -1, -2};
         u64(&f, 3);
         cints(&f, idx, 3, 4);
         cints(&f, tk, 3, 4);
@@ -302,7 +308,7 @@ static unsigned char *build(layer_spec *s, size_t *len)
             if (ver < UB_CRATE_V_NO_PATH_PADDING)
                 u32(&f, 0);
             u32(&f, i);
-            u32(&f, i);
+            u32(&f, ptok[i]);
             u8(&f, bits[i]);
             u8(&f, 0);
             u8(&f, 0);
@@ -1112,6 +1118,36 @@ static void test_structure_damage(void)
     }
 }
 
+/* A path named what no path may hold is damage, as OpenUSD finds it
+ * ("invalid prim name"): it would print as another path, or as none
+ * (found by fuzz_crate, which read </World/> back as </World>). */
+static void test_path_names(void)
+{
+    static const uint32_t vers[] = {V(0, 8, 0), V(0, 3, 0)};
+    static const char *const odd[] = {"a b", "a:b", "1a"};
+    for (size_t v = 0; v < sizeof vers / sizeof *vers; v++) {
+        layer_spec s = {.ver = vers[v], .tname = "int", .toks = odd,
+                        .ntoks = 3, .prim_elem = ""};
+        CU_ASSERT_PTR_NULL(read_spec(&s));
+        CU_ASSERT(has_error("section PATHS: path 1 is named '', which is "
+                            "not a valid prim name"));
+        s.prim_elem = "a:b";
+        CU_ASSERT_PTR_NULL(read_spec(&s));
+        CU_ASSERT(has_error("path 1 is named 'a:b', which is not a valid "
+                            "prim name"));
+        s.prim_elem = NULL;
+        s.prop_elem = "1a";
+        CU_ASSERT_PTR_NULL(read_spec(&s));
+        CU_ASSERT(has_error("path 2 is named '1a', which is not a valid "
+                            "property name"));
+        /* a namespaced property name is one */
+        s.prop_elem = "a:b";
+        ub_layer *L = read_spec(&s);
+        CU_ASSERT_PTR_NOT_NULL(L);
+        ub_layer_free(L);
+    }
+}
+
 /* Path jumps that loop or leave the table (compressed PATHS). */
 static void test_path_damage(void)
 {
@@ -1161,6 +1197,7 @@ int main(void)
                 test_unregistered_listops);
     CU_add_test(s, "damage is refused and named", test_damage);
     CU_add_test(s, "path jumps out of range", test_path_damage);
+    CU_add_test(s, "path names no path may hold", test_path_names);
     CU_add_test(s, "damaged fields, field sets and specs",
                 test_structure_damage);
     unsigned failed = ub_test_run_all();
