@@ -2342,6 +2342,12 @@ static void ub_cw_children(ub_cw *w, uint32_t path, const ub_prim *prim)
         ub_cw_spec(w, set_path, UB_CRATE_SPEC_VARIANT_SET);
         for (uint32_t k = 0; k < vs->variants.n && !w->failed; k++) {
             const ub_prim *var = vs->variants.v[k];
+            if (!var->name[0]) {
+                /* the usda reader refuses it; a usdb file may hold one */
+                ub_cw_error(w, "a variant of '%s' is named \"\": its path "
+                            "would be its variant set's own", vs->name);
+                break;
+            }
             uint32_t vp = ub_cw_variant_path(w, path, vs->name, var->name);
             ub_cw_prim(w, vp, var, UB_CRATE_SPEC_VARIANT);
         }

@@ -2570,6 +2570,12 @@ void ub_act_variant_begin(ub_pctx *c, const char *name, ub_tokloc l)
     if (!ub_ident_variant_ok(name, ub_str_len(name)))
         ub_perr(c, l, "\"%s\" is not a valid variant name (letters, digits, "
                 "'_', '|', '-', optionally after a leading '.')", name);
+    else if (!name[0])
+        /* OpenUSD's reader takes it, then puts the variant where its set
+         * is (both are </P{set=}>): the set vanishes from its output, and
+         * a crate file of it holds two specs at one path */
+        ub_perr(c, l, "a variant may not be named \"\": its path would be "
+                "its variant set's own");
     ub_variant_set *set = ub_variant_set_get(c->layer, owner, c->vset_name,
                                              ub_mksloc(c, c->vset_loc));
     if (!set)

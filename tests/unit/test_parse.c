@@ -957,6 +957,18 @@ static void test_nul_in_string(void)
     }
 }
 
+/* A variant named "" would share its variant set's path (OpenUSD's
+ * reader loses the set; found by fuzz_roundtrip: its crate file held two
+ * specs at one path).  A variant set named "" is OpenUSD's too. */
+static void test_empty_variant_name(void)
+{
+    reject("#usda 1.0\ndef \"S\" {\n    variantSet \"v\" = {\n"
+           "        \"a\" { }\n        \"\" { }\n    }\n}\n",
+           5, 9, "a variant may not be named \"\"");
+    CU_ASSERT_PTR_NOT_NULL(parse("#usda 1.0\ndef \"S\" {\n    variantSet \"\" = "
+                                 "{\n        \"a\" { }\n    }\n}\n"));
+}
+
 /* UB_MAX_NESTING levels of prims, variants and dictionaries read; one
  * more is one located error (and only that one), however deep the rest. */
 /* sprintf at w; returns the end of what it wrote. */
@@ -1174,6 +1186,7 @@ static const test_case cases[] = {
     {"empty relocates", test_empty_relocates},
     {"relocates: '.' and '..'", test_relocates_dot},
     {"a NUL ends a string", test_nul_in_string},
+    {"a variant named \"\"", test_empty_variant_name},
     {"nesting limit", test_nesting_limit},
     {"an empty list first", test_first_value_empty_list},
     {"errors: syntax", test_syntax_errors},

@@ -487,6 +487,34 @@ static void test_untyped_attr(void)
     ub_diags_free(d);
 }
 
+/* A variant named "" would be written at its variant set's path, two
+ * specs at one path (the usda reader refuses it; a usdb file may hold
+ * one): refused. */
+static void test_empty_variant_refused(void)
+{
+    static const char text[] = "#usda 1.0\ndef \"S\" {\n variantSet \"v\" = "
+                               "{\n \"x\" { }\n }\n}\n";
+    ub_diags *d = ub_diags_new();
+    ub_layer *l = ub_parse_usda(strtab, "t.usda", text, strlen(text), d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    ub_prim *s = ub_prim_find_child(l, l->root, ub_intern_cstr(strtab, "S"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    ub_variant_set *vs = &ub_prim_variant_sets(s)[0];
+    CU_ASSERT_EQUAL_FATAL(vs->variants.n, 1);
+    vs->variants.v[0]->name = ub_intern_cstr(strtab, "");
+    ub_buf b;
+    ub_buf_init(&b);
+    CU_ASSERT_EQUAL(ub_usdc_write(l, &b, d), -1);
+    CU_ASSERT_FATAL(ub_diags_errors(d) == 1);
+    const ub_diag *g = ub_diags_at(d, ub_diags_count(d) - 1);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g->message, "</S>: cannot be written as "
+                                              "usdc: a variant of 'v' is "
+                                              "named \"\""));
+    ub_buf_free(&b);
+    ub_layer_free(l);
+    ub_diags_free(d);
+}
+
 int main(void)
 {
     strtab = ub_strtab_new();
@@ -505,6 +533,7 @@ int main(void)
     CU_add_test(s, "refusals", test_refused);
     CU_add_test(s, "a string holding a NUL refused", test_nul_refused);
     CU_add_test(s, "an attribute without a type name", test_untyped_attr);
+    CU_add_test(s, "a variant named \"\" refused", test_empty_variant_refused);
     CU_add_test(s, "list ops of unregistered fields",
                 test_unregistered_listops);
     unsigned failed = ub_test_run_all();
