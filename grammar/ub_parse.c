@@ -448,7 +448,8 @@ static const char *ub_path_text(ub_pctx *c, bool absolute, const char **comp,
     if (absolute)
         b[o++] = '/';
     for (uint32_t i = 0; i < n; i++) {
-        if (i > 0 && comp[i - 1][len[i - 1] - 1] != '}')
+        /* (a prim named "" is an error, but the parse goes on with it) */
+        if (i > 0 && (!len[i - 1] || comp[i - 1][len[i - 1] - 1] != '}'))
             b[o++] = '/';
         memcpy(b + o, comp[i], len[i]);
         o += len[i];

@@ -969,6 +969,16 @@ static void test_empty_variant_name(void)
                                  "{\n        \"a\" { }\n    }\n}\n"));
 }
 
+/* A prim named "" is an error, and the parse goes on past it: a relative
+ * path below it is made absolute through its empty name (it crashed
+ * there; found by fuzz_roundtrip). */
+static void test_empty_prim_name(void)
+{
+    reject("#usda 1.0\ndef Xform \"\" {\n    def \"B\" {\n"
+           "        rel r = <../x>\n    }\n}\n",
+           2, 11, "\"\" is not a valid prim name");
+}
+
 /* UB_MAX_NESTING levels of prims, variants and dictionaries read; one
  * more is one located error (and only that one), however deep the rest. */
 /* sprintf at w; returns the end of what it wrote. */
@@ -1187,6 +1197,7 @@ static const test_case cases[] = {
     {"relocates: '.' and '..'", test_relocates_dot},
     {"a NUL ends a string", test_nul_in_string},
     {"a variant named \"\"", test_empty_variant_name},
+    {"a prim named \"\" with paths below it", test_empty_prim_name},
     {"nesting limit", test_nesting_limit},
     {"an empty list first", test_first_value_empty_list},
     {"errors: syntax", test_syntax_errors},
