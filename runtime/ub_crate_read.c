@@ -22,7 +22,11 @@
 #define CR_MAX_NEST 64        /* values inside values */
 #define CR_MAX_PATH 65536     /* bytes of one path's text */
 /* A mapped file's pages are given back by blocks of 2^CR_BLOCK_BITS
- * bytes, once CR_BLOCKS of them have been read */
+ * bytes, once a window of blocks has been read: CR_BLOCKS at first,
+ * doubled whenever more than a quarter of the blocks given back are read
+ * again (a file whose values are shared from all over it would otherwise
+ * give back and fault in the same blocks thousands of times: each
+ * madvise costs tens of microseconds on a virtual machine) */
 #define CR_BLOCK_BITS 16
 #define CR_BLOCKS 8
 
@@ -144,6 +148,10 @@ typedef struct crate {
      * last one; and those read before that (cr_release) */
     uint64_t *blk, *blk_old, *blk_mem;
     uint64_t nblk, blk_lo, blk_hi, blk_last, old_lo, old_hi;
+    /* blocks given back by the walk and not read since (bits); the
+     * window; blocks given back, and read again, since it last grew */
+    uint64_t *blk_gone;
+    uint64_t window, gave, regot;
     const char *key[K_COUNT];   /* cr_key_names, interned */
     const char *text_key[K_COUNT - K_DOCUMENTATION]; /* cr_text_names */
 } crate;
@@ -285,10 +293,18 @@ static void cr_release(crate *c, bool all)
     if (all) {
         madvise((void *)(uintptr_t)c->d, c->len, MADV_DONTNEED);
     } else {
+        if (c->gave >= c->window && c->regot * 4 > c->gave) {
+            c->window *= 2;
+            c->gave = c->regot = 0;
+        }
         uint64_t run = UINT64_MAX;
         for (uint64_t b = c->old_lo; b <= c->old_hi + 1; b++) {
             bool gone = b <= c->old_hi && (old[b / 64] >> (b % 64) & 1) &&
                         !(cur[b / 64] >> (b % 64) & 1);
+            if (gone) {
+                c->blk_gone[b / 64] |= 1ull << (b % 64);
+                c->gave++;
+            }
             if (gone && run == UINT64_MAX)
                 run = b;
             if (!gone && run != UINT64_MAX) {
@@ -332,7 +348,7 @@ static void cr_touch(crate *c, const unsigned char *p, uint64_t n)
     if (b0 == c->blk_last && b1 == b0)
         return;
     /* before marking: what is about to be read is never given back */
-    if (c->nblk >= CR_BLOCKS)
+    if (c->nblk >= c->window)
         cr_release(c, false);
     for (uint64_t b = b0; b <= b1; b++) {
         uint64_t bit = 1ull << (b % 64);
@@ -340,6 +356,10 @@ static void cr_touch(crate *c, const unsigned char *p, uint64_t n)
             continue;
         c->blk[b / 64] |= bit;
         c->nblk++;
+        if (c->blk_gone[b / 64] & bit) {
+            c->blk_gone[b / 64] &= ~bit;
+            c->regot++;
+        }
         if (b < c->blk_lo)
             c->blk_lo = b;
         if (b > c->blk_hi)
@@ -2707,8 +2727,10 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
         if (pg > 0 && pg <= (1l << CR_BLOCK_BITS) &&
             ((uintptr_t)data & (uintptr_t)(pg - 1)) == 0) {
             size_t words = (len >> CR_BLOCK_BITS) / 64 + 1;
-            c.blk = c.blk_mem = calloc(2 * words, 8);
+            c.blk = c.blk_mem = calloc(3 * words, 8);
             c.blk_old = c.blk ? c.blk + words : NULL;
+            c.blk_gone = c.blk ? c.blk + 2 * words : NULL;
+            c.window = CR_BLOCKS;
         }
     }
     for (int i = 0; i < K_COUNT; i++)
