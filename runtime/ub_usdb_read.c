@@ -1120,6 +1120,11 @@ static void dec_untyped(cur *c, ub_arena *a, ub_untyped *u, int depth)
     }
     u->kind = (ub_untyped_kind)k;
     u->text = get_opt_str(c);
+    if (!c->err && !u->text && k < UB_U_TUPLE) {
+        /* an atom, string, asset or path is its text: writers print it */
+        cur_fail(c, "an untyped value of kind %u without its text", k);
+        return;
+    }
     u->n = get_count(c, 3);
     u->child = NULL;
     if (c->err || !u->n)
