@@ -8,10 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "ub_buf.h"
 #include "ub_crate.h"
+#include "ub_fuzz.h"
 #include "ub_usda.h"
 #include "ub_usdc_write.h"
 
@@ -25,7 +25,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (L) {
         ub_buf b;
         ub_buf_init(&b);
-        ub_usda_write(L, &b);
+        ub_fuzz_canonical(L, &b);
         ub_diags *wd = ub_diags_new();
         ub_buf bin;
         ub_buf_init(&bin);
@@ -33,18 +33,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             if (ub_diags_errors(wd) == 0)
                 abort(); /* a refusal says why */
         } else {
-            ub_layer *back =
-                ub_crate_read(bin.data, bin.len, "again.usdc", t, wd);
-            if (!back)
-                abort();
-            ub_buf again;
-            ub_buf_init(&again);
-            ub_usda_write(back, &again);
-            if (again.len != b.len ||
-                (b.len && memcmp(again.data, b.data, b.len) != 0))
-                abort();
-            ub_buf_free(&again);
-            ub_layer_free(back);
+            ub_fuzz_check_back(
+                ub_crate_read(bin.data, bin.len, "again.usdc", t, wd), &b);
         }
         ub_buf_free(&bin);
         ub_diags_free(wd);

@@ -8,13 +8,12 @@
  * A binary writer that loses or changes a value is a silent wrong answer
  * for every tool after the build step; this looks for the layers that do
  * it.  Seeds: as fuzz_usda's (tests/fuzz/run.sh). */
-#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "ub_crate.h"
+#include "ub_fuzz.h"
 #include "ub_parse.h"
 #include "ub_usda.h"
 #include "ub_usdb.h"
@@ -22,20 +21,6 @@
 #include "ub_usdc_write.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
-static bool ub_fuzz_same(const ub_buf *a, const ub_buf *b)
-{
-    return a->len == b->len &&
-           (a->len == 0 || memcmp(a->data, b->data, a->len) == 0);
-}
-
-/* The canonical text of L into out; aborts when the writer fails (it only
- * fails out of memory, which these inputs are too small for). */
-static void ub_fuzz_text(const ub_layer *L, ub_buf *out)
-{
-    if (ub_usda_write(L, out) != 0 || out->failed)
-        abort();
-}
 
 static void ub_fuzz_usdc(ub_strtab *t, const ub_layer *L, const ub_buf *text)
 {
@@ -47,16 +32,8 @@ static void ub_fuzz_usdc(ub_strtab *t, const ub_layer *L, const ub_buf *text)
         if (ub_diags_errors(d) == 0)
             abort();
     } else {
-        ub_layer *back = ub_crate_read(bin.data, bin.len, "fuzz.usdc", t, d);
-        if (!back)
-            abort(); /* what the writer wrote, the reader must read */
-        ub_buf again;
-        ub_buf_init(&again);
-        ub_fuzz_text(back, &again);
-        if (!ub_fuzz_same(text, &again))
-            abort();
-        ub_buf_free(&again);
-        ub_layer_free(back);
+        ub_fuzz_check_back(
+            ub_crate_read(bin.data, bin.len, "fuzz.usdc", t, d), text);
     }
     ub_buf_free(&bin);
     ub_diags_free(d);
@@ -71,16 +48,7 @@ static void ub_fuzz_usdb(ub_strtab *t, const ub_layer *L, int level,
     if (ub_usdb_write(L, level, &bin, d) != 0)
         abort();
     ub_usdb *f = ub_usdb_open_memory(bin.data, bin.len, "fuzz.usdb", t, d);
-    ub_layer *back = f ? ub_usdb_read_layer(f, "fuzz.usdb") : NULL;
-    if (!back)
-        abort();
-    ub_buf again;
-    ub_buf_init(&again);
-    ub_fuzz_text(back, &again);
-    if (!ub_fuzz_same(text, &again))
-        abort();
-    ub_buf_free(&again);
-    ub_layer_free(back);
+    ub_fuzz_check_back(f ? ub_usdb_read_layer(f, "fuzz.usdb") : NULL, text);
     ub_usdb_close(f);
     ub_buf_free(&bin);
     ub_diags_free(d);
@@ -96,7 +64,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (L) {
         ub_buf text;
         ub_buf_init(&text);
-        ub_fuzz_text(L, &text);
+        ub_fuzz_canonical(L, &text);
         ub_fuzz_usdc(t, L, &text);
         ub_fuzz_usdb(t, L, 0, &text);
         ub_fuzz_usdb(t, L, 3, &text);

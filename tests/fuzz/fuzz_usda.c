@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ub_fuzz.h"
 #include "ub_parse.h"
 #include "ub_usda.h"
 
@@ -38,12 +39,6 @@ static int ub_fuzz_text(ub_strtab *t, const char *text, size_t len,
     ub_layer_free(l);
     ub_diags_free(d);
     return r;
-}
-
-static int ub_fuzz_same(const ub_buf *a, const ub_buf *b)
-{
-    return a->len == b->len && (a->len == 0 ||
-                                memcmp(a->data, b->data, a->len) == 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

@@ -7,9 +7,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
-#include "ub_usda.h"
+#include "ub_fuzz.h"
 #include "ub_usdb.h"
 #include "ub_usdb_write.h"
 
@@ -40,31 +39,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         /* the whole layer, and writing it back */
         ub_layer *L = ub_usdb_read_layer(f, "fuzz.usdb");
         if (L) {
-            ub_buf b, text, again;
+            ub_buf b, text;
             ub_buf_init(&b);
             ub_buf_init(&text);
-            ub_buf_init(&again);
             ub_diags *wd = ub_diags_new();
             if (ub_usdb_write(L, 1, &b, wd) != 0) {
                 if (ub_diags_errors(wd) == 0)
                     abort(); /* a refusal says why */
             } else {
-                if (ub_usda_write(L, &text) != 0)
-                    abort();
+                ub_fuzz_canonical(L, &text);
                 ub_usdb *g =
                     ub_usdb_open_memory(b.data, b.len, "again.usdb", t, wd);
-                ub_layer *back =
-                    g ? ub_usdb_read_layer(g, "again.usdb") : NULL;
-                if (!back || ub_usda_write(back, &again) != 0 ||
-                    again.len != text.len ||
-                    (text.len &&
-                     memcmp(again.data, text.data, text.len) != 0))
-                    abort();
-                ub_layer_free(back);
+                ub_fuzz_check_back(
+                    g ? ub_usdb_read_layer(g, "again.usdb") : NULL, &text);
                 ub_usdb_close(g);
             }
             ub_diags_free(wd);
-            ub_buf_free(&again);
             ub_buf_free(&text);
             ub_buf_free(&b);
             ub_layer_free(L);
