@@ -388,6 +388,29 @@ static void test_unregistered_listops(void)
     ub_diags_free(d);
 }
 
+/* The writer's refusal, the last error in d, says msg. */
+static void expect_refusal(const ub_diags *d, const char *msg)
+{
+    CU_ASSERT_FATAL(ub_diags_errors(d) >= 1);
+    const ub_diag *g = ub_diags_at(d, ub_diags_count(d) - 1);
+    if (!strstr(g->message, msg))
+        fprintf(stderr, "\nmessage: %s\nwanted: %s\n", g->message, msg);
+    CU_ASSERT_PTR_NOT_NULL(strstr(g->message, msg));
+}
+
+/* l, changed as only a usdb file or the API can change it, is refused
+ * with one error that says msg; then l is freed. */
+static void expect_layer_refused(ub_layer *l, ub_diags *d, const char *msg)
+{
+    ub_buf b;
+    ub_buf_init(&b);
+    CU_ASSERT_EQUAL(ub_usdc_write(l, &b, d), -1);
+    CU_ASSERT_FATAL(ub_diags_errors(d) == 1);
+    expect_refusal(d, msg);
+    ub_buf_free(&b);
+    ub_layer_free(l);
+}
+
 /* What OpenUSD cannot write to crate either is refused with the spec. */
 static void expect_refused(const char *text, const char *msg)
 {
@@ -395,11 +418,7 @@ static void expect_refused(const char *text, const char *msg)
     ub_buf b;
     ub_buf_init(&b);
     CU_ASSERT_EQUAL(write_text(text, &b, d), -1);
-    CU_ASSERT_FATAL(ub_diags_errors(d) >= 1);
-    const ub_diag *g = ub_diags_at(d, ub_diags_count(d) - 1);
-    if (!strstr(g->message, msg))
-        fprintf(stderr, "\nmessage: %s\nwanted: %s\n", g->message, msg);
-    CU_ASSERT_PTR_NOT_NULL(strstr(g->message, msg));
+    expect_refusal(d, msg);
     ub_buf_free(&b);
     ub_diags_free(d);
 }
@@ -437,16 +456,8 @@ static void test_nul_refused(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     const char *nul = ub_intern(strtab, "a\0b", 3);
     memcpy(ub_value_elem(&p->default_value, 0), &nul, sizeof nul);
-    ub_buf b;
-    ub_buf_init(&b);
-    CU_ASSERT_EQUAL(ub_usdc_write(l, &b, d), -1);
-    CU_ASSERT_FATAL(ub_diags_errors(d) == 1);
-    const ub_diag *g = ub_diags_at(d, ub_diags_count(d) - 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(g->message, "</R.s>: cannot be written as "
-                                              "usdc: the string or token "
-                                              "\"a\" holds a NUL byte"));
-    ub_buf_free(&b);
-    ub_layer_free(l);
+    expect_layer_refused(l, d, "</R.s>: cannot be written as usdc: the "
+                               "string or token \"a\" holds a NUL byte");
     ub_diags_free(d);
 }
 
@@ -502,16 +513,8 @@ static void test_empty_variant_refused(void)
     ub_variant_set *vs = &ub_prim_variant_sets(s)[0];
     CU_ASSERT_EQUAL_FATAL(vs->variants.n, 1);
     vs->variants.v[0]->name = ub_intern_cstr(strtab, "");
-    ub_buf b;
-    ub_buf_init(&b);
-    CU_ASSERT_EQUAL(ub_usdc_write(l, &b, d), -1);
-    CU_ASSERT_FATAL(ub_diags_errors(d) == 1);
-    const ub_diag *g = ub_diags_at(d, ub_diags_count(d) - 1);
-    CU_ASSERT_PTR_NOT_NULL(strstr(g->message, "</S>: cannot be written as "
-                                              "usdc: a variant of 'v' is "
-                                              "named \"\""));
-    ub_buf_free(&b);
-    ub_layer_free(l);
+    expect_layer_refused(l, d, "</S>: cannot be written as usdc: a variant "
+                               "of 'v' is named \"\"");
     ub_diags_free(d);
 }
 
