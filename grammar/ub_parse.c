@@ -277,137 +277,6 @@ bool ub_parse_asset_ok(const char *s, size_t n)
 
 /* --- paths ------------------------------------------------------------------ */
 
-/* A path split the way the rules need it: prim components (".." or a name,
- * each possibly followed by variant selections) and the property part
- * after the prim part, kept as text. */
-#define UB_PATH_MAX_COMPS 256
-typedef struct ub_pathinfo {
-    bool absolute;
-    bool variant_sel;   /* has a variant selection */
-    bool has_prop;      /* names a property */
-    uint32_t n;
-    const char *comp[UB_PATH_MAX_COMPS];
-    uint32_t len[UB_PATH_MAX_COMPS];
-    const char *prop;   /* ".name..." or NULL */
-    uint32_t prop_len;
-} ub_pathinfo;
-
-static size_t ub_scan_ident(const char *s, size_t n, size_t i)
-{
-    while (i < n && (s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') ||
-                     (s[i] >= 'A' && s[i] <= 'Z') ||
-                     (s[i] >= '0' && s[i] <= '9') ||
-                     (unsigned char)s[i] >= 0x80))
-        i++;
-    return i;
-}
-
-static bool ub_path_split(const char *s, size_t n, ub_pathinfo *pi);
-
-/* The property part: .name, optionally [target path] and .name again. */
-static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi)
-{
-    pi->prop = s + i;
-    pi->prop_len = (uint32_t)(n - i);
-    pi->has_prop = true;
-    for (int part = 0; part < 2; part++) {
-        if (i >= n || s[i] != '.')
-            return false;
-        size_t b = ++i;
-        while (i < n && s[i] != '[' && s[i] != '.' && s[i] != ']')
-            i++;
-        if (!ub_ident_ns_ok(s + b, i - b))
-            return false;
-        if (i == n)
-            return true;
-        if (s[i] != '[' || part == 1)
-            return false;
-        size_t depth = 0, t = i;
-        for (; t < n; t++) {
-            if (s[t] == '[')
-                depth++;
-            else if (s[t] == ']' && --depth == 0)
-                break;
-        }
-        if (t == n)
-            return false;
-        ub_pathinfo *inner = malloc(sizeof *inner);
-        bool ok = inner && ub_path_split(s + i + 1, t - i - 1, inner);
-        free(inner);
-        if (!ok)
-            return false;
-        i = t + 1;
-        if (i == n)
-            return true;
-    }
-    return false;
-}
-
-static bool ub_path_split(const char *s, size_t n, ub_pathinfo *pi)
-{
-    memset(pi, 0, sizeof *pi);
-    if (n == 0)
-        return false;
-    size_t i = 0;
-    if (s[0] == '/') {
-        pi->absolute = true;
-        i = 1;
-        if (n == 1)
-            return true;
-    }
-    if (s[i] == '.' && (i + 1 == n || s[i + 1] != '.')) {
-        if (i + 1 == n)
-            return !pi->absolute; /* "." : the anchor itself */
-        return !pi->absolute && ub_path_prop(s, n, i, pi);
-    }
-    bool names_seen = false;
-    while (i < n) {
-        size_t b = i;
-        if (s[i] == '.' && i + 1 < n && s[i + 1] == '.') {
-            if (pi->absolute || names_seen)
-                return false;
-            i += 2;
-        } else {
-            i = ub_scan_ident(s, n, i);
-            if (!ub_ident_ok(s + b, i - b))
-                return false;
-            names_seen = true;
-            while (i < n && s[i] == '{') {
-                size_t e = i + 1;
-                e = ub_scan_ident(s, n, e);
-                if (e == i + 1 || e >= n || s[e] != '=')
-                    return false;
-                size_t v = e + 1, w = v;
-                while (w < n && s[w] != '}')
-                    w++;
-                if (w == n || !ub_ident_variant_ok(s + v, w - v))
-                    return false;
-                pi->variant_sel = true;
-                i = w + 1;
-            }
-        }
-        if (pi->n == UB_PATH_MAX_COMPS)
-            return false;
-        pi->comp[pi->n] = s + b;
-        pi->len[pi->n] = (uint32_t)(i - b);
-        pi->n++;
-        if (i == n)
-            return true;
-        if (s[i] == '/') {
-            i++;
-            if (i == n)
-                return false;
-            continue;
-        }
-        if (s[i] == '.' && !(i + 1 < n && s[i + 1] == '.'))
-            return ub_path_prop(s, n, i, pi);
-        if (s[i - 1] == '}')
-            continue; /* "/A{v=x}B": a child inside the variant */
-        return false;
-    }
-    return true;
-}
-
 /* The prim path components of a prim, variant selections stripped (relative
  * paths never point into variants). */
 static uint32_t ub_anchor(const ub_prim *p, const char **comp, uint32_t *len)
@@ -473,7 +342,7 @@ static const char *ub_path_abs(ub_pctx *c, const char *s, ub_pathinfo *pi,
                                const ub_prim *anchor)
 {
     size_t n = ub_str_len(s);
-    if (!ub_path_split(s, n, pi))
+    if (!ub_ident_path_split(s, n, pi))
         return NULL;
     const char **comp = c->pcomp;
     uint32_t *len = c->plen;
@@ -511,7 +380,7 @@ out:
 static const char *ub_path_canon(ub_pctx *c, const char *s, ub_pathinfo *pi)
 {
     size_t n = ub_str_len(s);
-    if (!ub_path_split(s, n, pi))
+    if (!ub_ident_path_split(s, n, pi))
         return NULL;
     return ub_path_text(c, pi->absolute, pi->comp, pi->len, pi->n, pi->prop,
                         pi->prop ? pi->prop_len : 0);

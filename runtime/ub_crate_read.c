@@ -30,7 +30,10 @@
 #define CR_BLOCK_BITS 16
 #define CR_BLOCKS 8
 
-enum { PK_ROOT = 1, PK_CHILD, PK_PROP, PK_VARIANT, PK_OTHER };
+/* A path's last element: the root, a prim's child, a property, a variant
+ * selection "{set=sel}", a target "[path]" of a property, or a relational
+ * attribute ".name" of a target. */
+enum { PK_ROOT = 1, PK_CHILD, PK_PROP, PK_VARIANT, PK_TARGET, PK_RELATTR };
 
 /* A path's kind byte: what it is and its spec's type (0: no spec). */
 #define PK_KIND(m) ((m) & 7u)
@@ -947,25 +950,52 @@ static bool cr_set_path(crate *c, uint64_t i, uint32_t parent, int64_t tok,
         return true;
     }
     *elem_tok = (uint32_t)t;
-    if (prop)
-        c->pkind[i] = PK_PROP;
-    else if (elem[0] == '{')
-        c->pkind[i] = PK_VARIANT;
-    else if (elem[0] == '[' || elem[0] == '.')
-        c->pkind[i] = PK_OTHER;
-    else
-        c->pkind[i] = PK_CHILD;
-    /* A name no path may hold ("", "a/b", "a.b") would print as some
-     * other path, or none: OpenUSD refuses the file ("invalid prim
-     * name"), and so does this reader. */
-    bool ok = c->pkind[i] == PK_PROP    ? ub_ident_ns_ok(elem, ub_str_len(elem))
-              : c->pkind[i] == PK_CHILD ? ub_ident_ok(elem, ub_str_len(elem))
-                                        : true;
-    if (!ok) {
-        cr_err(c, "path %llu is named '%s', which is not a valid %s name",
-               (unsigned long long)i, elem, prop ? "property" : "prim");
+    size_t n = ub_str_len(elem);
+    unsigned up = cr_kind(c, parent), kind;
+    bool place, name;
+    /* A name no path may hold ("", "a/b", "a.b"), or an element its
+     * parent cannot have (a property's child, a prim's target), would
+     * print as some other path, or none: OpenUSD refuses the file
+     * ("invalid prim name"), and so does this reader. */
+    bool under_prim = up == PK_CHILD || up == PK_VARIANT;
+    if (prop) {
+        kind = PK_PROP;
+        place = under_prim;
+        name = ub_ident_ns_ok(elem, n);
+    } else if (elem[0] == '{') {
+        kind = PK_VARIANT;
+        place = under_prim;
+        name = ub_ident_variant_sel(elem, n, 0) == n;
+    } else if (elem[0] == '[') {
+        kind = PK_TARGET;
+        place = up == PK_PROP || up == PK_RELATTR;
+        ub_pathinfo pi;
+        name = n > 2 && elem[n - 1] == ']' &&
+               ub_ident_path_split(elem + 1, n - 2, &pi) && pi.absolute;
+    } else if (elem[0] == '.') {
+        kind = PK_RELATTR;
+        place = up == PK_TARGET;
+        name = ub_ident_ns_ok(elem + 1, n - 1);
+    } else {
+        kind = PK_CHILD;
+        place = up == PK_ROOT || under_prim;
+        name = ub_ident_ok(elem, n);
+    }
+    static const char *const what[] = {
+        [PK_CHILD] = "prim name", [PK_PROP] = "property name",
+        [PK_VARIANT] = "variant selection", [PK_TARGET] = "target",
+        [PK_RELATTR] = "relational attribute name"};
+    if (!name) {
+        cr_err(c, "path %llu is named '%s', which is not a valid %s",
+               (unsigned long long)i, elem, what[kind]);
         return false;
     }
+    if (!place) {
+        cr_err(c, "path %llu ('%s', a %s) is under a path that cannot have "
+               "one", (unsigned long long)i, elem, what[kind]);
+        return false;
+    }
+    c->pkind[i] = (uint8_t)kind;
     return true;
 }
 

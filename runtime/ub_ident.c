@@ -2,6 +2,8 @@
 #include "ub_ident.h"
 
 #include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
 
 #include "ub_xid.h"
 
@@ -116,6 +118,131 @@ bool ub_ident_variant_ok(const char *s, size_t n)
         if (!k || !(cp == '|' || cp == '-' || ub_xid(cp, false)))
             return false;
         i += k;
+    }
+    return true;
+}
+
+/* --- paths ------------------------------------------------------------- */
+
+static size_t ub_scan_ident(const char *s, size_t n, size_t i)
+{
+    while (i < n && (s[i] == '_' || (s[i] >= 'a' && s[i] <= 'z') ||
+                     (s[i] >= 'A' && s[i] <= 'Z') ||
+                     (s[i] >= '0' && s[i] <= '9') ||
+                     (unsigned char)s[i] >= 0x80))
+        i++;
+    return i;
+}
+
+size_t ub_ident_variant_sel(const char *s, size_t n, size_t i)
+{
+    if (i >= n || s[i] != '{')
+        return 0;
+    size_t e = ub_scan_ident(s, n, i + 1);
+    if (e == i + 1 || e >= n || s[e] != '=')
+        return 0;
+    size_t v = e + 1, w = v;
+    while (w < n && s[w] != '}')
+        w++;
+    if (w == n || !ub_ident_variant_ok(s + v, w - v))
+        return 0;
+    return w + 1;
+}
+
+
+/* The property part: .name, optionally [target path] and .name again. */
+static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi)
+{
+    pi->prop = s + i;
+    pi->prop_len = (uint32_t)(n - i);
+    pi->has_prop = true;
+    for (int part = 0; part < 2; part++) {
+        if (i >= n || s[i] != '.')
+            return false;
+        size_t b = ++i;
+        while (i < n && s[i] != '[' && s[i] != '.' && s[i] != ']')
+            i++;
+        if (!ub_ident_ns_ok(s + b, i - b))
+            return false;
+        if (i == n)
+            return true;
+        if (s[i] != '[' || part == 1)
+            return false;
+        size_t depth = 0, t = i;
+        for (; t < n; t++) {
+            if (s[t] == '[')
+                depth++;
+            else if (s[t] == ']' && --depth == 0)
+                break;
+        }
+        if (t == n)
+            return false;
+        ub_pathinfo *inner = malloc(sizeof *inner);
+        bool ok = inner && ub_ident_path_split(s + i + 1, t - i - 1, inner);
+        free(inner);
+        if (!ok)
+            return false;
+        i = t + 1;
+        if (i == n)
+            return true;
+    }
+    return false;
+}
+
+bool ub_ident_path_split(const char *s, size_t n, ub_pathinfo *pi)
+{
+    memset(pi, 0, sizeof *pi);
+    if (n == 0)
+        return false;
+    size_t i = 0;
+    if (s[0] == '/') {
+        pi->absolute = true;
+        i = 1;
+        if (n == 1)
+            return true;
+    }
+    if (s[i] == '.' && (i + 1 == n || s[i + 1] != '.')) {
+        if (i + 1 == n)
+            return !pi->absolute; /* "." : the anchor itself */
+        return !pi->absolute && ub_path_prop(s, n, i, pi);
+    }
+    bool names_seen = false;
+    while (i < n) {
+        size_t b = i;
+        if (s[i] == '.' && i + 1 < n && s[i + 1] == '.') {
+            if (pi->absolute || names_seen)
+                return false;
+            i += 2;
+        } else {
+            i = ub_scan_ident(s, n, i);
+            if (!ub_ident_ok(s + b, i - b))
+                return false;
+            names_seen = true;
+            while (i < n && s[i] == '{') {
+                i = ub_ident_variant_sel(s, n, i);
+                if (!i)
+                    return false;
+                pi->variant_sel = true;
+            }
+        }
+        if (pi->n == UB_PATH_MAX_COMPS)
+            return false;
+        pi->comp[pi->n] = s + b;
+        pi->len[pi->n] = (uint32_t)(i - b);
+        pi->n++;
+        if (i == n)
+            return true;
+        if (s[i] == '/') {
+            i++;
+            if (i == n)
+                return false;
+            continue;
+        }
+        if (s[i] == '.' && !(i + 1 < n && s[i + 1] == '.'))
+            return ub_path_prop(s, n, i, pi);
+        if (s[i - 1] == '}')
+            continue; /* "/A{v=x}B": a child inside the variant */
+        return false;
     }
     return true;
 }

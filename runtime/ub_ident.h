@@ -1,15 +1,17 @@
 /*
  * ub_ident — the names a path may hold, as OpenUSD checks them: prim
  * names (UTF-8 identifiers, XID_Start XID_Continue*), property names
- * (identifiers joined by ':') and variant names.  The usda reader checks
- * what it reads with these, and so do the binary readers, whose names
- * come from a table of strings that damage can make anything.
+ * (identifiers joined by ':') and variant names, and the text of a path
+ * made of them.  The usda reader checks what it reads with these, and so
+ * do the binary readers, whose names come from a table of strings that
+ * damage can make anything.
  */
 #ifndef UB_IDENT_H
 #define UB_IDENT_H
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Whether the n bytes at s are an identifier. */
 bool ub_ident_ok(const char *s, size_t n);
@@ -17,5 +19,26 @@ bool ub_ident_ok(const char *s, size_t n);
 bool ub_ident_ns_ok(const char *s, size_t n);
 /* Whether they are a variant or variant set name. */
 bool ub_ident_variant_ok(const char *s, size_t n);
+/* The end of the variant selection "{set=sel}" starting at s[i] (the
+ * index after its '}'), or 0 when there is none there; sel may be "". */
+size_t ub_ident_variant_sel(const char *s, size_t n, size_t i);
+
+/* A path's text split the way the usda rules need it: prim components
+ * (".." or a name, each possibly followed by variant selections) and the
+ * property part after the prim part, kept as text. */
+#define UB_PATH_MAX_COMPS 256
+typedef struct ub_pathinfo {
+    bool absolute;
+    bool variant_sel;   /* has a variant selection */
+    bool has_prop;      /* names a property */
+    uint32_t n;
+    const char *comp[UB_PATH_MAX_COMPS];
+    uint32_t len[UB_PATH_MAX_COMPS];
+    const char *prop;   /* ".name..." or NULL */
+    uint32_t prop_len;
+} ub_pathinfo;
+
+/* Split the n bytes at s into *pi; false when they are no path. */
+bool ub_ident_path_split(const char *s, size_t n, ub_pathinfo *pi);
 
 #endif

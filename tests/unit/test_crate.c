@@ -1124,10 +1124,11 @@ static void test_structure_damage(void)
 static void test_path_names(void)
 {
     static const uint32_t vers[] = {V(0, 8, 0), V(0, 3, 0)};
-    static const char *const odd[] = {"a b", "a:b", "1a"};
+    static const char *const odd[] = {"a b", "a:b", "1a", "[/A]", "{v=a}",
+                                      ".x", "./world.usda", "[A]"};
     for (size_t v = 0; v < sizeof vers / sizeof *vers; v++) {
         layer_spec s = {.ver = vers[v], .tname = "int", .toks = odd,
-                        .ntoks = 3, .prim_elem = ""};
+                        .ntoks = 8, .prim_elem = ""};
         CU_ASSERT_PTR_NULL(read_spec(&s));
         CU_ASSERT(has_error("section PATHS: path 1 is named '', which is "
                             "not a valid prim name"));
@@ -1140,6 +1141,28 @@ static void test_path_names(void)
         CU_ASSERT_PTR_NULL(read_spec(&s));
         CU_ASSERT(has_error("path 2 is named '1a', which is not a valid "
                             "property name"));
+        /* an element the root cannot have: a target, a variant
+         * selection, a relational attribute (fuzz_crate's
+         * </World./world.usda> wrote back as a property "/world.usda") */
+        static const char *const misplaced[][2] = {
+            {"[/A]", "('[/A]', a target) is under a path that cannot"},
+            {"{v=a}", "('{v=a}', a variant selection) is under a path"},
+            {".x", "('.x', a relational attribute name) is under a path"}};
+        for (size_t m = 0; m < 3; m++) {
+            s.prop_elem = NULL;
+            s.prim_elem = misplaced[m][0];
+            CU_ASSERT_PTR_NULL(read_spec(&s));
+            CU_ASSERT(has_error(misplaced[m][1]));
+        }
+        s.prim_elem = "./world.usda";
+        CU_ASSERT_PTR_NULL(read_spec(&s));
+        CU_ASSERT(has_error("path 1 is named './world.usda', which is not a "
+                            "valid relational attribute name"));
+        s.prim_elem = "[A]";
+        CU_ASSERT_PTR_NULL(read_spec(&s));
+        CU_ASSERT(has_error("path 1 is named '[A]', which is not a valid "
+                            "target"));
+        s.prim_elem = NULL;
         /* a namespaced property name is one */
         s.prop_elem = "a:b";
         ub_layer *L = read_spec(&s);
