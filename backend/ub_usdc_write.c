@@ -2318,6 +2318,13 @@ static void ub_cw_children(ub_cw *w, uint32_t path, const ub_prim *prim)
     const char **sets;
     uint32_t nsets = ub_variant_set_children(w, prim, &sets);
     for (uint32_t i = 0; i < nsets && !w->failed; i++) {
+        if (!sets[i][0]) {
+            /* "{=}" reads back as no path (OpenUSD's own writer makes
+             * that file, and then cannot read it) */
+            ub_cw_error(w, "a variant set is named \"\": crate has no path "
+                        "for it");
+            break;
+        }
         uint32_t set_path = ub_cw_variant_path(w, path, sets[i], NULL);
         const ub_variant_set *vs = NULL;
         for (uint32_t k = 0; k < ub_prim_n_variant_sets(prim) && !vs; k++)

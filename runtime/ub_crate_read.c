@@ -928,6 +928,19 @@ static uint32_t cr_fset(const crate *c, uint64_t i)
 /* Check path i, with its parent and element token (parent NONE: the
  * root; each index once), and give it its kind; *elem is the token to keep
  * (NONE for the root). */
+/* "{set=sel}", with the names a layer's variant sets and variants may
+ * have (the usda reader's rule, looser than the path grammar's: OpenUSD
+ * writes what its text reader takes); the set's name is not "". */
+static bool cr_variant_elem_ok(const char *e, size_t n)
+{
+    const char *eq = n > 2 && e[n - 1] == '}' ? memchr(e, '=', n) : NULL;
+    if (!eq || eq == e + 1)
+        return false;
+    size_t ns = (size_t)(eq - e) - 1;
+    return ub_ident_variant_ok(e + 1, ns) &&
+           ub_ident_variant_ok(eq + 1, n - ns - 3);
+}
+
 static bool cr_set_path(crate *c, uint64_t i, uint32_t parent, int64_t tok,
                         bool prop, uint32_t *elem_tok)
 {
@@ -965,7 +978,7 @@ static bool cr_set_path(crate *c, uint64_t i, uint32_t parent, int64_t tok,
     } else if (elem[0] == '{') {
         kind = PK_VARIANT;
         place = under_prim;
-        name = ub_ident_variant_sel(elem, n, 0) == n;
+        name = cr_variant_elem_ok(elem, n);
     } else if (elem[0] == '[') {
         kind = PK_TARGET;
         place = up == PK_PROP || up == PK_RELATTR;
@@ -2305,8 +2318,27 @@ static bool cr_want_listop(crate *c, const ub_value *v, bool paths)
 static bool cr_meta_shape_ok(crate *c, const char *text_key,
                              const ub_value *v)
 {
-    if (strcmp(text_key, "variantSets") == 0)
-        return cr_want_listop(c, v, false);
+    if (strcmp(text_key, "variantSets") == 0) {
+        if (!cr_want_listop(c, v, false))
+            return false;
+        /* each name is a variant set's path element when written again */
+        for (int op = 0; op < UB_LO_NPARTS; op++) {
+            const ub_value *l = v->u.listop->has[op]
+                                    ? ub_listop_get(v->u.listop,
+                                                    (ub_listop_part)op)
+                                    : NULL;
+            for (uint32_t k = 0; l && l->kind == UB_V_DATA && k < l->count;
+                 k++) {
+                const char *name = ub_value_str(l, k);
+                if (!*name || !ub_ident_variant_ok(name, ub_str_len(name))) {
+                    cr_err(c, "\"%s\" is not a valid variant set name",
+                           name);
+                    return false;
+                }
+            }
+        }
+        return true;
+    }
     if (strcmp(text_key, "inherits") == 0 ||
         strcmp(text_key, "specializes") == 0)
         return cr_want_listop(c, v, true);

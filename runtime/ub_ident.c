@@ -134,7 +134,10 @@ static size_t ub_scan_ident(const char *s, size_t n, size_t i)
     return i;
 }
 
-size_t ub_ident_variant_sel(const char *s, size_t n, size_t i)
+/* The end of the variant selection "{set=sel}" of a path starting at s[i]
+ * (the index after its '}'), or 0 when there is none there; sel may be
+ * "". */
+static size_t ub_ident_variant_sel(const char *s, size_t n, size_t i)
 {
     if (i >= n || s[i] != '{')
         return 0;

@@ -518,6 +518,38 @@ static void test_empty_variant_refused(void)
     ub_diags_free(d);
 }
 
+/* Variant set and variant names the usda reader takes but the path
+ * grammar does not ("a|b", ".x", "1"): written, and read back as they
+ * were (OpenUSD reads such elements of its own files too).  A variant
+ * set named "" has no path: refused, as OpenUSD's own writer makes a
+ * file it then cannot read. */
+static void test_variant_names(void)
+{
+    static const char text[] =
+        "#usda 1.0\n\ndef \"S\" (\n    variantSets = [\"a|b\", \".x\"]\n"
+        ")\n{\n    variantSet \"a|b\" = {\n        \"1\" {\n\n        }\n"
+        "    }\n    variantSet \".x\" = {\n        \"-y\" {\n\n        }\n"
+        "    }\n}\n\n";
+    ub_diags *d = ub_diags_new();
+    ub_buf b, again;
+    ub_buf_init(&b);
+    ub_buf_init(&again);
+    CU_ASSERT_EQUAL_FATAL(write_text(text, &b, d), 0);
+    ub_layer *l = ub_crate_read(b.data, b.len, "t.usdc", strtab, d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    CU_ASSERT_EQUAL(ub_usda_write(l, &again), 0);
+    CU_ASSERT(again.len == strlen(text) &&
+              memcmp(again.data, text, again.len) == 0);
+    ub_layer_free(l);
+    ub_buf_free(&again);
+    ub_buf_free(&b);
+    ub_diags_free(d);
+    expect_refused("#usda 1.0\ndef \"S\" {\n variantSet \"\" = {\n"
+                   " \"x\" { }\n }\n}\n",
+                   "</S>: cannot be written as usdc: a variant set is "
+                   "named \"\"");
+}
+
 int main(void)
 {
     strtab = ub_strtab_new();
@@ -537,6 +569,8 @@ int main(void)
     CU_add_test(s, "a string holding a NUL refused", test_nul_refused);
     CU_add_test(s, "an attribute without a type name", test_untyped_attr);
     CU_add_test(s, "a variant named \"\" refused", test_empty_variant_refused);
+    CU_add_test(s, "variant names the path grammar does not take",
+                test_variant_names);
     CU_add_test(s, "list ops of unregistered fields",
                 test_unregistered_listops);
     unsigned failed = ub_test_run_all();
