@@ -925,9 +925,6 @@ static uint32_t cr_fset(const crate *c, uint64_t i)
     return c->fset_w < 4 && x == (1u << (8 * c->fset_w)) - 1 ? NONE : x;
 }
 
-/* Check path i, with its parent and element token (parent NONE: the
- * root; each index once), and give it its kind; *elem is the token to keep
- * (NONE for the root). */
 /* "{set=sel}", with the names a layer's variant sets and variants may
  * have (the usda reader's rule, looser than the path grammar's: OpenUSD
  * writes what its text reader takes); the set's name is not "". */
@@ -941,6 +938,9 @@ static bool cr_variant_elem_ok(const char *e, size_t n)
            ub_ident_variant_ok(eq + 1, n - ns - 3);
 }
 
+/* Check path i, with its parent and element token (parent NONE: the
+ * root; each index once), and give it its kind; *elem is the token to keep
+ * (NONE for the root). */
 static bool cr_set_path(crate *c, uint64_t i, uint32_t parent, int64_t tok,
                         bool prop, uint32_t *elem_tok)
 {
