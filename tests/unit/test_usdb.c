@@ -926,6 +926,33 @@ static void test_type_without_type_name(void)
     ub_buf_free(&b);
 }
 
+/* An untyped atom, string, asset or path is its text: one without it
+ * (the API can make one; a file whose checksums hold never has one) is
+ * damage when read, named, not a null pointer for the text writer (found
+ * by fuzz_usdb, whose build skips checksums). */
+static void test_untyped_without_text(void)
+{
+    static const ub_untyped_kind kinds[] = {UB_U_ATOM, UB_U_STRING,
+                                            UB_U_ASSET, UB_U_PATH};
+    for (size_t k = 0; k < sizeof kinds / sizeof *kinds; k++) {
+        ub_layer *L = ub_layer_new(T, "u.usda");
+        ub_untyped *u = ub_arena_zalloc(L->arena, sizeof *u);
+        u->kind = kinds[k];
+        ub_fields_set(L->arena, &L->meta, S("odd"),
+                      (ub_value){.kind = UB_V_UNTYPED, .u.untyped = u},
+                      (ub_sloc){0});
+        ub_buf b;
+        write(L, 0, &b);
+        ub_layer_free(L);
+        ub_diags *d = ub_diags_new();
+        CU_ASSERT_PTR_NULL(ub_usdb_load(T, "u.usdb", b.data, b.len, d));
+        CU_ASSERT(has_error(d, "an untyped value of kind"));
+        CU_ASSERT(has_error(d, "without its text"));
+        ub_diags_free(d);
+        ub_buf_free(&b);
+    }
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -946,6 +973,8 @@ int main(void)
     CU_add_test(s, "damage is reported and named", test_damage_named);
     CU_add_test(s, "a type without a type name is damage",
                 test_type_without_type_name);
+    CU_add_test(s, "an untyped atom without its text is damage",
+                test_untyped_without_text);
     unsigned failed = ub_test_run_all();
     ub_strtab_free(T);
     return failed ? 1 : 0;
