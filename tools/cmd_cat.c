@@ -33,15 +33,19 @@ static void ub_cat_usage(void)
            "  -h, --help        show this help\n");
 }
 
-/* Append the text of one input to text.  Text and crate layers are
- * streamed: each prim is written as it closes and its memory reused, so a
- * layer far bigger than memory can be converted.  Returns 0, or -1 after the error
- * was reported (in the loader's diagnostics, or printed). */
+/* Append the text of one input to text, whose sink is out.  Text and
+ * crate layers are streamed: each prim is written as it closes and its
+ * memory reused, so a layer far bigger than memory can be converted.
+ * Returns 0, or -1 after the error was reported (in the loader's
+ * diagnostics, or printed). */
 static int ub_cat_one(ub_session *ss, const char *input, ub_buf *text,
-                      ub_out *file)
+                      ub_out *out)
 {
     ub_loader *ld = ss->loader;
-    size_t start = text->len;
+    /* where this input's text starts, should it have to be written again */
+    if (ub_buf_flush(text) != 0)
+        return -1;
+    int64_t start = ub_out_tell(out);
     ub_usda_stream *st = ub_usda_stream_new(text);
     if (!st) {
         fprintf(stderr, "usdbake: error: out of memory\n");
@@ -67,15 +71,11 @@ static int ub_cat_one(ub_session *ss, const char *input, ub_buf *text,
     if (r == 1) {
         /* The layer cannot be streamed (a property authored after a child
          * prim) or was streamed already: write it from its text, whole.
-         * Its diagnostics were reported by the first reading.  (A file
-         * output has exactly one input, so rewinding it loses nothing.) */
-        if (file) {
-            if (ub_out_rewind(file) != 0)
-                return -1;
-            text->len = 0;
-        } else {
-            text->len = start;
-        }
+         * Its diagnostics were reported by the first reading; what it
+         * wrote of it is dropped. */
+        if (start < 0 || ub_out_rewind_to(out, (uint64_t)start) != 0)
+            return -1;
+        text->len = 0;
         ub_diags *quiet = ub_diags_new();
         if (layer->source) {
             ub_layer *whole =
@@ -155,15 +155,16 @@ static int ub_cat_run(int argc, char **argv)
                                                     : UB_EXIT_INPUT;
     ub_buf text;
     ub_buf_init(&text);
-    /* A regular file is written as the layer is read (to a temporary
-     * name, removed on error).  Standard output (or a device, a pipe) gets
-     * nothing until every input has been read, so a bad second input
-     * leaves no output at all. */
-    bool to_file = ub_out_seekable(out);
+    /* The text is written as the layers are read: to a temporary file
+     * beside a regular file, renamed on success; held for standard
+     * output (or a device, a pipe), which gets nothing until every input
+     * has been read, so that a bad second input leaves no output at all
+     * (ub_out_open_held: in memory up to a bound, then in a temporary
+     * file). */
     ub_out sink;
     bool sink_open = false;
-    if (status == UB_EXIT_OK && to_file) {
-        if (ub_out_open(&sink, out) != 0)
+    if (status == UB_EXIT_OK) {
+        if (ub_out_open_held(&sink, out) != 0)
             status = UB_EXIT_INPUT;
         else
             sink_open = true;
@@ -179,22 +180,13 @@ static int ub_cat_run(int argc, char **argv)
     if (status == UB_EXIT_OK)
         ub_loader_set_progress(ss.loader, ub_progress_loader_hook, &prog);
     for (int i = 0; i < n_inputs && status == UB_EXIT_OK; i++) {
-        if (ub_cat_one(&ss, inputs[i], &text, sink_open ? &sink : NULL) !=
-            0)
+        if (ub_cat_one(&ss, inputs[i], &text, &sink) != 0)
             status = UB_EXIT_INPUT;
     }
     ub_progress_end(&prog);
     if (ss.diags)
         ub_cli_print_diags(ss.diags);
-    if (status == UB_EXIT_OK && !sink_open) {
-        if (ub_out_open(&sink, out) != 0)
-            status = UB_EXIT_INPUT;
-        else
-            sink_open = true;
-    }
     if (status == UB_EXIT_OK) {
-        if (!text.sink)
-            ub_buf_set_sink(&text, ub_out_write, &sink, UB_CLI_TEXT_CHUNK);
         if (ub_buf_flush(&text) != 0) {
             if (!text.sink_failed)
                 fprintf(stderr, "usdbake: error: out of memory\n");

@@ -176,14 +176,6 @@ void ub_cli_catch_signals(void)
     }
 }
 
-bool ub_out_seekable(const char *path)
-{
-    struct stat st;
-    if (!path || strcmp(path, "-") == 0)
-        return false;
-    return stat(path, &st) != 0 || S_ISREG(st.st_mode);
-}
-
 int ub_out_open(ub_out *o, const char *path)
 {
     memset(o, 0, sizeof *o);
@@ -264,9 +256,158 @@ static void ub_out_write_failed(const ub_out *o, int err)
                 o->path ? "'" : "", strerror(err));
 }
 
+static int ub_out_write_raw(ub_out *o, const void *data, size_t len);
+
+int ub_out_open_held(ub_out *o, const char *path)
+{
+    struct stat st;
+    bool regular = path && strcmp(path, "-") != 0 &&
+                   (stat(path, &st) != 0 || S_ISREG(st.st_mode));
+    if (ub_out_open(o, path) != 0)
+        return -1;
+    o->spill = -1;
+    o->held = !regular;
+    return 0;
+}
+
+/* An unlinked temporary file for held output, or -1 after printing why. */
+static int ub_out_spill_file(void)
+{
+    const char *dir = getenv("TMPDIR");
+    if (!dir || !*dir)
+        dir = "/tmp";
+    size_t n = strlen(dir);
+    char *t = malloc(n + 32);
+    if (!t) {
+        fprintf(stderr, "usdbake: error: out of memory\n");
+        return -1;
+    }
+    memcpy(t, dir, n);
+    memcpy(t + n, "/usdbake-output.XXXXXX", 23);
+    int fd = mkstemp(t);
+    if (fd < 0)
+        fprintf(stderr, "usdbake: error: cannot keep the output until it is "
+                        "complete: cannot create a file in %s: %s (set "
+                        "TMPDIR, or write to a file with -o)\n",
+                dir, strerror(errno));
+    else
+        unlink(t); /* gone with the descriptor, whatever ends the run */
+    free(t);
+    return fd;
+}
+
+static void ub_out_hold_failed(int err)
+{
+    fprintf(stderr, "usdbake: error: cannot keep the output until it is "
+                    "complete: %s (set TMPDIR, or write to a file with "
+                    "-o)\n", strerror(err));
+}
+
+/* Hold len bytes: in memory up to UB_OUT_HOLD_MEM, then (all of it) in
+ * the spill file. */
+static int ub_out_hold(ub_out *o, const void *data, size_t len)
+{
+    if (o->spill < 0 && len <= UB_OUT_HOLD_MEM - o->mem_len) {
+        if (o->mem_len + len > o->mem_cap) {
+            size_t cap = o->mem_cap ? o->mem_cap : 1 << 16;
+            while (cap < o->mem_len + len)
+                cap *= 2;
+            char *m = realloc(o->mem, cap);
+            if (!m) {
+                ub_out_hold_failed(ENOMEM);
+                return -1;
+            }
+            o->mem = m;
+            o->mem_cap = cap;
+        }
+        memcpy(o->mem + o->mem_len, data, len);
+        o->mem_len += len;
+        o->held_len += len;
+        return 0;
+    }
+    if (o->spill < 0) {
+        o->spill = ub_out_spill_file();
+        if (o->spill < 0)
+            return -1;
+        if (ub_cli_write_all(o->spill, o->mem, o->mem_len) != 0) {
+            ub_out_hold_failed(errno);
+            return -1;
+        }
+        free(o->mem);
+        o->mem = NULL;
+        o->mem_len = o->mem_cap = 0;
+    }
+    if (ub_cli_write_all(o->spill, data, len) != 0) {
+        ub_out_hold_failed(errno);
+        return -1;
+    }
+    o->held_len += len;
+    return 0;
+}
+
+/* Hand what was held to its destination. */
+static int ub_out_release(ub_out *o)
+{
+    if (o->spill < 0)
+        return ub_out_write_raw(o, o->mem, o->mem_len);
+    if (lseek(o->spill, 0, SEEK_SET) != 0) {
+        ub_out_hold_failed(errno);
+        return -1;
+    }
+    size_t cap = (size_t)1 << 20;
+    char *b = malloc(cap);
+    if (!b) {
+        ub_out_hold_failed(ENOMEM);
+        return -1;
+    }
+    int r = 0;
+    for (;;) {
+        ssize_t got = read(o->spill, b, cap);
+        if (got < 0 && errno == EINTR)
+            continue;
+        if (got < 0) {
+            ub_out_hold_failed(errno);
+            r = -1;
+            break;
+        }
+        if (got == 0 || (r = ub_out_write_raw(o, b, (size_t)got)) != 0)
+            break;
+    }
+    free(b);
+    return r;
+}
+
+static void ub_out_unhold(ub_out *o)
+{
+    free(o->mem);
+    o->mem = NULL;
+    o->mem_len = o->mem_cap = 0;
+    if (o->spill >= 0)
+        close(o->spill);
+    o->spill = -1;
+    o->held = false;
+}
+
+int64_t ub_out_tell(const ub_out *o)
+{
+    if (o->held)
+        return (int64_t)o->held_len;
+    if (!o->tmp)
+        return -1;
+    off_t at = lseek(o->fd, 0, SEEK_CUR);
+    return at < 0 ? -1 : (int64_t)at;
+}
+
 int ub_out_write(void *out, const void *data, size_t len)
 {
     ub_out *o = out;
+    if (o->held)
+        return ub_out_hold(o, data, len);
+    return ub_out_write_raw(o, data, len);
+}
+
+static int ub_out_write_raw(ub_out *o, const void *data, size_t len)
+{
     if (ub_cli_write_all(o->fd, data, len) == 0)
         return 0;
     ub_out_write_failed(o, errno);
@@ -427,6 +568,10 @@ int ub_out_bg_finish(ub_out_bg *bg)
 int ub_out_commit(ub_out *o)
 {
     int status = 0;
+    if (o->held) {
+        status = ub_out_release(o);
+        ub_out_unhold(o);
+    }
     if (o->tmp) {
         if (close(o->fd) != 0 || rename(o->tmp, o->path) != 0) {
             fprintf(stderr, "usdbake: error: cannot write '%s': %s\n",
@@ -437,7 +582,7 @@ int ub_out_commit(ub_out *o)
         ub_out_live_clear(o->tmp);
         o->fd = -1;
     } else if (o->path) {
-        if (close(o->fd) != 0) {
+        if (close(o->fd) != 0 && status == 0) {
             fprintf(stderr, "usdbake: error: cannot write '%s': %s\n",
                     o->path, strerror(errno));
             status = -1;
@@ -450,19 +595,32 @@ int ub_out_commit(ub_out *o)
     return status;
 }
 
-int ub_out_rewind(ub_out *o)
+int ub_out_rewind_to(ub_out *o, uint64_t at)
 {
-    if (o->tmp && ftruncate(o->fd, 0) == 0 &&
-        lseek(o->fd, 0, SEEK_SET) == 0)
+    if (o->held && at <= o->held_len) {
+        if (o->spill < 0)
+            o->mem_len = (size_t)at;
+        else if (ftruncate(o->spill, (off_t)at) != 0 ||
+                 lseek(o->spill, (off_t)at, SEEK_SET) != (off_t)at)
+            goto fail;
+        o->held_len = at;
         return 0;
+    }
+    if (o->tmp && ftruncate(o->fd, (off_t)at) == 0 &&
+        lseek(o->fd, (off_t)at, SEEK_SET) == (off_t)at)
+        return 0;
+fail:
     fprintf(stderr, "usdbake: error: cannot rewrite %s%s%s: %s\n",
             o->path ? "'" : "", o->path ? o->path : "standard output",
-            o->path ? "'" : "", o->tmp ? strerror(errno) : "not a file");
+            o->path ? "'" : "",
+            o->tmp || o->held ? strerror(errno) : "not a file");
     return -1;
 }
 
 void ub_out_abort(ub_out *o)
 {
+    if (o->held)
+        ub_out_unhold(o);
     if (o->tmp) {
         close(o->fd);
         unlink(o->tmp);

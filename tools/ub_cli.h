@@ -89,15 +89,31 @@ typedef struct ub_out {
     char *path; /* destination; NULL for standard output */
     char *tmp;  /* the temporary file, while open */
     int fd;
+    /* Held (ub_out_open_held, to standard output, a device or a pipe):
+     * what is written waits in mem, and past UB_OUT_HOLD_MEM bytes in
+     * the unlinked temporary file spill, until ub_out_commit. */
+    bool held;
+    char *mem;
+    size_t mem_len, mem_cap;
+    int spill; /* -1: none yet */
+    uint64_t held_len;
 } ub_out;
+
+/* Held bytes kept in memory before they go to a temporary file. */
+#define UB_OUT_HOLD_MEM ((size_t)16 << 20)
 
 /* Returns 0, or -1 after printing why.  A path naming a device, a pipe or
  * a socket (/dev/null, a fifo) is written in place, not through a
  * temporary file; a directory is refused. */
 int ub_out_open(ub_out *o, const char *path);
-/* Whether an output to path can be started over (ub_out_rewind): a regular
- * file, or one that does not exist yet. */
-bool ub_out_seekable(const char *path);
+/* The same, except that standard output, a device or a pipe receives
+ * nothing before ub_out_commit (so that an error leaves no partial
+ * output there either), while memory holds at most UB_OUT_HOLD_MEM of
+ * it: the rest waits in an unlinked file in $TMPDIR (default /tmp). */
+int ub_out_open_held(ub_out *o, const char *path);
+/* Bytes written so far (what ub_out_rewind_to can go back to), or -1
+ * when the output cannot be started over. */
+int64_t ub_out_tell(const ub_out *o);
 /* Install the handlers of SIGINT, SIGTERM and SIGHUP (except where they
  * are ignored): they remove the temporary files of the outputs open (not
  * committed or aborted) and end the process by the same signal (exit
@@ -134,9 +150,10 @@ int ub_out_bg_write(void *bg, const void *data, size_t len);
 int ub_out_bg_lend(ub_out_bg *bg, const void *data, size_t len);
 /* Wait for the last hand-over.  Returns 0, or -1 after printing why. */
 int ub_out_bg_finish(ub_out_bg *bg);
-/* Start a file output over (empty it).  Returns 0, or -1 after printing
- * why; standard output cannot be rewound. */
-int ub_out_rewind(ub_out *o);
+/* Drop what was written after the first `at` bytes (a file or a held
+ * output; not standard output as such).  Returns 0, or -1 after printing
+ * why. */
+int ub_out_rewind_to(ub_out *o, uint64_t at);
 void ub_out_abort(ub_out *o);
 
 /* The output formats of the commands that write a layer. */
