@@ -7,7 +7,8 @@
  *   roundtrip [-v] FILE...     (or names one a line on stdin: FILE "-")
  *
  * Each FILE is opened as `usdbake convert` opens it and written as
- * canonical text.  Then:
+ * canonical text, which must be the text `usdbake cat` streams from it
+ * prim by prim (when it can be streamed).  Then:
  *   - as usdb at levels 0 and 9, it reads back as the same text;
  *   - as usdc it is written (or refused with an error saying what crate
  *     cannot hold), written again with this process pinned to one CPU
@@ -32,13 +33,14 @@
 #include "ub_crate.h"
 #include "ub_diag.h"
 #include "ub_loader.h"
+#include "ub_parse.h"
 #include "ub_usda.h"
 #include "ub_usdb.h"
 #include "ub_usdb_write.h"
 #include "ub_usdc_write.h"
 
 typedef struct rt_counts {
-    unsigned layers, refused, failed, skipped;
+    unsigned layers, streamed, refused, failed, skipped;
     bool verbose;
 } rt_counts;
 
@@ -151,6 +153,30 @@ static void rt_usdc(rt_counts *n, const char *file, ub_strtab *t,
     ub_diags_free(d);
 }
 
+/* The text `usdbake cat` streams from file into out: 0, 1 when the layer
+ * cannot be streamed (cat writes it whole then), -1 when it does not
+ * open. */
+static int rt_streamed(ub_strtab *t, const char *file, ub_buf *out)
+{
+    ub_diags *d = ub_diags_new();
+    ub_loader *ld = d ? ub_loader_new(t, d) : NULL;
+    ub_usda_stream *st = ld ? ub_usda_stream_new(out) : NULL;
+    int r = -1;
+    if (st) {
+        ub_parse_stream ps = {.prim_done = ub_usda_stream_prim,
+                              .prim_reopened = ub_usda_stream_reopened,
+                              .ctx = st};
+        ub_loader_set_stream(ld, &ps);
+        ub_layer *L = ub_loader_open(ld, file, NULL, (ub_loc){NULL, 0, 0});
+        if (L && !ub_diags_errors(d))
+            r = L->streamed ? ub_usda_stream_end(st, L) : 1;
+    }
+    ub_usda_stream_free(st);
+    ub_loader_free(ld);
+    ub_diags_free(d);
+    return r;
+}
+
 static void rt_file(rt_counts *n, const char *file)
 {
     ub_strtab *t = ub_strtab_new();
@@ -169,6 +195,16 @@ static void rt_file(rt_counts *n, const char *file)
             rt_fail(n, file, "not written as text", NULL);
         } else {
             n->layers++;
+            ub_buf streamed;
+            ub_buf_init(&streamed);
+            if (rt_streamed(t, file, &streamed) == 0) {
+                n->streamed++;
+                if (!rt_same(&text, &streamed))
+                    rt_fail(n, file, "the text cat streams is not the "
+                                     "layer's",
+                            NULL);
+            }
+            ub_buf_free(&streamed);
             rt_usdb(n, file, t, L, 0, &text);
             rt_usdb(n, file, t, L, 9, &text);
             rt_usdc(n, file, t, L, &text);
@@ -207,8 +243,8 @@ int main(int argc, char **argv)
                 rt_file(&n, line);
         }
     }
-    printf("roundtrip: %u layers (usdb levels 0 and 9, usdc), %u refused "
-           "by usdc, %u failed, %u not opened\n",
-           n.layers, n.refused, n.failed, n.skipped);
+    printf("roundtrip: %u layers (%u streamed; usdb levels 0 and 9, usdc), "
+           "%u refused by usdc, %u failed, %u not opened\n",
+           n.layers, n.streamed, n.refused, n.failed, n.skipped);
     return n.failed ? 1 : n.layers ? 0 : 1;
 }
