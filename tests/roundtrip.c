@@ -197,7 +197,10 @@ static void rt_file(rt_counts *n, const char *file)
             n->layers++;
             ub_buf streamed;
             ub_buf_init(&streamed);
-            if (rt_streamed(t, file, &streamed) == 0) {
+            int sr = rt_streamed(t, file, &streamed);
+            if (sr < 0)
+                rt_fail(n, file, "does not open when streamed", NULL);
+            if (sr == 0) {
                 n->streamed++;
                 if (!rt_same(&text, &streamed))
                     rt_fail(n, file, "the text cat streams is not the "
