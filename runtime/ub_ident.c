@@ -152,7 +152,6 @@ static size_t ub_ident_variant_sel(const char *s, size_t n, size_t i)
     return w + 1;
 }
 
-
 /* The property part: .name, optionally [target path] and .name again. */
 static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi)
 {
