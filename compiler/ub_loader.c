@@ -1159,8 +1159,13 @@ ub_layer *ub_loader_task_end(ub_loader *ld, ub_loader_task *task)
     e->file = task->file;
     e->layer = task->layer;
     ub_loaded_done(ld, e, task->st);
+    /* A diagnostic that could not be kept is memory run out too: the
+     * out-of-memory error itself may be the one lost, and the layer then
+     * looks merely unreadable (the bake would read on, every later clip
+     * failing with errors of its own). */
     task->out_of_memory =
-        !task->layer && ub_diags_first_oom(task->diags) != SIZE_MAX;
+        !task->layer && (ub_diags_first_oom(task->diags) != SIZE_MAX ||
+                         ub_diags_lost(task->diags) > 0);
     if (!task->quiet)
         ub_diags_take(ld->diags, task->diags);
     ub_diags_free(task->diags);
