@@ -1127,41 +1127,33 @@ static void test_path_names(void)
     static const char *const odd[] = {"a b", "a:b", "1a", "[/A]", "{v=a}",
                                       ".x", "./world.usda", "[A]"};
     for (size_t v = 0; v < sizeof vers / sizeof *vers; v++) {
-        layer_spec s = {.ver = vers[v], .tname = "int", .toks = odd,
-                        .ntoks = 8, .prim_elem = ""};
-        CU_ASSERT_PTR_NULL(read_spec(&s));
-        CU_ASSERT(has_error("section PATHS: path 1 is named '', which is "
-                            "not a valid prim name"));
-        s.prim_elem = "a:b";
-        CU_ASSERT_PTR_NULL(read_spec(&s));
-        CU_ASSERT(has_error("path 1 is named 'a:b', which is not a valid "
-                            "prim name"));
-        s.prim_elem = NULL;
-        s.prop_elem = "1a";
-        CU_ASSERT_PTR_NULL(read_spec(&s));
-        CU_ASSERT(has_error("path 2 is named '1a', which is not a valid "
-                            "property name"));
-        /* an element the root cannot have: a target, a variant
-         * selection, a relational attribute (fuzz_crate's
+        /* {prim element, property element, the error}; the misplaced
+         * ones are elements the root cannot have (fuzz_crate's
          * </World./world.usda> wrote back as a property "/world.usda") */
-        static const char *const misplaced[][2] = {
-            {"[/A]", "('[/A]', a target) is under a path that cannot"},
-            {"{v=a}", "('{v=a}', a variant selection) is under a path"},
-            {".x", "('.x', a relational attribute name) is under a path"}};
-        for (size_t m = 0; m < 3; m++) {
-            s.prop_elem = NULL;
-            s.prim_elem = misplaced[m][0];
+        static const char *const refused[][3] = {
+            {"", NULL, "section PATHS: path 1 is named '', which is not a "
+                       "valid prim name"},
+            {"a:b", NULL, "path 1 is named 'a:b', which is not a valid "
+                          "prim name"},
+            {NULL, "1a", "path 2 is named '1a', which is not a valid "
+                         "property name"},
+            {"[/A]", NULL, "('[/A]', a target) is under a path that cannot"},
+            {"{v=a}", NULL, "('{v=a}', a variant selection) is under a path"},
+            {".x", NULL, "('.x', a relational attribute name) is under a "
+                         "path"},
+            {"./world.usda", NULL, "path 1 is named './world.usda', which "
+                                   "is not a valid relational attribute "
+                                   "name"},
+            {"[A]", NULL, "path 1 is named '[A]', which is not a valid "
+                          "target"}};
+        layer_spec s = {.ver = vers[v], .tname = "int", .toks = odd,
+                        .ntoks = 8};
+        for (size_t r = 0; r < sizeof refused / sizeof *refused; r++) {
+            s.prim_elem = refused[r][0];
+            s.prop_elem = refused[r][1];
             CU_ASSERT_PTR_NULL(read_spec(&s));
-            CU_ASSERT(has_error(misplaced[m][1]));
+            CU_ASSERT(has_error(refused[r][2]));
         }
-        s.prim_elem = "./world.usda";
-        CU_ASSERT_PTR_NULL(read_spec(&s));
-        CU_ASSERT(has_error("path 1 is named './world.usda', which is not a "
-                            "valid relational attribute name"));
-        s.prim_elem = "[A]";
-        CU_ASSERT_PTR_NULL(read_spec(&s));
-        CU_ASSERT(has_error("path 1 is named '[A]', which is not a valid "
-                            "target"));
         s.prim_elem = NULL;
         /* a namespaced property name is one */
         s.prop_elem = "a:b";
