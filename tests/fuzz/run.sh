@@ -55,8 +55,6 @@ mkdir -p "$work/gen/grammar"
     --header-file="$work/gen/grammar/lexer.h" "$src/grammar/lexer.l"
 "$BISON" -o "$work/gen/grammar/parser.c" \
     --defines="$work/gen/grammar/parser.h" "$src/grammar/parser.y"
-lib=$(ls "$src"/runtime/ub_*.c "$src"/grammar/ub_*.c "$src"/compiler/ub_*.c \
-    "$src"/backend/ub_*.c)
 
 # usda files under $1 (fixtures and corpus), small enough to mutate
 usda_files() {
@@ -148,24 +146,26 @@ seed_pathexpr() {
 
 # The library is compiled once, with the fuzzer's instrumentation, and
 # each target only links against it: compiling it for every target took a
-# minute a target, more than the fuzzing itself in CI.
-cflags="-std=c11 -g -O1 -DUB_USDB_FUZZING -D_POSIX_C_SOURCE=200809L
+# minute a target, more than the fuzzing itself in CI.  (Paths travel as
+# NUL-separated words and the object files are linked by a glob in their
+# directory, so that the source tree or WORKDIR may hold spaces.)
+flags="-std=c11 -g -O1 -DUB_USDB_FUZZING -D_POSIX_C_SOURCE=200809L
     -D_DEFAULT_SOURCE -fsanitize=address,undefined
-    -fno-sanitize-recover=undefined -I$src/runtime -I$src/grammar
-    -I$work/gen/grammar -I$src/compiler -I$src/backend"
+    -fno-sanitize-recover=undefined"
 mkdir -p "$work/obj"
 rm -f "$work"/obj/*.o
 echo "=== the library: building"
-# shellcheck disable=SC2086 # $lib is a list of files
-if printf '%s\n' $lib "$work/gen/grammar/lexer.c" \
-    "$work/gen/grammar/parser.c" |
-    CLANG=$CLANG CFLAGS=$cflags OBJ=$work/obj \
-    xargs -P "${FUZZ_JOBS:-2}" -n 1 sh -c 'o=${1##*/}
-        # shellcheck disable=SC2086 # $CFLAGS is a list of flags
-        exec $CLANG $CFLAGS -fsanitize=fuzzer-no-link -c "$1" \
-            -o "$OBJ/${o%.c}.o"' sh
+if printf '%s\0' "$src"/runtime/ub_*.c "$src"/grammar/ub_*.c \
+    "$src"/compiler/ub_*.c "$src"/backend/ub_*.c \
+    "$work/gen/grammar/lexer.c" "$work/gen/grammar/parser.c" |
+    CLANG=$CLANG FLAGS=$flags SRC=$src GEN=$work/gen/grammar \
+    OBJ=$work/obj xargs -0 -P "${FUZZ_JOBS:-2}" -n 1 sh -c 'o=${1##*/}
+        # shellcheck disable=SC2086 # $FLAGS is a list of flags
+        exec $CLANG $FLAGS -fsanitize=fuzzer-no-link -I"$SRC/runtime" \
+            -I"$SRC/grammar" -I"$GEN" -I"$SRC/compiler" -I"$SRC/backend" \
+            -c "$1" -o "$OBJ/${o%.c}.o"' sh
 then
-    objs=$(ls "$work"/obj/*.o)
+    :
 else
     echo "run.sh: the library did not build" >&2
     exit 1
@@ -176,9 +176,11 @@ for t in $targets; do
     dir=$work/$t
     mkdir -p "$dir/corpus" "$dir/seeds"
     echo "=== fuzz_$t: building"
-    # shellcheck disable=SC2086 # $cflags and $objs are lists
-    if ! $CLANG $cflags -fsanitize=fuzzer "$src/tests/fuzz/fuzz_$t.c" \
-        $objs -lzstd -lxxhash -llz4 -lm -lpthread -o "$dir/fuzz_$t"; then
+    # shellcheck disable=SC2086 # $flags is a list of flags
+    if ! (cd "$work/obj" && $CLANG $flags -fsanitize=fuzzer \
+        -I"$src/runtime" -I"$src/grammar" -I"$work/gen/grammar" \
+        -I"$src/compiler" -I"$src/backend" "$src/tests/fuzz/fuzz_$t.c" \
+        ./*.o -lzstd -lxxhash -llz4 -lm -lpthread -o "$dir/fuzz_$t"); then
         status=1
         continue
     fi
