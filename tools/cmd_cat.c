@@ -188,13 +188,16 @@ static int ub_cat_run(int argc, char **argv)
         ub_cli_print_diags(ss.diags);
     if (status == UB_EXIT_OK) {
         if (ub_buf_flush(&text) != 0) {
+            /* the last piece did not go out: aborted below, so that
+             * its temporary file goes too */
             if (!text.sink_failed)
                 fprintf(stderr, "usdbake: error: out of memory\n");
             status = UB_EXIT_INPUT;
-        } else if (ub_out_commit(&sink) != 0) {
-            status = UB_EXIT_INPUT;
+        } else {
+            sink_open = false; /* committed, or cleaned up by commit */
+            if (ub_out_commit(&sink) != 0)
+                status = UB_EXIT_INPUT;
         }
-        sink_open = false;
     }
     if (sink_open)
         ub_out_abort(&sink);

@@ -161,6 +161,23 @@ static void ub_out_on_signal(int sig)
     raise(sig);
 }
 
+void ub_cli_guard_std_fds(void)
+{
+    /* The end that fails to be used is opened: writes to a standard output
+     * opened read-only fail (EBADF) as writes to a closed one do, and
+     * reads from a write-only standard input likewise. */
+    static const int flags[3] = {O_WRONLY, O_RDONLY, O_RDONLY};
+    for (int fd = 0; fd < 3; fd++) {
+        if (fcntl(fd, F_GETFD) != -1 || errno != EBADF)
+            continue;
+        int got = open("/dev/null", flags[fd]);
+        if (got >= 0 && got != fd) { /* a lower one was closed too */
+            close(got);
+            return;
+        }
+    }
+}
+
 void ub_cli_catch_signals(void)
 {
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
@@ -196,10 +213,16 @@ int ub_out_open(ub_out *o, const char *path)
         ub_out_abort(o);
         return -1;
     }
-    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+    struct stat lst;
+    bool link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
+    if ((stat(path, &st) == 0 && !S_ISREG(st.st_mode)) ||
+        (link && (strncmp(path, "/dev/", 5) == 0 ||
+                  strncmp(path, "/proc/", 6) == 0))) {
         /* A device, a pipe or a socket (/dev/null, /dev/stdout, a fifo):
          * written in place.  Renaming a file over it would replace the
-         * device node itself. */
+         * device node itself.  So is a link in /dev or /proc, which may
+         * stand for a descriptor (/dev/stdout when standard output is a
+         * file): renaming over it would replace the link in /dev. */
         o->fd = open(path, O_WRONLY | O_TRUNC);
         if (o->fd < 0) {
             fprintf(stderr, "usdbake: error: cannot write '%s': %s\n", path,
@@ -209,14 +232,19 @@ int ub_out_open(ub_out *o, const char *path)
         }
         return 0;
     }
-    size_t n = strlen(path);
+    /* A symbolic link stays one: the file it names is replaced (a
+     * dangling link is replaced itself, as before there was a file) */
+    const char *dest = path;
+    if (link && (o->dest = realpath(path, NULL)) != NULL)
+        dest = o->dest;
+    size_t n = strlen(dest);
     o->tmp = malloc(n + 16);
     if (!o->tmp) {
         fprintf(stderr, "usdbake: error: out of memory\n");
         ub_out_abort(o);
         return -1;
     }
-    memcpy(o->tmp, path, n);
+    memcpy(o->tmp, dest, n);
     memcpy(o->tmp + n, ".tmp.XXXXXX", 12);
     ub_out_live_set(o->tmp);
     o->fd = mkstemp(o->tmp);
@@ -260,13 +288,10 @@ static int ub_out_write_raw(ub_out *o, const void *data, size_t len);
 
 int ub_out_open_held(ub_out *o, const char *path)
 {
-    struct stat st;
-    bool regular = path && strcmp(path, "-") != 0 &&
-                   (stat(path, &st) != 0 || S_ISREG(st.st_mode));
     if (ub_out_open(o, path) != 0)
         return -1;
     o->spill = -1;
-    o->held = !regular;
+    o->held = !o->tmp; /* whatever is written in place */
     return 0;
 }
 
@@ -284,14 +309,18 @@ static int ub_out_spill_file(void)
     }
     memcpy(t, dir, n);
     memcpy(t + n, "/usdbake-output.XXXXXX", 23);
+    /* named to the signal handler until it is unlinked */
+    ub_out_live_set(t);
     int fd = mkstemp(t);
+    int err = errno;
+    if (fd >= 0)
+        unlink(t); /* gone with the descriptor, whatever ends the run */
+    ub_out_live_clear(t);
     if (fd < 0)
         fprintf(stderr, "usdbake: error: cannot keep the output until it is "
                         "complete: cannot create a file in %s: %s (set "
                         "TMPDIR, or write to a file with -o)\n",
-                dir, strerror(errno));
-    else
-        unlink(t); /* gone with the descriptor, whatever ends the run */
+                dir, strerror(err));
     free(t);
     return fd;
 }
@@ -573,7 +602,8 @@ int ub_out_commit(ub_out *o)
         ub_out_unhold(o);
     }
     if (o->tmp) {
-        if (close(o->fd) != 0 || rename(o->tmp, o->path) != 0) {
+        if (close(o->fd) != 0 ||
+            rename(o->tmp, o->dest ? o->dest : o->path) != 0) {
             fprintf(stderr, "usdbake: error: cannot write '%s': %s\n",
                     o->path, strerror(errno));
             unlink(o->tmp);
@@ -591,6 +621,8 @@ int ub_out_commit(ub_out *o)
     }
     free(o->tmp);
     free(o->path);
+    free(o->dest);
+    o->dest = NULL;
     o->tmp = o->path = NULL;
     return status;
 }
@@ -630,6 +662,8 @@ void ub_out_abort(ub_out *o)
     }
     free(o->tmp);
     free(o->path);
+    free(o->dest);
+    o->dest = NULL;
     o->tmp = o->path = NULL;
     o->fd = -1;
 }

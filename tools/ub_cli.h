@@ -87,6 +87,7 @@ int ub_cli_write_all(int fd, const void *data, size_t len);
  * removes.  ub_out_write fits ub_buf_sink_fn, so writers can stream. */
 typedef struct ub_out {
     char *path; /* destination; NULL for standard output */
+    char *dest; /* the file a symbolic link at path names, or NULL */
     char *tmp;  /* the temporary file, while open */
     int fd;
     /* Held (ub_out_open_held, to standard output, a device or a pipe):
@@ -103,8 +104,9 @@ typedef struct ub_out {
 #define UB_OUT_HOLD_MEM ((size_t)16 << 20)
 
 /* Returns 0, or -1 after printing why.  A path naming a device, a pipe or
- * a socket (/dev/null, a fifo) is written in place, not through a
- * temporary file; a directory is refused. */
+ * a socket (/dev/null, a fifo), or a link in /dev or /proc, is written in
+ * place, not through a temporary file; a symbolic link elsewhere keeps
+ * naming the file it named, which is replaced; a directory is refused. */
 int ub_out_open(ub_out *o, const char *path);
 /* The same, except that standard output, a device or a pipe receives
  * nothing before ub_out_commit (so that an error leaves no partial
@@ -114,6 +116,12 @@ int ub_out_open_held(ub_out *o, const char *path);
 /* Bytes written so far (what ub_out_rewind_to can go back to), or -1
  * when the output cannot be started over. */
 int64_t ub_out_tell(const ub_out *o);
+/* Standard input, output and error that were closed are held open on
+ * /dev/null the wrong way round, so that no file the run opens takes
+ * their numbers (the held output's spill file became standard output,
+ * and the text went back into it) and using them still fails as on a
+ * closed descriptor.  Called first by main. */
+void ub_cli_guard_std_fds(void);
 /* Install the handlers of SIGINT, SIGTERM and SIGHUP (except where they
  * are ignored): they remove the temporary files of the outputs open (not
  * committed or aborted) and end the process by the same signal (exit

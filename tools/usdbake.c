@@ -44,6 +44,7 @@ static void ub_main_usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+    ub_cli_guard_std_fds();
     ub_cli_catch_signals();
     if (argc < 2) {
         ub_main_usage(stderr);
