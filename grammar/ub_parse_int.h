@@ -200,8 +200,8 @@ typedef struct ub_pctx {
     uint32_t nmarks, capmarks;
 
     /* components while making a path absolute: anchor + relative part */
-    const char *pcomp[512];
-    uint32_t plen[512];
+    const char *pcomp[2 * UB_PATH_MAX_COMPS];
+    uint32_t plen[2 * UB_PATH_MAX_COMPS];
 
     /* the scanner's identifier cache (lexer.l) */
 #define UB_ICACHE 1024

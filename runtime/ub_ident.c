@@ -152,8 +152,13 @@ static size_t ub_ident_variant_sel(const char *s, size_t n, size_t i)
     return w + 1;
 }
 
-/* The property part: .name, optionally [target path] and .name again. */
-static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi)
+static bool ub_path_split_at(const char *s, size_t n, ub_pathinfo *pi,
+                             unsigned targets);
+
+/* The property part: .name, optionally [target path] and .name again;
+ * targets: the target paths this one is inside. */
+static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi,
+                         unsigned targets)
 {
     pi->prop = s + i;
     pi->prop_len = (uint32_t)(n - i);
@@ -168,7 +173,7 @@ static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi)
             return false;
         if (i == n)
             return true;
-        if (s[i] != '[' || part == 1)
+        if (s[i] != '[' || part == 1 || targets == UB_PATH_MAX_TARGETS)
             return false;
         size_t depth = 0, t = i;
         for (; t < n; t++) {
@@ -180,7 +185,8 @@ static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi)
         if (t == n)
             return false;
         ub_pathinfo *inner = malloc(sizeof *inner);
-        bool ok = inner && ub_ident_path_split(s + i + 1, t - i - 1, inner);
+        bool ok = inner && ub_path_split_at(s + i + 1, t - i - 1, inner,
+                                            targets + 1);
         free(inner);
         if (!ok)
             return false;
@@ -193,7 +199,17 @@ static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi)
 
 bool ub_ident_path_split(const char *s, size_t n, ub_pathinfo *pi)
 {
-    memset(pi, 0, sizeof *pi);
+    return ub_path_split_at(s, n, pi, 0);
+}
+
+static bool ub_path_split_at(const char *s, size_t n, ub_pathinfo *pi,
+                             unsigned targets)
+{
+    /* (not the component arrays: 12 KiB, for every path read) */
+    pi->absolute = pi->variant_sel = pi->has_prop = false;
+    pi->n = 0;
+    pi->prop = NULL;
+    pi->prop_len = 0;
     if (n == 0)
         return false;
     size_t i = 0;
@@ -206,7 +222,7 @@ bool ub_ident_path_split(const char *s, size_t n, ub_pathinfo *pi)
     if (s[i] == '.' && (i + 1 == n || s[i + 1] != '.')) {
         if (i + 1 == n)
             return !pi->absolute; /* "." : the anchor itself */
-        return !pi->absolute && ub_path_prop(s, n, i, pi);
+        return !pi->absolute && ub_path_prop(s, n, i, pi, targets);
     }
     bool names_seen = false;
     while (i < n) {
@@ -241,7 +257,7 @@ bool ub_ident_path_split(const char *s, size_t n, ub_pathinfo *pi)
             continue;
         }
         if (s[i] == '.' && !(i + 1 < n && s[i + 1] == '.'))
-            return ub_path_prop(s, n, i, pi);
+            return ub_path_prop(s, n, i, pi, targets);
         if (s[i - 1] == '}')
             continue; /* "/A{v=x}B": a child inside the variant */
         return false;

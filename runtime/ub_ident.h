@@ -22,8 +22,14 @@ bool ub_ident_variant_ok(const char *s, size_t n);
 
 /* A path's text split the way the usda rules need it: prim components
  * (".." or a name, each possibly followed by variant selections) and the
- * property part after the prim part, kept as text. */
-#define UB_PATH_MAX_COMPS 256
+ * property part after the prim part, kept as text.  As many components as
+ * prims may nest (UB_MAX_NESTING), and a few more for "..": a layer can
+ * target any prim it holds.  Target paths nest in target paths
+ * ("/A.r[/B.r[/C]]") up to UB_PATH_MAX_TARGETS deep: each level is split
+ * again, and no limit let a crafted path cost its length times its depth,
+ * and a stack frame a level. */
+#define UB_PATH_MAX_COMPS 1024
+#define UB_PATH_MAX_TARGETS 32
 typedef struct ub_pathinfo {
     bool absolute;
     bool variant_sel;   /* has a variant selection */

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "ub_ident.h"
 #include "ub_parse.h"
 #include "ub_test.h"
 
@@ -1058,6 +1059,56 @@ static void test_nesting_limit(void)
     free(t);
 }
 
+/* "rel r = </A.r[/A.r[... depth ...[/B]...]>", the text malloc'd */
+static char *nested_target(int depth)
+{
+    size_t n = 64 + (size_t)depth * 6;
+    char *t = malloc(n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    size_t o = (size_t)snprintf(t, n, "#usda 1.0\ndef \"A\" {\n    rel r = <");
+    for (int i = 0; i < depth; i++)
+        o += (size_t)snprintf(t + o, n - o, "/A.r[");
+    o += (size_t)snprintf(t + o, n - o, "/B");
+    for (int i = 0; i < depth; i++)
+        t[o++] = ']';
+    snprintf(t + o, n - o, ">\n}\n");
+    return t;
+}
+
+/* Paths as deep as a layer may be: a target of the deepest prim, target
+ * paths nested in target paths up to UB_PATH_MAX_TARGETS (each level is
+ * split again: deeper ones are refused before they cost their length
+ * times their depth, or a stack frame a level). */
+static void test_deep_paths(void)
+{
+    int m = UB_MAX_NESTING - 1;
+    size_t n = 64 + (size_t)m * 20;
+    char *t = malloc(n);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    /* m nested prims "p", the innermost targeting itself */
+    size_t o = (size_t)snprintf(t, n, "#usda 1.0\n");
+    for (int i = 0; i < m; i++)
+        o += (size_t)snprintf(t + o, n - o, "def \"p\" {\n");
+    o += (size_t)snprintf(t + o, n - o, "rel r = <");
+    for (int i = 0; i < m; i++)
+        o += (size_t)snprintf(t + o, n - o, "/p");
+    o += (size_t)snprintf(t + o, n - o, ">\n");
+    for (int i = 0; i < m; i++)
+        o += (size_t)snprintf(t + o, n - o, "}\n");
+    CU_ASSERT_PTR_NOT_NULL(parse(t));
+    free(t);
+
+    t = nested_target(UB_PATH_MAX_TARGETS);
+    CU_ASSERT_PTR_NOT_NULL(parse(t));
+    free(t);
+    t = nested_target(UB_PATH_MAX_TARGETS + 1);
+    reject(t, 3, 13, "relationship target paths must be absolute");
+    free(t);
+    t = nested_target(200000);
+    reject(t, 3, 13, "relationship target paths must be absolute");
+    free(t);
+}
+
 /* An empty list as the first untyped value of a layer (found by
  * tests/fuzz/fuzz_usda.c: pointer arithmetic on a node buffer not yet
  * allocated, which UBSan reports). */
@@ -1199,6 +1250,7 @@ static const test_case cases[] = {
     {"a variant named \"\"", test_empty_variant_name},
     {"a prim named \"\" with paths below it", test_empty_prim_name},
     {"nesting limit", test_nesting_limit},
+    {"deep paths and nested targets", test_deep_paths},
     {"an empty list first", test_first_value_empty_list},
     {"errors: syntax", test_syntax_errors},
     {"errors: values", test_value_errors},
