@@ -2321,8 +2321,13 @@ static bool cr_meta_shape_ok(crate *c, const char *text_key,
     if (strcmp(text_key, "variantSets") == 0) {
         if (!cr_want_listop(c, v, false))
             return false;
-        /* each name is a variant set's path element when written again */
+        /* the names a writer makes variant sets of (the explicit list,
+         * else the added one: ub_usdc_write's variantSetChildren) are
+         * path elements when written again; the other parts are names
+         * only, as the usda reader takes them */
         for (int op = 0; op < UB_LO_NPARTS; op++) {
+            if (op != UB_LO_EXPLICIT && op != UB_LO_ADD)
+                continue;
             const ub_value *l = v->u.listop->has[op]
                                     ? ub_listop_get(v->u.listop,
                                                     (ub_listop_part)op)

@@ -543,11 +543,27 @@ static void test_variant_names(void)
     ub_layer_free(l);
     ub_buf_free(&again);
     ub_buf_free(&b);
-    ub_diags_free(d);
     expect_refused("#usda 1.0\ndef \"S\" {\n variantSet \"\" = {\n"
                    " \"x\" { }\n }\n}\n",
                    "</S>: cannot be written as usdc: a variant set is "
                    "named \"\"");
+    /* "" in the parts of variantSets that make no variant set (prepend,
+     * append, delete) is a name only: written, and read back */
+    static const char *const parts[] = {"prepend", "append", "delete"};
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        char t[128];
+        snprintf(t, sizeof t,
+                 "#usda 1.0\n\ndef \"P\" (\n    %s variantSets = \"\"\n)\n"
+                 "{\n}\n\n",
+                 parts[i]);
+        ub_buf_init(&b);
+        CU_ASSERT_EQUAL_FATAL(write_text(t, &b, d), 0);
+        char *back = read_back(&b);
+        CU_ASSERT_STRING_EQUAL(back, t);
+        free(back);
+        ub_buf_free(&b);
+    }
+    ub_diags_free(d);
 }
 
 int main(void)
