@@ -930,12 +930,7 @@ static uint32_t cr_fset(const crate *c, uint64_t i)
  * writes what its text reader takes); the set's name is not "". */
 static bool cr_variant_elem_ok(const char *e, size_t n)
 {
-    const char *eq = n > 2 && e[n - 1] == '}' ? memchr(e, '=', n) : NULL;
-    if (!eq || eq == e + 1)
-        return false;
-    size_t ns = (size_t)(eq - e) - 1;
-    return ub_ident_variant_ok(e + 1, ns) &&
-           ub_ident_variant_ok(eq + 1, n - ns - 3);
+    return ub_ident_variant_sel(e, n, 0) == n;
 }
 
 /* Check path i, with its parent and element token (parent NONE: the

@@ -134,15 +134,15 @@ static size_t ub_scan_ident(const char *s, size_t n, size_t i)
     return i;
 }
 
-/* The end of the variant selection "{set=sel}" of a path starting at s[i]
- * (the index after its '}'), or 0 when there is none there; sel may be
- * "". */
-static size_t ub_ident_variant_sel(const char *s, size_t n, size_t i)
+size_t ub_ident_variant_sel(const char *s, size_t n, size_t i)
 {
     if (i >= n || s[i] != '{')
         return 0;
-    size_t e = ub_scan_ident(s, n, i + 1);
-    if (e == i + 1 || e >= n || s[e] != '=')
+    size_t e = i + 1;
+    while (e < n && s[e] != '=' && s[e] != '}')
+        e++;
+    if (e == i + 1 || e >= n || s[e] != '=' ||
+        !ub_ident_variant_ok(s + i + 1, e - i - 1))
         return 0;
     size_t v = e + 1, w = v;
     while (w < n && s[w] != '}')

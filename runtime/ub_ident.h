@@ -20,6 +20,12 @@ bool ub_ident_ns_ok(const char *s, size_t n);
 /* Whether they are a variant or variant set name. */
 bool ub_ident_variant_ok(const char *s, size_t n);
 
+/* The end of the variant selection "{set=sel}" that starts at s[i] (the
+ * index after its '}'), or 0 when there is none there: set is a variant
+ * set name, not "", sel a variant name or "".  The usda reader's paths
+ * and the crate reader's path elements are held to it alike. */
+size_t ub_ident_variant_sel(const char *s, size_t n, size_t i);
+
 /* A path's text split the way the usda rules need it: prim components
  * (".." or a name, each possibly followed by variant selections) and the
  * property part after the prim part, kept as text.  As many components as

@@ -1059,6 +1059,33 @@ static void test_nesting_limit(void)
     free(t);
 }
 
+/* A variant selection in a path: the set a variant set name (not ""),
+ * the selection a variant name or "" -- the rule the crate reader holds
+ * its path elements to. */
+static void test_variant_selection_paths(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "def \"A\" {\n"
+        "    rel a.default = </A{a-b=x}B>\n"
+        "    rel b.default = </A{v=}B>\n"
+        "    rel c.default = </A{v|w=.x-y}B>\n"
+        "}\n"));
+    CU_ASSERT_PTR_EQUAL(ub_prop_default_target(prop("/A", "a")),
+                        S("/A{a-b=x}B"));
+    CU_ASSERT_PTR_EQUAL(ub_prop_default_target(prop("/A", "c")),
+                        S("/A{v|w=.x-y}B"));
+    static const char *const bad[] = {"{=x}", "{\xc3\x97=x}", "{v=x=y}",
+                                      "{v=x"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        char t[128];
+        snprintf(t, sizeof t,
+                 "#usda 1.0\ndef \"A\" {\n    rel a.default = </A%sB>\n}\n",
+                 bad[i]);
+        reject(t, 3, 21, "is not a valid path");
+    }
+}
+
 /* "rel r = </A.r[/A.r[... depth ...[/B]...]>", the text malloc'd */
 static char *nested_target(int depth)
 {
@@ -1251,6 +1278,7 @@ static const test_case cases[] = {
     {"a prim named \"\" with paths below it", test_empty_prim_name},
     {"nesting limit", test_nesting_limit},
     {"deep paths and nested targets", test_deep_paths},
+    {"variant selections in paths", test_variant_selection_paths},
     {"an empty list first", test_first_value_empty_list},
     {"errors: syntax", test_syntax_errors},
     {"errors: values", test_value_errors},
