@@ -3,8 +3,10 @@
  * names (UTF-8 identifiers, XID_Start XID_Continue*), property names
  * (identifiers joined by ':') and variant names, and the text of a path
  * made of them.  The usda reader checks what it reads with these, and so
- * do the binary readers, whose names come from a table of strings that
- * damage can make anything.
+ * does the crate reader, whose names come from a table of strings that
+ * damage can make anything.  (The .usdb reader does not: its checksums
+ * catch damage, but a file written by another hand with a name such as
+ * "a/b" prints text the usda reader refuses.)
  */
 #ifndef UB_IDENT_H
 #define UB_IDENT_H
