@@ -197,7 +197,11 @@ int ub_out_open(ub_out *o, const char *path)
 {
     memset(o, 0, sizeof *o);
     o->fd = -1;
-    if (!path || strcmp(path, "-") == 0) {
+    /* the names of standard output are standard output itself: opened
+     * again, a file behind it would be truncated, not appended to */
+    if (!path || strcmp(path, "-") == 0 ||
+        strcmp(path, "/dev/stdout") == 0 || strcmp(path, "/dev/fd/1") == 0 ||
+        strcmp(path, "/proc/self/fd/1") == 0) {
         o->fd = STDOUT_FILENO;
         return 0;
     }

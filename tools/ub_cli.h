@@ -103,15 +103,17 @@ typedef struct ub_out {
 /* Held bytes kept in memory before they go to a temporary file. */
 #define UB_OUT_HOLD_MEM ((size_t)16 << 20)
 
-/* Returns 0, or -1 after printing why.  A path naming a device, a pipe or
- * a socket (/dev/null, a fifo), or a link in /dev or /proc, is written in
+/* Returns 0, or -1 after printing why.  NULL, "-" and /dev/stdout (or
+ * /dev/fd/1) are standard output.  A path naming a device, a pipe or a
+ * socket (/dev/null, a fifo), or a link in /dev or /proc, is written in
  * place, not through a temporary file; a symbolic link elsewhere keeps
  * naming the file it named, which is replaced; a directory is refused. */
 int ub_out_open(ub_out *o, const char *path);
-/* The same, except that standard output, a device or a pipe receives
- * nothing before ub_out_commit (so that an error leaves no partial
- * output there either), while memory holds at most UB_OUT_HOLD_MEM of
- * it: the rest waits in an unlinked file in $TMPDIR (default /tmp). */
+/* The same, except that what is written in place (standard output, a
+ * device, a pipe) receives nothing before ub_out_commit (so that an
+ * error leaves no partial output there either), while memory holds at
+ * most UB_OUT_HOLD_MEM of it: the rest waits in an unlinked file in
+ * $TMPDIR (default /tmp). */
 int ub_out_open_held(ub_out *o, const char *path);
 /* Bytes written so far (what ub_out_rewind_to can go back to), or -1
  * when the output cannot be started over. */
