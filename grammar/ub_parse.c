@@ -2963,8 +2963,13 @@ static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
                                ub_diags *diags)
 {
     ub_pctx *volatile c = calloc(1, sizeof *c);
-    if (!c)
+    if (!c) {
+        /* said, like every other shortage: a layer that fails without a
+         * word looks damaged to whoever opened it */
+        ub_diag_add_oom(diags, (ub_loc){path, 0, 0},
+                        "out of memory while reading the layer");
         return NULL;
+    }
     c->src_mapped = o && o->mapped && len >= UB_DROP_MIN;
     c->stream = o && o->stream && o->stream->prim_done ? o->stream : NULL;
     c->progress = o ? o->progress : NULL;
