@@ -576,12 +576,15 @@ static ub_prim *ub_ensure_prim(ub_layer *out, const ub_prim *src)
 
 /* --- frame times ----------------------------------------------------------*/
 
-static bool ub_layer_time(const ub_layer *l, const char *key, const char *alt,
-                          double *t)
+/* Layer metadata key or, without it, alt (the legacy name) as a number.
+ * (Keys are found by their interned pointer: a literal is never one.) */
+static bool ub_layer_time(ub_strtab *st, const ub_layer *l, const char *key,
+                          const char *alt, double *t)
 {
-    const ub_field *f = ub_fields_find(&l->meta, key);
-    if (!f || !ub_is_num(&f->value))
-        f = ub_fields_find(&l->meta, alt);
+    const char *k = ub_intern_cstr(st, key), *a = ub_intern_cstr(st, alt);
+    const ub_field *f = k ? ub_fields_find(&l->meta, k) : NULL;
+    if ((!f || !ub_is_num(&f->value)) && a)
+        f = ub_fields_find(&l->meta, a);
     if (!f || !ub_is_num(&f->value))
         return false;
     *t = ub_num(&f->value);
@@ -622,11 +625,11 @@ static bool ub_name_time(const char *path, double *t)
     return *e == '\0' && isfinite(*t);
 }
 
-static int ub_frame_time(const ub_layer *l, ub_diags *diags, double *start,
-                         double *end)
+static int ub_frame_time(ub_strtab *st, const ub_layer *l, ub_diags *diags,
+                         double *start, double *end)
 {
-    bool hs = ub_layer_time(l, "startTimeCode", "startFrame", start);
-    bool he = ub_layer_time(l, "endTimeCode", "endFrame", end);
+    bool hs = ub_layer_time(st, l, "startTimeCode", "startFrame", start);
+    bool he = ub_layer_time(st, l, "endTimeCode", "endFrame", end);
     if (hs) {
         if (!he)
             *end = 0.0; /* OpenUSD's reading of a missing end */
@@ -854,7 +857,7 @@ static int ub_stitch_frame(void *ctx, size_t i, const ub_layer *l)
         return ub_stitch_merge(st->merged, l, true, false, st->diags);
     double start = 0, end = 0;
     if ((st->clips || st->mf.blocks) &&
-        ub_frame_time(l, st->diags, &start, &end) != 0)
+        ub_frame_time(st->t, l, st->diags, &start, &end) != 0)
         return -1;
     const ub_prim *cp = ub_find_prim(l, st->names, st->n_names);
     st->found = st->found || cp;
@@ -878,6 +881,52 @@ static int ub_stitch_frame(void *ctx, size_t i, const ub_layer *l)
         return -1;
     }
     return 0;
+}
+
+typedef struct ub_frame_at {
+    double t;
+    size_t i;
+} ub_frame_at;
+
+static int ub_cmp_frame_at(const void *a, const void *b)
+{
+    const ub_frame_at *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    return x->i < y->i ? -1 : x->i > y->i;
+}
+
+/* Two frames at one time would make two clips active at once: OpenUSD
+ * drops such a clip set whole (`check` says clip-active-duplicate), so
+ * nothing is written and both frames are named. */
+static int ub_stitch_same_times(const ub_stitcher *st, const char *const *frames,
+                                size_t n, ub_diags *diags)
+{
+    ub_frame_at *v = malloc((n ? n : 1) * sizeof *v);
+    if (!v) {
+        ub_diag_add_oom(diags, (ub_loc){NULL, 0, 0}, "out of memory");
+        return -1;
+    }
+    for (size_t i = 0; i < n; i++)
+        v[i] = (ub_frame_at){st->clips[i].start, i};
+    qsort(v, n, sizeof *v, ub_cmp_frame_at);
+    int bad = 0;
+    for (size_t k = 1; k < n; k++)
+        if (v[k].t == v[k - 1].t) {
+            ub_diag *d = ub_diag_add(
+                diags, UB_ERROR, (ub_loc){frames[v[k].i], 0, 0},
+                "stitch-frame-time", NULL, 0,
+                "this frame's time %g is also the time of '%s': a clip set "
+                "plays one clip at a time",
+                v[k].t, frames[v[k - 1].i]);
+            ub_diag_set_hint(diags, d,
+                             "stitch each frame once, and give frames of "
+                             "one time (startTimeCode, else the number in "
+                             "the name) to different clip sets");
+            bad = -1;
+        }
+    free(v);
+    return bad;
 }
 
 static ub_value ub_pairs(ub_arena *a, const double *xy, size_t n)
@@ -1090,7 +1139,8 @@ int ub_stitch_clips(ub_strtab *t, const char *const *frames, size_t n,
     }
     if (ub_read_each(t, frames, n, o->threads, ub_stitch_frame, &st, diags) !=
             0 ||
-        ub_stitch_not_found(&st, o->clip_path, frames, n) != 0)
+        ub_stitch_not_found(&st, o->clip_path, frames, n) != 0 ||
+        ub_stitch_same_times(&st, frames, n, diags) != 0)
         goto done;
     bool oom = false;
     const ub_prim *tp = ub_find_prim(out->topology, NULL, 0);
