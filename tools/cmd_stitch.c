@@ -125,10 +125,21 @@ static char *ub_generated_comment(int argc, char **argv)
     return c;
 }
 
-/* Write the layers to their paths, all or none. */
-static int ub_write_layers(ub_layer *const *layers, const char *const *paths,
-                           int n, ub_diags *diags)
+/* Write the layers to their paths, all or none; returns an exit status.
+ * An output that is one of the inputs is refused (a usage error) before
+ * anything is written: the layer read would be replaced, and a clip set
+ * would name itself as a clip. */
+static int ub_write_layers(const char *cmd, ub_layer *const *layers,
+                           const char *const *paths, int n,
+                           char *const *inputs, size_t n_inputs,
+                           ub_diags *diags)
 {
+    for (int i = 0; i < n; i++)
+        for (size_t k = 0; k < n_inputs; k++)
+            if (ub_cli_same_file(paths[i], inputs[k]))
+                return ub_cli_usage_error(cmd, "the output '%s' is the "
+                                               "input '%s'",
+                                          paths[i], inputs[k]);
     ub_buf bytes[3];
     ub_out outs[3];
     int status = 0, opened = 0;
@@ -156,7 +167,7 @@ static int ub_write_layers(ub_layer *const *layers, const char *const *paths,
     }
     for (int i = 0; i < n; i++)
         ub_buf_free(&bytes[i]);
-    return status;
+    return status == 0 ? UB_EXIT_OK : UB_EXIT_INPUT;
 }
 
 /* Both commands' command lines. */
@@ -286,8 +297,10 @@ static int ub_stitch_run(int argc, char **argv)
     if (a.merge) {
         ub_layer *l = ub_stitch_layers(ss.strtab, (const char *const *)inputs,
                                        n, out, o.threads, ss.diags);
-        if (!l || ub_write_layers(&l, &out, 1, ss.diags) != 0)
+        if (!l)
             st = UB_EXIT_INPUT;
+        else
+            st = ub_write_layers("stitch", &l, &out, 1, inputs, n, ss.diags);
         if (!l)
             ub_cli_print_diags(ss.diags);
         ub_layer_free(l);
@@ -300,8 +313,7 @@ static int ub_stitch_run(int argc, char **argv)
         } else {
             ub_layer *ls[3] = {so.result, so.topology, so.manifest};
             const char *ps[3] = {out, so.topology_path, so.manifest_path};
-            if (ub_write_layers(ls, ps, 3, ss.diags) != 0)
-                st = UB_EXIT_INPUT;
+            st = ub_write_layers("stitch", ls, ps, 3, inputs, n, ss.diags);
         }
         ub_stitch_out_free(&so);
     }
@@ -330,8 +342,11 @@ static int ub_clip_manifest_run(int argc, char **argv)
         ss.strtab, (const char *const *)a.inputs, a.n, a.o.clip_path,
         a.blocks, strcmp(out, "-") ? out : "manifest.usda", a.o.threads,
         ss.diags);
-    if (!m || ub_write_layers(&m, &out, 1, ss.diags) != 0)
+    if (!m)
         st = UB_EXIT_INPUT;
+    else
+        st = ub_write_layers("clip-manifest", &m, &out, 1, a.inputs, a.n,
+                             ss.diags);
     if (!m)
         ub_cli_print_diags(ss.diags);
     ub_layer_free(m);

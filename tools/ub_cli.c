@@ -193,6 +193,46 @@ void ub_cli_catch_signals(void)
     }
 }
 
+/* path with its directory resolved (the file itself need not exist),
+ * malloc'd; NULL when the directory cannot be resolved */
+static char *ub_cli_resolved(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    size_t dn = slash ? (size_t)(slash - path) : 0;
+    char *dir = malloc(dn + 2);
+    if (!dir)
+        return NULL;
+    if (slash) {
+        size_t k = dn ? dn : 1; /* "/x": the root */
+        memcpy(dir, path, k);
+        dir[k] = 0;
+    } else {
+        strcpy(dir, ".");
+    }
+    char *real = realpath(dir, NULL);
+    free(dir);
+    if (!real)
+        return NULL;
+    const char *base = slash ? slash + 1 : path;
+    char *r = malloc(strlen(real) + strlen(base) + 2);
+    if (r)
+        sprintf(r, "%s/%s", real, base);
+    free(real);
+    return r;
+}
+
+bool ub_cli_same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+        return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char *ra = ub_cli_resolved(a), *rb = ub_cli_resolved(b);
+    bool same = ra && rb ? strcmp(ra, rb) == 0 : strcmp(a, b) == 0;
+    free(ra);
+    free(rb);
+    return same;
+}
+
 int ub_out_open(ub_out *o, const char *path)
 {
     memset(o, 0, sizeof *o);

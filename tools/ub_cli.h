@@ -118,6 +118,10 @@ int ub_out_open_held(ub_out *o, const char *path);
 /* Bytes written so far (what ub_out_rewind_to can go back to), or -1
  * when the output cannot be started over. */
 int64_t ub_out_tell(const ub_out *o);
+/* Whether paths a and b name one file: the same file where both exist,
+ * else the same name once their directories are resolved.  For outputs
+ * that must not replace an input or each other. */
+bool ub_cli_same_file(const char *a, const char *b);
 /* Standard input, output and error that were closed are held open on
  * /dev/null the wrong way round, so that no file the run opens takes
  * their numbers (the held output's spill file became standard output,
