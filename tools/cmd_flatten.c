@@ -86,7 +86,11 @@ static bool ub_dep_listed(const ub_loader *ld, size_t i)
     return true;
 }
 
-static int ub_write_deps(const char *deps, const char *out, ub_loader *ld)
+/* The make rule written to its temporary file, not yet in place (the
+ * caller commits it after OUT, or aborts it): a rule that cannot be
+ * written leaves no OUT behind either. */
+static int ub_write_deps(ub_out *d, const char *deps, const char *out,
+                         ub_loader *ld)
 {
     ub_buf b;
     ub_buf_init(&b);
@@ -108,12 +112,30 @@ static int ub_write_deps(const char *deps, const char *out, ub_loader *ld)
         ub_buf_puts(&b, ":\n");
     }
     int r = -1;
-    if (b.failed)
+    if (b.failed) {
         fprintf(stderr, "usdbake: error: out of memory\n");
-    else
-        r = ub_cli_write_output(deps, b.data, b.len);
+    } else if (ub_out_open(d, deps) == 0) {
+        r = ub_out_write(d, b.data, b.len);
+        if (r != 0)
+            ub_out_abort(d);
+    }
     ub_buf_free(&b);
     return r;
+}
+
+/* --deps naming OUT, or a layer this run read, would replace it with a
+ * make rule: a usage error, said before anything is written. */
+static int ub_deps_conflict(const char *deps, const char *out, ub_loader *ld)
+{
+    const char *what = NULL;
+    if (ub_cli_same_file(deps, out))
+        what = "the output";
+    for (size_t i = 0; !what && i < ub_loader_count(ld); i++)
+        if (ub_cli_same_file(deps, ub_loader_file_at(ld, i)))
+            what = "a layer it reads";
+    if (!what)
+        return 0;
+    return ub_cli_usage_error("flatten", "--deps '%s' names %s", deps, what);
 }
 
 static int ub_flatten_run(int argc, char **argv)
@@ -283,46 +305,65 @@ static int ub_flatten_run(int argc, char **argv)
         status = UB_EXIT_INPUT;
     if (diags)
         ub_cli_print_diags(diags);
-    if (status == UB_EXIT_OK && !stream &&
-        ub_cli_write_output(out, text.data, text.len) != 0)
-        status = UB_EXIT_INPUT;
-    if (status == UB_EXIT_OK && stream) {
-        /* written as it is produced, to a temporary file renamed at the
-         * end (removed on failure) */
-        ub_out sink;
-        if (ub_out_open(&sink, out) != 0) {
+    /* --deps: its rule waits in a temporary file while OUT is written,
+     * and both go in place at the end (OUT first), or neither */
+    ub_out dout;
+    bool deps_open = false;
+    if (status == UB_EXIT_OK && deps) {
+        int c = ub_deps_conflict(deps, out, ld);
+        if (c != 0)
+            status = c;
+        else if (ub_write_deps(&dout, deps, out, ld) != 0)
             status = UB_EXIT_INPUT;
-        } else {
-            /* the file is written on a thread of its own while the text
-             * is made (and the baked samples copied in) */
-            ub_out_bg bg;
-            ub_out_bg_start(&bg, &sink);
-            ub_buf_set_sink(&text, ub_out_bg_write, &bg, UB_CLI_TEXT_CHUNK);
-            int r = spill ? ub_usda_write_with(flat, &text, ub_spill_samples,
-                                               spill)
-                          : ub_usda_write(flat, &text);
-            if (r == 0)
-                r = ub_buf_flush(&text);
-            if (ub_out_bg_finish(&bg) != 0) {
-                r = -1;
-                text.sink_failed = true; /* it said why */
-            }
-            /* the sink and the spill say why they failed; memory is
-             * what else fails */
-            if (r != 0 && text.failed && !text.sink_failed)
-                fprintf(stderr, "usdbake: error: out of memory writing the "
-                                "flattened layer\n");
-            if (r != 0) {
-                ub_out_abort(&sink);
-                status = UB_EXIT_INPUT;
-            } else if (ub_out_commit(&sink) != 0) {
-                status = UB_EXIT_INPUT;
-            }
+        else
+            deps_open = true;
+    }
+    ub_out sink;
+    bool written = false; /* sink holds the whole output, to commit */
+    if (status == UB_EXIT_OK && ub_out_open(&sink, out) != 0)
+        status = UB_EXIT_INPUT;
+    if (status == UB_EXIT_OK && !stream) {
+        written = ub_out_write(&sink, text.data, text.len) == 0;
+        if (!written) {
+            ub_out_abort(&sink);
+            status = UB_EXIT_INPUT;
         }
     }
-    ub_spill_free(spill);
-    if (status == UB_EXIT_OK && deps && ub_write_deps(deps, out, ld) != 0)
+    if (status == UB_EXIT_OK && stream) {
+        /* written as it is produced, on a thread of its own while the
+         * text is made (and the baked samples copied in) */
+        ub_out_bg bg;
+        ub_out_bg_start(&bg, &sink);
+        ub_buf_set_sink(&text, ub_out_bg_write, &bg, UB_CLI_TEXT_CHUNK);
+        int r = spill ? ub_usda_write_with(flat, &text, ub_spill_samples,
+                                           spill)
+                      : ub_usda_write(flat, &text);
+        if (r == 0)
+            r = ub_buf_flush(&text);
+        if (ub_out_bg_finish(&bg) != 0) {
+            r = -1;
+            text.sink_failed = true; /* it said why */
+        }
+        /* the sink and the spill say why they failed; memory is what
+         * else fails */
+        if (r != 0 && text.failed && !text.sink_failed)
+            fprintf(stderr, "usdbake: error: out of memory writing the "
+                            "flattened layer\n");
+        written = r == 0;
+        if (!written) {
+            ub_out_abort(&sink);
+            status = UB_EXIT_INPUT;
+        }
+    }
+    if (written && ub_out_commit(&sink) != 0)
         status = UB_EXIT_INPUT;
+    if (deps_open) {
+        if (status != UB_EXIT_OK)
+            ub_out_abort(&dout);
+        else if (ub_out_commit(&dout) != 0)
+            status = UB_EXIT_INPUT;
+    }
+    ub_spill_free(spill);
     if (status == UB_EXIT_OK && ub_diags_errors(diags) > 0)
         fprintf(stderr,
                 "usdbake flatten: note: output written despite %zu "
