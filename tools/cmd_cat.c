@@ -134,6 +134,9 @@ static int ub_cat_run(int argc, char **argv)
     if (out && n_inputs > 1)
         return ub_cli_usage_error("cat", "-o takes exactly one input, got %d",
                                   n_inputs);
+    int bad = format ? UB_EXIT_OK : ub_cli_no_usdz_output("cat", out);
+    if (bad != UB_EXIT_OK)
+        return bad;
     if (!format)
         format = ub_cli_format_of_path(out);
     if (format == UB_FMT_USDC || format == UB_FMT_USDB) {

@@ -204,6 +204,9 @@ static int ub_flatten_run(int argc, char **argv)
                                       env);
         threads = (unsigned)n;
     }
+    int bad = format ? UB_EXIT_OK : ub_cli_no_usdz_output("flatten", out);
+    if (bad != UB_EXIT_OK)
+        return bad;
     if (!format)
         format = ub_cli_format_of_path(out);
     if (!format)

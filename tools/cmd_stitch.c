@@ -254,6 +254,8 @@ static int ub_stitch_parse(const char *cmd, int argc, char **argv,
         st = ub_cli_usage_error(cmd, "no input layers given");
     else if (st == UB_EXIT_OK && !a->merge && !o->clip_path)
         st = ub_cli_usage_error(cmd, "--clip-path PRIM is required");
+    else if (st == UB_EXIT_OK)
+        st = ub_cli_no_usdz_output(cmd, a->out);
     return st;
 }
 

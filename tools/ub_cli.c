@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -193,6 +194,14 @@ void ub_cli_catch_signals(void)
     }
 }
 
+bool ub_cli_is_stdout(const char *path)
+{
+    return !path || strcmp(path, "-") == 0 ||
+           strcmp(path, "/dev/stdout") == 0 ||
+           strcmp(path, "/dev/fd/1") == 0 ||
+           strcmp(path, "/proc/self/fd/1") == 0;
+}
+
 /* path with its directory resolved (the file itself need not exist),
  * malloc'd; NULL when the directory cannot be resolved */
 static char *ub_cli_resolved(const char *path)
@@ -239,9 +248,7 @@ int ub_out_open(ub_out *o, const char *path)
     o->fd = -1;
     /* the names of standard output are standard output itself: opened
      * again, a file behind it would be truncated, not appended to */
-    if (!path || strcmp(path, "-") == 0 ||
-        strcmp(path, "/dev/stdout") == 0 || strcmp(path, "/dev/fd/1") == 0 ||
-        strcmp(path, "/proc/self/fd/1") == 0) {
+    if (ub_cli_is_stdout(path)) {
         o->fd = STDOUT_FILENO;
         return 0;
     }
@@ -781,6 +788,17 @@ int ub_cli_opt_format(int argc, char **argv, int *i, const char *cmd,
     return 1;
 }
 
+int ub_cli_no_usdz_output(const char *cmd, const char *out)
+{
+    size_t n = out ? strlen(out) : 0;
+    if (n < 5 || strcasecmp(out + n - 5, ".usdz") != 0)
+        return UB_EXIT_OK;
+    return ub_cli_usage_error(cmd, "usdbake reads .usdz packages but writes "
+                                   "none ('%s'): name the output .usda, "
+                                   ".usdc or .usdb",
+                              out);
+}
+
 ub_out_format ub_cli_format_of_path(const char *path)
 {
     const char *dot = path ? strrchr(path, '.') : NULL;
@@ -812,7 +830,7 @@ int ub_cli_write_layer(const ub_layer *layer, ub_out_format fmt, int level,
 
 bool ub_cli_binary_to_tty(ub_out_format fmt, const char *out)
 {
-    return fmt != UB_FMT_USDA && (!out || strcmp(out, "-") == 0) &&
+    return fmt != UB_FMT_USDA && ub_cli_is_stdout(out) &&
            isatty(STDOUT_FILENO);
 }
 

@@ -103,8 +103,8 @@ typedef struct ub_out {
 /* Held bytes kept in memory before they go to a temporary file. */
 #define UB_OUT_HOLD_MEM ((size_t)16 << 20)
 
-/* Returns 0, or -1 after printing why.  NULL, "-" and /dev/stdout (or
- * /dev/fd/1) are standard output.  A path naming a device, a pipe or a
+/* Returns 0, or -1 after printing why.  Standard output's names
+ * (ub_cli_is_stdout) are standard output.  A path naming a device, a pipe or a
  * socket (/dev/null, a fifo), or a link in /dev or /proc, is written in
  * place, not through a temporary file; a symbolic link elsewhere keeps
  * naming the file it named, which is replaced; a directory is refused. */
@@ -118,6 +118,9 @@ int ub_out_open_held(ub_out *o, const char *path);
 /* Bytes written so far (what ub_out_rewind_to can go back to), or -1
  * when the output cannot be started over. */
 int64_t ub_out_tell(const ub_out *o);
+/* Whether an output path is standard output: NULL, "-", /dev/stdout,
+ * /dev/fd/1 or /proc/self/fd/1. */
+bool ub_cli_is_stdout(const char *path);
 /* Whether paths a and b name one file: the same file where both exist,
  * else the same name once their directories are resolved.  For outputs
  * that must not replace an input or each other. */
@@ -207,6 +210,10 @@ int ub_cli_convert(const char *input, const char *out, ub_out_format format,
                    int level);
 /* Whether binary output would go to a terminal (refused: use -o). */
 bool ub_cli_binary_to_tty(ub_out_format fmt, const char *out);
+/* A usage error (its exit status, after saying why) for an output named
+ * .usdz, which would otherwise be written as text under a package's name
+ * that no USD tool opens; UB_EXIT_OK for any other name. */
+int ub_cli_no_usdz_output(const char *cmd, const char *out);
 
 /* Whether the option at argv[*i] is `name` (taking a value): on a match,
  * stores the value (from "--opt=v" or the next argument), advances *i and
