@@ -899,8 +899,9 @@ static int ub_cmp_frame_at(const void *a, const void *b)
 /* Two frames at one time would make two clips active at once: OpenUSD
  * drops such a clip set whole (`check` says clip-active-duplicate), so
  * nothing is written and both frames are named. */
-static int ub_stitch_same_times(const ub_stitcher *st, const char *const *frames,
-                                size_t n, ub_diags *diags)
+static int ub_stitch_same_times(const ub_stitcher *st,
+                                const char *const *frames, size_t n,
+                                ub_diags *diags)
 {
     ub_frame_at *v = malloc((n ? n : 1) * sizeof *v);
     if (!v) {

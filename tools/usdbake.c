@@ -4,6 +4,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -42,10 +43,8 @@ static void ub_main_usage(FILE *out)
             "Exit status: 0 ok, 1 input errors, 2 usage errors.\n");
 }
 
-int main(int argc, char **argv)
+static int ub_main_run(int argc, char **argv)
 {
-    ub_cli_guard_std_fds();
-    ub_cli_catch_signals();
     if (argc < 2) {
         ub_main_usage(stderr);
         return UB_EXIT_USAGE;
@@ -70,10 +69,35 @@ int main(int argc, char **argv)
                 ub_commands[i]->usage();
                 return UB_EXIT_OK;
             }
+            if (strcmp(argv[a], "-V") == 0 ||
+                strcmp(argv[a], "--version") == 0) {
+                printf("usdbake %s\n", PACKAGE_VERSION);
+                return UB_EXIT_OK;
+            }
         }
         return ub_commands[i]->run(argc - 1, argv + 1);
     }
     fprintf(stderr, "usdbake: unknown command '%s'\n", cmd);
     ub_main_usage(stderr);
     return UB_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+    ub_cli_guard_std_fds();
+    ub_cli_catch_signals();
+    int rc = ub_main_run(argc, argv);
+    /* What went through stdio (help, diff's differences, check's JSON)
+     * must have reached standard output: a full disk or a closed pipe end
+     * is an error, not a silent success (for diff, trouble: 2). */
+    int failed = fflush(stdout) != 0 || ferror(stdout);
+    if (failed) {
+        int e = errno;
+        fprintf(stderr, "usdbake: error: cannot write to standard output%s%s\n",
+                e ? ": " : "", e ? strerror(e) : "");
+        if (argc > 1 && strcmp(argv[1], "diff") == 0)
+            return UB_EXIT_USAGE;
+        return rc != UB_EXIT_OK ? rc : UB_EXIT_INPUT;
+    }
+    return rc;
 }
