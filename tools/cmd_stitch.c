@@ -284,6 +284,10 @@ static int ub_stitch_run(int argc, char **argv)
                                 a.has_stride ? "--stride" : "--active-offset");
     else if (a.has_stride && o.stride <= 0)
         st = ub_cli_usage_error("stitch", "--stride must be above 0");
+    else if (o.has_start && o.has_end && o.end < o.start)
+        st = ub_cli_usage_error("stitch", "--end-time-code %g is before "
+                                          "--start-time-code %g",
+                                o.end, o.start);
     if (st != UB_EXIT_OK)
         goto done;
 
