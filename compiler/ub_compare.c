@@ -508,16 +508,48 @@ static bool ub_name_in(const void *list, uint32_t n, ub_name_at_fn at,
     return false;
 }
 
+static int ub_cmp_ptr(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(const char *const *)a;
+    uintptr_t y = (uintptr_t)*(const char *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* Whether two lists of interned names hold the same names, in any order
+ * (each list's names are distinct). */
+static bool ub_same_name_set(const void *la, const void *lb, uint32_t n,
+                             ub_name_at_fn at)
+{
+    const char **v = malloc(2 * (size_t)(n ? n : 1) * sizeof *v);
+    if (!v)
+        return false; /* said as a difference, never hidden */
+    for (uint32_t i = 0; i < n; i++) {
+        v[i] = at(la, i);
+        v[n + i] = at(lb, i);
+    }
+    qsort(v, n, sizeof *v, ub_cmp_ptr);
+    qsort(v + n, n, sizeof *v, ub_cmp_ptr);
+    bool same = memcmp(v, v + n, n * sizeof *v) == 0;
+    free(v);
+    return same;
+}
+
+/* ordered: whether the lists' order means something (children: namespace
+ * order) or not (properties: a prim's properties are in name order
+ * whatever order a layer lists them in, unless propertyOrder says
+ * otherwise, which is compared as metadata; the text writers sort them,
+ * and a crate file keeps them as its writer had them). */
 static void ub_cmp_names(ub_cmp *c, const char *what, const void *la,
                          uint32_t na, const void *lb, uint32_t nb,
-                         ub_name_at_fn at, ub_sloc loc_a, ub_sloc loc_b)
+                         ub_name_at_fn at, bool ordered, ub_sloc loc_a,
+                         ub_sloc loc_b)
 {
     /* Small lists are scanned; large ones are compared in order first,
      * which is the common (equal) case and keeps 100k siblings linear. */
     bool same = na == nb;
     for (uint32_t i = 0; same && i < na; i++)
         same = at(la, i) == at(lb, i);
-    if (same)
+    if (same || (!ordered && na == nb && ub_same_name_set(la, lb, na, at)))
         return;
     bool reported = false;
     if (na <= 4096 && nb <= 4096) {
@@ -805,7 +837,7 @@ static void ub_cmp_root_names(ub_cmp *c, const ub_prim *x, const ub_prim *y)
                 nb[i] = na[k++];
         }
         ub_cmp_names(c, "child prim", na, x->children.n, nb, y->children.n,
-                     ub_renamed_child_at, x->loc, y->loc);
+                     ub_renamed_child_at, true, x->loc, y->loc);
     }
     free(na);
     free(nb);
@@ -908,7 +940,7 @@ static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y)
                  ub_prim_property_order(y), la, lb);
 
     ub_cmp_names(c, "property", &x->props, x->props.n, &y->props, y->props.n,
-                 ub_prop_name_at, la, lb);
+                 ub_prop_name_at, false, la, lb);
     for (uint32_t i = 0; i < x->props.n && !ub_cmp_stop(c); i++) {
         const ub_prop *px = x->props.v[i];
         const ub_prop *py = i < y->props.n && y->props.v[i]->name == px->name
@@ -927,7 +959,8 @@ static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y)
         ub_cmp_root_names(c, x, y);
     } else {
         ub_cmp_names(c, "child prim", &x->children, x->children.n,
-                     &y->children, y->children.n, ub_child_name_at, la, lb);
+                     &y->children, y->children.n, ub_child_name_at, true, la,
+                     lb);
     }
     for (uint32_t i = 0; i < x->children.n && !ub_cmp_stop(c); i++) {
         const ub_prim *cx = x->children.v[i];

@@ -237,18 +237,43 @@ static void test_properties_and_children(void)
     (void)extra;
     expect_one(&a, &b, "/World/a", "property 'extra' only in b.usda");
 
-    /* Same properties in another order. */
+    /* Same properties in another order: equal (a prim's properties are
+     * in name order whatever order a layer lists them in; propertyOrder
+     * is metadata, compared as such). */
     a = build("a.usda");
     b = build("b.usda");
     ub_prop *t = b.mesh->props.v[0];
     b.mesh->props.v[0] = b.mesh->props.v[1];
     b.mesh->props.v[1] = t;
-    expect_one(&a, &b, "/World/a", "property order differs at position 0");
+    ub_differences *d;
+    CU_ASSERT_EQUAL(compare(&a, &b, 0.0, &d), 0);
+    ub_differences_free(d);
+    ub_layer_free(a.layer);
+    ub_layer_free(b.layer);
+    /* ... but as many of them, not others */
+    a = build("a.usda");
+    b = build("b.usda");
+    b.mesh->props.v[1] = b.mesh->props.v[0];
+    long n = compare(&a, &b, 0.0, &d);
+    CU_ASSERT(n >= 1);
+    ub_differences_free(d);
+    ub_layer_free(a.layer);
+    ub_layer_free(b.layer);
 
     a = build("a.usda");
     b = build("b.usda");
     ub_prim_new(a.layer, a.world, S("b"), UB_DEF, (ub_sloc){0});
     expect_one(&a, &b, "/World", "child prim 'b' only in a.usda");
+
+    /* Children in another order: namespace order means something. */
+    a = build("a.usda");
+    b = build("b.usda");
+    ub_prim_new(a.layer, a.world, S("b"), UB_DEF, (ub_sloc){0});
+    ub_prim_new(b.layer, b.world, S("b"), UB_DEF, (ub_sloc){0});
+    ub_prim *c = b.world->children.v[0];
+    b.world->children.v[0] = b.world->children.v[1];
+    b.world->children.v[1] = c;
+    expect_one(&a, &b, "/World", "child prim order differs at position 0");
 }
 
 static void test_variants(void)
