@@ -90,9 +90,10 @@ int main(int argc, char **argv)
     /* What went through stdio (help, diff's differences, check's JSON)
      * must have reached standard output: a full disk or a closed pipe end
      * is an error, not a silent success (for diff, trouble: 2). */
-    int failed = fflush(stdout) != 0 || ferror(stdout);
-    if (failed) {
-        int e = errno;
+    errno = 0;
+    int flush_failed = fflush(stdout) != 0;
+    int e = flush_failed ? errno : 0; /* (else errno is some older call's) */
+    if (flush_failed || ferror(stdout)) {
         fprintf(stderr, "usdbake: error: cannot write to standard output%s%s\n",
                 e ? ": " : "", e ? strerror(e) : "");
         if (argc > 1 && strcmp(argv[1], "diff") == 0)
