@@ -1086,19 +1086,24 @@ static void test_variant_selection_paths(void)
     }
 }
 
+/* s, times times, at t[*o] (of n bytes); *o moves past it */
+static void put_times(char *t, size_t n, size_t *o, const char *s, int times)
+{
+    for (int i = 0; i < times; i++)
+        *o += (size_t)snprintf(t + *o, n - *o, "%s", s);
+}
+
 /* "rel r = </A.r[/A.r[... depth ...[/B]...]>", the text malloc'd */
 static char *nested_target(int depth)
 {
-    size_t n = 64 + (size_t)depth * 6;
+    size_t n = 64 + (size_t)depth * 6, o = 0;
     char *t = malloc(n);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    size_t o = (size_t)snprintf(t, n, "#usda 1.0\ndef \"A\" {\n    rel r = <");
-    for (int i = 0; i < depth; i++)
-        o += (size_t)snprintf(t + o, n - o, "/A.r[");
-    o += (size_t)snprintf(t + o, n - o, "/B");
-    for (int i = 0; i < depth; i++)
-        t[o++] = ']';
-    snprintf(t + o, n - o, ">\n}\n");
+    put_times(t, n, &o, "#usda 1.0\ndef \"A\" {\n    rel r = <", 1);
+    put_times(t, n, &o, "/A.r[", depth);
+    put_times(t, n, &o, "/B", 1);
+    put_times(t, n, &o, "]", depth);
+    put_times(t, n, &o, ">\n}\n", 1);
     return t;
 }
 
@@ -1109,19 +1114,16 @@ static char *nested_target(int depth)
 static void test_deep_paths(void)
 {
     int m = UB_MAX_NESTING - 1;
-    size_t n = 64 + (size_t)m * 20;
+    size_t n = 64 + (size_t)m * 20, o = 0;
     char *t = malloc(n);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     /* m nested prims "p", the innermost targeting itself */
-    size_t o = (size_t)snprintf(t, n, "#usda 1.0\n");
-    for (int i = 0; i < m; i++)
-        o += (size_t)snprintf(t + o, n - o, "def \"p\" {\n");
-    o += (size_t)snprintf(t + o, n - o, "rel r = <");
-    for (int i = 0; i < m; i++)
-        o += (size_t)snprintf(t + o, n - o, "/p");
-    o += (size_t)snprintf(t + o, n - o, ">\n");
-    for (int i = 0; i < m; i++)
-        o += (size_t)snprintf(t + o, n - o, "}\n");
+    put_times(t, n, &o, "#usda 1.0\n", 1);
+    put_times(t, n, &o, "def \"p\" {\n", m);
+    put_times(t, n, &o, "rel r = <", 1);
+    put_times(t, n, &o, "/p", m);
+    put_times(t, n, &o, ">\n", 1);
+    put_times(t, n, &o, "}\n", m);
     CU_ASSERT_PTR_NOT_NULL(parse(t));
     free(t);
 
