@@ -1017,6 +1017,23 @@ static ub_layer *ub_loader_get(ub_loader *ld, const char *asset,
         return NULL;
     }
     *st = UB_LOAD_FAILED;
+    struct stat fs;
+    if (!resolved && !anchor && !ub_pkg_is(asset) && stat(asset, &fs) == 0) {
+        /* named on the command line, and there, but no layer file: a
+         * directory, or a pipe or device (<(cmd), /dev/stdin), which a
+         * layer cannot be read from by name (its neighbours could not
+         * be found from it) */
+        bool dir = S_ISDIR(fs.st_mode);
+        ub_diag *d = ub_diag_add(
+            ld->diags, UB_ERROR, named_at, NULL, NULL, 0,
+            "cannot read layer '%s': it is %s, not a layer file", asset,
+            dir ? "a directory" : "a pipe, a socket or a device");
+        if (!dir)
+            ub_diag_set_hint(ld->diags, d,
+                             "give - to read a layer from standard input");
+        *st = UB_LOAD_MISSING;
+        return NULL;
+    }
     if (!resolved) {
         ub_diag *d = ub_diag_add(
             ld->diags, UB_ERROR, named_at, NULL,
