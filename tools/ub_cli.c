@@ -233,8 +233,11 @@ static char *ub_cli_resolved(const char *path)
 bool ub_cli_same_file(const char *a, const char *b)
 {
     struct stat sa, sb;
-    if (stat(a, &sa) == 0 && stat(b, &sb) == 0)
+    bool ha = stat(a, &sa) == 0, hb = stat(b, &sb) == 0;
+    if (ha && hb)
         return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    if (ha || hb)
+        return false; /* a file that is there is not one that is not */
     char *ra = ub_cli_resolved(a), *rb = ub_cli_resolved(b);
     bool same = ra && rb ? strcmp(ra, rb) == 0 : strcmp(a, b) == 0;
     free(ra);

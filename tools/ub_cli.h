@@ -122,8 +122,9 @@ int64_t ub_out_tell(const ub_out *o);
  * /dev/fd/1 or /proc/self/fd/1. */
 bool ub_cli_is_stdout(const char *path);
 /* Whether paths a and b name one file: the same file where both exist,
- * else the same name once their directories are resolved.  For outputs
- * that must not replace an input or each other. */
+ * never where only one does, else the same name once their directories
+ * are resolved (resolving only then: stitch asks it of every frame).
+ * For outputs that must not replace an input or each other. */
 bool ub_cli_same_file(const char *a, const char *b);
 /* Standard input, output and error that were closed are held open on
  * /dev/null the wrong way round, so that no file the run opens takes
