@@ -470,6 +470,17 @@ static void ub_write_listop(ub_w *w, unsigned indent, const char *name,
                                  ub_listop_get(lo, p));
 }
 
+/* Whether a dictionary key cannot go between double quotes as it is: a
+ * quote or backslash would end or escape early, a line break would break
+ * the string (a tab is fine). */
+static bool ub_key_needs_escape(const char *key)
+{
+    for (const unsigned char *u = (const unsigned char *)key; *u; u++)
+        if (*u == '"' || *u == '\\' || (*u < 32 && *u != '\t'))
+            return true;
+    return false;
+}
+
 /* The dictionary body from "{": entries sorted by key, one per line, at
  * indent + 1; the closing brace at indent, then a newline. */
 static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
@@ -521,7 +532,11 @@ static void ub_write_dict(ub_w *w, unsigned indent, const ub_dict *d,
         }
         if (ident) {
             ub_ps(b, e->key);
-        } else { /* OpenUSD wraps the key in quotes without escaping */
+        } else if (ub_key_needs_escape(e->key)) {
+            /* OpenUSD writes these bare too, and then cannot read its own
+             * output: escaped, the layer reads back as itself */
+            ub_put_q(b, e->key);
+        } else { /* as OpenUSD: the key in double quotes, as it is */
             ub_pc(b, '"');
             ub_ps(b, e->key);
             ub_pc(b, '"');
