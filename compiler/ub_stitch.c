@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "ub_cpus.h"
+#include "ub_ident.h"
 #include "ub_idtab.h"
 #include "ub_loader.h"
 #include "ub_stack.h"
@@ -523,7 +524,7 @@ static const char *ub_sibling_name(ub_strtab *t, const char *base,
 static int ub_split_prim_path(ub_strtab *t, const char *p, const char ***names)
 {
     *names = NULL;
-    if (!p || p[0] != '/' || !p[1])
+    if (!ub_ident_prim_path_ok(p))
         return -1;
     int n = 0;
     for (const char *q = p; *q; q++)
@@ -535,12 +536,7 @@ static int ub_split_prim_path(ub_strtab *t, const char *p, const char ***names)
     for (const char *q = p + 1;;) {
         const char *e = strchr(q, '/');
         size_t len = e ? (size_t)(e - q) : strlen(q);
-        bool ok = len > 0 && !isdigit((unsigned char)q[0]);
-        for (size_t i = 0; i < len && ok; i++) {
-            unsigned char c = (unsigned char)q[i];
-            ok = c == '_' || isalnum(c) || c >= 0x80;
-        }
-        if (!ok || !(v[k++] = ub_intern(t, q, len))) {
+        if (!(v[k++] = ub_intern(t, q, len))) {
             free(v);
             return -1;
         }

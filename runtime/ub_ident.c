@@ -103,6 +103,20 @@ bool ub_ident_ns_ok(const char *s, size_t n)
     return true;
 }
 
+bool ub_ident_prim_path_ok(const char *s)
+{
+    if (!s || s[0] != '/' || !s[1])
+        return false;
+    for (const char *q = s + 1;;) {
+        const char *e = strchr(q, '/');
+        if (!ub_ident_ok(q, e ? (size_t)(e - q) : strlen(q)))
+            return false;
+        if (!e)
+            return true;
+        q = e + 1;
+    }
+}
+
 /* Variant (and variant set) names as OpenUSD's path grammar has them: an
  * optional leading '.', then XID_Continue characters, '|' and '-' (so even
  * "" and "." pass). */

@@ -19,6 +19,9 @@
 bool ub_ident_ok(const char *s, size_t n);
 /* Whether they are identifiers joined by ':' (a property name). */
 bool ub_ident_ns_ok(const char *s, size_t n);
+/* Whether the string s is an absolute path of prim names, without
+ * variant selections ("/World/model"), as a command line names a prim. */
+bool ub_ident_prim_path_ok(const char *s);
 /* Whether they are a variant or variant set name. */
 bool ub_ident_variant_ok(const char *s, size_t n);
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ub_cli.h"
+#include "ub_ident.h"
 #include "ub_stitch.h"
 #include "ub_usdb_write.h"
 
@@ -254,6 +255,12 @@ static int ub_stitch_parse(const char *cmd, int argc, char **argv,
         st = ub_cli_usage_error(cmd, "no input layers given");
     else if (st == UB_EXIT_OK && !a->merge && !o->clip_path)
         st = ub_cli_usage_error(cmd, "--clip-path PRIM is required");
+    else if (st == UB_EXIT_OK && o->clip_path &&
+             !ub_ident_prim_path_ok(o->clip_path))
+        st = ub_cli_usage_error(cmd,
+                                "--clip-path '%s' is not an absolute prim "
+                                "path (expected something like /World/model)",
+                                o->clip_path);
     else if (st == UB_EXIT_OK)
         st = ub_cli_no_usdz_output(cmd, a->out);
     return st;

@@ -576,6 +576,19 @@ static void test_utf8_identifiers(void)
     /* U+222B INTEGRAL is no identifier character */
     reject("#usda 1.0\ndef \"a\xe2\x88\xab\" {\n}\n", 2, 5,
            "not a valid prim name");
+    /* a prim path on a command line (stitch --clip-path) by the same
+     * rules */
+    CU_ASSERT_TRUE(ub_ident_prim_path_ok("/\xe6\x83\x85/caf\xc3\xa9_1"));
+    CU_ASSERT_FALSE(ub_ident_prim_path_ok("/a\xe2\x88\xab"));
+    CU_ASSERT_FALSE(ub_ident_prim_path_ok("/W/\xff"));
+    CU_ASSERT_FALSE(ub_ident_prim_path_ok("/W/1a"));
+    CU_ASSERT_FALSE(ub_ident_prim_path_ok("/W.x"));
+    CU_ASSERT_FALSE(ub_ident_prim_path_ok("/W{v=a}"));
+    CU_ASSERT_FALSE(ub_ident_prim_path_ok("/W//a"));
+    CU_ASSERT_FALSE(ub_ident_prim_path_ok("/W/"));
+    CU_ASSERT_FALSE(ub_ident_prim_path_ok("W"));
+    CU_ASSERT_FALSE(ub_ident_prim_path_ok("/"));
+    CU_ASSERT_FALSE(ub_ident_prim_path_ok(NULL));
 }
 
 /* --- grammar constructs ---------------------------------------------------- */

@@ -260,6 +260,18 @@ static void test_clip_errors(void)
     CU_ASSERT_EQUAL_FATAL(ub_diags_errors(d), 1);
     CU_ASSERT_PTR_NOT_NULL(strstr(ub_diags_at(d, 0)->message, "</W/q>"));
     ub_diags_free(d);
+    /* the library holds a clip path to the prim name rules too: invalid
+     * UTF-8 is no name, though every byte is above 0x7f */
+    d = ub_diags_new();
+    o.clip_path = "/W/\xff\xfe";
+    CU_ASSERT_EQUAL(ub_stitch_clips(T, (const char *const *)&f, 1, &o, &so,
+                                    d),
+                    -1);
+    CU_ASSERT_EQUAL_FATAL(ub_diags_errors(d), 1);
+    CU_ASSERT_STRING_EQUAL(ub_diags_at(d, 0)->id, "stitch-clip-path");
+    CU_ASSERT_PTR_NOT_NULL(strstr(ub_diags_at(d, 0)->message,
+                                  "is not an absolute prim path"));
+    ub_diags_free(d);
     unlink(f);
     free(f);
 }
