@@ -262,17 +262,31 @@ const char *ub_parse_unescape(ub_pctx *c, const char *s, size_t n,
     return r;
 }
 
-bool ub_parse_asset_ok(const char *s, size_t n)
+const char *ub_parse_asset_problem(const char *s, size_t n)
 {
     const unsigned char *u = (const unsigned char *)s;
-    for (size_t i = 0; i < n; i++) {
-        if (u[i] < 0x20 || u[i] == 0x7f)
-            return false;
-        /* C1 controls U+0080..U+009F encoded as C2 80..C2 9F */
-        if (u[i] == 0xc2 && i + 1 < n && u[i + 1] >= 0x80 && u[i + 1] <= 0x9f)
-            return false;
+    for (size_t i = 0; i < n;) {
+        /* the sequence's length by its first byte, as OpenUSD reads it:
+         * the continuation bytes are checked, not the shortest form */
+        unsigned len = u[i] < 0x80           ? 1
+                       : (u[i] & 0xe0) == 0xc0 ? 2
+                       : (u[i] & 0xf0) == 0xe0 ? 3
+                       : (u[i] & 0xf8) == 0xf0 ? 4
+                                               : 0;
+        if (!len || len > n - i)
+            return "asset paths must be UTF-8";
+        uint32_t cp = len == 1 ? u[i] : u[i] & (0x7fu >> len);
+        for (unsigned k = 1; k < len; k++) {
+            if ((u[i + k] & 0xc0) != 0x80)
+                return "asset paths must be UTF-8";
+            cp = cp << 6 | (u[i + k] & 0x3fu);
+        }
+        /* C0 and C1 controls, and DEL */
+        if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
+            return "asset paths may not contain control characters";
+        i += len;
     }
-    return true;
+    return NULL;
 }
 
 /* --- paths ------------------------------------------------------------------ */
@@ -2839,7 +2853,15 @@ static size_t ub_token_text(const ub_pctx *c, ub_tokloc l, const char **out)
     if (s >= end)
         return 0;
     const char *e = s;
-    if (*e == '"' || *e == '\'' || *e == '<' || *e == '@') {
+    if (end - s >= 6 && memcmp(s, "@@@", 3) == 0) {
+        /* "@@@...@@@": to the closing three, on this line, or 60 bytes */
+        e += 3;
+        while (e < end && *e != '\n' && e - s < 60 &&
+               !(end - e >= 3 && memcmp(e, "@@@", 3) == 0))
+            e++;
+        if (end - e >= 3 && memcmp(e, "@@@", 3) == 0)
+            e += 3;
+    } else if (*e == '"' || *e == '\'' || *e == '<' || *e == '@') {
         char close = *e == '<' ? '>' : *e;
         e++;
         while (e < end && *e != close && *e != '\n' && e - s < 60)

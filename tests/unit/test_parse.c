@@ -1255,6 +1255,16 @@ static void test_semantic_errors(void)
            19, "not a valid relocates path");
     reject("#usda 1.0\n(\n    subLayers = [@a\x01.usda@]\n)\n", 3, 18,
            "control characters");
+    /* asset paths as OpenUSD holds them: UTF-8 sequences with all their
+     * continuation bytes, no C1 control (U+0085 here) */
+    reject("#usda 1.0\ndef \"A\" {\n    asset a = @x\xff.usda@\n}\n", 3, 15,
+           "asset paths must be UTF-8: '@x\xff.usda@'");
+    reject("#usda 1.0\ndef \"A\" {\n    asset a = @@@y\xe6\x83@@@\n}\n", 3,
+           15, "asset paths must be UTF-8: '@@@y\xe6\x83@@@'");
+    reject("#usda 1.0\ndef \"A\" {\n    asset a = @\xc2\x85@\n}\n", 3, 15,
+           "control characters");
+    CU_ASSERT_PTR_NOT_NULL(parse("#usda 1.0\ndef \"A\" {\n    asset a = "
+                                 "@x\xc3\xa9\xe6\x83\x85/\xf0\x9f\x98\x80@\n}\n"));
     reject("#usda 1.0\n(\n    framesPerSecond = 0\n)\n", 3, 5,
            "greater than 0");
     reject("#usda 1.0\ndef \"A\" (\n    specifier = \"def\"\n) {}\n", 3, 5,
