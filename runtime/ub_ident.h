@@ -2,11 +2,10 @@
  * ub_ident — the names a path may hold, as OpenUSD checks them: prim
  * names (UTF-8 identifiers, XID_Start XID_Continue*), property names
  * (identifiers joined by ':') and variant names, and the text of a path
- * made of them.  The usda reader checks what it reads with these, and so
- * does the crate reader, whose names come from a table of strings that
- * damage can make anything.  (The .usdb reader does not: its checksums
- * catch damage, but a file written by another hand with a name such as
- * "a/b" prints text the usda reader refuses.)
+ * made of them.  Every reader checks the names it reads with these: the
+ * usda reader; the crate reader, whose names come from a table of strings
+ * that damage can make anything; and the .usdb reader, whose checksums
+ * catch damage but not a writer that put "a/b" where a prim name goes.
  */
 #ifndef UB_IDENT_H
 #define UB_IDENT_H

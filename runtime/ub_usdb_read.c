@@ -15,6 +15,7 @@
 #include <xxhash.h>
 #include <zstd.h>
 
+#include "ub_ident.h"
 #include "ub_usdb_format.h"
 
 typedef struct rsec {
@@ -728,11 +729,35 @@ static const ub_type *get_type(cur *c)
     return t;
 }
 
+/* What a name in the tree must be: the file's checksums catch damage,
+ * not a writer that put "a/b" where a prim name goes, and such a name
+ * would print text that no usda reader takes. */
+enum { NAME_PRIM, NAME_PROP, NAME_VARIANT, NAME_VSET };
+
+static void check_name(cur *c, uint32_t id, int kind)
+{
+    if (c->err)
+        return;
+    const char *s = c->f->strs[id];
+    size_t n = ub_str_len(s);
+    bool ok = kind == NAME_PRIM   ? ub_ident_ok(s, n)
+              : kind == NAME_PROP ? ub_ident_ns_ok(s, n)
+              : kind == NAME_VSET ? n > 0 && ub_ident_variant_ok(s, n)
+                                  : ub_ident_variant_ok(s, n);
+    if (!ok)
+        cur_fail(c, "'%.40s' is not a valid %s name", s,
+                 kind == NAME_PRIM   ? "prim"
+                 : kind == NAME_PROP ? "property"
+                 : kind == NAME_VSET ? "variant set"
+                                     : "variant");
+}
+
 static void dec_prop(cur *c, uint32_t idx)
 {
     ub_usdb *f = c->f;
     rprop p = {0};
     p.name = get_str_id(c);
+    check_name(c, p.name, NAME_PROP);
     p.flags = (uint8_t)get_u8(c);
     p.variability = (uint8_t)get_u8(c);
     if (!c->err && (p.flags & ~0x1fu)) {
@@ -777,6 +802,9 @@ static void dec_prim(cur *c, uint32_t idx, uint32_t parent,
     }
     rprim p = {.parent = parent, .vset_name = vset_name};
     p.name = get_str_id(c);
+    /* the root has no name of its own: "" */
+    if (parent != UB_USDB_NONE)
+        check_name(c, p.name, vset_name ? NAME_VARIANT : NAME_PRIM);
     p.spec = (uint8_t)get_u8(c);
     if (!c->err && p.spec > UB_CLASS) {
         cur_fail(c, "unknown specifier %u", p.spec);
@@ -813,6 +841,7 @@ static void dec_prim(cur *c, uint32_t idx, uint32_t parent,
     for (uint32_t i = 0; i < p.n_vsets && !c->err; i++) {
         rvset vs;
         vs.name = get_str_id(c);
+        check_name(c, vs.name, NAME_VSET);
         vs.n_variants = get_count(c, 9);
         GROW(f->prims, f->nprims, f->capprims, vs.n_variants, c);
         if (c->err)

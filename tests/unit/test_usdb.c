@@ -926,6 +926,51 @@ static void test_type_without_type_name(void)
     ub_buf_free(&b);
 }
 
+/* Names the path grammar refuses are damage when read: the model's API
+ * takes any name, and so does the writer, but text printed from such a
+ * file would not parse. */
+static void test_names_checked(void)
+{
+    static const struct {
+        const char *prim, *prop, *vset, *variant, *want;
+    } cases[] = {
+        {"a/b", "x", "v", "red", "'a/b' is not a valid prim name"},
+        {"A", "1x", "v", "red", "'1x' is not a valid property name"},
+        {"A", "x:", "v", "red", "'x:' is not a valid property name"},
+        {"A", "x", "", "red", "'' is not a valid variant set name"},
+        {"A", "x", "v", "r:d", "'r:d' is not a valid variant name"},
+        {"A", "x", "v", "", NULL}, /* "" is a variant name */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        ub_layer *L = ub_layer_new(T, "names.usda");
+        ub_prim *p =
+            ub_prim_new(L, L->root, S(cases[i].prim), UB_DEF, (ub_sloc){0});
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(
+            ub_prop_new(L, p, S(cases[i].prop), UB_ATTR, (ub_sloc){0}));
+        ub_variant_set *vs =
+            ub_variant_set_get(L, p, S(cases[i].vset), (ub_sloc){0});
+        CU_ASSERT_PTR_NOT_NULL_FATAL(vs);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(
+            ub_variant_new(L, p, vs, S(cases[i].variant), (ub_sloc){0}));
+        ub_buf b;
+        write(L, 0, &b);
+        ub_layer_free(L);
+        ub_diags *d = ub_diags_new();
+        ub_layer *back = ub_usdb_load(T, "names.usdb", b.data, b.len, d);
+        if (cases[i].want) {
+            CU_ASSERT_PTR_NULL(back);
+            CU_ASSERT(has_error(d, cases[i].want));
+        } else {
+            CU_ASSERT_PTR_NOT_NULL(back);
+            CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+        }
+        ub_layer_free(back);
+        ub_diags_free(d);
+        ub_buf_free(&b);
+    }
+}
+
 /* An untyped atom, string, asset or path is its text: one without it
  * (the API can make one; a file whose checksums hold never has one) is
  * damage when read, named, not a null pointer for the text writer (found
@@ -975,6 +1020,8 @@ int main(void)
                 test_type_without_type_name);
     CU_add_test(s, "an untyped atom without its text is damage",
                 test_untyped_without_text);
+    CU_add_test(s, "names the path grammar refuses are damage",
+                test_names_checked);
     unsigned failed = ub_test_run_all();
     ub_strtab_free(T);
     return failed ? 1 : 0;
