@@ -312,10 +312,21 @@ int ub_out_open(ub_out *o, const char *path)
         ub_out_abort(o);
         return -1;
     }
-    /* mkstemp makes the file 0600; outputs should get the usual umask. */
-    mode_t mask = umask(0);
-    umask(mask);
-    if (fchmod(o->fd, 0666 & ~mask) != 0) {
+    /* mkstemp makes the file 0600.  A file replaced keeps its permissions
+     * (a group-writable publish area stays so) and, where the system lets
+     * us, its owner and group; a new file gets the usual umask. */
+    mode_t mode;
+    struct stat old;
+    if (stat(dest, &old) == 0 && S_ISREG(old.st_mode)) {
+        mode = old.st_mode & 0777;
+        if (old.st_uid != geteuid() || old.st_gid != getegid())
+            (void)!fchown(o->fd, old.st_uid, old.st_gid); /* else ours */
+    } else {
+        mode_t mask = umask(0);
+        umask(mask);
+        mode = 0666 & ~mask;
+    }
+    if (fchmod(o->fd, mode) != 0) {
         fprintf(stderr, "usdbake: error: cannot write '%s': %s\n", path,
                 strerror(errno));
         ub_out_abort(o);
