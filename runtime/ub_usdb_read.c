@@ -740,10 +740,12 @@ static void check_name(cur *c, uint32_t id, int kind)
         return;
     const char *s = c->f->strs[id];
     size_t n = ub_str_len(s);
+    /* as the usda reader has them: a variant set may be named "", a
+     * variant may not */
     bool ok = kind == NAME_PRIM   ? ub_ident_ok(s, n)
               : kind == NAME_PROP ? ub_ident_ns_ok(s, n)
-              : kind == NAME_VSET ? n > 0 && ub_ident_variant_ok(s, n)
-                                  : ub_ident_variant_ok(s, n);
+              : kind == NAME_VSET ? ub_ident_variant_ok(s, n)
+                                  : n > 0 && ub_ident_variant_ok(s, n);
     if (!ok)
         cur_fail(c, "'%.40s' is not a valid %s name", s,
                  kind == NAME_PRIM   ? "prim"

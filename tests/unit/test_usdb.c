@@ -937,9 +937,9 @@ static void test_names_checked(void)
         {"a/b", "x", "v", "red", "'a/b' is not a valid prim name"},
         {"A", "1x", "v", "red", "'1x' is not a valid property name"},
         {"A", "x:", "v", "red", "'x:' is not a valid property name"},
-        {"A", "x", "", "red", "'' is not a valid variant set name"},
         {"A", "x", "v", "r:d", "'r:d' is not a valid variant name"},
-        {"A", "x", "v", "", NULL}, /* "" is a variant name */
+        {"A", "x", "v", "", "'' is not a valid variant name"},
+        {"A", "x", "", "red", NULL}, /* "" is a variant set's name */
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         ub_layer *L = ub_layer_new(T, "names.usda");
