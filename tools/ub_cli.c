@@ -319,8 +319,10 @@ int ub_out_open(ub_out *o, const char *path)
     struct stat old;
     if (stat(dest, &old) == 0 && S_ISREG(old.st_mode)) {
         mode = old.st_mode & 0777;
-        if (old.st_uid != geteuid() || old.st_gid != getegid())
-            (void)!fchown(o->fd, old.st_uid, old.st_gid); /* else ours */
+        /* the owner takes privilege; the group only membership */
+        if ((old.st_uid != geteuid() || old.st_gid != getegid()) &&
+            fchown(o->fd, old.st_uid, old.st_gid) != 0)
+            (void)!fchown(o->fd, (uid_t)-1, old.st_gid); /* else ours */
     } else {
         mode_t mask = umask(0);
         umask(mask);
