@@ -472,13 +472,10 @@ static void ub_write_listop(ub_w *w, unsigned indent, const char *name,
 
 /* Whether a dictionary key cannot go between double quotes as it is: a
  * quote or backslash would end or escape early, a line break would break
- * the string (a tab is fine). */
+ * the string.  (Other control bytes read back as they are.) */
 static bool ub_key_needs_escape(const char *key)
 {
-    for (const unsigned char *u = (const unsigned char *)key; *u; u++)
-        if (*u == '"' || *u == '\\' || (*u < 32 && *u != '\t'))
-            return true;
-    return false;
+    return strpbrk(key, "\"\\\n\r") != NULL;
 }
 
 /* The dictionary body from "{": entries sorted by key, one per line, at
