@@ -846,6 +846,28 @@ typedef struct ub_stitcher {
     ub_layer *merged;
 } ub_stitcher;
 
+/* ub_rel_asset for the layer at file, with a diagnostic when there is
+ * none: an asset path must be UTF-8 without control characters (OpenUSD
+ * and usdbake refuse to read any other), so a file named in Latin-1 can
+ * be no clip, and an output so named can have no topology sublayer. */
+static const char *ub_stitch_asset(ub_stitcher *st, const char *file)
+{
+    const char *asset = ub_rel_asset(st->t, file, st->o->out_path);
+    if (!asset) {
+        ub_diag_add_oom(st->diags, (ub_loc){file, 0, 0}, "out of memory");
+        return NULL;
+    }
+    const char *why = ub_ident_asset_problem(asset, ub_str_len(asset));
+    if (why) {
+        ub_diag_add(st->diags, UB_ERROR, (ub_loc){file, 0, 0},
+                    "stitch-asset-path", NULL, 0,
+                    "this file's name cannot be written as an asset path "
+                    "(%s)", why);
+        return NULL;
+    }
+    return asset;
+}
+
 static int ub_stitch_frame(void *ctx, size_t i, const ub_layer *l)
 {
     ub_stitcher *st = ctx;
@@ -861,12 +883,9 @@ static int ub_stitch_frame(void *ctx, size_t i, const ub_layer *l)
         ub_stitch_merge(st->topology, l, false, true, st->diags) != 0)
         return -1;
     if (st->clips) {
-        const char *asset = ub_rel_asset(st->t, l->path, st->o->out_path);
-        if (!asset) {
-            ub_diag_add_oom(st->diags, (ub_loc){l->path, 0, 0},
-                            "out of memory");
+        const char *asset = ub_stitch_asset(st, l->path);
+        if (!asset)
             return -1;
-        }
         st->clips[i] = (ub_clip_rec){asset, start, end};
     }
     int mr = ub_manifest_add(&st->mf, l, cp, start);
@@ -968,8 +987,8 @@ static int ub_stitch_result(ub_stitcher *st, size_t n, ub_stitch_out *out)
     ub_arena *a = r->arena;
     ub_sloc nl = {0};
     bool bad = false;
-    const char *topo = ub_rel_asset(st->t, out->topology_path, o->out_path);
-    const char *man = ub_rel_asset(st->t, out->manifest_path, o->out_path);
+    const char *topo = ub_stitch_asset(st, out->topology_path);
+    const char *man = topo ? ub_stitch_asset(st, out->manifest_path) : NULL;
     if (!topo || !man)
         return -1;
     r->has_sublayers = true;
@@ -1143,8 +1162,11 @@ int ub_stitch_clips(ub_strtab *t, const char *const *frames, size_t n,
     const ub_prim *tp = ub_find_prim(out->topology, NULL, 0);
     ub_manifest_defaults(out->manifest, out->manifest->root, out->topology, tp,
                          &oom);
+    size_t errors = ub_diags_errors(diags);
     if (oom || ub_stitch_result(&st, n, out) != 0) {
-        ub_diag_add_oom(diags, (ub_loc){NULL, 0, 0}, "out of memory");
+        /* the result says why it failed, or it ran out of memory */
+        if (ub_diags_errors(diags) == errors)
+            ub_diag_add_oom(diags, (ub_loc){NULL, 0, 0}, "out of memory");
         goto done;
     }
     status = 0;

@@ -262,33 +262,6 @@ const char *ub_parse_unescape(ub_pctx *c, const char *s, size_t n,
     return r;
 }
 
-const char *ub_parse_asset_problem(const char *s, size_t n)
-{
-    const unsigned char *u = (const unsigned char *)s;
-    for (size_t i = 0; i < n;) {
-        /* the sequence's length by its first byte, as OpenUSD reads it:
-         * the continuation bytes are checked, not the shortest form */
-        unsigned len = u[i] < 0x80           ? 1
-                       : (u[i] & 0xe0) == 0xc0 ? 2
-                       : (u[i] & 0xf0) == 0xe0 ? 3
-                       : (u[i] & 0xf8) == 0xf0 ? 4
-                                               : 0;
-        if (!len || len > n - i)
-            return "asset paths must be UTF-8";
-        uint32_t cp = len == 1 ? u[i] : u[i] & (0x7fu >> len);
-        for (unsigned k = 1; k < len; k++) {
-            if ((u[i + k] & 0xc0) != 0x80)
-                return "asset paths must be UTF-8";
-            cp = cp << 6 | (u[i + k] & 0x3fu);
-        }
-        /* C0 and C1 controls, and DEL */
-        if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
-            return "asset paths may not contain control characters";
-        i += len;
-    }
-    return NULL;
-}
-
 /* --- paths ------------------------------------------------------------------ */
 
 /* The prim path components of a prim, variant selections stripped (relative
@@ -2854,13 +2827,23 @@ static size_t ub_token_text(const ub_pctx *c, ub_tokloc l, const char **out)
         return 0;
     const char *e = s;
     if (end - s >= 6 && memcmp(s, "@@@", 3) == 0) {
-        /* "@@@...@@@": to the closing three, on this line, or 60 bytes */
+        /* "@@@...@@@" as the lexer takes it: "\@@@" inside, and up to
+         * two '@' before the closing three; on one line, up to 60 bytes */
         e += 3;
-        while (e < end && *e != '\n' && e - s < 60 &&
-               !(end - e >= 3 && memcmp(e, "@@@", 3) == 0))
-            e++;
-        if (end - e >= 3 && memcmp(e, "@@@", 3) == 0)
-            e += 3;
+        while (e < end && *e != '\n' && *e != '\r' && e - s < 60) {
+            if (end - e >= 4 && memcmp(e, "\\@@@", 4) == 0) {
+                e += 4;
+                continue;
+            }
+            size_t run = 0;
+            while (e + run < end && e[run] == '@')
+                run++;
+            if (run >= 3) {
+                e += run < 5 ? run : 5;
+                break;
+            }
+            e += run ? run : 1;
+        }
     } else if (*e == '"' || *e == '\'' || *e == '<' || *e == '@') {
         char close = *e == '<' ? '>' : *e;
         e++;

@@ -270,9 +270,6 @@ double ub_parse_double(const char *s, size_t n);
 const char *ub_parse_unescape(ub_pctx *ctx, const char *s, size_t n,
                               ub_tokloc l);
 void ub_parse_took_text(ub_pctx *ctx);
-/* Why the n bytes at s are no asset path (not UTF-8, or a control
- * character), as OpenUSD refuses them; NULL when they are one. */
-const char *ub_parse_asset_problem(const char *s, size_t n);
 
 /* Report an error at loc; parsing continues, the layer will be dropped. */
 void ub_perr(ub_pctx *ctx, ub_tokloc loc, const char *fmt, ...)

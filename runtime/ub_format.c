@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "ub_format_tables.h"
+#include "ub_ident.h"
 #include "ub_intern.h"
 
 /* --- integers ------------------------------------------------------------ */
@@ -911,27 +912,6 @@ void ub_put_u64(ub_buf *b, uint64_t v)
         b->len += ub_fmt_u64(w, v);
 }
 
-/* Length of the valid UTF-8 multibyte sequence at s (2..4), or 0.  Like
- * OpenUSD, only the lead byte pattern and continuation bytes are checked. */
-static int ub_utf8_len(const unsigned char *s, size_t avail)
-{
-    int len;
-    if ((s[0] & 0xe0) == 0xc0)
-        len = 2;
-    else if ((s[0] & 0xf0) == 0xe0)
-        len = 3;
-    else if ((s[0] & 0xf8) == 0xf0)
-        len = 4;
-    else
-        return 0;
-    if ((size_t)len > avail)
-        return 0;
-    for (int i = 1; i < len; i++)
-        if ((s[i] & 0xc0) != 0x80)
-            return 0;
-    return len;
-}
-
 static int ub_hex_digit(int ch)
 {
     if (ch >= '0' && ch <= '9')
@@ -1031,11 +1011,12 @@ void ub_put_quoted(ub_buf *b, const char *s, size_t n)
     for (size_t i = 0; i < n; i++) {
         unsigned char c = u[i];
         if (c >= 0x80) {
-            int len = ub_utf8_len(u + i, n - i);
-            if (len) {
+            uint32_t cp;
+            size_t len = ub_utf8_seq(u + i, n - i, &cp);
+            if (len) { /* as OpenUSD: a well-formed sequence as it is */
                 memcpy(p, u + i, (size_t)len);
                 p += len;
-                i += (size_t)len - 1;
+                i += len - 1;
                 continue;
             }
         }

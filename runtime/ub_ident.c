@@ -103,6 +103,43 @@ bool ub_ident_ns_ok(const char *s, size_t n)
     return true;
 }
 
+size_t ub_utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
+{
+    size_t len = s[0] < 0x80           ? 1
+                 : (s[0] & 0xe0) == 0xc0 ? 2
+                 : (s[0] & 0xf0) == 0xe0 ? 3
+                 : (s[0] & 0xf8) == 0xf0 ? 4
+                                         : 0;
+    if (!len || len > n)
+        return 0;
+    uint32_t v = len == 1 ? s[0] : s[0] & (0x7fu >> len);
+    for (size_t k = 1; k < len; k++) {
+        if ((s[k] & 0xc0) != 0x80)
+            return 0;
+        v = v << 6 | (s[k] & 0x3fu);
+    }
+    *cp = v;
+    return len;
+}
+
+const char *ub_ident_asset_problem(const char *s, size_t n)
+{
+    const unsigned char *u = (const unsigned char *)s;
+    for (size_t i = 0; i < n;) {
+        uint32_t cp;
+        size_t len = ub_utf8_seq(u + i, n - i, &cp);
+        if (!len)
+            return "asset paths must be UTF-8";
+        /* C0 and C1 controls and DEL, in any form.  OpenUSD stops
+         * checking at a code point 0 (an overlong C0 80 lets the rest
+         * through); this refuses it. */
+        if (cp < 0x20 || cp == 0x7f || (cp >= 0x80 && cp <= 0x9f))
+            return "asset paths may not contain control characters";
+        i += len;
+    }
+    return NULL;
+}
+
 bool ub_ident_prim_path_ok(const char *s)
 {
     if (!s || s[0] != '/' || !s[1])

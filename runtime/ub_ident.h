@@ -18,6 +18,15 @@
 bool ub_ident_ok(const char *s, size_t n);
 /* Whether they are identifiers joined by ':' (a property name). */
 bool ub_ident_ns_ok(const char *s, size_t n);
+/* The length of the UTF-8 sequence at s (n bytes available), its code
+ * point in *cp; 0 when it is malformed.  Only the lead byte's pattern and
+ * the continuation bytes are checked, as OpenUSD reads strings and asset
+ * paths (not the shortest form: names are held to that, by ub_ident_ok). */
+size_t ub_utf8_seq(const unsigned char *s, size_t n, uint32_t *cp);
+/* Why the n bytes at s are no asset path (not UTF-8, or a control
+ * character), as OpenUSD refuses them; NULL when they are one.  Every
+ * asset path usdbake reads or makes is held to it. */
+const char *ub_ident_asset_problem(const char *s, size_t n);
 /* Whether the string s is an absolute path of prim names, without
  * variant selections ("/World/model"), as a command line names a prim. */
 bool ub_ident_prim_path_ok(const char *s);
