@@ -48,7 +48,10 @@ typedef struct ub_w_pend {
  * record ends in their ids: the walk encodes the samples (SAMPLE) and the
  * series up to its ids (SERIES), and the numbering side appends the ids,
  * then hashes it. */
-enum { UB_W_PLAIN, UB_W_SAMPLE, UB_W_SERIES };
+enum { UB_W_PLAIN, UB_W_SAMPLE, UB_W_SERIES, UB_W_COUNT };
+/* UB_W_COUNT is no record: a streamed prim's child count, known only when
+ * the prim closes, goes at its hole; the numbering side notes where that
+ * is in the tree (count_at), and the skeleton gets the counts put in. */
 /* A batch ends at this many records or bytes of records: big enough that
  * handing over (a lock, maybe a wake-up) is rare, small enough that the
  * numbering side need not wait long for work. */
@@ -90,6 +93,8 @@ typedef struct ub_w_num {
     ub_idtab rec_tab;
     ub_w_rcent *rcache;
     ub_buf spec; /* the tree */
+    size_t *count_at; /* where each child count goes in spec (streamed) */
+    uint32_t ncount_at, capcount_at;
     int64_t tree_max_rec;
     uint32_t *sample_ids, nsample, capsample; /* the series' so far */
     ub_buf series; /* a series record being completed */
@@ -138,6 +143,12 @@ typedef struct ub_w {
     ZSTD_CCtx *trial;  /* fast level for choosing layouts */
     ub_buf cand[3], ztmp;
     bool failed, too_deep;
+    /* streamed (ub_usdb_stream): the child counts of the prims whose
+     * heads went out before their children, by slot; and those prims
+     * still open, from the pseudo-root down, with their count slots */
+    uint32_t *counts, ncounts, capcounts;
+    const ub_prim **open;
+    uint32_t *open_slot, nopen, capopen;
 } ub_w;
 
 #define prefetch(p) __builtin_prefetch(p)
@@ -554,6 +565,8 @@ static void num_batch(ub_w_num *n, ub_w_batch *b)
         ub_w_pend *pk = &b->pend[k];
         const char *p = b->recs.data + at;
         at += pk->len;
+        if (pk->kind == UB_W_COUNT)
+            continue;
         if (pk->kind == UB_W_SERIES) {
             pk->id = num_series(n, p, pk->len);
             continue;
@@ -580,6 +593,20 @@ static void num_batch(ub_w_num *n, ub_w_batch *b)
             continue;
         ub_buf_append(&n->spec, b->tree.data + pos, hole - pos);
         pos = hole;
+        if (b->pend[k].kind == UB_W_COUNT) {
+            if (n->ncount_at == n->capcount_at) {
+                uint32_t cap = n->capcount_at ? n->capcount_at * 2 : 64;
+                size_t *c = realloc(n->count_at, cap * sizeof *c);
+                if (!c) {
+                    n->failed = true;
+                    return;
+                }
+                n->count_at = c;
+                n->capcount_at = cap;
+            }
+            n->count_at[n->ncount_at++] = n->spec.len;
+            continue;
+        }
         put_vu(&n->spec, tree_code(&n->tree_max_rec, b->pend[k].id));
     }
     ub_buf_append(&n->spec, b->tree.data + pos, b->tree.len - pos);
@@ -1343,12 +1370,11 @@ static void put_prop(ub_w *w, const ub_prop *p)
     put_fields(w, ub_prop_meta(p));
 }
 
-static void put_prim(ub_w *w, const ub_prim *p, int depth)
+/* A prim is its head (name to properties), its child count and children,
+ * then its tail (variant sets).  The whole-layer walk writes them in one
+ * go; a stream writes a head when the first child closes. */
+static void put_prim_head(ub_w *w, const ub_prim *p)
 {
-    if (depth > UB_USDB_MAX_DEPTH) {
-        w->too_deep = true;
-        return;
-    }
     ub_buf *b = &w->spec;
     const ub_prop *const *props = (const ub_prop *const *)p->props.v;
     uint32_t np = p->props.n;
@@ -1370,16 +1396,13 @@ static void put_prim(ub_w *w, const ub_prim *p, int depth)
             prefetch_prop(props[i + 1]);
         put_prop(w, props[i]);
     }
-    const ub_prim *const *kids = (const ub_prim *const *)p->children.v;
-    uint32_t nk = p->children.n;
-    put_vu(b, nk);
-    for (uint32_t i = 0; i < nk; i++) {
-        if (i + 2 < nk)
-            prefetch_range(kids[i + 2], sizeof *kids[i + 2]);
-        if (i + 1 < nk)
-            prefetch_prim(kids[i + 1]);
-        put_prim(w, kids[i], depth + 1);
-    }
+}
+
+static void put_prim(ub_w *w, const ub_prim *p, int depth);
+
+static void put_prim_tail(ub_w *w, const ub_prim *p, int depth)
+{
+    ub_buf *b = &w->spec;
     put_vu(b, ub_prim_n_variant_sets(p));
     for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++) {
         const ub_variant_set *vs = &ub_prim_variant_sets(p)[i];
@@ -1390,7 +1413,28 @@ static void put_prim(ub_w *w, const ub_prim *p, int depth)
     }
 }
 
-static void put_layer(ub_w *w)
+static void put_prim(ub_w *w, const ub_prim *p, int depth)
+{
+    if (depth > UB_USDB_MAX_DEPTH) {
+        w->too_deep = true;
+        return;
+    }
+    put_prim_head(w, p);
+    const ub_prim *const *kids = (const ub_prim *const *)p->children.v;
+    uint32_t nk = p->children.n;
+    put_vu(&w->spec, nk);
+    for (uint32_t i = 0; i < nk; i++) {
+        if (i + 2 < nk)
+            prefetch_range(kids[i + 2], sizeof *kids[i + 2]);
+        if (i + 1 < nk)
+            prefetch_prim(kids[i + 1]);
+        put_prim(w, kids[i], depth + 1);
+    }
+    put_prim_tail(w, p, depth);
+}
+
+/* The layer's fields and sublayers, which the tree starts with. */
+static void put_layer_head(ub_w *w)
 {
     const ub_layer *l = w->layer;
     ub_buf *b = &w->spec;
@@ -1404,7 +1448,12 @@ static void put_layer(ub_w *w)
         put_f64(b, s->offset.offset);
         put_f64(b, s->offset.scale);
     }
-    put_prim(w, l->root, 0);
+}
+
+static void put_layer(ub_w *w)
+{
+    put_layer_head(w);
+    put_prim(w, w->layer->root, 0);
 }
 
 /* --- the file --------------------------------------------------------- */
@@ -1439,6 +1488,10 @@ static void ub_w_free(ub_w *w)
     ub_buf_free(&w->ztmp);
     ZSTD_freeCCtx(w->trial);
     free(w->tmp);
+    free(n->count_at);
+    free(w->counts);
+    free(w->open);
+    free(w->open_slot);
 }
 
 /* What only the walk and the numbering need -- the string and record
@@ -1493,47 +1546,73 @@ static int ub_w_fail_oom(ub_diags *diags, const ub_layer *layer)
     return -1;
 }
 
+#define UB_W_TOO_DEEP "values or prims nested more than 1000 levels deep"
+
+/* Make *w ready to walk layer (zeroed before); -1 after adding an error
+ * to diags (w freed). */
+static int ub_w_begin(ub_w *w, const ub_layer *layer, int level,
+                      ub_diags *diags)
+{
+    w->layer = layer;
+    w->diags = diags;
+    w->tree_max_str = -1;
+    w->num.tree_max_rec = -1;
+    w->num.level = level;
+    /* level 0 stores: no point in choosing layouts for zstd then */
+    w->trial = level != 0 ? ZSTD_createCCtx() : NULL;
+    w->empty = ub_intern(layer->strtab, "", 0);
+    w->scache = calloc(UB_W_SCACHE, sizeof *w->scache);
+    w->num.rcache = calloc(UB_W_RCACHE, sizeof *w->num.rcache);
+    if (!w->empty || !w->scache || !w->num.rcache) {
+        ub_w_free(w);
+        return ub_w_fail_oom(diags, layer);
+    }
+    num_start(w); /* else numbered inline */
+    return 0;
+}
+
+static int ub_w_finish(ub_w *w, int level, ub_buf *out);
+
 int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
                   ub_diags *diags)
 {
-    ub_w w = {.layer = layer, .diags = diags, .tree_max_str = -1};
-    w.num.tree_max_rec = -1;
-    w.num.level = level;
-    /* level 0 stores: no point in choosing layouts for zstd then */
-    w.trial = level != 0 ? ZSTD_createCCtx() : NULL;
-    w.empty = ub_intern(layer->strtab, "", 0);
-    w.scache = calloc(UB_W_SCACHE, sizeof *w.scache);
-    w.num.rcache = calloc(UB_W_RCACHE, sizeof *w.num.rcache);
-    if (!w.empty || !w.scache || !w.num.rcache) {
-        ub_w_free(&w);
-        return ub_w_fail_oom(diags, layer);
-    }
-    num_start(&w); /* else numbered inline */
+    ub_w w;
+    memset(&w, 0, sizeof w);
+    if (ub_w_begin(&w, layer, level, diags) != 0)
+        return -1;
     put_layer(&w);
-    hand_off(&w); /* the rest of the tree */
+    return ub_w_finish(&w, level, out);
+}
+
+/* The tree after the walk, written out with the rest of the file; w is
+ * freed.  Returns 0, or -1 after adding an error to w->diags. */
+static int ub_w_finish(ub_w *w, int level, ub_buf *out)
+{
+    const ub_layer *layer = w->layer;
+    ub_diags *diags = w->diags;
+    hand_off(w); /* the rest of the tree */
 
     /* STRS and RIDX once the tables are gone: the peak is the walk's
      * tables and buffers together, and STRS is as big as the strings. */
-    num_join(&w);
-    ub_w_drop_tables(&w);
+    num_join(w);
+    ub_w_drop_tables(w);
     ub_buf strs, ridx;
     ub_buf_init(&strs);
     ub_buf_init(&ridx);
-    put_vu(&strs, w.nstrs);
-    for (uint32_t i = 0; i < w.nstrs; i++)
-        put_vu(&strs, ub_str_len(w.strs[i]));
-    for (uint32_t i = 0; i < w.nstrs; i++)
-        ub_buf_append(&strs, w.strs[i], ub_str_len(w.strs[i]));
-    free(w.strs);
-    w.strs = NULL;
-    w.capstrs = 0;
-    if (w.too_deep) {
+    put_vu(&strs, w->nstrs);
+    for (uint32_t i = 0; i < w->nstrs; i++)
+        put_vu(&strs, ub_str_len(w->strs[i]));
+    for (uint32_t i = 0; i < w->nstrs; i++)
+        ub_buf_append(&strs, w->strs[i], ub_str_len(w->strs[i]));
+    free(w->strs);
+    w->strs = NULL;
+    w->capstrs = 0;
+    if (w->too_deep) {
         ub_buf_free(&strs);
-        ub_w_free(&w);
-        return ub_w_fail(diags, layer,
-                         "values or prims nested more than 1000 levels deep");
+        ub_w_free(w);
+        return ub_w_fail(diags, layer, UB_W_TOO_DEEP);
     }
-    ub_w_num *n = &w.num;
+    ub_w_num *n = &w->num;
 
     /* The last chunk; chunk_first[nchunks] is nrecs. */
     if (n->chunk_start < n->nrecs)
@@ -1555,12 +1634,30 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     ub_buf_append(&pre, strs.data, strs.len);
     put_vu(&pre, ridx.len);
     ub_buf_append(&pre, ridx.data, ridx.len);
-    ub_buf skel = n->spec;
-    ub_buf_init(&n->spec);
-    if (!pre.failed && ub_buf_reserve(&skel, pre.len)) {
-        memmove(skel.data + pre.len, skel.data, skel.len);
-        memcpy(skel.data, pre.data, pre.len);
-        skel.len += pre.len;
+    ub_buf skel;
+    if (w->ncounts) {
+        /* streamed: the child counts go in as the tree is copied */
+        ub_buf_init(&skel);
+        ub_buf_append(&skel, pre.data, pre.len);
+        size_t pos = 0;
+        for (uint32_t k = 0; k < w->ncounts && n->ncount_at == w->ncounts;
+             k++) {
+            ub_buf_append(&skel, n->spec.data + pos, n->count_at[k] - pos);
+            put_vu(&skel, w->counts[k]);
+            pos = n->count_at[k];
+        }
+        ub_buf_append(&skel, n->spec.data + pos, n->spec.len - pos);
+        skel.failed = skel.failed || n->spec.failed ||
+                      n->ncount_at != w->ncounts;
+        ub_buf_free(&n->spec);
+    } else {
+        skel = n->spec;
+        ub_buf_init(&n->spec);
+        if (!pre.failed && ub_buf_reserve(&skel, pre.len)) {
+            memmove(skel.data + pre.len, skel.data, skel.len);
+            memcpy(skel.data, pre.data, pre.len);
+            skel.len += pre.len;
+        }
     }
     skel.failed = skel.failed || pre.failed;
     ub_buf_free(&pre);
@@ -1570,7 +1667,7 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     ub_w_section *secs = calloc((size_t)nchunks + 1, sizeof *secs);
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     int rc = 0;
-    if (w.failed || n->failed || strs.failed || ridx.failed ||
+    if (w->failed || n->failed || strs.failed || ridx.failed ||
         n->recs.failed || skel.failed || !secs || !cctx)
         rc = -1;
     if (rc == 0) {
@@ -1631,8 +1728,172 @@ int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
     free(secs);
     ub_buf_free(&strs);
     ub_buf_free(&ridx);
-    ub_w_free(&w);
+    ub_w_free(w);
     if (rc != 0)
         return ub_w_fail_oom(diags, layer);
     return 0;
+}
+
+/* --- streamed --------------------------------------------------------- */
+
+struct ub_usdb_stream {
+    ub_w w;
+    int level;
+    ub_diags *diags;
+    bool begun;    /* the walk has begun: w is live */
+    bool reopened; /* text came for a prim whose head went out */
+    bool broken;   /* prims out of order, or the walk could not begin */
+    bool reported; /* ... and diags says why */
+};
+
+ub_usdb_stream *ub_usdb_stream_new(int level, ub_diags *diags)
+{
+    ub_usdb_stream *s = calloc(1, sizeof *s);
+    if (s) {
+        s->level = level;
+        s->diags = diags;
+    }
+    return s;
+}
+
+void ub_usdb_stream_free(ub_usdb_stream *s)
+{
+    if (!s)
+        return;
+    if (s->begun)
+        ub_w_free(&s->w); /* joins the numbering thread first */
+    free(s);
+}
+
+/* A slot for a child count, filled when its prim closes: a hole in the
+ * tree here, which the numbering side places (UB_W_COUNT). */
+static uint32_t count_slot(ub_w *w)
+{
+    if (w->ncounts == w->capcounts) {
+        uint32_t cap = w->capcounts ? w->capcounts * 2 : 64;
+        uint32_t *c = realloc(w->counts, cap * sizeof *c);
+        if (!c) {
+            ub_w_oom(w);
+            return 0;
+        }
+        w->counts = c;
+        w->capcounts = cap;
+    }
+    pend_room(w);
+    w->pend[w->npend++] = (ub_w_pend){0, 0, w->spec.len, 0, UB_W_COUNT};
+    w->counts[w->ncounts] = 0;
+    return w->ncounts++;
+}
+
+/* Write p's head and the hole for its child count, and keep it open. */
+static void stream_open(ub_w *w, const ub_prim *p)
+{
+    if (w->nopen == w->capopen) {
+        uint32_t cap = w->capopen ? w->capopen * 2 : 16;
+        const ub_prim **o = realloc(w->open, cap * sizeof *o);
+        uint32_t *sl = o ? realloc(w->open_slot, cap * sizeof *sl) : NULL;
+        if (o)
+            w->open = o;
+        if (!sl) {
+            ub_w_oom(w);
+            return;
+        }
+        w->open_slot = sl;
+        w->capopen = cap;
+    }
+    put_prim_head(w, p);
+    w->open[w->nopen] = p;
+    w->open_slot[w->nopen] = count_slot(w);
+    w->nopen++;
+}
+
+void ub_usdb_stream_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,
+                         unsigned depth)
+{
+    ub_usdb_stream *s = ctx;
+    ub_w *w = &s->w;
+    if (s->reopened || s->broken)
+        return;
+    if (!s->begun) {
+        if (ub_w_begin(w, layer, s->level, s->diags) != 0) {
+            s->broken = s->reported = true;
+            return;
+        }
+        s->begun = true;
+        put_layer_head(w);
+        stream_open(w, layer->root);
+    }
+    if (depth == 0) {
+        s->broken = true; /* the pseudo-root is never handed over */
+        return;
+    }
+    if (depth > UB_USDB_MAX_DEPTH) {
+        w->too_deep = true; /* reported at the end */
+        return;
+    }
+    /* The ancestors whose heads are not out yet, from the top: prims
+     * close children first, so the open ones are the top of the chain. */
+    while (w->nopen < depth && !w->failed) {
+        const ub_prim *a = prim;
+        for (unsigned k = depth; k > w->nopen && a; k--)
+            a = a->parent;
+        if (!a) {
+            s->broken = true; /* a depth its parents do not have */
+            return;
+        }
+        stream_open(w, a);
+    }
+    if (w->failed || w->nopen > depth + 1 ||
+        w->open[depth - 1] != prim->parent) {
+        s->broken = true;
+        return;
+    }
+    if (w->nopen == depth + 1 && w->open[depth] == prim) {
+        /* its children went out after its head: now their count */
+        w->counts[w->open_slot[depth]] = prim->children.n;
+        put_prim_tail(w, prim, (int)depth);
+        w->nopen = depth;
+    } else if (w->nopen == depth) {
+        put_prim(w, prim, (int)depth); /* no child of its own streamed */
+    } else {
+        s->broken = true;
+    }
+}
+
+void ub_usdb_stream_reopened(void *ctx, const ub_prim *prim)
+{
+    (void)prim;
+    ((ub_usdb_stream *)ctx)->reopened = true;
+}
+
+int ub_usdb_stream_end(ub_usdb_stream *s, const ub_layer *layer, ub_buf *out)
+{
+    if (s->reopened)
+        return 1;
+    if (s->reported)
+        return -1;
+    if (s->begun && s->w.too_deep) /* the prims below were not written */
+        return ub_w_fail(s->diags, layer, UB_W_TOO_DEEP);
+    if (s->begun && s->w.failed)
+        return ub_w_fail_oom(s->diags, layer);
+    if (s->broken)
+        return ub_w_fail(s->diags, layer,
+                         "the prims were not handed over in order");
+    ub_w *w = &s->w;
+    if (!s->begun) {
+        /* no prim was handed over: the layer has none but the root */
+        if (ub_w_begin(w, layer, s->level, s->diags) != 0)
+            return -1;
+        s->begun = true;
+        put_layer(w);
+    } else {
+        if (w->nopen != 1 || w->open[0] != layer->root)
+            return ub_w_fail(s->diags, layer,
+                             "the prims were not handed over in order");
+        w->counts[w->open_slot[0]] = layer->root->children.n;
+        put_prim_tail(w, layer->root, 0);
+        w->nopen = 0;
+    }
+    s->begun = false; /* ub_w_finish frees it */
+    return ub_w_finish(w, s->level, out);
 }

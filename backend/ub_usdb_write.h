@@ -36,4 +36,24 @@
 int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
                   ub_diags *diags);
 
+/* The same bytes, written while the layer is read: pass
+ * ub_usdb_stream_prim and ub_usdb_stream_reopened as the callbacks of a
+ * streaming parse (ub_parse_stream, ub_loader_set_stream) with the stream
+ * as their context, then call ub_usdb_stream_end with the layer the parse
+ * returned.  Memory: the writer's tables and the encoded tree, not the
+ * layer's model.  ub_usdb_stream_end returns 0; -1 after adding an error
+ * to diags; or 1 when the layer could not be streamed (something that
+ * belongs before a prim's children came after one of them) and the
+ * caller must write it whole with ub_usdb_write.  Free the stream with
+ * ub_usdb_stream_free in any case. */
+typedef struct ub_usdb_stream ub_usdb_stream;
+
+ub_usdb_stream *ub_usdb_stream_new(int level, ub_diags *diags);
+void ub_usdb_stream_free(ub_usdb_stream *s);
+void ub_usdb_stream_prim(void *stream, const ub_layer *layer,
+                         const ub_prim *prim, unsigned depth);
+void ub_usdb_stream_reopened(void *stream, const ub_prim *prim);
+int ub_usdb_stream_end(ub_usdb_stream *s, const ub_layer *layer,
+                       ub_buf *out);
+
 #endif
