@@ -2369,13 +2369,20 @@ void ub_act_prim_begin(ub_pctx *c, int spec, const char *type,
     c->meta = &p->meta;
 }
 
+/* Levels below the pseudo-root: 1 for a root prim. */
+static unsigned ub_prim_depth(const ub_prim *p)
+{
+    unsigned depth = 0;
+    for (const ub_prim *q = p; q->parent; q = q->parent)
+        depth++;
+    return depth;
+}
+
 /* Hand a closed prim to the stream, then give its memory back. */
 static void ub_stream_prim(ub_pctx *c, ub_prim *p)
 {
     ub_meta_flush(c);
-    unsigned depth = 0;
-    for (const ub_prim *q = p; q->parent; q = q->parent)
-        depth++;
+    unsigned depth = ub_prim_depth(p);
     c->stream->prim_done(c->stream->ctx, c->layer, p, depth);
     ub_prim_drop_body(c->layer, p);
     ub_arena_release(c->arena, c->marks[--c->nmarks]);
@@ -3312,24 +3319,77 @@ static bool ub_split_fits(ub_pctx *c, ub_split *sp, ub_prim **into)
     return true;
 }
 
+/* A grafted prim and what it holds, children first, to the stream: the
+ * tail's prims close after every prim the head handed over. */
+static void ub_stream_subtree(ub_pctx *c, ub_prim *p, unsigned depth)
+{
+    for (uint32_t i = 0; i < p->children.n; i++)
+        ub_stream_subtree(c, p->children.v[i], depth + 1);
+    c->stream->prim_done(c->stream->ctx, c->layer, p, depth);
+    ub_prim_drop_body(c->layer, p);
+}
+
+/* A streaming parse whose tail was grafted: the prims open at the split
+ * (into[k], innermost first, the last the pseudo-root) now end.  Each
+ * gets its grafted children (those from n_before[k] on), then closes.
+ * The tail's properties of a prim whose children went out already come
+ * late, as in a serial parse.  No memory is handed back: the tail's
+ * arena is the layer's now, and the parse is over. */
+static void ub_stream_grafted(ub_pctx *c, ub_prim *const *into,
+                              const uint32_t *n_before, const bool *late,
+                              uint32_t n)
+{
+    for (uint32_t k = 0; k < n; k++) {
+        ub_prim *r = into[k];
+        if (late[k] && c->stream->prim_reopened)
+            c->stream->prim_reopened(c->stream->ctx, r);
+        unsigned depth = ub_prim_depth(r);
+        for (uint32_t i = n_before[k]; i < r->children.n; i++)
+            ub_stream_subtree(c, r->children.v[i], depth + 1);
+        if (r->parent) {
+            c->stream->prim_done(c->stream->ctx, c->layer, r, depth);
+            ub_prim_drop_body(c->layer, r);
+        }
+    }
+    c->nmarks = 0; /* each open prim's: released with the layer */
+    c->ps_owner = NULL;
+}
+
 bool ub_act_split(ub_pctx *c)
 {
     ub_split *sp = c->split;
     ub_prim **into = malloc(sp->nph * sizeof *into);
-    if (!into)
+    uint32_t *n_before = malloc(sp->nph * sizeof *n_before);
+    bool *late = malloc(sp->nph * sizeof *late);
+    if (!into || !n_before || !late) {
+        free(into);
+        free(n_before);
+        free(late);
         ub_oom(c);
+    }
     if (c->prop || !ub_split_fits(c, sp, into)) {
         free(into);
+        free(n_before);
+        free(late);
         ub_split_read_on(c);
         ub_lex_restart(c);
         return false;
     }
     ub_meta_flush(c);
     ub_props_flush(c);
+    bool streamed = ub_streams(c, c->prim);
+    for (uint32_t k = 0; k < sp->nph; k++) {
+        n_before[k] = into[k]->children.n;
+        late[k] = n_before[k] && sp->ph[k]->props.n;
+    }
     ub_layer *tail = sp->tail;
     sp->tail = NULL;
     int rc = ub_layer_graft(c->layer, tail, sp->ph, into, sp->nph);
+    if (rc == 0 && streamed)
+        ub_stream_grafted(c, into, n_before, late, sp->nph);
     free(into);
+    free(n_before);
+    free(late);
     if (rc != 0)
         ub_oom(c);
     ub_diags_take(c->diags, sp->tail_diags);
@@ -3385,7 +3445,8 @@ static ub_layer *ub_parse_whole(ub_strtab *t, const char *path,
                                 const char *text, size_t len,
                                 ub_parse_opts *opts, ub_diags *diags)
 {
-    int mode = opts->stream ? -1 : opts->split; /* streams are serial */
+    /* streams are serial unless they take a half late (two_threads) */
+    int mode = opts->stream && !opts->stream->two_threads ? -1 : opts->split;
     size_t at = len;
     if (mode > 0)
         at = ub_parse_split_point(text, len, opts->split_at);

@@ -45,6 +45,12 @@ typedef struct ub_parse_stream {
      * over -- text that belongs before the children. */
     void (*prim_reopened)(void *ctx, const ub_prim *prim);
     void *ctx;
+    /* The parse may be split as a whole-layer parse is (below): the head
+     * streams the first half as it reads, the tail reads the second half
+     * into a model of its own, which is handed over prim by prim once
+     * the head is done.  As fast as a whole-layer parse, in the memory of
+     * half a layer's model; the same prims, in the same order. */
+    bool two_threads;
 } ub_parse_stream;
 
 /* Big layers are read by two threads ("split parse"): ub_parse_usda and
@@ -90,8 +96,8 @@ typedef struct ub_parse_opts {
                         size; < 0: never */
     size_t split_at;
     int outcome;     /* set: UB_PARSE_* */
-    /* Stream the prims (see ub_parse_stream); a streaming parse is never
-     * split. */
+    /* Stream the prims (see ub_parse_stream); a streaming parse is
+     * split only when the stream allows (two_threads). */
     const ub_parse_stream *stream;
     /* Called now and then, from the calling thread, with the bytes of text
      * read so far (both threads' of a split parse), and with len at the end

@@ -19,6 +19,7 @@
 #include "ub_cpus.h"
 #include "ub_parse.h"
 #include "ub_usda.h"
+#include "ub_usdb_write.h"
 #include "ub_test.h"
 
 static ub_strtab *strtab;
@@ -132,9 +133,55 @@ static bool same_diags(const ub_diags *a, const ub_diags *b)
     return true;
 }
 
+/* A streaming parse split at `at` whose second half is handed over late
+ * (two_threads), written to .usdb as it is read, must give the bytes of
+ * the serial parse's layer written whole, or say it cannot stream (a
+ * property after a child), as a serial stream would.  Returns whether it
+ * did; *streamed: whether the layer went out as a stream. */
+static bool same_usdb_streamed(const run *s, const char *text, size_t len,
+                               size_t at, const char *name, bool *streamed)
+{
+    *streamed = false;
+    if (!s->layer)
+        return true;
+    ub_buf whole, got;
+    ub_buf_init(&whole);
+    ub_buf_init(&got);
+    ub_diags *d = ub_diags_new();
+    bool ok = ub_usdb_write(s->layer, 1, &whole, d) == 0;
+    ub_usdb_stream *st = ub_usdb_stream_new(1, d); /* level 1: quick */
+    ub_parse_stream ps = {.prim_done = ub_usdb_stream_prim,
+                          .prim_reopened = ub_usdb_stream_reopened,
+                          .ctx = st,
+                          .two_threads = true};
+    ub_parse_opts o = {.split = 1, .split_at = at, .stream = &ps};
+    ub_layer *l = ub_parse_usda_opts(strtab, "t.usda", text, len, &o, d);
+    int rc = l ? ub_usdb_stream_end(st, l, &got) : -1;
+    ub_usdb_stream_free(st);
+    if (rc == 0) {
+        *streamed = true;
+        ok = ok && got.len == whole.len &&
+             memcmp(got.data, whole.data, got.len) == 0;
+    } else {
+        ok = ok && rc == 1;
+    }
+    if (!ok)
+        fprintf(stderr, "\n%s: streamed .usdb split at offset %zu (outcome "
+                "%d, end %d) differs from the whole layer's\n", name, at,
+                o.outcome, rc);
+    ub_layer_free(l);
+    ub_diags_free(d);
+    ub_buf_free(&whole);
+    ub_buf_free(&got);
+    return ok;
+}
+
 /* Whether a split parse at candidate `at` equals the serial parse s. */
+static unsigned n_usdb_streamed; /* splits the .usdb check streamed */
+
 static bool same_as_serial(const run *s, const char *text, size_t len,
-                           size_t at, const char *name, int *outcome)
+                           size_t at, const char *name, int *outcome,
+                           bool usdb)
 {
     run r;
     run_parse(&r, text, len, 1, at);
@@ -150,6 +197,10 @@ static bool same_as_serial(const run *s, const char *text, size_t len,
     if (outcome)
         *outcome = r.outcome;
     run_free(&r);
+    bool streamed = false;
+    ok = ok && (!usdb || same_usdb_streamed(s, text, len, at, name,
+                                            &streamed));
+    n_usdb_streamed += streamed;
     return ok;
 }
 
@@ -171,7 +222,8 @@ static bool check_splits(const char *text, size_t len, const char *name,
         if (i % step)
             continue;
         int oc = 0;
-        ok = same_as_serial(&s, text, len, at, name, &oc);
+        /* the .usdb stream at every fourth: the corpus takes long enough */
+        ok = same_as_serial(&s, text, len, at, name, &oc, i % 4 == 0);
         if (counts && oc >= 0 && oc < 4)
             counts[oc]++;
     }
@@ -193,7 +245,7 @@ static void split_at_mark(const char *text, const char *mark, int want)
     run s;
     run_parse(&s, text, len, -1, 0);
     int oc = -1;
-    CU_ASSERT(same_as_serial(&s, text, len, at, mark, &oc));
+    CU_ASSERT(same_as_serial(&s, text, len, at, mark, &oc, true));
     if (oc != want)
         fprintf(stderr, "\nsplit at '%s': outcome %d, wanted %d\n", mark, oc,
                 want);
@@ -546,11 +598,13 @@ static void test_conformance(void)
     unsigned files = 0, counts[4] = {0};
     bool ok = true;
     split_tree(dir, &files, &ok, counts);
-    fprintf(stderr, "\n%u layers: %u grafted, %u read on, %u parsed again\n",
-            files, counts[1], counts[2], counts[3]);
+    fprintf(stderr, "\n%u layers: %u grafted, %u read on, %u parsed again; "
+            "%u streamed to .usdb\n", files, counts[1], counts[2], counts[3],
+            n_usdb_streamed);
     CU_ASSERT(ok);
     CU_ASSERT(files > 0);
     CU_ASSERT(counts[UB_PARSE_SPLIT_GRAFTED] > 0);
+    CU_ASSERT(n_usdb_streamed > 0);
 }
 
 /* A process pinned to one CPU (taskset -c 0, a scheduler's pinning) runs
