@@ -76,27 +76,10 @@ static int ub_cat_one(ub_session *ss, const char *input, ub_buf *text,
         if (start < 0 || ub_out_rewind_to(out, (uint64_t)start) != 0)
             return -1;
         text->len = 0;
-        ub_diags *quiet = ub_diags_new();
-        if (layer->source) {
-            ub_layer *whole =
-                quiet ? ub_parse_usda(ss->strtab, layer->path,
-                                      layer->source, layer->source_len,
-                                      quiet)
-                      : NULL;
-            r = whole ? ub_usda_write(whole, text) : -1;
-            ub_layer_free(whole);
-        } else {
-            /* a crate layer keeps no source: read the file again whole */
-            ub_loader *again = quiet ? ub_loader_new(ss->strtab, quiet)
-                                     : NULL;
-            ub_layer *whole =
-                again ? ub_loader_open(again, input, NULL,
-                                       (ub_loc){NULL, 0, 0})
-                      : NULL;
-            r = whole ? ub_usda_write(whole, text) : -1;
-            ub_loader_free(again);
-        }
-        ub_diags_free(quiet);
+        ub_cli_whole w;
+        ub_cli_whole_read(ss, input, layer, &w);
+        r = w.layer ? ub_usda_write(w.layer, text) : -1;
+        ub_cli_whole_free(&w);
     }
     if (r != 0 && layer && !text->sink_failed)
         fprintf(stderr, "usdbake: error: out of memory\n");
@@ -150,7 +133,7 @@ static int ub_cat_run(int argc, char **argv)
                                       "not writing binary output to a "
                                       "terminal; use -o FILE");
         return ub_cli_convert(inputs[0], out, format,
-                              UB_USDB_LEVEL_DEFAULT);
+                              UB_USDB_LEVEL_DEFAULT, true);
     }
 
     ub_session ss;

@@ -13,15 +13,18 @@ static void ub_convert_usage(void)
     printf("usage: usdbake convert [--format usda|usdc|usdb] [--level N] "
            "-o OUT INPUT\n"
            "\n"
-           "Read the INPUT layer (usda text or usdbake binary, told apart by\n"
-           "content) and write it to OUT as usda text, as OpenUSD's crate\n"
-           "binary (.usdc, which every USD application opens; doc/usdc.md)\n"
-           "or as usdbake's archival binary (.usdb, doc/binary-format.md).\n"
+           "Read the INPUT layer (usda text, crate or usdbake binary, told\n"
+           "apart by content) and write it to OUT as usda text, as\n"
+           "OpenUSD's crate binary (.usdc, which every USD application\n"
+           "opens; doc/usdc.md) or as usdbake's archival binary (.usdb,\n"
+           "doc/binary-format.md).\n"
            "The output format follows OUT's extension (.usda; .usdc and\n"
            ".usd are crate, as in OpenUSD; .usdb) unless --format is given.\n"
            "Converting back and forth loses nothing: `usdbake cat` prints\n"
-           "the same text for all.  INPUT or OUT may be '-' (stdin/stdout;\n"
-           "then give --format for OUT).\n"
+           "the same text for all.  A .usdb is written as the input is\n"
+           "read, prim by prim, in a fraction of the memory of the whole\n"
+           "layer.  INPUT or OUT may be '-' (stdin/stdout; then give\n"
+           "--format for OUT).\n"
            "\n"
            "Options:\n"
            "  -o, --output OUT   write to OUT (atomically)\n"
@@ -94,7 +97,7 @@ static int ub_convert_run(int argc, char **argv)
                                   "not writing binary output to a terminal; "
                                   "use -o FILE");
 
-    return ub_cli_convert(input, out, format, level);
+    return ub_cli_convert(input, out, format, level, true);
 }
 
 const ub_command ub_cmd_convert = {

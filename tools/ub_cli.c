@@ -850,8 +850,83 @@ bool ub_cli_binary_to_tty(ub_out_format fmt, const char *out)
            isatty(STDOUT_FILENO);
 }
 
+void ub_cli_whole_read(ub_session *ss, const char *input,
+                       const ub_layer *streamed, ub_cli_whole *w)
+{
+    memset(w, 0, sizeof *w);
+    w->quiet = ub_diags_new();
+    if (!w->quiet)
+        return;
+    /* the plugins' metadata fields, as the first reading had them */
+    size_t nf;
+    const ub_meta_field *f = ub_loader_fields(ss->loader, &nf);
+    if (streamed->source) {
+        ub_parse_opts po = {.fields = f, .n_fields = nf};
+        w->parsed = ub_parse_usda_opts(ss->strtab, streamed->path,
+                                       streamed->source,
+                                       streamed->source_len, &po, w->quiet);
+        w->layer = w->parsed;
+    } else {
+        /* a crate layer keeps no source: read the file again whole */
+        w->loader = ub_loader_new(ss->strtab, w->quiet);
+        if (w->loader) {
+            ub_loader_set_fields(w->loader, f, nf);
+            w->layer = ub_loader_open(w->loader, input, NULL,
+                                      (ub_loc){NULL, 0, 0});
+        }
+    }
+}
+
+void ub_cli_whole_free(ub_cli_whole *w)
+{
+    ub_layer_free(w->parsed);
+    ub_loader_free(w->loader);
+    ub_diags_free(w->quiet);
+    memset(w, 0, sizeof *w);
+}
+
+/* Read input as a stream into a .usdb in bytes (ub_cli_convert).
+ * Returns 0, or -1 after the error went to diags or was printed. */
+static int ub_cli_convert_streamed(ub_session *ss, const char *input,
+                                   int level, ub_buf *bytes)
+{
+    ub_usdb_stream *st = ub_usdb_stream_new(level, ss->diags);
+    if (!st) {
+        fprintf(stderr, "usdbake: error: out of memory\n");
+        return -1;
+    }
+    ub_parse_stream ps = {.prim_done = ub_usdb_stream_prim,
+                          .prim_reopened = ub_usdb_stream_reopened,
+                          .ctx = st,
+                          .two_threads = true};
+    ub_loader_set_stream(ss->loader, &ps);
+    ub_layer *layer =
+        ub_loader_open(ss->loader, input, NULL, (ub_loc){NULL, 0, 0});
+    ub_loader_set_stream(ss->loader, NULL);
+    int rc = -1;
+    if (layer && !layer->streamed)
+        rc = ub_usdb_write(layer, level, bytes, ss->diags); /* a .usdb */
+    else if (layer)
+        rc = ub_usdb_stream_end(st, layer, bytes);
+    ub_usdb_stream_free(st);
+    if (rc == 1) {
+        bytes->len = 0;
+        ub_cli_whole w;
+        ub_cli_whole_read(ss, input, layer, &w);
+        if (w.layer) {
+            ub_layer_unindexed(w.layer);
+            rc = ub_usdb_write(w.layer, level, bytes, ss->diags);
+        } else {
+            fprintf(stderr, "usdbake: error: out of memory\n");
+            rc = -1;
+        }
+        ub_cli_whole_free(&w);
+    }
+    return rc;
+}
+
 int ub_cli_convert(const char *input, const char *out, ub_out_format format,
-                   int level)
+                   int level, bool stream)
 {
     ub_session ss;
     ub_buf bytes;
@@ -859,6 +934,13 @@ int ub_cli_convert(const char *input, const char *out, ub_out_format format,
     int status = UB_EXIT_OK;
     if (ub_session_open(&ss, NULL, 0) != 0) {
         status = UB_EXIT_INPUT;
+    } else if (stream && format == UB_FMT_USDB) {
+        ub_progress prog;
+        ub_progress_start(&prog, "converting", ub_cli_file_size(input));
+        ub_loader_set_progress(ss.loader, ub_progress_loader_hook, &prog);
+        if (ub_cli_convert_streamed(&ss, input, level, &bytes) != 0)
+            status = UB_EXIT_INPUT;
+        ub_progress_end(&prog);
     } else {
         ub_progress prog;
         ub_progress_start(&prog, "reading", ub_cli_file_size(input));

@@ -204,11 +204,27 @@ ub_out_format ub_cli_format_of_path(const char *path);
  * diags or "out of memory" was printed. */
 int ub_cli_write_layer(const ub_layer *layer, ub_out_format fmt, int level,
                        ub_buf *out, ub_diags *diags);
-/* Read input whole (with a progress bar when that takes long) and write
- * it to out in format: convert, and cat to a binary.  Prints diagnostics;
- * returns the exit status. */
+/* Read input (with a progress bar when that takes long) and write it to
+ * out in format: convert, and cat to a binary.  A text or crate input
+ * written as .usdb is streamed (prim by prim, memory bounded by the
+ * writer's tables, not the layer) when `stream` is set; the bytes are the
+ * same either way.  Prints diagnostics; returns the exit status. */
 int ub_cli_convert(const char *input, const char *out, ub_out_format format,
-                   int level);
+                   int level, bool stream);
+
+/* A layer that a streaming read could not stream (something that belongs
+ * before a prim's children came after one of them), read again whole:
+ * from the text it kept, else from its file.  Its diagnostics went out
+ * with the first reading; these are dropped. */
+typedef struct ub_cli_whole {
+    ub_layer *layer; /* NULL when it could not be read (out of memory) */
+    ub_layer *parsed;
+    ub_loader *loader;
+    ub_diags *quiet;
+} ub_cli_whole;
+void ub_cli_whole_read(ub_session *ss, const char *input,
+                       const ub_layer *streamed, ub_cli_whole *w);
+void ub_cli_whole_free(ub_cli_whole *w);
 /* Whether binary output would go to a terminal (refused: use -o). */
 bool ub_cli_binary_to_tty(ub_out_format fmt, const char *out);
 /* A usage error (its exit status, after saying why) for an output named
