@@ -3468,7 +3468,11 @@ static ub_layer *ub_parse_whole(ub_strtab *t, const char *path,
         ub_diags_free(d1);
         d1 = NULL;
         sp.outcome = UB_PARSE_SPLIT_REPARSED;
-        l = ub_parse_text(t, path, text, len, opts, NULL, diags);
+        /* A stream has had the head's prims that closed: it does not get
+         * them again, it gets the layer whole (not `streamed`). */
+        ub_parse_opts whole = *opts;
+        whole.stream = NULL;
+        l = ub_parse_text(t, path, text, len, &whole, NULL, diags);
     }
     if (d1) {
         ub_diags_take(diags, d1);

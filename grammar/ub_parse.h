@@ -49,7 +49,12 @@ typedef struct ub_parse_stream {
      * streams the first half as it reads, the tail reads the second half
      * into a model of its own, which is handed over prim by prim once
      * the head is done.  As fast as a whole-layer parse, in the memory of
-     * half a layer's model; the same prims, in the same order. */
+     * half a layer's model; the same prims, in the same order.  But when
+     * the head must give up (an error or a warning before the split: the
+     * layer is read again by one thread, for the serial diagnostics), the
+     * layer comes back whole, not `streamed`, after the stream had some
+     * of its prims: the caller drops what the stream got and uses the
+     * layer. */
     bool two_threads;
 } ub_parse_stream;
 
