@@ -175,18 +175,23 @@ static inline void put_u8(ub_buf *b, unsigned v)
     }
 }
 
-static inline void put_vu(ub_buf *b, uint64_t v)
+/* v as a vu at p (10 bytes of room); returns its length. */
+static inline size_t enc_vu(unsigned char *p, uint64_t v)
 {
-    unsigned char *p = room(b, 10);
-    if (!p)
-        return;
     size_t n = 0;
     while (v >= 0x80) {
         p[n++] = (unsigned char)(v | 0x80);
         v >>= 7;
     }
     p[n++] = (unsigned char)v;
-    b->len += n;
+    return n;
+}
+
+static inline void put_vu(ub_buf *b, uint64_t v)
+{
+    unsigned char *p = room(b, 10);
+    if (p)
+        b->len += enc_vu(p, v);
 }
 
 static void put_f64(ub_buf *b, double d)
@@ -1634,30 +1639,31 @@ static int ub_w_finish(ub_w *w, int level, ub_buf *out)
     ub_buf_append(&pre, strs.data, strs.len);
     put_vu(&pre, ridx.len);
     ub_buf_append(&pre, ridx.data, ridx.len);
-    ub_buf skel;
-    if (w->ncounts) {
-        /* streamed: the child counts go in as the tree is copied */
-        ub_buf_init(&skel);
-        ub_buf_append(&skel, pre.data, pre.len);
-        size_t pos = 0;
-        for (uint32_t k = 0; k < w->ncounts && n->ncount_at == w->ncounts;
-             k++) {
-            ub_buf_append(&skel, n->spec.data + pos, n->count_at[k] - pos);
-            put_vu(&skel, w->counts[k]);
-            pos = n->count_at[k];
+    ub_buf skel = n->spec;
+    ub_buf_init(&n->spec);
+    /* a streamed tree: the child counts go in as it moves up, from the
+     * end, segment by segment */
+    size_t grow = pre.len;
+    unsigned char vu[10];
+    for (uint32_t k = 0; k < w->ncounts; k++)
+        grow += enc_vu(vu, w->counts[k]);
+    if (n->ncount_at != w->ncounts) {
+        skel.failed = true; /* a hole the numbering side did not place */
+    } else if (!pre.failed && ub_buf_reserve(&skel, grow)) {
+        char *d = skel.data;
+        size_t from = skel.len, to = skel.len + grow;
+        for (uint32_t k = w->ncounts; k-- > 0;) {
+            size_t seg = from - n->count_at[k];
+            to -= seg;
+            memmove(d + to, d + n->count_at[k], seg);
+            size_t l = enc_vu(vu, w->counts[k]);
+            to -= l;
+            memcpy(d + to, vu, l);
+            from = n->count_at[k];
         }
-        ub_buf_append(&skel, n->spec.data + pos, n->spec.len - pos);
-        skel.failed = skel.failed || n->spec.failed ||
-                      n->ncount_at != w->ncounts;
-        ub_buf_free(&n->spec);
-    } else {
-        skel = n->spec;
-        ub_buf_init(&n->spec);
-        if (!pre.failed && ub_buf_reserve(&skel, pre.len)) {
-            memmove(skel.data + pre.len, skel.data, skel.len);
-            memcpy(skel.data, pre.data, pre.len);
-            skel.len += pre.len;
-        }
+        memmove(d + pre.len, d, from); /* to == pre.len + from here */
+        memcpy(d, pre.data, pre.len);
+        skel.len += grow;
     }
     skel.failed = skel.failed || pre.failed;
     ub_buf_free(&pre);
