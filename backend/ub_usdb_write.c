@@ -1829,8 +1829,9 @@ void ub_usdb_stream_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,
         put_layer_head(w);
         stream_open(w, layer->root);
     }
-    if (depth == 0) {
-        s->broken = true; /* the pseudo-root is never handed over */
+    if (depth == 0 || layer != w->layer) {
+        /* the pseudo-root is never handed over; one stream, one layer */
+        s->broken = true;
         return;
     }
     if (depth > UB_USDB_MAX_DEPTH) {
