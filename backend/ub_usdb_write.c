@@ -568,10 +568,10 @@ static void num_batch(ub_w_num *n, ub_w_batch *b)
     size_t at = 0;
     for (unsigned k = 0; k < b->npend; k++) {
         ub_w_pend *pk = &b->pend[k];
+        if (pk->kind == UB_W_COUNT)
+            continue; /* no record: a batch may have no records at all */
         const char *p = b->recs.data + at;
         at += pk->len;
-        if (pk->kind == UB_W_COUNT)
-            continue;
         if (pk->kind == UB_W_SERIES) {
             pk->id = num_series(n, p, pk->len);
             continue;
