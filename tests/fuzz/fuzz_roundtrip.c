@@ -4,13 +4,16 @@
  *     crate cannot hold every layer) and read back, it writes the same
  *     canonical text as the layer it came from;
  *   - usdb: likewise, at levels 0 and 3 (stored and compressed), never
- *     refused.
+ *     refused; and written while the text is read (ub_usdb_stream, the
+ *     parse split at the middle as convert splits big layers), the bytes
+ *     of the whole layer's, unless the stream says it cannot.
  * A binary writer that loses or changes a value is a silent wrong answer
  * for every tool after the build step; this looks for the layers that do
  * it.  Seeds: as fuzz_usda's (tests/fuzz/run.sh). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ub_crate.h"
 #include "ub_fuzz.h"
@@ -54,6 +57,36 @@ static void ub_fuzz_usdb(ub_strtab *t, const ub_layer *L, int level,
     ub_diags_free(d);
 }
 
+/* The .usdb of the text read as a stream, against whole's (level 3). */
+static void ub_fuzz_usdb_stream(ub_strtab *t, const uint8_t *data, size_t size,
+                                const ub_buf *whole)
+{
+    ub_diags *d = ub_diags_new();
+    ub_usdb_stream *st = ub_usdb_stream_new(3, d);
+    if (!st)
+        abort();
+    ub_parse_stream ps = {.prim_done = ub_usdb_stream_prim,
+                          .prim_reopened = ub_usdb_stream_reopened,
+                          .ctx = st,
+                          .two_threads = true};
+    ub_parse_opts o = {.split = 1, .split_at = size / 2, .stream = &ps};
+    ub_layer *L = ub_parse_usda_opts(t, "fuzz.usda", (const char *)data, size,
+                                     &o, d);
+    ub_buf bin;
+    ub_buf_init(&bin);
+    /* the same text parsed before: it must parse again */
+    int rc = !L ? -1 : L->streamed ? ub_usdb_stream_end(st, L, &bin)
+                                   : ub_usdb_write(L, 3, &bin, d);
+    if (rc < 0 ||
+        (rc == 0 && (bin.len != whole->len ||
+                     memcmp(bin.data, whole->data, bin.len) != 0)))
+        abort();
+    ub_usdb_stream_free(st);
+    ub_layer_free(L);
+    ub_buf_free(&bin);
+    ub_diags_free(d);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     ub_strtab *t = ub_strtab_new();
@@ -68,6 +101,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ub_fuzz_usdc(t, L, &text);
         ub_fuzz_usdb(t, L, 0, &text);
         ub_fuzz_usdb(t, L, 3, &text);
+        ub_buf whole;
+        ub_buf_init(&whole);
+        ub_diags *wd = ub_diags_new();
+        if (ub_usdb_write(L, 3, &whole, wd) != 0)
+            abort();
+        ub_diags_free(wd);
+        ub_fuzz_usdb_stream(t, data, size, &whole);
+        ub_buf_free(&whole);
         ub_buf_free(&text);
         ub_layer_free(L);
     }
