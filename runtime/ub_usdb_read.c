@@ -335,6 +335,17 @@ static const char *get_str(cur *c)
     return c->err ? NULL : c->f->strs[s];
 }
 
+/* An asset path: a string as every reader holds it (UTF-8, no control
+ * character), or the text printed from it would not read back. */
+static const char *get_asset(cur *c)
+{
+    const char *s = get_str(c);
+    const char *why = s ? ub_ident_asset_problem(s, ub_str_len(s)) : NULL;
+    if (why)
+        cur_fail(c, "asset path '%.40s': %s", s, why);
+    return c->err ? NULL : s;
+}
+
 static const char *get_opt_str(cur *c)
 {
     uint32_t s = get_vu32(c);
@@ -872,6 +883,12 @@ static int load_spec(ub_usdb *f, const unsigned char *d, size_t len)
     }
     for (uint32_t i = 0; i < ns && !c.err; i++) {
         f->subs[i].asset = get_str_id(&c);
+        if (!c.err) {
+            const char *a = f->strs[f->subs[i].asset];
+            const char *why = ub_ident_asset_problem(a, ub_str_len(a));
+            if (why)
+                cur_fail(&c, "sublayer asset path '%.40s': %s", a, why);
+        }
         f->subs[i].flags = (uint8_t)get_u8(&c);
         f->subs[i].offset = get_f64(&c);
         f->subs[i].scale = get_f64(&c);
@@ -1434,14 +1451,15 @@ static void dec_data(cur *c, ub_arena *a, ub_value *out, int depth)
     switch (t->scalar) {
     case UB_SC_STRING: {
         const char **s = ub_value_data(&v);
+        bool asset = t->base == UB_TY_ASSET;
         for (uint32_t i = 0; i < count && !c->err; i++)
-            s[i] = get_str(c);
+            s[i] = asset ? get_asset(c) : get_str(c);
         break;
     }
     case UB_SC_REF: {
         ub_reference *r = ub_value_data(&v);
         for (uint32_t i = 0; i < count && !c->err; i++) {
-            r[i].asset = get_str(c);
+            r[i].asset = get_asset(c);
             r[i].prim_path = get_str(c);
             unsigned fl = get_u8(c);
             if (!c->err && (fl & ~7u))

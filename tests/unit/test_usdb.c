@@ -971,6 +971,43 @@ static void test_names_checked(void)
     }
 }
 
+/* Asset paths as every reader holds them: a .usdb with one that is not
+ * UTF-8, or holds a control character, is damage (the model's API and the
+ * writer take any). */
+static void test_assets_checked(void)
+{
+    for (int k = 0; k < 3; k++) {
+        ub_layer *L = ub_layer_new(T, "assets.usda");
+        ub_arena *a = L->arena;
+        if (k == 0)
+            ub_layer_add_sublayer(L, S("./a\x01.usda"), (ub_sloc){0});
+        ub_prim *p = ub_prim_new(L, L->root, S("A"), UB_DEF, (ub_sloc){0});
+        ub_prop *q = ub_prop_new(L, p, S("x"), UB_ATTR, (ub_sloc){0});
+        CU_ASSERT_PTR_NOT_NULL_FATAL(q);
+        /* k == 1: an asset[] with a Latin-1 byte; k == 2: all is well */
+        q->default_value = strs(a, UB_TY_ASSET, 2, k == 1 ? "caf\xe9" : "ok");
+        q->type_id = UB_TY_ASSET;
+        q->is_array = true;
+        ub_buf b;
+        write(L, 0, &b);
+        ub_layer_free(L);
+        ub_diags *d = ub_diags_new();
+        ub_layer *back = ub_usdb_load(T, "assets.usdb", b.data, b.len, d);
+        if (k < 2) {
+            CU_ASSERT_PTR_NULL(back);
+            CU_ASSERT(has_error(d, k == 0 ? "sublayer asset path './a"
+                                          : "asset path 'caf"));
+            CU_ASSERT(has_error(d, k == 0 ? "control characters"
+                                          : "must be UTF-8"));
+        } else {
+            CU_ASSERT_PTR_NOT_NULL(back);
+        }
+        ub_layer_free(back);
+        ub_diags_free(d);
+        ub_buf_free(&b);
+    }
+}
+
 /* An untyped atom, string, asset or path is its text: one without it
  * (the API can make one; a file whose checksums hold never has one) is
  * damage when read, named, not a null pointer for the text writer (found
@@ -1022,6 +1059,8 @@ int main(void)
                 test_untyped_without_text);
     CU_add_test(s, "names the path grammar refuses are damage",
                 test_names_checked);
+    CU_add_test(s, "asset paths OpenUSD refuses are damage",
+                test_assets_checked);
     unsigned failed = ub_test_run_all();
     ub_strtab_free(T);
     return failed ? 1 : 0;
