@@ -26,8 +26,7 @@ size_t ub_utf8_seq(const unsigned char *s, size_t n, uint32_t *cp);
 /* Why the n bytes at s are no asset path (not UTF-8, or a control
  * character), as OpenUSD refuses them; NULL when they are one.  The usda
  * and .usdb readers hold the asset paths they read to it, and stitch
- * those it makes.  (The crate reader does not: OpenUSD reads such a path
- * from crate as an empty one, and says so.) */
+ * those it makes.  (The crate reader does not yet.) */
 const char *ub_ident_asset_problem(const char *s, size_t n);
 /* Whether the string s is an absolute path of prim names, without
  * variant selections ("/World/model"), as a command line names a prim. */
