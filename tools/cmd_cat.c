@@ -133,7 +133,7 @@ static int ub_cat_run(int argc, char **argv)
                                       "not writing binary output to a "
                                       "terminal; use -o FILE");
         return ub_cli_convert(inputs[0], out, format,
-                              UB_USDB_LEVEL_DEFAULT, true);
+                              UB_USDB_LEVEL_DEFAULT);
     }
 
     ub_session ss;

@@ -926,7 +926,7 @@ static int ub_cli_convert_streamed(ub_session *ss, const char *input,
 }
 
 int ub_cli_convert(const char *input, const char *out, ub_out_format format,
-                   int level, bool stream)
+                   int level)
 {
     ub_session ss;
     ub_buf bytes;
@@ -934,7 +934,7 @@ int ub_cli_convert(const char *input, const char *out, ub_out_format format,
     int status = UB_EXIT_OK;
     if (ub_session_open(&ss, NULL, 0) != 0) {
         status = UB_EXIT_INPUT;
-    } else if (stream && format == UB_FMT_USDB) {
+    } else if (format == UB_FMT_USDB) {
         ub_progress prog;
         ub_progress_start(&prog, "converting", ub_cli_file_size(input));
         ub_loader_set_progress(ss.loader, ub_progress_loader_hook, &prog);
