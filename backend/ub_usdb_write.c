@@ -150,8 +150,11 @@ typedef struct ub_w {
      * heads went out before their children, by slot; and those prims
      * still open, from the pseudo-root down, with their count slots */
     uint32_t *counts, ncounts, capcounts;
-    const ub_prim **open;
-    uint32_t *open_slot, nopen, capopen;
+    struct ub_w_open {
+        const ub_prim *prim;
+        uint32_t slot;
+    } *open;
+    uint32_t nopen, capopen;
 } ub_w;
 
 #define prefetch(p) __builtin_prefetch(p)
@@ -159,6 +162,23 @@ typedef struct ub_w {
 static void ub_w_oom(ub_w *w)
 {
     w->failed = true;
+}
+
+/* Room for `need` elements of `elem` bytes in *v, whose capacity is *cap:
+ * doubled (from `first`) when short.  False when out of memory, *v and
+ * *cap unchanged.  Every growing array of the writer goes through here. */
+static bool grow(void **v, uint32_t *cap, uint32_t need, size_t elem,
+                 uint32_t first)
+{
+    if (need <= *cap)
+        return true;
+    uint32_t c = *cap ? *cap * 2 : first;
+    void *p = realloc(*v, (size_t)c * elem);
+    if (!p)
+        return false;
+    *v = p;
+    *cap = c;
+    return true;
 }
 
 /* Room for n more bytes of b: the inline test is all most writes cost. */
@@ -239,15 +259,10 @@ static uint32_t str_id_slow(ub_w *w, const char *s, size_t h, ub_w_sslot *c)
         *c = (ub_w_sslot){s, ub_idslot_id(sl)};
         return c->id;
     }
-    if (w->nstrs == w->capstrs) {
-        uint32_t cap = w->capstrs ? w->capstrs * 2 : 1024;
-        const char **n = realloc(w->strs, cap * sizeof *n);
-        if (!n) {
-            ub_w_oom(w);
-            return 0;
-        }
-        w->strs = n;
-        w->capstrs = cap;
+    if (!grow((void **)&w->strs, &w->capstrs, w->nstrs + 1,
+              sizeof *w->strs, 1024)) {
+        ub_w_oom(w);
+        return 0;
     }
     w->strs[w->nstrs] = s;
     ub_idtab_put(&w->str_tab, sl, h, w->nstrs);
@@ -431,15 +446,10 @@ static bool num_compress_one(ub_w_num *n)
         return false;
     }
     uint32_t c = n->nzipped;
-    if (c == n->capzsec) {
-        uint32_t cap = n->capzsec ? n->capzsec * 2 : 64;
-        ub_w_section *z = realloc(n->zsec, cap * sizeof *z);
-        if (!z) {
-            n->failed = true;
-            return false;
-        }
-        n->zsec = z;
-        n->capzsec = cap;
+    if (!grow((void **)&n->zsec, &n->capzsec, c + 1, sizeof *n->zsec,
+              64)) {
+        n->failed = true;
+        return false;
     }
     uint64_t a = n->rec_off[n->chunk_first[c]];
     uint64_t e = n->rec_off[n->chunk_first[c + 1]];
@@ -455,15 +465,10 @@ static bool num_compress_one(ub_w_num *n)
 /* Records [chunk_start, end) make a chunk. */
 static void chunk_close(ub_w_num *n, uint32_t end)
 {
-    if (n->nchunks + 2 > n->capchunks) {
-        uint32_t cap = n->capchunks ? n->capchunks * 2 : 64;
-        uint32_t *c = realloc(n->chunk_first, cap * sizeof *c);
-        if (!c) {
-            n->failed = true;
-            return;
-        }
-        n->chunk_first = c;
-        n->capchunks = cap;
+    if (!grow((void **)&n->chunk_first, &n->capchunks, n->nchunks + 2,
+              sizeof *n->chunk_first, 64)) {
+        n->failed = true;
+        return;
     }
     n->chunk_first[n->nchunks++] = n->chunk_start;
     n->chunk_first[n->nchunks] = end;
@@ -497,15 +502,10 @@ static uint32_t num_record(ub_w_num *n, uint64_t h, const char *p, size_t len)
             memcpy(c->bytes, p, len);
         return id;
     }
-    if (n->nrecs + 2 > n->caprecs) {
-        uint32_t cap = n->caprecs ? n->caprecs * 2 : 1024;
-        uint64_t *o = realloc(n->rec_off, cap * sizeof *o);
-        if (!o) {
-            n->failed = true;
-            return 0;
-        }
-        n->rec_off = o;
-        n->caprecs = cap;
+    if (!grow((void **)&n->rec_off, &n->caprecs, n->nrecs + 2,
+              sizeof *n->rec_off, 1024)) {
+        n->failed = true;
+        return 0;
     }
     uint32_t id = n->nrecs++;
     n->rec_off[id] = n->recs.len;
@@ -581,15 +581,10 @@ static void num_batch(ub_w_num *n, ub_w_batch *b)
         }
         pk->id = num_record(n, pk->hash, p, pk->len);
         if (pk->kind == UB_W_SAMPLE) {
-            if (n->nsample == n->capsample) {
-                uint32_t cap = n->capsample ? n->capsample * 2 : 64;
-                uint32_t *ids = realloc(n->sample_ids, cap * sizeof *ids);
-                if (!ids) {
-                    n->failed = true;
-                    return;
-                }
-                n->sample_ids = ids;
-                n->capsample = cap;
+            if (!grow((void **)&n->sample_ids, &n->capsample,
+                      n->nsample + 1, sizeof *n->sample_ids, 64)) {
+                n->failed = true;
+                return;
             }
             n->sample_ids[n->nsample++] = pk->id;
         }
@@ -602,15 +597,10 @@ static void num_batch(ub_w_num *n, ub_w_batch *b)
         ub_buf_append(&n->spec, b->tree.data + pos, hole - pos);
         pos = hole;
         if (b->pend[k].kind == UB_W_COUNT) {
-            if (n->ncount_at == n->capcount_at) {
-                uint32_t cap = n->capcount_at ? n->capcount_at * 2 : 64;
-                size_t *c = realloc(n->count_at, cap * sizeof *c);
-                if (!c) {
-                    n->failed = true;
-                    return;
-                }
-                n->count_at = c;
-                n->capcount_at = cap;
+            if (!grow((void **)&n->count_at, &n->capcount_at,
+                      n->ncount_at + 1, sizeof *n->count_at, 64)) {
+                n->failed = true;
+                return;
             }
             n->count_at[n->ncount_at++] = n->spec.len;
             continue;
@@ -1499,7 +1489,6 @@ static void ub_w_free(ub_w *w)
     free(n->count_at);
     free(w->counts);
     free(w->open);
-    free(w->open_slot);
 }
 
 /* What only the walk and the numbering need -- the string and record
@@ -1778,15 +1767,10 @@ void ub_usdb_stream_free(ub_usdb_stream *s)
  * tree here, which the numbering side places (UB_W_COUNT). */
 static uint32_t count_slot(ub_w *w)
 {
-    if (w->ncounts == w->capcounts) {
-        uint32_t cap = w->capcounts ? w->capcounts * 2 : 64;
-        uint32_t *c = realloc(w->counts, cap * sizeof *c);
-        if (!c) {
-            ub_w_oom(w);
-            return 0;
-        }
-        w->counts = c;
-        w->capcounts = cap;
+    if (!grow((void **)&w->counts, &w->capcounts, w->ncounts + 1,
+              sizeof *w->counts, 64)) {
+        ub_w_oom(w);
+        return 0;
     }
     pend_room(w);
     w->pend[w->npend++] = (ub_w_pend){0, 0, w->spec.len, 0, UB_W_COUNT};
@@ -1797,22 +1781,14 @@ static uint32_t count_slot(ub_w *w)
 /* Write p's head and the hole for its child count, and keep it open. */
 static void stream_open(ub_w *w, const ub_prim *p)
 {
-    if (w->nopen == w->capopen) {
-        uint32_t cap = w->capopen ? w->capopen * 2 : 16;
-        const ub_prim **o = realloc(w->open, cap * sizeof *o);
-        uint32_t *sl = o ? realloc(w->open_slot, cap * sizeof *sl) : NULL;
-        if (o)
-            w->open = o;
-        if (!sl) {
-            ub_w_oom(w);
-            return;
-        }
-        w->open_slot = sl;
-        w->capopen = cap;
+    if (!grow((void **)&w->open, &w->capopen, w->nopen + 1, sizeof *w->open,
+              16)) {
+        ub_w_oom(w);
+        return;
     }
     put_prim_head(w, p);
-    w->open[w->nopen] = p;
-    w->open_slot[w->nopen] = count_slot(w);
+    w->open[w->nopen].prim = p;
+    w->open[w->nopen].slot = count_slot(w);
     w->nopen++;
 }
 
@@ -1854,13 +1830,13 @@ void ub_usdb_stream_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,
         stream_open(w, a);
     }
     if (w->failed || w->nopen > depth + 1 ||
-        w->open[depth - 1] != prim->parent) {
+        w->open[depth - 1].prim != prim->parent) {
         s->broken = true;
         return;
     }
-    if (w->nopen == depth + 1 && w->open[depth] == prim) {
+    if (w->nopen == depth + 1 && w->open[depth].prim == prim) {
         /* its children went out after its head: now their count */
-        w->counts[w->open_slot[depth]] = prim->children.n;
+        w->counts[w->open[depth].slot] = prim->children.n;
         put_prim_tail(w, prim, (int)depth);
         w->nopen = depth;
     } else if (w->nopen == depth) {
@@ -1897,10 +1873,10 @@ int ub_usdb_stream_end(ub_usdb_stream *s, const ub_layer *layer, ub_buf *out)
         s->begun = true;
         put_layer(w);
     } else {
-        if (w->nopen != 1 || w->open[0] != layer->root)
+        if (w->nopen != 1 || w->open[0].prim != layer->root)
             return ub_w_fail(s->diags, layer,
                              "the prims were not handed over in order");
-        w->counts[w->open_slot[0]] = layer->root->children.n;
+        w->counts[w->open[0].slot] = layer->root->children.n;
         put_prim_tail(w, layer->root, 0);
         w->nopen = 0;
     }
