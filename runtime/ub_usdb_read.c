@@ -335,14 +335,20 @@ static const char *get_str(cur *c)
     return c->err ? NULL : c->f->strs[s];
 }
 
-/* An asset path: a string as every reader holds it (UTF-8, no control
- * character), or the text printed from it would not read back. */
+/* Asset paths as every reader holds them (UTF-8, no control character),
+ * or the text printed from them would not read back; what: "asset path"
+ * or "sublayer asset path", for the message. */
+static void check_asset(cur *c, const char *s, const char *what)
+{
+    const char *why = s ? ub_ident_asset_problem(s, ub_str_len(s)) : NULL;
+    if (why)
+        cur_fail(c, "%s '%.40s': %s", what, s, why);
+}
+
 static const char *get_asset(cur *c)
 {
     const char *s = get_str(c);
-    const char *why = s ? ub_ident_asset_problem(s, ub_str_len(s)) : NULL;
-    if (why)
-        cur_fail(c, "asset path '%.40s': %s", s, why);
+    check_asset(c, s, "asset path");
     return c->err ? NULL : s;
 }
 
@@ -883,12 +889,9 @@ static int load_spec(ub_usdb *f, const unsigned char *d, size_t len)
     }
     for (uint32_t i = 0; i < ns && !c.err; i++) {
         f->subs[i].asset = get_str_id(&c);
-        if (!c.err) {
-            const char *a = f->strs[f->subs[i].asset];
-            const char *why = ub_ident_asset_problem(a, ub_str_len(a));
-            if (why)
-                cur_fail(&c, "sublayer asset path '%.40s': %s", a, why);
-        }
+        if (!c.err)
+            check_asset(&c, f->strs[f->subs[i].asset],
+                        "sublayer asset path");
         f->subs[i].flags = (uint8_t)get_u8(&c);
         f->subs[i].offset = get_f64(&c);
         f->subs[i].scale = get_f64(&c);
