@@ -260,8 +260,10 @@ int ub_out_open(ub_out *o, const char *path)
         fprintf(stderr, "usdbake: error: out of memory\n");
         return -1;
     }
+    /* what is there (through a link: the file it names), if anything */
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    bool exists = stat(path, &st) == 0;
+    if (exists && S_ISDIR(st.st_mode)) {
         fprintf(stderr, "usdbake: error: cannot write '%s': it is a "
                         "directory\n", path);
         ub_out_abort(o);
@@ -269,7 +271,7 @@ int ub_out_open(ub_out *o, const char *path)
     }
     struct stat lst;
     bool link = lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode);
-    if ((stat(path, &st) == 0 && !S_ISREG(st.st_mode)) ||
+    if ((exists && !S_ISREG(st.st_mode)) ||
         (link && (strncmp(path, "/dev/", 5) == 0 ||
                   strncmp(path, "/proc/", 6) == 0))) {
         /* A device, a pipe or a socket (/dev/null, /dev/stdout, a fifo):
@@ -316,13 +318,12 @@ int ub_out_open(ub_out *o, const char *path)
      * (a group-writable publish area stays so) and, where the system lets
      * us, its owner and group; a new file gets the usual umask. */
     mode_t mode;
-    struct stat old;
-    if (stat(dest, &old) == 0 && S_ISREG(old.st_mode)) {
-        mode = old.st_mode & 0777;
+    if (exists) { /* a regular file, here or where the link points */
+        mode = st.st_mode & 0777;
         /* the owner takes privilege; the group only membership */
-        if ((old.st_uid != geteuid() || old.st_gid != getegid()) &&
-            fchown(o->fd, old.st_uid, old.st_gid) != 0)
-            (void)!fchown(o->fd, (uid_t)-1, old.st_gid); /* else ours */
+        if ((st.st_uid != geteuid() || st.st_gid != getegid()) &&
+            fchown(o->fd, st.st_uid, st.st_gid) != 0)
+            (void)!fchown(o->fd, (uid_t)-1, st.st_gid); /* else ours */
     } else {
         mode_t mask = umask(0);
         umask(mask);
