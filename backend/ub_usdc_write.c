@@ -1,6 +1,8 @@
 /*
- * The crate (usdc) writer.  One pass over the layer collects specs (path,
- * spec type, field set); values go to the file as they are met, after the
+ * The crate (usdc) writer.  One pass over the layer's prims, children
+ * first -- the order in which a streaming parse closes them, so that a
+ * stream and a whole layer are one walk -- collects specs (path, spec
+ * type, field set); values go to the file as they are met, after the
  * 88-byte bootstrap, deduplicated by their encoded bytes; then the six
  * structural sections, the table of contents, and the bootstrap is filled
  * in.  doc/usdc.md ("Writing") describes the choices.
@@ -2222,8 +2224,8 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
     w->where_prop = NULL;
 }
 
-static void ub_cw_prim(ub_cw *w, uint32_t path, const ub_prim *prim,
-                       ub_crate_spec_type type);
+static void ub_cw_subtree(ub_cw *w, uint32_t path, const ub_prim *prim,
+                          ub_crate_spec_type type);
 
 /* A prim's variant set names as OpenUSD's text reader records them
  * (variantSetChildren): the names of an explicit (else an added)
@@ -2308,10 +2310,13 @@ static void ub_cw_body(ub_cw *w, const ub_prim *prim)
         ub_cw_field_c(w, "variantSetChildren",
                       ub_cw_token_vector(w, names, nsets));
     free(names);
-    /* the spec itself is closed by the caller; children follow */
+    /* the spec itself is closed by the caller */
 }
 
-static void ub_cw_children(ub_cw *w, uint32_t path, const ub_prim *prim)
+/* What hangs from prim's spec at path but its child prims: its
+ * properties, then its variant sets and their variants. */
+static void ub_cw_props_and_variants(ub_cw *w, uint32_t path,
+                                     const ub_prim *prim)
 {
     for (uint32_t i = 0; i < prim->props.n && !w->failed; i++)
         ub_cw_prop(w, path, prim->props.v[i]);
@@ -2356,19 +2361,16 @@ static void ub_cw_children(ub_cw *w, uint32_t path, const ub_prim *prim)
                 break;
             }
             uint32_t vp = ub_cw_variant_path(w, path, vs->name, var->name);
-            ub_cw_prim(w, vp, var, UB_CRATE_SPEC_VARIANT);
+            ub_cw_subtree(w, vp, var, UB_CRATE_SPEC_VARIANT);
         }
     }
     free(sets);
-    for (uint32_t i = 0; i < prim->children.n && !w->failed; i++) {
-        const ub_prim *c = prim->children.v[i];
-        ub_cw_prim(w, ub_cw_child(w, path, c->name, false, true), c,
-                   UB_CRATE_SPEC_PRIM);
-    }
 }
 
-static void ub_cw_prim(ub_cw *w, uint32_t path, const ub_prim *prim,
-                       ub_crate_spec_type type)
+/* prim's own spec at path, and what hangs from it but its child prims,
+ * which come first (see ub_usdc_stream). */
+static void ub_cw_own(ub_cw *w, uint32_t path, const ub_prim *prim,
+                      ub_crate_spec_type type)
 {
     const ub_prim *saved = w->where;
     w->where = prim;
@@ -2381,8 +2383,21 @@ static void ub_cw_prim(ub_cw *w, uint32_t path, const ub_prim *prim,
     ub_cw_metas(w, &prim->meta, false);
     ub_cw_body(w, prim);
     ub_cw_spec(w, path, type);
-    ub_cw_children(w, path, prim);
+    ub_cw_props_and_variants(w, path, prim);
     w->where = saved;
+}
+
+/* A variant's subtree in the order a stream writes prims: each prim's
+ * path is made before its children's, its spec after theirs. */
+static void ub_cw_subtree(ub_cw *w, uint32_t path, const ub_prim *prim,
+                          ub_crate_spec_type type)
+{
+    for (uint32_t i = 0; i < prim->children.n && !w->failed; i++) {
+        const ub_prim *c = prim->children.v[i];
+        ub_cw_subtree(w, ub_cw_child(w, path, c->name, false, true), c,
+                      UB_CRATE_SPEC_PRIM);
+    }
+    ub_cw_own(w, path, prim, type);
 }
 
 /* How many prims (variants too) and properties there are under prim. */
@@ -2406,19 +2421,29 @@ static size_t ub_count_specs(const ub_prim *prim)
 #define UB_RESERVE(vec, count)                                               \
     (void)ub_grow((void **)&(vec).v, &(vec).cap, (count), sizeof *(vec).v)
 
-static void ub_cw_layer(ub_cw *w)
+/* The layer's first prim came (or its end): the tables get room for
+ * about specs specs, the storing side starts, and the root path is
+ * made (index 0). */
+static void ub_cw_begin(ub_cw *w, const ub_layer *l, size_t specs)
 {
-    const ub_layer *l = w->layer;
+    w->layer = l;
+    w->strtab = l->strtab;
+    for (int k = 0; k < UB_K_COUNT; k++)
+        w->key[k] = ub_cw_intern(w, ub_key_text[k], strlen(ub_key_text[k]));
     /* about one path, field and value a spec; ~3 field set entries */
-    size_t specs = ub_count_specs(l->root);
     UB_RESERVE(w->pnodes, specs + 16);
     UB_RESERVE(w->st.specs, specs);
     UB_RESERVE(w->st.fields, specs);
     UB_RESERVE(w->st.vals, specs);
     UB_RESERVE(w->st.fsets, 3 * specs);
     ub_q_start(w);
-    uint32_t root =
-        ub_cw_child(w, UINT32_MAX, ub_cw_intern(w, "", 0), false, true);
+    ub_cw_child(w, UINT32_MAX, ub_cw_intern(w, "", 0), false, true);
+}
+
+/* The pseudo-root's spec (path 0), after every prim's. */
+static void ub_cw_root(ub_cw *w)
+{
+    const ub_layer *l = w->layer;
     ub_cw_metas(w, &l->meta, true);
     if (l->has_sublayers) {
         ub_buf *b = ub_cw_scratch(w);
@@ -2442,9 +2467,8 @@ static void ub_cw_layer(ub_cw *w)
         ub_cw_unscratch(w, b);
     }
     ub_cw_body(w, l->root);
-    ub_cw_spec(w, root, UB_CRATE_SPEC_PSEUDO_ROOT);
-    ub_cw_children(w, root, l->root);
-    ub_q_close(w);
+    ub_cw_spec(w, 0, UB_CRATE_SPEC_PSEUDO_ROOT);
+    ub_cw_props_and_variants(w, 0, l->root);
 }
 
 /* --- sections ------------------------------------------------------------- */
@@ -2938,48 +2962,174 @@ static void ub_cw_free(ub_cw *w)
     ub_crate_lz4c_free(&w->lz4);
 }
 
-int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
-{
-    ub_cw w;
-    memset(&w, 0, sizeof w);
-    w.layer = layer;
-    w.strtab = layer->strtab;
-    w.diags = diags;
-    w.st.out = out;
-    w.st.base = out->len;
-    w.version = UB_CRATE_VERSION_DEFAULT;
-    w.empty_path = UINT32_MAX;
-    ub_crate_lz4c_init(&w.lz4, UB_USDC_HC);
-    w.lz4.hc_upto = UB_USDC_HC_UPTO;
-    ub_crate_lz4c_init(&w.lz4v, UB_USDC_HC_ARRAYS);
-    ub_crate_lz4c_init(&w.st.lz4, UB_USDC_HC);
-    for (int k = 0; k < 3; k++)
-        ub_buf_init(&w.st.sec[k]);
-    ub_buf_init(&w.st.fields_chunk[0]);
-    ub_buf_init(&w.st.fields_chunk[1]);
-    w.st.fields_size_at = SIZE_MAX;
-    for (int k = 0; k < UB_K_COUNT; k++)
-        w.key[k] = ub_cw_intern(&w, ub_key_text[k], strlen(ub_key_text[k]));
-    ub_buf_init(&w.no_scratch);
-    w.no_scratch.failed = true;
-    w.st.fcache = calloc(UB_FCACHE, sizeof *w.st.fcache);
-    w.tcache = calloc(UB_TCACHE, sizeof *w.tcache);
-    w.st.vcache = calloc(UB_VCACHE, sizeof *w.st.vcache);
+/* --- prims as a parse closes them ------------------------------------------ */
 
+/* Prims come children first (ub_parse_stream's order), each written when
+ * it comes: its own spec, properties and variants.  Its path was made
+ * when it came, or earlier, when a descendant came first: the prims
+ * whose descendants came and they not yet are the open ones, a chain
+ * from the pseudo-root. */
+struct ub_usdc_stream {
+    ub_cw w;
+    size_t specs_hint;
+    bool begun;  /* w has a layer: ub_cw_begin ran */
+    bool broken; /* prims out of order */
+    bool ended;  /* ub_usdc_stream_end ran */
+    struct ub_cw_open {
+        const ub_prim *prim;
+        uint32_t path;
+    } *open;
+    size_t nopen, capopen;
+};
+
+static ub_usdc_stream *ub_cw_stream_new(ub_buf *out, size_t specs_hint,
+                                        ub_diags *diags)
+{
+    ub_usdc_stream *s = calloc(1, sizeof *s);
+    if (!s)
+        return NULL;
+    s->specs_hint = specs_hint;
+    ub_cw *w = &s->w;
+    w->diags = diags;
+    w->st.out = out;
+    w->st.base = out->len;
+    w->version = UB_CRATE_VERSION_DEFAULT;
+    w->empty_path = UINT32_MAX;
+    ub_crate_lz4c_init(&w->lz4, UB_USDC_HC);
+    w->lz4.hc_upto = UB_USDC_HC_UPTO;
+    ub_crate_lz4c_init(&w->lz4v, UB_USDC_HC_ARRAYS);
+    ub_crate_lz4c_init(&w->st.lz4, UB_USDC_HC);
+    for (int k = 0; k < 3; k++)
+        ub_buf_init(&w->st.sec[k]);
+    ub_buf_init(&w->st.fields_chunk[0]);
+    ub_buf_init(&w->st.fields_chunk[1]);
+    w->st.fields_size_at = SIZE_MAX;
+    ub_buf_init(&w->no_scratch);
+    w->no_scratch.failed = true;
+    w->st.fcache = calloc(UB_FCACHE, sizeof *w->st.fcache);
+    w->tcache = calloc(UB_TCACHE, sizeof *w->tcache);
+    w->st.vcache = calloc(UB_VCACHE, sizeof *w->st.vcache);
     /* the bootstrap, filled in at the end */
     char zero[UB_CRATE_BOOTSTRAP_SIZE] = {0};
     ub_buf_append(out, zero, sizeof zero);
+    return s;
+}
 
-    if (layer->streamed)
-        ub_cw_error(&w, "the layer was read by a streaming parse");
-    else
-        ub_cw_layer(&w);
+/* A text layer's specs, guessed from its size for the tables' room: a
+ * spec takes well over this many bytes of text, and room not used costs
+ * address space only. */
+#define UB_TEXT_PER_SPEC 32
+
+ub_usdc_stream *ub_usdc_stream_new(ub_buf *out, uint64_t text_size,
+                                   ub_diags *diags)
+{
+    uint64_t specs = text_size / UB_TEXT_PER_SPEC;
+    return ub_cw_stream_new(out, specs > SIZE_MAX / 64 ? 0 : (size_t)specs,
+                            diags);
+}
+
+void ub_usdc_stream_free(ub_usdc_stream *s)
+{
+    if (!s)
+        return;
+    ub_q *q = s->w.q;
+    if (q && !s->ended) { /* given up: the storing side ends, no sections */
+        pthread_mutex_lock(&q->mu);
+        q->closed = true;
+        q->sections = false;
+        pthread_cond_signal(&q->more);
+        pthread_mutex_unlock(&q->mu);
+    }
+    ub_cw_free(&s->w);
+    free(s->open);
+    free(s);
+}
+
+static void ub_cw_open(ub_usdc_stream *s, const ub_prim *prim, uint32_t path)
+{
+    if (!ub_grow((void **)&s->open, &s->capopen, s->nopen + 1,
+                 sizeof *s->open)) {
+        s->w.oom = true;
+        return;
+    }
+    s->open[s->nopen++] = (struct ub_cw_open){prim, path};
+}
+
+static void ub_cw_stream_begin(ub_usdc_stream *s, const ub_layer *layer)
+{
+    s->begun = true;
+    ub_cw_begin(&s->w, layer, s->specs_hint);
+    ub_cw_open(s, layer->root, 0);
+}
+
+void ub_usdc_stream_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,
+                         unsigned depth)
+{
+    ub_usdc_stream *s = ctx;
+    ub_cw *w = &s->w;
+    if (!s->begun)
+        ub_cw_stream_begin(s, layer);
+    if (s->broken || w->failed || w->oom)
+        return;
+    if (depth == 0 || layer != w->layer) {
+        /* the pseudo-root is never handed over; one stream, one layer */
+        s->broken = true;
+        return;
+    }
+    /* the ancestors not open yet, from the top */
+    while (s->nopen < depth && !w->oom) {
+        const ub_prim *a = prim;
+        for (size_t k = depth; k > s->nopen && a; k--)
+            a = a->parent;
+        if (!a || a->parent != s->open[s->nopen - 1].prim) {
+            s->broken = true; /* a depth its parents do not have */
+            return;
+        }
+        ub_cw_open(s, a,
+                   ub_cw_child(w, s->open[s->nopen - 1].path, a->name, false,
+                               true));
+    }
+    if (w->oom || s->nopen > depth + 1 ||
+        s->open[depth - 1].prim != prim->parent) {
+        s->broken = true;
+        return;
+    }
+    uint32_t path;
+    if (s->nopen == depth + 1) {
+        if (s->open[depth].prim != prim) {
+            s->broken = true; /* a prim open below it never closed */
+            return;
+        }
+        path = s->open[depth].path;
+        s->nopen = depth;
+    } else {
+        path = ub_cw_child(w, s->open[depth - 1].path, prim->name, false,
+                           true);
+    }
+    ub_cw_own(w, path, prim, UB_CRATE_SPEC_PRIM);
+}
+
+int ub_usdc_stream_end(ub_usdc_stream *s, const ub_layer *layer)
+{
+    ub_cw *w = &s->w;
+    ub_buf *out = w->st.out;
+    s->ended = true;
+    if (!s->begun)
+        ub_cw_stream_begin(s, layer);
+    if (w->failed || w->oom) {
+        /* said already, or below */
+    } else if (s->broken || s->nopen != 1 || s->open[0].prim != layer->root) {
+        ub_cw_error(w, "the prims were not handed over in order");
+    } else {
+        ub_cw_root(w);
+    }
+    ub_q_close(w);
 
     ub_section sec[6];
-    if (!w.failed && !w.oom)
-        ub_cw_sections(&w, sec);
-    if (!w.failed && !w.oom && !out->failed) {
-        uint64_t toc = out->len - w.st.base;
+    if (!w->failed && !w->oom)
+        ub_cw_sections(w, sec);
+    if (!w->failed && !w->oom && !out->failed) {
+        uint64_t toc = out->len - w->st.base;
         ub_w64(out, 6);
         for (int i = 0; i < 6; i++) {
             char name[UB_CRATE_SECTION_NAME_LEN] = {0};
@@ -2989,19 +3139,48 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
             ub_w64(out, sec[i].size);
         }
         if (!out->failed) {
-            char *boot = out->data + w.st.base;
+            char *boot = out->data + w->st.base;
             memcpy(boot, UB_CRATE_IDENT, UB_CRATE_IDENT_LEN);
-            boot[8] = (char)(w.version >> 16);
-            boot[9] = (char)(w.version >> 8);
-            boot[10] = (char)w.version;
+            boot[8] = (char)(w->version >> 16);
+            boot[9] = (char)(w->version >> 8);
+            boot[10] = (char)w->version;
             memcpy(boot + 16, &toc, 8);
         }
     }
-    if ((w.oom || out->failed) && !w.failed) {
-        w.failed = true;
-        ub_diag_add_oom(diags, (ub_loc){layer->path, 0, 0},
+    ub_q_join(w); /* (done already, unless something failed) */
+    if ((w->oom || out->failed) && !w->failed) {
+        w->failed = true;
+        ub_diag_add_oom(w->diags, (ub_loc){layer->path, 0, 0},
                         "out of memory writing usdc");
     }
-    ub_cw_free(&w);
-    return w.failed ? -1 : 0;
+    return w->failed ? -1 : 0;
+}
+
+/* The whole layer's prims, handed over as a stream would: children
+ * first. */
+static void ub_cw_hand_over(ub_usdc_stream *s, const ub_layer *layer,
+                            const ub_prim *prim, unsigned depth)
+{
+    for (uint32_t i = 0; i < prim->children.n && !s->w.failed; i++)
+        ub_cw_hand_over(s, layer, prim->children.v[i], depth + 1);
+    ub_usdc_stream_prim(s, layer, prim, depth);
+}
+
+int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
+{
+    ub_usdc_stream *s =
+        ub_cw_stream_new(out, ub_count_specs(layer->root), diags);
+    if (!s) {
+        ub_diag_add_oom(diags, (ub_loc){layer->path, 0, 0},
+                        "out of memory writing usdc");
+        return -1;
+    }
+    ub_cw_stream_begin(s, layer);
+    if (layer->streamed)
+        ub_cw_error(&s->w, "the layer was read by a streaming parse");
+    for (uint32_t i = 0; i < layer->root->children.n && !s->w.failed; i++)
+        ub_cw_hand_over(s, layer, layer->root->children.v[i], 1);
+    int rc = ub_usdc_stream_end(s, layer);
+    ub_usdc_stream_free(s);
+    return rc;
 }

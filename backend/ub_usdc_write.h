@@ -6,6 +6,8 @@
 #ifndef UB_USDC_WRITE_H
 #define UB_USDC_WRITE_H
 
+#include <stdint.h>
+
 #include "ub_buf.h"
 #include "ub_diag.h"
 #include "ub_layer.h"
@@ -13,13 +15,31 @@
 /* Append the crate encoding of layer to out.  The file is version 0.8.0
  * unless a value needs a newer one (timecode values 0.9.0, path
  * expressions 0.10.0, layer relocates 0.11.0).  Deterministic: the same
- * layer always gives the same bytes.  Values are stored and sections
- * built on a helper thread too, where the process may use a second CPU
- * (joined before returning; without one, all is done in the caller's
- * thread, to the same bytes).  Returns 0, or -1 after
- * adding an error to diags (out of memory, or something crate cannot
- * hold, with the spec path it belongs to); out may then hold a partial
- * encoding. */
+ * layer always gives the same bytes, whether written whole or streamed
+ * (below).  Values are stored and sections built on a helper thread too,
+ * where the process may use a second CPU (joined before returning;
+ * without one, all is done in the caller's thread, to the same bytes).
+ * Returns 0, or -1 after adding an error to diags (out of memory, or
+ * something crate cannot hold, with the spec path it belongs to); out
+ * may then hold a partial encoding. */
 int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags);
+
+/* The same, prim by prim as a streaming parse closes them
+ * (ub_parse_stream): ub_usdc_stream_prim is its prim_done, and each prim
+ * is written when it comes, so the layer is never whole in memory.
+ * text_size is the text's size when known (0: not), which gives the
+ * tables room up front.  After the parse, ub_usdc_stream_end writes the
+ * pseudo-root (the layer returned by the parse, `streamed`) and the
+ * sections, and returns as ub_usdc_write.  When the parse returns a
+ * layer that is not `streamed` (it had to read the layer whole), free
+ * the stream, drop what it appended to out, and use ub_usdc_write. */
+typedef struct ub_usdc_stream ub_usdc_stream;
+
+ub_usdc_stream *ub_usdc_stream_new(ub_buf *out, uint64_t text_size,
+                                   ub_diags *diags); /* NULL: no memory */
+void ub_usdc_stream_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,
+                         unsigned depth);
+int ub_usdc_stream_end(ub_usdc_stream *s, const ub_layer *layer);
+void ub_usdc_stream_free(ub_usdc_stream *s);
 
 #endif

@@ -888,8 +888,8 @@ void ub_cli_whole_free(ub_cli_whole *w)
 
 /* Read input as a stream into a .usdb in bytes (ub_cli_convert).
  * Returns 0, or -1 after the error went to diags or was printed. */
-static int ub_cli_convert_streamed(ub_session *ss, const char *input,
-                                   int level, ub_buf *bytes)
+static int ub_cli_convert_usdb(ub_session *ss, const char *input, int level,
+                               ub_buf *bytes)
 {
     ub_usdb_stream *st = ub_usdb_stream_new(level, ss->diags);
     if (!st) {
@@ -926,6 +926,38 @@ static int ub_cli_convert_streamed(ub_session *ss, const char *input,
     return rc;
 }
 
+/* The same into a .usdc.  A crate prim is written once it has closed, so
+ * text that comes back to a prim after its children went out costs
+ * nothing here; only a layer the parse returns whole (not text, or text
+ * read again after a warning) is written whole. */
+static int ub_cli_convert_usdc(ub_session *ss, const char *input,
+                               ub_buf *bytes)
+{
+    ub_usdc_stream *st =
+        ub_usdc_stream_new(bytes, ub_cli_file_size(input), ss->diags);
+    if (!st) {
+        fprintf(stderr, "usdbake: error: out of memory\n");
+        return -1;
+    }
+    ub_parse_stream ps = {.prim_done = ub_usdc_stream_prim,
+                          .ctx = st,
+                          .two_threads = true};
+    ub_loader_set_stream(ss->loader, &ps);
+    ub_layer *layer =
+        ub_loader_open(ss->loader, input, NULL, (ub_loc){NULL, 0, 0});
+    ub_loader_set_stream(ss->loader, NULL);
+    int rc = -1;
+    if (layer && layer->streamed)
+        rc = ub_usdc_stream_end(st, layer);
+    ub_usdc_stream_free(st); /* (the stream's own thread is joined) */
+    if (layer && !layer->streamed) {
+        bytes->len = 0; /* what the stream got before the parse gave up */
+        ub_layer_unindexed(layer);
+        rc = ub_usdc_write(layer, bytes, ss->diags);
+    }
+    return rc;
+}
+
 int ub_cli_convert(const char *input, const char *out, ub_out_format format,
                    int level)
 {
@@ -935,11 +967,13 @@ int ub_cli_convert(const char *input, const char *out, ub_out_format format,
     int status = UB_EXIT_OK;
     if (ub_session_open(&ss, NULL, 0) != 0) {
         status = UB_EXIT_INPUT;
-    } else if (format == UB_FMT_USDB) {
+    } else if (format == UB_FMT_USDB || format == UB_FMT_USDC) {
         ub_progress prog;
         ub_progress_start(&prog, "converting", ub_cli_file_size(input));
         ub_loader_set_progress(ss.loader, ub_progress_loader_hook, &prog);
-        if (ub_cli_convert_streamed(&ss, input, level, &bytes) != 0)
+        if ((format == UB_FMT_USDB
+                 ? ub_cli_convert_usdb(&ss, input, level, &bytes)
+                 : ub_cli_convert_usdc(&ss, input, &bytes)) != 0)
             status = UB_EXIT_INPUT;
         ub_progress_end(&prog);
     } else {

@@ -20,6 +20,7 @@
 #include "ub_parse.h"
 #include "ub_usda.h"
 #include "ub_usdb_write.h"
+#include "ub_usdc_write.h"
 #include "ub_test.h"
 
 static ub_strtab *strtab;
@@ -180,6 +181,51 @@ static bool same_usdb_streamed(const run *s, const char *text, size_t len,
     return ok;
 }
 
+/* The same for .usdc, which writes a prim when it closes and so streams
+ * whatever the order of its text; the tail's memory is given back as it
+ * goes out, which this checks under AddressSanitizer too.  Both ways
+ * must fail alike where crate cannot hold the layer. */
+static unsigned n_usdc_streamed; /* splits the .usdc check streamed */
+
+static bool same_usdc_streamed(const run *s, const char *text, size_t len,
+                               size_t at, const char *name)
+{
+    if (!s->layer)
+        return true;
+    ub_buf whole, got;
+    ub_buf_init(&whole);
+    ub_buf_init(&got);
+    ub_diags *d = ub_diags_new();
+    int want = ub_usdc_write(s->layer, &whole, d);
+    ub_usdc_stream *st = ub_usdc_stream_new(&got, len, d);
+    ub_parse_stream ps = {.prim_done = ub_usdc_stream_prim,
+                          .ctx = st,
+                          .two_threads = true};
+    ub_parse_opts o = {.split = 1, .split_at = at, .stream = &ps};
+    ub_layer *l = ub_parse_usda_opts(strtab, "t.usda", text, len, &o, d);
+    int rc = -1;
+    if (l && l->streamed)
+        rc = ub_usdc_stream_end(st, l);
+    ub_usdc_stream_free(st);
+    if (l && !l->streamed) { /* parsed again, whole: written whole */
+        got.len = 0;
+        rc = ub_usdc_write(l, &got, d);
+    }
+    n_usdc_streamed += l && l->streamed;
+    bool ok = rc == want && (rc != 0 || (got.len == whole.len &&
+                                         memcmp(got.data, whole.data,
+                                                got.len) == 0));
+    if (!ok)
+        fprintf(stderr, "\n%s: streamed .usdc split at offset %zu (outcome "
+                "%d, end %d, whole %d) differs from the whole layer's\n",
+                name, at, o.outcome, rc, want);
+    ub_layer_free(l);
+    ub_diags_free(d);
+    ub_buf_free(&whole);
+    ub_buf_free(&got);
+    return ok;
+}
+
 /* Whether a split parse at candidate `at` equals the serial parse s. */
 static unsigned n_usdb_streamed; /* splits the .usdb check streamed */
 
@@ -204,6 +250,7 @@ static bool same_as_serial(const run *s, const char *text, size_t len,
     bool streamed = false;
     ok = ok && (!usdb || same_usdb_streamed(s, text, len, at, name,
                                             &streamed));
+    ok = ok && (!usdb || same_usdc_streamed(s, text, len, at, name));
     n_usdb_streamed += streamed;
     return ok;
 }
@@ -611,12 +658,13 @@ static void test_conformance(void)
     bool ok = true;
     split_tree(dir, &files, &ok, counts);
     fprintf(stderr, "\n%u layers: %u grafted, %u read on, %u parsed again; "
-            "%u streamed to .usdb\n", files, counts[1], counts[2], counts[3],
-            n_usdb_streamed);
+            "%u streamed to .usdb, %u to .usdc\n", files, counts[1],
+            counts[2], counts[3], n_usdb_streamed, n_usdc_streamed);
     CU_ASSERT(ok);
     CU_ASSERT(files > 0);
     CU_ASSERT(counts[UB_PARSE_SPLIT_GRAFTED] > 0);
     CU_ASSERT(n_usdb_streamed > 0);
+    CU_ASSERT(n_usdc_streamed > 0);
 }
 
 /* A process pinned to one CPU (taskset -c 0, a scheduler's pinning) runs
