@@ -3333,24 +3333,47 @@ static void ub_stream_subtree(ub_pctx *c, ub_prim *p, unsigned depth)
  * (into[k], innermost first, the last the pseudo-root) now end.  Each
  * gets its grafted children (those from n_before[k] on), then closes.
  * The tail's properties of a prim whose children went out already come
- * late, as in a serial parse.  No memory is handed back: the tail's
- * arena is the layer's now, and the parse is over. */
+ * late, as in a serial parse.
+ * tail: the tail's arena, kept apart (NULL: it is the layer's), when
+ * nothing of the open prims lies in it but their grafted children.  The
+ * tail allocated its prims in the order they are handed over here, so
+ * once a child has gone out, everything the tail allocated before that
+ * child is dead but the stubs of the children before it: those are
+ * copied out, and the memory below the child given back as the rest of
+ * the tail is handed over.  Without this the layer's whole second half
+ * stayed in memory until the end, next to all a writer had built. */
 static void ub_stream_grafted(ub_pctx *c, ub_prim *const *into,
                               const uint32_t *n_before, const bool *late,
-                              uint32_t n)
+                              uint32_t n, ub_arena *tail)
 {
     for (uint32_t k = 0; k < n; k++) {
         ub_prim *r = into[k];
         if (late[k] && c->stream->prim_reopened)
             c->stream->prim_reopened(c->stream->ctx, r);
         unsigned depth = ub_prim_depth(r);
-        for (uint32_t i = n_before[k]; i < r->children.n; i++)
-            ub_stream_subtree(c, r->children.v[i], depth + 1);
+        for (uint32_t i = n_before[k]; i < r->children.n; i++) {
+            ub_prim *child = r->children.v[i];
+            ub_stream_subtree(c, child, depth + 1);
+            if (!tail)
+                continue;
+            ub_prim *stub = ub_prim_stub_copy(c->layer, child);
+            if (!stub) {
+                ub_arena_adopt(c->layer->arena, tail); /* keep it all */
+                ub_arena_free(tail);
+                tail = NULL;
+                continue;
+            }
+            r->children.v[i] = stub;
+            /* (what this child allocated before its own record, if
+             * anything, goes with the next child's turn) */
+            ub_arena_drop_before(tail, child);
+        }
         if (r->parent) {
             c->stream->prim_done(c->stream->ctx, c->layer, r, depth);
             ub_prim_drop_body(c->layer, r);
         }
     }
+    ub_arena_free(tail); /* nothing in the layer points into it now */
     c->nmarks = 0; /* each open prim's: released with the layer */
     c->ps_owner = NULL;
 }
@@ -3378,15 +3401,31 @@ bool ub_act_split(ub_pctx *c)
     ub_meta_flush(c);
     ub_props_flush(c);
     bool streamed = ub_streams(c, c->prim);
+    /* streamed, the tail's memory is given back as its prims go out when
+     * the open prims get nothing from it but children (see
+     * ub_stream_grafted) */
+    bool apart = streamed;
     for (uint32_t k = 0; k < sp->nph; k++) {
         n_before[k] = into[k]->children.n;
         late[k] = n_before[k] && sp->ph[k]->props.n;
+        if (sp->ph[k]->props.n || ub_prim_n_variant_sets(sp->ph[k]))
+            apart = false;
     }
     ub_layer *tail = sp->tail;
     sp->tail = NULL;
-    int rc = ub_layer_graft(c->layer, tail, sp->ph, into, sp->nph);
+    /* the parse is over: names are never looked up again, and the index
+     * would keep naming the stubs the tail's memory held */
+    if (apart)
+        ub_layer_unindexed(c->layer);
+    ub_arena *tail_arena = NULL;
+    int rc = ub_layer_graft(c->layer, tail, sp->ph, into, sp->nph,
+                            apart ? &tail_arena : NULL);
     if (rc == 0 && streamed)
-        ub_stream_grafted(c, into, n_before, late, sp->nph);
+        ub_stream_grafted(c, into, n_before, late, sp->nph, tail_arena);
+    else if (tail_arena) {
+        ub_arena_adopt(c->layer->arena, tail_arena);
+        ub_arena_free(tail_arena);
+    }
     free(into);
     free(n_before);
     free(late);

@@ -20,6 +20,8 @@ typedef struct ub_chunk {
     struct ub_chunk *prev;
     size_t size, used;
     size_t populated; /* data[0, populated) is known to be present */
+    size_t dropped;   /* data[0, dropped) was handed back
+                         (ub_arena_drop_before) */
     alignas(max_align_t) unsigned char data[];
 } ub_chunk;
 
@@ -145,6 +147,7 @@ static void *ub_arena_alloc_at(ub_arena *a, size_t size, size_t align)
         }
         c->used = 0;
         c->populated = 0;
+        c->dropped = 0;
         c->prev = a->head;
         a->head = c;
         at = 0;
@@ -278,6 +281,39 @@ void ub_arena_release(ub_arena *a, ub_arena_mark m)
     if (a->head)
         a->head->used = m.used;
     a->total = m.total;
+}
+
+/* ub_arena_drop_before hands pages back this many bytes at a time. */
+#define UB_DROP_STEP ((size_t)256 * 1024)
+
+void ub_arena_drop_before(ub_arena *a, const void *p)
+{
+    const unsigned char *at = p;
+    ub_chunk *c = a->head;
+    while (c && !(at >= c->data && at < c->data + c->size))
+        c = c->prev;
+    if (!c)
+        return;
+    while (c->prev) {
+        ub_chunk *old = c->prev;
+        c->prev = old->prev;
+        a->total -= old->used < a->total ? old->used : a->total;
+        free(old);
+    }
+#if defined(__linux__) && defined(MADV_DONTNEED)
+    /* in steps: each madvise is a TLB shootdown on every CPU */
+    size_t upto = (size_t)(at - c->data);
+    if (upto - c->dropped < UB_DROP_STEP)
+        return;
+    long pg = sysconf(_SC_PAGESIZE);
+    uintptr_t mask = pg > 0 ? (uintptr_t)pg - 1 : 4095;
+    /* whole pages only: the chunk's header and p's page stay */
+    uintptr_t lo = ((uintptr_t)(c->data + c->dropped) + mask) & ~mask;
+    uintptr_t hi = (uintptr_t)at & ~mask;
+    if (hi > lo)
+        (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+    c->dropped = upto;
+#endif
 }
 
 /* The size from which a temporary is its own pages (not under

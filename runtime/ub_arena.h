@@ -66,6 +66,13 @@ typedef struct ub_arena_mark {
 ub_arena_mark ub_arena_get_mark(const ub_arena *a);
 void ub_arena_release(ub_arena *a, ub_arena_mark m);
 
+/* For an arena done with allocating whose allocations die in the order
+ * they were made (a model handed over prim by prim): give back the memory
+ * of everything allocated before p, an address inside one of a's chunks
+ * (nothing, when it is in none).  Older chunks are freed, and the whole
+ * pages of p's chunk below p are handed back to the system. */
+void ub_arena_drop_before(ub_arena *a, const void *p);
+
 /* Zeroed memory for n elements of size bytes: for a big table probed at
  * random (a writer's hash tables), where a TLB miss per probe is most of
  * the cost.  From 2 MiB up it asks for huge pages where the system has

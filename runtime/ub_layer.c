@@ -249,6 +249,14 @@ void ub_prim_drop_body(ub_layer *layer, ub_prim *prim)
     prim->ext = NULL;
 }
 
+ub_prim *ub_prim_stub_copy(ub_layer *layer, const ub_prim *stub)
+{
+    ub_prim *p = ub_arena_alloc_align(layer->arena, sizeof *p, alignof(ub_prim));
+    if (p)
+        *p = *stub;
+    return p;
+}
+
 const ub_prop_ext ub_prop_ext_none;
 const ub_prim_ext ub_prim_ext_none;
 
@@ -834,11 +842,16 @@ static int ub_index_presize(struct ub_name_index *ix, size_t count)
 }
 
 int ub_layer_graft(ub_layer *dst, ub_layer *src, ub_prim *const *from,
-                   ub_prim *const *into, uint32_t n)
+                   ub_prim *const *into, uint32_t n, ub_arena **kept)
 {
     struct ub_name_index *six = src->index, *dix = dst->index;
     ub_arena *sa = src->arena; /* src itself lives in it: read it first */
-    ub_arena_adopt(dst->arena, sa);
+    if (kept)
+        *kept = ub_arena_new();
+    if (kept && *kept)
+        ub_arena_adopt(*kept, sa);
+    else
+        ub_arena_adopt(dst->arena, sa);
     int rc = 0;
     /* dst's index is built again, once, at its final size, from the lists
      * both tables index (src's lists of `from` are appended to `into`'s).

@@ -428,6 +428,13 @@ ub_sample *ub_samples_find(const ub_samples *s, double time);
  * prim's memory back to the arena. */
 void ub_prim_drop_body(ub_layer *layer, ub_prim *prim);
 
+/* A copy of stub (a prim whose body was dropped) in layer's arena, for a
+ * stub whose own memory is about to be handed back; NULL when out of
+ * memory.  The caller puts it in the stub's place in its parent's
+ * children (a layer whose name index is off: the index would still name
+ * the old one). */
+ub_prim *ub_prim_stub_copy(ub_layer *layer, const ub_prim *stub);
+
 /* The path of a prim or property as text ("/World/a", "/World/a.size",
  * variant selections as "/A{v=x}B"), allocated in the layer's arena. */
 const char *ub_prim_path(ub_layer *layer, const ub_prim *prim);
@@ -439,8 +446,11 @@ const char *ub_prim_path(ub_layer *layer, const ub_prim *prim);
  * The caller makes sure no appended name is already a child / property /
  * variant set of into[i].  src is
  * consumed (do not ub_layer_free it); from[i] are left empty.  -1 when out
- * of memory: dst is then only fit for ub_layer_free. */
+ * of memory: dst is then only fit for ub_layer_free.
+ * kept: NULL, or where src's arena goes instead of joining dst's: the
+ * caller then owns it (ub_arena_adopt it into dst's, or free it once
+ * nothing in dst points into it); it is set whatever the result. */
 int ub_layer_graft(ub_layer *dst, ub_layer *src, ub_prim *const *from,
-                   ub_prim *const *into, uint32_t n);
+                   ub_prim *const *into, uint32_t n, ub_arena **kept);
 
 #endif
