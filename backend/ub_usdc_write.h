@@ -6,8 +6,6 @@
 #ifndef UB_USDC_WRITE_H
 #define UB_USDC_WRITE_H
 
-#include <stdint.h>
-
 #include "ub_buf.h"
 #include "ub_diag.h"
 #include "ub_layer.h"
@@ -27,15 +25,16 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags);
 /* The same, prim by prim as a streaming parse closes them
  * (ub_parse_stream): ub_usdc_stream_prim is its prim_done, and each prim
  * is written when it comes, so the layer is never whole in memory.
- * text_size is the text's size when known (0: not), which gives the
- * tables room up front.  After the parse, ub_usdc_stream_end writes the
- * pseudo-root (the layer returned by the parse, `streamed`) and the
- * sections, and returns as ub_usdc_write.  When the parse returns a
- * layer that is not `streamed` (it had to read the layer whole), free
- * the stream, drop what it appended to out, and use ub_usdc_write. */
+ * Errors go to diags as the prims come: give the stream diags of its
+ * own, to keep only when the parse returns a `streamed` layer.  After
+ * the parse, ub_usdc_stream_end writes the pseudo-root (the layer the
+ * parse returned) and the sections, and returns as ub_usdc_write.  When
+ * the parse returns a layer that is not `streamed` (it had to read the
+ * layer whole), free the stream, drop what it appended to out, and use
+ * ub_usdc_write. */
 typedef struct ub_usdc_stream ub_usdc_stream;
 
-ub_usdc_stream *ub_usdc_stream_new(ub_buf *out, uint64_t text_size,
+ub_usdc_stream *ub_usdc_stream_new(ub_buf *out,
                                    ub_diags *diags); /* NULL: no memory */
 void ub_usdc_stream_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,
                          unsigned depth);

@@ -929,13 +929,17 @@ static int ub_cli_convert_usdb(ub_session *ss, const char *input, int level,
 /* The same into a .usdc.  A crate prim is written once it has closed, so
  * text that comes back to a prim after its children went out costs
  * nothing here; only a layer the parse returns whole (not text, or text
- * read again after a warning) is written whole. */
+ * read again after a warning) is written whole.  What the stream finds
+ * wrong is said only when its layer is the one written: after a syntax
+ * error there is nothing to write, and a layer read again whole is
+ * written (and judged) again. */
 static int ub_cli_convert_usdc(ub_session *ss, const char *input,
                                ub_buf *bytes)
 {
-    ub_usdc_stream *st =
-        ub_usdc_stream_new(bytes, ub_cli_file_size(input), ss->diags);
+    ub_diags *said = ub_diags_new();
+    ub_usdc_stream *st = said ? ub_usdc_stream_new(bytes, said) : NULL;
     if (!st) {
+        ub_diags_free(said);
         fprintf(stderr, "usdbake: error: out of memory\n");
         return -1;
     }
@@ -947,9 +951,12 @@ static int ub_cli_convert_usdc(ub_session *ss, const char *input,
         ub_loader_open(ss->loader, input, NULL, (ub_loc){NULL, 0, 0});
     ub_loader_set_stream(ss->loader, NULL);
     int rc = -1;
-    if (layer && layer->streamed)
+    if (layer && layer->streamed) {
         rc = ub_usdc_stream_end(st, layer);
+        ub_diags_take(ss->diags, said);
+    }
     ub_usdc_stream_free(st); /* (the stream's own thread is joined) */
+    ub_diags_free(said);
     if (layer && !layer->streamed) {
         bytes->len = 0; /* what the stream got before the parse gave up */
         ub_layer_unindexed(layer);

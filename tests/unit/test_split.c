@@ -197,7 +197,7 @@ static bool same_usdc_streamed(const run *s, const char *text, size_t len,
     ub_buf_init(&got);
     ub_diags *d = ub_diags_new();
     int want = ub_usdc_write(s->layer, &whole, d);
-    ub_usdc_stream *st = ub_usdc_stream_new(&got, len, d);
+    ub_usdc_stream *st = ub_usdc_stream_new(&got, d);
     ub_parse_stream ps = {.prim_done = ub_usdc_stream_prim,
                           .ctx = st,
                           .two_threads = true};
