@@ -110,16 +110,23 @@ static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
 
 /* --- the writer's state --------------------------------------------------- */
 
+/* 16 bytes: a node a spec, the writer's biggest table.  Children are
+ * listed newest first (PATHS then has a prim's properties before its
+ * child prims, which the reader does not mind), so a node needs no
+ * pointer to its last child. */
 typedef struct ub_pnode {
     uint32_t parent;     /* UINT32_MAX for the root */
-    uint32_t token;      /* element token */
-    uint32_t first, last, next; /* children, in the order added */
-    bool is_prop;        /* a prim property: the token is its name */
+    uint32_t token : 30; /* element token (UB_MAX_TOKENS) */
+    uint32_t is_prop : 1; /* a prim property: the token is its name */
     /* every child is in pnode_tab: set once a path's text has named a
      * child here.  Children the walk adds elsewhere need no lookup (a
      * prim's names are distinct), the bulk of the nodes */
-    bool indexed;
+    uint32_t indexed : 1;
+    uint32_t first, next; /* children, newest first; next sibling */
 } ub_pnode;
+
+/* Tokens a file may have: an element token has 30 bits in a node. */
+#define UB_MAX_TOKENS ((uint32_t)1 << 30)
 
 /* The first field made of a value: its name's token + 1 (0: none yet)
  * and its index.  A value is mostly a field of one name, so this finds
@@ -374,6 +381,9 @@ static uint32_t ub_cw_token(ub_cw *w, const char *s)
                                w->tokens.n, &fresh);
     if (fresh) {
         UB_PUSH(w, w->tokens, s);
+        if (w->tokens.n > UB_MAX_TOKENS)
+            ub_cw_error(w, "more than %lu distinct tokens and strings",
+                        (unsigned long)UB_MAX_TOKENS);
         /* TOKENS keeps them NUL-separated: one with a NUL in it would
          * shift every later token (the usda reader cuts strings at a NUL;
          * a usdb file or the API may still hold one) */
@@ -480,19 +490,15 @@ static uint32_t ub_cw_child(ub_cw *w, uint32_t parent, const char *elem,
         if (!fresh)
             return id == UINT32_MAX ? 0 : id;
     }
-    ub_pnode n = {parent, tok, UINT32_MAX, UINT32_MAX, UINT32_MAX, is_prop,
-                  false};
+    ub_pnode n = {.parent = parent, .token = tok, .is_prop = is_prop,
+                  .first = UINT32_MAX, .next = UINT32_MAX};
+    if (parent != UINT32_MAX)
+        n.next = w->pnodes.v[parent].first;
     UB_PUSH(w, w->pnodes, n);
     if (w->oom)
         return 0;
-    if (parent != UINT32_MAX) {
-        ub_pnode *p = &w->pnodes.v[parent];
-        if (p->first == UINT32_MAX)
-            p->first = id;
-        else
-            w->pnodes.v[p->last].next = id;
-        p->last = id;
-    }
+    if (parent != UINT32_MAX)
+        w->pnodes.v[parent].first = id;
     return id;
 }
 
@@ -622,8 +628,9 @@ static uint32_t ub_cw_path_text(ub_cw *w, const char *text)
     if (!text || !*text) {
         if (w->empty_path == UINT32_MAX) {
             w->empty_path = (uint32_t)w->pnodes.n;
-            ub_pnode n = {UINT32_MAX, ub_cw_token_c(w, ""), UINT32_MAX,
-                          UINT32_MAX, UINT32_MAX, false, false};
+            ub_pnode n = {.parent = UINT32_MAX,
+                          .token = ub_cw_token_c(w, ""),
+                          .first = UINT32_MAX, .next = UINT32_MAX};
             UB_PUSH(w, w->pnodes, n);
         }
         return w->empty_path;
