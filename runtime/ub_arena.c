@@ -303,7 +303,7 @@ void ub_arena_drop_before(ub_arena *a, const void *p)
 #if defined(__linux__) && defined(MADV_DONTNEED)
     /* in steps: each madvise is a TLB shootdown on every CPU */
     size_t upto = (size_t)(at - c->data);
-    if (upto - c->dropped < UB_DROP_STEP)
+    if (upto <= c->dropped || upto - c->dropped < UB_DROP_STEP)
         return;
     long pg = sysconf(_SC_PAGESIZE);
     uintptr_t mask = pg > 0 ? (uintptr_t)pg - 1 : 4095;

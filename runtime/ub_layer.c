@@ -251,7 +251,8 @@ void ub_prim_drop_body(ub_layer *layer, ub_prim *prim)
 
 ub_prim *ub_prim_stub_copy(ub_layer *layer, const ub_prim *stub)
 {
-    ub_prim *p = ub_arena_alloc_align(layer->arena, sizeof *p, alignof(ub_prim));
+    ub_prim *p =
+        ub_arena_alloc_align(layer->arena, sizeof *p, alignof(ub_prim));
     if (p)
         *p = *stub;
     return p;
