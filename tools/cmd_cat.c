@@ -55,9 +55,7 @@ static int ub_cat_one(ub_session *ss, const char *input, ub_buf *text,
                           .prim_reopened = ub_usda_stream_reopened,
                           .ctx = st};
     size_t known = ub_loader_count(ld);
-    ub_loader_set_stream(ld, &ps);
-    ub_layer *layer = ub_loader_open(ld, input, NULL, (ub_loc){NULL, 0, 0});
-    ub_loader_set_stream(ld, NULL);
+    ub_layer *layer = ub_cli_open_streamed(ss, input, &ps);
     int r;
     if (!layer)
         r = -1;

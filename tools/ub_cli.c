@@ -886,6 +886,16 @@ void ub_cli_whole_free(ub_cli_whole *w)
     memset(w, 0, sizeof *w);
 }
 
+ub_layer *ub_cli_open_streamed(ub_session *ss, const char *input,
+                               const ub_parse_stream *ps)
+{
+    ub_loader_set_stream(ss->loader, ps);
+    ub_layer *layer =
+        ub_loader_open(ss->loader, input, NULL, (ub_loc){NULL, 0, 0});
+    ub_loader_set_stream(ss->loader, NULL);
+    return layer;
+}
+
 /* Read input as a stream into a .usdb in bytes (ub_cli_convert).
  * Returns 0, or -1 after the error went to diags or was printed. */
 static int ub_cli_convert_usdb(ub_session *ss, const char *input, int level,
@@ -900,10 +910,7 @@ static int ub_cli_convert_usdb(ub_session *ss, const char *input, int level,
                           .prim_reopened = ub_usdb_stream_reopened,
                           .ctx = st,
                           .two_threads = true};
-    ub_loader_set_stream(ss->loader, &ps);
-    ub_layer *layer =
-        ub_loader_open(ss->loader, input, NULL, (ub_loc){NULL, 0, 0});
-    ub_loader_set_stream(ss->loader, NULL);
+    ub_layer *layer = ub_cli_open_streamed(ss, input, &ps);
     int rc = -1;
     if (layer && !layer->streamed)
         rc = ub_usdb_write(layer, level, bytes, ss->diags); /* a .usdb */
@@ -946,10 +953,7 @@ static int ub_cli_convert_usdc(ub_session *ss, const char *input,
     ub_parse_stream ps = {.prim_done = ub_usdc_stream_prim,
                           .ctx = st,
                           .two_threads = true};
-    ub_loader_set_stream(ss->loader, &ps);
-    ub_layer *layer =
-        ub_loader_open(ss->loader, input, NULL, (ub_loc){NULL, 0, 0});
-    ub_loader_set_stream(ss->loader, NULL);
+    ub_layer *layer = ub_cli_open_streamed(ss, input, &ps);
     int rc = -1;
     if (layer && layer->streamed) {
         rc = ub_usdc_stream_end(st, layer);

@@ -206,11 +206,17 @@ int ub_cli_write_layer(const ub_layer *layer, ub_out_format fmt, int level,
                        ub_buf *out, ub_diags *diags);
 /* Read input (with a progress bar when that takes long) and write it to
  * out in format: convert, and cat to a binary.  A text or crate input
- * written as .usdb is streamed (prim by prim: memory holds the writer's
- * tables and half the layer at most, not the layer), with the bytes of
- * writing it whole.  Prints diagnostics; returns the exit status. */
+ * written as .usdb or .usdc is streamed (prim by prim: memory holds the
+ * writer's tables and a part of the layer, not the layer), with the
+ * bytes of writing it whole.  Prints diagnostics; returns the exit
+ * status. */
 int ub_cli_convert(const char *input, const char *out, ub_out_format format,
                    int level);
+
+/* Open input in ss's loader with its prims handed to ps as they are
+ * read (the stream is for this layer only). */
+ub_layer *ub_cli_open_streamed(ub_session *ss, const char *input,
+                               const ub_parse_stream *ps);
 
 /* A layer that a streaming read could not stream (something that belongs
  * before a prim's children came after one of them), read again whole:

@@ -134,6 +134,12 @@ static bool same_diags(const ub_diags *a, const ub_diags *b)
     return true;
 }
 
+static bool same_bytes(const ub_buf *a, const ub_buf *b)
+{
+    return a->len == b->len && (!a->len || memcmp(a->data, b->data,
+                                                  a->len) == 0);
+}
+
 /* A streaming parse split at `at` whose second half is handed over late
  * (two_threads), written to .usdb as it is read, must give the bytes of
  * the serial parse's layer written whole, or say it cannot stream (a
@@ -165,8 +171,7 @@ static bool same_usdb_streamed(const run *s, const char *text, size_t len,
     ub_usdb_stream_free(st);
     if (rc == 0) {
         *streamed = l->streamed;
-        ok = ok && got.len == whole.len &&
-             memcmp(got.data, whole.data, got.len) == 0;
+        ok = ok && same_bytes(&got, &whole);
     } else {
         ok = ok && rc == 1;
     }
@@ -212,9 +217,7 @@ static bool same_usdc_streamed(const run *s, const char *text, size_t len,
         rc = ub_usdc_write(l, &got, d);
     }
     n_usdc_streamed += l && l->streamed;
-    bool ok = rc == want && (rc != 0 || (got.len == whole.len &&
-                                         memcmp(got.data, whole.data,
-                                                got.len) == 0));
+    bool ok = rc == want && (rc != 0 || same_bytes(&got, &whole));
     if (!ok)
         fprintf(stderr, "\n%s: streamed .usdc split at offset %zu (outcome "
                 "%d, end %d, whole %d) differs from the whole layer's\n",
