@@ -10,9 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* Each string is stored as [uint32 hash][uint32 length][bytes][NUL]; the
- * pointer handed out points at the bytes, so it is an ordinary C string
- * and its length is one load away.  A slot is the pointer alone: the hash
+/* Each string is stored as [uint32 mark][uint32 hash][uint32 length]
+ * [bytes][NUL]; the pointer handed out points at the bytes, so it is an
+ * ordinary C string and its length is one load away (the mark: see
+ * ub_strtab_mark_claim).  A slot is the pointer alone: the hash
  * beside the bytes is checked before them, and a table of half the size
  * (a layer interns tens of thousands of names) is worth the load of a
  * line the comparison of a match reads anyway. */
@@ -48,6 +49,7 @@ typedef struct {
 
 struct ub_strtab {
     atomic_uint concurrent; /* nesting depth of ub_strtab_set_concurrent */
+    atomic_bool marks_claimed; /* see ub_strtab_mark_claim */
     ub_shard shard[UB_SHARDS];
     const char *type_names[UB_TY_COUNT]; /* see ub_strtab_type_name */
     ub_files files;
@@ -72,6 +74,7 @@ ub_strtab *ub_strtab_new(void)
         return NULL;
     memset(t, 0, sizeof *t);
     atomic_init(&t->concurrent, 0u);
+    atomic_init(&t->marks_claimed, false);
     if (pthread_mutex_init(&t->files.lock, NULL) != 0) {
         free(t);
         return NULL;
@@ -148,6 +151,16 @@ size_t ub_str_len(const char *interned)
     return n;
 }
 
+bool ub_strtab_mark_claim(ub_strtab *t)
+{
+    return !atomic_exchange(&t->marks_claimed, true);
+}
+
+void ub_strtab_mark_release(ub_strtab *t)
+{
+    atomic_store(&t->marks_claimed, false);
+}
+
 /* The low 32 bits of an interned string's hash (0 for a kept one). */
 static uint32_t ub_str_hash32(const char *interned)
 {
@@ -178,18 +191,20 @@ static int ub_shard_grow(ub_shard *t)
     return 0;
 }
 
-/* s[0..n) with its hash and length before it, in shard sh's arena. */
+/* s[0..n) with its mark (0), hash and length before it, in shard sh's
+ * arena. */
 static const char *ub_shard_copy(ub_shard *sh, const char *s, size_t n,
                                  uint32_t hash32)
 {
-    uint32_t len = (uint32_t)n;
-    /* both are read with memcpy (ub_str_len): no alignment needed */
-    char *mem = ub_arena_alloc_bytes(sh->arena, 2 * sizeof len + n + 1);
+    uint32_t len = (uint32_t)n, mark = 0;
+    /* all three are read with memcpy (ub_str_len): no alignment needed */
+    char *mem = ub_arena_alloc_bytes(sh->arena, 3 * sizeof len + n + 1);
     if (!mem)
         return NULL;
-    memcpy(mem, &hash32, sizeof hash32);
-    memcpy(mem + sizeof hash32, &len, sizeof len);
-    char *str = mem + 2 * sizeof len;
+    memcpy(mem, &mark, sizeof mark);
+    memcpy(mem + sizeof mark, &hash32, sizeof hash32);
+    memcpy(mem + 2 * sizeof len, &len, sizeof len);
+    char *str = mem + 3 * sizeof len;
     if (n)
         memcpy(str, s, n);
     str[n] = '\0';

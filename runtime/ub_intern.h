@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "ub_diag.h"
 
@@ -79,6 +80,34 @@ ub_loc ub_strtab_loc(const ub_strtab *t, ub_sloc s);
 
 /* Length of an interned string (stored beside it; O(1)). */
 size_t ub_str_len(const char *interned);
+
+/* A 32-bit mark beside each string of t (interned or kept), for one user
+ * at a time: the crate writer keeps a string's token index there, where
+ * a table of its own would cost a cache miss a new name.  The user
+ * claims the marks (false: another user holds them, and a table of its
+ * own must do), finds every mark 0, sets marks with ub_str_set_mark and
+ * reads them with ub_str_mark from one thread at a time -- other threads
+ * may intern meanwhile: interning never reads a mark -- and sets each
+ * mark it set back to 0 before ub_strtab_mark_release.  Only strings of t
+ * may be marked. */
+bool ub_strtab_mark_claim(ub_strtab *t);
+void ub_strtab_mark_release(ub_strtab *t);
+
+/* (Inline: the writer asks for a mark per name.  The mark is the first of
+ * the three words before the string, ub_intern.c.) */
+static inline uint32_t ub_str_mark(const char *interned)
+{
+    uint32_t m;
+    memcpy(&m, interned - 3 * sizeof m, sizeof m);
+    return m;
+}
+
+static inline void ub_str_set_mark(const char *interned, uint32_t mark)
+{
+    /* the mark is beside the string, not in it: its bytes stay const */
+    memcpy((char *)(uintptr_t)(interned - 3 * sizeof mark), &mark,
+           sizeof mark);
+}
 
 /* Number of distinct strings and bytes held (for reports). */
 size_t ub_strtab_count(const ub_strtab *t);
