@@ -257,6 +257,9 @@ typedef struct ub_cw {
     uint64_t tickets; /* stored values handed over so far */
 
     UB_VEC(const char *) tokens;
+    /* the strtab's marks hold the tokens' indices + 1 (ub_cw_token); else
+     * (another writer has them) token_tab and tcache find them */
+    bool marks;
     ub_idtab token_tab;
     UB_VEC(uint32_t) strings; /* string index -> token index */
     UB_VEC(uint32_t) tok_string; /* token index -> string index + 1 */
@@ -279,10 +282,10 @@ typedef struct ub_cw {
      * are interned, so they compare by address */
     const char *key[UB_K_COUNT];
     /* field names the writer spells (string literals), by address */
-    struct {
+    struct ub_cw_name {
         const char *lit;
         uint32_t token;
-    } names[64];
+    } names[64]; /* (ub_cw_token_c) */
     /* array type names ("float3[]") by their element type's name */
     const char *array_names[UB_ARRAY_NAMES][2];
     /* ub_cw_scratch's stack: a buffer and the offsets in it of the
@@ -362,6 +365,19 @@ static bool ub_eq_token(const void *ctx, uint32_t id, const void *key)
     return ((const ub_cw *)ctx)->tokens.v[id] == key;
 }
 
+/* What a token new to the file may not be. */
+static void ub_cw_new_token(ub_cw *w, const char *s)
+{
+    if (w->tokens.n > UB_MAX_TOKENS)
+        ub_cw_error(w, "more than %lu distinct tokens and strings",
+                    (unsigned long)UB_MAX_TOKENS);
+    /* TOKENS keeps them NUL-separated: one with a NUL in it would shift
+     * every later token (the usda reader cuts strings at a NUL; a usdb
+     * file or the API may still hold one) */
+    if (memchr(s, '\0', ub_str_len(s)))
+        ub_cw_error(w, "the string or token \"%s\" holds a NUL byte", s);
+}
+
 /* The token index of interned s. */
 static uint32_t ub_cw_token(ub_cw *w, const char *s)
 {
@@ -369,6 +385,20 @@ static uint32_t ub_cw_token(ub_cw *w, const char *s)
         s = ub_cw_intern(w, "", 0);
     if (!s)
         return 0;
+    if (w->marks) {
+        uint32_t m = ub_str_mark(s);
+        if (m)
+            return m - 1;
+        if (w->oom)
+            return 0;
+        uint32_t id = (uint32_t)w->tokens.n;
+        UB_PUSH(w, w->tokens, s);
+        if (w->oom)
+            return 0;
+        ub_str_set_mark(s, id + 1);
+        ub_cw_new_token(w, s);
+        return id;
+    }
     /* one multiply places it in the cache; the full mix only on a miss */
     uint64_t g = (uint64_t)(uintptr_t)s * 0x9E3779B97F4A7C15ull;
     struct ub_tcache *tc =
@@ -381,15 +411,7 @@ static uint32_t ub_cw_token(ub_cw *w, const char *s)
                                w->tokens.n, &fresh);
     if (fresh) {
         UB_PUSH(w, w->tokens, s);
-        if (w->tokens.n > UB_MAX_TOKENS)
-            ub_cw_error(w, "more than %lu distinct tokens and strings",
-                        (unsigned long)UB_MAX_TOKENS);
-        /* TOKENS keeps them NUL-separated: one with a NUL in it would
-         * shift every later token (the usda reader cuts strings at a NUL;
-         * a usdb file or the API may still hold one) */
-        if (memchr(s, '\0', ub_str_len(s)))
-            ub_cw_error(w, "the string or token \"%s\" holds a NUL byte",
-                        s);
+        ub_cw_new_token(w, s);
     }
     if (id == UINT32_MAX || w->oom)
         return 0;
@@ -398,9 +420,25 @@ static uint32_t ub_cw_token(ub_cw *w, const char *s)
     return id;
 }
 
+/* The token of a string literal, kept by the literal's address in a
+ * table that never evicts: the writer spells a few dozen names, and
+ * interning one again each time two shared a slot (a lock while a split
+ * parse runs) cost 3% of a big layer's write. */
 static uint32_t ub_cw_token_c(ub_cw *w, const char *lit)
 {
-    return ub_cw_token(w, ub_cw_intern(w, lit, strlen(lit)));
+    enum { N = sizeof w->names / sizeof *w->names };
+    size_t h = (size_t)(((uint64_t)(uintptr_t)lit * 0x9E3779B97F4A7C15ull) >>
+                        58) % N;
+    for (size_t k = 0; k < N; k++, h = (h + 1) % N) {
+        if (w->names[h].lit == lit)
+            return w->names[h].token;
+        if (!w->names[h].lit)
+            break;
+    }
+    uint32_t tok = ub_cw_token(w, ub_cw_intern(w, lit, strlen(lit)));
+    if (!w->names[h].lit && !w->oom)
+        w->names[h] = (struct ub_cw_name){lit, tok};
+    return tok;
 }
 
 /* The string index of interned s (strings are tokens behind an index). */
@@ -1956,19 +1994,10 @@ static void ub_cw_field(ub_cw *w, const char *name, uint64_t rep)
     ub_cw_field_tok(w, ub_cw_token(w, name), rep);
 }
 
-/* A field named by a string literal: its token is cached by the
- * literal's address (each spec names a few of them). */
+/* A field named by a string literal (each spec names a few). */
 static void ub_cw_field_c(ub_cw *w, const char *lit, uint64_t rep)
 {
-    size_t h = ((uintptr_t)lit >> 3) % (sizeof w->names / sizeof *w->names);
-    if (w->names[h].lit != lit) {
-        const char *name = ub_cw_intern(w, lit, strlen(lit));
-        if (!name)
-            return;
-        w->names[h].lit = lit;
-        w->names[h].token = ub_cw_token(w, name);
-    }
-    ub_cw_field_tok(w, w->names[h].token, rep);
+    ub_cw_field_tok(w, ub_cw_token_c(w, lit), rep);
 }
 
 /* Close the spec being built (the storing side gives it its field set). */
@@ -2435,6 +2464,11 @@ static void ub_cw_begin(ub_cw *w, const ub_layer *l, size_t specs)
 {
     w->layer = l;
     w->strtab = l->strtab;
+    w->marks = ub_strtab_mark_claim(w->strtab);
+    if (w->marks) {
+        free(w->tcache);
+        w->tcache = NULL;
+    }
     for (int k = 0; k < UB_K_COUNT; k++)
         w->key[k] = ub_cw_intern(w, ub_key_text[k], strlen(ub_key_text[k]));
     /* about one path, field and value a spec; ~3 field set entries */
@@ -2844,6 +2878,12 @@ static void ub_st_free_walk(ub_st *s)
 /* ... and the walk's: its tables, caches and scratch buffers. */
 static void ub_cw_free_walk(ub_cw *w)
 {
+    if (w->marks) { /* back to 0, for the next writer */
+        for (size_t i = 0; i < w->tokens.n; i++)
+            ub_str_set_mark(w->tokens.v[i], 0);
+        ub_strtab_mark_release(w->strtab);
+        w->marks = false;
+    }
     ub_idtab_free(&w->token_tab);
     ub_idtab_free(&w->pnode_tab);
     ub_idtab_free(&w->ptext_tab);

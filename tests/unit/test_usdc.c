@@ -237,6 +237,31 @@ static void test_deterministic(void)
     ub_diags_free(d);
 }
 
+/* The writer keeps token indices in the strtab's marks when it can claim
+ * them, else in a table of its own: the same bytes either way, and the
+ * marks come back claimable and 0. */
+static void test_marks(void)
+{
+    ub_diags *d = ub_diags_new();
+    ub_buf x, y;
+    ub_buf_init(&x);
+    ub_buf_init(&y);
+    CU_ASSERT_EQUAL_FATAL(write_text(simple, &x, d), 0);
+    const char *name = ub_intern_cstr(strtab, "ids");
+    CU_ASSERT_EQUAL(ub_str_mark(name), 0);
+    CU_ASSERT_FATAL(ub_strtab_mark_claim(strtab)); /* given back */
+    ub_str_set_mark(name, 12345); /* ours: the writer must not read it */
+    CU_ASSERT_EQUAL_FATAL(write_text(simple, &y, d), 0);
+    CU_ASSERT_EQUAL(ub_str_mark(name), 12345);
+    ub_str_set_mark(name, 0);
+    ub_strtab_mark_release(strtab);
+    CU_ASSERT(x.len == y.len && memcmp(x.data, y.data, x.len) == 0);
+    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+    ub_buf_free(&x);
+    ub_buf_free(&y);
+    ub_diags_free(d);
+}
+
 /* The start of section `name` in a written file (0: none). */
 static uint64_t section_at(const ub_buf *b, const char *name)
 {
@@ -579,6 +604,8 @@ int main(void)
     CU_add_test(s, "paths named before and after their specs, once",
                 test_paths_once);
     CU_add_test(s, "deterministic", test_deterministic);
+    CU_add_test(s, "the same bytes with the strtab's marks or without",
+                test_marks);
     CU_add_test(s, "many fields: reps in two chunks, any CPUs",
                 test_fields_cut);
     CU_add_test(s, "refusals", test_refused);
