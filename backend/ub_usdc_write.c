@@ -81,7 +81,7 @@ static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
     size_t cap2 = *cap ? *cap * 2 : 64;
     while (cap2 < need)
         cap2 *= 2;
-    void *p = realloc(*v, cap2 * elem);
+    void *p = ub_scratch_resize(*v, *cap * elem, cap2 * elem);
     if (!p)
         return false;
     ub_huge_hint(p, cap2 * elem); /* the big ones fill up */
@@ -94,7 +94,7 @@ static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
  * built and appended to the output last, the peak of the whole write. */
 #define UB_VEC_FREE(vec)                                                     \
     do {                                                                     \
-        free((vec).v);                                                       \
+        ub_scratch_free((vec).v, (vec).cap * sizeof *(vec).v);               \
         (vec).v = NULL;                                                      \
         (vec).n = (vec).cap = 0;                                             \
     } while (0)
@@ -2895,7 +2895,7 @@ static void ub_cw_free_walk(ub_cw *w)
     for (size_t i = 0; i < w->capscratch; i++)
         if (w->scratch[i]) {
             ub_buf_free(&w->scratch[i]->b);
-            free(w->scratch[i]->holes.v);
+            UB_VEC_FREE(w->scratch[i]->holes);
             free(w->scratch[i]);
         }
     free(w->scratch);
@@ -2995,12 +2995,12 @@ static void ub_cw_free(ub_cw *w)
     ub_q_join(w);
     ub_cw_free_walk(w);
     ub_st_free_walk(&w->st);
-    free(w->tokens.v);
-    free(w->strings.v);
-    free(w->pnodes.v);
-    free(w->st.fields.v);
-    free(w->st.fsets.v);
-    free(w->st.specs.v);
+    UB_VEC_FREE(w->tokens);
+    UB_VEC_FREE(w->strings);
+    UB_VEC_FREE(w->pnodes);
+    UB_VEC_FREE(w->st.fields);
+    UB_VEC_FREE(w->st.fsets);
+    UB_VEC_FREE(w->st.specs);
     for (int k = 0; k < 3; k++)
         ub_buf_free(&w->st.sec[k]);
     ub_buf_free(&w->st.fields_chunk[0]);
@@ -3083,7 +3083,7 @@ void ub_usdc_stream_free(ub_usdc_stream *s)
         pthread_mutex_unlock(&q->mu);
     }
     ub_cw_free(&s->w);
-    free(s->open);
+    ub_scratch_free(s->open, s->capopen * sizeof *s->open);
     free(s);
 }
 

@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* mremap */
 #include "ub_arena.h"
 
 #include <stdalign.h>
@@ -347,6 +348,29 @@ void ub_scratch_free(void *p, size_t n)
 #endif
     (void)n;
     free(p);
+}
+
+void *ub_scratch_resize(void *p, size_t n, size_t new_n)
+{
+#if UB_SCRATCH_MMAP && defined(MREMAP_MAYMOVE)
+    if (p && n >= UB_SCRATCH_PAGES && new_n >= UB_SCRATCH_PAGES) {
+        void *q = mremap(p, n, new_n, MREMAP_MAYMOVE);
+        return q == MAP_FAILED ? NULL : q;
+    }
+#endif
+#if UB_SCRATCH_MMAP
+    if (n >= UB_SCRATCH_PAGES || new_n >= UB_SCRATCH_PAGES) {
+        void *q = ub_scratch_alloc(new_n);
+        if (!q)
+            return NULL;
+        if (p)
+            memcpy(q, p, n < new_n ? n : new_n);
+        ub_scratch_free(p, n);
+        return q;
+    }
+#endif
+    (void)n;
+    return realloc(p, new_n ? new_n : 1);
 }
 
 size_t ub_scratch_shrink(void *p, size_t n, size_t new_n)

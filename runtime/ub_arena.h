@@ -90,6 +90,12 @@ void ub_table_free(void *p, size_t n, size_t size);
  * of memory.  Give it back with ub_scratch_free and the same n. */
 void *ub_scratch_alloc(size_t n);
 void ub_scratch_free(void *p, size_t n);
+/* Resize ub_scratch_alloc's n bytes at p (NULL, 0: none yet) to new_n,
+ * the first of them kept: for a growable array, whose block then grows
+ * by mremap -- the pages move -- where realloc copies them into fresh
+ * ones, faulting in twice the array's memory.  NULL when out of memory
+ * (p is then kept). */
+void *ub_scratch_resize(void *p, size_t n, size_t new_n);
 /* Keep only the first new_n of ub_scratch_alloc's n bytes at p (the
  * pages after them go back where they are its own): returns the size to
  * free it with from now on. */
