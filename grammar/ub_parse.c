@@ -2581,17 +2581,22 @@ void ub_act_default(ub_pctx *c, bool none, ub_tokloc l)
         p->default_value = v;
 }
 
-/* Targets and connections: absolute, no variant selections. */
+/* Targets and connections: absolute prim or property paths (a
+ * relational attribute's too, not a target path), no variant
+ * selections. */
 static bool ub_prop_paths(ub_pctx *c, uint32_t n, bool connections)
 {
     ub_pathinfo pi;
     for (uint32_t i = 0; i < n; i++) {
         const char *abs = ub_path_abs(c, c->paths.v[i], &pi, c->prim);
-        if (!abs || (pi.n == 0 && !pi.has_prop)) {
+        if (!abs || (pi.n == 0 && !pi.has_prop) || pi.is_target) {
             ub_perr(c, c->paths.loc[i], "%s paths must be absolute prim or "
                     "property paths: <%s> is not one%s",
                     connections ? "connection" : "relationship target",
-                    c->paths.v[i], abs ? "" : " (or leaves the root)");
+                    c->paths.v[i],
+                    !abs           ? " (or leaves the root)"
+                    : pi.is_target ? " (it names a target of a property)"
+                                   : "");
             return false;
         }
         if (pi.variant_sel) {

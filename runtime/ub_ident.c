@@ -243,7 +243,7 @@ static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi,
             return false;
         i = t + 1;
         if (i == n)
-            return true;
+            return pi->is_target = true;
     }
     return false;
 }
@@ -257,7 +257,7 @@ static bool ub_path_split_at(const char *s, size_t n, ub_pathinfo *pi,
                              unsigned targets)
 {
     /* (not the component arrays: 12 KiB, for every path read) */
-    pi->absolute = pi->variant_sel = pi->has_prop = false;
+    pi->absolute = pi->variant_sel = pi->has_prop = pi->is_target = false;
     pi->n = 0;
     pi->prop = NULL;
     pi->prop_len = 0;

@@ -54,6 +54,8 @@ typedef struct ub_pathinfo {
     bool absolute;
     bool variant_sel;   /* has a variant selection */
     bool has_prop;      /* names a property */
+    bool is_target;     /* ends in a [target]: a property's target, no
+                           property of its own */
     uint32_t n;
     const char *comp[UB_PATH_MAX_COMPS];
     uint32_t len[UB_PATH_MAX_COMPS];

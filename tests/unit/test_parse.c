@@ -1106,16 +1106,17 @@ static void put_times(char *t, size_t n, size_t *o, const char *s, int times)
         *o += (size_t)snprintf(t + *o, n - *o, "%s", s);
 }
 
-/* "rel r = </A.r[/A.r[... depth ...[/B]...]>", the text malloc'd */
+/* "rel r = </A.r[/A.r[... depth ...[/B].a...].a>", the text malloc'd: a
+ * relational attribute (a target, a property path, is no target) */
 static char *nested_target(int depth)
 {
-    size_t n = 64 + (size_t)depth * 6, o = 0;
+    size_t n = 64 + (size_t)depth * 8, o = 0;
     char *t = malloc(n);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
     put_times(t, n, &o, "#usda 1.0\ndef \"A\" {\n    rel r = <", 1);
     put_times(t, n, &o, "/A.r[", depth);
     put_times(t, n, &o, "/B", 1);
-    put_times(t, n, &o, "]", depth);
+    put_times(t, n, &o, "].a", depth);
     put_times(t, n, &o, ">\n}\n", 1);
     return t;
 }
@@ -1240,6 +1241,16 @@ static void test_semantic_errors(void)
     /* OpenUSD refuses a connection with a variant selection too */
     reject("#usda 1.0\ndef \"A\" {\n    int c.connect = </X{v=a}Y.z>\n}\n",
            3, 21, "connection paths cannot contain variant selections");
+    /* a target path (a property's target) is neither a prim nor a
+     * property: OpenUSD refuses it as a target and as a connection; a
+     * relational attribute is a property */
+    reject("#usda 1.0\ndef \"A\" {\n    rel r = </X.r[/Y]>\n}\n", 3, 13,
+           "it names a target of a property");
+    reject("#usda 1.0\ndef \"A\" {\n    int c.connect = [</X.c>, "
+           "</X/B.r[/X/C/D]>]\n}\n",
+           3, 30, "it names a target of a property");
+    CU_ASSERT_PTR_NOT_NULL(
+        parse("#usda 1.0\ndef \"A\" {\n    rel r = </X.r[/Y].a>\n}\n"));
     /* "``" alone is no expression */
     reject("#usda 1.0\ndef \"A\" (\n    variants = { string v = \"``\" }\n) {}\n",
            3, 25, "nor a variable expression");
