@@ -3290,6 +3290,25 @@ int ub_split_eof(ub_pctx *c, bool at_statement)
     return UB_SPLIT_READ_ON;
 }
 
+void ub_lex_comment_eof(ub_pctx *c)
+{
+    if (c->split_role == UB_SPLIT_HEAD)
+        return; /* only its half ends here: it reads on */
+    if (c->split_role == UB_SPLIT_TAIL) {
+        ub_split_give_up(c); /* the whole layer warns, in order */
+        return;
+    }
+    ub_diag *w = ub_diag_add(c->diags, UB_WARNING, ub_mkloc(c, c->comment_at),
+                             NULL, c->src, c->src_len,
+                             "unterminated comment: this '/*' is never "
+                             "closed by '*/', so the rest of the layer is "
+                             "comment");
+    if (w)
+        ub_diag_set_hint(c->diags, w,
+                         "usdcat ignores the rest of the layer as well, "
+                         "without a word");
+}
+
 /* Whether the tail's levels fit the prims open in the head: the same
  * number, none a variant, the last the root, no name on both sides. */
 static bool ub_split_fits(ub_pctx *c, ub_split *sp, ub_prim **into)

@@ -107,6 +107,7 @@ typedef struct ub_pctx {
     uint32_t line, col; /* scanner position */
     int nerrors;
     const char *lex_error; /* detail for a SYNERR token */
+    ub_tokloc comment_at;  /* where the last block comment began */
     bool cookie_seen;
 
     /* keywords, interned once so keyword tokens carry their text free */
@@ -261,6 +262,11 @@ enum { UB_LEX_PLAIN = 0, UB_LEX_START_TAIL, UB_LEX_STOP };
  * return (0: the end), or to read on from src_pos. */
 #define UB_SPLIT_READ_ON (-1)
 int ub_split_eof(ub_pctx *ctx, bool at_statement);
+
+/* The text ends inside a block comment (at ctx->comment_at): said with a
+ * warning, since OpenUSD takes the rest of the layer for comment without
+ * a word. */
+void ub_lex_comment_eof(ub_pctx *ctx);
 bool ub_split_cancelled(const ub_pctx *ctx);
 
 /* Number parsing shared with the scanner: correctly rounded. */

@@ -52,9 +52,13 @@ static void reject(const char *text, unsigned line, unsigned col,
     L = ub_parse_usda(strtab, "t.usda", text, strlen(text), diags);
     CU_ASSERT_PTR_NULL(L);
     CU_ASSERT(ub_diags_errors(diags) >= 1);
-    if (ub_diags_count(diags) == 0)
+    size_t i = 0; /* (warnings may come first) */
+    while (i < ub_diags_count(diags) &&
+           ub_diags_at(diags, i)->severity != UB_ERROR)
+        i++;
+    if (i == ub_diags_count(diags))
         return;
-    const ub_diag *d = ub_diags_at(diags, 0);
+    const ub_diag *d = ub_diags_at(diags, i);
     bool ok = d->severity == UB_ERROR && d->loc.line == line &&
               d->loc.col == col && strstr(d->message, what) != NULL;
     if (!ok)
@@ -563,6 +567,7 @@ static void test_end_of_file_location(void)
            "unexpected end of file");
     reject("#usda 1.0\ndef \"A\" {\n    /* open comment\n", 3, 20,
            "unexpected end of file");
+    CU_ASSERT_EQUAL(ub_diags_at(diags, 0)->severity, UB_WARNING);
 }
 
 static void test_utf8_identifiers(void)
@@ -1174,6 +1179,20 @@ static void test_syntax_errors(void)
            "unterminated string");
     reject("#usda 1.0\ndef \"A\" { int a = 1 def \"B\" {} }\n", 2, 21,
            "unexpected 'def'");
+    /* a block comment never closed: the rest of the layer is comment, as
+     * for OpenUSD, said at the comment's start; inside a prim, the end
+     * of the file is then the error */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse("#usda 1.0\ndef \"A\" {\n}\n"
+                                       "  /* open\ndef \"B\" {\n}\n"));
+    CU_ASSERT_PTR_NULL(ub_prim_find_child(L, L->root, S("B")));
+    CU_ASSERT_EQUAL_FATAL(ub_diags_count(diags), 1);
+    const ub_diag *w = ub_diags_at(diags, 0);
+    CU_ASSERT_EQUAL(w->severity, UB_WARNING);
+    CU_ASSERT(w->loc.line == 4 && w->loc.col == 3);
+    CU_ASSERT_PTR_NOT_NULL(strstr(w->message, "unterminated comment"));
+    reject("#usda 1.0\ndef \"A\" {\n  /* open\n}\n", 4, 2,
+           "unexpected end of file");
+    CU_ASSERT_EQUAL(ub_diags_count(diags), 2);
     reject("#usda 1.0\ndef \"A\" {\n    kind = model\n}\n", 3, 5,
            "unexpected 'kind', expected");
     reject("#usda 1.0\n(\n    startFrame = 1 endFrame = 2\n)\n", 3, 20,

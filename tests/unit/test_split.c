@@ -564,6 +564,10 @@ static void test_fallbacks(void)
     split_at_mark("#usda 1.0\n/* a comment\ndef \"x\" {\n}\n*/\n"
                   "def \"b\"\n{\n}\n",
                   "def \"x\"", UB_PARSE_SPLIT_READ_ON);
+    /* a block comment never closed after the split: the serial warning */
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n}\ndef \"b\"\n{\n}\n"
+                  "/* never closed\ndef \"c\"\n{\n}\n",
+                  "def \"b\"", UB_PARSE_SPLIT_READ_ON);
 }
 
 /* Splits that work, at the edges of what the grammar allows. */
