@@ -408,21 +408,6 @@ void *ub_table_alloc(size_t n, size_t size)
     return calloc(n, size);
 }
 
-void ub_huge_hint(void *p, size_t n)
-{
-#if defined(MADV_HUGEPAGE)
-    if (n < 2 * UB_TABLE_HUGE)
-        return;
-    /* madvise wants whole pages: the ones inside the block */
-    uintptr_t lo = ((uintptr_t)p + 4095) & ~(uintptr_t)4095;
-    uintptr_t hi = ((uintptr_t)p + n) & ~(uintptr_t)4095;
-    madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
-#else
-    (void)p;
-    (void)n;
-#endif
-}
-
 void ub_table_free(void *p, size_t n, size_t size)
 {
 #if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)

@@ -101,12 +101,6 @@ void *ub_scratch_resize(void *p, size_t n, size_t new_n);
  * free it with from now on. */
 size_t ub_scratch_shrink(void *p, size_t n, size_t new_n);
 
-/* A big block of n bytes at p (from malloc or realloc) that is about to
- * be filled: ask for huge pages for it where the system has them, so that
- * filling it faults once per 2 MiB, not once per 4 KiB page.  A hint:
- * below 4 MiB, or where there are none, nothing happens. */
-void ub_huge_hint(void *p, size_t n);
-
 /* 1 in a build under AddressSanitizer, which sees into malloc's blocks
  * only: there (the sanitizer builds, the fuzzers) blocks that would be
  * pages of their own -- big temporaries, big buffers -- are malloc's,
