@@ -1,3 +1,4 @@
+#define _GNU_SOURCE /* O_TMPFILE */
 #include "ub_loader.h"
 
 #include "ub_crate.h"
@@ -198,47 +199,160 @@ int ub_loader_add_search_path(ub_loader *ld, const char *dir)
     return 0;
 }
 
-/* All of f, named `shown` in errors, into malloc'd memory; cap: a first
- * guess at its size plus one.  f is closed here unless it is stdin. */
-static int ub_read_stream(FILE *f, const char *shown, size_t cap,
-                          char **data, size_t *len, ub_diags *diags,
-                          ub_loc named_at)
+/* Smaller files are read into memory, not mapped.  Unmapping a file
+ * costs a TLB shootdown on every CPU the process runs on, which a bake of
+ * hundreds of small clips pays hundreds of times; malloc reuses one
+ * clip's buffer for the next. */
+#define UB_MAP_MIN ((off_t)1 << 20)
+
+/* A pipe is read into memory up to this many bytes, and from there into a
+ * temporary file (ub_read_pipe). */
+#define UB_SPILL_AT ((size_t)8 << 20)
+
+const char *ub_tmpdir(void)
 {
-    size_t n = 0;
-    char *buf = malloc(cap);
-    for (;;) {
-        if (!buf) {
-            ub_diag_add_oom(diags, named_at,
-                            "out of memory reading '%s'", shown);
-            break;
+    const char *dir = getenv("TMPDIR");
+    return dir && *dir ? dir : "/tmp";
+}
+
+int ub_tmpfile_open(void)
+{
+#ifdef O_TMPFILE
+    return open(ub_tmpdir(), O_TMPFILE | O_RDWR | O_CLOEXEC, 0600);
+#else
+    errno = EOPNOTSUPP;
+    return -1;
+#endif
+}
+
+/* All n bytes at p to fd; false on a short write (a full device). */
+static bool ub_write_all(int fd, const char *p, size_t n)
+{
+    while (n) {
+        ssize_t w = write(fd, p, n);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w <= 0)
+            return false;
+        p += w;
+        n -= (size_t)w;
+    }
+    return true;
+}
+
+/* The spilled bytes of fd back into memory, with room for `more` after
+ * them: the spill failed part way. */
+static char *ub_spill_back(int fd, size_t spilled, size_t more)
+{
+    char *d = malloc(spilled + more);
+    size_t at = 0;
+    while (d && at < spilled) {
+        ssize_t r = pread(fd, d + at, spilled - at, (off_t)at);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            free(d);
+            return NULL;
         }
+        at += (size_t)r;
+    }
+    return d;
+}
+
+/* All of `in` (standard input, a FIFO, a file), named `shown`, into f;
+ * cap: a first guess at its size plus one.  Up to UB_SPILL_AT bytes it is
+ * kept in memory; past that (when `spill`) in a
+ * temporary file without a name (ub_tmpfile_open), which is then mapped
+ * as a regular file is, so that the parse gives back the pages it has
+ * read: a big layer piped in takes the memory it takes as a file, not its
+ * size on top.  Where no such file can be made or written, it stays in
+ * memory.  in is closed here unless it is stdin. */
+static int ub_read_pipe(FILE *in, const char *shown, size_t cap, bool spill,
+                        ub_file *f, ub_diags *diags, ub_loc named_at)
+{
+    size_t n = 0, spilled = 0;
+    char *buf = malloc(cap);
+    int fd = -1;        /* the temporary file, while spilling */
+    bool tried = !spill; /* a temporary file was tried */
+    bool oom = !buf;
+    while (!oom) {
         if (n == cap) {
             char *nb = realloc(buf, cap * 2);
             if (!nb) {
-                free(buf);
-                buf = NULL;
-                continue;
+                oom = true;
+                break;
             }
             buf = nb;
             cap *= 2;
         }
-        size_t got = fread(buf + n, 1, cap - n, f);
+        size_t got = fread(buf + n, 1, cap - n, in);
         n += got;
+        if (!tried && n >= UB_SPILL_AT) {
+            tried = true;
+            fd = ub_tmpfile_open();
+        }
+        if (fd >= 0 && (got == 0 || n == cap)) {
+            if (ub_write_all(fd, buf, n)) {
+                spilled += n;
+                n = 0;
+            } else {
+                /* the device filled up: all of it in memory after all */
+                char *d = ub_spill_back(fd, spilled, cap);
+                close(fd);
+                fd = -1;
+                if (!d) {
+                    oom = true;
+                    break;
+                }
+                memcpy(d + spilled, buf, n);
+                free(buf);
+                buf = d;
+                n += spilled;
+                cap += spilled;
+                spilled = 0;
+            }
+        }
         if (got == 0)
             break;
     }
-    int err = buf && ferror(f);
+    int err = !oom && ferror(in);
     if (err)
         ub_diag_add(diags, UB_ERROR, named_at, NULL, NULL, 0,
                     "cannot read '%s': %s", shown, strerror(errno));
-    if (f != stdin)
-        fclose(f);
-    if (!buf || err) {
+    else if (oom)
+        ub_diag_add_oom(diags, named_at, "out of memory reading '%s'",
+                        shown);
+    if (in != stdin)
+        fclose(in);
+    if (fd >= 0 && !err && !oom && spilled) {
+        void *p = mmap(NULL, spilled, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (p != MAP_FAILED) {
+            close(fd);
+            free(buf);
+            madvise(p, spilled, MADV_SEQUENTIAL);
+            f->data = p;
+            f->len = spilled;
+            f->mapped = true;
+            return 0;
+        }
+        char *d = ub_spill_back(fd, spilled, 1);
+        free(buf);
+        buf = d;
+        n = spilled;
+        if (!d) {
+            oom = true;
+            ub_diag_add_oom(diags, named_at, "out of memory reading '%s'",
+                            shown);
+        }
+    }
+    if (fd >= 0)
+        close(fd);
+    if (err || oom) {
         free(buf);
         return -1;
     }
-    *data = buf;
-    *len = n;
+    f->data = buf;
+    f->len = n;
     return 0;
 }
 
@@ -256,22 +370,26 @@ int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,
     struct stat st;
     if (f != stdin && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
         cap = (size_t)st.st_size + 1;
-    return ub_read_stream(f, shown, cap, data, len, diags, named_at);
+    ub_file file;
+    if (ub_read_pipe(f, shown, cap, false, &file, diags, named_at) != 0)
+        return -1;
+    *data = file.data;
+    *len = file.len;
+    return 0;
 }
-
-/* Smaller files are read into memory, not mapped.  Unmapping a file
- * costs a TLB shootdown on every CPU the process runs on, which a bake of
- * hundreds of small clips pays hundreds of times; malloc reuses one
- * clip's buffer for the next. */
-#define UB_MAP_MIN ((off_t)1 << 20)
 
 int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
                  ub_loc named_at)
 {
     memset(f, 0, sizeof *f);
     struct stat st;
-    int fd = strcmp(path, "-") == 0 ? -1 : open(path, O_RDONLY);
+    bool is_stdin = strcmp(path, "-") == 0;
+    const char *shown = is_stdin ? "<stdin>" : path;
+    /* standard input redirected from a file is that file */
+    int fd = is_stdin ? dup(STDIN_FILENO) : open(path, O_RDONLY);
     bool regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
+    if (is_stdin && regular && lseek(fd, 0, SEEK_CUR) != 0)
+        regular = false; /* read from where it stands, as a pipe is */
     if (regular && st.st_size >= UB_MAP_MIN) {
         void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
                        0);
@@ -288,13 +406,21 @@ int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
         /* a small file: read through the descriptor already open */
         FILE *fp = fdopen(fd, "rb");
         if (fp)
-            return ub_read_stream(fp, path, (size_t)st.st_size + 1,
-                                  &f->data, &f->len, diags, named_at);
+            return ub_read_pipe(fp, shown, (size_t)st.st_size + 1, false, f,
+                                diags, named_at);
     }
     if (fd >= 0)
         close(fd);
-    /* Pipes, stdin, and anything mmap or fdopen refuses. */
-    return ub_read_file(path, &f->data, &f->len, diags, named_at);
+    /* Pipes, stdin, and anything mmap or fdopen refuses (a regular file
+     * that mmap refused is read into memory, not copied to another). */
+    FILE *in = is_stdin ? stdin : fopen(path, "rb");
+    if (!in) {
+        ub_diag_add(diags, UB_ERROR, named_at, NULL, NULL, 0,
+                    "cannot open '%s': %s", shown, strerror(errno));
+        return -1;
+    }
+    return ub_read_pipe(in, shown, (size_t)1 << 16, !regular, f, diags,
+                        named_at);
 }
 
 void ub_file_release(ub_file *f)

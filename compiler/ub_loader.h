@@ -169,6 +169,13 @@ int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
                  ub_loc named_at);
 void ub_file_release(ub_file *f);
 
+/* The directory for temporary files: $TMPDIR, else /tmp. */
+const char *ub_tmpdir(void);
+/* A temporary file in ub_tmpdir() that never has a name (O_TMPFILE), so
+ * that nothing is left behind whatever ends the run; -1 (errno set) where
+ * the system or the file system has no such files. */
+int ub_tmpfile_open(void);
+
 /* Read a whole file ("-" = stdin) into malloc'd memory.  Returns 0, or -1
  * with an error in diags naming the file and the reason. */
 int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,

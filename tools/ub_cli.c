@@ -363,12 +363,15 @@ int ub_out_open_held(ub_out *o, const char *path)
     return 0;
 }
 
-/* An unlinked temporary file for held output, or -1 after printing why. */
+/* An unlinked temporary file for held output, or -1 after printing why:
+ * one without a name where the file system has them, else a named one
+ * unlinked at once. */
 static int ub_out_spill_file(void)
 {
-    const char *dir = getenv("TMPDIR");
-    if (!dir || !*dir)
-        dir = "/tmp";
+    int fd0 = ub_tmpfile_open();
+    if (fd0 >= 0)
+        return fd0;
+    const char *dir = ub_tmpdir();
     size_t n = strlen(dir);
     char *t = malloc(n + 32);
     if (!t) {
