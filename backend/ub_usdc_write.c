@@ -336,7 +336,14 @@ static void ub_cw_error(ub_cw *w, const char *fmt, ...)
     /* the prim's path text is made only now: it takes layer memory */
     const char *where =
         w->where ? ub_prim_path((ub_layer *)w->layer, w->where) : NULL;
-    ub_diag_add(w->diags, UB_ERROR, (ub_loc){w->layer->path, 0, 0}, NULL,
+    /* where the text has the property or prim (a flattened layer's come
+     * from the layers it was made of; a binary layer's have no line) */
+    ub_loc at = ub_layer_loc(w->layer, w->where_prop ? w->where_prop->loc
+                                       : w->where   ? w->where->loc
+                                                    : (ub_sloc){0});
+    if (!at.file || !at.line)
+        at = (ub_loc){w->layer->path, 0, 0};
+    ub_diag_add(w->diags, UB_ERROR, at, NULL,
                 NULL, 0, "%s%s%s%s%s: cannot be written as usdc: %s",
                 where ? "<" : "", where ? where : "the layer",
                 w->where_prop ? "." : "",

@@ -437,13 +437,20 @@ static void expect_layer_refused(ub_layer *l, ub_diags *d, const char *msg)
 }
 
 /* What OpenUSD cannot write to crate either is refused with the spec. */
-static void expect_refused(const char *text, const char *msg)
+/* text is refused with an error that says msg, at line:col of the text
+ * (the property's or the prim's name) */
+static void expect_refused(const char *text, const char *msg, unsigned line,
+                           unsigned col)
 {
     ub_diags *d = ub_diags_new();
     ub_buf b;
     ub_buf_init(&b);
     CU_ASSERT_EQUAL(write_text(text, &b, d), -1);
     expect_refusal(d, msg);
+    const ub_diag *g = ub_diags_at(d, ub_diags_count(d) - 1);
+    CU_ASSERT_STRING_EQUAL(g->loc.file, "t.usda");
+    CU_ASSERT_EQUAL(g->loc.line, line);
+    CU_ASSERT_EQUAL(g->loc.col, col);
     ub_buf_free(&b);
     ub_diags_free(d);
 }
@@ -452,18 +459,18 @@ static void test_refused(void)
 {
     expect_refused("#usda 1.0\ndef \"R\" {\n double a = 1 (\n"
                    "    displayUnit = mm\n)\n}\n",
-                   "</R.a>: cannot be written as usdc: displayUnit");
+                   "</R.a>: cannot be written as usdc: displayUnit", 3, 9);
     expect_refused("#usda 1.0\ndef \"R\" {\n rel r.default = </R>\n}\n",
                    "</R.r>: cannot be written as usdc: a relationship "
-                   "default target");
+                   "default target", 3, 6);
     expect_refused("#usda 1.0\ndef \"R\" {\n varying rel r.timeSamples = "
                    "{ 1: </R> }\n}\n",
                    "</R.r>: cannot be written as usdc: relationship time "
-                   "samples");
+                   "samples", 3, 14);
     expect_refused("#usda 1.0\ndef \"R\" {\n double v.timeSamples = "
                    "{ 1: 1, nan: 2 }\n}\n",
                    "</R.v>: cannot be written as usdc: a time sample at "
-                   "time nan");
+                   "time nan", 3, 9);
 }
 
 /* Crate keeps its strings NUL-separated: one holding a NUL (the usda
@@ -571,7 +578,7 @@ static void test_variant_names(void)
     expect_refused("#usda 1.0\ndef \"S\" {\n variantSet \"\" = {\n"
                    " \"x\" { }\n }\n}\n",
                    "</S>: cannot be written as usdc: a variant set is "
-                   "named \"\"");
+                   "named \"\"", 2, 5);
     /* "" in the parts of variantSets that make no variant set (prepend,
      * append, delete) is a name only: written, and read back */
     static const char *const parts[] = {"prepend", "append", "delete"};
