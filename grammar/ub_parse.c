@@ -322,11 +322,12 @@ static const char *ub_path_text(ub_pctx *c, bool absolute, const char **comp,
     return r;
 }
 
-/* path made absolute against the current prim (as Sdf does for targets,
- * connections, inherits, specializes and prim relocates).  Returns NULL
- * when the text is no path or climbs above the root. */
-static const char *ub_path_abs(ub_pctx *c, const char *s, ub_pathinfo *pi,
-                               const ub_prim *anchor)
+/* s made absolute: a relative s against the prim path whose components
+ * are bc[0..bm) (lengths bl), or, when bc is NULL, against prim anchor. */
+static const char *ub_path_abs_in(ub_pctx *c, const char *s, ub_pathinfo *pi,
+                                  const ub_prim *anchor, const char **bc,
+                                  const uint32_t *bl, uint32_t bm,
+                                  unsigned level)
 {
     size_t n = ub_str_len(s);
     if (!ub_ident_path_split(s, n, pi))
@@ -335,14 +336,21 @@ static const char *ub_path_abs(ub_pctx *c, const char *s, ub_pathinfo *pi,
     uint32_t *len = c->plen;
     uint32_t m = 0;
     const char *r = NULL;
-    if (!pi->absolute) {
+    bool relative = !pi->absolute;
+    if (relative) {
         /* a split parse's tail does not know the path of the levels it
          * did not open */
         if (c->split_role == UB_SPLIT_TAIL)
             ub_split_give_up(c);
-        m = ub_anchor(anchor, comp, len);
-        if (m == UINT32_MAX)
-            goto out;
+        if (bc) {
+            memcpy(comp, bc, bm * sizeof *comp);
+            memcpy(len, bl, bm * sizeof *len);
+            m = bm;
+        } else {
+            m = ub_anchor(anchor, comp, len);
+            if (m == UINT32_MAX)
+                goto out;
+        }
     }
     for (uint32_t i = 0; i < pi->n; i++) {
         if (pi->len[i] == 2 && pi->comp[i][0] == '.' && pi->comp[i][1] == '.') {
@@ -357,10 +365,55 @@ static const char *ub_path_abs(ub_pctx *c, const char *s, ub_pathinfo *pi,
     }
     if (m == 0 && pi->has_prop)
         goto out; /* "/.prop" is no path */
-    r = ub_path_text(c, true, comp, len, m, pi->prop, pi->prop ? pi->prop_len : 0);
+    const char *prop = pi->prop;
+    size_t prop_len = prop ? pi->prop_len : 0;
+    const char *lb = relative && prop ? memchr(prop, '[', prop_len) : NULL;
+    if (!lb) {
+        r = ub_path_text(c, true, comp, len, m, prop, prop_len);
+    } else {
+        /* Sdf makes a relative path's target absolute too, against the
+         * path's own prim: in /X/K, <.r[../Y].a> is </X/K.r[/X/Y].a> and
+         * <Z.r[Y]> is </X/K/Z.r[/X/K/Z/Y]>.  (An absolute path's targets
+         * stay as written, as Sdf leaves them.)  The recursion takes the
+         * scratch components: these are kept apart. */
+        const char **pc = ub_alloc(c, (m ? m : 1) * sizeof *pc);
+        uint32_t *pl = ub_alloc(c, (m ? m : 1) * sizeof *pl);
+        memcpy(pc, comp, m * sizeof *pc);
+        memcpy(pl, len, m * sizeof *pl);
+        size_t a = (size_t)(lb - prop) + 1, b = a, depth = 1;
+        for (; b < prop_len; b++) /* (the split saw them match) */
+            if (prop[b] == '[')
+                depth++;
+            else if (prop[b] == ']' && --depth == 0)
+                break;
+        if (level >= UB_PATH_MAX_TARGETS) /* (the split refused those) */
+            goto out;
+        ub_pathinfo **ti = &c->target_pi[level];
+        if (!*ti && !(*ti = malloc(sizeof **ti))) /* 12 KiB, once a level */
+            ub_oom(c);
+        const char *t = ub_path_abs_in(c, ub_in(c, prop + a, b - a), *ti,
+                                       NULL, pc, pl, m, level + 1);
+        if (!t)
+            goto out;
+        size_t tn = ub_str_len(t);
+        char *q = ub_alloc(c, a + tn + (prop_len - b));
+        memcpy(q, prop, a);
+        memcpy(q + a, t, tn);
+        memcpy(q + a + tn, prop + b, prop_len - b);
+        r = ub_path_text(c, true, pc, pl, m, q, a + tn + (prop_len - b));
+    }
     pi->absolute = true;
 out:
     return r;
+}
+
+/* path made absolute against the current prim (as Sdf does for targets,
+ * connections, inherits, specializes and prim relocates).  Returns NULL
+ * when the text is no path or climbs above the root. */
+static const char *ub_path_abs(ub_pctx *c, const char *s, ub_pathinfo *pi,
+                               const ub_prim *anchor)
+{
+    return ub_path_abs_in(c, s, pi, anchor, NULL, NULL, 0, 0);
 }
 
 /* The path as authored, in canonical text (relative stays relative). */
@@ -2968,6 +3021,8 @@ static void ub_pctx_free(ub_pctx *c)
     free(c->marks);
     free(c->ph);
     free(c->xdefs);
+    for (unsigned i = 0; i < UB_PATH_MAX_TARGETS; i++)
+        free(c->target_pi[i]);
     free(c);
 }
 

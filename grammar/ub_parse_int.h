@@ -203,6 +203,10 @@ typedef struct ub_pctx {
     /* components while making a path absolute: anchor + relative part */
     const char *pcomp[2 * UB_PATH_MAX_COMPS];
     uint32_t plen[2 * UB_PATH_MAX_COMPS];
+    /* a relative path's targets, split one level each (ub_path_abs_in),
+     * malloc'd the first time a level is needed (not in the arena: a
+     * streamed parse gives a prim's arena memory back) */
+    ub_pathinfo *target_pi[UB_PATH_MAX_TARGETS];
 
     /* the scanner's identifier cache (lexer.l) */
 #define UB_ICACHE 1024

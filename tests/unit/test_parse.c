@@ -190,6 +190,31 @@ static void test_assets_and_paths(void)
             ub_listop_get(ub_prop_connections(x)->u.listop, UB_LO_EXPLICIT),
             0),
         S("/A/B.out"));
+
+    /* a relative path's target is made absolute too, against the path's
+     * own prim (as usdcat prints it); an absolute path's stays as written */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\ndef \"X\" {\n    def \"K\" {\n"
+        "        rel r = [<.r[../Y].a>, <../Q.r[Y].a>, <Z.r[../Y].a>,\n"
+        "                 </X.r[../Y].a>, <.r[.q[../Z].b].c>]\n"
+        "        int c.connect = <.r[Y].a>\n    }\n}\n"));
+    t = ub_listop_get(ub_prop_targets(prop("/X/K", "r"))->u.listop,
+                      UB_LO_EXPLICIT);
+    CU_ASSERT_EQUAL_FATAL(t->count, 5);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(t, 0), S("/X/K.r[/X/Y].a"));
+    CU_ASSERT_PTR_EQUAL(ub_value_str(t, 1), S("/X/Q.r[/X/Q/Y].a"));
+    CU_ASSERT_PTR_EQUAL(ub_value_str(t, 2), S("/X/K/Z.r[/X/K/Y].a"));
+    CU_ASSERT_PTR_EQUAL(ub_value_str(t, 3), S("/X.r[../Y].a"));
+    CU_ASSERT_PTR_EQUAL(ub_value_str(t, 4), S("/X/K.r[/X/K.q[/X/Z].b].c"));
+    CU_ASSERT_PTR_EQUAL(
+        ub_value_str(ub_listop_get(ub_prop_connections(prop("/X/K", "c"))
+                                       ->u.listop,
+                                   UB_LO_EXPLICIT),
+                     0),
+        S("/X/K.r[/X/K/Y].a"));
+    /* a target that climbs above the root */
+    reject("#usda 1.0\ndef \"X\" {\n    rel r = <.r[../../Y].a>\n}\n", 3, 13,
+           "leaves the root");
 }
 
 static void test_comments(void)
