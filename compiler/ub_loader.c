@@ -225,6 +225,15 @@ int ub_tmpfile_open(void)
 #endif
 }
 
+/* Whether data begins as a layer does (ub_read_bytes tells them apart):
+ * usda text, a crate file, a usdbake binary or a usdz package. */
+#define UB_SNIFF_LEN 64
+static bool ub_begins_as_layer(const char *data, size_t len)
+{
+    return (len > 0 && data[0] == '#') || ub_crate_sniff(data, len) ||
+           ub_usdb_sniff(data, len) || ub_usdz_sniff(data, len);
+}
+
 /* All n bytes at p to fd; false on a short write (a full device). */
 static bool ub_write_all(int fd, const char *p, size_t n)
 {
@@ -274,6 +283,7 @@ static int ub_read_pipe(FILE *in, const char *shown, size_t cap, bool spill,
     char *buf = malloc(cap);
     int fd = -1;        /* the temporary file, while spilling */
     bool tried = !spill; /* a temporary file was tried */
+    bool sniffed = !spill; /* its first bytes were looked at */
     bool oom = !buf;
     while (!oom) {
         if (n == cap) {
@@ -287,6 +297,13 @@ static int ub_read_pipe(FILE *in, const char *shown, size_t cap, bool spill,
         }
         size_t got = fread(buf + n, 1, cap - n, in);
         n += got;
+        /* what does not begin as a layer does is no layer, however much
+         * of it comes (`yes |`): the rest is not read */
+        if (!sniffed && (n >= UB_SNIFF_LEN || got == 0)) {
+            sniffed = true;
+            if (!ub_begins_as_layer(buf, n))
+                break;
+        }
         if (!tried && n >= UB_SPILL_AT) {
             tried = true;
             fd = ub_tmpfile_open();
@@ -1050,10 +1067,11 @@ static ub_layer *ub_read_bytes(ub_strtab *t, ub_diags *diags,
         ub_diag *d = ub_diag_add(diags, UB_ERROR, at, "not-a-layer", src,
                                  src_len, "cannot read '%s' as a layer: %s",
                                  path, ub_foreign_format(path));
-        ub_diag_set_hint(diags, d,
-                         "OpenUSD reports this at the arc and composes "
-                         "without it, and so does flatten (--strict "
-                         "refuses it)");
+        if (named) /* (a layer named on the command line has no arc) */
+            ub_diag_set_hint(diags, d,
+                             "OpenUSD reports this at the arc and composes "
+                             "without it, and so does flatten (--strict "
+                             "refuses it)");
         return NULL;
     }
     if (l)
