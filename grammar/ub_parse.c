@@ -2642,7 +2642,8 @@ static bool ub_prop_paths(ub_pctx *c, uint32_t n, bool connections)
     ub_pathinfo pi;
     for (uint32_t i = 0; i < n; i++) {
         const char *abs = ub_path_abs(c, c->paths.v[i], &pi, c->prim);
-        if (!abs || (pi.n == 0 && !pi.has_prop) || pi.is_target) {
+        if (!abs || (pi.n == 0 && !pi.has_prop) ||
+            (pi.is_target && !pi.variant_sel)) {
             ub_perr(c, c->paths.loc[i], "%s paths must be absolute prim or "
                     "property paths: <%s> is not one%s",
                     connections ? "connection" : "relationship target",
@@ -2652,7 +2653,7 @@ static bool ub_prop_paths(ub_pctx *c, uint32_t n, bool connections)
                                    : "");
             return false;
         }
-        if (pi.variant_sel) {
+        if (pi.variant_sel) { /* (said first, as OpenUSD says it) */
             /* OpenUSD 24.08 refuses the layer for both (its connection
              * reader warns that it strips them, then fails on the path) */
             ub_perr(c, c->paths.loc[i], "%s paths cannot contain variant "
@@ -3360,8 +3361,8 @@ void ub_lex_comment_eof(ub_pctx *c)
                              "comment");
     if (w)
         ub_diag_set_hint(c->diags, w,
-                         "usdcat ignores the rest of the layer as well, "
-                         "without a word");
+                         "usdcat takes the rest of the layer for comment "
+                         "too");
 }
 
 /* Whether the tail's levels fit the prims open in the head: the same

@@ -1295,6 +1295,9 @@ static void test_semantic_errors(void)
            3, 30, "it names a target of a property");
     CU_ASSERT_PTR_NOT_NULL(
         parse("#usda 1.0\ndef \"A\" {\n    rel r = </X.r[/Y].a>\n}\n"));
+    /* both: the variant selection is said, as OpenUSD says it */
+    reject("#usda 1.0\ndef \"A\" {\n    rel r = </X{v=a}.r[/Y]>\n}\n", 3,
+           13, "cannot contain variant selections");
     /* "``" alone is no expression */
     reject("#usda 1.0\ndef \"A\" (\n    variants = { string v = \"``\" }\n) {}\n",
            3, 25, "nor a variable expression");
