@@ -92,8 +92,6 @@ static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-/* From this size a vector's block is pages of its own (ub_scratch). */
-#define UB_VEC_PAGED ((size_t)64 << 10)
 
 /* Give a vector's block back as soon as it is done with: the sections are
  * built and appended to the output last, the peak of the whole write. */
@@ -113,7 +111,8 @@ static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
                     sizeof *(vec).v)) {                                      \
             size_t end_ = ((vec).n + 1) * sizeof *(vec).v;                   \
             size_t size_ = (vec).cap * sizeof *(vec).v;                      \
-            if (end_ > (vec).present && size_ >= UB_VEC_PAGED && !UB_ASAN)   \
+            if (end_ > (vec).present && size_ >= UB_SCRATCH_PAGES &&         \
+                !UB_ASAN)                                                    \
                 (vec).present =                                              \
                     ub_populate_ahead((vec).v, (vec).present, end_, size_);  \
             (vec).v[(vec).n++] = (x);                                        \
@@ -404,7 +403,8 @@ static void ub_cw_new_token(ub_cw *w, const char *s)
         ub_cw_error(w, "the string or token \"%s\" holds a NUL byte", s);
 }
 
-/* The token index of interned s. */
+/* The token index of s, interned in w->strtab (its mark is written:
+ * any other pointer would have 4 bytes before it overwritten). */
 static uint32_t ub_cw_token(ub_cw *w, const char *s)
 {
     if (!s)
@@ -824,14 +824,16 @@ static bool ub_eq_val(const void *ctx, uint32_t id, const void *key)
                   k->bytes, k->len) == 0;
 }
 
-/* (The storing side.)  The record of an out-of-line value: the same
- * bytes of the same type and flags are stored once.  align: 8 for
- * uncompressed arrays, else 1.  UINT32_MAX when out of memory. */
+/* The key of a value's bytes of a type and flags (val_tab, vcache). */
 static uint64_t ub_val_hash(uint64_t flags, const char *data, size_t len)
 {
     return XXH3_64bits_withSeed(data, len, flags);
 }
 
+/* (The storing side.)  The record of an out-of-line value: the same
+ * bytes of the same type and flags are stored once.  align: 8 for
+ * uncompressed arrays, else 1; h: ub_val_hash of it.  UINT32_MAX when
+ * out of memory. */
 static uint32_t ub_st_store(ub_st *s, uint64_t flags, const char *data,
                             size_t len, size_t align, uint64_t h)
 {

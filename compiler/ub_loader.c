@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -285,6 +286,10 @@ static int ub_read_pipe(FILE *in, const char *shown, size_t cap, bool spill,
     bool tried = !spill; /* a temporary file was tried */
     bool sniffed = !spill; /* its first bytes were looked at */
     bool oom = !buf;
+    size_t room = SIZE_MAX; /* what the temporary file may hold */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_FSIZE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY)
+        room = (size_t)rl.rlim_cur;
     while (!oom) {
         if (n == cap) {
             char *nb = realloc(buf, cap * 2);
@@ -309,11 +314,13 @@ static int ub_read_pipe(FILE *in, const char *shown, size_t cap, bool spill,
             fd = ub_tmpfile_open();
         }
         if (fd >= 0 && (got == 0 || n == cap)) {
-            if (ub_write_all(fd, buf, n)) {
+            if (spilled + n <= room && ub_write_all(fd, buf, n)) {
                 spilled += n;
                 n = 0;
             } else {
-                /* the device filled up: all of it in memory after all */
+                /* the device filled up, or the file would pass the
+                 * process's file size limit (writing past it is a
+                 * SIGXFSZ): all of it in memory after all */
                 char *d = ub_spill_back(fd, spilled, cap);
                 close(fd);
                 fd = -1;
@@ -429,7 +436,8 @@ int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
     if (fd >= 0)
         close(fd);
     /* Pipes, stdin, and anything mmap or fdopen refuses (a regular file
-     * that mmap refused is read into memory, not copied to another). */
+     * that mmap refused is read into memory, not copied to another; stdin
+     * from a file at an offset past 0 is read as a pipe is). */
     FILE *in = is_stdin ? stdin : fopen(path, "rb");
     if (!in) {
         ub_diag_add(diags, UB_ERROR, named_at, NULL, NULL, 0,

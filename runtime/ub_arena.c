@@ -317,9 +317,6 @@ void ub_arena_drop_before(ub_arena *a, const void *p)
 #endif
 }
 
-/* The size from which a temporary is its own pages (not under
- * AddressSanitizer: UB_ASAN). */
-#define UB_SCRATCH_PAGES ((size_t)64 << 10)
 #if !UB_ASAN && defined(MAP_ANONYMOUS)
 #define UB_SCRATCH_MMAP 1
 #else

@@ -106,9 +106,13 @@ for c in "$corpus"/*/*/CASE; do
             echo "REFUSED flatten $mode $d/$root: $(grep -m1 'cannot be written' "$tmp/err")"
             continue
         fi
-        if ucat "$tmp/a.txt" "$tmp/f.usda" &&
-            ucat "$tmp/b.txt" "$tmp/f.usdc" &&
-            cmp -s "$tmp/a.txt" "$tmp/b.txt"; then
+        rm -f "$tmp/a.txt" "$tmp/b.txt" "$tmp/r.usdc"
+        ucat "$tmp/a.txt" "$tmp/f.usda"
+        a_ok=$?
+        if ! ucat "$tmp/b.txt" "$tmp/f.usdc"; then
+            diff=$((diff + 1))
+            echo "DIFFERS flatten $mode $d/$root (usdcat cannot read the usdc)"
+        elif [ "$a_ok" = 0 ] && cmp -s "$tmp/a.txt" "$tmp/b.txt"; then
             fsame=$((fsame + 1))
         elif ucat "$tmp/r.txt" "$ref_flag" "$d/$root" -o "$tmp/r.usdc" &&
             ucat "$tmp/r.txt" "$tmp/r.usdc" &&

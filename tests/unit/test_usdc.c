@@ -257,6 +257,31 @@ static void test_marks(void)
     ub_strtab_mark_release(strtab);
     CU_ASSERT(x.len == y.len && memcmp(x.data, y.data, x.len) == 0);
     CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+
+    /* given back clean by a write the writer refuses, and by a stream
+     * abandoned after a prim */
+    ub_buf z;
+    ub_buf_init(&z);
+    CU_ASSERT_EQUAL(write_text("#usda 1.0\ndef \"R\" {\n double fresh = 1 (\n"
+                               "    displayUnit = mm\n)\n}\n",
+                               &z, d),
+                    -1);
+    CU_ASSERT_EQUAL(ub_str_mark(ub_intern_cstr(strtab, "fresh")), 0);
+    CU_ASSERT_FATAL(ub_strtab_mark_claim(strtab));
+    ub_strtab_mark_release(strtab);
+    ub_layer *l = ub_parse_usda(strtab, "t.usda", simple, strlen(simple), d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    ub_buf_free(&z);
+    ub_buf_init(&z);
+    ub_usdc_stream *st = ub_usdc_stream_new(&z, d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(st);
+    ub_usdc_stream_prim(st, l, l->root->children.v[0], 1);
+    ub_usdc_stream_free(st);
+    CU_ASSERT_EQUAL(ub_str_mark(name), 0);
+    CU_ASSERT(ub_strtab_mark_claim(strtab));
+    ub_strtab_mark_release(strtab);
+    ub_layer_free(l);
+    ub_buf_free(&z);
     ub_buf_free(&x);
     ub_buf_free(&y);
     ub_diags_free(d);
