@@ -89,10 +89,10 @@ void ub_table_free(void *p, size_t n, size_t size);
  * block raises malloc's own threshold for the next ones.  NULL when out
  * of memory.  Give it back with ub_scratch_free and the same n. */
 void *ub_scratch_alloc(size_t n);
+void ub_scratch_free(void *p, size_t n);
 /* The size from which a scratch block is pages of its own (not under
  * AddressSanitizer: UB_ASAN). */
 #define UB_SCRATCH_PAGES ((size_t)64 << 10)
-void ub_scratch_free(void *p, size_t n);
 /* Resize ub_scratch_alloc's n bytes at p (NULL, 0: none yet) to new_n,
  * the first of them kept: for a growable array, whose block then grows
  * by mremap -- the pages move -- where realloc copies them into fresh
