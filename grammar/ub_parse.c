@@ -2644,13 +2644,19 @@ static bool ub_prop_paths(ub_pctx *c, uint32_t n, bool connections)
         const char *abs = ub_path_abs(c, c->paths.v[i], &pi, c->prim);
         if (!abs || (pi.n == 0 && !pi.has_prop) ||
             (pi.is_target && !pi.variant_sel)) {
+            const char *v = c->paths.v[i];
+            const char *why = "";
+            if (abs && pi.is_target)
+                why = " (it names a target of a property)";
+            else if (!abs && !ub_ident_path_split(v, ub_str_len(v), &pi))
+                why = " (it is no path: expected names joined by '/', a "
+                      "property as '.name')";
+            else if (!abs)
+                why = " (it leaves the root)";
             ub_perr(c, c->paths.loc[i], "%s paths must be absolute prim or "
                     "property paths: <%s> is not one%s",
-                    connections ? "connection" : "relationship target",
-                    c->paths.v[i],
-                    !abs           ? " (or leaves the root)"
-                    : pi.is_target ? " (it names a target of a property)"
-                                   : "");
+                    connections ? "connection" : "relationship target", v,
+                    why);
             return false;
         }
         if (pi.variant_sel) { /* (said first, as OpenUSD says it) */

@@ -212,9 +212,11 @@ static void test_assets_and_paths(void)
                                    UB_LO_EXPLICIT),
                      0),
         S("/X/K.r[/X/K/Y].a"));
-    /* a target that climbs above the root */
+    /* a target that climbs above the root; text that is no path */
     reject("#usda 1.0\ndef \"X\" {\n    rel r = <.r[../../Y].a>\n}\n", 3, 13,
-           "leaves the root");
+           "(it leaves the root)");
+    reject("#usda 1.0\ndef \"X\" {\n    rel r = </X.r[/Y].a.b>\n}\n", 3, 13,
+           "(it is no path: expected names joined by '/'");
 }
 
 static void test_comments(void)
