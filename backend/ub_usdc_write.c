@@ -92,7 +92,6 @@ static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
     return true;
 }
 
-
 /* Give a vector's block back as soon as it is done with: the sections are
  * built and appended to the output last, the peak of the whole write. */
 #define UB_VEC_FREE(vec)                                                     \
@@ -928,6 +927,16 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
     return flags | ++w->tickets;
 }
 
+/* The value record at r (ub_cw_store's layout): its head, its length
+ * and alignment (ext), where its bytes are; returns the next record. */
+static char *ub_value_rec(char *r, ub_rhead *h, uint64_t ext[2], char **data)
+{
+    memcpy(h, r, sizeof *h);
+    memcpy(ext, r + 16, 2 * sizeof *ext);
+    *data = r + 32 + (size_t)h->a * 8;
+    return *data + ((ext[0] + 7) & ~(uint64_t)7);
+}
+
 /* (The storing side.)  Store the value record at r, its tickets first
  * replaced by their reps; returns the next record.  *hash: the value's
  * hash, worked out ahead (ub_st_batch) for a value without tickets, else
@@ -936,9 +945,8 @@ static char *ub_st_value(ub_st *s, char *r, const uint64_t *hash)
 {
     ub_rhead h;
     uint64_t ext[2];
-    memcpy(&h, r, sizeof h);
-    memcpy(ext, r + 16, sizeof ext);
-    char *data = r + 32 + (size_t)h.a * 8;
+    char *data;
+    char *next = ub_value_rec(r, &h, ext, &data);
     for (uint32_t i = 0; i < h.a; i++) {
         uint64_t off, rep;
         uint32_t vid;
@@ -952,7 +960,7 @@ static char *ub_st_value(ub_st *s, char *r, const uint64_t *hash)
                : ub_st_store(s, h.b, data, ext[0], ext[1],
                              hash ? *hash : ub_val_hash(h.b, data, ext[0]));
     UB_PUSH(s, s->ticket_val, id);
-    return data + ((ext[0] + 7) & ~(uint64_t)7);
+    return next;
 }
 
 /* n bytes at p to b; the test for room inline (values are encoded a
@@ -1775,18 +1783,18 @@ static void ub_st_batch(ub_st *s, ub_buf *b)
     s->ahead.n = 0;
     for (char *q = r; q < end;) {
         ub_rhead h;
-        uint64_t ext[2];
         memcpy(&h, q, sizeof h);
         if (h.kind != UB_R_VALUE) {
             q += sizeof h;
             continue;
         }
-        memcpy(ext, q + 16, sizeof ext);
-        char *data = q + 32 + (size_t)h.a * 8;
+        uint64_t ext[2];
+        char *data;
+        char *next = ub_value_rec(q, &h, ext, &data);
         if (!h.a)
             UB_PUSH(s, s->ahead,
                     ((struct ub_ahead){q, ub_val_hash(h.b, data, ext[0])}));
-        q = data + ((ext[0] + 7) & ~(uint64_t)7);
+        q = next;
     }
     size_t next = 0; /* the first entry of ahead not stored yet */
     while (r < end && !s->oom) {
@@ -2532,10 +2540,8 @@ static void ub_cw_begin(ub_cw *w, const ub_layer *l, size_t specs)
     w->layer = l;
     w->strtab = l->strtab;
     w->marks = ub_strtab_mark_claim(w->strtab);
-    if (w->marks) {
-        free(w->tcache);
-        w->tcache = NULL;
-    }
+    if (!w->marks) /* (NULL when there is no memory: a probe each time) */
+        w->tcache = calloc(UB_TCACHE, sizeof *w->tcache);
     for (int k = 0; k < UB_K_COUNT; k++)
         w->key[k] = ub_cw_intern(w, ub_key_text[k], strlen(ub_key_text[k]));
     /* about one path, field and value a spec; ~3 field set entries */
@@ -3122,7 +3128,6 @@ static ub_usdc_stream *ub_cw_stream_new(ub_buf *out, size_t specs_hint,
     ub_buf_init(&w->no_scratch);
     w->no_scratch.failed = true;
     w->st.fcache = calloc(UB_FCACHE, sizeof *w->st.fcache);
-    w->tcache = calloc(UB_TCACHE, sizeof *w->tcache);
     w->st.vcache = calloc(UB_VCACHE, sizeof *w->st.vcache);
     /* the bootstrap, filled in at the end */
     char zero[UB_CRATE_BOOTSTRAP_SIZE] = {0};

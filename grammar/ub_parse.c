@@ -376,6 +376,8 @@ static const char *ub_path_abs_in(ub_pctx *c, const char *s, ub_pathinfo *pi,
          * <Z.r[Y]> is </X/K/Z.r[/X/K/Z/Y]>.  (An absolute path's targets
          * stay as written, as Sdf leaves them.)  The recursion takes the
          * scratch components: these are kept apart. */
+        if (level >= UB_PATH_MAX_TARGETS) /* (the split refused those) */
+            goto out;
         const char **pc = ub_alloc(c, (m ? m : 1) * sizeof *pc);
         uint32_t *pl = ub_alloc(c, (m ? m : 1) * sizeof *pl);
         memcpy(pc, comp, m * sizeof *pc);
@@ -386,8 +388,6 @@ static const char *ub_path_abs_in(ub_pctx *c, const char *s, ub_pathinfo *pi,
                 depth++;
             else if (prop[b] == ']' && --depth == 0)
                 break;
-        if (level >= UB_PATH_MAX_TARGETS) /* (the split refused those) */
-            goto out;
         ub_pathinfo **ti = &c->target_pi[level];
         if (!*ti && !(*ti = malloc(sizeof **ti))) /* 12 KiB, once a level */
             ub_oom(c);
