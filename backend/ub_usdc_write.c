@@ -282,6 +282,12 @@ typedef struct ub_cw {
     UB_VEC(uint32_t) tok_string; /* token index -> string index + 1 */
 
     UB_VEC(ub_pnode) pnodes; /* path index -> node */
+    /* child prims not given their name's token yet (ub_cw_child), in
+     * the order made: a prim's are the newest when it is done */
+    UB_VEC(struct ub_unnamed {
+        uint32_t node;
+        const char *name;
+    }) unnamed;
     ub_idtab pnode_tab;        /* (parent, element, is_prop) -> index */
     ub_idtab ptext_tab;        /* interned path text -> index */
     UB_VEC(const char *) ptext; /* parallel to ptext_tab entries */
@@ -511,10 +517,42 @@ static uint64_t ub_pnode_hash(uint32_t parent, uint32_t token, bool is_prop)
     return ub_mix(((uint64_t)parent << 33) ^ ((uint64_t)token << 1) ^ is_prop);
 }
 
+/* Give node p's unnamed child prims their names' tokens (p UINT32_MAX:
+ * every node still unnamed).  A child prim of the walk gets its token
+ * only once its parent is done, where primChildren has just numbered
+ * the names of all the siblings, in their order: OpenUSD's writer
+ * numbers them so, and names side by side (prop_000805, prop_000806,
+ * ...) compress far better in TOKENS than names each next to its own
+ * prim's strings (0.5% of the prim-heavy bench layer's file).  done: p
+ * is done, so that its unnamed children are the newest; else (a path
+ * looked up among p's children) they are looked for. */
+static void ub_cw_name_children(ub_cw *w, uint32_t p, bool done)
+{
+    size_t n = w->unnamed.n, keep = 0;
+    if (done) {
+        while (n && w->pnodes.v[w->unnamed.v[n - 1].node].parent == p) {
+            n--;
+            w->pnodes.v[w->unnamed.v[n].node].token =
+                ub_cw_token(w, w->unnamed.v[n].name);
+        }
+        w->unnamed.n = n;
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct ub_unnamed u = w->unnamed.v[i];
+        if (p == UINT32_MAX || w->pnodes.v[u.node].parent == p)
+            w->pnodes.v[u.node].token = ub_cw_token(w, u.name);
+        else
+            w->unnamed.v[keep++] = u;
+    }
+    w->unnamed.n = keep;
+}
+
 /* Enter the children of node p in pnode_tab (from now on its new children
  * are entered as they come). */
 static void ub_cw_index_children(ub_cw *w, uint32_t p)
 {
+    ub_cw_name_children(w, p, false); /* (their tokens are the keys) */
     w->pnodes.v[p].indexed = true;
     for (uint32_t c = w->pnodes.v[p].first; c != UINT32_MAX && !w->oom;
          c = w->pnodes.v[c].next) {
@@ -536,12 +574,18 @@ static void ub_cw_index_children(ub_cw *w, uint32_t p)
 static uint32_t ub_cw_child(ub_cw *w, uint32_t parent, const char *elem,
                             bool is_prop, bool walk)
 {
-    uint32_t tok = ub_cw_token(w, elem);
-    if (w->oom)
-        return 0;
     uint32_t id = (uint32_t)w->pnodes.n;
     bool look = parent != UINT32_MAX &&
                 (!walk || w->pnodes.v[parent].indexed);
+    /* a child prim of the walk is named when its parent is done */
+    bool later = walk && !look && !is_prop && parent != UINT32_MAX;
+    uint32_t tok = 0;
+    if (later)
+        UB_PUSH(w, w->unnamed, ((struct ub_unnamed){id, elem}));
+    else
+        tok = ub_cw_token(w, elem);
+    if (w->oom)
+        return 0;
     if (look) {
         if (!w->pnodes.v[parent].indexed)
             ub_cw_index_children(w, parent);
@@ -2493,6 +2537,7 @@ static void ub_cw_own(ub_cw *w, uint32_t path, const ub_prim *prim,
                              ub_cw_token(w, prim->type_name)));
     ub_cw_metas(w, &prim->meta, false);
     ub_cw_body(w, prim);
+    ub_cw_name_children(w, path, true);
     ub_cw_spec(w, path, type);
     ub_cw_props_and_variants(w, path, prim);
     w->where = saved;
@@ -2581,6 +2626,7 @@ static void ub_cw_root(ub_cw *w)
         ub_cw_unscratch(w, b);
     }
     ub_cw_body(w, l->root);
+    ub_cw_name_children(w, 0, true);
     ub_cw_spec(w, 0, UB_CRATE_SPEC_PSEUDO_ROOT);
     ub_cw_props_and_variants(w, 0, l->root);
 }
@@ -2961,6 +3007,7 @@ static void ub_cw_free_walk(ub_cw *w)
     ub_idtab_free(&w->token_tab);
     ub_idtab_free(&w->pnode_tab);
     ub_idtab_free(&w->ptext_tab);
+    UB_VEC_FREE(w->unnamed);
     UB_VEC_FREE(w->tok_string);
     UB_VEC_FREE(w->ptext);
     UB_VEC_FREE(w->ptext_idx);
@@ -3003,6 +3050,8 @@ static void ub_st_sections(ub_cw *w)
 /* The six sections, in OpenUSD's order, appended to the file. */
 static void ub_cw_sections(ub_cw *w, ub_section *sec)
 {
+    /* (none left after the root, unless the walk was cut short) */
+    ub_cw_name_children(w, UINT32_MAX, false);
     ub_cw_free_walk(w);
     ub_buf tokens, strings, paths;
     ub_buf_init(&tokens);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "ub_crate.h"
+#include "ub_crate_codec.h"
 #include "ub_crate_format.h"
 #include "ub_parse.h"
 #include "ub_usda.h"
@@ -210,6 +211,115 @@ static void test_paths_once(void)
     CU_ASSERT_EQUAL(path_count(&b), 8);
     ub_buf_free(&b);
     ub_diags_free(d);
+}
+
+/* TOKENS decompressed: the tokens' text, NUL after each (malloc'd;
+ * NULL if the section is not there or does not decompress). */
+static char *tokens_text(const ub_buf *b, size_t *len)
+{
+    size_t toc = u64_at(b, 16);
+    for (uint64_t i = 0; i < u64_at(b, toc); i++) {
+        const char *name = b->data + toc + 8 + i * 32;
+        if (strcmp(name, UB_CRATE_SEC_TOKENS) != 0)
+            continue;
+        size_t at = u64_at(b, toc + 8 + i * 32 + 16);
+        size_t n = u64_at(b, at + 8), z = u64_at(b, at + 16);
+        char *t = malloc(n + 1);
+        const char *why;
+        if (!t || at + 24 + z > b->len ||
+            ub_crate_lz4(b->data + at + 24, z, t, n, &why) != 0) {
+            free(t);
+            return NULL;
+        }
+        *len = n;
+        return t;
+    }
+    return NULL;
+}
+
+/* Write text, check that it reads back as the same layer, and give the
+ * tokens in order as one string, '|' before and after each (malloc'd). */
+static char *tokens_of_written(const char *text)
+{
+    ub_diags *d = ub_diags_new();
+    ub_buf b, x, y;
+    ub_buf_init(&b);
+    ub_buf_init(&x);
+    ub_buf_init(&y);
+    char *bars = NULL;
+    size_t n = 0;
+    char *t = write_text(text, &b, d) == 0 ? tokens_text(&b, &n) : NULL;
+    ub_layer *l = ub_parse_usda(strtab, "t.usda", text, strlen(text), d);
+    ub_layer *back = t ? ub_crate_read(b.data, b.len, "t.usdc", strtab, d)
+                       : NULL;
+    CU_ASSERT_PTR_NOT_NULL(t);
+    CU_ASSERT_PTR_NOT_NULL(back);
+    if (l && back && ub_usda_write(l, &x) == 0 &&
+        ub_usda_write(back, &y) == 0)
+        CU_ASSERT(x.len == y.len && memcmp(x.data, y.data, x.len) == 0);
+    if (t && (bars = malloc(n + 2))) {
+        bars[0] = '|';
+        for (size_t i = 0; i < n; i++)
+            bars[i + 1] = t[i] ? t[i] : '|';
+        bars[n + 1] = '\0';
+    }
+    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+    free(t);
+    ub_layer_free(l);
+    ub_layer_free(back);
+    ub_buf_free(&b);
+    ub_buf_free(&x);
+    ub_buf_free(&y);
+    ub_diags_free(d);
+    return bars;
+}
+
+/* Whether token a comes before token b in bars (tokens_of_written). */
+static bool token_before(const char *bars, const char *a, const char *b)
+{
+    char ka[64], kb[64];
+    snprintf(ka, sizeof ka, "|%s|", a);
+    snprintf(kb, sizeof kb, "|%s|", b);
+    const char *pa = strstr(bars, ka), *pb = strstr(bars, kb);
+    return pa && pb && pa < pb;
+}
+
+/* Each prim's name is numbered with its siblings', in their order, when
+ * their parent's primChildren names them -- not beside the strings of
+ * its own spec -- as OpenUSD numbers them: runs of like names make
+ * TOKENS compress much better. */
+static void test_sibling_names_together(void)
+{
+    const char *t = "#usda 1.0\ndef \"Set\" {\n"
+                    "    def \"p1\" (doc = \"one\") {\n"
+                    "        def \"q\" (doc = \"deep\") {\n        }\n"
+                    "    }\n"
+                    "    def \"p2\" (doc = \"two\") {\n    }\n"
+                    "    def \"p3\" (doc = \"three\") {\n    }\n"
+                    "}\n";
+    char *bars = tokens_of_written(t);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bars);
+    CU_ASSERT_PTR_NOT_NULL(strstr(bars, "|p1|p2|p3|"));
+    CU_ASSERT(token_before(bars, "deep", "q"));
+    CU_ASSERT(token_before(bars, "one", "q"));
+    CU_ASSERT(token_before(bars, "q", "two"));
+    CU_ASSERT(token_before(bars, "three", "p1"));
+    CU_ASSERT(token_before(bars, "p3", "Set"));
+    free(bars);
+    /* a path naming a prim whose parent is not done: the names are
+     * numbered then (the path's lookup needs them), and the file is the
+     * same layer */
+    const char *u = "#usda 1.0\ndef \"Set\" {\n"
+                    "    def \"p1\" (doc = \"one\") {\n    }\n"
+                    "    def \"p2\" (doc = \"two\") {\n"
+                    "        rel r = </Set/p1>\n    }\n"
+                    "    def \"p3\" (doc = \"three\") {\n    }\n"
+                    "}\n";
+    bars = tokens_of_written(u);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bars);
+    CU_ASSERT(token_before(bars, "two", "p1"));
+    CU_ASSERT(token_before(bars, "p1", "three"));
+    free(bars);
 }
 
 static void test_deterministic(void)
@@ -636,6 +746,8 @@ int main(void)
     CU_add_test(s, "paths named before and after their specs, once",
                 test_paths_once);
     CU_add_test(s, "deterministic", test_deterministic);
+    CU_add_test(s, "sibling prims' names numbered side by side",
+                test_sibling_names_together);
     CU_add_test(s, "the same bytes with the strtab's marks or without",
                 test_marks);
     CU_add_test(s, "many fields: reps in two chunks, any CPUs",
