@@ -274,6 +274,10 @@ typedef struct ub_cw {
     uint64_t tickets; /* stored values handed over so far */
 
     UB_VEC(const char *) tokens;
+    /* TOKENS' text, NUL after each, written as each token is new: at
+     * the end the tokens are cold, scattered over the string table, and
+     * reading them back took a third of TOKENS' time */
+    ub_buf token_text;
     /* the strtab's marks hold the tokens' indices + 1 (ub_cw_token); else
      * (another writer has them) token_tab and tcache find them */
     bool marks;
@@ -404,8 +408,10 @@ static void ub_cw_new_token(ub_cw *w, const char *s)
     /* TOKENS keeps them NUL-separated: one with a NUL in it would shift
      * every later token (the usda reader cuts strings at a NUL; a usdb
      * file or the API may still hold one) */
-    if (memchr(s, '\0', ub_str_len(s)))
+    size_t n = ub_str_len(s);
+    if (memchr(s, '\0', n))
         ub_cw_error(w, "the string or token \"%s\" holds a NUL byte", s);
+    ub_buf_append(&w->token_text, s, n + 1);
 }
 
 /* The token index of s, interned in w->strtab (its mark is written:
@@ -2847,21 +2853,18 @@ static void ub_patch_size(ub_buf *o, size_t at)
  * changes; the walk reads the renumbered fields and field sets. */
 
 /* TOKENS: count, raw size, then the NUL-separated text compressed. */
-static void ub_sec_tokens(const ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
+static void ub_sec_tokens(ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
 {
-    ub_buf t;
-    ub_buf_init(&t);
-    for (size_t i = 0; i < w->tokens.n; i++)
-        ub_buf_append(&t, w->tokens.v[i], ub_str_len(w->tokens.v[i]) + 1);
+    ub_buf *t = &w->token_text;
     ub_w64(o, w->tokens.n);
-    ub_w64(o, t.len);
+    ub_w64(o, t->len);
     size_t at = ub_size_slot(o);
-    if (t.failed)
+    if (t->failed)
         o->failed = true;
     else
-        ub_crate_lz4_compress(t.data, t.len, c, o);
+        ub_crate_lz4_compress(t->data, t->len, c, o);
     ub_patch_size(o, at);
-    ub_buf_free(&t);
+    ub_buf_free(t);
 }
 
 /* PATHS: the count, then the tree in depth-first order. */
@@ -3119,6 +3122,7 @@ static void ub_cw_free(ub_cw *w)
     ub_cw_free_walk(w);
     ub_st_free_walk(&w->st);
     UB_VEC_FREE(w->tokens);
+    ub_buf_free(&w->token_text);
     UB_VEC_FREE(w->strings);
     UB_VEC_FREE(w->pnodes);
     UB_VEC_FREE(w->st.fields);
@@ -3175,6 +3179,7 @@ static ub_usdc_stream *ub_cw_stream_new(ub_buf *out, size_t specs_hint,
     ub_buf_init(&w->st.fields_chunk[1]);
     w->st.fields_size_at = SIZE_MAX;
     ub_buf_init(&w->no_scratch);
+    ub_buf_init(&w->token_text);
     w->no_scratch.failed = true;
     w->st.fcache = calloc(UB_FCACHE, sizeof *w->st.fcache);
     w->st.vcache = calloc(UB_VCACHE, sizeof *w->st.vcache);
