@@ -380,16 +380,32 @@ static int ub_read_pipe(FILE *in, const char *shown, size_t cap, bool spill,
     return 0;
 }
 
+/* The name a diagnostic gives path ("-" is standard input). */
+static const char *ub_input_name(const char *path)
+{
+    return strcmp(path, "-") == 0 ? "<stdin>" : path;
+}
+
+/* path opened for reading as a stream ("-": standard input), or NULL
+ * after an error in diags. */
+static FILE *ub_input_open(const char *path, ub_diags *diags,
+                           ub_loc named_at)
+{
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
+    if (!f)
+        ub_diag_add(diags, UB_ERROR, named_at, NULL, NULL, 0,
+                    "cannot open '%s': %s", ub_input_name(path),
+                    strerror(errno));
+    return f;
+}
+
 int ub_read_file(const char *path, char **data, size_t *len, ub_diags *diags,
                  ub_loc named_at)
 {
-    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
-    const char *shown = strcmp(path, "-") == 0 ? "<stdin>" : path;
-    if (!f) {
-        ub_diag_add(diags, UB_ERROR, named_at, NULL, NULL, 0,
-                    "cannot open '%s': %s", shown, strerror(errno));
+    FILE *f = ub_input_open(path, diags, named_at);
+    const char *shown = ub_input_name(path);
+    if (!f)
         return -1;
-    }
     size_t cap = 1 << 16;
     struct stat st;
     if (f != stdin && fstat(fileno(f), &st) == 0 && S_ISREG(st.st_mode))
@@ -408,7 +424,7 @@ int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
     memset(f, 0, sizeof *f);
     struct stat st;
     bool is_stdin = strcmp(path, "-") == 0;
-    const char *shown = is_stdin ? "<stdin>" : path;
+    const char *shown = ub_input_name(path);
     /* standard input redirected from a file is that file */
     int fd = is_stdin ? dup(STDIN_FILENO) : open(path, O_RDONLY);
     bool regular = fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
@@ -438,12 +454,9 @@ int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
     /* Pipes, stdin, and anything mmap or fdopen refuses (a regular file
      * that mmap refused is read into memory, not copied to another; stdin
      * from a file at an offset past 0 is read as a pipe is). */
-    FILE *in = is_stdin ? stdin : fopen(path, "rb");
-    if (!in) {
-        ub_diag_add(diags, UB_ERROR, named_at, NULL, NULL, 0,
-                    "cannot open '%s': %s", shown, strerror(errno));
+    FILE *in = ub_input_open(path, diags, named_at);
+    if (!in)
         return -1;
-    }
     return ub_read_pipe(in, shown, (size_t)1 << 16, !regular, f, diags,
                         named_at);
 }
