@@ -1342,8 +1342,9 @@ static bool cr_set_spec_fset(crate *c, uint64_t i, uint32_t path,
         return false;
     }
     if (fset >= c->nfset || (fset && cr_fset(c, fset - 1) != NONE)) {
-        cr_err(c, "spec %llu names a field set that does not start at "
-               "index %u", (unsigned long long)i, fset);
+        cr_err(c, "spec %llu (<%s>) names a field set that does not start "
+               "at index %u", (unsigned long long)i, cr_path_text(c, path),
+               fset);
         return false;
     }
     if (c->pfset[path] != NONE) {
@@ -1360,7 +1361,8 @@ static bool cr_set_spec_type(crate *c, uint64_t i, uint32_t path,
                              uint32_t type)
 {
     if (type == UB_CRATE_SPEC_UNKNOWN || type > UB_CRATE_SPEC_VARIANT_SET) {
-        cr_err(c, "spec %llu has spec type %u", (unsigned long long)i, type);
+        cr_err(c, "spec %llu (<%s>) has spec type %u, which is none",
+               (unsigned long long)i, cr_path_text(c, path), type);
         return false;
     }
     if (PK_STYPE(c->pkind[path])) {

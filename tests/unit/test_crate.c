@@ -1099,14 +1099,15 @@ static void test_structure_damage(void)
                             "5"));
         s = (layer_spec){.ver = vers[v], .tname = "int", .specs = bad_type};
         CU_ASSERT_PTR_NULL(read_spec(&s));
-        CU_ASSERT(has_error("section SPECS: spec 2 has spec type 99"));
+        CU_ASSERT(has_error("section SPECS: spec 2 (</P.a>) has spec type "
+                            "99, which is none"));
         s = (layer_spec){.ver = vers[v], .tname = "int", .specs = no_path};
         CU_ASSERT_PTR_NULL(read_spec(&s));
         CU_ASSERT(has_error("section SPECS: spec 2 has no path"));
         s = (layer_spec){.ver = vers[v], .tname = "int", .specs = mid_set};
         CU_ASSERT_PTR_NULL(read_spec(&s));
-        CU_ASSERT(has_error("section SPECS: spec 2 names a field set that "
-                            "does not start at index 7"));
+        CU_ASSERT(has_error("section SPECS: spec 2 (</P.a>) names a field "
+                            "set that does not start at index 7"));
         s = (layer_spec){.ver = vers[v], .tname = "int", .specs = twice};
         CU_ASSERT_PTR_NULL(read_spec(&s));
         CU_ASSERT(has_error("section SPECS: two specs for </P>"));
