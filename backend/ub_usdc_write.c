@@ -201,6 +201,9 @@ typedef struct ub_st {
     ub_idtab fset_tab;
     uint32_t empty_fset1; /* the empty field set's start + 1, 0: none */
     UB_VEC(ub_spec_rec) specs;
+    /* the number of specs of each property name, by its token (name1 -
+     * 1): the spec sort's counts, kept as the specs come */
+    UB_VEC(uint32_t) per_name;
     UB_VEC(uint32_t) cur; /* field indices of the spec being built */
     /* the first fields of inlined string and token values (a prim's
      * documentation, a name), by string and token index */
@@ -1809,6 +1812,12 @@ static void ub_st_spec(ub_st *s, uint32_t path, uint32_t type,
     ub_spec_rec r = {path, start, type, name1};
     UB_PUSH(s, s->specs, r);
     s->cur.n = 0;
+    if (name1) {
+        while (s->per_name.n < name1 && !s->oom)
+            UB_PUSH(s, s->per_name, 0);
+        if (!s->oom)
+            s->per_name.v[name1 - 1]++;
+    }
 }
 
 /* A batch is handed over once it holds this many bytes (at a spec's
@@ -2710,7 +2719,9 @@ static void ub_cw_path_order(ub_cw *w, uint32_t *idx, int32_t *tok,
  * as written.  Runs of like specs make the SPECS lists compress well.
  * The specs are in the order written, so this is a stable counting sort
  * by the rank of the property name (0 for the others): only the distinct
- * names are compared. */
+ * names are compared, and the counts were kept as the specs came
+ * (per_name), which spares two of the four passes over the specs at the
+ * storing side's end. */
 typedef struct ub_named {
     const char *s;
     uint32_t tok;
@@ -2723,52 +2734,46 @@ static int ub_cmp_name(const void *a, const void *b)
 
 static void ub_sort_specs(ub_cw *w)
 {
-    size_t n = w->st.specs.n, nt = w->tokens.n;
-    /* (sparse: the property names are few among the tokens) */
-    uint32_t *rank = calloc(nt ? nt : 1, sizeof *rank);
-    ub_named *names = NULL;
-    size_t nn = 0, *start = NULL;
-    ub_spec_rec *out = NULL;
-    if (!rank)
-        goto oom;
-    for (size_t i = 0; i < n; i++) {
-        const ub_spec_rec *s = &w->st.specs.v[i];
-        if (s->name1 && !rank[s->name1 - 1]) {
-            rank[s->name1 - 1] = 1;
-            nn++;
-        }
-    }
-    names = malloc((nn ? nn : 1) * sizeof *names);
-    start = calloc(nn + 2, sizeof *start);
-    out = ub_temp((n ? n : 1) * sizeof *out);
-    if (!names || !start || !out)
-        goto oom;
-    nn = 0;
+    ub_st *st = &w->st;
+    size_t n = st->specs.n, nt = st->per_name.n, nn = 0;
+    uint32_t *at = st->per_name.v; /* count, then where the next goes */
     for (size_t t = 0; t < nt; t++)
-        if (rank[t])
+        nn += at[t] != 0;
+    ub_named *names = malloc((nn ? nn : 1) * sizeof *names);
+    ub_spec_rec *out = ub_temp((n ? n : 1) * sizeof *out);
+    if (!names || !out || nt > w->tokens.n) {
+        st->oom = true;
+        goto done;
+    }
+    nn = 0;
+    size_t props = 0;
+    for (size_t t = 0; t < nt; t++)
+        if (at[t]) {
             names[nn++] = (ub_named){w->tokens.v[t], (uint32_t)t};
+            props += at[t];
+        }
     qsort(names, nn, sizeof *names, ub_cmp_name);
-    for (size_t k = 0; k < nn; k++)
-        rank[names[k].tok] = (uint32_t)k + 1;
-    for (size_t i = 0; i < n; i++) {
-        const ub_spec_rec *s = &w->st.specs.v[i];
-        start[(s->name1 ? rank[s->name1 - 1] : 0) + 1]++;
+    size_t prim_at = 0, next = n - props; /* the prims' specs come first */
+    for (size_t k = 0; k < nn; k++) {
+        uint32_t c = at[names[k].tok];
+        at[names[k].tok] = (uint32_t)next;
+        next += c;
     }
-    for (size_t k = 1; k <= nn + 1; k++)
-        start[k] += start[k - 1];
     for (size_t i = 0; i < n; i++) {
-        const ub_spec_rec *s = &w->st.specs.v[i];
-        out[start[s->name1 ? rank[s->name1 - 1] : 0]++] = *s;
+        const ub_spec_rec *s = &st->specs.v[i];
+        out[s->name1 ? at[s->name1 - 1]++ : prim_at++] = *s;
     }
-    memcpy(w->st.specs.v, out, n * sizeof *out);
-    goto done;
-oom:
-    w->st.oom = true;
+    /* the sorted copy becomes the vector (not copied back) */
+    UB_VEC_FREE(st->specs);
+    st->specs.v = out;
+    st->specs.n = n;
+    st->specs.cap = st->specs.present = n ? n : 1;
+    st->specs.present *= sizeof *out;
+    out = NULL;
 done:
-    free(rank);
     free(names);
-    free(start);
     ub_scratch_free(out, (n ? n : 1) * sizeof *out);
+    UB_VEC_FREE(st->per_name);
 }
 
 /* Number the fields again in the order the (sorted) specs first use
@@ -3128,6 +3133,7 @@ static void ub_cw_free(ub_cw *w)
     UB_VEC_FREE(w->st.fields);
     UB_VEC_FREE(w->st.fsets);
     UB_VEC_FREE(w->st.specs);
+    UB_VEC_FREE(w->st.per_name);
     for (int k = 0; k < 3; k++)
         ub_buf_free(&w->st.sec[k]);
     ub_buf_free(&w->st.fields_chunk[0]);
