@@ -290,11 +290,17 @@ typedef struct ub_cw {
 
     UB_VEC(ub_pnode) pnodes; /* path index -> node */
     /* child prims not given their name's token yet (ub_cw_child), in
-     * the order made: a prim's are the newest when it is done */
+     * the order made (name NULL once given one), and the runs of them
+     * that share a parent: a prim's run is the newest when it is done,
+     * and there are no more runs than open prims */
     UB_VEC(struct ub_unnamed {
         uint32_t node;
         const char *name;
     }) unnamed;
+    UB_VEC(struct ub_unnamed_run {
+        uint32_t parent;
+        size_t start; /* its first entry in unnamed */
+    }) runs;
     ub_idtab pnode_tab;        /* (parent, element, is_prop) -> index */
     ub_idtab ptext_tab;        /* interned path text -> index */
     UB_VEC(const char *) ptext; /* parallel to ptext_tab entries */
@@ -526,42 +532,66 @@ static uint64_t ub_pnode_hash(uint32_t parent, uint32_t token, bool is_prop)
     return ub_mix(((uint64_t)parent << 33) ^ ((uint64_t)token << 1) ^ is_prop);
 }
 
-/* Give node p's unnamed child prims their names' tokens (p UINT32_MAX:
- * every node still unnamed).  A child prim of the walk gets its token
- * only once its parent is done, where primChildren has just numbered
- * the names of all the siblings, in their order: OpenUSD's writer
- * numbers them so, and names side by side (prop_000805, prop_000806,
- * ...) compress far better in TOKENS than names each next to its own
- * prim's strings (0.5% of the prim-heavy bench layer's file).  done: p
- * is done, so that its unnamed children are the newest; else (a path
- * looked up among p's children) they are looked for. */
-static void ub_cw_name_children(ub_cw *w, uint32_t p, bool done)
+/* A child prim of the walk gets its name's token only once its parent
+ * is done, where primChildren has just numbered the names of all the
+ * siblings, in their order: OpenUSD's writer numbers them so, and names
+ * side by side (prop_000805, prop_000806, ...) compress far better in
+ * TOKENS than names each next to its own prim's strings (0.5% of the
+ * prim-heavy bench layer's file).  Until then the node's token is 0 and
+ * nothing reads it: a path looked up among the parent's children names
+ * them first (ub_cw_index_children), and PATHS is built after all are
+ * named. */
+
+/* Note node, just made as a child prim of parent, as unnamed. */
+static void ub_cw_unnamed_add(ub_cw *w, uint32_t parent, uint32_t node,
+                              const char *name)
 {
-    size_t n = w->unnamed.n, keep = 0;
-    if (done) {
-        while (n && w->pnodes.v[w->unnamed.v[n - 1].node].parent == p) {
-            n--;
-            w->pnodes.v[w->unnamed.v[n].node].token =
-                ub_cw_token(w, w->unnamed.v[n].name);
+    if (!w->runs.n || w->runs.v[w->runs.n - 1].parent != parent)
+        UB_PUSH(w, w->runs,
+                ((struct ub_unnamed_run){parent, w->unnamed.n}));
+    UB_PUSH(w, w->unnamed, ((struct ub_unnamed){node, name}));
+}
+
+/* Give the unnamed entries [from, to) their tokens. */
+static void ub_cw_name_run(ub_cw *w, size_t from, size_t to)
+{
+    for (size_t i = from; i < to; i++) {
+        struct ub_unnamed *u = &w->unnamed.v[i];
+        if (u->name) {
+            w->pnodes.v[u->node].token = ub_cw_token(w, u->name);
+            u->name = NULL;
         }
-        w->unnamed.n = n;
-        return;
     }
-    for (size_t i = 0; i < n; i++) {
-        struct ub_unnamed u = w->unnamed.v[i];
-        if (p == UINT32_MAX || w->pnodes.v[u.node].parent == p)
-            w->pnodes.v[u.node].token = ub_cw_token(w, u.name);
-        else
-            w->unnamed.v[keep++] = u;
+}
+
+/* Node p is done: its unnamed children (the newest run) get their
+ * tokens and leave the list. */
+static void ub_cw_name_done(ub_cw *w, uint32_t p)
+{
+    while (w->runs.n && w->runs.v[w->runs.n - 1].parent == p) {
+        size_t from = w->runs.v[--w->runs.n].start;
+        ub_cw_name_run(w, from, w->unnamed.n);
+        w->unnamed.n = from;
     }
-    w->unnamed.n = keep;
+}
+
+/* Node p's unnamed children get their tokens now, p not done (every
+ * unnamed node when p is UINT32_MAX).  The runs are few, so finding p's
+ * costs little. */
+static void ub_cw_name_now(ub_cw *w, uint32_t p)
+{
+    for (size_t k = 0; k < w->runs.n; k++)
+        if (p == UINT32_MAX || w->runs.v[k].parent == p)
+            ub_cw_name_run(w, w->runs.v[k].start,
+                           k + 1 < w->runs.n ? w->runs.v[k + 1].start
+                                             : w->unnamed.n);
 }
 
 /* Enter the children of node p in pnode_tab (from now on its new children
  * are entered as they come). */
 static void ub_cw_index_children(ub_cw *w, uint32_t p)
 {
-    ub_cw_name_children(w, p, false); /* (their tokens are the keys) */
+    ub_cw_name_now(w, p); /* (their tokens are the keys) */
     w->pnodes.v[p].indexed = true;
     for (uint32_t c = w->pnodes.v[p].first; c != UINT32_MAX && !w->oom;
          c = w->pnodes.v[c].next) {
@@ -588,11 +618,7 @@ static uint32_t ub_cw_child(ub_cw *w, uint32_t parent, const char *elem,
                 (!walk || w->pnodes.v[parent].indexed);
     /* a child prim of the walk is named when its parent is done */
     bool later = walk && !look && !is_prop && parent != UINT32_MAX;
-    uint32_t tok = 0;
-    if (later)
-        UB_PUSH(w, w->unnamed, ((struct ub_unnamed){id, elem}));
-    else
-        tok = ub_cw_token(w, elem);
+    uint32_t tok = later ? 0 : ub_cw_token(w, elem);
     if (w->oom)
         return 0;
     if (look) {
@@ -615,6 +641,8 @@ static uint32_t ub_cw_child(ub_cw *w, uint32_t parent, const char *elem,
         return 0;
     if (parent != UINT32_MAX)
         w->pnodes.v[parent].first = id;
+    if (later)
+        ub_cw_unnamed_add(w, parent, id, elem);
     return id;
 }
 
@@ -2552,7 +2580,7 @@ static void ub_cw_own(ub_cw *w, uint32_t path, const ub_prim *prim,
                              ub_cw_token(w, prim->type_name)));
     ub_cw_metas(w, &prim->meta, false);
     ub_cw_body(w, prim);
-    ub_cw_name_children(w, path, true);
+    ub_cw_name_done(w, path);
     ub_cw_spec(w, path, type);
     ub_cw_props_and_variants(w, path, prim);
     w->where = saved;
@@ -2641,7 +2669,7 @@ static void ub_cw_root(ub_cw *w)
         ub_cw_unscratch(w, b);
     }
     ub_cw_body(w, l->root);
-    ub_cw_name_children(w, 0, true);
+    ub_cw_name_done(w, 0);
     ub_cw_spec(w, 0, UB_CRATE_SPEC_PSEUDO_ROOT);
     ub_cw_props_and_variants(w, 0, l->root);
 }
@@ -3016,6 +3044,7 @@ static void ub_cw_free_walk(ub_cw *w)
     ub_idtab_free(&w->pnode_tab);
     ub_idtab_free(&w->ptext_tab);
     UB_VEC_FREE(w->unnamed);
+    UB_VEC_FREE(w->runs);
     UB_VEC_FREE(w->tok_string);
     UB_VEC_FREE(w->ptext);
     UB_VEC_FREE(w->ptext_idx);
@@ -3058,8 +3087,6 @@ static void ub_st_sections(ub_cw *w)
 /* The six sections, in OpenUSD's order, appended to the file. */
 static void ub_cw_sections(ub_cw *w, ub_section *sec)
 {
-    /* (none left after the root, unless the walk was cut short) */
-    ub_cw_name_children(w, UINT32_MAX, false);
     ub_cw_free_walk(w);
     ub_buf tokens, strings, paths;
     ub_buf_init(&tokens);
@@ -3298,6 +3325,9 @@ int ub_usdc_stream_end(ub_usdc_stream *s, const ub_layer *layer)
     } else {
         ub_cw_root(w);
     }
+    /* (none are left after the root unless the walk was cut short; named
+     * before the storing side reads the tokens, to sort the specs) */
+    ub_cw_name_now(w, UINT32_MAX);
     ub_q_close(w);
 
     ub_section sec[6];
