@@ -3211,8 +3211,8 @@ static ub_usdc_stream *ub_cw_stream_new(ub_buf *out, size_t specs_hint,
     ub_buf_init(&w->st.fields_chunk[0]);
     ub_buf_init(&w->st.fields_chunk[1]);
     w->st.fields_size_at = SIZE_MAX;
-    ub_buf_init(&w->no_scratch);
     ub_buf_init(&w->token_text);
+    ub_buf_init(&w->no_scratch);
     w->no_scratch.failed = true;
     w->st.fcache = calloc(UB_FCACHE, sizeof *w->st.fcache);
     w->st.vcache = calloc(UB_VCACHE, sizeof *w->st.vcache);
