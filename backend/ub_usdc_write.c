@@ -19,6 +19,7 @@
 #include "ub_arena.h"
 #include "ub_cpus.h"
 #include "ub_crate_encode.h"
+#include "ub_ident.h"
 #include "ub_idtab.h"
 #include "ub_crate_format.h"
 #include "ub_format.h"
@@ -719,26 +720,13 @@ static uint32_t ub_cw_parse_path(ub_cw *w, const char *s)
         }
         if (*p == '[') {
             /* a target: up to the matching bracket */
-            int depth = 0;
-            const char *e = p;
-            for (; *e; e++) {
-                if (*e == '[')
-                    depth++;
-                else if (*e == ']' && --depth == 0)
-                    break;
-            }
-            if (!*e)
+            size_t n = strlen(p), e = ub_ident_close_bracket(p, n, 0);
+            if (e == n)
                 break;
-            char *t = strndup(p + 1, (size_t)(e - p - 1));
-            if (!t) {
-                w->oom = true;
-                return 0;
-            }
-            const char *ti = ub_cw_intern(w, t, strlen(t));
-            free(t);
+            const char *ti = ub_cw_intern(w, p + 1, e - 1);
             if (ti)
                 cur = ub_cw_target_path(w, cur, ti);
-            p = e + 1;
+            p += e + 1;
             continue;
         }
         if (*p == '.') {

@@ -382,12 +382,9 @@ static const char *ub_path_abs_in(ub_pctx *c, const char *s, ub_pathinfo *pi,
         uint32_t *pl = ub_alloc(c, (m ? m : 1) * sizeof *pl);
         memcpy(pc, comp, m * sizeof *pc);
         memcpy(pl, len, m * sizeof *pl);
-        size_t a = (size_t)(lb - prop) + 1, b = a, depth = 1;
-        for (; b < prop_len; b++) /* (the split saw them match) */
-            if (prop[b] == '[')
-                depth++;
-            else if (prop[b] == ']' && --depth == 0)
-                break;
+        size_t a = (size_t)(lb - prop) + 1;
+        /* (the split saw them match) */
+        size_t b = ub_ident_close_bracket(prop, prop_len, a - 1);
         ub_pathinfo **ti = &c->target_pi[level];
         if (!*ti && !(*ti = malloc(sizeof **ti))) /* 12 KiB, once a level */
             ub_oom(c);

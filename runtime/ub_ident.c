@@ -206,6 +206,18 @@ size_t ub_ident_variant_sel(const char *s, size_t n, size_t i)
 static bool ub_path_split_at(const char *s, size_t n, ub_pathinfo *pi,
                              unsigned targets);
 
+size_t ub_ident_close_bracket(const char *s, size_t n, size_t i)
+{
+    size_t depth = 0;
+    for (; i < n; i++) {
+        if (s[i] == '[')
+            depth++;
+        else if (s[i] == ']' && --depth == 0)
+            return i;
+    }
+    return n;
+}
+
 /* The property part: .name, optionally [target path] and .name again;
  * targets: the target paths this one is inside. */
 static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi,
@@ -226,13 +238,7 @@ static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi,
             return true;
         if (s[i] != '[' || part == 1 || targets == UB_PATH_MAX_TARGETS)
             return false;
-        size_t depth = 0, t = i;
-        for (; t < n; t++) {
-            if (s[t] == '[')
-                depth++;
-            else if (s[t] == ']' && --depth == 0)
-                break;
-        }
+        size_t t = ub_ident_close_bracket(s, n, i);
         if (t == n)
             return false;
         ub_pathinfo *inner = malloc(sizeof *inner);

@@ -40,6 +40,10 @@ bool ub_ident_variant_ok(const char *s, size_t n);
  * and the crate reader's path elements are held to it alike. */
 size_t ub_ident_variant_sel(const char *s, size_t n, size_t i);
 
+/* The index of the ']' that closes the '[' at s[i] (a target path's
+ * brackets nest), or n when none does. */
+size_t ub_ident_close_bracket(const char *s, size_t n, size_t i);
+
 /* A path's text split the way the usda rules need it: prim components
  * (".." or a name, each possibly followed by variant selections) and the
  * property part after the prim part, kept as text.  As many components as
