@@ -235,19 +235,41 @@ static bool ub_begins_as_layer(const char *data, size_t len)
            ub_usdb_sniff(data, len) || ub_usdz_sniff(data, len);
 }
 
-/* All n bytes at p to fd; false on a short write (a full device). */
-static bool ub_write_all(int fd, const char *p, size_t n)
+int ub_write_all(int fd, const void *data, size_t len)
 {
-    while (n) {
-        ssize_t w = write(fd, p, n);
+    const char *p = data;
+    while (len) {
+        ssize_t w = write(fd, p, len);
         if (w < 0 && errno == EINTR)
             continue;
-        if (w <= 0)
-            return false;
+        if (w <= 0) {
+            if (w == 0)
+                errno = EIO;
+            return -1;
+        }
         p += w;
-        n -= (size_t)w;
+        len -= (size_t)w;
     }
-    return true;
+    return 0;
+}
+
+int ub_pread_all(int fd, void *buf, size_t len, uint64_t off)
+{
+    char *p = buf;
+    while (len) {
+        ssize_t r = pread(fd, p, len, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0) {
+            if (r == 0)
+                errno = EIO; /* the file is shorter than it was */
+            return -1;
+        }
+        p += r;
+        len -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
 }
 
 /* The spilled bytes of fd back into memory, with room for `more` after
@@ -255,16 +277,9 @@ static bool ub_write_all(int fd, const char *p, size_t n)
 static char *ub_spill_back(int fd, size_t spilled, size_t more)
 {
     char *d = malloc(spilled + more);
-    size_t at = 0;
-    while (d && at < spilled) {
-        ssize_t r = pread(fd, d + at, spilled - at, (off_t)at);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r <= 0) {
-            free(d);
-            return NULL;
-        }
-        at += (size_t)r;
+    if (d && ub_pread_all(fd, d, spilled, 0) != 0) {
+        free(d);
+        return NULL;
     }
     return d;
 }
@@ -314,7 +329,7 @@ static int ub_read_pipe(FILE *in, const char *shown, size_t cap, bool spill,
             fd = ub_tmpfile_open();
         }
         if (fd >= 0 && (got == 0 || n == cap)) {
-            if (spilled + n <= room && ub_write_all(fd, buf, n)) {
+            if (spilled + n <= room && ub_write_all(fd, buf, n) == 0) {
                 spilled += n;
                 n = 0;
             } else {

@@ -58,22 +58,6 @@ int ub_cli_usage_error(const char *cmd, const char *fmt, ...)
     return UB_EXIT_USAGE;
 }
 
-int ub_cli_write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len) {
-        ssize_t w = write(fd, p, len);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        p += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 uint64_t ub_cli_file_size(const char *path)
 {
     struct stat st;
@@ -429,7 +413,7 @@ static int ub_out_hold(ub_out *o, const void *data, size_t len)
         o->spill = ub_out_spill_file();
         if (o->spill < 0)
             return -1;
-        if (ub_cli_write_all(o->spill, o->mem, o->mem_len) != 0) {
+        if (ub_write_all(o->spill, o->mem, o->mem_len) != 0) {
             ub_out_hold_failed(errno);
             return -1;
         }
@@ -437,7 +421,7 @@ static int ub_out_hold(ub_out *o, const void *data, size_t len)
         o->mem = NULL;
         o->mem_len = o->mem_cap = 0;
     }
-    if (ub_cli_write_all(o->spill, data, len) != 0) {
+    if (ub_write_all(o->spill, data, len) != 0) {
         ub_out_hold_failed(errno);
         return -1;
     }
@@ -508,7 +492,7 @@ int ub_out_write(void *out, const void *data, size_t len)
 
 static int ub_out_write_raw(ub_out *o, const void *data, size_t len)
 {
-    if (ub_cli_write_all(o->fd, data, len) == 0)
+    if (ub_write_all(o->fd, data, len) == 0)
         return 0;
     ub_out_write_failed(o, errno);
     return -1;
@@ -550,7 +534,7 @@ static void *ub_out_bg_run(void *arg)
             break;
         pthread_mutex_unlock(&bg->mu);
         size_t len = bg->len;
-        int err = ub_cli_write_all(bg->o->fd, bg->send, len) == 0
+        int err = ub_write_all(bg->o->fd, bg->send, len) == 0
                       ? 0
                       : errno;
         pthread_mutex_lock(&bg->mu);

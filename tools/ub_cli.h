@@ -79,8 +79,6 @@ int ub_cli_usage_error(const char *cmd, const char *fmt, ...)
  * temporary file beside it and renamed into place, so a failed run never
  * leaves a partial file.  Returns 0, or -1 after printing why. */
 int ub_cli_write_output(const char *path, const void *data, size_t len);
-/* write(2) until all of data is written.  Returns 0, or -1 with errno. */
-int ub_cli_write_all(int fd, const void *data, size_t len);
 
 /* An output being written: standard output, or a temporary file beside
  * the destination that ub_out_commit renames into place and ub_out_abort

@@ -96,7 +96,7 @@ static int ub_spill_keep(void *spill, const ub_clip_part *parts, size_t n,
                                            parts[i].len};
         off += parts[i].len;
     }
-    if (ub_cli_write_all(s->fd, text, len) != 0) {
+    if (ub_write_all(s->fd, text, len) != 0) {
         ub_spill_error("cannot write");
         return -1;
     }
@@ -149,18 +149,9 @@ int ub_spill_samples(void *spill, const ub_prop *attr, unsigned indent,
         char *dst = ub_buf_reserve(out, p->len);
         if (!dst)
             return -1; /* out->failed: the caller says why */
-        for (size_t got = 0; got < p->len;) {
-            ssize_t r = pread(s->fd, dst + got, p->len - got,
-                              (off_t)(p->off + got));
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r <= 0) {
-                if (r == 0)
-                    errno = EIO;
-                ub_spill_error("cannot read");
-                return -1;
-            }
-            got += (size_t)r;
+        if (ub_pread_all(s->fd, dst, p->len, p->off) != 0) {
+            ub_spill_error("cannot read");
+            return -1;
         }
         out->len += p->len;
         ub_buf_drain(out);
