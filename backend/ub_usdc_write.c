@@ -409,9 +409,14 @@ static bool ub_eq_token(const void *ctx, uint32_t id, const void *key)
     return ((const ub_cw *)ctx)->tokens.v[id] == key;
 }
 
-/* What a token new to the file may not be. */
-static void ub_cw_new_token(ub_cw *w, const char *s)
+/* s, new to the file, as its next token; returns its index.  (Here too
+ * what a token may not be.) */
+static uint32_t ub_cw_new_token(ub_cw *w, const char *s)
 {
+    uint32_t id = (uint32_t)w->tokens.n;
+    UB_PUSH(w, w->tokens, s);
+    if (w->oom)
+        return id;
     if (w->tokens.n > UB_MAX_TOKENS)
         ub_cw_error(w, "more than %lu distinct tokens and strings",
                     (unsigned long)UB_MAX_TOKENS);
@@ -422,6 +427,7 @@ static void ub_cw_new_token(ub_cw *w, const char *s)
     if (memchr(s, '\0', n))
         ub_cw_error(w, "the string or token \"%s\" holds a NUL byte", s);
     ub_buf_append(&w->token_text, s, n + 1);
+    return id;
 }
 
 /* The token index of s, interned in w->strtab (its mark is written:
@@ -438,12 +444,10 @@ static uint32_t ub_cw_token(ub_cw *w, const char *s)
             return m - 1;
         if (w->oom)
             return 0;
-        uint32_t id = (uint32_t)w->tokens.n;
-        UB_PUSH(w, w->tokens, s);
+        uint32_t id = ub_cw_new_token(w, s);
         if (w->oom)
             return 0;
         ub_str_set_mark(s, id + 1);
-        ub_cw_new_token(w, s);
         return id;
     }
     /* one multiply places it in the cache; the full mix only on a miss */
@@ -456,10 +460,8 @@ static uint32_t ub_cw_token(ub_cw *w, const char *s)
     bool fresh;
     uint32_t id = ub_cw_lookup(w, &w->token_tab, h, ub_eq_token, s,
                                w->tokens.n, &fresh);
-    if (fresh) {
-        UB_PUSH(w, w->tokens, s);
+    if (fresh)
         ub_cw_new_token(w, s);
-    }
     if (id == UINT32_MAX || w->oom)
         return 0;
     if (tc)
