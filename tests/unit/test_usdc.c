@@ -183,16 +183,24 @@ static void test_inlined(void)
     ub_diags_free(d);
 }
 
+/* The start of section `name` in a written file (0: none). */
+static uint64_t section_at(const ub_buf *b, const char *name)
+{
+    uint64_t toc = u64_at(b, 16);
+    for (int i = 0; i < 6; i++) {
+        size_t e = toc + 8 + (size_t)i * UB_CRATE_SECTION_ENTRY_SIZE;
+        if (e + UB_CRATE_SECTION_ENTRY_SIZE <= b->len &&
+            strcmp(b->data + e, name) == 0)
+            return u64_at(b, e + 16);
+    }
+    return 0;
+}
+
 /* The number of paths in the PATHS section (its first word). */
 static uint64_t path_count(const ub_buf *b)
 {
-    size_t toc = u64_at(b, 16);
-    for (uint64_t i = 0; i < u64_at(b, toc); i++) {
-        const char *name = b->data + toc + 8 + i * 32;
-        if (strcmp(name, UB_CRATE_SEC_PATHS) == 0)
-            return u64_at(b, u64_at(b, toc + 8 + i * 32 + 16));
-    }
-    return 0;
+    uint64_t at = section_at(b, UB_CRATE_SEC_PATHS);
+    return at ? u64_at(b, at) : 0;
 }
 
 /* A path a relationship names before the walk meets its prim or property
@@ -217,24 +225,19 @@ static void test_paths_once(void)
  * NULL if the section is not there or does not decompress). */
 static char *tokens_text(const ub_buf *b, size_t *len)
 {
-    size_t toc = u64_at(b, 16);
-    for (uint64_t i = 0; i < u64_at(b, toc); i++) {
-        const char *name = b->data + toc + 8 + i * 32;
-        if (strcmp(name, UB_CRATE_SEC_TOKENS) != 0)
-            continue;
-        size_t at = u64_at(b, toc + 8 + i * 32 + 16);
-        size_t n = u64_at(b, at + 8), z = u64_at(b, at + 16);
-        char *t = malloc(n + 1);
-        const char *why;
-        if (!t || at + 24 + z > b->len ||
-            ub_crate_lz4(b->data + at + 24, z, t, n, &why) != 0) {
-            free(t);
-            return NULL;
-        }
-        *len = n;
-        return t;
+    size_t at = section_at(b, UB_CRATE_SEC_TOKENS);
+    if (!at)
+        return NULL;
+    size_t n = u64_at(b, at + 8), z = u64_at(b, at + 16);
+    char *t = malloc(n + 1);
+    const char *why;
+    if (!t || at + 24 + z > b->len ||
+        ub_crate_lz4(b->data + at + 24, z, t, n, &why) != 0) {
+        free(t);
+        return NULL;
     }
-    return NULL;
+    *len = n;
+    return t;
 }
 
 /* Write text, check that it reads back as the same layer, and give the
@@ -395,19 +398,6 @@ static void test_marks(void)
     ub_buf_free(&x);
     ub_buf_free(&y);
     ub_diags_free(d);
-}
-
-/* The start of section `name` in a written file (0: none). */
-static uint64_t section_at(const ub_buf *b, const char *name)
-{
-    uint64_t toc = u64_at(b, 16);
-    for (int i = 0; i < 6; i++) {
-        size_t e = toc + 8 + (size_t)i * UB_CRATE_SECTION_ENTRY_SIZE;
-        if (e + UB_CRATE_SECTION_ENTRY_SIZE <= b->len &&
-            strcmp(b->data + e, name) == 0)
-            return u64_at(b, e + 16);
-    }
-    return 0;
 }
 
 /* The LZ4 chunk count of FIELDS' reps: after the field count and the
