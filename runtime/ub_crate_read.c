@@ -132,6 +132,11 @@ typedef struct crate {
     size_t buf_cap;
     ub_layer *L;
     ub_arena *a;
+    /* the metadata of the spec being built, gathered in an arena of its
+     * own and copied to the layer's at its exact size (cr_meta_keep) */
+    ub_arena *ms_arena;
+    ub_arena_mark ms_mark;  /* ms_arena with its first chunk, empty */
+    ub_fields ms;
     uint64_t budget;    /* values still allowed to be decoded */
     ub_sloc loc;        /* of what is being built: "file:<spec path>" */
     /* arrays decoded so far, by value representation: OpenUSD stores an
@@ -1788,8 +1793,13 @@ static int cr_dict_at(crate *c, cur *k, ub_dict **out, int nest)
     uint64_t n = rd_count(k, 12, "a dictionary");
     if (c->failed)
         return -1;
+    if (n > UINT32_MAX) {
+        cr_err(c, "a dictionary of %llu entries (at most %u)",
+               (unsigned long long)n, UINT32_MAX);
+        return -1;
+    }
     ub_dict *d = ub_dict_new(c->a);
-    if (!d)
+    if (!d || ub_dict_reserve(c->a, d, (uint32_t)n) != 0)
         return (cr_oom(c), -1);
     for (uint64_t i = 0; i < n && !c->failed; i++) {
         const char *key = cr_str(c, rd_u32(k, "a dictionary key"));
@@ -2347,7 +2357,8 @@ static bool cr_meta_shape_ok(crate *c, const char *text_key,
     return true;
 }
 
-static void cr_set_meta(crate *c, ub_fields *meta, const cr_field *f)
+/* A field kept as metadata, in the spec's scratch list. */
+static void cr_set_meta(crate *c, const cr_field *f)
 {
     ub_value v;
     if (cr_value(c, f->rep, &v, 0) != 0)
@@ -2355,8 +2366,27 @@ static void cr_set_meta(crate *c, ub_fields *meta, const cr_field *f)
     const char *key = cr_text_key(c, f);
     if (!cr_meta_shape_ok(c, key, &v))
         return;
-    if (!ub_fields_set(c->a, meta, key, v, c->loc))
+    if (!ub_fields_set(c->ms_arena, &c->ms, key, v, c->loc))
         cr_oom(c);
+}
+
+/* The spec's metadata, from the scratch list into the layer at its exact
+ * size (*to is a new spec's: empty).  Grown by doubling in the layer's
+ * arena, each small list left its outgrown copies behind there: 45 MB
+ * of a 100 MB prim-heavy layer's model. */
+static void cr_meta_keep(crate *c, ub_fields *to)
+{
+    ub_fields *m = &c->ms;
+    if (m->n && !c->failed) {
+        if (to->n || ub_fields_reserve(c->a, to, m->n) != 0) {
+            cr_oom(c); /* (never holds any: a spec is built once) */
+        } else {
+            memcpy(to->v, m->v, m->n * sizeof *m->v);
+            to->n = m->n;
+        }
+    }
+    ub_arena_release(c->ms_arena, c->ms_mark);
+    *m = (ub_fields){0};
 }
 
 static bool cr_bool(crate *c, uint64_t rep)
@@ -2503,13 +2533,15 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
             }
             cr_path_listop(c, f->rep, &x->targets);
         } else {
-            ub_fields *meta = ub_prop_meta_get(c->a, p);
-            if (!meta) {
-                cr_oom(c);
-                return;
-            }
-            cr_set_meta(c, meta, f);
+            cr_set_meta(c, f);
         }
+    }
+    if (c->ms.n) {
+        ub_fields *meta = ub_prop_meta_get(c->a, p);
+        if (!meta)
+            cr_oom(c);
+        else
+            cr_meta_keep(c, meta);
     }
 }
 
@@ -2521,6 +2553,8 @@ static void cr_build_props(crate *c, ub_prim *prim, uint32_t pidx)
 {
     ub_value names = cr_names(c, pidx, K_PROPERTIES);
     cr_kids kids = cr_children(c, pidx);
+    if (ub_prim_reserve_props(c->L, prim, names.count) != 0)
+        cr_oom(c);
     for (uint32_t i = 0; i < names.count && !c->failed; i++) {
         const char *name = ub_value_str(&names, i);
         uint32_t ci = cr_find_child(c, kids, name, true);
@@ -2646,9 +2680,10 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
             off_rep = f->rep;
             has_off = true;
         } else {
-            cr_set_meta(c, root ? &c->L->meta : &prim->meta, f);
+            cr_set_meta(c, f);
         }
     }
+    cr_meta_keep(c, root ? &c->L->meta : &prim->meta);
     if (has_sub && !c->failed) {
         cr_where(c, "spec", "</>", "subLayers");
         ub_value subs, offs = {0};
@@ -2691,6 +2726,8 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
     cr_build_variants(c, prim, pidx, depth);
     ub_value names = cr_names(c, pidx, K_PRIMCHILDREN);
     cr_kids kids = cr_children(c, pidx);
+    if (ub_prim_reserve_children(c->L, prim, names.count) != 0)
+        cr_oom(c);
     for (uint32_t j = 0; j < names.count && !c->failed; j++) {
         const char *name = ub_value_str(&names, j);
         uint32_t ci = cr_find_child(c, kids, name, false);
@@ -2769,6 +2806,7 @@ static void cr_free(crate *c)
     free(c->loc_pre);
     free(c->memo);
     free(c->blk_mem);
+    ub_arena_free(c->ms_arena);
 }
 
 ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
@@ -2802,8 +2840,14 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
     for (int i = 0; i < K_COUNT - K_DOCUMENTATION; i++)
         c.text_key[i] = ub_intern_cstr(t, cr_text_names[i]);
     c.ptext = calloc(CR_PTEXT_CACHE, sizeof *c.ptext);
-    if (!c.ptext) {
+    c.ms_arena = ub_arena_new();
+    /* (with a first chunk, which giving the scratch back then keeps) */
+    bool ms_ok = c.ms_arena && ub_arena_alloc(c.ms_arena, 1);
+    if (ms_ok)
+        c.ms_mark = ub_arena_get_mark(c.ms_arena);
+    if (!c.ptext || !ms_ok) {
         cr_oom(&c);
+        cr_free(&c);
         return NULL;
     }
     if (cr_read_sections(&c) != 0) {

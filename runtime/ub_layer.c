@@ -419,20 +419,33 @@ static int ub_ptrvec_push(ub_arena *a, void ***v, uint32_t *n, uint32_t *cap,
     return 0;
 }
 
+/* Room for `more` pointers beyond the n set, at exactly that size. */
+static int ub_ptrvec_reserve(ub_arena *a, void ***v, uint32_t n,
+                             uint32_t *cap, uint32_t more)
+{
+    if (more <= *cap - n)
+        return 0;
+    if (more > UINT32_MAX - n)
+        return -1;
+    uint32_t nc = n + more;
+    void **nv = ub_arena_grow(a, *v, n, nc, sizeof *nv);
+    if (!nv)
+        return -1;
+    *v = nv;
+    *cap = nc;
+    return 0;
+}
+
 int ub_prim_reserve_children(ub_layer *layer, ub_prim *parent, uint32_t n)
 {
     ub_prims *c = &parent->children;
-    if (n <= c->cap - c->n)
-        return 0;
-    if (n > UINT32_MAX - c->n)
-        return -1;
-    uint32_t cap = c->n + n;
-    ub_prim **v = ub_arena_grow(layer->arena, c->v, c->n, cap, sizeof *v);
-    if (!v)
-        return -1;
-    c->v = v;
-    c->cap = cap;
-    return 0;
+    return ub_ptrvec_reserve(layer->arena, (void ***)&c->v, c->n, &c->cap, n);
+}
+
+int ub_prim_reserve_props(ub_layer *layer, ub_prim *prim, uint32_t n)
+{
+    return ub_ptrvec_reserve(layer->arena, (void ***)&prim->props.v,
+                             prim->props.n, &prim->props.cap, n);
 }
 
 ub_prim *ub_prim_new(ub_layer *layer, ub_prim *parent, const char *name,

@@ -370,6 +370,8 @@ static inline ub_sloc ub_layer_sloc(const ub_layer *layer, ub_loc loc)
  * leave outgrown copies of the list in the arena: for a builder that
  * knows how many it will add. */
 int ub_prim_reserve_children(ub_layer *layer, ub_prim *parent, uint32_t n);
+/* The same for n more properties of prim. */
+int ub_prim_reserve_props(ub_layer *layer, ub_prim *prim, uint32_t n);
 ub_prim *ub_prim_new(ub_layer *layer, ub_prim *parent, const char *name,
                      ub_specifier spec, ub_sloc loc);
 ub_prim *ub_prim_find_child(const ub_layer *layer, const ub_prim *parent,

@@ -392,6 +392,10 @@ ub_dict *ub_dict_new(ub_arena *a);
 ub_dict_entry *ub_dict_set(ub_arena *a, ub_dict *d, const char *key,
                            ub_value value, ub_sloc loc);
 ub_dict_entry *ub_dict_find(const ub_dict *d, const char *key);
+/* Room for `more` entries beyond the n set, at exactly that size: for a
+ * reader that knows the count, so the list leaves no outgrown copies in
+ * the arena.  -1 when out of memory. */
+int ub_dict_reserve(ub_arena *a, ub_dict *d, uint32_t more);
 ub_listop *ub_listop_new(ub_arena *a);
 
 /* A list op's reorder (OpenUSD's SdfListOp "ordered items", which is also

@@ -427,6 +427,56 @@ static char *read_back(const ub_buf *b)
     return ub_buf_take(&t);
 }
 
+/* Whether every list of prim (and below) is at its exact size: a model
+ * read from crate leaves no slack (and no outgrown copies behind it). */
+static bool exact_lists(const ub_prim *p)
+{
+    bool ok = p->meta.cap == p->meta.n && p->props.cap == p->props.n &&
+              p->children.cap == p->children.n;
+    for (uint32_t i = 0; i < p->meta.n; i++)
+        if (p->meta.v[i].value.kind == UB_V_DICT)
+            ok &= p->meta.v[i].value.u.dict->cap ==
+                  p->meta.v[i].value.u.dict->n;
+    for (uint32_t i = 0; i < p->props.n; i++)
+        ok &= ub_prop_meta(p->props.v[i])->cap ==
+              ub_prop_meta(p->props.v[i])->n;
+    for (uint32_t i = 0; i < p->children.n; i++)
+        ok &= exact_lists(p->children.v[i]);
+    return ok;
+}
+
+static void test_read_exact_lists(void)
+{
+    const char *text =
+        "#usda 1.0\n(\n    doc = \"d\"\n    upAxis = \"Y\"\n)\n\n"
+        "def Xform \"A\" (\n    customData = {\n        int a = 1\n"
+        "        int b = 2\n        int c = 3\n    }\n"
+        "    doc = \"a\"\n    kind = \"group\"\n"
+        "    prepend apiSchemas = [\"MaterialBindingAPI\"]\n"
+        "    hidden = true\n)\n{\n"
+        "    float r = 1 (\n        doc = \"r\"\n    )\n"
+        "    float s = 2\n    float t = 3\n    float u = 4\n    float v = 5\n"
+        "    rel m = </A>\n\n"
+        "    def \"B\"\n    {\n    }\n\n    def \"C\"\n    {\n    }\n\n"
+        "    def \"D\"\n    {\n    }\n\n    def \"E\"\n    {\n    }\n\n"
+        "    def \"F\"\n    {\n    }\n}\n";
+    ub_diags *d = ub_diags_new();
+    ub_buf b;
+    ub_buf_init(&b);
+    CU_ASSERT_EQUAL_FATAL(write_text(text, &b, d), 0);
+    ub_layer *l = ub_crate_read(b.data, b.len, "t.usdc", strtab, d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    const ub_prim *a = l->root->children.v[0];
+    CU_ASSERT_EQUAL(a->meta.n, 5);
+    CU_ASSERT_EQUAL(a->props.n, 6);
+    CU_ASSERT_EQUAL(a->children.n, 5);
+    CU_ASSERT_EQUAL(l->meta.cap, l->meta.n);
+    CU_ASSERT(exact_lists(l->root));
+    ub_layer_free(l);
+    ub_buf_free(&b);
+    ub_diags_free(d);
+}
+
 /* Many fields: their reps are cut into two LZ4 chunks, made on two
  * threads; the file reads back as the layer, and holds the same bytes
  * when the writer has one CPU (and so one thread). */
@@ -746,6 +796,8 @@ int main(void)
     CU_add_test(s, "a string holding a NUL refused", test_nul_refused);
     CU_add_test(s, "an attribute without a type name", test_untyped_attr);
     CU_add_test(s, "a variant named \"\" refused", test_empty_variant_refused);
+    CU_add_test(s, "read back with lists at their size",
+                test_read_exact_lists);
     CU_add_test(s, "variant names the path grammar does not take",
                 test_variant_names);
     CU_add_test(s, "list ops of unregistered fields",
