@@ -9,6 +9,7 @@
 #include "ub_crate_codec.h"
 #include "ub_crate_format.h"
 #include "ub_ident.h"
+#include "ub_specloc.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -30,13 +31,8 @@
 #define CR_BLOCK_BITS 16
 #define CR_BLOCKS 8
 
-/* A path's last element: the root, a prim's child, a property, a variant
- * selection "{set=sel}", a target "[path]" of a property, or a relational
- * attribute ".name" of a target. */
-enum { PK_ROOT = 1, PK_CHILD, PK_PROP, PK_VARIANT, PK_TARGET, PK_RELATTR };
-
-/* A path's kind byte: what it is and its spec's type (0: no spec). */
-#define PK_KIND(m) ((m) & 7u)
+/* A path's kind byte: what it is (UB_PK_KIND, ub_specloc.h) and its
+ * spec's type (0: no spec). */
 #define PK_STYPE(m) ((unsigned)(m) >> 3)
 
 /* Paths whose text was built lately (values name the same paths again
@@ -79,6 +75,7 @@ typedef struct crate {
     /* where we are, formatted only for an error: "section TOKENS", "spec
      * </A.b> field 'default'", or a fixed place ("bootstrap header") */
     const char *w_place, *w_path, *w_field;
+    uint64_t w_spec; /* instead of w_path: a spec's path index, or NONE */
     const unsigned char *toc;
     uint64_t nsec;
     const char **tok;
@@ -128,7 +125,6 @@ typedef struct crate {
     uint32_t *cstart;
     uint32_t *child;
     char *buf;          /* scratch for path text */
-    char *loc_pre;      /* "file:<", what a spec's loc starts with */
     size_t buf_cap;
     ub_layer *L;
     ub_arena *a;
@@ -139,6 +135,8 @@ typedef struct crate {
     ub_fields ms;
     uint64_t budget;    /* values still allowed to be decoded */
     ub_sloc loc;        /* of what is being built: "file:<spec path>" */
+    uint32_t tree;      /* the path tables handed to the string table as
+                           its tree (cr_hand_over), or 0 */
     /* arrays decoded so far, by value representation: OpenUSD stores an
      * array once however many samples and fields use it, and so is it
      * decoded once here (values are never changed in place) */
@@ -166,6 +164,13 @@ typedef struct crate {
 
 /* --- errors ------------------------------------------------------------ */
 
+/* The reader's path tables, as ub_specloc.h takes them. */
+static ub_spec_paths cr_paths(const crate *c)
+{
+    return (ub_spec_paths){c->ppar, c->pelem, c->pkind, c->tok, c->npath,
+                           c->ntok};
+}
+
 static void cr_err(crate *c, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
@@ -179,7 +184,19 @@ static void cr_err(crate *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    char where[256];
+    char where[256], spec[160];
+    if (c->w_spec != NONE) {
+        /* (no cr_path_build here: it reports its own errors) */
+        ub_spec_paths ps = cr_paths(c);
+        char *b = NULL;
+        size_t cap = 0, n;
+        bool ok = c->w_spec < c->npath &&
+                  ub_specloc_text(&ps, c->w_spec, "<", ">", CR_MAX_DEPTH,
+                                  CR_MAX_PATH, &b, &cap, &n) == 0;
+        snprintf(spec, sizeof spec, "%s", ok ? b : "(a damaged path)");
+        free(b);
+        c->w_path = spec;
+    }
     if (c->w_field)
         snprintf(where, sizeof where, "%s %s field '%s'", c->w_place,
                  c->w_path, c->w_field);
@@ -200,7 +217,15 @@ static void cr_where(crate *c, const char *place, const char *path,
 {
     c->w_place = place;
     c->w_path = path;
+    c->w_spec = NONE;
     c->w_field = field;
+}
+
+/* Where we are: a field (or NULL) of the spec of path index i. */
+static void cr_where_spec(crate *c, uint64_t i, const char *field)
+{
+    cr_where(c, "spec", NULL, field);
+    c->w_spec = i;
 }
 
 static void *cr_oom(crate *c)
@@ -489,7 +514,7 @@ static const char *cr_str(crate *c, uint64_t i)
 
 static unsigned cr_kind(const crate *c, uint64_t i)
 {
-    return PK_KIND(c->pkind[i]);
+    return UB_PK_KIND(c->pkind[i]);
 }
 
 /* The element text of path i ("" for the root). */
@@ -509,52 +534,20 @@ static const char *cr_path_build(crate *c, uint64_t i, const char *pre,
                (unsigned long long)i, (unsigned long long)c->npath);
         return NULL;
     }
-    uint32_t chain[CR_MAX_DEPTH];
-    uint32_t n = 0;
-    for (uint32_t j = (uint32_t)i; cr_kind(c, i) && cr_kind(c, j) != PK_ROOT;
-         j = c->ppar[j]) {
-        if (n == CR_MAX_DEPTH) {
-            cr_err(c, "a path is nested deeper than %d levels",
-                   CR_MAX_DEPTH);
-            return NULL;
-        }
-        chain[n++] = j;
-    }
-    size_t npre = strlen(pre), npost = strlen(post);
-    size_t len = npre + 1 + npost;
-    for (uint32_t k = 0; k < n; k++)
-        len += ub_str_len(cr_elem_of(c, chain[k])) + 1;
-    if (len > CR_MAX_PATH + npre + npost) {
+    ub_spec_paths ps = cr_paths(c);
+    switch (ub_specloc_text(&ps, i, pre, post, CR_MAX_DEPTH, CR_MAX_PATH,
+                            &c->buf, &c->buf_cap, n_out)) {
+    case 0:
+        return c->buf;
+    case UB_SPECLOC_DEEP:
+        cr_err(c, "a path is nested deeper than %d levels", CR_MAX_DEPTH);
+        return NULL;
+    case UB_SPECLOC_LONG:
         cr_err(c, "a path is longer than %d bytes", CR_MAX_PATH);
         return NULL;
+    default:
+        return cr_oom(c);
     }
-    if (len + 1 > c->buf_cap) {
-        char *b = realloc(c->buf, len + 1);
-        if (!b)
-            return cr_oom(c);
-        c->buf = b;
-        c->buf_cap = len + 1;
-    }
-    char *b = c->buf;
-    memcpy(b, pre, npre);
-    size_t w = npre;
-    if (cr_kind(c, i))
-        b[w++] = '/';
-    while (n--) {
-        const char *elem = cr_elem_of(c, chain[n]);
-        unsigned kind = cr_kind(c, chain[n]);
-        size_t el = ub_str_len(elem);
-        if (kind == PK_PROP)
-            b[w++] = '.';
-        else if (kind == PK_CHILD && w > npre + 1 && b[w - 1] != '}')
-            b[w++] = '/';
-        memcpy(b + w, elem, el);
-        w += el;
-    }
-    memcpy(b + w, post, npost);
-    w += npost;
-    *n_out = w;
-    return b;
 }
 
 /* cr_path_build's text, interned. */
@@ -959,7 +952,7 @@ static bool cr_set_path(crate *c, uint64_t i, uint32_t parent, int64_t tok,
     }
     if (parent == NONE) {
         *elem_tok = NONE;
-        c->pkind[i] = PK_ROOT;
+        c->pkind[i] = UB_PK_ROOT;
         return true;
     }
     *elem_tok = (uint32_t)t;
@@ -970,34 +963,34 @@ static bool cr_set_path(crate *c, uint64_t i, uint32_t parent, int64_t tok,
      * parent cannot have (a property's child, a prim's target), would
      * print as some other path, or none: OpenUSD refuses the file
      * ("invalid prim name"), and so does this reader. */
-    bool under_prim = up == PK_CHILD || up == PK_VARIANT;
+    bool under_prim = up == UB_PK_CHILD || up == UB_PK_VARIANT;
     if (prop) {
-        kind = PK_PROP;
+        kind = UB_PK_PROP;
         place = under_prim;
         name = ub_ident_ns_ok(elem, n);
     } else if (elem[0] == '{') {
-        kind = PK_VARIANT;
+        kind = UB_PK_VARIANT;
         place = under_prim;
         name = cr_variant_elem_ok(elem, n);
     } else if (elem[0] == '[') {
-        kind = PK_TARGET;
-        place = up == PK_PROP || up == PK_RELATTR;
+        kind = UB_PK_TARGET;
+        place = up == UB_PK_PROP || up == UB_PK_RELATTR;
         ub_pathinfo pi;
         name = n > 2 && elem[n - 1] == ']' &&
                ub_ident_path_split(elem + 1, n - 2, &pi) && pi.absolute;
     } else if (elem[0] == '.') {
-        kind = PK_RELATTR;
-        place = up == PK_TARGET;
+        kind = UB_PK_RELATTR;
+        place = up == UB_PK_TARGET;
         name = ub_ident_ns_ok(elem + 1, n - 1);
     } else {
-        kind = PK_CHILD;
-        place = up == PK_ROOT || under_prim;
+        kind = UB_PK_CHILD;
+        place = up == UB_PK_ROOT || under_prim;
         name = ub_ident_ok(elem, n);
     }
     static const char *const what[] = {
-        [PK_CHILD] = "prim name", [PK_PROP] = "property name",
-        [PK_VARIANT] = "variant selection", [PK_TARGET] = "target",
-        [PK_RELATTR] = "relational attribute name"};
+        [UB_PK_CHILD] = "prim name", [UB_PK_PROP] = "property name",
+        [UB_PK_VARIANT] = "variant selection", [UB_PK_TARGET] = "target",
+        [UB_PK_RELATTR] = "relational attribute name"};
     if (!name) {
         cr_err(c, "path %llu is named '%s', which is not a valid %s",
                (unsigned long long)i, elem, what[kind]);
@@ -1058,7 +1051,7 @@ static bool cr_index_children(crate *c)
     if (!c->kid_bits || !c->kid_rank)
         return cr_oom(c) != NULL;
     for (uint64_t i = 0; i < n; i++)
-        if (cr_kind(c, i) && cr_kind(c, i) != PK_ROOT) {
+        if (cr_kind(c, i) && cr_kind(c, i) != UB_PK_ROOT) {
             uint32_t par = c->ppar[i];
             c->kid_bits[par / 64] |= 1ull << (par % 64);
         }
@@ -1074,7 +1067,7 @@ static bool cr_index_children(crate *c)
      * its rank is found once for them */
     uint32_t last = NONE, r = 0;
     for (uint64_t i = 0; i < n; i++)
-        if (cr_kind(c, i) && cr_kind(c, i) != PK_ROOT) {
+        if (cr_kind(c, i) && cr_kind(c, i) != UB_PK_ROOT) {
             if (c->ppar[i] != last)
                 r = cr_parent_rank(c, last = c->ppar[i]);
             c->cstart[r + 1]++;
@@ -1087,13 +1080,13 @@ static bool cr_index_children(crate *c)
     last = NONE;
     for (uint64_t i = 0; i < n; i++) {
         unsigned kind = cr_kind(c, i);
-        if (!kind || kind == PK_ROOT)
+        if (!kind || kind == UB_PK_ROOT)
             continue;
         if (c->ppar[i] != last)
             r = cr_parent_rank(c, last = c->ppar[i]);
         uint32_t *v = c->child + c->cstart[r];
         uint32_t w = c->cstart[r + 1] - c->cstart[r];
-        uint32_t h = cr_slot(cr_elem_of(c, i), kind == PK_PROP, w);
+        uint32_t h = cr_slot(cr_elem_of(c, i), kind == UB_PK_PROP, w);
         while (v[h])
             h = h + 1 == w ? 0 : h + 1;
         v[h] = (uint32_t)i + 1;
@@ -1126,7 +1119,7 @@ static uint32_t cr_find_child(const crate *c, cr_kids kids,
     for (uint32_t h = cr_slot(elem, prop, kids.w); kids.v[h];
          h = h + 1 == kids.w ? 0 : h + 1) {
         uint32_t j = kids.v[h] - 1;
-        if (cr_elem_of(c, j) == elem && (cr_kind(c, j) == PK_PROP) == prop)
+        if (cr_elem_of(c, j) == elem && (cr_kind(c, j) == UB_PK_PROP) == prop)
             return j;
     }
     return NONE;
@@ -2431,35 +2424,13 @@ static const char *cr_token_text(crate *c, uint64_t rep)
 }
 
 /* Diagnostics about a crate layer have no line: they name the spec, as
- * "file:</World/a.size>".  Returns the spec's path as "</World/a.size>"
- * (inside that string) for the messages of damage. */
-static const char *cr_set_loc(crate *c, uint32_t pidx)
+ * "file:</World/a.size>", a location made of the path tree the string
+ * table was given (ub_specloc.h), its text made only if read.  Without a
+ * tree (no memory for it), the file alone. */
+static void cr_set_loc(crate *c, uint32_t pidx)
 {
-    size_t n = strlen(c->name);
-    if (!c->loc_pre) {
-        if (!(c->loc_pre = malloc(n + 3))) {
-            cr_oom(c);
-            return "";
-        }
-        memcpy(c->loc_pre, c->name, n);
-        memcpy(c->loc_pre + n, ":<", 3);
-    }
-    /* Kept by the string table, as a loc's file must outlive its layer's
-     * passes (not interned: each spec's is different, and a hash and a
-     * slot each would be all cost); but a streamed prim's (and its
-     * properties') are only read while it is written, and go with its
-     * memory: a big layer's specs do not fill the string table. */
-    size_t len;
-    const char *b = cr_path_build(c, pidx, c->loc_pre, ">", &len);
-    const char *s = !b ? NULL
-                    : c->stream ? ub_arena_strndup(c->a, b, len)
-                                : ub_strtab_keep(c->t, b, len);
-    if (b && !s)
-        cr_oom(c);
-    if (!s)
-        return "";
-    c->loc = ub_strtab_sloc(c->t, (ub_loc){s, 0, 0});
-    return s + n + 1;
+    c->loc = c->tree ? ub_sloc_spec(c->tree, pidx)
+                     : ub_strtab_sloc(c->t, (ub_loc){c->name, 0, 0});
 }
 
 /* targetPaths and connectionPaths: a list op of paths in the model. */
@@ -2472,11 +2443,11 @@ static void cr_path_listop(crate *c, uint64_t rep, ub_value *out)
 
 static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
 {
-    const char *path = cr_set_loc(c, pidx);
+    cr_set_loc(c, pidx);
     p->loc = c->loc;
     cr_field tf;
     if (p->kind == UB_ATTR && cr_spec_field(c, pidx, K_TYPENAME, &tf)) {
-        cr_where(c, "spec", path, "typeName");
+        cr_where_spec(c, pidx, "typeName");
         const char *tn = cr_token_text(c, tf.rep);
         size_t n = strlen(tn);
         p->is_array = n > 2 && strcmp(tn + n - 2, "[]") == 0;
@@ -2495,7 +2466,7 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
     }
     uint32_t i = c->pfset[pidx];
     for (cr_field fv, *f = &fv; !c->failed && cr_next_field(c, &i, f);) {
-        cr_where(c, "spec", path, f->key);
+        cr_where_spec(c, pidx, f->key);
         int id = f->id;
         bool attr = p->kind == UB_ATTR;
         if (cr_structural(id))
@@ -2639,17 +2610,16 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         return;
     }
     bool root = prim == c->L->root;
-    const char *path = "</>";
     if (root)
         c->loc = ub_strtab_sloc(c->t, (ub_loc){c->name, 0, 0});
     else
-        path = cr_set_loc(c, pidx);
+        cr_set_loc(c, pidx);
     prim->loc = c->loc;
     uint32_t i = c->pfset[pidx];
     uint64_t sub_rep = 0, off_rep = 0;
     bool has_sub = false, has_off = false;
     for (cr_field fv, *f = &fv; !c->failed && cr_next_field(c, &i, f);) {
-        cr_where(c, "spec", path, f->key);
+        cr_where_spec(c, pidx, f->key);
         int id = f->id;
         if (id == K_SPECIFIER && !root && !ub_prim_variant_set(prim)) {
             /* SdfSpecifier: def, over, class, as ub_specifier */
@@ -2685,7 +2655,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
     }
     cr_meta_keep(c, root ? &c->L->meta : &prim->meta);
     if (has_sub && !c->failed) {
-        cr_where(c, "spec", "</>", "subLayers");
+        cr_where_spec(c, pidx, "subLayers");
         ub_value subs, offs = {0};
         if (cr_value(c, sub_rep, &subs, 0) != 0)
             return;
@@ -2695,7 +2665,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
             return;
         }
         if (has_off) {
-            cr_where(c, "spec", "</>", "subLayerOffsets");
+            cr_where_spec(c, pidx, "subLayerOffsets");
             if (cr_value(c, off_rep, &offs, 0) != 0)
                 return;
             if (offs.kind != UB_V_DATA || offs.type_id != UB_TY_DOUBLE2) {
@@ -2753,9 +2723,8 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         c->stream->prim_done(c->stream->ctx, c->L, child, depth + 1);
         ub_prim_drop_body(c->L, child);
         ub_arena_release(c->a, m);
-        /* the child's loc text went with it: back to this prim's */
         c->loc = prim->loc;
-        cr_where(c, "spec", path, NULL);
+        cr_where_spec(c, pidx, NULL);
     }
 }
 
@@ -2785,25 +2754,37 @@ static int cr_read_sections(crate *c)
     return c->npath && !cr_index_children(c) ? -1 : 0;
 }
 
+/* The path tables to the string table, as the tree the locations of the
+ * layer's specs name (the layer drops it); the reader goes on reading
+ * them.  Without the memory for it, the locations name the file alone. */
+static void cr_hand_over(crate *c)
+{
+    const char *file = ub_intern_cstr(c->t, c->name);
+    if (file)
+        c->tree = ub_strtab_add_spec_tree(c->t, file, cr_paths(c));
+    c->L->spec_tree = c->tree;
+}
+
 static void cr_free(crate *c)
 {
-    free(c->tok);
+    if (!c->tree) { /* (else the string table's now) */
+        free(c->tok);
+        free(c->ppar);
+        free(c->pelem);
+        free(c->pkind);
+    }
     free(c->str);
     ub_scratch_free(c->fld_name, c->fld_name_size);
     free(c->fname);
     free(c->fld_rep);
     ub_scratch_free(c->fset, c->fset_size);
-    free(c->ppar);
-    free(c->pelem);
     free(c->pfset);
     free(c->ptext);
-    free(c->pkind);
     free(c->kid_bits);
     free(c->kid_rank);
     free(c->cstart);
     free(c->child);
     free(c->buf);
-    free(c->loc_pre);
     free(c->memo);
     free(c->blk_mem);
     ub_arena_free(c->ms_arena);
@@ -2821,7 +2802,7 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
                                ub_diags *diags)
 {
     crate c = {.d = data, .len = len, .name = path, .t = t, .diags = diags,
-               .stream = stream};
+               .stream = stream, .w_spec = NONE};
     c.budget = (uint64_t)len * 64 + (1u << 20);
     c.blk_lo = c.blk_last = c.old_lo = UINT64_MAX;
     if (stream && stream->mapped) {
@@ -2856,7 +2837,7 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
     }
     uint32_t root = NONE;
     for (uint64_t i = 0; i < c.npath && root == NONE; i++)
-        if (cr_kind(&c, i) == PK_ROOT)
+        if (cr_kind(&c, i) == UB_PK_ROOT)
             root = (uint32_t)i;
     c.L = ub_layer_new(t, path);
     if (!c.L) {
@@ -2865,6 +2846,7 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
         return NULL;
     }
     c.a = c.L->arena;
+    cr_hand_over(&c);
     if (root != NONE && PK_STYPE(c.pkind[root])) {
         if (PK_STYPE(c.pkind[root]) != UB_CRATE_SPEC_PSEUDO_ROOT) {
             cr_where(&c, "section", "SPECS", NULL);

@@ -48,8 +48,11 @@ typedef struct ub_loc {
  * already there, or out of memory) gets UB_SLOC_FILE_UNKNOWN, which reads
  * as the file "(unknown file)": never another file's name.  With bit 63
  * set, bits 0..62 are the file pointer of a location without line and
- * column (a crate layer names each spec so, as a "file" of its own): it
- * takes no table entry. */
+ * column: it takes no table entry.  With bits 63 and 62 set (no pointer
+ * sets bit 62), the location names a spec of a crate layer, which has no
+ * lines: bits 40..59 the index of its path tree in the string table,
+ * bits 0..39 the path's (ub_specloc.h); it reads as the file
+ * "file:</path>". */
 typedef struct ub_sloc {
     uint64_t bits;
 } ub_sloc;
@@ -111,6 +114,21 @@ static inline uint32_t ub_sloc_col(ub_sloc s)
     if (ub_sloc_wide(s))
         return (uint32_t)s.bits & UB_SLOC_WIDE_MAX_COL;
     return (uint32_t)s.bits & UB_SLOC_MAX_COL;
+}
+
+#define UB_SLOC_PTR (UINT64_C(1) << 63)
+#define UB_SLOC_SPEC (UINT64_C(1) << 62)
+#define UB_SLOC_TREE_BITS 20
+#define UB_SLOC_PATH_BITS 40
+#define UB_SLOC_TREES ((1u << UB_SLOC_TREE_BITS) - 1) /* indexes 1.. */
+
+/* The stored form of the location of path `path` of path tree `tree`
+ * (ub_strtab_add_spec_tree). */
+static inline ub_sloc ub_sloc_spec(uint32_t tree, uint64_t path)
+{
+    return (ub_sloc){UB_SLOC_PTR | UB_SLOC_SPEC |
+                     (uint64_t)tree << UB_SLOC_PATH_BITS |
+                     (path & ((UINT64_C(1) << UB_SLOC_PATH_BITS) - 1))};
 }
 
 /* The stored form of file index `file` (0: no file; from

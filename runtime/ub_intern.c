@@ -2,6 +2,7 @@
 
 #include "ub_arena.h"
 #include "ub_idtab.h"
+#include "ub_specloc.h"
 #include "ub_value.h"
 
 #include <pthread.h>
@@ -47,12 +48,26 @@ typedef struct {
     const char **chunk[UB_FILE_CHUNKS];
 } ub_files;
 
+/* Crate layers' path trees (ub_specloc.h) by index, in chunks that
+ * never move (NULL: dropped), and the texts their locations were read
+ * as: a diagnostic keeps a text after its layer and tree are gone.
+ * Locked always: only diagnostics and the loading of a crate layer come
+ * here. */
+#define UB_TREE_CHUNK 1024u
+typedef struct {
+    pthread_mutex_t lock;
+    uint32_t n; /* indexes used: 1..n */
+    ub_arena *texts;
+    ub_spec_tree **chunk[UB_SLOC_TREES / UB_TREE_CHUNK + 1];
+} ub_trees;
+
 struct ub_strtab {
     atomic_uint concurrent; /* nesting depth of ub_strtab_set_concurrent */
     atomic_bool marks_claimed; /* see ub_strtab_mark_claim */
     ub_shard shard[UB_SHARDS];
     const char *type_names[UB_TY_COUNT]; /* see ub_strtab_type_name */
     ub_files files;
+    ub_trees *trees; /* (a pointer: reading a location makes texts) */
 };
 
 uint64_t ub_hash_bytes(const char *s, size_t n)
@@ -65,6 +80,23 @@ uint64_t ub_hash_bytes(const char *s, size_t n)
         h *= 1099511628211ull;
     }
     return h;
+}
+
+static ub_trees *ub_trees_new(void)
+{
+    ub_trees *ts = calloc(1, sizeof *ts);
+    if (!ts)
+        return NULL;
+    if (pthread_mutex_init(&ts->lock, NULL) != 0) {
+        free(ts);
+        return NULL;
+    }
+    if (!(ts->texts = ub_arena_new())) {
+        pthread_mutex_destroy(&ts->lock);
+        free(ts);
+        return NULL;
+    }
+    return ts;
 }
 
 ub_strtab *ub_strtab_new(void)
@@ -102,6 +134,10 @@ ub_strtab *ub_strtab_new(void)
         free(t);
         return NULL;
     }
+    if (!(t->trees = ub_trees_new())) {
+        ub_strtab_free(t);
+        return NULL;
+    }
     for (unsigned id = UB_TY_INVALID + 1; id < UB_TY_COUNT; id++) {
         const ub_type *ty = ub_type_get((ub_type_id)id);
         if (!ty || !ty->name)
@@ -133,6 +169,17 @@ void ub_strtab_free(ub_strtab *t)
     ub_idtab_free(&t->files.tab);
     for (unsigned i = 0; i < UB_FILE_CHUNKS; i++)
         free(t->files.chunk[i]);
+    if (t->trees) {
+        for (uint32_t i = 1; i <= t->trees->n; i++)
+            ub_spec_tree_free(
+                t->trees->chunk[i / UB_TREE_CHUNK][i % UB_TREE_CHUNK], true);
+        for (size_t i = 0; i < sizeof t->trees->chunk / sizeof *t->trees->chunk;
+             i++)
+            free(t->trees->chunk[i]);
+        ub_arena_free(t->trees->texts);
+        pthread_mutex_destroy(&t->trees->lock);
+        free(t->trees);
+    }
     free(t);
 }
 
@@ -333,20 +380,79 @@ uint32_t ub_strtab_file_id(ub_strtab *t, const char *file)
     return r;
 }
 
-#define UB_SLOC_PTR (1ull << 63)
-
 ub_sloc ub_strtab_sloc(ub_strtab *t, ub_loc loc)
 {
     uintptr_t p = (uintptr_t)loc.file;
     /* a whole-file location keeps its pointer when the pointer leaves
-     * the tag bit free (user-space addresses do) */
-    if (!loc.line && !loc.col && p && !((uint64_t)p & UB_SLOC_PTR))
+     * the tag bits free (user-space addresses do) */
+    if (!loc.line && !loc.col && p &&
+        !((uint64_t)p & (UB_SLOC_PTR | UB_SLOC_SPEC)))
         return (ub_sloc){UB_SLOC_PTR | (uint64_t)p};
     return ub_sloc_make(ub_strtab_file_id(t, loc.file), loc.line, loc.col);
 }
 
+uint32_t ub_strtab_add_spec_tree(ub_strtab *t, const char *file,
+                                 ub_spec_paths paths)
+{
+    ub_spec_tree *tr = ub_spec_tree_new(file, paths);
+    if (!tr)
+        return 0;
+    ub_trees *ts = t->trees;
+    pthread_mutex_lock(&ts->lock);
+    uint32_t id = 0;
+    if (ts->n < UB_SLOC_TREES) {
+        ub_spec_tree ***chunk = &ts->chunk[(ts->n + 1) / UB_TREE_CHUNK];
+        if (*chunk || (*chunk = calloc(UB_TREE_CHUNK, sizeof **chunk))) {
+            id = ++ts->n;
+            (*chunk)[id % UB_TREE_CHUNK] = tr;
+        }
+    }
+    pthread_mutex_unlock(&ts->lock);
+    if (!id)
+        ub_spec_tree_free(tr, false);
+    return id;
+}
+
+void ub_strtab_drop_spec_tree(ub_strtab *t, uint32_t tree)
+{
+    ub_trees *ts = t->trees;
+    if (!tree)
+        return;
+    pthread_mutex_lock(&ts->lock);
+    ub_spec_tree *tr = NULL;
+    if (tree <= ts->n) {
+        ub_spec_tree **at =
+            &ts->chunk[tree / UB_TREE_CHUNK][tree % UB_TREE_CHUNK];
+        tr = *at;
+        *at = NULL;
+    }
+    pthread_mutex_unlock(&ts->lock);
+    ub_spec_tree_free(tr, true);
+}
+
+/* The text of a spec's location; "(unknown file)" once its tree is
+ * dropped (never another spec's: indexes are not used again). */
+static const char *ub_spec_loc_text(const ub_strtab *t, ub_sloc s)
+{
+    ub_trees *ts = t->trees;
+    uint32_t tree = (uint32_t)(s.bits >> UB_SLOC_PATH_BITS) & UB_SLOC_TREES;
+    uint64_t path = s.bits & ((UINT64_C(1) << UB_SLOC_PATH_BITS) - 1);
+    pthread_mutex_lock(&ts->lock);
+    ub_spec_tree *tr = tree && tree <= ts->n
+                           ? ts->chunk[tree / UB_TREE_CHUNK]
+                                      [tree % UB_TREE_CHUNK]
+                           : NULL;
+    const char *text =
+        tr ? ub_spec_tree_loc(tr, path, ts->texts) : UB_SLOC_UNKNOWN_FILE;
+    pthread_mutex_unlock(&ts->lock);
+    return text;
+}
+
 ub_loc ub_strtab_loc(const ub_strtab *t, ub_sloc s)
 {
+    if ((s.bits & (UB_SLOC_PTR | UB_SLOC_SPEC)) ==
+        (UB_SLOC_PTR | UB_SLOC_SPEC))
+        return (ub_loc){ub_spec_loc_text(t, s), 0, 0};
     if (s.bits & UB_SLOC_PTR)
         return (ub_loc){(const char *)(uintptr_t)(s.bits & ~UB_SLOC_PTR), 0,
                         0};

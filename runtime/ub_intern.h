@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "ub_diag.h"
+#include "ub_specloc.h"
 
 typedef struct ub_strtab ub_strtab;
 
@@ -77,6 +78,18 @@ const char *ub_strtab_type_name(const ub_strtab *t, unsigned id);
 uint32_t ub_strtab_file_id(ub_strtab *t, const char *file);
 ub_sloc ub_strtab_sloc(ub_strtab *t, ub_loc loc);
 ub_loc ub_strtab_loc(const ub_strtab *t, ub_sloc s);
+
+/* A crate layer's path tree, for the locations of its specs
+ * (ub_specloc.h, ub_sloc_spec): t takes the arrays of paths over and
+ * returns the tree's index, or 0 when t has no room left or memory ran
+ * out (the arrays are then still the caller's).  file (the layer's name)
+ * must live as long as t.  A tree is dropped with its layer
+ * (ub_layer.spec_tree): the texts of locations read already stay as long
+ * as t; read later, a location gives "(unknown file)".  Both are safe
+ * while t is concurrent. */
+uint32_t ub_strtab_add_spec_tree(ub_strtab *t, const char *file,
+                                 ub_spec_paths paths);
+void ub_strtab_drop_spec_tree(ub_strtab *t, uint32_t tree);
 
 /* Length of an interned string (stored beside it; O(1)). */
 size_t ub_str_len(const char *interned);

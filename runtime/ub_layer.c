@@ -389,6 +389,7 @@ void ub_layer_free(ub_layer *layer)
         free(layer->index->slots);
         free(layer->index);
     }
+    ub_strtab_drop_spec_tree(layer->strtab, layer->spec_tree);
     ub_arena_free(layer->arena);
 }
 

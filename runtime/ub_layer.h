@@ -336,6 +336,9 @@ typedef struct ub_layer {
                               the pseudo-root is a stub (ub_prim_drop_body),
                               its contents went to the stream */
     struct ub_name_index *index; /* private: (owner, name) -> child/prop */
+    uint32_t spec_tree;    /* the string table's path tree naming its specs
+                              (a crate layer's, ub_specloc.h); 0: none.
+                              Dropped with the layer */
 } ub_layer;
 
 /* A new empty layer; NULL when out of memory. */

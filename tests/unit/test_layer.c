@@ -1,10 +1,12 @@
 /* Unit tests for runtime/ub_arena's marks and runtime/ub_layer's stubs
  * (what a streaming reader relies on to reuse memory safely), for the
  * list op reorder of runtime/ub_value, and for the stored locations of
- * model records (ub_sloc). */
+ * model records (ub_sloc), a crate layer's spec locations among them
+ * (runtime/ub_specloc). */
 #include <CUnit/Basic.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "ub_arena.h"
@@ -652,6 +654,106 @@ static void test_stored_locations(void)
     ub_strtab_free(t);
 }
 
+/* The paths of a small crate path tree, as its reader hands them over:
+ * / (0), /A (1), /A.x (2), /A{v=y} (3), /A{v=y}B (4), /A{v=y}B.z (5). */
+static ub_spec_paths spec_paths(ub_strtab *t)
+{
+    static const char *const names[] = {"A", "x", "{v=y}", "B", "z"};
+    static const uint32_t parent[] = {0, 0, 1, 1, 3, 4};
+    static const uint32_t elem[] = {UINT32_MAX, 0, 1, 2, 3, 4};
+    static const uint8_t kind[] = {UB_PK_ROOT, UB_PK_CHILD, UB_PK_PROP,
+                                   UB_PK_VARIANT, UB_PK_CHILD, UB_PK_PROP};
+    ub_spec_paths p = {malloc(sizeof parent), malloc(sizeof elem),
+                       malloc(sizeof kind), malloc(5 * sizeof(char *)), 6, 5};
+    CU_ASSERT_FATAL(p.parent && p.elem && p.kind && p.tok);
+    memcpy(p.parent, parent, sizeof parent);
+    memcpy(p.elem, elem, sizeof elem);
+    memcpy(p.kind, kind, sizeof kind);
+    for (int i = 0; i < 5; i++)
+        p.tok[i] = ub_intern_cstr(t, names[i]);
+    return p;
+}
+
+static void free_paths(ub_spec_paths *p)
+{
+    free(p->parent);
+    free(p->elem);
+    free(p->kind);
+    free(p->tok);
+}
+
+static void test_spec_text(void)
+{
+    ub_strtab *t = ub_strtab_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    ub_spec_paths p = spec_paths(t);
+    char *b = NULL;
+    size_t cap = 0, n = 0;
+    static const char *const want[] = {"</>", "</A>", "</A.x>", "</A{v=y}>",
+                                       "</A{v=y}B>", "</A{v=y}B.z>"};
+    for (uint64_t i = 0; i < 6; i++) {
+        CU_ASSERT_EQUAL(ub_specloc_text(&p, i, "<", ">", 10, 100, &b, &cap,
+                                        &n), 0);
+        CU_ASSERT_STRING_EQUAL(b, want[i]);
+        CU_ASSERT_EQUAL(n, strlen(want[i]));
+    }
+    /* 4 elements below the root; 13 bytes counting a separator each
+     * and the root's '/' (the limits the reader checks) */
+    CU_ASSERT_EQUAL(ub_specloc_text(&p, 5, "", "", 3, 100, &b, &cap, &n),
+                    UB_SPECLOC_DEEP);
+    CU_ASSERT_EQUAL(ub_specloc_text(&p, 5, "", "", 4, 13, &b, &cap, &n), 0);
+    CU_ASSERT_STRING_EQUAL(b, "/A{v=y}B.z");
+    CU_ASSERT_EQUAL(ub_specloc_text(&p, 5, "", "", 4, 12, &b, &cap, &n),
+                    UB_SPECLOC_LONG);
+    /* a path no item gave is the empty path; a cycle is too deep */
+    p.kind[2] = 0;
+    CU_ASSERT_EQUAL(ub_specloc_text(&p, 2, "<", ">", 10, 100, &b, &cap, &n),
+                    0);
+    CU_ASSERT_STRING_EQUAL(b, "<>");
+    p.parent[1] = 4;
+    CU_ASSERT_EQUAL(ub_specloc_text(&p, 5, "", "", 1000, 1 << 20, &b, &cap,
+                                    &n),
+                    UB_SPECLOC_DEEP);
+    free(b);
+    free_paths(&p);
+    ub_strtab_free(t);
+}
+
+/* A crate layer's specs are named through its path tree, their texts
+ * made when read and kept after the tree is dropped. */
+static void test_spec_locations(void)
+{
+    ub_strtab *t = ub_strtab_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+    ub_layer *l = ub_layer_new(t, "c.usdc");
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    const char *file = ub_intern_cstr(t, "c.usdc");
+    uint32_t tree = ub_strtab_add_spec_tree(t, file, spec_paths(t));
+    CU_ASSERT_NOT_EQUAL_FATAL(tree, 0);
+    l->spec_tree = tree;
+    ub_sloc s = ub_sloc_spec(tree, 5);
+    ub_loc at = ub_layer_loc(l, s);
+    CU_ASSERT_STRING_EQUAL(at.file, "c.usdc:</A{v=y}B.z>");
+    CU_ASSERT_EQUAL(at.line, 0);
+    CU_ASSERT_EQUAL(at.col, 0);
+    /* made once */
+    CU_ASSERT_PTR_EQUAL(ub_layer_loc(l, s).file, at.file);
+    CU_ASSERT_STRING_EQUAL(ub_layer_loc(l, ub_sloc_spec(tree, 1)).file,
+                           "c.usdc:</A>");
+    /* as a location again (a diagnostic's), it is that text */
+    CU_ASSERT_PTR_EQUAL(ub_layer_loc(l, ub_layer_sloc(l, at)).file, at.file);
+    /* a second tree has its own index */
+    uint32_t other = ub_strtab_add_spec_tree(t, file, spec_paths(t));
+    CU_ASSERT(other != 0 && other != tree);
+    ub_strtab_drop_spec_tree(t, other);
+    ub_layer_free(l); /* drops the tree */
+    CU_ASSERT_STRING_EQUAL(at.file, "c.usdc:</A{v=y}B.z>");
+    CU_ASSERT_STRING_EQUAL(ub_strtab_loc(t, s).file, UB_SLOC_UNKNOWN_FILE);
+    CU_ASSERT_STRING_EQUAL(ub_strtab_loc(t, ub_sloc_spec(tree, 2)).file,
+                           UB_SLOC_UNKNOWN_FILE);
+    ub_strtab_free(t);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -674,6 +776,8 @@ int main(void)
     CU_add_test(s, "out-of-line prop and prim parts", test_ext_parts);
     CU_add_test(s, "lookups without a name index", test_unindexed);
     CU_add_test(s, "stored locations", test_stored_locations);
+    CU_add_test(s, "crate spec path text", test_spec_text);
+    CU_add_test(s, "crate spec locations", test_spec_locations);
     unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }
