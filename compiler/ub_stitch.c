@@ -155,6 +155,8 @@ typedef struct ub_merge {
  * outlives that layer). */
 static ub_sloc ub_sloc_refile(ub_strtab *t, ub_sloc s, const char *file)
 {
+    if (ub_sloc_is_spec(s)) /* (no line: its text need not be made) */
+        return ub_strtab_sloc(t, (ub_loc){file, 0, 0});
     ub_loc l = ub_strtab_loc(t, s);
     l.file = file;
     return ub_strtab_sloc(t, l);

@@ -122,6 +122,14 @@ static inline uint32_t ub_sloc_col(ub_sloc s)
 #define UB_SLOC_PATH_BITS 40
 #define UB_SLOC_TREES ((1u << UB_SLOC_TREE_BITS) - 1) /* indexes 1.. */
 
+/* Whether s names a crate layer's spec (ub_sloc_spec): no line, no
+ * column, its file's text made only when read. */
+static inline bool ub_sloc_is_spec(ub_sloc s)
+{
+    return (s.bits & (UB_SLOC_PTR | UB_SLOC_SPEC)) ==
+           (UB_SLOC_PTR | UB_SLOC_SPEC);
+}
+
 /* The stored form of the location of path `path` of path tree `tree`
  * (ub_strtab_add_spec_tree). */
 static inline ub_sloc ub_sloc_spec(uint32_t tree, uint64_t path)

@@ -450,8 +450,7 @@ static const char *ub_spec_loc_text(const ub_strtab *t, ub_sloc s)
 
 ub_loc ub_strtab_loc(const ub_strtab *t, ub_sloc s)
 {
-    if ((s.bits & (UB_SLOC_PTR | UB_SLOC_SPEC)) ==
-        (UB_SLOC_PTR | UB_SLOC_SPEC))
+    if (ub_sloc_is_spec(s))
         return (ub_loc){ub_spec_loc_text(t, s), 0, 0};
     if (s.bits & UB_SLOC_PTR)
         return (ub_loc){(const char *)(uintptr_t)(s.bits & ~UB_SLOC_PTR), 0,

@@ -732,6 +732,9 @@ static void test_spec_locations(void)
     CU_ASSERT_NOT_EQUAL_FATAL(tree, 0);
     l->spec_tree = tree;
     ub_sloc s = ub_sloc_spec(tree, 5);
+    CU_ASSERT(ub_sloc_is_spec(s));
+    CU_ASSERT(!ub_sloc_is_spec(ub_layer_sloc(l, (ub_loc){file, 0, 0})));
+    CU_ASSERT(!ub_sloc_is_spec(ub_layer_sloc(l, (ub_loc){file, 2, 3})));
     ub_loc at = ub_layer_loc(l, s);
     CU_ASSERT_STRING_EQUAL(at.file, "c.usdc:</A{v=y}B.z>");
     CU_ASSERT_EQUAL(at.line, 0);
