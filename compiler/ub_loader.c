@@ -1086,10 +1086,12 @@ static ub_layer *ub_read_bytes(ub_strtab *t, ub_diags *diags,
     ub_layer *l = NULL;
     /* Sniffed by content, never by name: a .usd may be text or crate. */
     if (ub_crate_sniff(data, len)) {
+        /* (whole or streamed, a mapped file's pages are given back as
+         * the reader is done with them) */
         const ub_parse_stream *ps = po ? po->stream : NULL;
         ub_crate_stream cs = {ps ? ps->prim_done : NULL, ps ? ps->ctx : NULL,
                               mapped};
-        l = ub_crate_read_stream(data, len, path, t, ps ? &cs : NULL, diags);
+        l = ub_crate_read_stream(data, len, path, t, &cs, diags);
     } else if (ub_usdb_sniff(data, len)) {
         /* usdbake binary (.usdb), owned by the binary-format module,
          * runtime/ub_usdb.h */

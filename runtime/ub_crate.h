@@ -47,6 +47,8 @@ ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
  * pseudo-root keeps the layer metadata, sublayers, rootPrims order and the
  * stubs of the root prims. */
 typedef struct ub_crate_stream {
+    /* NULL: the layer is built whole, as by ub_crate_read (and only
+     * `mapped` below applies) */
     void (*prim_done)(void *ctx, const ub_layer *layer, const ub_prim *prim,
                       unsigned depth);
     void *ctx;

@@ -2801,8 +2801,10 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
                                const ub_crate_stream *stream,
                                ub_diags *diags)
 {
+    /* (a stream without prim_done only says the data is mapped) */
     crate c = {.d = data, .len = len, .name = path, .t = t, .diags = diags,
-               .stream = stream, .w_spec = NONE};
+               .stream = stream && stream->prim_done ? stream : NULL,
+               .w_spec = NONE};
     c.budget = (uint64_t)len * 64 + (1u << 20);
     c.blk_lo = c.blk_last = c.old_lo = UINT64_MAX;
     if (stream && stream->mapped) {
@@ -2860,6 +2862,6 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
         ub_layer_free(c.L);
         return NULL;
     }
-    c.L->streamed = stream != NULL;
+    c.L->streamed = c.stream != NULL;
     return c.L;
 }
