@@ -133,6 +133,7 @@ typedef struct crate {
     ub_arena *ms_arena;
     ub_arena_mark ms_mark;  /* ms_arena with its first chunk, empty */
     ub_fields ms;
+    ub_arena *names;        /* the lists cr_names decodes */
     uint64_t budget;    /* values still allowed to be decoded */
     ub_sloc loc;        /* of what is being built: "file:<spec path>" */
     uint32_t tree;      /* the path tables handed to the string table as
@@ -2203,8 +2204,17 @@ static bool cr_spec_field(const crate *c, uint32_t pidx, int id, cr_field *f)
 }
 
 /* A token-vector field's value (names of children), or an empty one. */
-static ub_value cr_names(crate *c, uint32_t pidx, int id)
+/* The names a spec lists to build from (primChildren, properties,
+ * variantSetChildren, variantChildren), decoded into the reader's own
+ * arena: the layer keeps none of them (6 MB of the prim bench layer's
+ * crate model were such lists).  *m is to give them back with
+ * cr_names_done once built, innermost first (what a failed read leaves
+ * goes with the reader). */
+static ub_value cr_names(crate *c, uint32_t pidx, int id, ub_arena_mark *m)
 {
+    *m = ub_arena_get_mark(c->names);
+    ub_arena *layer = c->a;
+    c->a = c->names; /* (a list of names is never memoized) */
     cr_field f;
     ub_value v = {0};
     if (cr_spec_field(c, pidx, id, &f) && cr_value(c, f.rep, &v, 0) == 0 &&
@@ -2213,7 +2223,13 @@ static ub_value cr_names(crate *c, uint32_t pidx, int id)
         cr_err(c, "'%s' is not a list of names", c->key[id]);
         v = (ub_value){0};
     }
+    c->a = layer;
     return v.kind == UB_V_DATA ? v : (ub_value){0};
+}
+
+static void cr_names_done(crate *c, ub_arena_mark m)
+{
+    ub_arena_release(c->names, m);
 }
 
 static const char *K(crate *c, const char *s)
@@ -2522,7 +2538,8 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
 
 static void cr_build_props(crate *c, ub_prim *prim, uint32_t pidx)
 {
-    ub_value names = cr_names(c, pidx, K_PROPERTIES);
+    ub_arena_mark m;
+    ub_value names = cr_names(c, pidx, K_PROPERTIES, &m);
     cr_kids kids = cr_children(c, pidx);
     if (ub_prim_reserve_props(c->L, prim, names.count) != 0)
         cr_oom(c);
@@ -2545,12 +2562,14 @@ static void cr_build_props(crate *c, ub_prim *prim, uint32_t pidx)
         if (created)
             cr_build_prop(c, p, ci);
     }
+    cr_names_done(c, m);
 }
 
 static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
                               unsigned depth)
 {
-    ub_value sets = cr_names(c, pidx, K_VARIANTSETCHILDREN);
+    ub_arena_mark sm;
+    ub_value sets = cr_names(c, pidx, K_VARIANTSETCHILDREN, &sm);
     cr_kids kids = cr_children(c, pidx);
     for (uint32_t i = 0; i < sets.count && !c->failed; i++) {
         const char *set = ub_value_str(&sets, i);
@@ -2571,7 +2590,8 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
             cr_oom(c);
             return;
         }
-        ub_value vars = cr_names(c, si, K_VARIANTCHILDREN);
+        ub_arena_mark vm;
+        ub_value vars = cr_names(c, si, K_VARIANTCHILDREN, &vm);
         for (uint32_t j = 0; j < vars.count && !c->failed; j++) {
             const char *var = ub_value_str(&vars, j);
             char *ve = malloc(strlen(set) + strlen(var) + 4);
@@ -2599,7 +2619,9 @@ static void cr_build_variants(crate *c, ub_prim *prim, uint32_t pidx,
             cr_build_prim(c, v, vi, depth + 1);
             c->in_variant--;
         }
+        cr_names_done(c, vm);
     }
+    cr_names_done(c, sm);
 }
 
 static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
@@ -2694,7 +2716,8 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         return;
     cr_build_props(c, prim, pidx);
     cr_build_variants(c, prim, pidx, depth);
-    ub_value names = cr_names(c, pidx, K_PRIMCHILDREN);
+    ub_arena_mark nm;
+    ub_value names = cr_names(c, pidx, K_PRIMCHILDREN, &nm);
     cr_kids kids = cr_children(c, pidx);
     if (ub_prim_reserve_children(c->L, prim, names.count) != 0)
         cr_oom(c);
@@ -2726,6 +2749,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         c->loc = prim->loc;
         cr_where_spec(c, pidx, NULL);
     }
+    cr_names_done(c, nm);
 }
 
 /* --- entry ------------------------------------------------------------- */
@@ -2788,6 +2812,7 @@ static void cr_free(crate *c)
     free(c->memo);
     free(c->blk_mem);
     ub_arena_free(c->ms_arena);
+    ub_arena_free(c->names);
 }
 
 ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
@@ -2824,11 +2849,12 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
         c.text_key[i] = ub_intern_cstr(t, cr_text_names[i]);
     c.ptext = calloc(CR_PTEXT_CACHE, sizeof *c.ptext);
     c.ms_arena = ub_arena_new();
+    c.names = ub_arena_new();
     /* (with a first chunk, which giving the scratch back then keeps) */
     bool ms_ok = c.ms_arena && ub_arena_alloc(c.ms_arena, 1);
     if (ms_ok)
         c.ms_mark = ub_arena_get_mark(c.ms_arena);
-    if (!c.ptext || !ms_ok) {
+    if (!c.ptext || !ms_ok || !c.names) {
         cr_oom(&c);
         cr_free(&c);
         return NULL;
