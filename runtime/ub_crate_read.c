@@ -1471,6 +1471,19 @@ static size_t cr_disk_size(unsigned ct, const ub_type *t)
     }
 }
 
+/* An asset path value: the text reader's rule (UTF-8, no control
+ * characters), which OpenUSD's crate reader applies too, refusing the
+ * file; a path written back as text must read again. */
+static const char *cr_asset(crate *c, const char *s)
+{
+    if (c->failed) /* (s may be "", no token's) */
+        return s;
+    const char *problem = ub_ident_asset_problem(s, ub_str_len(s));
+    if (problem)
+        cr_err(c, "%s", problem);
+    return s;
+}
+
 /* n elements of crate type ct from src into dst (the model's storage). */
 static void cr_put_elems(crate *c, unsigned ct, const ub_type *t,
                          const unsigned char *src, size_t n, void *dst)
@@ -1483,8 +1496,9 @@ static void cr_put_elems(crate *c, unsigned ct, const ub_type *t,
         for (size_t i = 0; i < n; i++) {
             uint32_t x;
             memcpy(&x, src + 4 * i, 4);
+            const char *e = ct == UB_CRATE_TOKEN ? cr_tok(c, x) : cr_str(c, x);
             ((const char **)dst)[i] =
-                ct == UB_CRATE_TOKEN ? cr_tok(c, x) : cr_str(c, x);
+                ct == UB_CRATE_ASSET_PATH ? cr_asset(c, e) : e;
         }
         return;
     case UB_CRATE_QUATD:
@@ -1536,8 +1550,10 @@ static int cr_scalar(crate *c, unsigned ct, uint64_t rep, ub_value *out)
             break;
         }
         case UB_CRATE_TOKEN:
-        case UB_CRATE_ASSET_PATH:
             *(const char **)ub_value_data(&v) = cr_tok(c, x);
+            break;
+        case UB_CRATE_ASSET_PATH:
+            *(const char **)ub_value_data(&v) = cr_asset(c, cr_tok(c, x));
             break;
         case UB_CRATE_STRING:
             *(const char **)ub_value_data(&v) = cr_str(c, x);

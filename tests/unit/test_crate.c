@@ -662,6 +662,32 @@ static void test_stored_values(void)
     CU_ASSERT_STRING_EQUAL(ub_value_str(&attr_of(L)->default_value, 0), "y");
     CU_ASSERT_STRING_EQUAL(ub_value_str(&attr_of(L)->default_value, 1), "x");
     ub_layer_free(L);
+    /* an asset path with a control character is refused, as OpenUSD
+     * refuses the file (and the text reader such a path): alone and in
+     * an array */
+    const char *bad[] = {"ok.usda", "a\x01b.usda"};
+    L = with_default(ver, "asset",
+                     rep(UB_CRATE_ASSET_PATH, TOK0 + 1, true, false), NULL,
+                     bad, 2);
+    CU_ASSERT_PTR_NULL(L);
+    CU_ASSERT(has_error("spec </P.a> field 'default': asset paths may not "
+                        "contain control characters"));
+    ub_layer_free(L);
+    d = (bb){0};
+    u64(&d, 2);
+    u32(&d, TOK0);
+    u32(&d, TOK0 + 1);
+    L = with_default(ver, "asset[]", rep(UB_CRATE_ASSET_PATH, DATA, false,
+                                         true), &d, bad, 2);
+    CU_ASSERT_PTR_NULL(L);
+    CU_ASSERT(has_error("asset paths may not contain control characters"));
+    ub_layer_free(L);
+    /* (the same in a token: no asset path, no rule) */
+    L = with_default(ver, "token",
+                     rep(UB_CRATE_TOKEN, TOK0 + 1, true, false), NULL, bad,
+                     2);
+    CU_ASSERT_PTR_NOT_NULL(L);
+    ub_layer_free(L);
 }
 
 /* A double[16] as a lookup table {0.25, 0.5} (its first nlut entries)
