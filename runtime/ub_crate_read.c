@@ -2379,6 +2379,18 @@ static bool cr_meta_shape_ok(crate *c, const char *text_key,
     if (strcmp(text_key, "inherits") == 0 ||
         strcmp(text_key, "specializes") == 0)
         return cr_want_listop(c, v, true);
+    if (strcmp(text_key, "permission") == 0) {
+        /* the text has a bare word for it, and crate an enum: any other
+         * value would be written back as `public` */
+        const char *s = v->kind == UB_V_DATA && v->type_id == UB_TY_TOKEN &&
+                                !v->is_array && v->count == 1
+                            ? ub_value_str(v, 0)
+                            : NULL;
+        if (!s || (strcmp(s, "public") != 0 && strcmp(s, "private") != 0)) {
+            cr_err(c, "expected a permission: public or private");
+            return false;
+        }
+    }
     return true;
 }
 

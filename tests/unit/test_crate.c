@@ -960,6 +960,42 @@ static void test_list_ops(void)
     ub_layer_free(L);
 }
 
+/* permission: the enum, or a token naming one of its two values; any
+ * other value is refused (the writer would have made it `public`). */
+static void test_permission(void)
+{
+    const char *toks[] = {"permission", "private", "/P"};
+    struct {
+        uint64_t rep;
+        const char *want; /* NULL: refused */
+    } cases[] = {
+        {rep(UB_CRATE_PERMISSION, 1, true, false), "private"},
+        {rep(UB_CRATE_TOKEN, TOK0 + 1, true, false), "private"},
+        {rep(UB_CRATE_TOKEN, TOK0 + 2, true, false), NULL},
+        {rep(UB_CRATE_STRING, TOK0 + 1, true, false), NULL},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        cfield f[] = {{"permission", cases[i].rep}};
+        layer_spec sp = {.ver = V(0, 8, 0), .tname = "float",
+                         .attr = f, .nattr = 1, .toks = toks, .ntoks = 3};
+        ub_layer *L = read_spec(&sp);
+        if (!cases[i].want) {
+            CU_ASSERT_PTR_NULL(L);
+            CU_ASSERT(has_error("field 'permission': expected a permission: "
+                                "public or private"));
+        } else {
+            const ub_prop *a = attr_of(L);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+            const ub_field *pf = ub_fields_find(
+                ub_prop_meta(a), ub_intern_cstr(T, "permission"));
+            CU_ASSERT_PTR_NOT_NULL_FATAL(pf);
+            CU_ASSERT_STRING_EQUAL(ub_value_str(&pf->value, 0),
+                                   cases[i].want);
+        }
+        ub_layer_free(L);
+    }
+}
+
 /* A list op of unregistered values (type 54, inside an unregistered value
  * as OpenUSD stores a list op field it does not know): each item a value
  * holding text; a part as the usda reader makes one, a list of atoms. */
@@ -1237,6 +1273,7 @@ int main(void)
     CU_add_test(s, "list ops, references, old payloads", test_list_ops);
     CU_add_test(s, "list ops of unregistered values",
                 test_unregistered_listops);
+    CU_add_test(s, "permission values", test_permission);
     CU_add_test(s, "damage is refused and named", test_damage);
     CU_add_test(s, "path jumps out of range", test_path_damage);
     CU_add_test(s, "path names no path may hold", test_path_names);
