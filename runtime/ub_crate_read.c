@@ -1730,8 +1730,11 @@ static size_t cr_memo_slot(const crate *c, uint64_t rep)
 /* cr_array, decoding each stored array once. */
 static int cr_array_memo(crate *c, unsigned ct, uint64_t rep, ub_value *out)
 {
-    /* streaming: an array lives no longer than the prim that uses it */
-    if ((rep & UB_CRATE_REP_PAYLOAD_MASK) == 0 || c->stream)
+    /* streaming: an array lives no longer than the prim that uses it;
+     * nor does a list of names (cr_names), whatever the file stores it
+     * as: the memo would hand it out after it is given back */
+    if ((rep & UB_CRATE_REP_PAYLOAD_MASK) == 0 || c->stream ||
+        c->a == c->names)
         return cr_array(c, ct, rep, out);
     if (c->memo_cap) {
         size_t h = cr_memo_slot(c, rep);
@@ -2230,7 +2233,7 @@ static ub_value cr_names(crate *c, uint32_t pidx, int id, ub_arena_mark *m)
 {
     *m = ub_arena_get_mark(c->names);
     ub_arena *layer = c->a;
-    c->a = c->names; /* (a list of names is never memoized) */
+    c->a = c->names; /* (and never memoized: cr_array_memo) */
     cr_field f;
     ub_value v = {0};
     if (cr_spec_field(c, pidx, id, &f) && cr_value(c, f.rep, &v, 0) == 0 &&

@@ -140,6 +140,8 @@ typedef struct layer_spec {
     /* the names of /P and of its property, when set: a fixed or extra
      * token */
     const char *prim_elem, *prop_elem;
+    /* /P's properties field, when set (else a token vector of "a") */
+    uint64_t props_rep;
 } layer_spec;
 
 static const char *fixed_toks[TOK0] = {
@@ -227,7 +229,9 @@ static unsigned char *build(layer_spec *s, size_t *len)
                                              false)};
     fields[nf++] = (cfield){"typeName", rep(UB_CRATE_TOKEN, 7, true, false)};
     fields[nf++] = (cfield){"properties",
-                            rep(UB_CRATE_TOKEN_VECTOR, props, false, false)};
+                            s->props_rep ? s->props_rep
+                                         : rep(UB_CRATE_TOKEN_VECTOR, props,
+                                               false, false)};
     size_t prim_first = 1;
     for (size_t i = 0; i < s->nprim; i++)
         fields[nf++] = s->prim[i];
@@ -960,6 +964,29 @@ static void test_list_ops(void)
     ub_layer_free(L);
 }
 
+/* A prim's properties stored as an array of tokens (not the token vector
+ * OpenUSD writes), the same stored value as an attribute's default: the
+ * list of names is read only to build from, and given back; the default
+ * must not get it from the arrays read once (it did, freed). */
+static void test_names_shared_with_a_value(void)
+{
+    bb d = {0};
+    u64(&d, 3);
+    for (int k = 0; k < 3; k++)
+        u32(&d, 2); /* "a" */
+    uint64_t r = rep(UB_CRATE_TOKEN, DATA, false, true);
+    cfield f[] = {{"default", r}};
+    layer_spec s = {.ver = V(0, 8, 0), .tname = "token[]", .attr = f,
+                    .nattr = 1, .data = d, .props_rep = r};
+    ub_layer *L = read_spec(&s);
+    const ub_prop *a = attr_of(L);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_EQUAL_FATAL(a->default_value.count, 3);
+    for (uint32_t k = 0; k < 3; k++)
+        CU_ASSERT_STRING_EQUAL(ub_value_str(&a->default_value, k), "a");
+    ub_layer_free(L);
+}
+
 /* permission: the enum, or a token naming one of its two values; any
  * other value is refused (the writer would have made it `public`). */
 static void test_permission(void)
@@ -1274,6 +1301,8 @@ int main(void)
     CU_add_test(s, "list ops of unregistered values",
                 test_unregistered_listops);
     CU_add_test(s, "permission values", test_permission);
+    CU_add_test(s, "a list of names shared with a value",
+                test_names_shared_with_a_value);
     CU_add_test(s, "damage is refused and named", test_damage);
     CU_add_test(s, "path jumps out of range", test_path_damage);
     CU_add_test(s, "path names no path may hold", test_path_names);
