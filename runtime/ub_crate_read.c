@@ -185,21 +185,29 @@ static void cr_err(crate *c, const char *fmt, ...)
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    char where[256], spec[160];
+    char where[640], spec[480];
     if (c->w_spec != NONE) {
         /* (no cr_path_build here: it reports its own errors) */
         ub_spec_paths ps = cr_paths(c);
         char *b = NULL;
-        size_t cap = 0, n;
-        bool ok = c->w_spec < c->npath &&
-                  ub_specloc_text(&ps, c->w_spec, "<", ">", CR_MAX_DEPTH,
-                                  CR_MAX_PATH, &b, &cap, &n) == 0;
-        snprintf(spec, sizeof spec, "%s", ok ? b : "(a damaged path)");
+        size_t cap = 0, n = 0;
+        int r = c->w_spec < c->npath
+                    ? ub_specloc_text(&ps, c->w_spec, "<", ">", CR_MAX_DEPTH,
+                                      CR_MAX_PATH, &b, &cap, &n)
+                    : UB_SPECLOC_DEEP;
+        if (r == 0 && n < sizeof spec)
+            snprintf(spec, sizeof spec, "%s", b);
+        else if (r == 0) /* its start and its end, the middle cut */
+            snprintf(spec, sizeof spec, "%.200s...%s", b, b + n - 200);
+        else
+            snprintf(spec, sizeof spec, "%s",
+                     r < 0 ? "(a path: out of memory to write it)"
+                           : "(a path too deep or long to write)");
         free(b);
         c->w_path = spec;
     }
     if (c->w_field)
-        snprintf(where, sizeof where, "%s %s field '%s'", c->w_place,
+        snprintf(where, sizeof where, "%s %s field '%.100s'", c->w_place,
                  c->w_path, c->w_field);
     else if (c->w_path)
         snprintf(where, sizeof where, "%s %s", c->w_place, c->w_path);

@@ -477,6 +477,40 @@ static void test_read_exact_lists(void)
     ub_diags_free(d);
 }
 
+/* A damaged spec whose path is too long to quote whole: the message
+ * names its start and its end, and the field. */
+static void test_long_path_damage(void)
+{
+    ub_buf t;
+    ub_buf_init(&t);
+    ub_buf_puts(&t, "#usda 1.0\ndef \"B");
+    for (int i = 0; i < 598; i++)
+        ub_buf_putc(&t, (char)('a' + i % 26));
+    ub_buf_puts(&t, "E\"\n{\n    asset p = @zq_x.usda@\n}\n");
+    ub_buf_putc(&t, '\0');
+    ub_diags *d = ub_diags_new();
+    ub_buf b;
+    ub_buf_init(&b);
+    CU_ASSERT_EQUAL_FATAL(write_text(t.data, &b, d), 0);
+    ub_buf_free(&t);
+    /* the asset path's text is a literal in TOKENS' LZ4: a control
+     * character put in it reads as one */
+    char *at = memmem(b.data, b.len, "zq_x", 4);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(at);
+    at[2] = '\x01';
+    ub_layer *l = ub_crate_read(b.data, b.len, "t.usdc", strtab, d);
+    CU_ASSERT_PTR_NULL(l);
+    CU_ASSERT_EQUAL_FATAL(ub_diags_count(d), 1);
+    const char *m = ub_diags_at(d, 0)->message;
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, "spec </Babcdef"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, "..."));
+    CU_ASSERT_PTR_NOT_NULL(
+        strstr(m, "xyzE.p> field 'default': asset paths may not contain "
+                  "control characters"));
+    ub_buf_free(&b);
+    ub_diags_free(d);
+}
+
 /* Many fields: their reps are cut into two LZ4 chunks, made on two
  * threads; the file reads back as the layer, and holds the same bytes
  * when the writer has one CPU (and so one thread). */
@@ -798,6 +832,7 @@ int main(void)
     CU_add_test(s, "a variant named \"\" refused", test_empty_variant_refused);
     CU_add_test(s, "read back with lists at their size",
                 test_read_exact_lists);
+    CU_add_test(s, "damage at a long path named", test_long_path_damage);
     CU_add_test(s, "variant names the path grammar does not take",
                 test_variant_names);
     CU_add_test(s, "list ops of unregistered fields",
