@@ -229,6 +229,22 @@ void *ub_arena_grow(ub_arena *a, void *old, size_t old_n, size_t new_cap,
                                ub_arena_align_for(size));
 }
 
+int ub_arena_reserve(ub_arena *a, void **v, uint32_t n, uint32_t *cap,
+                     uint32_t more, size_t elem_size, size_t align)
+{
+    if (more <= *cap - n)
+        return 0;
+    if (more > UINT32_MAX - n)
+        return -1;
+    void *nv = ub_arena_grow_align(a, *v, n, (size_t)n + more, elem_size,
+                                   align);
+    if (!nv)
+        return -1;
+    *v = nv;
+    *cap = n + more;
+    return 0;
+}
+
 size_t ub_arena_bytes(const ub_arena *a)
 {
     return a->total;

@@ -8,6 +8,7 @@
 #define UB_ARENA_H
 
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct ub_arena ub_arena;
 
@@ -40,6 +41,12 @@ void *ub_arena_grow(ub_arena *a, void *old, size_t old_n, size_t new_cap,
 /* The same aligned to align (ub_arena_alloc_align). */
 void *ub_arena_grow_align(ub_arena *a, void *old, size_t old_n,
                           size_t new_cap, size_t elem_size, size_t align);
+/* Room for `more` elements beyond the n used of the arena array *v, whose
+ * room is *cap, at exactly that size: for a builder that knows how many
+ * it will add, so the list leaves no slack and no outgrown copies.  0, or
+ * -1 when out of memory or past UINT32_MAX elements (*v unchanged). */
+int ub_arena_reserve(ub_arena *a, void **v, uint32_t n, uint32_t *cap,
+                     uint32_t more, size_t elem_size, size_t align);
 
 /* Bytes handed out so far (for benchmarks and memory reports). */
 size_t ub_arena_bytes(const ub_arena *a);

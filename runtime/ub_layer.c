@@ -420,33 +420,18 @@ static int ub_ptrvec_push(ub_arena *a, void ***v, uint32_t *n, uint32_t *cap,
     return 0;
 }
 
-/* Room for `more` pointers beyond the n set, at exactly that size. */
-static int ub_ptrvec_reserve(ub_arena *a, void ***v, uint32_t n,
-                             uint32_t *cap, uint32_t more)
-{
-    if (more <= *cap - n)
-        return 0;
-    if (more > UINT32_MAX - n)
-        return -1;
-    uint32_t nc = n + more;
-    void **nv = ub_arena_grow(a, *v, n, nc, sizeof *nv);
-    if (!nv)
-        return -1;
-    *v = nv;
-    *cap = nc;
-    return 0;
-}
-
 int ub_prim_reserve_children(ub_layer *layer, ub_prim *parent, uint32_t n)
 {
     ub_prims *c = &parent->children;
-    return ub_ptrvec_reserve(layer->arena, (void ***)&c->v, c->n, &c->cap, n);
+    return ub_arena_reserve(layer->arena, (void **)&c->v, c->n, &c->cap, n,
+                            sizeof *c->v, alignof(ub_prim *));
 }
 
 int ub_prim_reserve_props(ub_layer *layer, ub_prim *prim, uint32_t n)
 {
-    return ub_ptrvec_reserve(layer->arena, (void ***)&prim->props.v,
-                             prim->props.n, &prim->props.cap, n);
+    ub_props *p = &prim->props;
+    return ub_arena_reserve(layer->arena, (void **)&p->v, p->n, &p->cap, n,
+                            sizeof *p->v, alignof(ub_prop *));
 }
 
 ub_prim *ub_prim_new(ub_layer *layer, ub_prim *parent, const char *name,
@@ -607,18 +592,8 @@ ub_field *ub_fields_find(const ub_fields *f, const char *key)
 
 int ub_fields_reserve(ub_arena *a, ub_fields *f, uint32_t more)
 {
-    if (more > UINT32_MAX - f->n)
-        return -1;
-    uint32_t want = f->n + more;
-    if (want <= f->cap)
-        return 0;
-    ub_field *nv = ub_arena_grow_align(a, f->v, f->n, want, sizeof *nv,
-                                       alignof(ub_field));
-    if (!nv)
-        return -1;
-    f->v = nv;
-    f->cap = want;
-    return 0;
+    return ub_arena_reserve(a, (void **)&f->v, f->n, &f->cap, more,
+                            sizeof *f->v, alignof(ub_field));
 }
 
 ub_field *ub_fields_set(ub_arena *a, ub_fields *f, const char *key,

@@ -154,18 +154,8 @@ ub_dict_entry *ub_dict_find(const ub_dict *d, const char *key)
 
 int ub_dict_reserve(ub_arena *a, ub_dict *d, uint32_t more)
 {
-    if (more > UINT32_MAX - d->n)
-        return -1;
-    uint32_t want = d->n + more;
-    if (want <= d->cap)
-        return 0;
-    ub_dict_entry *ne = ub_arena_grow_align(a, d->e, d->n, want, sizeof *ne,
-                                            alignof(ub_dict_entry));
-    if (!ne)
-        return -1;
-    d->e = ne;
-    d->cap = want;
-    return 0;
+    return ub_arena_reserve(a, (void **)&d->e, d->n, &d->cap, more,
+                            sizeof *d->e, alignof(ub_dict_entry));
 }
 
 ub_dict_entry *ub_dict_set(ub_arena *a, ub_dict *d, const char *key,
