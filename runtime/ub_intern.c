@@ -61,6 +61,12 @@ typedef struct {
     ub_spec_tree **chunk[UB_SLOC_TREES / UB_TREE_CHUNK + 1];
 } ub_trees;
 
+/* The place of tree i (1..n: its chunk is there). */
+static ub_spec_tree **ub_tree_at(const ub_trees *ts, uint32_t i)
+{
+    return &ts->chunk[i / UB_TREE_CHUNK][i % UB_TREE_CHUNK];
+}
+
 struct ub_strtab {
     atomic_uint concurrent; /* nesting depth of ub_strtab_set_concurrent */
     atomic_bool marks_claimed; /* see ub_strtab_mark_claim */
@@ -171,8 +177,7 @@ void ub_strtab_free(ub_strtab *t)
         free(t->files.chunk[i]);
     if (t->trees) {
         for (uint32_t i = 1; i <= t->trees->n; i++)
-            ub_spec_tree_free(
-                t->trees->chunk[i / UB_TREE_CHUNK][i % UB_TREE_CHUNK], true);
+            ub_spec_tree_free(*ub_tree_at(t->trees, i), true);
         for (size_t i = 0; i < sizeof t->trees->chunk / sizeof *t->trees->chunk;
              i++)
             free(t->trees->chunk[i]);
@@ -404,7 +409,7 @@ uint32_t ub_strtab_add_spec_tree(ub_strtab *t, const char *file,
         ub_spec_tree ***chunk = &ts->chunk[(ts->n + 1) / UB_TREE_CHUNK];
         if (*chunk || (*chunk = calloc(UB_TREE_CHUNK, sizeof **chunk))) {
             id = ++ts->n;
-            (*chunk)[id % UB_TREE_CHUNK] = tr;
+            *ub_tree_at(ts, id) = tr;
         }
     }
     pthread_mutex_unlock(&ts->lock);
@@ -415,16 +420,14 @@ uint32_t ub_strtab_add_spec_tree(ub_strtab *t, const char *file,
 
 void ub_strtab_drop_spec_tree(ub_strtab *t, uint32_t tree)
 {
-    ub_trees *ts = t->trees;
-    if (!tree)
+    if (!tree) /* (a text layer's: t is not touched) */
         return;
+    ub_trees *ts = t->trees;
     pthread_mutex_lock(&ts->lock);
     ub_spec_tree *tr = NULL;
     if (tree <= ts->n) {
-        ub_spec_tree **at =
-            &ts->chunk[tree / UB_TREE_CHUNK][tree % UB_TREE_CHUNK];
-        tr = *at;
-        *at = NULL;
+        tr = *ub_tree_at(ts, tree);
+        *ub_tree_at(ts, tree) = NULL;
     }
     pthread_mutex_unlock(&ts->lock);
     ub_spec_tree_free(tr, true);
@@ -438,10 +441,7 @@ static const char *ub_spec_loc_text(const ub_strtab *t, ub_sloc s)
     uint32_t tree = (uint32_t)(s.bits >> UB_SLOC_PATH_BITS) & UB_SLOC_TREES;
     uint64_t path = s.bits & ((UINT64_C(1) << UB_SLOC_PATH_BITS) - 1);
     pthread_mutex_lock(&ts->lock);
-    ub_spec_tree *tr = tree && tree <= ts->n
-                           ? ts->chunk[tree / UB_TREE_CHUNK]
-                                      [tree % UB_TREE_CHUNK]
-                           : NULL;
+    ub_spec_tree *tr = tree && tree <= ts->n ? *ub_tree_at(ts, tree) : NULL;
     const char *text =
         tr ? ub_spec_tree_loc(tr, path, ts->texts) : UB_SLOC_UNKNOWN_FILE;
     pthread_mutex_unlock(&ts->lock);

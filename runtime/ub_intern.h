@@ -84,9 +84,12 @@ ub_loc ub_strtab_loc(const ub_strtab *t, ub_sloc s);
  * returns the tree's index, or 0 when t has no room left or memory ran
  * out (the arrays are then still the caller's).  file (the layer's name)
  * must live as long as t.  A tree is dropped with its layer
- * (ub_layer.spec_tree): the texts of locations read already stay as long
- * as t; read later, a location gives "(unknown file)".  Both are safe
- * while t is concurrent. */
+ * (ub_layer.spec_tree; so a crate layer is freed before its string
+ * table, as every layer is): the texts of locations read already stay
+ * as long as t; read later, a location gives "(unknown file)".  Indexes
+ * are not used again: after 2^20 - 1 trees in one table (crate layers
+ * read), a spec's location is its file alone.  Both are safe while t is
+ * concurrent. */
 uint32_t ub_strtab_add_spec_tree(ub_strtab *t, const char *file,
                                  ub_spec_paths paths);
 void ub_strtab_drop_spec_tree(ub_strtab *t, uint32_t tree);

@@ -79,6 +79,7 @@ int ub_specloc_text(const ub_spec_paths *p, uint64_t i, const char *pre,
 
 struct ub_spec_tree {
     const char *file;
+    char *pre; /* "file:<", what every text starts with */
     ub_spec_paths p;
     /* the texts made: by path, through a table of their indexes */
     struct ub_made {
@@ -94,10 +95,17 @@ struct ub_spec_tree {
 ub_spec_tree *ub_spec_tree_new(const char *file, ub_spec_paths paths)
 {
     ub_spec_tree *tr = calloc(1, sizeof *tr);
-    if (tr) {
-        tr->file = file;
-        tr->p = paths;
+    size_t n = strlen(file);
+    char *pre = tr ? malloc(n + 3) : NULL;
+    if (!pre) {
+        free(tr);
+        return NULL;
     }
+    memcpy(pre, file, n);
+    memcpy(pre + n, ":<", 3);
+    tr->file = file;
+    tr->pre = pre;
+    tr->p = paths;
     return tr;
 }
 
@@ -114,6 +122,7 @@ void ub_spec_tree_free(ub_spec_tree *tr, bool with_paths)
     free(tr->made);
     ub_idtab_free(&tr->by_path);
     free(tr->buf);
+    free(tr->pre);
     free(tr);
 }
 
@@ -155,16 +164,9 @@ const char *ub_spec_tree_loc(ub_spec_tree *tr, uint64_t i, ub_arena *keep)
         tr->made = m;
         tr->cap_made = nc;
     }
-    size_t n = strlen(tr->file);
-    char *pre = malloc(n + 3);
-    if (!pre)
-        return tr->file;
-    memcpy(pre, tr->file, n);
-    memcpy(pre + n, ":<", 3);
     size_t len;
-    int r = ub_specloc_text(&tr->p, i, pre, ">", UB_SPECLOC_MAX_DEPTH,
+    int r = ub_specloc_text(&tr->p, i, tr->pre, ">", UB_SPECLOC_MAX_DEPTH,
                             UB_SPECLOC_MAX_LEN, &tr->buf, &tr->buf_cap, &len);
-    free(pre);
     char *text = r == 0 ? ub_arena_strndup(keep, tr->buf, len) : NULL;
     if (!text)
         return tr->file;
