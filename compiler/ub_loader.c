@@ -1140,20 +1140,16 @@ static int ub_loaded_init(ub_loader *ld, ub_loaded *e, const char *abs)
     return 0;
 }
 
-/* The layer of entry e has been read (or not): note its path and status. */
+/* The layer of entry e has been read (or not): note its path and
+ * status.  A crate layer copies what it needs (ub_crate.h): its file need
+ * not stay mapped, where a text layer's bytes stay to quote its lines and
+ * a .usdb's arrays are read from its mapping. */
 static void ub_loaded_done(ub_loader *ld, ub_loaded *e, ub_load_status st)
 {
     e->fail = st;
     e->path = e->layer ? ub_intern_cstr(ld->strtab, e->layer->path) : NULL;
     if (e->layer && !e->path)
         e->path = e->resolved;
-}
-
-/* A crate layer copies what it needs (ub_crate.h): its file need not stay
- * mapped, where a text layer's bytes stay to quote its lines and a
- * .usdb's arrays are read from its mapping. */
-static void ub_loaded_drop_crate_file(ub_loaded *e)
-{
     if (e->layer && e->file.data && ub_crate_sniff(e->file.data, e->file.len))
         ub_file_release(&e->file);
 }
@@ -1191,7 +1187,6 @@ static void ub_loader_fill(ub_loader *ld, ub_loaded *e,
                         .n_fields = ld->n_fields};
     e->layer = ub_read_bytes(ld->strtab, ld->diags, resolved, data, len,
                              mapped, &po, &ld->reading, named_at, anchor, st);
-    ub_loaded_drop_crate_file(e);
     ub_loaded_done(ld, e, *st);
     ld->bytes_read += len;
     if (ld->progress)
@@ -1367,7 +1362,6 @@ ub_layer *ub_loader_task_end(ub_loader *ld, ub_loader_task *task)
     ub_loaded *e = &ld->loaded[task->index];
     e->file = task->file;
     e->layer = task->layer;
-    ub_loaded_drop_crate_file(e);
     ub_loaded_done(ld, e, task->st);
     /* A diagnostic that could not be kept is memory run out too: the
      * out-of-memory error itself may be the one lost, and the layer then
