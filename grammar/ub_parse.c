@@ -1875,7 +1875,19 @@ void ub_act_meta_none(ub_pctx *c, ub_tokloc l)
         ub_meta_listop(c, c->meta_key, c->vb.type, c->meta_part, empty, l);
         return;
     }
-    if (c->meta_part != UB_LO_EXPLICIT && c->meta_kind == MK_UNKNOWN) {
+    if (c->meta_kind != MK_UNKNOWN) {
+        /* OpenUSD refuses the layer: None is a value only for list ops
+         * and for fields it does not know */
+        char tb[80], what[100] = "a dictionary '{ ... }'";
+        if (c->meta_kind != MK_DICT)
+            snprintf(what, sizeof what, "a value of type '%s'",
+                     ub_vb_tname(&c->vb, tb, sizeof tb));
+        ub_perr(c, l, "invalid value for field '%s': expected %s, found "
+                "None; to leave the field unset, leave it out", c->meta_key,
+                what);
+        return;
+    }
+    if (c->meta_part != UB_LO_EXPLICIT) {
         /* an unknown list op set to None: an empty list */
         ub_untyped *u = ub_alloc(c, sizeof *u);
         *u = (ub_untyped){.kind = UB_U_LIST};

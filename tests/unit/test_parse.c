@@ -1327,6 +1327,30 @@ static void test_semantic_errors(void)
                                  "@x\xc3\xa9\xe6\x83\x85/\xf0\x9f\x98\x80@\n}\n"));
     reject("#usda 1.0\n(\n    framesPerSecond = 0\n)\n", 3, 5,
            "greater than 0");
+    /* None is a value only for list ops and fields OpenUSD does not know
+     * on that kind of spec; a known field refuses it, as OpenUSD does */
+    reject("#usda 1.0\ndef \"A\" (\n    instanceable = None\n) {}\n", 3, 20,
+           "field 'instanceable': expected a value of type 'bool', found "
+           "None");
+    reject("#usda 1.0\n(\n    customLayerData = None\n)\n", 3, 23,
+           "expected a dictionary");
+    reject("#usda 1.0\ndef \"A\" (\n    displayGroupOrder = None\n) {}\n",
+           3, 25, "type 'string[]', found None");
+    reject("#usda 1.0\ndef \"A\" {\n    rel r (\n        displayGroup = "
+           "None\n    )\n}\n",
+           4, 24, "field 'displayGroup': expected a value of type 'string'");
+    L = parse("#usda 1.0\ndef \"A\" (\n    apiSchemas = None\n    foo = "
+              "None\n) {\n    double a (\n        instanceable = None\n    "
+              ")\n}\n");
+    CU_ASSERT_PTR_NOT_NULL(L);
+    if (L) {
+        const ub_value *foo = meta(&prim("/A")->meta, "foo");
+        const ub_value *ia = meta(ub_prop_meta(prop("/A", "a")), "instanceable");
+        const ub_value *api = meta(&prim("/A")->meta, "apiSchemas");
+        CU_ASSERT(foo && foo->kind == UB_V_BLOCK);
+        CU_ASSERT(ia && ia->kind == UB_V_BLOCK);
+        CU_ASSERT(api && api->kind == UB_V_LISTOP);
+    }
     reject("#usda 1.0\ndef \"A\" (\n    specifier = \"def\"\n) {}\n", 3, 5,
            "'specifier' is not metadata");
     reject("#usda 1.0\ndef \"A\" (\n    references = @a.usda@<B>\n) {}\n", 3, 26,
