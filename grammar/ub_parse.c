@@ -2733,6 +2733,22 @@ void ub_act_sample(ub_pctx *c, bool none, ub_tokloc l)
     ub_value v = none ? ub_value_block() : ub_vb_finish(c, l);
     if (v.kind == UB_V_EMPTY)
         return;
+    /* A default of an unknown type is kept as its text, as OpenUSD keeps
+     * it; a sample is not (OpenUSD: "Unrecognized type name"), and a
+     * relationship's sample is a path. */
+    const ub_prop *p = c->prop;
+    if (!none && p->kind == UB_ATTR && !ub_prop_type(p)) {
+        ub_perr(c, l, "unknown attribute type '%s': time samples need a "
+                "value type OpenUSD knows (only None may be written)",
+                ub_prop_type_spelling(p));
+        return;
+    }
+    if (!none && p->kind == UB_REL &&
+        (v.kind != UB_V_UNTYPED || v.u.untyped->kind != UB_U_PATH)) {
+        ub_perr(c, l, "a relationship's time samples are paths <...> or "
+                "None");
+        return;
+    }
     if (ub_samples_set(c->arena, &ub_pext(c, c->prop)->samples, c->sample_time,
                        v) != 0)
         ub_oom(c);

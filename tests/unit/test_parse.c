@@ -1339,6 +1339,21 @@ static void test_semantic_errors(void)
     reject("#usda 1.0\ndef \"A\" {\n    rel r (\n        displayGroup = "
            "None\n    )\n}\n",
            4, 24, "field 'displayGroup': expected a value of type 'string'");
+    /* a default of an unknown type is kept as text; samples are not, and
+     * a relationship's samples are paths (OpenUSD refuses the rest) */
+    reject("#usda 1.0\ndef \"A\" {\n    doubl a.timeSamples = { 1: 1.0 }\n}\n",
+           3, 32, "unknown attribute type 'doubl'");
+    reject("#usda 1.0\ndef \"A\" {\n    rel r.timeSamples = { 1: 300 }\n}\n",
+           3, 30, "time samples are paths");
+    L = parse("#usda 1.0\ndef \"A\" {\n    doubl a = 1\n    doubl b."
+              "timeSamples = { 1: None }\n    rel r.timeSamples = { 1: </A>, "
+              "2: None }\n}\n");
+    CU_ASSERT_PTR_NOT_NULL(L);
+    if (L) {
+        const ub_prop *b = prop("/A", "b"), *r = prop("/A", "r");
+        CU_ASSERT(b && ub_prop_samples(b)->n == 1);
+        CU_ASSERT(r && ub_prop_samples(r)->n == 2);
+    }
     L = parse("#usda 1.0\ndef \"A\" (\n    apiSchemas = None\n    foo = "
               "None\n) {\n    double a (\n        instanceable = None\n    "
               ")\n}\n");
