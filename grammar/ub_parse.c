@@ -2179,7 +2179,13 @@ void ub_act_ref(ub_pctx *c, const char *asset, const char *path,
     if (asset && ub_str_len(asset) == 0) {
         ub_perr(c, al, "the asset path of a reference or payload must not be "
                 "empty; for an internal reference, remove the '@' delimiters");
-        return;
+        goto refused;
+    }
+    if (asset && path && ub_str_len(path) == 0) {
+        /* (an internal reference to <> is kept, as OpenUSD keeps it) */
+        ub_perr(c, pl, "<> is not a valid prim path; to reference the "
+                "layer's default prim, write the asset path alone");
+        goto refused;
     }
     if (path) {
         ub_pathinfo pi;
@@ -2187,17 +2193,17 @@ void ub_act_ref(ub_pctx *c, const char *asset, const char *path,
                                              : path;
         if (!canon || (ub_str_len(path) && (pi.has_prop || pi.n == 0))) {
             ub_perr(c, pl, "<%s> is not a valid prim path", path);
-            return;
+            goto refused;
         }
         if (ub_str_len(path) && pi.variant_sel) {
             ub_perr(c, pl, "reference and payload paths cannot contain "
                     "variant selections: <%s>", path);
-            return;
+            goto refused;
         }
         if (ub_str_len(path) && !pi.absolute) {
             ub_perr(c, pl, "the prim path of a reference or payload must be "
                     "empty or absolute: <%s>", path);
-            return;
+            goto refused;
         }
         r.prim_path = canon;
     }
@@ -2211,13 +2217,19 @@ void ub_act_ref(ub_pctx *c, const char *asset, const char *path,
         rl->cap = cap;
     }
     rl->v[rl->n++] = r;
+    return;
+refused:
+    c->refs_refused = true; /* (said: the list's emptiness is not) */
 }
 
 void ub_act_refs(ub_pctx *c, ub_type_id t, int part, ub_tokloc l)
 {
     uint32_t n = c->refs.n;
     c->refs.n = 0;
-    if (!ub_empty_ok(c, n, part, t == UB_TY_PAYLOAD ? "payload" : "references",
+    bool refused = c->refs_refused;
+    c->refs_refused = false;
+    if ((n == 0 && refused) ||
+        !ub_empty_ok(c, n, part, t == UB_TY_PAYLOAD ? "payload" : "references",
                      l))
         return;
     const ub_type *ty = ub_type_get(t);

@@ -143,6 +143,7 @@ typedef struct ub_pctx {
 
     ub_plist paths;  /* path / string lists */
     ub_rlist refs;   /* references / payloads */
+    bool refs_refused; /* an item of refs was refused (and said) */
     ub_reference cur_ref;
     bool in_ref;
     ub_dict *cur_ref_dict;

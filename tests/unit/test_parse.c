@@ -1339,6 +1339,16 @@ static void test_semantic_errors(void)
     reject("#usda 1.0\ndef \"A\" {\n    rel r (\n        displayGroup = "
            "None\n    )\n}\n",
            4, 24, "field 'displayGroup': expected a value of type 'string'");
+    /* <> after an asset path is refused (an internal <> is kept), and
+     * the list it was in is not said to be empty as well */
+    reject("#usda 1.0\ndef \"A\" (\n    prepend payload = @a.usda@<>\n) {}\n",
+           3, 31, "<> is not a valid prim path");
+    CU_ASSERT_EQUAL(ub_diags_count(diags), 1);
+    reject("#usda 1.0\ndef \"A\" (\n    prepend references = @@\n) {}\n",
+           3, 26, "must not be empty");
+    CU_ASSERT_EQUAL(ub_diags_count(diags), 1);
+    CU_ASSERT_PTR_NOT_NULL(
+        parse("#usda 1.0\ndef \"A\" (\n    references = <>\n) {}\n"));
     /* a default of an unknown type is kept as text; samples are not, and
      * a relationship's samples are paths (OpenUSD refuses the rest) */
     reject("#usda 1.0\ndef \"A\" {\n    doubl a.timeSamples = { 1: 1.0 }\n}\n",
