@@ -2054,11 +2054,16 @@ void ub_act_paths(ub_pctx *c, const char *key, int part, ub_tokloc l)
         return;
     ub_pathinfo pi;
     for (uint32_t i = 0; i < n; i++) {
+        /* made absolute first, as OpenUSD does: <.> is the prim itself,
+         * and a path that climbs to </> names no prim */
         const char *abs = ub_path_abs(c, c->paths.v[i], &pi, c->prim);
-        if (!abs || pi.has_prop || (pi.n == 0)) {
+        bool root = abs && strcmp(abs, "/") == 0;
+        if (!abs || pi.has_prop || root) {
             ub_perr(c, c->paths.loc[i], "%s must be prim paths: <%s> is "
                     "not one%s", inh ? "Inherit paths" : "Specializes paths",
-                    c->paths.v[i], abs ? "" : " (or leaves the root)");
+                    c->paths.v[i],
+                    root ? " (it is the pseudo-root </>)"
+                    : abs ? "" : " (or leaves the root)");
             return;
         }
         if (pi.variant_sel) {
@@ -2663,11 +2668,13 @@ static bool ub_prop_paths(ub_pctx *c, uint32_t n, bool connections)
     ub_pathinfo pi;
     for (uint32_t i = 0; i < n; i++) {
         const char *abs = ub_path_abs(c, c->paths.v[i], &pi, c->prim);
-        if (!abs || (pi.n == 0 && !pi.has_prop) ||
-            (pi.is_target && !pi.variant_sel)) {
+        bool root = abs && strcmp(abs, "/") == 0;
+        if (!abs || root || (pi.is_target && !pi.variant_sel)) {
             const char *v = c->paths.v[i];
             const char *why = "";
-            if (abs && pi.is_target)
+            if (root)
+                why = " (it is the pseudo-root </>)";
+            else if (abs && pi.is_target)
                 why = " (it names a target of a property)";
             else if (!abs && !ub_ident_path_split(v, ub_str_len(v), &pi))
                 why = " (it is no path: expected names joined by '/', a "

@@ -284,10 +284,15 @@ static bool ub_path_split_at(const char *s, size_t n, ub_pathinfo *pi,
     bool names_seen = false;
     while (i < n) {
         size_t b = i;
+        if (pi->n && !names_seen && s[i] == '.' && i + 1 < n &&
+            s[i + 1] != '.')
+            return ub_path_prop(s, n, i, pi, targets); /* "../.a" */
         if (s[i] == '.' && i + 1 < n && s[i + 1] == '.') {
             if (pi->absolute || names_seen)
                 return false;
             i += 2;
+            if (i < n && s[i] != '/')
+                return false; /* "...a": a property needs "../.a" */
         } else {
             i = ub_scan_ident(s, n, i);
             if (!ub_ident_ok(s + b, i - b))

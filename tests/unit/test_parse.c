@@ -217,6 +217,48 @@ static void test_assets_and_paths(void)
            "(it leaves the root)");
     reject("#usda 1.0\ndef \"X\" {\n    rel r = </X.r[/Y].a.b>\n}\n", 3, 13,
            "(it is no path: expected names joined by '/'");
+
+    /* as Sdf reads them: <.> is the prim itself, "../.a" a property of
+     * the parent (a property right after ".." is no path), and a path
+     * that climbs to </> names neither a prim nor a property */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\ndef \"X\" (\n    inherits = <.>\n) {\n"
+        "    def \"Y\" (\n        specializes = <..>\n    ) {\n"
+        "        rel r = [<.>, <../.a>, <../../Z.b>]\n"
+        "        int c.connect = <../.out>\n    }\n}\n"));
+    CU_ASSERT_PTR_EQUAL(
+        ub_value_str(ub_listop_get(meta(&prim("/X")->meta, "inherits")
+                                       ->u.listop,
+                                   UB_LO_EXPLICIT),
+                     0),
+        S("/X"));
+    CU_ASSERT_PTR_EQUAL(
+        ub_value_str(ub_listop_get(meta(&prim("/X/Y")->meta, "specializes")
+                                       ->u.listop,
+                                   UB_LO_EXPLICIT),
+                     0),
+        S("/X"));
+    t = ub_listop_get(ub_prop_targets(prop("/X/Y", "r"))->u.listop,
+                      UB_LO_EXPLICIT);
+    CU_ASSERT_EQUAL_FATAL(t->count, 3);
+    CU_ASSERT_PTR_EQUAL(ub_value_str(t, 0), S("/X/Y"));
+    CU_ASSERT_PTR_EQUAL(ub_value_str(t, 1), S("/X.a"));
+    CU_ASSERT_PTR_EQUAL(ub_value_str(t, 2), S("/Z.b"));
+    CU_ASSERT_PTR_EQUAL(
+        ub_value_str(ub_listop_get(ub_prop_connections(prop("/X/Y", "c"))
+                                       ->u.listop,
+                                   UB_LO_EXPLICIT),
+                     0),
+        S("/X.out"));
+    reject("#usda 1.0\ndef \"X\" (\n    inherits = <..>\n) {}\n", 3, 16,
+           "<..> is not one (it is the pseudo-root </>)");
+    reject("#usda 1.0\ndef \"X\" {\n    rel r = <..>\n}\n", 3, 13,
+           "<..> is not one (it is the pseudo-root </>)");
+    reject("#usda 1.0\ndef \"X\" {\n    def \"Y\" {\n        int c.connect = "
+           "<../..>\n    }\n}\n",
+           4, 25, "(it is the pseudo-root </>)");
+    reject("#usda 1.0\ndef \"X\" {\n    rel r = <...a>\n}\n", 3, 13,
+           "(it is no path");
 }
 
 static void test_comments(void)
