@@ -1533,12 +1533,34 @@ static void ub_fields_from_plugins(ub_pctx *c, const ub_meta_field *f,
 void ub_act_magic(ub_pctx *c, const char *text, ub_tokloc l)
 {
     size_t n = ub_str_len(text);
-    bool usda = n >= 9 && memcmp(text, "#usda 1.0", 9) == 0;
+    while (n && (text[n - 1] == ' ' || text[n - 1] == '\t'))
+        n--;
+    bool usda = n >= 6 && memcmp(text, "#usda ", 6) == 0;
     bool sdf = n >= 11 && memcmp(text, "#sdf 1.4.32", 11) == 0;
-    if (!usda && !sdf)
+    c->cookie_seen = true;
+    if (!usda && !sdf) {
         ub_perr(c, l, "not a usda layer: the first line must be '#usda 1.0'"
                 " (found '%.40s')", text);
-    c->cookie_seen = true;
+        return;
+    }
+    /* OpenUSD reads any version (its line need only end in "1.0"), with
+     * a warning that the layer may mean something else */
+    if (!usda || (n >= 9 && memcmp(text + n - 3, "1.0", 3) == 0))
+        return;
+    if (c->split_role != UB_SPLIT_NONE) {
+        ub_split_give_up(c); /* the whole layer warns, in order */
+        return;
+    }
+    ub_diag *w = ub_diag_add(c->diags, UB_WARNING, ub_mkloc(c, l), NULL,
+                             c->src, c->src_len,
+                             "usda version '%.*s' is not 1.0, the version "
+                             "read here: the layer is read as 1.0, and may "
+                             "mean something else",
+                             (int)(n - 6 > 40 ? 40 : n - 6), text + 6);
+    if (w)
+        ub_diag_set_hint(c->diags, w,
+                         "OpenUSD 24.08 reads it as 1.0 too, with a "
+                         "warning");
 }
 
 const char *ub_act_join(ub_pctx *c, const char *a, char sep, const char *b)

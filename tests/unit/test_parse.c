@@ -967,7 +967,18 @@ static void test_cookie_and_legacy(void)
 {
     CU_ASSERT_PTR_NOT_NULL(parse("#sdf 1.4.32\ndef \"A\" {}\n"));
     CU_ASSERT_PTR_NOT_NULL(parse("#usda 1.0"));
-    reject("#usda 2.0\n", 1, 1, "#usda 1.0");
+    /* another version reads as 1.0, with a warning, as in OpenUSD */
+    CU_ASSERT_PTR_NOT_NULL(parse("#usda 2.0\ndef \"A\" {}\n"));
+    CU_ASSERT_EQUAL(ub_diags_count(diags), 1);
+    if (ub_diags_count(diags) == 1) {
+        const ub_diag *d = ub_diags_at(diags, 0);
+        CU_ASSERT_EQUAL(d->severity, UB_WARNING);
+        CU_ASSERT_PTR_NOT_NULL(strstr(d->message, "usda version '2.0'"));
+    }
+    CU_ASSERT_PTR_NOT_NULL(parse("#usda 1.0  \ndef \"A\" {}\n"));
+    CU_ASSERT_EQUAL(ub_diags_count(diags), 0);
+    reject("#usda\n", 1, 1, "#usda 1.0");
+    reject("#usdax 1.0\n", 1, 1, "#usda 1.0");
     reject("def \"A\" {}\n", 1, 1, "#usda 1.0");
     reject("", 1, 1, "#usda 1.0");
 }
