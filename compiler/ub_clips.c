@@ -419,6 +419,14 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
     for (uint32_t i = 0; !why && i < n_assets; i++)
         if (!*ASSET(i))
             why = "an empty asset path in 'assetPaths'";
+    /* a NaN stage time has no place among the others: OpenUSD's maps
+     * take it for equal to whichever time they compare it with */
+    for (uint32_t i = 0; !why && i < n_active; i++)
+        if (isnan(ACT(i, 0)))
+            why = "a stage time in 'active' is not a number";
+    for (uint32_t i = 0; !why && i < n_times; i++)
+        if (isnan(TIM(i, 0)) || isnan(TIM(i, 1)))
+            why = "a time in 'times' is not a number";
     for (uint32_t i = 0; !why && i < n_active; i++) {
         double ix = ACT(i, 1);
         /* written so that NaN fails too (OpenUSD's own check lets it
@@ -609,7 +617,10 @@ double ub_clip_set_to_internal(const ub_clip_set *cs, double ext)
     } else if (ext >= t[n - 1].ext) {
         i1 = n - 2, i2 = n - 1;
     } else {
+        /* (a NaN time falls here and finds nothing: the first span) */
         i2 = ub_times_first_ge(cs, ext);
+        if (i2 == 0 || i2 >= n)
+            i2 = 1;
         i1 = i2 - 1;
     }
     if (t[i2].jump && i2 + 1 < n)
