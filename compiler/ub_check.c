@@ -1,6 +1,7 @@
 #include "ub_check.h"
 
 #include "ub_buf.h"
+#include "ub_clips.h"
 #include "ub_idtab.h"
 #include "ub_time.h"
 
@@ -1361,7 +1362,6 @@ static void ck_clip_explicit(ck *c, uint32_t li, ck_clipstate *cs,
     }
 }
 
-#define CK_MAX_TEMPLATE_FRAMES 1000000
 
 /* Expand templateAssetPath over start..end by stride as OpenUSD does
  * (times promoted to integers by 10000 so fractional strides add up) and
@@ -1405,10 +1405,10 @@ static void ck_clip_template(ck *c, uint32_t li, ck_clipstate *cs,
     const double promo = 10000;
     for (double t = start * promo; t <= end * promo && !c->oom;
          t += stride * promo) {
-        if (++frames > CK_MAX_TEMPLATE_FRAMES) /* checked by the caller */
+        if (++frames > UB_CLIP_TEMPLATE_MAX_FRAMES) /* checked by the caller */
             break;
         double ct = t / promo;
-        if (fabs(ct) >= 2e9) /* OpenUSD's int() of it would overflow */
+        if (fabs(ct) >= UB_CLIP_TEMPLATE_MAX_TIME) /* int() would overflow */
             break;
         size_t k = 0;
         memcpy(buf, path, dir_len);
@@ -1690,7 +1690,7 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
             ok = false;
         }
     }
-    if (ok && (end - start) / stride >= CK_MAX_TEMPLATE_FRAMES) {
+    if (ok && (end - start) / stride >= UB_CLIP_TEMPLATE_MAX_FRAMES) {
         /* OpenUSD would try to derive that many clips (and run out of
          * memory or time); so would we */
         ck_emit(c, UB_CHK_CLIP_TEMPLATE_STRIDE, L, ub_layer_loc(L, t_stride->loc),
@@ -1698,7 +1698,7 @@ static void ck_clip_set(ck *c, uint32_t li, const ub_dict_entry *se)
                 "templateStride %g of clip set '%s' makes %.3g frames "
                 "from %g to %g (at most %d are sensible)",
                 stride, set, (end - start) / stride + 1, start, end,
-                CK_MAX_TEMPLATE_FRAMES);
+                UB_CLIP_TEMPLATE_MAX_FRAMES);
         ok = false;
     }
     if (ok)

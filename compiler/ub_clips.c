@@ -75,15 +75,21 @@ static const ub_value *ub_info_pairs(const ub_dict *d, const char *key)
         ? v : NULL;
 }
 
+/* hint: NULL for the usual one */
 static void ub_clip_warn(ub_diags *diags, ub_loc loc, const ub_layer *l,
-                         const char *set, const char *why)
+                         const char *set, const char *why, const char *hint)
 {
     ub_diag *d = ub_diag_add(diags, UB_WARNING, loc, "clip-set-invalid",
                              l ? l->source : NULL, l ? l->source_len : 0,
                              "clip set '%s' is ignored: %s", set, why);
-    ub_diag_set_hint(diags, d, "fix the clip metadata; OpenUSD ignores "
-                               "this clip set too");
+    ub_diag_set_hint(diags, d, hint ? hint
+                                    : "fix the clip metadata; OpenUSD "
+                                      "ignores this clip set too");
 }
+
+/* The hint of a template OpenUSD would step through without end. */
+static const char ub_endless_hint[] =
+    "fix the clip metadata; OpenUSD would not finish reading this clip set";
 
 /* --- templates ------------------------------------------------------------ */
 
@@ -96,10 +102,28 @@ static int ub_template_derive(ub_loader *ld, const ub_layer *src,
                               double off, double t0, double t1,
                               double **times, uint32_t *n_times,
                               double **active, const char ***assets,
-                              const char **why)
+                              const char **why, const char **hint)
 {
     if (!(stride > 0)) {
         *why = "templateStride must be greater than 0";
+        return -1;
+    }
+    if (!isfinite(t0) || !isfinite(t1) || !isfinite(stride) ||
+        (has_off && !isfinite(off))) {
+        *why = "its template times and stride must be finite numbers";
+        *hint = ub_endless_hint;
+        return -1;
+    }
+    if (fabs(t0) >= UB_CLIP_TEMPLATE_MAX_TIME ||
+        fabs(t1) >= UB_CLIP_TEMPLATE_MAX_TIME) {
+        *why = "its template times are too large to be frame numbers";
+        *hint = "clip file names number their frames with ints, as "
+                "OpenUSD's do; keep the times within 2e9";
+        return -1;
+    }
+    if ((t1 - t0) / stride >= UB_CLIP_TEMPLATE_MAX_FRAMES) {
+        *why = "its templateStride makes over 1000000 frames";
+        *hint = ub_endless_hint;
         return -1;
     }
     if (has_off && fabs(off) > stride) {
@@ -173,7 +197,10 @@ static int ub_template_derive(ub_loader *ld, const ub_layer *src,
         tm[2 * nt_out + 1] = ct;
         nt_out++;
     }
-    for (double t = t0 * promo; !rc && t <= t1 * promo; t += stride * promo) {
+    /* (a stride too small to move t ends the steps: OpenUSD's loop would
+     * never end) */
+    for (double t = t0 * promo, last = NAN; !rc && t <= t1 * promo && t != last;
+         last = t, t += stride * promo) {
         double ct = t / promo;
         char ibuf[64], dbuf[96], path[4096];
         snprintf(ibuf, sizeof ibuf, "%0*d", (int)n_int, (int)ct);
@@ -389,13 +416,14 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
             !ub_info_double(info, "templateStartTime", &t0) ||
             !ub_info_double(info, "templateEndTime", &t1))
             return 0;
-        const char *why = NULL;
+        const char *why = NULL, *hint = NULL;
         int n = ub_template_derive(ld, src, tmpl, stride, has_off, off, t0,
-                                   t1, &tm_d, &n_times, &ac_d, &as_d, &why);
+                                   t1, &tm_d, &n_times, &ac_d, &as_d, &why,
+                                   &hint);
         if (n == -2)
             return -1;
         if (n < 0) {
-            ub_clip_warn(diags, loc, src, name, why);
+            ub_clip_warn(diags, loc, src, name, why, hint);
             return 0;
         }
         n_assets = n_active = (uint32_t)n;
@@ -447,7 +475,7 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
     if (!why && n_active == 0)
         why = "'active' is empty";
     if (why) {
-        ub_clip_warn(diags, loc, src, name, why);
+        ub_clip_warn(diags, loc, src, name, why, NULL);
         rc = 0;
         goto done;
     }

@@ -68,6 +68,16 @@ typedef struct ub_clip_set {
     uint32_t *refs;        /* copies sharing clips, times and decls */
 } ub_clip_set;
 
+/* The most frames a clip template may step through.  OpenUSD steps
+ * through all of them, whatever their number (an endless loop for an
+ * infinite templateEndTime); here a template past this is refused, by
+ * check with an error and by the bake with a warning. */
+#define UB_CLIP_TEMPLATE_MAX_FRAMES 1000000
+
+/* Frame numbers of template file names are ints (as OpenUSD's are): a
+ * template time must lie within this of 0. */
+#define UB_CLIP_TEMPLATE_MAX_TIME 2e9
+
 /* OpenUSD's UsdTimeCode::SafeStep(): what a jump moves a time by. */
 #define UB_CLIP_SAFE_STEP (2.220446049250313e-16 * 1e6 * 10.0 * 2.0)
 
