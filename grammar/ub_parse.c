@@ -285,6 +285,19 @@ static uint32_t ub_anchor(const ub_prim *p, const char **comp, uint32_t *len)
     return n;
 }
 
+/* Whether p lies inside a variant: OpenUSD anchors a relative path there
+ * at a path through the variant selection (</X{v=a}Y>).  A variant's own
+ * paths are anchored at its prim (</X>), as ub_anchor does. */
+static bool ub_in_variant(const ub_prim *p)
+{
+    if (p && ub_prim_variant_set(p))
+        p = p->parent;
+    for (; p && p->parent; p = p->parent)
+        if (ub_prim_variant_set(p))
+            return true;
+    return false;
+}
+
 /* Text of a path from components (joined by '/', except after a variant
  * selection) and a property part. */
 static const char *ub_path_text(ub_pctx *c, bool absolute, const char **comp,
@@ -2093,6 +2106,13 @@ void ub_act_paths(ub_pctx *c, const char *key, int part, ub_tokloc l)
                     "selections: <%s>", what, c->paths.v[i]);
             return;
         }
+        if (c->paths.v[i][0] != '/' && ub_in_variant(c->prim)) {
+            ub_perr(c, c->paths.loc[i], "%s cannot contain variant "
+                    "selections: <%s> is relative, and inside a variant it "
+                    "is made absolute through the variant's selection; "
+                    "write it absolute", what, c->paths.v[i]);
+            return;
+        }
         c->paths.v[i] = abs;
     }
     ub_meta_listop(c, key, ub_type_get(UB_TY_PATH), part,
@@ -2716,6 +2736,17 @@ static bool ub_prop_paths(ub_pctx *c, uint32_t n, bool connections)
                     "selections: <%s>; expected a prim or property path "
                     "without {set=variant}",
                     connections ? "connection" : "relationship target",
+                    c->paths.v[i]);
+            return false;
+        }
+        /* (a connection's selection is stripped, with OpenUSD's warning:
+         * the path read is the one made here) */
+        if (!connections && c->paths.v[i][0] != '/' &&
+            ub_in_variant(c->prim)) {
+            ub_perr(c, c->paths.loc[i], "relationship target paths cannot "
+                    "contain variant selections: <%s> is relative, and "
+                    "inside a variant it is made absolute through the "
+                    "variant's selection; write it absolute",
                     c->paths.v[i]);
             return false;
         }

@@ -933,7 +933,8 @@ static void test_variants(void)
         "    variantSet \"v\" = {\n"
         "        \"x\" ( doc = \"in x\" ) {\n"
         "            def \"Inner\" {\n"
-        "                rel r = <../Other>\n"
+        "                rel r = </A/Other>\n"
+        "                double c.connect = <../.out>\n"
         "                variantSet \"w\" = { \"deep\" { } }\n"
         "            }\n"
         "        }\n"
@@ -954,13 +955,48 @@ static void test_variants(void)
     ub_prim *inner = child(x, "Inner");
     CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
     CU_ASSERT_EQUAL(ub_prim_n_variant_sets(inner), 1);
-    /* targets never point into variants: anchored at /A/Inner */
     ub_prop *r = ub_prop_find(L, inner, S("r"));
     CU_ASSERT_PTR_EQUAL(
         ub_value_str(
             ub_listop_get(ub_prop_targets(r)->u.listop, UB_LO_EXPLICIT), 0),
         S("/A/Other"));
+    /* a relative connection is anchored through the variant selection,
+     * which OpenUSD strips (with a warning): /A.out */
+    ub_prop *cn = ub_prop_find(L, inner, S("c"));
+    CU_ASSERT_PTR_EQUAL(
+        ub_value_str(
+            ub_listop_get(ub_prop_connections(cn)->u.listop, UB_LO_EXPLICIT),
+            0),
+        S("/A.out"));
     CU_ASSERT_STRING_EQUAL(ub_prim_path(L, inner), "/A{v=x}Inner");
+    /* a relative target, inherit or specializes path there keeps it:
+     * OpenUSD 24.08 refuses the layer */
+    reject("#usda 1.0\ndef \"A\" {\n    variantSet \"v\" = {\n        \"x\" {\n"
+           "            def \"I\" {\n                rel r = <../Other>\n"
+           "            }\n        }\n    }\n}\n",
+           6, 25, "<../Other> is relative, and inside a variant");
+    reject("#usda 1.0\ndef \"A\" {\n    variantSet \"v\" = {\n        \"x\" {\n"
+           "            def \"I\" (\n                inherits = <../B>\n"
+           "            ) {\n            }\n        }\n    }\n}\n",
+           6, 28, "inherit paths cannot contain variant selections");
+    /* a variant's own paths are anchored at its prim */
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\ndef \"A\" {\n    variantSet \"v\" = {\n        \"x\" (\n"
+        "            inherits = <../B>\n        ) {\n"
+        "            rel s = <.>\n        }\n    }\n}\n"));
+    x = ub_prim_variant_sets(prim("/A"))[0].variants.v[0];
+    CU_ASSERT_PTR_EQUAL(
+        ub_value_str(
+            ub_listop_get(meta(&x->meta, "inherits")->u.listop,
+                          UB_LO_EXPLICIT),
+            0),
+        S("/B"));
+    CU_ASSERT_PTR_EQUAL(
+        ub_value_str(ub_listop_get(ub_prop_targets(ub_prop_find(L, x, S("s")))
+                                       ->u.listop,
+                                   UB_LO_EXPLICIT),
+                     0),
+        S("/A"));
 }
 
 static void test_cookie_and_legacy(void)
