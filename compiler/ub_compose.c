@@ -2115,7 +2115,9 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                                 ub_samples_value_at(ub_prop_samples(p), lt,
                                                     false, cx->a, &v) != 0)
                                 cx->oom = true;
-                            s.v[i].time = t;
+                            /* (UsdStage maps every time, t * 1 + 0 too:
+                             * a sample at -0 comes out at 0) */
+                            s.v[i].time = t + 0.0;
                             s.v[i].value = ub_value_clone(cx->a, &v);
                             ub_anchor_value(
                                 cx, l, ub_stack_vars(ix->v[node].ls),
