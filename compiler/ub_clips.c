@@ -814,15 +814,47 @@ static int ub_clip_times(const ub_clip_set *cs, uint32_t k, const ub_layer *l,
 
 /* The value at stage time t, where clip k (its layer: l) is active
  * (Usd_ClipSet::QueryTimeSample). */
+/* Whether time t lies strictly between two of s's samples (sorted), on
+ * none of them: where a value is interpolated. */
+static bool ub_between_samples(const ub_samples *s, double t)
+{
+    if (s->n < 2 || !(t > s->v[0].time && t < s->v[s->n - 1].time))
+        return false;
+    for (uint32_t i = 0; i < s->n; i++)
+        if (s->v[i].time == t)
+            return false;
+    return true;
+}
+
+/* Whether clip attribute p holds another value type than the stage's
+ * attribute `want` of an interpolating type: UsdStage interpolates a
+ * clip with the stage attribute's type, and reading the clip's samples
+ * as that type fails, so a value between two samples resolves to none
+ * (a sample's own time and the held ends still read). */
+static bool ub_clip_type_blocks(const ub_prop *p, const ub_prop *want)
+{
+    if (!p || !want)
+        return false;
+    const ub_type *tp = ub_prop_type(p), *tw = ub_prop_type(want);
+    return tp && tw && tw->interpolates &&
+           (tp->base != tw->base || p->is_array != want->is_array);
+}
+
 static int ub_clip_value(const ub_clip_set *cs, const ub_layer *l,
                          const char *clip_prim, const char *attr, double t,
-                         ub_arena *a, ub_value *out, const ub_layer **from)
+                         const ub_prop *want, ub_arena *a, ub_value *out,
+                         const ub_layer **from)
 {
     *from = NULL;
     double in = ub_clip_set_to_internal(cs, t);
     const ub_prop *p = ub_clip_attr(l, clip_prim, attr);
     *out = ub_value_block();
     if (ub_has_samples(p)) {
+        if (ub_clip_type_blocks(p, want) &&
+            ub_between_samples(ub_prop_samples(p), in)) {
+            *from = l;
+            return 0; /* (a block) */
+        }
         ub_value v;
         if (ub_samples_value_at(ub_prop_samples(p), in, false, a, &v) != 0)
             return -1;
@@ -855,6 +887,7 @@ typedef struct ub_bake_job {
     ub_prop *out;
     unsigned depth;
     bool any;                /* some part was handed over */
+    bool told_type;          /* the type mismatch below was said */
 } ub_bake_job;
 
 /* One use of a clip layer: clip k of set `set`. */
@@ -865,6 +898,7 @@ typedef struct ub_bake_use {
 
 struct ub_clip_bake {
     ub_loader *ld;
+    ub_diags *diags;  /* (may be NULL) */
     unsigned threads; /* 0: as many as the process may run */
     ub_clip_set *sets;
     uint32_t n_sets, cap_sets;
@@ -872,11 +906,13 @@ struct ub_clip_bake {
     uint32_t n_jobs, cap_jobs;
 };
 
-ub_clip_bake *ub_clip_bake_new(ub_loader *ld, unsigned threads)
+ub_clip_bake *ub_clip_bake_new(ub_loader *ld, unsigned threads,
+                               ub_diags *diags)
 {
     ub_clip_bake *b = calloc(1, sizeof *b);
     if (b) {
         b->ld = ld;
+        b->diags = diags;
         b->threads = threads;
     }
     return b;
@@ -914,8 +950,11 @@ int ub_clip_bake_defer(ub_clip_bake *b, const ub_clip_set *cs,
         return -1;
     if (ub_grow(&b->jobs, b->n_jobs, &b->cap_jobs, sizeof *b->jobs, 64))
         return -1;
-    b->jobs[b->n_jobs++] = (ub_bake_job){cs->bake_id - 1, clip_prim, attr,
-                                         out, depth, false};
+    b->jobs[b->n_jobs++] = (ub_bake_job){.set = cs->bake_id - 1,
+                                         .clip_prim = clip_prim,
+                                         .attr = attr,
+                                         .out = out,
+                                         .depth = depth};
     memset(&x->samples, 0, sizeof x->samples);
     x->samples.authored = true;
     return 0;
@@ -996,11 +1035,30 @@ static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
     part.v = ub_arena_alloc(sa, (ts->n ? ts->n : 1) * sizeof *part.v);
     if (!part.v)
         return -1;
+    if (!j->told_type && b->diags && l &&
+        ub_clip_type_blocks(ub_clip_attr(l, j->clip_prim, j->attr), j->out)) {
+        j->told_type = true;
+        const ub_prop *p = ub_clip_attr(l, j->clip_prim, j->attr);
+        char tp[80], tw[80];
+        snprintf(tp, sizeof tp, "%s%s", ub_prop_type(p)->name,
+                 p->is_array ? "[]" : "");
+        snprintf(tw, sizeof tw, "%s%s", ub_prop_type(j->out)->name,
+                 j->out->is_array ? "[]" : "");
+        const ub_layer *src = cs->source_layer;
+        ub_diag *d = ub_diag_add(
+            b->diags, UB_WARNING, cs->loc, "clip-type-mismatch",
+            src ? src->source : NULL, src ? src->source_len : 0,
+            "clip layer '%s' holds '%s' as %s, the stage as %s: values "
+            "between its samples resolve to none, as OpenUSD resolves them",
+            l->path, j->attr, tp, tw);
+        ub_diag_set_hint(b->diags, d, "write the clip's samples with the "
+                                      "stage's type");
+    }
     for (uint32_t i = 0; i < ts->n; i++) {
         const ub_layer *from;
         ub_value v;
-        if (ub_clip_value(cs, l, j->clip_prim, j->attr, ts->v[i], sa, &v,
-                          &from) != 0)
+        if (ub_clip_value(cs, l, j->clip_prim, j->attr, ts->v[i], j->out, sa,
+                          &v, &from) != 0)
             return -1;
         if (from && fixup)
             fixup(fixup_ctx, cs, from, &v);

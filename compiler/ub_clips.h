@@ -120,8 +120,10 @@ typedef struct ub_clip_bake ub_clip_bake;
 
 /* threads: how many threads read clips (0: as many as the process may
  * run -- its CPU affinity, capped by a cgroup CPU quota); the result is
- * the same whatever the number. */
-ub_clip_bake *ub_clip_bake_new(ub_loader *ld, unsigned threads);
+ * the same whatever the number.  diags (may be NULL) gets the bake's
+ * warnings. */
+ub_clip_bake *ub_clip_bake_new(ub_loader *ld, unsigned threads,
+                               ub_diags *diags);
 void ub_clip_bake_free(ub_clip_bake *b);
 /* Keep (a share of) a set initialised by ub_clip_set_init: its clips are
  * read by the bake even when no attribute takes samples from them, so a

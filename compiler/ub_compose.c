@@ -2869,7 +2869,7 @@ ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
     ub_cx cx = {.ld = ld, .diags = diags, .t = root->strtab,
                 .schemas = schemas};
     cx.fields = ub_loader_fields(ld, &cx.n_fields);
-    cx.bake = ub_clip_bake_new(ld, opts->threads);
+    cx.bake = ub_clip_bake_new(ld, opts->threads, diags);
     if (!cx.bake)
         cx.oom = true;
     ub_strtab *t = cx.t;

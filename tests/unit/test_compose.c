@@ -314,7 +314,7 @@ static int bake_recorded(unsigned threads, sink_rec *r)
     ub_dict_set(a, info, S("primPath"), pp, (ub_sloc){0});
     ub_clip_set cs;
     int rc = -2;
-    ub_clip_bake *bake = ub_clip_bake_new(ld, threads);
+    ub_clip_bake *bake = ub_clip_bake_new(ld, threads, NULL);
     ub_prop attr = {.name = S("x"), .kind = UB_ATTR};
     ub_clip_sink sink = {rec_format, rec_keep, r};
     if (src && bake &&
@@ -410,7 +410,7 @@ static void test_clip_times(void)
     CU_ASSERT(ub_clip_set_has_attr(&cs, S("/Model"), S("x")));
     CU_ASSERT(!ub_clip_set_has_attr(&cs, S("/Model"), S("y")));
     /* the bake reads the clip and puts its samples in the attribute */
-    ub_clip_bake *bake = ub_clip_bake_new(ld, 1);
+    ub_clip_bake *bake = ub_clip_bake_new(ld, 1, NULL);
     CU_ASSERT_PTR_NOT_NULL_FATAL(bake);
     CU_ASSERT_EQUAL_FATAL(ub_clip_bake_keep(bake, &cs), 0);
     ub_prop attr = {.name = S("x"), .kind = UB_ATTR};
