@@ -43,36 +43,44 @@ static const ub_value *ub_info(const ub_dict *d, const char *key)
     return NULL;
 }
 
-static bool ub_info_double(const ub_dict *d, const char *key, double *out)
+/* Field key of clip info d when it holds exactly the value type OpenUSD
+ * reads it with (type t's storage; an array or one value), else NULL:
+ * Usd reads each field only as its own type, and takes one of any other
+ * type (a half templateEndTime, an asset primPath) for absent. */
+static const ub_value *ub_info_typed(const ub_dict *d, const char *key,
+                                     ub_type_id t, bool array)
 {
     const ub_value *v = ub_info(d, key);
-    if (!v || !ub_value_type(v) || v->count != 1 || v->is_array)
-        return false;
-    switch (ub_value_type(v)->scalar) {
-    case UB_SC_DOUBLE: case UB_SC_FLOAT: case UB_SC_HALF: case UB_SC_INT:
-    case UB_SC_INT64: case UB_SC_UINT: case UB_SC_UINT64: case UB_SC_UCHAR:
+    return v && ub_value_type(v) && ub_value_type(v)->base == t &&
+                   v->is_array == array && (array || v->count == 1)
+               ? v
+               : NULL;
+}
+
+static bool ub_info_double(const ub_dict *d, const char *key, double *out)
+{
+    const ub_value *v = ub_info_typed(d, key, UB_TY_DOUBLE, false);
+    if (v)
         *out = ub_value_get_double(v, 0, 0);
-        return true;
-    default:
-        return false;
-    }
+    return v != NULL;
 }
 
 static const char *ub_info_str(const ub_dict *d, const char *key)
 {
-    const ub_value *v = ub_info(d, key);
-    return v && ub_value_type(v) && ub_value_type(v)->scalar == UB_SC_STRING &&
-        v->count == 1
-               ? ub_value_str(v, 0)
-               : NULL;
+    const ub_value *v = ub_info_typed(d, key, UB_TY_STRING, false);
+    return v ? ub_value_str(v, 0) : NULL;
 }
 
 /* A double2[] as pairs; NULL when absent or of another type. */
 static const ub_value *ub_info_pairs(const ub_dict *d, const char *key)
 {
-    const ub_value *v = ub_info(d, key);
-    return v && ub_value_type(v) && ub_value_type(v)->base == UB_TY_DOUBLE2
-        ? v : NULL;
+    return ub_info_typed(d, key, UB_TY_DOUBLE2, true);
+}
+
+bool ub_clip_info_anchors(const ub_dict *info)
+{
+    return ub_info_typed(info, "assetPaths", UB_TY_ASSET, true) ||
+           ub_info_str(info, "templateAssetPath");
 }
 
 /* hint: NULL for the usual one */
@@ -395,7 +403,8 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
     cs->source_layer = src;
     cs->loc = loc;
     const char *prim = ub_info_str(info, "primPath");
-    const ub_value *assets_v = ub_info(info, "assetPaths");
+    const ub_value *assets_v = ub_info_typed(info, "assetPaths", UB_TY_ASSET,
+                                             true);
     const ub_value *active_v = NULL, *times_v = NULL;
     double *tm_d = NULL, *ac_d = NULL;
     const char **as_d = NULL;
@@ -439,7 +448,9 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
 #define ACT(i, c) (ac_d ? ac_d[2 * (i) + (c)] : ub_value_get_double(active_v, i, c))
 #define TIM(i, c) (tm_d ? tm_d[2 * (i) + (c)] : ub_value_get_double(times_v, i, c))
 #define ASSET(i) (as_d ? as_d[i] : ub_value_str(assets_v, i))
-    if (!prim || !*prim)
+    if (!prim && ub_info(info, "primPath"))
+        why = "'primPath' is not a string (OpenUSD reads it only as one)";
+    else if (!prim || !*prim)
         why = "no clip prim path in 'primPath'";
     else if (prim[0] != '/' || strchr(prim, '.') || strchr(prim, '{') ||
              (prim[1] == '\0'))
@@ -481,9 +492,9 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
     }
     cs->clip_prim_path = prim;
     double interp = 0;
-    const ub_value *im = ub_info(info, "interpolateMissingClipValues");
-    if (im && ub_value_type(im) && ub_value_type(im)->scalar == UB_SC_BOOL &&
-        im->count == 1)
+    const ub_value *im =
+        ub_info_typed(info, "interpolateMissingClipValues", UB_TY_BOOL, false);
+    if (im)
         interp = *(const uint8_t *)ub_value_data(im);
     cs->interpolate_missing = interp != 0;
     /* clips by start time */
@@ -554,9 +565,20 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
             if (!(cs->times[i].ext <= cs->times[i + 1].ext))
                 cs->times_sorted = false; /* (or a NaN) */
     }
-    const ub_value *man = ub_info(info, "manifestAssetPath");
-    if (man && man->type_id == UB_TY_ASSET && man->count &&
-        *ub_value_str(man, 0)) {
+    const ub_value *man =
+        ub_info_typed(info, "manifestAssetPath", UB_TY_ASSET, false);
+    if (man && !*ub_value_str(man, 0)) {
+        /* Usd opens @@ as the manifest, and gets an empty layer: the clips
+         * give no attribute a value */
+        ub_diag *d = ub_diag_add(diags, UB_WARNING, loc, "clip-missing",
+                                 src->source, src->source_len,
+                                 "clip set '%s' has an empty manifestAssetPath "
+                                 "(@@): its manifest is an empty layer, so its "
+                                 "clips give no values, as in OpenUSD",
+                                 name);
+        ub_diag_set_hint(diags, d, "name the manifest, or leave the field out "
+                                   "to have one made from the clips");
+    } else if (man) {
         int ex = ub_clip_exists(ld, ub_value_str(man, 0), src, loc, diags);
         if (ex < 0) {
             rc = -1;

@@ -81,6 +81,11 @@ typedef struct ub_clip_set {
 /* OpenUSD's UsdTimeCode::SafeStep(): what a jump moves a time by. */
 #define UB_CLIP_SAFE_STEP (2.220446049250313e-16 * 1e6 * 10.0 * 2.0)
 
+/* Whether a layer's clip-info dictionary anchors its clip set there (as
+ * Usd anchors it at the strongest site with asset paths): it holds
+ * `asset[] assetPaths` or `string templateAssetPath`, of those types. */
+bool ub_clip_info_anchors(const ub_dict *info);
+
 /* Set up cs from a composed clip-info dictionary (assetPaths, active,
  * times, primPath, manifestAssetPath, interpolateMissingClipValues, or the
  * template keys), resolving clip layers through ld relative to

@@ -1644,14 +1644,6 @@ static void ub_map_clip_times(ub_dict *info, const char *key, ub_offset o)
                             ub_offset_apply(o, ub_value_get_double(v, i, 0)));
 }
 
-static bool ub_dict_has(const ub_dict *d, const char *key)
-{
-    for (uint32_t i = 0; i < d->n; i++)
-        if (strcmp(d->e[i].key, key) == 0)
-            return true;
-    return false;
-}
-
 static int ub_cmp_str(const void *a, const void *b)
 {
     return strcmp(*(const char *const *)a, *(const char *const *)b);
@@ -1692,8 +1684,7 @@ static void ub_node_clip_sets(ub_cx *cx, const ub_index *ix, int node,
                     cx->oom = true;
                     break;
                 }
-                if (ub_dict_has(iv.u.dict, "assetPaths") ||
-                    ub_dict_has(iv.u.dict, "templateAssetPath")) {
+                if (ub_clip_info_anchors(iv.u.dict)) {
                     c->anchored = true;
                     c->rank = rank;
                     c->node = node;
