@@ -794,6 +794,20 @@ static void ub_imply_class(ub_cx *cx, ub_index *ix, int c)
     }
 }
 
+static int ub_index_add_arc(ub_cx *cx, ub_index *ix, const ub_node *nn);
+
+/* A specialize below a reference, a payload or a variant: Pcp propagates
+ * it to the root, and the copy comes without the target's ancestral
+ * opinions (as usdcat shows; below an inherit they come). */
+static bool ub_specialize_propagated(const ub_index *ix, const ub_node *n)
+{
+    if (n->arc != UB_ARC_SPECIALIZE || n->parent < 0)
+        return false;
+    int a = ix->v[n->parent].arc;
+    return a == UB_ARC_REFERENCE || a == UB_ARC_PAYLOAD ||
+           a == UB_ARC_VARIANT;
+}
+
 static void ub_add_class_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
                               const char *key)
 {
@@ -832,7 +846,7 @@ static void ub_add_class_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
                       .parent = i,
                       .depth = ix->depth,
                       .sib = (int)k};
-        int c = ub_index_add(cx, ix, &nn);
+        int c = ub_index_add_arc(cx, ix, &nn);
         if (c >= 0 && ix->v[i].parent >= 0)
             ub_imply_class(cx, ix, c);
     }
@@ -845,14 +859,16 @@ static bool ub_index_for_path(ub_cx *cx, ub_stack *ls, const char *path,
 static bool ub_index_child(ub_cx *cx, const ub_index *ix, const char *name,
                            ub_index *child);
 
-/* A reference or payload to a prim below a root prim (/A/B) brings the
- * opinions the target has from its ancestors' arcs too (as Pcp builds a
- * subroot arc's subtree): the index of the target's parent in its layer
- * stack, continued at the target's name, goes under the new node, its
- * arcs at the target still to evaluate with the rest of this index (whose
- * variant selections are stronger).  Returns false when nn targets a root
- * prim or the ancestry cannot be built (then nn is added alone). */
-static bool ub_subroot_ancestry(ub_cx *cx, ub_index *ix, const ub_node *nn)
+/* An arc to a prim below a root prim (/A/B) -- a reference, a payload,
+ * an inherit or a specialize -- brings the opinions the target has from
+ * its ancestors' arcs too (as Pcp builds a subroot arc's subtree): the
+ * index of the target's parent in its layer stack, continued at the
+ * target's name, goes under the new node, its arcs at the target still to
+ * evaluate with the rest of this index (whose variant selections are
+ * stronger).  Returns false when nn targets a root prim or the ancestry
+ * cannot be built (then nn is added alone); else *at is the new node. */
+static bool ub_subroot_ancestry(ub_cx *cx, ub_index *ix, const ub_node *nn,
+                                bool no_variants, int *at)
 {
     const char *p = nn->path, *slash = strrchr(p, '/');
     if (slash == p || strchr(p, '{') || cx->subroot_depth >= 16)
@@ -870,17 +886,42 @@ static bool ub_subroot_ancestry(ub_cx *cx, ub_index *ix, const ub_node *nn)
         free(sub.v);
         return false;
     }
-    int base = ub_index_add(cx, ix, nn);
-    for (int k = 1; k < sub.n && base >= 0; k++) {
+    int *map = malloc((size_t)sub.n * sizeof *map); /* sub -> ix, or -1 */
+    if (!map) {
+        cx->oom = true;
+        free(sub.v);
+        return false;
+    }
+    *at = map[0] = ub_index_add(cx, ix, nn);
+    for (int k = 1; k < sub.n && *at >= 0 && !cx->oom; k++) {
         ub_node n = sub.v[k];
-        n.parent = n.parent == 0 ? base : base + n.parent;
+        map[k] = -1;
+        if (map[n.parent] < 0 || (no_variants && n.arc == UB_ARC_VARIANT))
+            continue;
+        n.parent = map[n.parent];
         n.offset = ub_offset_compose(nn->offset, n.offset);
         n.depth = nn->depth;
-        if (ub_index_add(cx, ix, &n) < 0)
-            base = -1;
+        map[k] = ub_index_add(cx, ix, &n);
     }
+    free(map);
     free(sub.v);
     return true;
+}
+
+/* nn added to ix with its ancestral opinions (ub_subroot_ancestry);
+ * returns its index, or -1 when out of memory.  A class arc's ancestral
+ * variants are not taken from the target's own layer stack: they come
+ * with the selections of the whole index (ub_eval_ancestral_variants), as
+ * Pcp finds them through its stack frames. */
+static int ub_index_add_arc(ub_cx *cx, ub_index *ix, const ub_node *nn)
+{
+    if (ub_specialize_propagated(ix, nn))
+        return ub_index_add(cx, ix, nn);
+    int at = -1;
+    bool cls = nn->arc == UB_ARC_INHERIT || nn->arc == UB_ARC_SPECIALIZE;
+    return ub_subroot_ancestry(cx, ix, nn, cls, &at)
+               ? at
+               : ub_index_add(cx, ix, nn);
 }
 
 static void ub_add_ref_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
@@ -979,8 +1020,7 @@ static void ub_add_ref_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
                       .parent = i,
                       .depth = ix->depth,
                       .sib = (int)k};
-        if (!ub_subroot_ancestry(cx, ix, &nn))
-            ub_index_add(cx, ix, &nn);
+        ub_index_add_arc(cx, ix, &nn);
     }
     ub_items_free(&it);
 }
@@ -1037,6 +1077,8 @@ static void ub_eval_ancestral_variants(ub_cx *cx, ub_index *ix, int i)
         n->arc == UB_ARC_VARIANT ||
         n->arc == UB_ARC_RELOCATE || strchr(n->path, '{'))
         return;
+    if (ub_specialize_propagated(ix, n))
+        return; /* (no ancestral opinions: see ub_index_add_arc) */
     const char *path = n->path;
     for (const char *slash = strrchr(path, '/'); slash && slash > path;
          slash = strrchr(path, '/')) {
