@@ -823,7 +823,8 @@ static int ub_clip_times(const ub_clip_set *cs, uint32_t k, const ub_layer *l,
         if (c->start <= cs->times[i].ext && cs->times[i].ext < c->end &&
             ub_times_add(out, cs->times[i].ext))
             return -1;
-    if (ub_times_add(out, c->authored_start))
+    /* (a clip active from inf starts no sample: usdcat writes none) */
+    if (isfinite(c->authored_start) && ub_times_add(out, c->authored_start))
         return -1;
     qsort(out->v, out->n, sizeof *out->v, ub_cmp_double);
     uint32_t w = 0;
