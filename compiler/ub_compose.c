@@ -771,6 +771,28 @@ static void ub_imply_class(ub_cx *cx, ub_index *ix, int c)
         bool dup = pn->ls == cn.ls && site == cn.path;
         bool keep = !dup || ix->v[cur].arc == UB_ARC_REFERENCE ||
                     ix->v[cur].arc == UB_ARC_PAYLOAD;
+        /* An implied class at one of the prim's own ancestors (a class
+         * </C> implied at </C/P>) is a cycle, as Pcp finds it: its child
+         * P would imply it again, one level deeper, without end. */
+        if (!dup && ub_is_cycle(cx, ix, par, pn->ls, site)) {
+            const ub_layer *l = pn->ls->layers[0];
+            ub_loc at = {l->path, 0, 0};
+            for (size_t li = 0; li < pn->ls->n && !at.line; li++) {
+                const ub_prim *p =
+                    ub_layer_find_prim(pn->ls->layers[li], pn->path);
+                if (p) {
+                    l = pn->ls->layers[li];
+                    at = ub_layer_loc(l, p->loc);
+                }
+            }
+            ub_report(cx, UB_ERROR, l, at, "arc-cycle",
+                      "composition cycle: <%s> inherits or specializes "
+                      "<%s> (implied across an arc), which leads back to "
+                      "it; the arc is ignored",
+                      inst, cls);
+            cx->n_recovered++;
+            return;
+        }
         if (keep && !ub_has_child_site(ix, par, cn.arc, pn->ls, site)) {
             ub_node nn = {.arc = cn.arc,
                           .implied = true,
