@@ -1362,7 +1362,6 @@ static void ck_clip_explicit(ck *c, uint32_t li, ck_clipstate *cs,
     }
 }
 
-
 /* Expand templateAssetPath over start..end by stride as OpenUSD does
  * (times promoted to integers by 10000 so fractional strides add up) and
  * open every clip that exists. */

@@ -835,8 +835,6 @@ static int ub_clip_times(const ub_clip_set *cs, uint32_t k, const ub_layer *l,
     return 0;
 }
 
-/* The value at stage time t, where clip k (its layer: l) is active
- * (Usd_ClipSet::QueryTimeSample). */
 /* Whether time t lies strictly between two of s's samples (sorted), on
  * none of them: where a value is interpolated. */
 static bool ub_between_samples(const ub_samples *s, double t)
@@ -863,6 +861,8 @@ static bool ub_clip_type_blocks(const ub_prop *p, const ub_prop *want)
            (tp->base != tw->base || p->is_array != want->is_array);
 }
 
+/* The value at stage time t, where clip k (its layer: l) is active
+ * (Usd_ClipSet::QueryTimeSample), for the stage attribute `want`. */
 static int ub_clip_value(const ub_clip_set *cs, const ub_layer *l,
                          const char *clip_prim, const char *attr, double t,
                          const ub_prop *want, ub_arena *a, ub_value *out,
