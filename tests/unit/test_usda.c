@@ -1177,6 +1177,29 @@ static void whole_text(const char *text, ub_buf *out)
     ub_diags_free(diags);
 }
 
+/* A prim's relocates inside a variant are written relative to the prim's
+ * path without its variant selections, the path the reader anchors them
+ * at: written and read again, they name the same prims. */
+static void test_relocates_in_variant(void)
+{
+    static const char text[] =
+        "#usda 1.0\ndef \"X\" {\n    variantSet \"v\" = {\n"
+        "        \"a\" {\n            def \"Y\" (\n"
+        "                relocates = { <a> : <b>, </X/Y/c> : </X/d> }\n"
+        "            ) {\n            }\n        }\n    }\n}\n";
+    ub_buf once, twice;
+    whole_text(text, &once);
+    ub_buf_append(&once, "", 1); /* (a C string for strstr) */
+    CU_ASSERT_FATAL(!once.failed);
+    CU_ASSERT_PTR_NOT_NULL(strstr(once.data, "<a>: <b>, \n"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(once.data, "<c>: <../d>\n"));
+    whole_text(once.data, &twice);
+    CU_ASSERT_EQUAL(once.len - 1, twice.len);
+    CU_ASSERT(memcmp(once.data, twice.data, twice.len) == 0);
+    ub_buf_free(&once);
+    ub_buf_free(&twice);
+}
+
 static void test_stream_parse(void)
 {
     /* streamed exactly as the whole layer is written */
@@ -1253,6 +1276,7 @@ static const test_case cases[] = {
     {"deterministic", test_deterministic},
     {"streaming to a sink between prims", test_streaming},
     {"write, parse, write: a fixed point", test_roundtrip_random},
+    {"relocates inside a variant", test_relocates_in_variant},
     {"streaming parse and write", test_stream_parse},
 };
 
