@@ -459,8 +459,9 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
         if (!*ASSET(i))
             why = "an empty asset path in 'assetPaths'";
     /* a NaN stage time has no place among the others: OpenUSD's maps
-     * take it for equal to whichever time they compare it with */
-    for (uint32_t i = 0; !why && i < n_active; i++)
+     * take it for equal to whichever time they compare it with (a lone
+     * clip is active at every time, whatever its time) */
+    for (uint32_t i = 0; !why && n_active > 1 && i < n_active; i++)
         if (isnan(ACT(i, 0)))
             why = "a stage time in 'active' is not a number";
     for (uint32_t i = 0; !why && i < n_times; i++)
@@ -872,12 +873,12 @@ static int ub_clip_value(const ub_clip_set *cs, const ub_layer *l,
     double in = ub_clip_set_to_internal(cs, t);
     const ub_prop *p = ub_clip_attr(l, clip_prim, attr);
     *out = ub_value_block();
-    if (ub_has_samples(p)) {
-        if (ub_clip_type_blocks(p, want) &&
-            ub_between_samples(ub_prop_samples(p), in)) {
-            *from = l;
-            return 0; /* (a block) */
-        }
+    /* (reading samples of another type fails where they would be
+     * interpolated: then the clip has no value there, as if it had no
+     * samples, and the manifest's default applies) */
+    if (ub_has_samples(p) &&
+        !(ub_clip_type_blocks(p, want) &&
+          ub_between_samples(ub_prop_samples(p), in))) {
         ub_value v;
         if (ub_samples_value_at(ub_prop_samples(p), in, false, a, &v) != 0)
             return -1;
