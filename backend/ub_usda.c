@@ -23,6 +23,7 @@
 #include <string.h>
 
 #include "ub_format.h"
+#include "ub_ident.h"
 
 /* Appends with the capacity check inlined: the writer appends millions
  * of short pieces, so the common case must not be a function call. */
@@ -907,20 +908,7 @@ static void ub_write_prim_meta(ub_w *w, const ub_prim *prim, unsigned indent)
             /* The reader makes them absolute against the prim's path
              * without its variant selections (</X{v=a}Y> reads as </X/Y>),
              * so they are made relative against that path again. */
-            size_t o = 0;
-            for (size_t i = 0; path[i]; i++) {
-                if (path[i] != '{') {
-                    path[o++] = path[i];
-                    continue;
-                }
-                while (path[i] && path[i] != '}')
-                    i++;
-                if (!path[i])
-                    break;
-                if (path[i + 1] && path[i + 1] != '/')
-                    path[o++] = '/';
-            }
-            path[o] = '\0';
+            ub_ident_strip_variants(path, path, pn);
             ub_write_relocates(w, indent + 1, v, path);
             free(path);
             continue;

@@ -32,6 +32,7 @@
 
 #include "ub_clips.h"
 #include "ub_expr.h"
+#include "ub_ident.h"
 #include "ub_idtab.h"
 #include "ub_names.h"
 #include "ub_pathexpr.h"
@@ -47,23 +48,10 @@ const char *ub_path_strip_variants(ub_strtab *t, const char *path)
     if (!strchr(path, '{'))
         return path;
     size_t n = strlen(path);
-    char *b = malloc(n + 2);
+    char *b = malloc(n + 1);
     if (!b)
         return NULL;
-    size_t w = 0;
-    for (size_t i = 0; i < n; i++) {
-        if (path[i] == '{') {
-            while (i < n && path[i] != '}')
-                i++;
-            /* "/A{v=x}B" continues with a child name */
-            if (i + 1 < n && path[i + 1] != '/' && path[i + 1] != '.' &&
-                path[i + 1] != '{')
-                b[w++] = '/';
-            continue;
-        }
-        b[w++] = path[i];
-    }
-    b[w] = '\0';
+    size_t w = ub_ident_strip_variants(b, path, n);
     const char *r = ub_intern(t, b, w);
     free(b);
     return r;

@@ -326,3 +326,22 @@ static bool ub_path_split_at(const char *s, size_t n, ub_pathinfo *pi,
     }
     return true;
 }
+
+size_t ub_ident_strip_variants(char *out, const char *s, size_t n)
+{
+    size_t w = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (s[i] != '{') {
+            out[w++] = s[i];
+            continue;
+        }
+        while (i < n && s[i] != '}')
+            i++;
+        /* "/A{v=x}B" continues with a child name ("/A/B") */
+        if (i + 1 < n && s[i + 1] != '/' && s[i + 1] != '.' &&
+            s[i + 1] != '{')
+            out[w++] = '/';
+    }
+    out[w] = '\0';
+    return w;
+}

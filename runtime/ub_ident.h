@@ -44,6 +44,11 @@ size_t ub_ident_variant_sel(const char *s, size_t n, size_t i);
  * brackets nest), or n when none does. */
 size_t ub_ident_close_bracket(const char *s, size_t n, size_t i);
 
+/* Path s[0..n) without its variant selections ("/A{v=x}B.c" is "/A/B.c")
+ * into out, which has room for n + 1 bytes and may be s itself; returns
+ * the length written (out is NUL-terminated). */
+size_t ub_ident_strip_variants(char *out, const char *s, size_t n);
+
 /* A path's text split the way the usda rules need it: prim components
  * (".." or a name, each possibly followed by variant selections) and the
  * property part after the prim part, kept as text.  As many components as
