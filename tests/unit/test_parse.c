@@ -96,6 +96,15 @@ static const ub_value *meta(const ub_fields *f, const char *key)
     return x ? &x->value : NULL;
 }
 
+/* The first path (or name) of a list op's explicit items, or NULL. */
+static const char *explicit0(const ub_value *v)
+{
+    if (!v || v->kind != UB_V_LISTOP || !v->u.listop)
+        return NULL;
+    const ub_value *items = ub_listop_get(v->u.listop, UB_LO_EXPLICIT);
+    return items && items->count ? ub_value_str(items, 0) : NULL;
+}
+
 static const char *str0(const ub_value *v)
 {
     return v && v->kind == UB_V_DATA &&
@@ -206,12 +215,8 @@ static void test_assets_and_paths(void)
     CU_ASSERT_PTR_EQUAL(ub_value_str(t, 2), S("/X/K/Z.r[/X/K/Y].a"));
     CU_ASSERT_PTR_EQUAL(ub_value_str(t, 3), S("/X.r[../Y].a"));
     CU_ASSERT_PTR_EQUAL(ub_value_str(t, 4), S("/X/K.r[/X/K.q[/X/Z].b].c"));
-    CU_ASSERT_PTR_EQUAL(
-        ub_value_str(ub_listop_get(ub_prop_connections(prop("/X/K", "c"))
-                                       ->u.listop,
-                                   UB_LO_EXPLICIT),
-                     0),
-        S("/X/K.r[/X/K/Y].a"));
+    CU_ASSERT_PTR_EQUAL(explicit0(ub_prop_connections(prop("/X/K", "c"))),
+                        S("/X/K.r[/X/K/Y].a"));
     /* a target that climbs above the root; text that is no path */
     reject("#usda 1.0\ndef \"X\" {\n    rel r = <.r[../../Y].a>\n}\n", 3, 13,
            "(it leaves the root)");
@@ -226,30 +231,18 @@ static void test_assets_and_paths(void)
         "    def \"Y\" (\n        specializes = <..>\n    ) {\n"
         "        rel r = [<.>, <../.a>, <../../Z.b>]\n"
         "        int c.connect = <../.out>\n    }\n}\n"));
-    CU_ASSERT_PTR_EQUAL(
-        ub_value_str(ub_listop_get(meta(&prim("/X")->meta, "inherits")
-                                       ->u.listop,
-                                   UB_LO_EXPLICIT),
-                     0),
-        S("/X"));
-    CU_ASSERT_PTR_EQUAL(
-        ub_value_str(ub_listop_get(meta(&prim("/X/Y")->meta, "specializes")
-                                       ->u.listop,
-                                   UB_LO_EXPLICIT),
-                     0),
-        S("/X"));
+    CU_ASSERT_PTR_EQUAL(explicit0(meta(&prim("/X")->meta, "inherits")),
+                        S("/X"));
+    CU_ASSERT_PTR_EQUAL(explicit0(meta(&prim("/X/Y")->meta, "specializes")),
+                        S("/X"));
     t = ub_listop_get(ub_prop_targets(prop("/X/Y", "r"))->u.listop,
                       UB_LO_EXPLICIT);
     CU_ASSERT_EQUAL_FATAL(t->count, 3);
     CU_ASSERT_PTR_EQUAL(ub_value_str(t, 0), S("/X/Y"));
     CU_ASSERT_PTR_EQUAL(ub_value_str(t, 1), S("/X.a"));
     CU_ASSERT_PTR_EQUAL(ub_value_str(t, 2), S("/Z.b"));
-    CU_ASSERT_PTR_EQUAL(
-        ub_value_str(ub_listop_get(ub_prop_connections(prop("/X/Y", "c"))
-                                       ->u.listop,
-                                   UB_LO_EXPLICIT),
-                     0),
-        S("/X.out"));
+    CU_ASSERT_PTR_EQUAL(explicit0(ub_prop_connections(prop("/X/Y", "c"))),
+                        S("/X.out"));
     reject("#usda 1.0\ndef \"X\" (\n    inherits = <..>\n) {}\n", 3, 16,
            "<..> is not one (it is the pseudo-root </>)");
     reject("#usda 1.0\ndef \"X\" {\n    rel r = <..>\n}\n", 3, 13,
@@ -956,18 +949,11 @@ static void test_variants(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(inner);
     CU_ASSERT_EQUAL(ub_prim_n_variant_sets(inner), 1);
     ub_prop *r = ub_prop_find(L, inner, S("r"));
-    CU_ASSERT_PTR_EQUAL(
-        ub_value_str(
-            ub_listop_get(ub_prop_targets(r)->u.listop, UB_LO_EXPLICIT), 0),
-        S("/A/Other"));
+    CU_ASSERT_PTR_EQUAL(explicit0(ub_prop_targets(r)), S("/A/Other"));
     /* a relative connection is anchored through the variant selection,
      * which OpenUSD strips (with a warning): /A.out */
     ub_prop *cn = ub_prop_find(L, inner, S("c"));
-    CU_ASSERT_PTR_EQUAL(
-        ub_value_str(
-            ub_listop_get(ub_prop_connections(cn)->u.listop, UB_LO_EXPLICIT),
-            0),
-        S("/A.out"));
+    CU_ASSERT_PTR_EQUAL(explicit0(ub_prop_connections(cn)), S("/A.out"));
     CU_ASSERT_STRING_EQUAL(ub_prim_path(L, inner), "/A{v=x}Inner");
     /* a relative target, inherit or specializes path there keeps it:
      * OpenUSD 24.08 refuses the layer */
@@ -985,18 +971,9 @@ static void test_variants(void)
         "            inherits = <../B>\n        ) {\n"
         "            rel s = <.>\n        }\n    }\n}\n"));
     x = ub_prim_variant_sets(prim("/A"))[0].variants.v[0];
-    CU_ASSERT_PTR_EQUAL(
-        ub_value_str(
-            ub_listop_get(meta(&x->meta, "inherits")->u.listop,
-                          UB_LO_EXPLICIT),
-            0),
-        S("/B"));
-    CU_ASSERT_PTR_EQUAL(
-        ub_value_str(ub_listop_get(ub_prop_targets(ub_prop_find(L, x, S("s")))
-                                       ->u.listop,
-                                   UB_LO_EXPLICIT),
-                     0),
-        S("/A"));
+    CU_ASSERT_PTR_EQUAL(explicit0(meta(&x->meta, "inherits")), S("/B"));
+    CU_ASSERT_PTR_EQUAL(explicit0(ub_prop_targets(ub_prop_find(L, x, S("s")))),
+                        S("/A"));
 }
 
 static void test_cookie_and_legacy(void)
