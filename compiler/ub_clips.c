@@ -1086,7 +1086,8 @@ static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
             return -1;
         if (from && fixup)
             fixup(fixup_ctx, cs, from, &v);
-        part.v[part.n].time = ts->v[i];
+        /* (a time of -0 comes out at 0, as UsdStage maps it) */
+        part.v[part.n].time = ts->v[i] + 0.0;
         part.v[part.n++].value = v;
     }
     part.cap = part.n;
