@@ -1059,10 +1059,11 @@ static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
     part.v = ub_arena_alloc(sa, (ts->n ? ts->n : 1) * sizeof *part.v);
     if (!part.v)
         return -1;
-    if (!j->told_type && b->diags && l &&
-        ub_clip_type_blocks(ub_clip_attr(l, j->clip_prim, j->attr), j->out)) {
+    const ub_prop *p = !j->told_type && b->diags && l
+                           ? ub_clip_attr(l, j->clip_prim, j->attr)
+                           : NULL;
+    if (ub_clip_type_blocks(p, j->out)) {
         j->told_type = true;
-        const ub_prop *p = ub_clip_attr(l, j->clip_prim, j->attr);
         char tp[80], tw[80];
         snprintf(tp, sizeof tp, "%s%s", ub_prop_type(p)->name,
                  p->is_array ? "[]" : "");

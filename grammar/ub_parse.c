@@ -298,6 +298,20 @@ static bool ub_in_variant(const ub_prim *p)
     return false;
 }
 
+/* Whether path i of c->paths is relative on a prim inside a variant,
+ * where OpenUSD anchors it through the variant selection: for `what`
+ * (target, inherit or specializes paths) that is an error, said here. */
+static bool ub_relative_in_variant(ub_pctx *c, uint32_t i, const char *what)
+{
+    if (c->paths.v[i][0] == '/' || !ub_in_variant(c->prim))
+        return false;
+    ub_perr(c, c->paths.loc[i], "%s cannot contain variant selections: <%s> "
+            "is relative, and inside a variant it is made absolute through "
+            "the variant's selection; write it absolute", what,
+            c->paths.v[i]);
+    return true;
+}
+
 /* Text of a path from components (joined by '/', except after a variant
  * selection) and a property part. */
 static const char *ub_path_text(ub_pctx *c, bool absolute, const char **comp,
@@ -2106,13 +2120,8 @@ void ub_act_paths(ub_pctx *c, const char *key, int part, ub_tokloc l)
                     "selections: <%s>", what, c->paths.v[i]);
             return;
         }
-        if (c->paths.v[i][0] != '/' && ub_in_variant(c->prim)) {
-            ub_perr(c, c->paths.loc[i], "%s cannot contain variant "
-                    "selections: <%s> is relative, and inside a variant it "
-                    "is made absolute through the variant's selection; "
-                    "write it absolute", what, c->paths.v[i]);
+        if (ub_relative_in_variant(c, i, what))
             return;
-        }
         c->paths.v[i] = abs;
     }
     ub_meta_listop(c, key, ub_type_get(UB_TY_PATH), part,
@@ -2741,15 +2750,9 @@ static bool ub_prop_paths(ub_pctx *c, uint32_t n, bool connections)
         }
         /* (a connection's selection is stripped, with OpenUSD's warning:
          * the path read is the one made here) */
-        if (!connections && c->paths.v[i][0] != '/' &&
-            ub_in_variant(c->prim)) {
-            ub_perr(c, c->paths.loc[i], "relationship target paths cannot "
-                    "contain variant selections: <%s> is relative, and "
-                    "inside a variant it is made absolute through the "
-                    "variant's selection; write it absolute",
-                    c->paths.v[i]);
+        if (!connections &&
+            ub_relative_in_variant(c, i, "relationship target paths"))
             return false;
-        }
         c->paths.v[i] = abs;
     }
     return true;
