@@ -869,6 +869,36 @@ static bool ub_index_for_path(ub_cx *cx, ub_stack *ls, const char *path,
 static bool ub_index_child(ub_cx *cx, const ub_index *ix, const char *name,
                            ub_index *child);
 
+static bool ub_index_down(ub_cx *cx, ub_index *ix, const char *rest,
+                          bool expand_last);
+
+/* Add nn to ix with sub (an index continued to nn's site, its first node
+ * standing for nn) below it: sub's nodes but the first keep their arcs
+ * to sub's first, now nn.  With no_variants a variant node of sub and
+ * all under it are left out.  Returns nn's index in ix, or -1. */
+static int ub_graft(ub_cx *cx, ub_index *ix, const ub_node *nn,
+                    const ub_index *sub, bool no_variants)
+{
+    int *map = malloc((size_t)sub->n * sizeof *map); /* sub -> ix, or -1 */
+    if (!map) {
+        cx->oom = true;
+        return -1;
+    }
+    int at = map[0] = ub_index_add(cx, ix, nn);
+    for (int k = 1; k < sub->n && at >= 0 && !cx->oom; k++) {
+        ub_node n = sub->v[k];
+        map[k] = -1;
+        if (map[n.parent] < 0 || (no_variants && n.arc == UB_ARC_VARIANT))
+            continue;
+        n.parent = map[n.parent];
+        n.offset = ub_offset_compose(nn->offset, n.offset);
+        n.depth = nn->depth;
+        map[k] = ub_index_add(cx, ix, &n);
+    }
+    free(map);
+    return at;
+}
+
 /* An arc to a prim below a root prim (/A/B) -- a reference, a payload,
  * an inherit or a specialize -- brings the opinions the target has from
  * its ancestors' arcs too (as Pcp builds a subroot arc's subtree): the
@@ -892,30 +922,44 @@ static bool ub_subroot_ancestry(ub_cx *cx, ub_index *ix, const ub_node *nn,
               ub_index_child(cx, &up, name, &sub);
     cx->subroot_depth--;
     free(up.v);
-    if (!ok || cx->oom || cx->failed) {
-        free(sub.v);
-        return false;
-    }
-    int *map = malloc((size_t)sub.n * sizeof *map); /* sub -> ix, or -1 */
-    if (!map) {
-        cx->oom = true;
-        free(sub.v);
-        return false;
-    }
-    *at = map[0] = ub_index_add(cx, ix, nn);
-    for (int k = 1; k < sub.n && *at >= 0 && !cx->oom; k++) {
-        ub_node n = sub.v[k];
-        map[k] = -1;
-        if (map[n.parent] < 0 || (no_variants && n.arc == UB_ARC_VARIANT))
-            continue;
-        n.parent = map[n.parent];
-        n.offset = ub_offset_compose(nn->offset, n.offset);
-        n.depth = nn->depth;
-        map[k] = ub_index_add(cx, ix, &n);
-    }
-    free(map);
+    if (ok && !cx->oom && !cx->failed)
+        *at = ub_graft(cx, ix, nn, &sub, no_variants);
+    else
+        ok = false;
     free(sub.v);
-    return true;
+    return ok;
+}
+
+/* An ancestral variant node nn, at A{set=sel}rest (vsite is A{set=sel}):
+ * what the variant at A authors -- a reference, say -- reaches rest as
+ * any ancestor's arcs reach a prim.  The variant's own index, continued
+ * down to nn's site, goes under nn, as ub_subroot_ancestry does for a
+ * prim.  Returns nn's index in ix, or -1. */
+static int ub_variant_ancestry(ub_cx *cx, ub_index *ix, const ub_node *nn,
+                               const char *vsite)
+{
+    if (cx->subroot_depth >= 16)
+        return ub_index_add(cx, ix, nn);
+    ub_node root = {.arc = UB_ARC_VARIANT,
+                    .ls = nn->ls,
+                    .path = vsite,
+                    .offset = UB_OFFSET_IDENTITY,
+                    .parent = -1};
+    int depth = 0;
+    for (const char *c = vsite; *c && *c != '{'; c++)
+        depth += *c == '/';
+    ub_index sub = {.depth = depth};
+    cx->subroot_depth++;
+    bool ok = ub_index_add(cx, &sub, &root) >= 0 &&
+              ub_index_down(cx, &sub, nn->path + strlen(vsite), false);
+    cx->subroot_depth--;
+    int at = -1;
+    if (ok && !cx->oom && !cx->failed && sub.n > 0)
+        at = ub_graft(cx, ix, nn, &sub, false);
+    else if (!cx->oom && !cx->failed)
+        at = ub_index_add(cx, ix, nn);
+    free(sub.v);
+    return at;
 }
 
 /* nn added to ix with its ancestral opinions (ub_subroot_ancestry);
@@ -1145,8 +1189,13 @@ static void ub_eval_ancestral_variants(ub_cx *cx, ub_index *ix, int i)
                           .parent = i,
                           .depth = ix->depth,
                           .sib = (int)k};
-            if (!vp || ub_index_add(cx, ix, &nn) < 0)
-                cx->oom = true;
+            /* vp less the part below anc: anc{set=sel} */
+            const char *vsite =
+                vp ? ub_intern(cx->t, vp,
+                               strlen(vp) - strlen(n->path + strlen(anc) + 1))
+                   : NULL;
+            if (!vp || !vsite || ub_variant_ancestry(cx, ix, &nn, vsite) < 0)
+                cx->oom |= !cx->failed;
             n = &ix->v[i];
         }
         ub_items_free(&sets);
@@ -2347,18 +2396,30 @@ static bool ub_index_for_path(ub_cx *cx, ub_stack *rs, const char *path,
     *out = (ub_index){.depth = 1};
     if (!rs || !root.path || ub_index_add(cx, out, &root) < 0)
         return false;
-    ub_index_expand(cx, out);
-    for (p += n; *p == '/' && !cx->oom && !cx->failed; p += n) {
-        p++;
-        n = strcspn(p, "/");
+    return ub_index_down(cx, out, p + n, true);
+}
+
+/* Expand ix, then continue it one name of rest ("B/C", or "/B/C") at a
+ * time, each level expanded; the last only when expand_last (else its
+ * arcs are left to whoever takes it over). */
+static bool ub_index_down(ub_cx *cx, ub_index *ix, const char *rest,
+                          bool expand_last)
+{
+    const char *p = rest + (*rest == '/');
+    if (*p || expand_last)
+        ub_index_expand(cx, ix);
+    while (*p && !cx->oom && !cx->failed) {
+        size_t n = strcspn(p, "/");
         const char *name = ub_intern(cx->t, p, n);
-        ub_index next = {.depth = out->depth + 1};
-        bool ok = name && ub_index_child(cx, out, name, &next);
-        free(out->v);
-        *out = next;
+        ub_index next = {.depth = ix->depth + 1};
+        bool ok = name && ub_index_child(cx, ix, name, &next);
+        free(ix->v);
+        *ix = next;
         if (!ok)
             return false;
-        ub_index_expand(cx, out);
+        p += n + (p[n] == '/');
+        if (*p || expand_last)
+            ub_index_expand(cx, ix);
     }
     return !cx->oom;
 }
