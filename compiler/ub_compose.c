@@ -2865,11 +2865,14 @@ static void ub_emit_prim(ub_cx *cx, ub_prim *outparent, ub_index *ix,
         free(ops.v);
         return;
     }
-    /* An instance: instanceable, with arcs of its own. */
+    /* An instance: instanceable, with arcs of its own that bring specs
+     * (an arc to an empty site gives nothing to share: Pcp's
+     * Pcp_ChildNodeIsInstanceable). */
     bool instance = false;
     if (ub_field_is_true(ub_strongest_field(&ops, cx->k_instanceable)))
         for (int i = 1; i < ix->n && !instance; i++)
-            instance = !ix->v[i].inert && ix->v[i].depth >= ix->depth;
+            instance = !ix->v[i].inert && ix->v[i].depth >= ix->depth &&
+                       ub_node_has_specs(&ix->v[i]);
     const char *proto = instance ? ub_prototype(cx, ix, ancestral) : NULL;
     if (instance && !proto) {
         free(ops.v);
