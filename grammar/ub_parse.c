@@ -214,7 +214,7 @@ double ub_parse_double(const char *s, size_t n)
 
 /* --- strings and identifiers ---------------------------------------------- */
 
-/* A string or path whose text (escapes evaluated) holds a NUL byte ends
+/* A string whose text (escapes evaluated) holds a NUL byte ends
  * there: OpenUSD's text writer drops the rest, and crate, which keeps its
  * strings NUL-separated, cannot hold it (OpenUSD's crate writer shifts
  * every later token by one and writes a corrupt file).  Said, since no
@@ -230,7 +230,7 @@ static size_t ub_nul_cut(ub_pctx *c, const char *s, size_t n, ub_tokloc l)
     } else {
         ub_diag *w = ub_diag_add(c->diags, UB_WARNING, ub_mkloc(c, l), NULL,
                                  c->src, c->src_len,
-                                 "a NUL byte ends this string or path: "
+                                 "a NUL byte ends this string: "
                                  "the %zu byte%s after it %s dropped",
                                  dropped, dropped == 1 ? "" : "s",
                                  dropped == 1 ? "is" : "are");
@@ -242,23 +242,66 @@ static size_t ub_nul_cut(ub_pctx *c, const char *s, size_t n, ub_tokloc l)
     return (size_t)(nul - s);
 }
 
+/* A string a NUL byte cut short, and where its token began. */
+struct ub_nul_cut {
+    const char *s;
+    ub_tokloc at;
+};
+
+static bool ub_tokloc_before(ub_tokloc a, ub_tokloc b)
+{
+    return a.line < b.line || (a.line == b.line && a.col < b.col);
+}
+
+/* Whether s, read at or after `from`, is a string a NUL byte cut short.
+ * OpenUSD validates a name with the NUL in it, and refuses it; the
+ * interned s has lost it.  (A damaged layer is the only one with a cut
+ * string: the list is short.) */
+static bool ub_parse_nul_cut(const ub_pctx *c, const char *s, ub_tokloc from)
+{
+    for (uint32_t i = 0; i < c->nnuls; i++)
+        if (c->nuls[i].s == s && !ub_tokloc_before(c->nuls[i].at, from))
+            return true;
+    return false;
+}
+
 /* Escapes as OpenUSD evaluates them (ub_unescape). */
 const char *ub_parse_unescape(ub_pctx *c, const char *s, size_t n,
-                              ub_tokloc l)
+                              ub_tokloc l, bool *had_nul)
 {
-    if (!memchr(s, '\\', n))
-        return ub_in(c, s, ub_nul_cut(c, s, n, l));
     char small[512];
-    bool heap = n >= sizeof small;
-    char *out = heap ? malloc(n) : small;
-    if (!out)
+    bool esc = memchr(s, '\\', n) != NULL;
+    bool heap = esc && n >= sizeof small;
+    char *out = heap ? malloc(n) : esc ? small : NULL;
+    if (heap && !out)
         ub_oom(c);
-    size_t o = ub_unescape(out, s, n);
-    const char *r = ub_intern(c->strtab, out, ub_nul_cut(c, out, o, l));
+    size_t o = esc ? ub_unescape(out, s, n) : n;
+    const char *text = esc ? out : s;
+    size_t keep = o;
+    if (had_nul) {
+        const char *nul = memchr(text, '\0', o);
+        *had_nul = nul != NULL;
+        if (nul)
+            keep = (size_t)(nul - text);
+    } else {
+        keep = ub_nul_cut(c, text, o, l);
+    }
+    const char *r = ub_intern(c->strtab, text, keep);
     if (heap)
         free(out);
     if (!r)
         ub_oom(c);
+    if (keep < o && !had_nul) {
+        if (c->nnuls == c->capnuls) {
+            uint32_t cap = c->capnuls ? c->capnuls * 2 : 8;
+            struct ub_nul_cut *nv = realloc(c->nuls, cap * sizeof *nv);
+            if (!nv)
+                ub_oom(c);
+            c->nuls = nv;
+            c->capnuls = cap;
+        }
+        c->nuls[c->nnuls++] = (struct ub_nul_cut){r, l};
+    }
     return r;
 }
 
@@ -2132,13 +2175,19 @@ void ub_act_variant_sets(ub_pctx *c, int part, ub_tokloc l)
 {
     uint32_t n = c->paths.n;
     c->paths.n = 0;
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
+        if (ub_parse_nul_cut(c, c->paths.v[i], c->paths.loc[i])) {
+            ub_perr(c, c->paths.loc[i], "a variant set name may not hold a "
+                    "NUL byte");
+            return;
+        }
         if (!ub_ident_variant_ok(c->paths.v[i], ub_str_len(c->paths.v[i]))) {
             ub_perr(c, c->paths.loc[i], "\"%s\" is not a valid variant set "
                     "name (letters, digits, '_', '|', '-', optionally after "
                     "a leading '.')", c->paths.v[i]);
             return;
         }
+    }
     ub_meta_listop(c, c->kw[TOK_VARIANTSETS - TOK_ADD],
                    ub_type_get(UB_TY_STRING), part,
                    ub_paths_value(c, UB_TY_STRING, n), l);
@@ -2416,6 +2465,11 @@ void ub_act_variants(ub_pctx *c)
         /* a selection may also be a variable expression, "`...`" (more
          * than the two backquotes), resolved when the stage composes */
         bool expr = sl > 2 && sel[0] == '`' && sel[sl - 1] == '`';
+        if (ub_parse_nul_cut(c, sel, ub_tl(c, e->loc))) {
+            ub_perr(c, ub_tl(c, e->loc), "variant selection '%s' may not "
+                    "hold a NUL byte", e->key);
+            return;
+        }
         if (!expr && !ub_ident_variant_ok(sel, sl)) {
             ub_perr(c, ub_tl(c, e->loc), "\"%s\" is not a valid variant name "
                     "(letters, digits, '_', '|', '-', optionally after a "
@@ -2487,7 +2541,9 @@ void ub_act_prim_begin(ub_pctx *c, int spec, const char *type,
         /* p itself stays: as a stub it answers duplicate checks */
         c->marks[c->nmarks++] = ub_arena_get_mark(c->arena);
     }
-    if (!ub_ident_ok(name, ub_str_len(name)))
+    if (ub_parse_nul_cut(c, name, l))
+        ub_perr(c, l, "a prim name may not hold a NUL byte");
+    else if (!ub_ident_ok(name, ub_str_len(name)))
         ub_perr(c, l, "\"%s\" is not a valid prim name: expected an "
                 "identifier", name);
     else if (dup)
@@ -2540,7 +2596,9 @@ void ub_act_prim_end(ub_pctx *c)
 
 void ub_act_variant_set_begin(ub_pctx *c, const char *name, ub_tokloc l)
 {
-    if (!ub_ident_variant_ok(name, ub_str_len(name)))
+    if (ub_parse_nul_cut(c, name, l))
+        ub_perr(c, l, "a variant set name may not hold a NUL byte");
+    else if (!ub_ident_variant_ok(name, ub_str_len(name)))
         ub_perr(c, l, "\"%s\" is not a valid variant set name (letters, "
                 "digits, '_', '|', '-', optionally after a leading '.')",
                 name);
@@ -2561,7 +2619,9 @@ void ub_act_variant_begin(ub_pctx *c, const char *name, ub_tokloc l)
 {
     ub_prim *owner = c->vset_owner;
     ub_depth_enter(c, l);
-    if (!ub_ident_variant_ok(name, ub_str_len(name)))
+    if (ub_parse_nul_cut(c, name, l))
+        ub_perr(c, l, "a variant name may not hold a NUL byte");
+    else if (!ub_ident_variant_ok(name, ub_str_len(name)))
         ub_perr(c, l, "\"%s\" is not a valid variant name (letters, digits, "
                 "'_', '|', '-', optionally after a leading '.')", name);
     else if (!name[0])
@@ -3128,6 +3188,7 @@ static void ub_pctx_free(ub_pctx *c)
     free(c->marks);
     free(c->ph);
     free(c->xdefs);
+    free(c->nuls);
     for (unsigned i = 0; i < UB_PATH_MAX_TARGETS; i++)
         free(c->target_pi[i]);
     free(c);

@@ -229,6 +229,11 @@ typedef struct ub_pctx {
     struct ub_field_def *xdefs;
     size_t n_xdefs;
 
+    /* strings a NUL byte cut short, and where (ub_parse_unescape): a name
+     * so cut is refused, as OpenUSD finds the NUL in it */
+    struct ub_nul_cut *nuls;
+    uint32_t nnuls, capnuls;
+
     /* scanner: open brackets (number lists are tokens inside [ and ( only)
      * and two buffers for number-list text, used in turn: a token's text
      * must survive while the next token is the parser's lookahead */
@@ -277,9 +282,11 @@ bool ub_split_cancelled(const ub_pctx *ctx);
 /* Number parsing shared with the scanner: correctly rounded. */
 double ub_parse_double(const char *s, size_t n);
 
-/* Unescape a quoted string body as OpenUSD does and intern it. */
+/* Unescape a quoted string or path body as OpenUSD does and intern it.
+ * A NUL byte ends it; with had_nul NULL that is said (a warning) and
+ * remembered (ub_parse_nul_cut), else *had_nul tells and nothing is said. */
 const char *ub_parse_unescape(ub_pctx *ctx, const char *s, size_t n,
-                              ub_tokloc l);
+                              ub_tokloc l, bool *had_nul);
 void ub_parse_took_text(ub_pctx *ctx);
 
 /* Report an error at loc; parsing continues, the layer will be dropped. */

@@ -1039,7 +1039,7 @@ static void test_relocates_dot(void)
            4, 9, "'/' is not a valid relocates path");
 }
 
-/* A NUL byte, raw or escaped, ends a string or path, as usdcat writes it:
+/* A NUL byte, raw or escaped, ends a string, as usdcat writes it:
  * the rest is dropped with a located warning (found by fuzz_roundtrip:
  * the text writer dropped it silently and the crate writer wrote a token
  * table shifted by one). */
@@ -1063,10 +1063,34 @@ static void test_nul_in_string(void)
         CU_ASSERT_EQUAL(w->severity, UB_WARNING);
         CU_ASSERT(w->loc.line == 3 && w->loc.col == 11);
         CU_ASSERT_PTR_NOT_NULL(strstr(w->message, "NUL byte ends this "
-                                                  "string or path: the 2 "
-                                                  "bytes after it are "
-                                                  "dropped"));
+                                                  "string: the 2 bytes "
+                                                  "after it are dropped"));
     }
+}
+
+/* A name or path with a NUL byte is refused, as OpenUSD checks it with
+ * the NUL in it (usdbake had checked what was left before the NUL, and
+ * read "\0" as a variant set named ""). */
+static void test_nul_in_name(void)
+{
+    reject("#usda 1.0\ndef \"A\\0\" {\n}\n", 2, 5,
+           "a prim name may not hold a NUL byte");
+    reject("#usda 1.0\ndef \"A\" {\n    variantSet \"\\0\" = {\n"
+           "        \"x\" {\n        }\n    }\n}\n",
+           3, 16, "a variant set name may not hold a NUL byte");
+    reject("#usda 1.0\ndef \"A\" {\n    variantSet \"v\" = {\n"
+           "        \"x\\x00\" {\n        }\n    }\n}\n",
+           4, 9, "a variant name may not hold a NUL byte");
+    reject("#usda 1.0\ndef \"A\" (\n    variantSets = \"v\\0\"\n) {\n}\n", 3,
+           19, "a variant set name may not hold a NUL byte");
+    reject("#usda 1.0\ndef \"A\" (\n    variants = { string v = \"x\\0\" }\n"
+           ") {\n}\n",
+           3, 25, "variant selection 'v' may not hold a NUL byte");
+    reject("#usda 1.0\ndef \"A\" (\n    references = </B\\0>\n) {\n}\n", 3,
+           18, "a path may not hold a NUL byte");
+    /* a string value equal to a name, cut short elsewhere, is no name */
+    CU_ASSERT_PTR_NOT_NULL(parse("#usda 1.0\ndef \"x\" {\n"
+                                 "    string s = \"x\\0y\"\n}\n"));
 }
 
 /* A variant named "" would share its variant set's path (OpenUSD's
@@ -1474,6 +1498,7 @@ static const test_case cases[] = {
     {"empty relocates", test_empty_relocates},
     {"relocates: '.' and '..'", test_relocates_dot},
     {"a NUL ends a string", test_nul_in_string},
+    {"a NUL in a name or path is refused", test_nul_in_name},
     {"a variant named \"\"", test_empty_variant_name},
     {"a prim named \"\" with paths below it", test_empty_prim_name},
     {"nesting limit", test_nesting_limit},
