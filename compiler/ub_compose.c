@@ -86,8 +86,9 @@ const char *ub_path_replace_prefix(ub_strtab *t, const char *path,
     if (from[0] == '/' && from[1] == '\0' && rn) {
         if (!(tn == 1 && to[0] == '/'))
             b[w++] = '/';
-    } else if (tn == 1 && to[0] == '/' && rn && rest[0] == '/') {
-        rest++, rn--;
+    } else if (((tn == 1 && to[0] == '/') || (tn && to[tn - 1] == '}')) &&
+               rn && rest[0] == '/') {
+        rest++, rn--; /* "/" + "/B" is "/B"; "/A{v=x}" + "/B", "/A{v=x}B" */
     }
     memcpy(b + w, rest, rn);
     w += rn;
@@ -162,6 +163,34 @@ static const char *ub_path_child(ub_strtab *t, const char *parent,
 
 /* --- context -------------------------------------------------------------- */
 
+typedef struct ub_node {
+    uint8_t arc;          /* ub_arc */
+    bool ancestral;       /* continued from the parent prim's index */
+    bool evaluated;       /* direct arcs (but variants) added */
+    bool variants_done;
+    bool root_identity;   /* class-based maps also map "/" to "/" */
+    bool implied;         /* a class arc implied from below */
+    bool inert;           /* kept for the graph, gives no opinions (the
+                             instance's own opinions in a prototype) */
+    bool dup_class;       /* an implied class at the very site it was
+                             implied from (across a reference): inert,
+                             but Pcp counts it in instance keys */
+    ub_stack *ls;
+    const char *path;     /* site path, may hold variant selections */
+    const char *src, *tgt; /* map to parent (variant-free); NULL: identity */
+    ub_offset offset;     /* node time -> stage time (before the layer's
+                             own offset in ls) */
+    int parent;           /* -1 for the root */
+    int depth;            /* namespace depth the arc was added at */
+    int sib;              /* authored order among its arcs */
+} ub_node;
+
+typedef struct ub_index {
+    ub_node *v;
+    int n, cap;
+    int depth; /* of the prim being indexed */
+} ub_index;
+
 typedef struct ub_cstack {
     ub_layer *root;
     ub_stack st;
@@ -183,6 +212,16 @@ typedef struct ub_cx {
     ub_idtab proto_tab;
     uint32_t last_proto_id; /* N of the last Flattened_Prototype_N named */
     int subroot_depth;      /* subroot arcs' ancestries being built */
+    /* the last parent indexes subroot arcs' ancestries were built from
+     * (ub_parent_index): the siblings of a prim below a reference each
+     * inherit a class beside them, whose ancestry is the same parent's,
+     * in the referenced layer and, implied, in the referencing one */
+    struct {
+        const ub_stack *ls;
+        const char *path;
+        ub_index ix;
+    } up[4];
+    unsigned up_next; /* the entry replaced next */
     const char *remap_from, *remap_to;
     /* the prototype's own path on OpenUSD's stage, "/__Prototype_N", which
      * its flatten leaves in pathExpression values */
@@ -237,33 +276,6 @@ static ub_stack *ub_cx_stack(ub_cx *cx, ub_layer *root)
 
 /* --- prim indexes --------------------------------------------------------- */
 
-typedef struct ub_node {
-    uint8_t arc;          /* ub_arc */
-    bool ancestral;       /* continued from the parent prim's index */
-    bool evaluated;       /* direct arcs (but variants) added */
-    bool variants_done;
-    bool root_identity;   /* class-based maps also map "/" to "/" */
-    bool implied;         /* a class arc implied from below */
-    bool inert;           /* kept for the graph, gives no opinions (the
-                             instance's own opinions in a prototype) */
-    bool dup_class;       /* an implied class at the very site it was
-                             implied from (across a reference): inert,
-                             but Pcp counts it in instance keys */
-    ub_stack *ls;
-    const char *path;     /* site path, may hold variant selections */
-    const char *src, *tgt; /* map to parent (variant-free); NULL: identity */
-    ub_offset offset;     /* node time -> stage time (before the layer's
-                             own offset in ls) */
-    int parent;           /* -1 for the root */
-    int depth;            /* namespace depth the arc was added at */
-    int sib;              /* authored order among its arcs */
-} ub_node;
-
-typedef struct ub_index {
-    ub_node *v;
-    int n, cap;
-    int depth; /* of the prim being indexed */
-} ub_index;
 
 enum { UB_MAX_NODES = 4096 };
 
@@ -717,6 +729,8 @@ static bool ub_has_child_site(const ub_index *ix, int parent, int arc,
     return false;
 }
 
+static int ub_index_add_arc(ub_cx *cx, ub_index *ix, const ub_node *nn);
+
 /* A class path for a site inside a variant ("/A{v=x}B"): the part under
  * the variant keeps its selection (Pcp's _DetermineInheritPath). */
 static const char *ub_class_site(ub_cx *cx, const char *cls, const char *site)
@@ -797,25 +811,41 @@ static void ub_imply_class(ub_cx *cx, ub_index *ix, int c)
                           .parent = par,
                           .depth = cn.depth,
                           .sib = cn.sib};
-            if (ub_index_add(cx, ix, &nn) < 0)
+            if ((dup ? ub_index_add(cx, ix, &nn)
+                     : ub_index_add_arc(cx, ix, &nn)) < 0)
                 return;
         }
         cur = par;
     }
 }
 
-static int ub_index_add_arc(ub_cx *cx, ub_index *ix, const ub_node *nn);
-
-/* A specialize below a reference, a payload or a variant: Pcp propagates
- * it to the root, and the copy comes without the target's ancestral
- * opinions (as usdcat shows; below an inherit they come). */
-static bool ub_specialize_propagated(const ub_index *ix, const ub_node *n)
+/* A specialize below a reference, a payload or a variant whose class,
+ * implied up the index, comes back to its own site (an internal arc in
+ * one layer stack): Pcp propagates it to the root, where it is that inert
+ * implied node, and it comes without the target's ancestral opinions (as
+ * usdcat shows; below an inherit they come).  Implied through an arc
+ * that moves it (a reference </N> in </P> implies </N/M> as </P/M>), it
+ * keeps them. */
+static bool ub_specialize_propagated(ub_cx *cx, const ub_index *ix,
+                                     const ub_node *n)
 {
-    if (n->arc != UB_ARC_SPECIALIZE || n->parent < 0)
+    if (n->arc != UB_ARC_SPECIALIZE || n->parent < 0 || n->implied)
         return false;
     int a = ix->v[n->parent].arc;
-    return a == UB_ARC_REFERENCE || a == UB_ARC_PAYLOAD ||
-           a == UB_ARC_VARIANT;
+    if (a != UB_ARC_REFERENCE && a != UB_ARC_PAYLOAD && a != UB_ARC_VARIANT)
+        return false;
+    const char *cls = ub_path_strip_variants(cx->t, n->path);
+    for (int cur = n->parent; cls && ix->v[cur].parent >= 0;
+         cur = ix->v[cur].parent) {
+        const ub_node *pn = &ix->v[ix->v[cur].parent];
+        cls = ub_map_step(cx, &ix->v[cur], cls, true);
+        const char *inst = ub_path_strip_variants(cx->t, pn->path);
+        if (!cls || !inst || cls == inst)
+            return false;
+        if (pn->ls == n->ls && ub_class_site(cx, cls, pn->path) == n->path)
+            return true;
+    }
+    return false;
 }
 
 static void ub_add_class_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
@@ -872,12 +902,25 @@ static bool ub_index_child(ub_cx *cx, const ub_index *ix, const char *name,
 static bool ub_index_down(ub_cx *cx, ub_index *ix, const char *rest,
                           bool expand_last);
 
+/* Whether a node of ix has the site (ls, path) already. */
+static bool ub_index_has_site(const ub_index *ix, const ub_stack *ls,
+                              const char *path)
+{
+    for (int k = 0; k < ix->n; k++)
+        if (ix->v[k].ls == ls && ix->v[k].path == path)
+            return true;
+    return false;
+}
+
 /* Add nn to ix with sub (an index continued to nn's site, its first node
  * standing for nn) below it: sub's nodes but the first keep their arcs
  * to sub's first, now nn.  With no_variants a variant node of sub and
- * all under it are left out.  Returns nn's index in ix, or -1. */
+ * all under it are left out; with skip_dups a node whose site ix has
+ * already, and all under it (Pcp's skipDuplicateNodes, for class arcs:
+ * the same opinions are not given twice).  Returns nn's index in ix, or
+ * -1. */
 static int ub_graft(ub_cx *cx, ub_index *ix, const ub_node *nn,
-                    const ub_index *sub, bool no_variants)
+                    const ub_index *sub, bool no_variants, bool skip_dups)
 {
     int *map = malloc((size_t)sub->n * sizeof *map); /* sub -> ix, or -1 */
     if (!map) {
@@ -888,7 +931,8 @@ static int ub_graft(ub_cx *cx, ub_index *ix, const ub_node *nn,
     for (int k = 1; k < sub->n && at >= 0 && !cx->oom; k++) {
         ub_node n = sub->v[k];
         map[k] = -1;
-        if (map[n.parent] < 0 || (no_variants && n.arc == UB_ARC_VARIANT))
+        if (map[n.parent] < 0 || (no_variants && n.arc == UB_ARC_VARIANT) ||
+            (skip_dups && ub_index_has_site(ix, n.ls, n.path)))
             continue;
         n.parent = map[n.parent];
         n.offset = ub_offset_compose(nn->offset, n.offset);
@@ -897,6 +941,29 @@ static int ub_graft(ub_cx *cx, ub_index *ix, const ub_node *nn,
     }
     free(map);
     return at;
+}
+
+/* The index of path in ls (ub_index_for_path), kept in cx->up; NULL
+ * when it cannot be built. */
+static const ub_index *ub_parent_index(ub_cx *cx, ub_stack *ls,
+                                       const char *path)
+{
+    const unsigned n = sizeof cx->up / sizeof cx->up[0];
+    for (unsigned k = 0; k < n; k++)
+        if (cx->up[k].ls == ls && cx->up[k].path == path)
+            return &cx->up[k].ix;
+    ub_index up;
+    bool ok = ub_index_for_path(cx, ls, path, &up) && !cx->oom && !cx->failed;
+    if (!ok) {
+        free(up.v);
+        return NULL;
+    }
+    unsigned k = cx->up_next++ % n;
+    free(cx->up[k].ix.v);
+    cx->up[k].ls = ls;
+    cx->up[k].path = path;
+    cx->up[k].ix = up;
+    return &cx->up[k].ix;
 }
 
 /* An arc to a prim below a root prim (/A/B) -- a reference, a payload,
@@ -908,22 +975,21 @@ static int ub_graft(ub_cx *cx, ub_index *ix, const ub_node *nn,
  * stronger).  Returns false when nn targets a root prim or the ancestry
  * cannot be built (then nn is added alone); else *at is the new node. */
 static bool ub_subroot_ancestry(ub_cx *cx, ub_index *ix, const ub_node *nn,
-                                bool no_variants, int *at)
+                                bool no_variants, bool skip_dups, int *at)
 {
     const char *p = nn->path, *slash = strrchr(p, '/');
     if (slash == p || strchr(p, '{') || cx->subroot_depth >= 16)
         return false;
     const char *parent = ub_intern(cx->t, p, (size_t)(slash - p));
     const char *name = ub_intern_cstr(cx->t, slash + 1);
-    ub_index up = {0}, sub = {0};
+    ub_index sub = {0};
     cx->subroot_depth++;
-    bool ok = parent && name && ub_index_for_path(cx, nn->ls, parent, &up) &&
-              !cx->oom && !cx->failed &&
-              ub_index_child(cx, &up, name, &sub);
+    const ub_index *up =
+        parent && name ? ub_parent_index(cx, nn->ls, parent) : NULL;
+    bool ok = up && ub_index_child(cx, up, name, &sub);
     cx->subroot_depth--;
-    free(up.v);
     if (ok && !cx->oom && !cx->failed)
-        *at = ub_graft(cx, ix, nn, &sub, no_variants);
+        *at = ub_graft(cx, ix, nn, &sub, no_variants, skip_dups);
     else
         ok = false;
     free(sub.v);
@@ -936,7 +1002,7 @@ static bool ub_subroot_ancestry(ub_cx *cx, ub_index *ix, const ub_node *nn,
  * down to nn's site, goes under nn, as ub_subroot_ancestry does for a
  * prim.  Returns nn's index in ix, or -1. */
 static int ub_variant_ancestry(ub_cx *cx, ub_index *ix, const ub_node *nn,
-                               const char *vsite)
+                               const char *vsite, bool skip_dups)
 {
     if (cx->subroot_depth >= 16)
         return ub_index_add(cx, ix, nn);
@@ -955,7 +1021,7 @@ static int ub_variant_ancestry(ub_cx *cx, ub_index *ix, const ub_node *nn,
     cx->subroot_depth--;
     int at = -1;
     if (ok && !cx->oom && !cx->failed && sub.n > 0)
-        at = ub_graft(cx, ix, nn, &sub, false);
+        at = ub_graft(cx, ix, nn, &sub, false, skip_dups);
     else if (!cx->oom && !cx->failed)
         at = ub_index_add(cx, ix, nn);
     free(sub.v);
@@ -969,11 +1035,24 @@ static int ub_variant_ancestry(ub_cx *cx, ub_index *ix, const ub_node *nn,
  * Pcp finds them through its stack frames. */
 static int ub_index_add_arc(ub_cx *cx, ub_index *ix, const ub_node *nn)
 {
-    if (ub_specialize_propagated(ix, nn))
+    if (ub_specialize_propagated(cx, ix, nn))
         return ub_index_add(cx, ix, nn);
-    int at = -1;
     bool cls = nn->arc == UB_ARC_INHERIT || nn->arc == UB_ARC_SPECIALIZE;
-    return ub_subroot_ancestry(cx, ix, nn, cls, &at)
+    bool skip_dups = cls && !nn->inert;
+    /* a site inside a variant (an arc authored there): the variant's
+     * arcs are its ancestors' */
+    const char *close = strrchr(nn->path, '}');
+    if (close && close[1]) {
+        const char *vsite =
+            ub_intern(cx->t, nn->path, (size_t)(close - nn->path + 1));
+        if (!vsite) {
+            cx->oom = true;
+            return -1;
+        }
+        return ub_variant_ancestry(cx, ix, nn, vsite, skip_dups);
+    }
+    int at = -1;
+    return ub_subroot_ancestry(cx, ix, nn, cls, skip_dups, &at)
                ? at
                : ub_index_add(cx, ix, nn);
 }
@@ -1127,12 +1206,21 @@ static const char *ub_variant_selection(ub_cx *cx, const ub_index *ix,
 static void ub_eval_ancestral_variants(ub_cx *cx, ub_index *ix, int i)
 {
     const ub_node *n = &ix->v[i];
-    if (n->ancestral || n->implied || n->parent < 0 ||
+    if (n->ancestral || n->parent < 0 ||
         n->arc == UB_ARC_VARIANT ||
         n->arc == UB_ARC_RELOCATE || strchr(n->path, '{'))
         return;
-    if (ub_specialize_propagated(ix, n))
+    if (ub_specialize_propagated(cx, ix, n))
         return; /* (no ancestral opinions: see ub_index_add_arc) */
+    /* Below a class arc made at this prim, a variant whose site is in the
+     * index already is left out, as Pcp's _AddVariantArc does. */
+    bool skip_dups = false;
+    for (int k = i; k > 0 && !skip_dups; k = ix->v[k].parent) {
+        const ub_node *a = &ix->v[k];
+        skip_dups = (a->arc == UB_ARC_INHERIT ||
+                     a->arc == UB_ARC_SPECIALIZE) &&
+                    !a->ancestral && !a->inert && a->depth == ix->depth;
+    }
     const char *path = n->path;
     for (const char *slash = strrchr(path, '/'); slash && slash > path;
          slash = strrchr(path, '/')) {
@@ -1194,7 +1282,10 @@ static void ub_eval_ancestral_variants(ub_cx *cx, ub_index *ix, int i)
                 vp ? ub_intern(cx->t, vp,
                                strlen(vp) - strlen(n->path + strlen(anc) + 1))
                    : NULL;
-            if (!vp || !vsite || ub_variant_ancestry(cx, ix, &nn, vsite) < 0)
+            if (skip_dups && vp && ub_index_has_site(ix, n->ls, vp))
+                continue;
+            if (!vp || !vsite ||
+                ub_variant_ancestry(cx, ix, &nn, vsite, skip_dups) < 0)
                 cx->oom |= !cx->failed;
             n = &ix->v[i];
         }
@@ -3059,6 +3150,8 @@ ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
     for (uint32_t i = 0; i < cx.n_protos; i++)
         free(cx.protos[i].key);
     free(cx.protos);
+    for (unsigned k = 0; k < sizeof cx.up / sizeof cx.up[0]; k++)
+        free(cx.up[k].ix.v);
     ub_idtab_free(&cx.proto_tab);
     free(cx.reloc);
     ub_clip_bake_free(cx.bake);
