@@ -912,6 +912,7 @@ typedef struct ub_bake_job {
     unsigned depth;
     bool any;                /* some part was handed over */
     bool told_type;          /* the type mismatch below was said */
+    bool told_nan;           /* a clip's sample at NaN was said */
 } ub_bake_job;
 
 /* One use of a clip layer: clip k of set `set`. */
@@ -1079,6 +1080,25 @@ static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
         ub_diag_set_hint(b->diags, d, "write the clip's samples with the "
                                       "stage's type");
     }
+    const ub_prop *q =
+        !j->told_nan && b->diags && l ? ub_clip_attr(l, j->clip_prim, j->attr)
+                                      : NULL;
+    for (uint32_t i = 0; q && i < ub_prop_samples(q)->n; i++)
+        if (isnan(ub_prop_samples(q)->v[i].time)) {
+            /* OpenUSD's result is the accident of a map keyed by NaN */
+            j->told_nan = true;
+            const ub_layer *src = cs->source_layer;
+            ub_diag *d = ub_diag_add(
+                b->diags, UB_WARNING, cs->loc, "clip-time-not-finite",
+                src ? src->source : NULL, src ? src->source_len : 0,
+                "clip layer '%s' has a sample of '%s' at time nan: it is "
+                "left out",
+                l->path, j->attr);
+            ub_diag_set_hint(b->diags, d, "give the sample a frame number, "
+                                          "or remove it (usdbake check "
+                                          "finds such samples)");
+            break;
+        }
     for (uint32_t i = 0; i < ts->n; i++) {
         const ub_layer *from;
         ub_value v;

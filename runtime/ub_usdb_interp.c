@@ -246,13 +246,14 @@ static int value_at(const double *times, uint32_t n, double t, bool held,
 
 typedef struct mem_ctx {
     const ub_samples *s;
-    double *times;
+    uint32_t *at; /* the samples kept (not at NaN), by index in times */
 } mem_ctx;
 
 static int mem_fetch(void *ctx, uint32_t i, ub_arena *a, ub_value *out)
 {
     (void)a;
-    *out = ((mem_ctx *)ctx)->s->v[i].value;
+    const mem_ctx *m = ctx;
+    *out = m->s->v[m->at[i]].value;
     return 0;
 }
 
@@ -263,12 +264,21 @@ int ub_samples_value_at(const ub_samples *s, double time, bool held,
     if (!s->n)
         return 0;
     double *times = ub_arena_alloc(a, s->n * sizeof *times);
-    if (!times)
+    uint32_t *at = ub_arena_alloc(a, s->n * sizeof *at);
+    if (!times || !at)
         return -1;
+    /* A sample at NaN (text may author one; it stays where it was) is at
+     * no time: it would bracket every time after it. */
+    uint32_t n = 0;
     for (uint32_t i = 0; i < s->n; i++)
-        times[i] = s->v[i].time;
-    mem_ctx m = {s, times};
-    return value_at(times, s->n, time, held, mem_fetch, &m, a, out);
+        if (!isnan(s->v[i].time)) {
+            times[n] = s->v[i].time;
+            at[n++] = i;
+        }
+    if (!n)
+        return 0;
+    mem_ctx m = {s, at};
+    return value_at(times, n, time, held, mem_fetch, &m, a, out);
 }
 
 typedef struct file_ctx {
