@@ -95,6 +95,12 @@ static void ub_clip_warn(ub_diags *diags, ub_loc loc, const ub_layer *l,
                                       "ignores this clip set too");
 }
 
+/* The hint of a NaN time, which OpenUSD's maps order by accident: it may
+ * ignore the set, or use some of it. */
+static const char ub_nan_hint[] =
+    "fix the clip metadata; what OpenUSD makes of a NaN time depends on "
+    "where its maps happen to put it";
+
 /* The hint of a template OpenUSD would step through without end. */
 static const char ub_endless_hint[] =
     "fix the clip metadata; OpenUSD would not finish reading this clip set";
@@ -458,6 +464,7 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
     for (uint32_t i = 0; !why && i < n_assets; i++)
         if (!*ASSET(i))
             why = "an empty asset path in 'assetPaths'";
+    bool before_nan = why != NULL;
     /* a NaN stage time has no place among the others: OpenUSD's maps
      * take it for equal to whichever time they compare it with (a lone
      * clip is active at every time, whatever its time) */
@@ -467,6 +474,7 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
     for (uint32_t i = 0; !why && i < n_times; i++)
         if (isnan(TIM(i, 0)) || isnan(TIM(i, 1)))
             why = "a time in 'times' is not a number";
+    const char *hint = why && !before_nan ? ub_nan_hint : NULL;
     for (uint32_t i = 0; !why && i < n_active; i++) {
         double ix = ACT(i, 1);
         /* written so that NaN fails too (OpenUSD's own check lets it
@@ -487,7 +495,7 @@ int ub_clip_set_init(ub_clip_set *cs, ub_loader *ld, const char *name,
     if (!why && n_active == 0)
         why = "'active' is empty";
     if (why) {
-        ub_clip_warn(diags, loc, src, name, why, NULL);
+        ub_clip_warn(diags, loc, src, name, why, hint);
         rc = 0;
         goto done;
     }
