@@ -2163,6 +2163,33 @@ static const ub_clip_set *ub_clip_for(ub_cx *cx, const ub_index *ix,
     return NULL;
 }
 
+/* A stage has no frame at an infinite time, and none at NaN: a sample
+ * there (authored so, or mapped there by a layer offset) is left out of
+ * s, with a warning.  UsdStage's flatten leaves out those at infinity
+ * (it copies the samples of the open interval of all times); at NaN
+ * its maps give what they happen to give. */
+static void ub_drop_unframed_samples(ub_cx *cx, const ub_layer *l,
+                                     const ub_prop *p, ub_samples *s)
+{
+    uint32_t w = 0, dropped = 0;
+    double first = 0; /* the first left out */
+    for (uint32_t i = 0; i < s->n; i++) {
+        if (isfinite(s->v[i].time))
+            s->v[w++] = s->v[i];
+        else if (!dropped++)
+            first = s->v[i].time;
+    }
+    if (!dropped)
+        return;
+    ub_report(cx, UB_WARNING, l, ub_layer_loc(l, s->loc), "time-not-finite",
+              "'%s' has a sample at time %s on the stage: it is left out, "
+              "%s",
+              p->name, isnan(first) ? "nan" : first > 0 ? "inf" : "-inf",
+              isnan(first) ? "since no frame is at nan"
+                           : "as usdcat --flatten leaves it out");
+    s->n = w;
+}
+
 static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                          const ub_op *ops, ub_prop *const *props, uint32_t n,
                          const ub_clipsets *clips)
@@ -2314,6 +2341,7 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                         if (!ub_offset_is_identity(so) &&
                             ub_samples_apply_offset(cx->a, &s, so) != 0)
                             cx->oom = true;
+                        ub_drop_unframed_samples(cx, l, p, &s);
                         ub_prop_ext *x = ub_prop_ext_get(cx->a, op);
                         if (x)
                             x->samples = s;
