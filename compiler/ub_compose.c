@@ -212,6 +212,8 @@ typedef struct ub_cx {
     ub_idtab proto_tab;
     uint32_t last_proto_id; /* N of the last Flattened_Prototype_N named */
     int subroot_depth;      /* subroot arcs' ancestries being built */
+    /* asset expressions said to use an undefined variable, each once */
+    ub_names expr_told;
     /* the last parent indexes subroot arcs' ancestries were built from
      * (ub_parent_index): the siblings of a prim below a reference each
      * inherit a class beside them, whose ancestry is the same parent's,
@@ -1294,6 +1296,21 @@ static void ub_eval_ancestral_variants(ub_cx *cx, ub_index *ix, int i)
     }
 }
 
+/* Say once per expression that it used an undefined variable by its name
+ * (ub_expr_eval). */
+static void ub_expr_told(ub_cx *cx, const ub_layer *l, const char *expr,
+                         const char *result, const char *var)
+{
+    if (ub_names_has(&cx->expr_told, expr))
+        return;
+    if (ub_names_add(&cx->expr_told, expr) < 0) {
+        cx->oom = true;
+        return;
+    }
+    ub_expr_warn_undefined(cx->diags, (ub_loc){l->path, 0, 0}, l, expr,
+                           result, var);
+}
+
 static void ub_eval_variants(ub_cx *cx, ub_index *ix, int i)
 {
     ub_items it = {0};
@@ -1322,6 +1339,8 @@ static void ub_eval_variants(ub_cx *cx, ub_index *ix, int i)
                 cx->failed = true;
                 break;
             }
+            if (what)
+                ub_expr_told(cx, ix->v[i].ls->layers[0], sel, r, what);
             sel = r;
         }
         if (!sel || !*sel)
@@ -1451,12 +1470,14 @@ static const char *ub_anchor(ub_cx *cx, const ub_layer *l,
     if (ub_expr_is(asset)) {
         /* evaluated with the layer stack's expressionVariables first; one
          * that cannot be is kept as written, as OpenUSD keeps it */
-        const char *r = NULL;
-        ub_expr_status st = ub_expr_eval(cx->t, asset, vars, &r, NULL);
+        const char *r = NULL, *what = NULL;
+        ub_expr_status st = ub_expr_eval(cx->t, asset, vars, &r, &what);
         if (st == UB_EXPR_NOMEM)
             cx->oom = true;
         if (st != UB_EXPR_OK || !r)
             return asset;
+        if (what)
+            ub_expr_told(cx, l, asset, r, what);
         asset = r;
     }
     const char *r = ub_loader_anchor(cx->ld, asset, l);
@@ -3178,6 +3199,7 @@ ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
     for (uint32_t i = 0; i < cx.n_protos; i++)
         free(cx.protos[i].key);
     free(cx.protos);
+    ub_names_free(&cx.expr_told);
     for (unsigned k = 0; k < sizeof cx.up / sizeof cx.up[0]; k++)
         free(cx.up[k].ix.v);
     ub_idtab_free(&cx.proto_tab);

@@ -36,10 +36,13 @@ static bool ub_ident_char(char c, bool first)
            (!first && c >= '0' && c <= '9');
 }
 
-/* ${NAME} at s[*i] (just after "${"): appends the value to b. */
+/* ${NAME} at s[*i] (just after "${"): appends the value to b.  Inside a
+ * quoted string an undefined variable stands for its own name, as in
+ * OpenUSD ("./${B}.usda" is "./B.usda"); *undefined then names it. */
 static ub_expr_status ub_expr_var(ub_strtab *t, const char *s, size_t n,
                                   size_t *i, const ub_dict *vars, ub_buf *b,
-                                  const char **what)
+                                  bool quoted, const char **what,
+                                  const char **undefined)
 {
     size_t start = *i;
     while (*i < n && ub_ident_char(s[*i], *i == start))
@@ -53,6 +56,12 @@ static ub_expr_status ub_expr_var(ub_strtab *t, const char *s, size_t n,
     const ub_dict_entry *e = vars ? ub_dict_find(vars, name) : NULL;
     if (what)
         *what = name;
+    if (!e && quoted) {
+        if (!*undefined)
+            *undefined = name;
+        ub_buf_puts(b, name);
+        return UB_EXPR_OK;
+    }
     if (!e)
         return UB_EXPR_UNDEFINED;
     const ub_value *v = &e->value;
@@ -79,9 +88,10 @@ ub_expr_status ub_expr_eval(ub_strtab *t, const char *asset,
     ub_buf b;
     ub_buf_init(&b);
     ub_expr_status st = UB_EXPR_OK;
+    const char *undefined = NULL;
     if (i + 1 < n && s[i] == '$' && s[i + 1] == '{') {
         i += 2;
-        st = ub_expr_var(t, s, n, &i, vars, &b, what);
+        st = ub_expr_var(t, s, n, &i, vars, &b, false, what, &undefined);
         if (st == UB_EXPR_OK && i != n)
             st = UB_EXPR_UNSUPPORTED;
     } else if (i < n && (s[i] == '"' || s[i] == '\'')) {
@@ -104,7 +114,8 @@ ub_expr_status ub_expr_eval(ub_strtab *t, const char *asset,
                 i += 2;
             } else if (c == '$' && i + 1 < n && s[i + 1] == '{') {
                 i += 2;
-                st = ub_expr_var(t, s, n, &i, vars, &b, what);
+                st = ub_expr_var(t, s, n, &i, vars, &b, true, what,
+                                 &undefined);
             } else {
                 ub_buf_putc(&b, c);
                 i++;
@@ -122,6 +133,23 @@ ub_expr_status ub_expr_eval(ub_strtab *t, const char *asset,
         if (!*out)
             st = UB_EXPR_NOMEM;
     }
+    if (st == UB_EXPR_OK && what)
+        *what = undefined;
     ub_buf_free(&b);
     return st;
+}
+
+void ub_expr_warn_undefined(ub_diags *diags, ub_loc loc, const ub_layer *l,
+                            const char *expr, const char *result,
+                            const char *var)
+{
+    ub_diag *d = ub_diag_add(diags, UB_WARNING, loc, "expression-undefined",
+                             l ? l->source : NULL, l ? l->source_len : 0,
+                             "expression %s names variable '%s', which "
+                             "expressionVariables does not define: it "
+                             "stands for its own name, giving '%s', as in "
+                             "OpenUSD",
+                             expr, var, result);
+    ub_diag_set_hint(diags, d, "define the variable in the root layer's "
+                               "expressionVariables");
 }

@@ -146,6 +146,9 @@ static int ub_stack_walk(ub_stack *s, ub_loader *ld, ub_layer *layer,
                 s->n_recovered++;
                 continue;
             }
+            if (what)
+                ub_expr_warn_undefined(diags, ub_layer_loc(layer, sl->loc),
+                                       layer, sl->asset, asset, what);
             if (!*asset)
                 continue; /* an empty result names no layer */
         }
@@ -266,6 +269,11 @@ static const char *ub_flat_anchor(ub_flat *f, uint32_t li, const char *asset)
                         asset, ub_expr_status_text(es), what ? " " : "",
                         what ? what : "");
             return asset;
+        }
+        if (what) {
+            const ub_layer *l = f->s->layers[li];
+            ub_expr_warn_undefined(f->diags, (ub_loc){l->path, 0, 0}, l,
+                                   asset, r, what);
         }
         asset = r;
     }

@@ -46,10 +46,26 @@ static void test_strings(void)
     CU_ASSERT_STRING_EQUAL(eval("`${TOK}`", UB_EXPR_OK), "tokval");
 }
 
+/* Inside a string an undefined variable stands for its name, as
+ * OpenUSD's evaluator leaves it (usdcat --flatten gives "./NOPE.usda");
+ * what names it.  Bare, it is an error. */
+static void test_undefined(void)
+{
+    const char *out = NULL, *what = NULL;
+    CU_ASSERT_EQUAL(ub_expr_eval(T, ub_intern_cstr(T, "`\"./${NOPE}_${A}\"`"),
+                                 V, &out, &what),
+                    UB_EXPR_OK);
+    CU_ASSERT_STRING_EQUAL(out, "./NOPE_dir");
+    CU_ASSERT_STRING_EQUAL(what, "NOPE");
+    CU_ASSERT_EQUAL(ub_expr_eval(T, ub_intern_cstr(T, "`\"${A}\"`"), V, &out,
+                                 &what),
+                    UB_EXPR_OK);
+    CU_ASSERT_PTR_NULL(what); /* all defined */
+    CU_ASSERT_STRING_EQUAL(eval("`${NOPE}`", UB_EXPR_UNDEFINED), "NOPE");
+}
+
 static void test_errors(void)
 {
-    CU_ASSERT_STRING_EQUAL(eval("`\"${NOPE}.usda\"`", UB_EXPR_UNDEFINED),
-                           "NOPE");
     CU_ASSERT_STRING_EQUAL(eval("`\"${N}.usda\"`", UB_EXPR_NOT_STRING), "N");
     eval("`\"unterminated`", UB_EXPR_SYNTAX);
     eval("`\"${}\"`", UB_EXPR_SYNTAX);
@@ -76,6 +92,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("expr", NULL, NULL);
     CU_add_test(s, "is", test_is);
     CU_add_test(s, "strings", test_strings);
+    CU_add_test(s, "undefined", test_undefined);
     CU_add_test(s, "errors", test_errors);
     unsigned failed = ub_test_run_all();
     ub_arena_free(A);
