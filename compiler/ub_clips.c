@@ -727,9 +727,17 @@ static const ub_prop *ub_clip_attr(const ub_layer *l, const char *prim,
     return pr && pr->kind == UB_ATTR ? pr : NULL;
 }
 
+/* Whether p has a sample at a frame (one at NaN or inf is at none: it is
+ * left out, and said so, when the clip is baked). */
 static bool ub_has_samples(const ub_prop *p)
 {
-    return p && ub_prop_samples(p)->n > 0;
+    if (!p)
+        return false;
+    const ub_samples *s = ub_prop_samples(p);
+    for (uint32_t i = 0; i < s->n; i++)
+        if (isfinite(s->v[i].time))
+            return true;
+    return false;
 }
 
 bool ub_clip_set_has_attr(const ub_clip_set *cs, const char *clip_prim,
@@ -920,7 +928,7 @@ typedef struct ub_bake_job {
     unsigned depth;
     bool any;                /* some part was handed over */
     bool told_type;          /* the type mismatch below was said */
-    bool told_nan;           /* a clip's sample at NaN was said */
+    bool told_nan;           /* a clip's sample at NaN or inf was said */
 } ub_bake_job;
 
 /* One use of a clip layer: clip k of set `set`. */
@@ -1091,22 +1099,26 @@ static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
     const ub_prop *q =
         !j->told_nan && b->diags && l ? ub_clip_attr(l, j->clip_prim, j->attr)
                                       : NULL;
-    for (uint32_t i = 0; q && i < ub_prop_samples(q)->n; i++)
-        if (isnan(ub_prop_samples(q)->v[i].time)) {
-            /* OpenUSD's result is the accident of a map keyed by NaN */
+    for (uint32_t i = 0; q && i < ub_prop_samples(q)->n; i++) {
+        double t = ub_prop_samples(q)->v[i].time;
+        if (!isfinite(t)) {
+            /* OpenUSD's result is the accident of a map keyed by NaN, or
+             * of interpolating towards infinity (often a NaN) */
             j->told_nan = true;
             const ub_layer *src = cs->source_layer;
             ub_diag *d = ub_diag_add(
                 b->diags, UB_WARNING, cs->loc, "clip-time-not-finite",
                 src ? src->source : NULL, src ? src->source_len : 0,
-                "clip layer '%s' has a sample of '%s' at time nan: it is "
+                "clip layer '%s' has a sample of '%s' at time %s: it is "
                 "left out",
-                l->path, j->attr);
+                l->path, j->attr,
+                isnan(t) ? "nan" : t > 0 ? "inf" : "-inf");
             ub_diag_set_hint(b->diags, d, "give the sample a frame number, "
                                           "or remove it (usdbake check "
                                           "finds such samples)");
             break;
         }
+    }
     for (uint32_t i = 0; i < ts->n; i++) {
         const ub_layer *from;
         ub_value v;

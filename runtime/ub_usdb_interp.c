@@ -246,7 +246,7 @@ static int value_at(const double *times, uint32_t n, double t, bool held,
 
 typedef struct mem_ctx {
     const ub_samples *s;
-    uint32_t *at; /* the samples kept (not at NaN), by index in times */
+    uint32_t *at; /* the samples kept (at finite times), by index */
 } mem_ctx;
 
 static int mem_fetch(void *ctx, uint32_t i, ub_arena *a, ub_value *out)
@@ -268,10 +268,12 @@ int ub_samples_value_at(const ub_samples *s, double time, bool held,
     if (!times || !at)
         return -1;
     /* A sample at NaN (text may author one; it stays where it was) is at
-     * no time: it would bracket every time after it. */
+     * no time: it would bracket every time after it.  One at an infinite
+     * time is at no frame: interpolated towards, it gives a NaN or the
+     * other sample's value. */
     uint32_t n = 0;
     for (uint32_t i = 0; i < s->n; i++)
-        if (!isnan(s->v[i].time)) {
+        if (isfinite(s->v[i].time)) {
             times[n] = s->v[i].time;
             at[n++] = i;
         }

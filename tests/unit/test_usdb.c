@@ -777,19 +777,22 @@ static void test_samples_value_at_memory(void)
     CU_ASSERT_EQUAL(ub_value_get_double(&v, 0, 0), 1);
     ub_layer_free(L);
 
-    /* A sample at NaN is at no time: after the last sample the last is
-     * held, not interpolated towards it (it was NaN). */
+    /* A sample at NaN is at no time, one at inf or -inf at no frame:
+     * after the last sample the last is held, not interpolated towards
+     * them (it was NaN), and before the first the first. */
     const char *text = "#usda 1.0\ndef \"P\"\n{\n"
-                       "    double a.timeSamples = {\n"
-                       "        0: 1,\n        5: 2,\n        nan: 7,\n"
-                       "    }\n}\n";
+                       "    double a.timeSamples = {\n        -inf: 9,\n"
+                       "        0: 1,\n        5: 2,\n        inf: 8,\n"
+                       "        nan: 7,\n    }\n}\n";
     ub_diags *d = ub_diags_new();
     L = ub_parse_usda(T, "t.usda", text, strlen(text), d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(L);
     s = ub_prop_samples(ub_prop_find(L, L->root->children.v[0], S("a")));
-    CU_ASSERT_EQUAL_FATAL(s->n, 3);
+    CU_ASSERT_EQUAL_FATAL(s->n, 5);
     CU_ASSERT_EQUAL(ub_samples_value_at(s, 9, false, L->arena, &v), 0);
     CU_ASSERT_EQUAL(ub_value_get_double(&v, 0, 0), 2);
+    CU_ASSERT_EQUAL(ub_samples_value_at(s, -3, false, L->arena, &v), 0);
+    CU_ASSERT_EQUAL(ub_value_get_double(&v, 0, 0), 1);
     CU_ASSERT_EQUAL(ub_samples_value_at(s, 2.5, false, L->arena, &v), 0);
     CU_ASSERT_DOUBLE_EQUAL(ub_value_get_double(&v, 0, 0), 1.5, 1e-12);
     ub_layer_free(L);
