@@ -122,9 +122,10 @@ static int ub_template_derive(ub_loader *ld, const ub_layer *src,
         *why = "templateStride must be greater than 0";
         return -1;
     }
-    if (!isfinite(t0) || !isfinite(t1) || !isfinite(stride) ||
-        (has_off && !isfinite(off))) {
-        *why = "its template times and stride must be finite numbers";
+    /* (an infinite stride steps once, from the start, in OpenUSD's loop
+     * as in ours) */
+    if (!isfinite(t0) || !isfinite(t1) || (has_off && !isfinite(off))) {
+        *why = "its template times must be finite numbers";
         *hint = ub_endless_hint;
         return -1;
     }
