@@ -757,14 +757,45 @@ bool ub_clip_set_has_attr(const ub_clip_set *cs, const char *clip_prim,
     return d && d->varying;
 }
 
+/* Whether the manifest has a block for the attribute at exactly time t (a
+ * sample of its own there).  OpenUSD looks it up at the attribute's path
+ * where the clip set is authored, not at the clip's prim (Usd_Clip::
+ * IsBlocked queries the manifest layer with the path untranslated): the
+ * same path when primPath names that prim, as it mostly does. */
+static bool ub_manifest_blocked(const ub_clip_set *cs, const char *clip_prim,
+                                const char *attr, double t)
+{
+    size_t cn = strlen(cs->clip_prim_path);
+    if (!cs->manifest || !cs->source_prim_path ||
+        strncmp(clip_prim, cs->clip_prim_path, cn) != 0 ||
+        (clip_prim[cn] && clip_prim[cn] != '/'))
+        return false;
+    char src[4096];
+    int w = snprintf(src, sizeof src, "%s%s", cs->source_prim_path,
+                     clip_prim + cn);
+    if (w < 0 || (size_t)w >= sizeof src)
+        return false;
+    const ub_prop *m = ub_clip_attr(cs->manifest, src, attr);
+    const ub_samples *s = m ? ub_prop_samples(m) : NULL;
+    for (uint32_t i = 0; s && i < s->n; i++)
+        if (s->v[i].time == t)
+            return s->v[i].value.kind == UB_V_BLOCK;
+    return false;
+}
+
 /* Whether clip k (its layer: l) gives values (interpolateMissingClipValues:
- * only clips with samples, or with a manifest default). */
-static bool ub_contributes(const ub_clip_set *cs, const ub_layer *l,
-                           const char *clip_prim, const char *attr)
+ * only clips with samples, or with a manifest default).  A block in the
+ * manifest at the clip's start says it has no samples, whatever its layer
+ * holds (Usd_ClipSet::_ClipContributesValue). */
+static bool ub_contributes(const ub_clip_set *cs, uint32_t k,
+                           const ub_layer *l, const char *clip_prim,
+                           const char *attr)
 {
     if (!cs->interpolate_missing)
         return true;
-    if (ub_has_samples(ub_clip_attr(l, clip_prim, attr)))
+    if (!ub_manifest_blocked(cs, clip_prim, attr,
+                             cs->clips[k].authored_start) &&
+        ub_has_samples(ub_clip_attr(l, clip_prim, attr)))
         return true;
     const ub_prop *m = ub_clip_attr(cs->manifest, clip_prim, attr);
     return m && m->default_value.kind == UB_V_DATA;
@@ -1069,7 +1100,7 @@ static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
                         ub_bake_parts *ps)
 {
     const ub_clip_set *cs = &b->sets[j->set];
-    if (!ub_contributes(cs, l, j->clip_prim, j->attr))
+    if (!ub_contributes(cs, k, l, j->clip_prim, j->attr))
         return 0;
     if (ub_clip_times(cs, k, l, j->clip_prim, j->attr, ts) != 0)
         return -1;
