@@ -927,8 +927,12 @@ static int ub_clip_value(const ub_clip_set *cs, const ub_layer *l,
     if (ub_has_samples(p) &&
         !(ub_clip_type_blocks(p, want) &&
           ub_between_samples(ub_prop_samples(p), in))) {
+        /* Usd interpolates by the stage attribute's type: a clip holding
+         * doubles for an int2 holds them */
+        const ub_type *tw = want ? ub_prop_type(want) : NULL;
+        bool held = tw && !tw->interpolates;
         ub_value v;
-        if (ub_samples_value_at(ub_prop_samples(p), in, false, a, &v) != 0)
+        if (ub_samples_value_at(ub_prop_samples(p), in, held, a, &v) != 0)
             return -1;
         *out = ub_value_clone(a, &v);
         if (out->kind == UB_V_EMPTY && v.kind != UB_V_EMPTY)
@@ -1111,7 +1115,10 @@ static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
     const ub_prop *p = !j->told_type && b->diags && l
                            ? ub_clip_attr(l, j->clip_prim, j->attr)
                            : NULL;
-    if (ub_clip_type_blocks(p, j->out)) {
+    const ub_type *tpp = p ? ub_prop_type(p) : NULL;
+    const ub_type *twp = p ? ub_prop_type(j->out) : NULL;
+    if (tpp && twp &&
+        (tpp->base != twp->base || p->is_array != j->out->is_array)) {
         j->told_type = true;
         char tp[80], tw[80];
         snprintf(tp, sizeof tp, "%s%s", ub_prop_type(p)->name,
@@ -1122,9 +1129,13 @@ static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
         ub_diag *d = ub_diag_add(
             b->diags, UB_WARNING, cs->loc, "clip-type-mismatch",
             src ? src->source : NULL, src ? src->source_len : 0,
-            "clip layer '%s' holds '%s' as %s, the stage as %s: values "
-            "between its samples resolve to none, as OpenUSD resolves them",
-            l->path, j->attr, tp, tw);
+            "clip layer '%s' holds '%s' as %s, the stage as %s: %s", l->path,
+            j->attr, tp, tw,
+            ub_clip_type_blocks(p, j->out)
+                ? "values between its samples resolve to none, as OpenUSD "
+                  "resolves them"
+                : "its values are held, as the stage's type is, and "
+                  "written as the clip holds them, as OpenUSD does");
         ub_diag_set_hint(b->diags, d, "write the clip's samples with the "
                                       "stage's type");
     }
