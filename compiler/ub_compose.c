@@ -1474,6 +1474,13 @@ static const char *ub_anchor(ub_cx *cx, const ub_layer *l,
         ub_expr_status st = ub_expr_eval(cx->t, asset, vars, &r, &what);
         if (st == UB_EXPR_NOMEM)
             cx->oom = true;
+        if (st == UB_EXPR_CONTROL && !cx->failed) {
+            /* kept as written, it would mean something else */
+            ub_report(cx, UB_ERROR, l, (ub_loc){l->path, 0, 0},
+                      "asset-expression", "asset path %s: %s", asset,
+                      ub_expr_status_text(st));
+            cx->failed = true;
+        }
         if (st != UB_EXPR_OK || !r)
             return asset;
         if (what)

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ub_buf.h"
+#include "ub_ident.h"
 
 bool ub_expr_is(const char *asset)
 {
@@ -24,6 +25,9 @@ const char *ub_expr_status_text(ub_expr_status s)
         return "variable is not a string";
     case UB_EXPR_UNSUPPORTED:
         return "expression functions are not evaluated by usdbake";
+    case UB_EXPR_CONTROL:
+        return "its result holds a control character, which no asset path "
+               "may (OpenUSD cannot write it either)";
     case UB_EXPR_NOMEM:
         return "out of memory";
     }
@@ -128,6 +132,8 @@ ub_expr_status ub_expr_eval(ub_strtab *t, const char *asset,
     }
     if (st == UB_EXPR_OK && b.failed)
         st = UB_EXPR_NOMEM;
+    if (st == UB_EXPR_OK && b.len && ub_ident_asset_problem(b.data, b.len))
+        st = UB_EXPR_CONTROL; /* (or not UTF-8, which text cannot give) */
     if (st == UB_EXPR_OK) {
         *out = ub_intern(t, b.len ? b.data : "", b.len);
         if (!*out)

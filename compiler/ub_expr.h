@@ -27,6 +27,8 @@ typedef enum ub_expr_status {
     UB_EXPR_UNDEFINED,   /* names a variable that is not defined */
     UB_EXPR_NOT_STRING,  /* a variable that is not a string */
     UB_EXPR_UNSUPPORTED, /* a function or literal usdbake does not evaluate */
+    UB_EXPR_CONTROL,     /* the result holds a control character (a
+                            variable's newline): no asset path can */
     UB_EXPR_NOMEM,
 } ub_expr_status;
 

@@ -262,11 +262,14 @@ static const char *ub_flat_anchor(ub_flat *f, uint32_t li, const char *asset)
         if (es == UB_EXPR_NOMEM)
             f->oom = true;
         if (es != UB_EXPR_OK) {
+            /* (one that gives a control character would mean something
+             * else kept as written: OpenUSD cannot write it either) */
             const ub_layer *l = f->s->layers[li];
-            ub_diag_add(f->diags, UB_WARNING, (ub_loc){l->path, 0, 0},
-                        "asset-expression",
-                        NULL, 0, "asset path %s is kept as written: %s%s%s",
-                        asset, ub_expr_status_text(es), what ? " " : "",
+            ub_diag_add(f->diags,
+                        es == UB_EXPR_CONTROL ? UB_ERROR : UB_WARNING,
+                        (ub_loc){l->path, 0, 0}, "asset-expression", NULL, 0,
+                        "asset path %s is kept as written: %s%s%s", asset,
+                        ub_expr_status_text(es), what ? " " : "",
                         what ? what : "");
             return asset;
         }

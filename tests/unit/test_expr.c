@@ -72,6 +72,8 @@ static void test_errors(void)
     eval("`\"bad \\q escape\"`", UB_EXPR_SYNTAX);
     eval("`if(${B}, \"a\", \"b\")`", UB_EXPR_UNSUPPORTED);
     eval("`\"a\" \"b\"`", UB_EXPR_UNSUPPORTED);
+    /* a variable's newline gives no asset path (usdcat fails to write) */
+    eval("`\"./${NL}.usda\"`", UB_EXPR_CONTROL);
 }
 
 int main(void)
@@ -84,6 +86,8 @@ int main(void)
     ub_dict_set(A, V, ub_intern_cstr(T, "A"), str("dir", UB_TY_STRING),
                 (ub_sloc){0});
     ub_dict_set(A, V, ub_intern_cstr(T, "TOK"), str("tokval", UB_TY_TOKEN),
+                (ub_sloc){0});
+    ub_dict_set(A, V, ub_intern_cstr(T, "NL"), str("a\nb", UB_TY_STRING),
                 (ub_sloc){0});
     ub_value n = ub_value_new(A, ub_type_get(UB_TY_INT), 1, false);
     ub_dict_set(A, V, ub_intern_cstr(T, "N"), n, (ub_sloc){0});
