@@ -1115,15 +1115,15 @@ static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
     const ub_prop *p = !j->told_type && b->diags && l
                            ? ub_clip_attr(l, j->clip_prim, j->attr)
                            : NULL;
-    const ub_type *tpp = p ? ub_prop_type(p) : NULL;
-    const ub_type *twp = p ? ub_prop_type(j->out) : NULL;
-    if (tpp && twp &&
-        (tpp->base != twp->base || p->is_array != j->out->is_array)) {
+    const ub_type *clip_t = p ? ub_prop_type(p) : NULL;
+    const ub_type *stage_t = p ? ub_prop_type(j->out) : NULL;
+    if (clip_t && stage_t &&
+        (clip_t->base != stage_t->base || p->is_array != j->out->is_array)) {
         j->told_type = true;
         char tp[80], tw[80];
-        snprintf(tp, sizeof tp, "%s%s", ub_prop_type(p)->name,
+        snprintf(tp, sizeof tp, "%s%s", clip_t->name,
                  p->is_array ? "[]" : "");
-        snprintf(tw, sizeof tw, "%s%s", ub_prop_type(j->out)->name,
+        snprintf(tw, sizeof tw, "%s%s", stage_t->name,
                  j->out->is_array ? "[]" : "");
         const ub_layer *src = cs->source_layer;
         ub_diag *d = ub_diag_add(
