@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "ub_buf.h"
+#include "ub_format.h"
 #include "ub_ident.h"
 
 bool ub_expr_is(const char *asset)
@@ -77,6 +78,14 @@ static ub_expr_status ub_expr_var(ub_strtab *t, const char *s, size_t n,
     return UB_EXPR_OK;
 }
 
+/* Text of a quoted string, unescaped (ub_unescape), onto b. */
+static void ub_expr_put_run(ub_buf *b, const char *s, size_t n)
+{
+    char *w = n ? ub_buf_reserve(b, n) : NULL;
+    if (w)
+        b->len += ub_unescape(w, s, n);
+}
+
 ub_expr_status ub_expr_eval(ub_strtab *t, const char *asset,
                             const ub_dict *vars, const char **out,
                             const char **what)
@@ -99,29 +108,33 @@ ub_expr_status ub_expr_eval(ub_strtab *t, const char *asset,
         if (st == UB_EXPR_OK && i != n)
             st = UB_EXPR_UNSUPPORTED;
     } else if (i < n && (s[i] == '"' || s[i] == '\'')) {
+        /* As OpenUSD reads it: the grammar takes \` \$ \\ and \<quote>
+         * as pairs (so they neither start a variable nor end the string)
+         * and any other backslash as a character; each run of text
+         * between variables is then unescaped as C would (TfEscapeString:
+         * "\q" is "q", "\n" a newline). */
         char q = s[i++];
         bool closed = false;
+        size_t run = i; /* the text not yet copied */
         while (st == UB_EXPR_OK && i < n) {
             char c = s[i];
             if (c == q) {
+                ub_expr_put_run(&b, s + run, i - run);
                 closed = true;
                 i++;
                 break;
             }
-            if (c == '\\') {
-                char e = i + 1 < n ? s[i + 1] : '\0';
-                if (e != '`' && e != '$' && e != '\\' && e != q) {
-                    st = UB_EXPR_SYNTAX;
-                    break;
-                }
-                ub_buf_putc(&b, e);
+            if (c == '\\' && i + 1 < n &&
+                (s[i + 1] == '`' || s[i + 1] == '$' || s[i + 1] == '\\' ||
+                 s[i + 1] == q)) {
                 i += 2;
             } else if (c == '$' && i + 1 < n && s[i + 1] == '{') {
+                ub_expr_put_run(&b, s + run, i - run);
                 i += 2;
                 st = ub_expr_var(t, s, n, &i, vars, &b, true, what,
                                  &undefined);
+                run = i;
             } else {
-                ub_buf_putc(&b, c);
                 i++;
             }
         }
