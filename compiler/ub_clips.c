@@ -757,6 +757,30 @@ bool ub_clip_set_has_attr(const ub_clip_set *cs, const char *clip_prim,
     return d && d->varying;
 }
 
+int ub_clip_set_each_attr(const ub_clip_set *cs, const char *clip_prim,
+                          int (*fn)(void *ctx, const char *name), void *ctx)
+{
+    if (cs->manifest) {
+        const ub_prim *p = ub_layer_find_prim(cs->manifest, clip_prim);
+        for (uint32_t i = 0; p && i < p->props.n; i++) {
+            const ub_prop *q = p->props.v[i];
+            int rc = q->kind == UB_ATTR && q->variability == UB_VARYING
+                         ? fn(ctx, q->name)
+                         : 0;
+            if (rc)
+                return rc;
+        }
+        return 0;
+    }
+    for (uint32_t i = 0; i < cs->n_decls; i++) {
+        const ub_clip_decl *d = &cs->decls[i];
+        int rc = d->prim == clip_prim && d->varying ? fn(ctx, d->attr) : 0;
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
 /* Whether the manifest has a block for the attribute at exactly time t (a
  * sample of its own there).  OpenUSD looks it up at the attribute's path
  * where the clip set is authored, not at the clip's prim (Usd_Clip::

@@ -111,6 +111,13 @@ uint32_t ub_clip_set_active(const ub_clip_set *cs, double t);
 bool ub_clip_set_has_attr(const ub_clip_set *cs, const char *clip_prim,
                           const char *attr);
 
+/* Calls fn(ctx, name) for each attribute ub_clip_set_has_attr says the set
+ * provides for the prim at `clip_prim`, in the manifest's order (or the
+ * generated one's).  Stops early, returning fn's result, when that is not
+ * 0; else returns 0. */
+int ub_clip_set_each_attr(const ub_clip_set *cs, const char *clip_prim,
+                          int (*fn)(void *ctx, const char *name), void *ctx);
+
 /* --- baking: every clip read once, one at a time ------------------------ */
 
 /* A bake collects the clip sets of a stage and the attributes whose

@@ -2423,6 +2423,91 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
     }
 }
 
+/* Gathering the attributes clip sets give a prim (ub_emit_clip_builtins). */
+typedef struct ub_clip_names {
+    ub_names *all;
+    bool oom;
+} ub_clip_names;
+
+static int ub_clip_names_add(void *ctx, const char *name)
+{
+    ub_clip_names *g = ctx;
+    if (ub_names_add(g->all, name) < 0)
+        g->oom = true;
+    return g->oom;
+}
+
+/* A builtin attribute the prim's clips give values to, with no spec on
+ * the stage (a Points' widths from a file-per-frame cache): UsdStage
+ * counts it authored, and its flatten writes it with the definition's
+ * type and the clips' samples.  Attributes of spec were written already
+ * (their names are in `done`); one the definition lacks is not written,
+ * as in OpenUSD. */
+static void ub_emit_clip_builtins(ub_cx *cx, ub_prim *outp,
+                                  const ub_index *ix, const ub_names *done,
+                                  const ub_clipsets *clips)
+{
+    ub_names names = {0};
+    ub_clip_names g = {&names, false};
+    for (int i = 0; i < ix->n && !g.oom; i++) {
+        const ub_node *n = &ix->v[i];
+        for (uint32_t c = 0; c < clips->n && !g.oom; c++) {
+            const ub_clip_set *cs = &clips->v[c];
+            if (cs->anchor_stack != n->ls || n->inert)
+                continue;
+            const char *p = ub_path_strip_variants(cx->t, n->path);
+            const char *cp = p ? ub_path_replace_prefix(
+                                     cx->t, p, cs->source_prim_path,
+                                     cs->clip_prim_path)
+                               : NULL;
+            if (cp)
+                ub_clip_set_each_attr(cs, cp, ub_clip_names_add, &g);
+        }
+    }
+    cx->oom |= g.oom;
+    int order[ix->n];
+    ub_strength_order(ix, order);
+    unsigned depth = 0;
+    for (const ub_prim *q = outp; q->parent; q = q->parent)
+        depth++;
+    for (uint32_t k = 0; k < names.n && !cx->oom; k++) {
+        const char *name = names.v[k];
+        ub_schema_prop sp;
+        if (ub_names_has(done, name) ||
+            !ub_builtin_prop(cx, outp, name, &sp) || !sp.type_name)
+            continue;
+        /* the strongest clip set giving it, as for an attribute of spec */
+        const ub_clip_set *cs = NULL;
+        const char *cp = NULL;
+        for (int o = 0; o < ix->n && !cs; o++) {
+            int node = order[o];
+            for (uint32_t li = 0;
+                 !ix->v[node].inert && li < ix->v[node].ls->n && !cs; li++)
+                cs = ub_clip_for(cx, ix, clips, node, li, name, &cp);
+        }
+        size_t len = strlen(sp.type_name);
+        bool arr = len > 2 && strcmp(sp.type_name + len - 2, "[]") == 0;
+        const ub_type *st = ub_type_by_name(sp.type_name, arr ? len - 2 : len);
+        const char *ty_name = ub_intern(cx->t, sp.type_name,
+                                        arr ? len - 2 : len);
+        if (!cs || !st)
+            continue;
+        ub_prop *op = ty_name ? ub_prop_new(cx->out, outp, name, UB_ATTR,
+                                            (ub_sloc){0})
+                              : NULL;
+        if (!op || ub_prop_set_decl(cx->a, cx->t, op, st, ty_name) != 0 ||
+            ub_clip_bake_defer(cx->bake, cs, cp, name, op, cx->a, depth) !=
+                0) {
+            cx->oom = true;
+            break;
+        }
+        op->is_array = arr;
+        op->custom = false;
+        op->variability = sp.uniform ? UB_UNIFORM : UB_VARYING;
+    }
+    ub_names_free(&names);
+}
+
 static void ub_emit_props(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                           const ub_ops *ops, const ub_clipsets *clips)
 {
@@ -2451,6 +2536,8 @@ static void ub_emit_props(ub_cx *cx, ub_prim *outp, const ub_index *ix,
     }
     if (!pops || !props)
         cx->oom = true;
+    if (clips && clips->n && !cx->oom)
+        ub_emit_clip_builtins(cx, outp, ix, &nm, clips);
     free(pops);
     free(props);
     ub_names_free(&nm);
