@@ -2934,6 +2934,77 @@ static void ub_protos_first(ub_cx *cx)
     free(pp);
 }
 
+/* A prototype key's entry for a variant selection, not a node: arc is
+ * this, path "set=sel" (a set's name holds no '='). */
+enum { UB_KEY_SELECTION = 255 };
+
+static int ub_str_cmp(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* Append to key the index's authored variant selections, each set's
+ * strongest, by set name: Pcp counts them in an instance's key whether or
+ * not they select anything (a selection for a set the prim lacks still
+ * tells instances apart).  Returns the new count, or -1 out of memory
+ * (key has room for ix->n nodes; it grows). */
+static int ub_key_selections(ub_cx *cx, const ub_index *ix, ub_node **key,
+                             int nk)
+{
+    ub_names sets = {0};
+    for (int i = 0; i < ix->n && !cx->oom; i++) {
+        const ub_node *n = &ix->v[i];
+        for (size_t li = 0; !n->inert && li < n->ls->n; li++) {
+            const ub_prim *p = ub_layer_find_prim(n->ls->layers[li], n->path);
+            const ub_field *f =
+                p ? ub_fields_find(&p->meta, cx->k_variants) : NULL;
+            const ub_dict *d = f && f->value.kind == UB_V_DICT
+                                   ? f->value.u.dict
+                                   : NULL;
+            for (uint32_t e = 0; d && e < d->n; e++)
+                if (ub_names_add(&sets, d->e[e].key) < 0)
+                    cx->oom = true;
+        }
+    }
+    const char **names = sets.n ? malloc(sets.n * sizeof *names) : NULL;
+    ub_node *nv = sets.n ? realloc(*key, ((size_t)nk + sets.n) * sizeof *nv)
+                         : *key;
+    if (sets.n && (!names || !nv))
+        cx->oom = true;
+    if (nv)
+        *key = nv;
+    if (cx->oom) {
+        free(names);
+        ub_names_free(&sets);
+        return -1;
+    }
+    if (sets.n) {
+        memcpy(names, sets.v, sets.n * sizeof *names);
+        qsort(names, sets.n, sizeof *names, ub_str_cmp);
+    }
+    for (uint32_t k = 0; k < sets.n && !cx->oom; k++) {
+        const char *sel = ub_variant_selection(cx, ix, names[k]);
+        if (!sel)
+            continue;
+        size_t need = strlen(names[k]) + strlen(sel) + 2;
+        char *b = malloc(need);
+        const char *kv = NULL;
+        if (b) {
+            snprintf(b, need, "%s=%s", names[k], sel);
+            kv = ub_intern_cstr(cx->t, b);
+            free(b);
+        }
+        if (!kv) {
+            cx->oom = true;
+            break;
+        }
+        (*key)[nk++] = (ub_node){.arc = UB_KEY_SELECTION, .path = kv};
+    }
+    free(names);
+    ub_names_free(&sets);
+    return cx->oom ? -1 : nk;
+}
+
 static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
                                 const ub_clipsets *ancestral)
 {
@@ -2958,6 +3029,11 @@ static const char *ub_prototype(ub_cx *cx, const ub_index *ix,
         bool dup = n->dup_class && order[k] && n->depth >= ix->depth;
         if ((!n->inert || dup) && ub_node_has_specs(n))
             key[nk++] = *n;
+    }
+    if ((nk = ub_key_selections(cx, ix, &key, nk)) < 0) {
+        free(key);
+        free(pi.v);
+        return NULL;
     }
     uint64_t h = ub_proto_hash(key, nk);
     /* the slot stays free until the prototype is made below, with no
