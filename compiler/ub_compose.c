@@ -2166,6 +2166,17 @@ static void ub_compose_prop_meta(ub_cx *cx, ub_prop *op, const ub_index *ix,
         cx->oom = true;
 }
 
+/* Node n's prim path in clip set cs's namespace (its primPath for the
+ * prim the set is authored on), or NULL. */
+static const char *ub_clip_prim_of(ub_cx *cx, const ub_clip_set *cs,
+                                   const ub_node *n)
+{
+    const char *p = ub_path_strip_variants(cx->t, n->path);
+    return p ? ub_path_replace_prefix(cx->t, p, cs->source_prim_path,
+                                      cs->clip_prim_path)
+             : NULL;
+}
+
 /* The clip set providing attribute `name`'s value at node `node`, layer
  * li, or NULL; *clip_prim receives the prim's path in the clips. */
 static const ub_clip_set *ub_clip_for(ub_cx *cx, const ub_index *ix,
@@ -2178,11 +2189,7 @@ static const ub_clip_set *ub_clip_for(ub_cx *cx, const ub_index *ix,
         const ub_clip_set *cs = &clips->v[i];
         if (cs->anchor_stack != n->ls || cs->source_li != li)
             continue;
-        const char *p = ub_path_strip_variants(cx->t, n->path);
-        const char *cp = p ? ub_path_replace_prefix(
-                                 cx->t, p, cs->source_prim_path,
-                                 cs->clip_prim_path)
-                           : NULL;
+        const char *cp = ub_clip_prim_of(cx, cs, n);
         if (cp && ub_clip_set_has_attr(cs, cp, name)) {
             *clip_prim = cp;
             return cs;
@@ -2455,11 +2462,7 @@ static void ub_emit_clip_builtins(ub_cx *cx, ub_prim *outp,
             const ub_clip_set *cs = &clips->v[c];
             if (cs->anchor_stack != n->ls || n->inert)
                 continue;
-            const char *p = ub_path_strip_variants(cx->t, n->path);
-            const char *cp = p ? ub_path_replace_prefix(
-                                     cx->t, p, cs->source_prim_path,
-                                     cs->clip_prim_path)
-                               : NULL;
+            const char *cp = ub_clip_prim_of(cx, cs, n);
             if (cp)
                 ub_clip_set_each_attr(cs, cp, ub_clip_names_add, &g);
         }
