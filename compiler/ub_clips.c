@@ -1136,9 +1136,11 @@ static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
     part.v = ub_arena_alloc(sa, (ts->n ? ts->n : 1) * sizeof *part.v);
     if (!part.v)
         return -1;
-    const ub_prop *p = !j->told_type && b->diags && l
-                           ? ub_clip_attr(l, j->clip_prim, j->attr)
-                           : NULL;
+    /* (what the clip holds, looked up once for the warnings below) */
+    const ub_prop *held = b->diags && l && (!j->told_type || !j->told_nan)
+                              ? ub_clip_attr(l, j->clip_prim, j->attr)
+                              : NULL;
+    const ub_prop *p = !j->told_type ? held : NULL;
     const ub_type *clip_t = p ? ub_prop_type(p) : NULL;
     const ub_type *stage_t = p ? ub_prop_type(j->out) : NULL;
     if (clip_t && stage_t &&
@@ -1163,9 +1165,7 @@ static int ub_bake_part(ub_clip_bake *b, ub_bake_job *j, uint32_t k,
         ub_diag_set_hint(b->diags, d, "write the clip's samples with the "
                                       "stage's type");
     }
-    const ub_prop *q =
-        !j->told_nan && b->diags && l ? ub_clip_attr(l, j->clip_prim, j->attr)
-                                      : NULL;
+    const ub_prop *q = !j->told_nan ? held : NULL;
     for (uint32_t i = 0; q && i < ub_prop_samples(q)->n; i++) {
         double t = ub_prop_samples(q)->v[i].time;
         if (!isfinite(t)) {

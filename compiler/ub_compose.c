@@ -278,7 +278,6 @@ static ub_stack *ub_cx_stack(ub_cx *cx, ub_layer *root)
 
 /* --- prim indexes --------------------------------------------------------- */
 
-
 enum { UB_MAX_NODES = 4096 };
 
 static int ub_index_add(ub_cx *cx, ub_index *ix, const ub_node *n)
@@ -998,6 +997,20 @@ static bool ub_subroot_ancestry(ub_cx *cx, ub_index *ix, const ub_node *nn,
     return ok;
 }
 
+/* The variant a site below it lies in: "/A{v=x}" for "/A{v=x}B/C"; NULL
+ * for a site in no variant, or a variant's own ("/A{v=x}"), and out of
+ * memory (then cx->oom). */
+static const char *ub_variant_site(ub_cx *cx, const char *path)
+{
+    const char *close = strrchr(path, '}');
+    if (!close || !close[1])
+        return NULL;
+    const char *r = ub_intern(cx->t, path, (size_t)(close - path + 1));
+    if (!r)
+        cx->oom = true;
+    return r;
+}
+
 /* An ancestral variant node nn, at A{set=sel}rest (vsite is A{set=sel}):
  * what the variant at A authors -- a reference, say -- reaches rest as
  * any ancestor's arcs reach a prim.  The variant's own index, continued
@@ -1043,16 +1056,11 @@ static int ub_index_add_arc(ub_cx *cx, ub_index *ix, const ub_node *nn)
     bool skip_dups = cls && !nn->inert;
     /* a site inside a variant (an arc authored there): the variant's
      * arcs are its ancestors' */
-    const char *close = strrchr(nn->path, '}');
-    if (close && close[1]) {
-        const char *vsite =
-            ub_intern(cx->t, nn->path, (size_t)(close - nn->path + 1));
-        if (!vsite) {
-            cx->oom = true;
-            return -1;
-        }
+    const char *vsite = ub_variant_site(cx, nn->path);
+    if (vsite)
         return ub_variant_ancestry(cx, ix, nn, vsite, skip_dups);
-    }
+    if (cx->oom)
+        return -1;
     int at = -1;
     return ub_subroot_ancestry(cx, ix, nn, cls, skip_dups, &at)
                ? at
@@ -1279,11 +1287,7 @@ static void ub_eval_ancestral_variants(ub_cx *cx, ub_index *ix, int i)
                           .parent = i,
                           .depth = ix->depth,
                           .sib = (int)k};
-            /* vp less the part below anc: anc{set=sel} */
-            const char *vsite =
-                vp ? ub_intern(cx->t, vp,
-                               strlen(vp) - strlen(n->path + strlen(anc) + 1))
-                   : NULL;
+            const char *vsite = vp ? ub_variant_site(cx, vp) : NULL;
             if (skip_dups && vp && ub_index_has_site(ix, n->ls, vp))
                 continue;
             if (!vp || !vsite ||
@@ -2225,6 +2229,33 @@ static void ub_drop_unframed_samples(ub_cx *cx, const ub_layer *l,
     s->n = w;
 }
 
+/* The value type a schema declares for a property ("point3f[]"): the type,
+ * *name its interned name without "[]" (NULL out of memory), *arr whether
+ * it is an array; NULL when usdbake does not know the type. */
+static const ub_type *ub_schema_decl(ub_cx *cx, const ub_schema_prop *sp,
+                                     const char **name, bool *arr)
+{
+    size_t len = strlen(sp->type_name);
+    *arr = len > 2 && strcmp(sp->type_name + len - 2, "[]") == 0;
+    if (*arr)
+        len -= 2;
+    const ub_type *t = ub_type_by_name(sp->type_name, len);
+    *name = t ? ub_intern(cx->t, sp->type_name, len) : NULL;
+    return t;
+}
+
+/* Output attribute op, of prim outp, gets its samples from clip set cs
+ * (cp: the prim's path in the clips) when the bake reads the clips. */
+static void ub_defer_clip(ub_cx *cx, const ub_clip_set *cs, const char *cp,
+                          const char *name, const ub_prim *outp, ub_prop *op)
+{
+    unsigned depth = 0;
+    for (const ub_prim *q = outp; q->parent; q = q->parent)
+        depth++;
+    if (ub_clip_bake_defer(cx->bake, cs, cp, name, op, cx->a, depth) != 0)
+        cx->oom = true;
+}
+
 static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                          const ub_op *ops, ub_prop *const *props, uint32_t n,
                          const ub_clipsets *clips)
@@ -2261,10 +2292,9 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         const ub_type *ty = typed ? ub_prop_type(typed) : NULL;
         bool is_array = typed && typed->is_array;
         if (builtin && sp.type_name) {
-            size_t len = strlen(sp.type_name);
-            bool arr = len > 2 && strcmp(sp.type_name + len - 2, "[]") == 0;
-            const ub_type *st = ub_type_by_name(sp.type_name,
-                                                arr ? len - 2 : len);
+            bool arr;
+            const char *st_name;
+            const ub_type *st = ub_schema_decl(cx, &sp, &st_name, &arr);
             bool valued = false;
             for (uint32_t k = 0; k < n && !valued; k++)
                 valued = props[k]->default_value.kind == UB_V_DATA ||
@@ -2285,7 +2315,7 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                           typed->is_array ? "[]" : "", sp.schema,
                           sp.type_name, sp.type_name);
             if (st) {
-                ty_name = ub_intern(cx->t, sp.type_name, arr ? len - 2 : len);
+                ty_name = st_name;
                 ty = st;
                 is_array = arr;
                 if (!ty_name) {
@@ -2393,14 +2423,8 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                           : ub_clip_for(cx, ix, clips, node, li, first->name,
                                         &cp);
                 if (cs) {
-                    /* the samples come when the bake reads the clips */
                     found = true;
-                    unsigned depth = 0;
-                    for (const ub_prim *q = outp; q->parent; q = q->parent)
-                        depth++;
-                    if (ub_clip_bake_defer(cx->bake, cs, cp, first->name, op,
-                                           cx->a, depth) != 0)
-                        cx->oom = true;
+                    ub_defer_clip(cx, cs, cp, first->name, outp, op);
                 }
             }
         }
@@ -2470,9 +2494,6 @@ static void ub_emit_clip_builtins(ub_cx *cx, ub_prim *outp,
     cx->oom |= g.oom;
     int order[ix->n];
     ub_strength_order(ix, order);
-    unsigned depth = 0;
-    for (const ub_prim *q = outp; q->parent; q = q->parent)
-        depth++;
     for (uint32_t k = 0; k < names.n && !cx->oom; k++) {
         const char *name = names.v[k];
         ub_schema_prop sp;
@@ -2488,25 +2509,22 @@ static void ub_emit_clip_builtins(ub_cx *cx, ub_prim *outp,
                  !ix->v[node].inert && li < ix->v[node].ls->n && !cs; li++)
                 cs = ub_clip_for(cx, ix, clips, node, li, name, &cp);
         }
-        size_t len = strlen(sp.type_name);
-        bool arr = len > 2 && strcmp(sp.type_name + len - 2, "[]") == 0;
-        const ub_type *st = ub_type_by_name(sp.type_name, arr ? len - 2 : len);
-        const char *ty_name = ub_intern(cx->t, sp.type_name,
-                                        arr ? len - 2 : len);
+        bool arr;
+        const char *ty_name;
+        const ub_type *st = ub_schema_decl(cx, &sp, &ty_name, &arr);
         if (!cs || !st)
             continue;
         ub_prop *op = ty_name ? ub_prop_new(cx->out, outp, name, UB_ATTR,
                                             (ub_sloc){0})
                               : NULL;
-        if (!op || ub_prop_set_decl(cx->a, cx->t, op, st, ty_name) != 0 ||
-            ub_clip_bake_defer(cx->bake, cs, cp, name, op, cx->a, depth) !=
-                0) {
+        if (!op || ub_prop_set_decl(cx->a, cx->t, op, st, ty_name) != 0) {
             cx->oom = true;
             break;
         }
         op->is_array = arr;
         op->custom = false;
         op->variability = sp.uniform ? UB_UNIFORM : UB_VARYING;
+        ub_defer_clip(cx, cs, cp, name, outp, op);
     }
     ub_names_free(&names);
 }
