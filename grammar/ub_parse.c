@@ -265,6 +265,17 @@ static bool ub_parse_nul_cut(const ub_pctx *c, const char *s, ub_tokloc from)
     return false;
 }
 
+/* Whether name s, read at l, is one a NUL byte cut short: then said as an
+ * error naming `what` ("a prim name"). */
+static bool ub_nul_in_name(ub_pctx *c, const char *s, ub_tokloc l,
+                           const char *what)
+{
+    if (!ub_parse_nul_cut(c, s, l))
+        return false;
+    ub_perr(c, l, "%s may not hold a NUL byte", what);
+    return true;
+}
+
 /* Escapes as OpenUSD evaluates them (ub_unescape). */
 const char *ub_parse_unescape(ub_pctx *c, const char *s, size_t n,
                               ub_tokloc l, bool *had_nul)
@@ -2176,11 +2187,9 @@ void ub_act_variant_sets(ub_pctx *c, int part, ub_tokloc l)
     uint32_t n = c->paths.n;
     c->paths.n = 0;
     for (uint32_t i = 0; i < n; i++) {
-        if (ub_parse_nul_cut(c, c->paths.v[i], c->paths.loc[i])) {
-            ub_perr(c, c->paths.loc[i], "a variant set name may not hold a "
-                    "NUL byte");
+        if (ub_nul_in_name(c, c->paths.v[i], c->paths.loc[i],
+                           "a variant set name"))
             return;
-        }
         if (!ub_ident_variant_ok(c->paths.v[i], ub_str_len(c->paths.v[i]))) {
             ub_perr(c, c->paths.loc[i], "\"%s\" is not a valid variant set "
                     "name (letters, digits, '_', '|', '-', optionally after "
@@ -2541,12 +2550,12 @@ void ub_act_prim_begin(ub_pctx *c, int spec, const char *type,
         /* p itself stays: as a stub it answers duplicate checks */
         c->marks[c->nmarks++] = ub_arena_get_mark(c->arena);
     }
-    if (ub_parse_nul_cut(c, name, l))
-        ub_perr(c, l, "a prim name may not hold a NUL byte");
-    else if (!ub_ident_ok(name, ub_str_len(name)))
+    if (ub_nul_in_name(c, name, l, "a prim name")) {
+        /* (said) */
+    } else if (!ub_ident_ok(name, ub_str_len(name))) {
         ub_perr(c, l, "\"%s\" is not a valid prim name: expected an "
                 "identifier", name);
-    else if (dup)
+    } else if (dup)
         ub_perr(c, l, "duplicate prim '%s' (first defined on line %u)",
                 ub_prim_path(c->layer, dup), ub_layer_loc(c->layer, dup->loc).line);
     p->type_name = type;
@@ -2596,9 +2605,8 @@ void ub_act_prim_end(ub_pctx *c)
 
 void ub_act_variant_set_begin(ub_pctx *c, const char *name, ub_tokloc l)
 {
-    if (ub_parse_nul_cut(c, name, l))
-        ub_perr(c, l, "a variant set name may not hold a NUL byte");
-    else if (!ub_ident_variant_ok(name, ub_str_len(name)))
+    if (!ub_nul_in_name(c, name, l, "a variant set name") &&
+        !ub_ident_variant_ok(name, ub_str_len(name)))
         ub_perr(c, l, "\"%s\" is not a valid variant set name (letters, "
                 "digits, '_', '|', '-', optionally after a leading '.')",
                 name);
@@ -2619,12 +2627,12 @@ void ub_act_variant_begin(ub_pctx *c, const char *name, ub_tokloc l)
 {
     ub_prim *owner = c->vset_owner;
     ub_depth_enter(c, l);
-    if (ub_parse_nul_cut(c, name, l))
-        ub_perr(c, l, "a variant name may not hold a NUL byte");
-    else if (!ub_ident_variant_ok(name, ub_str_len(name)))
+    if (ub_nul_in_name(c, name, l, "a variant name")) {
+        /* (said) */
+    } else if (!ub_ident_variant_ok(name, ub_str_len(name))) {
         ub_perr(c, l, "\"%s\" is not a valid variant name (letters, digits, "
                 "'_', '|', '-', optionally after a leading '.')", name);
-    else if (!name[0])
+    } else if (!name[0])
         /* OpenUSD's reader takes it, then puts the variant where its set
          * is (both are </P{set=}>): the set vanishes from its output, and
          * a crate file of it holds two specs at one path */
