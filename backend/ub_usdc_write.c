@@ -48,7 +48,8 @@
 
 #define UB_FCACHE 4096 /* entries of the recent-field cache (64 KiB) */
 #define UB_TCACHE 4096 /* and of the recent-token cache */
-#define UB_VCACHE 4096 /* and of the recent-value cache */
+#define UB_VCACHE 4096 /* and of the recent-value cache (256 KiB) */
+#define UB_VCACHE_BYTES 40 /* the value bytes a vcache entry holds */
 #define UB_ARRAY_NAMES 16
 
 static uint64_t ub_mix(uint64_t x)
@@ -195,6 +196,9 @@ typedef struct ub_st {
     UB_VEC(ub_vrec) vals;
     ub_idtab val_tab;
     UB_VEC(uint32_t) ticket_val; /* ticket - 1 -> value record */
+    /* ticket - 1 -> that record's rep: a repeated value's record was
+     * written long ago, and reading its rep there was a cache miss */
+    UB_VEC(uint64_t) ticket_rep;
 
     UB_VEC(ub_field_rec) fields;
     ub_idtab field_tab;
@@ -224,10 +228,17 @@ typedef struct ub_st {
         uint32_t token, id1; /* id + 1, 0: empty */
     } *fcache;
     /* likewise the values stored last, by hash: most values that repeat
-     * (a list op of API schemas, a properties list) repeat often */
+     * (a list op of API schemas, a properties list) repeat often.  An
+     * entry holds the record's rep and a short value's bytes, so that a
+     * hit reads neither the record nor the bytes in the file, stored
+     * long before: two cache misses a repeat, and the prim-heavy bench
+     * layer repeats 400,000 values (almost all of 9 to 32 bytes). */
     struct ub_vcache {
         uint64_t h;
-        uint32_t id1; /* value record + 1, 0: empty */
+        uint64_t rep;  /* the record's */
+        uint32_t id1;  /* value record + 1, 0: empty */
+        uint32_t len;  /* the value's; bytes holds it when it fits */
+        unsigned char bytes[UB_VCACHE_BYTES];
     } *vcache;
     ub_crate_lz4c lz4; /* for its sections: */
     /* FIELDS and SPECS (the storing side's, ub_st_sections) and
@@ -900,18 +911,44 @@ static uint64_t ub_val_hash(uint64_t flags, const char *data, size_t len)
     return XXH3_64bits_withSeed(data, len, flags);
 }
 
+/* Whether vcache entry vc is the value k of hash h. */
+static bool ub_vcache_is(const ub_st *s, const struct ub_vcache *vc,
+                         uint64_t h, const ub_vkey *k)
+{
+    if (!vc->id1 || vc->h != h || vc->len != k->len ||
+        (vc->rep & ~UB_CRATE_REP_PAYLOAD_MASK) != k->rep)
+        return false;
+    return k->len <= UB_VCACHE_BYTES ? memcmp(vc->bytes, k->bytes, k->len) == 0
+                                     : ub_eq_val(s, vc->id1 - 1, k);
+}
+
+/* Make vc the entry of value k of hash h, stored as record id of rep. */
+static void ub_vcache_set(struct ub_vcache *vc, uint64_t h, const ub_vkey *k,
+                          uint32_t id, uint64_t rep)
+{
+    vc->h = h;
+    vc->rep = rep;
+    vc->id1 = id + 1;
+    vc->len = (uint32_t)k->len;
+    if (k->len <= UB_VCACHE_BYTES)
+        memcpy(vc->bytes, k->bytes, k->len);
+}
+
 /* (The storing side.)  The record of an out-of-line value: the same
  * bytes of the same type and flags are stored once.  align: 8 for
- * uncompressed arrays, else 1; h: ub_val_hash of it.  UINT32_MAX when
- * out of memory. */
+ * uncompressed arrays, else 1; h: ub_val_hash of it.  *rep: the
+ * record's rep.  UINT32_MAX when out of memory. */
 static uint32_t ub_st_store(ub_st *s, uint64_t flags, const char *data,
-                            size_t len, size_t align, uint64_t h)
+                            size_t len, size_t align, uint64_t h,
+                            uint64_t *rep_out)
 {
     ub_vkey k = {flags, data, len};
     struct ub_vcache *vc =
         s->vcache ? &s->vcache[(h >> 40) & (UB_VCACHE - 1)] : NULL;
-    if (vc && vc->id1 && vc->h == h && ub_eq_val(s, vc->id1 - 1, &k))
+    if (vc && ub_vcache_is(s, vc, h, &k)) {
+        *rep_out = vc->rep;
         return vc->id1 - 1;
+    }
     ub_idslot *sl = ub_idtab_find(&s->val_tab, h, ub_eq_val, s, &k);
     if (!sl) {
         s->oom = true;
@@ -919,8 +956,9 @@ static uint32_t ub_st_store(ub_st *s, uint64_t flags, const char *data,
     }
     if (ub_idslot_used(sl)) {
         uint32_t id = ub_idslot_id(sl);
+        *rep_out = s->vals.v[id].rep;
         if (vc)
-            *vc = (struct ub_vcache){h, id + 1};
+            ub_vcache_set(vc, h, &k, id, *rep_out);
         return id;
     }
     ub_buf *o = s->out;
@@ -939,8 +977,9 @@ static uint32_t ub_st_store(ub_st *s, uint64_t flags, const char *data,
     if (s->oom)
         return UINT32_MAX;
     ub_idtab_put(&s->val_tab, sl, h, id);
+    *rep_out = rep;
     if (vc)
-        *vc = (struct ub_vcache){h, id + 1};
+        ub_vcache_set(vc, h, &k, id, rep);
     return id;
 }
 
@@ -952,12 +991,13 @@ static uint64_t ub_st_rep(ub_st *s, uint64_t rep, uint32_t *vid)
     if (!ub_is_ticket(rep))
         return rep;
     uint64_t t = rep & UB_CRATE_REP_PAYLOAD_MASK;
-    if (t > s->ticket_val.n || s->ticket_val.v[t - 1] == UINT32_MAX) {
+    if (t > s->ticket_val.n || t > s->ticket_rep.n ||
+        s->ticket_val.v[t - 1] == UINT32_MAX) {
         s->oom = true;
         return 0;
     }
     *vid = s->ticket_val.v[t - 1];
-    return s->vals.v[*vid].rep;
+    return s->ticket_rep.v[t - 1];
 }
 
 /* The records the walk hands the storing side, 8-byte aligned: a
@@ -1026,11 +1066,14 @@ static char *ub_st_value(ub_st *s, char *r, const uint64_t *hash)
         rep = ub_st_rep(s, rep, &vid);
         memcpy(data + off, &rep, 8);
     }
+    uint64_t rep = 0;
     uint32_t id =
         s->oom ? UINT32_MAX
                : ub_st_store(s, h.b, data, ext[0], ext[1],
-                             hash ? *hash : ub_val_hash(h.b, data, ext[0]));
+                             hash ? *hash : ub_val_hash(h.b, data, ext[0]),
+                             &rep);
     UB_PUSH(s, s->ticket_val, id);
+    UB_PUSH(s, s->ticket_rep, rep);
     return next;
 }
 
@@ -3022,6 +3065,7 @@ static void ub_st_free_walk(ub_st *s)
     UB_VEC_FREE(s->ahead);
     UB_VEC_FREE(s->vals);
     UB_VEC_FREE(s->ticket_val);
+    UB_VEC_FREE(s->ticket_rep);
     UB_VEC_FREE(s->cur);
     free(s->fcache);
     free(s->vcache);
@@ -3213,7 +3257,10 @@ static ub_usdc_stream *ub_cw_stream_new(ub_buf *out, size_t specs_hint,
     ub_buf_init(&w->no_scratch);
     w->no_scratch.failed = true;
     w->st.fcache = calloc(UB_FCACHE, sizeof *w->st.fcache);
-    w->st.vcache = calloc(UB_VCACHE, sizeof *w->st.vcache);
+    /* (an entry a cache line) */
+    w->st.vcache = aligned_alloc(64, UB_VCACHE * sizeof *w->st.vcache);
+    if (w->st.vcache)
+        memset(w->st.vcache, 0, UB_VCACHE * sizeof *w->st.vcache);
     /* the bootstrap, filled in at the end */
     char zero[UB_CRATE_BOOTSTRAP_SIZE] = {0};
     ub_buf_append(out, zero, sizeof zero);
