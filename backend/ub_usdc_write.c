@@ -265,6 +265,7 @@ typedef struct ub_q {
     ub_batch *head, *tail;     /* handed over, in order */
     ub_batch *free;            /* stored, to be filled again */
     size_t nbatch;             /* made so far */
+    bool busy;                 /* the thread is storing a batch */
     bool closed;
     bool sections; /* at the end, the storing side builds its sections */
     /* the field sets and specs are final (or the storing side failed):
@@ -283,6 +284,9 @@ typedef struct ub_cw {
 
     ub_st st;
     ub_q *q;        /* the storing thread's queue; NULL: stored here */
+    unsigned cpus;  /* online */
+    /* the threads a streaming parse keeps busy (parse_threads) */
+    unsigned parse_threads;
     ub_batch *qb;   /* the batch being filled */
     bool st_sections; /* no thread: ub_q_join builds the storing side's
                          sections */
@@ -1973,6 +1977,7 @@ static void *ub_st_main(void *arg)
         if (b && !(q->head = b->next))
             q->tail = NULL;
         bool sections = q->sections;
+        q->busy = b != NULL;
         pthread_mutex_unlock(&q->mu);
         if (!b) {
             if (sections)
@@ -1982,6 +1987,7 @@ static void *ub_st_main(void *arg)
         }
         ub_st_batch(&w->st, &b->buf);
         pthread_mutex_lock(&q->mu);
+        q->busy = false;
         b->next = q->free;
         q->free = b;
         pthread_cond_signal(&q->room);
@@ -2058,6 +2064,16 @@ static void ub_q_hand(ub_cw *w)
         return;
     }
     pthread_mutex_lock(&q->mu);
+    if (!q->head && !q->busy && w->parse_threads >= w->cpus) {
+        /* Every CPU is parsing: the storing thread would take turns with
+         * the parse's, each evicting the others' caches, and every batch
+         * would cross between them (storing it all here, a convert of
+         * the prim-heavy bench layer took 11% less CPU).  The lock
+         * orders this storing after the thread's and before its next. */
+        pthread_mutex_unlock(&q->mu);
+        ub_st_batch(&w->st, &b->buf);
+        return;
+    }
     b->next = NULL;
     if (q->tail)
         q->tail->next = b;
@@ -2668,6 +2684,7 @@ static void ub_cw_begin(ub_cw *w, const ub_layer *l, size_t specs)
 {
     w->layer = l;
     w->strtab = l->strtab;
+    w->cpus = ub_cpus();
     w->marks = ub_strtab_mark_claim(w->strtab);
     if (!w->marks) /* (NULL when there is no memory: a probe each time) */
         w->tcache = calloc(UB_TCACHE, sizeof *w->tcache);
@@ -3307,6 +3324,11 @@ static void ub_cw_stream_begin(ub_usdc_stream *s, const ub_layer *layer)
     s->begun = true;
     ub_cw_begin(&s->w, layer, s->specs_hint);
     ub_cw_open(s, layer->root, 0);
+}
+
+void ub_usdc_stream_parse_threads(void *ctx, unsigned n)
+{
+    ((ub_usdc_stream *)ctx)->w.parse_threads = n;
 }
 
 void ub_usdc_stream_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,

@@ -38,6 +38,13 @@ ub_usdc_stream *ub_usdc_stream_new(ub_buf *out,
                                    ub_diags *diags); /* NULL: no memory */
 void ub_usdc_stream_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,
                          unsigned depth);
+/* The parse's parse_threads: while the parse keeps every CPU busy, the
+ * stream stores what it walks on the parse's thread, not its own. */
+void ub_usdc_stream_parse_threads(void *ctx, unsigned n);
+/* The share of a split parse's text to give the head (head_percent):
+ * the head's thread also walks and stores its prims.  Of 40 to 50%, 45
+ * kept the two threads busiest on the prim-heavy bench layer. */
+#define UB_USDC_STREAM_HEAD_PERCENT 45
 int ub_usdc_stream_end(ub_usdc_stream *s, const ub_layer *layer);
 void ub_usdc_stream_free(ub_usdc_stream *s);
 

@@ -3324,7 +3324,15 @@ typedef struct ub_split {
     int outcome;        /* UB_PARSE_* */
     const ub_meta_field *fields; /* the plugins' (ub_parse_opts) */
     size_t n_fields;
+    const ub_parse_stream *stream; /* told when the tail starts and ends */
 } ub_split;
+
+/* Tell the stream how many threads the parse keeps busy now. */
+static void ub_split_tell(const ub_split *sp, unsigned threads)
+{
+    if (sp->stream && sp->stream->parse_threads)
+        sp->stream->parse_threads(sp->stream->ctx, threads);
+}
 
 static void ub_split_give_up(ub_pctx *c)
 {
@@ -3475,6 +3483,7 @@ static void ub_split_start(ub_pctx *c, ub_split *sp)
         return; /* a serial parse, then */
     }
     sp->started = true;
+    ub_split_tell(sp, 2);
     c->split = sp;
     c->split_role = UB_SPLIT_HEAD;
     c->src_end = sp->at;
@@ -3489,6 +3498,7 @@ static void ub_split_join(ub_split *sp, bool cancel)
     pthread_join(sp->thread, NULL);
     sp->joined = true;
     ub_strtab_set_concurrent(sp->strtab, false);
+    ub_split_tell(sp, 1);
 }
 
 /* The head goes on alone from `at`: from here on it is a serial parse. */
@@ -3735,6 +3745,16 @@ ub_layer *ub_parse_usda_opts(ub_strtab *t, const char *path,
     return l;
 }
 
+/* Where a split parse cuts the text it would: half of it, or the
+ * stream's share. */
+static size_t ub_head_len(const ub_parse_opts *opts, size_t len)
+{
+    unsigned pct = opts->stream ? opts->stream->head_percent : 0;
+    if (!pct || pct >= 100)
+        return len / 2;
+    return (size_t)((double)len * pct / 100.0);
+}
+
 static ub_layer *ub_parse_whole(ub_strtab *t, const char *path,
                                 const char *text, size_t len,
                                 ub_parse_opts *opts, ub_diags *diags)
@@ -3746,13 +3766,13 @@ static ub_layer *ub_parse_whole(ub_strtab *t, const char *path,
         at = ub_parse_split_point(text, len, opts->split_at);
     else if (mode == 0 && len >= UB_SPLIT_MIN &&
              ub_cpus() >= 2)
-        at = ub_parse_split_point(text, len, len / 2);
+        at = ub_parse_split_point(text, len, ub_head_len(opts, len));
     ub_diags *d1 = at < len ? ub_diags_new() : NULL;
     if (!d1)
         return ub_parse_text(t, path, text, len, opts, NULL, diags);
     ub_split sp = {.strtab = t, .src = text, .len = len, .at = at,
                    .mapped = opts->mapped, .fields = opts->fields,
-                   .n_fields = opts->n_fields};
+                   .n_fields = opts->n_fields, .stream = opts->stream};
     atomic_init(&sp.cancel, false);
     atomic_init(&sp.tail_read, 0);
     ub_layer *l = ub_parse_text(t, path, text, len, opts, &sp, d1);

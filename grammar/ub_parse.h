@@ -56,6 +56,17 @@ typedef struct ub_parse_stream {
      * of its prims: the caller drops what the stream got and uses the
      * layer. */
     bool two_threads;
+    /* Optional, with two_threads: the share of the text the head reads,
+     * in percent (0: half).  The head's thread also runs prim_done, so
+     * a stream whose work is heavy gives the tail more. */
+    unsigned head_percent;
+    /* Optional, with two_threads: the number of threads the parse keeps
+     * busy from now on -- 2 once the tail's thread starts, 1 once it has
+     * ended; called on the head's thread, before the first prim_done
+     * and after the head's last.  A stream that hands its work to a
+     * thread of its own can do it on the calling thread instead while
+     * every CPU is taken. */
+    void (*parse_threads)(void *ctx, unsigned n);
 } ub_parse_stream;
 
 /* Big layers are read by two threads ("split parse"): ub_parse_usda and

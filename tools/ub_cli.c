@@ -939,7 +939,9 @@ static int ub_cli_convert_usdc(ub_session *ss, const char *input,
     }
     ub_parse_stream ps = {.prim_done = ub_usdc_stream_prim,
                           .ctx = st,
-                          .two_threads = true};
+                          .two_threads = true,
+                          .head_percent = UB_USDC_STREAM_HEAD_PERCENT,
+                          .parse_threads = ub_usdc_stream_parse_threads};
     ub_layer *layer = ub_cli_open_streamed(ss, input, &ps);
     int rc = -1;
     if (layer && layer->streamed) {

@@ -192,6 +192,14 @@ static bool same_usdb_streamed(const run *s, const char *text, size_t len,
  * must fail alike where crate cannot hold the layer. */
 static unsigned n_usdc_streamed; /* splits the .usdc check streamed */
 
+/* The stream's parse_threads, as if the parse took more CPUs than there
+ * are while the tail runs: the head's prims are then stored on the
+ * parse's thread, the tail's by the stream's own, on any machine. */
+static void every_cpu_busy(void *ctx, unsigned n)
+{
+    ub_usdc_stream_parse_threads(ctx, n > 1 ? 1024 : n);
+}
+
 static bool same_usdc_streamed(const run *s, const char *text, size_t len,
                                size_t at, const char *name)
 {
@@ -205,7 +213,8 @@ static bool same_usdc_streamed(const run *s, const char *text, size_t len,
     ub_usdc_stream *st = ub_usdc_stream_new(&got, d);
     ub_parse_stream ps = {.prim_done = ub_usdc_stream_prim,
                           .ctx = st,
-                          .two_threads = true};
+                          .two_threads = true,
+                          .parse_threads = every_cpu_busy};
     ub_parse_opts o = {.split = 1, .split_at = at, .stream = &ps};
     ub_layer *l = ub_parse_usda_opts(strtab, "t.usda", text, len, &o, d);
     int rc = -1;
@@ -462,6 +471,72 @@ static void test_read_on_progress(void)
     ub_buf_free(&b);
 }
 
+/* What a stream is told of the parse's threads: 2 before its first
+ * prim, 1 once the tail's thread has ended -- after the head's prims,
+ * before the tail's. */
+typedef struct told {
+    char ev[64]; /* '2', '1', 'h' (a head prim), 't' (a tail prim) */
+    size_t n;
+    size_t head_end; /* the text the head reads */
+    const char *text;
+} told;
+
+static void told_threads(void *ctx, unsigned n)
+{
+    told *t = ctx;
+    if (t->n < sizeof t->ev - 1)
+        t->ev[t->n++] = (char)('0' + n);
+}
+
+static void told_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,
+                      unsigned depth)
+{
+    told *t = ctx;
+    (void)layer;
+    (void)depth;
+    /* prims p0.. are written in order: p<k>'s line is past the split or
+     * not */
+    char name[32];
+    snprintf(name, sizeof name, "def \"%s\"", prim->name);
+    const char *at = strstr(t->text, name);
+    if (t->n < sizeof t->ev - 1)
+        t->ev[t->n++] = at && (size_t)(at - t->text) < t->head_end ? 'h' : 't';
+}
+
+static void test_stream_told_threads(void)
+{
+    const char *text = "#usda 1.0\n"
+                       "def \"p0\"\n{\n}\n"
+                       "def \"p1\"\n{\n}\n"
+                       "def \"p2\"\n{\n}\n"
+                       "def \"p3\"\n{\n}\n";
+    size_t len = strlen(text);
+    size_t at = (size_t)(strstr(text, "def \"p2\"") - text);
+    told t = {.head_end = at, .text = text};
+    ub_parse_stream ps = {.prim_done = told_prim,
+                          .ctx = &t,
+                          .two_threads = true,
+                          .parse_threads = told_threads};
+    ub_parse_opts o = {.split = 1, .split_at = at, .stream = &ps};
+    ub_diags *d = ub_diags_new();
+    ub_layer *l = ub_parse_usda_opts(strtab, "t.usda", text, len, &o, d);
+    CU_ASSERT_PTR_NOT_NULL(l);
+    CU_ASSERT_EQUAL(o.outcome, UB_PARSE_SPLIT_GRAFTED);
+    t.ev[t.n] = '\0';
+    CU_ASSERT_STRING_EQUAL(t.ev, "2hh1tt");
+    ub_layer_free(l);
+    /* a parse one thread reads is never said to take two */
+    told serial = {.head_end = len, .text = text};
+    ps.ctx = &serial;
+    o = (ub_parse_opts){.split = -1, .stream = &ps};
+    l = ub_parse_usda_opts(strtab, "t.usda", text, len, &o, d);
+    CU_ASSERT_PTR_NOT_NULL(l);
+    serial.ev[serial.n] = '\0';
+    CU_ASSERT_STRING_EQUAL(serial.ev, "hhhh");
+    ub_layer_free(l);
+    ub_diags_free(d);
+}
+
 static void test_auto_threshold(void)
 {
     size_t len;
@@ -706,6 +781,8 @@ int main(void)
     CU_add_test(s, "bench-like layer, every split", test_bench_like);
     CU_add_test(s, "array-heavy layer, every split", test_arrays_like);
     CU_add_test(s, "small layers are read by one thread", test_auto_threshold);
+    CU_add_test(s, "a stream is told the parse's threads",
+                test_stream_told_threads);
     CU_add_test(s, "progress of a head reading on", test_read_on_progress);
     CU_add_test(s, "conformance corpus, every split", test_conformance);
     unsigned failed = ub_test_run_all();
