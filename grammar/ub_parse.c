@@ -62,19 +62,21 @@ static ub_sloc ub_mksloc(const ub_pctx *c, ub_tokloc l)
 
 static void ub_split_give_up(ub_pctx *c);
 
-/* An error at l; a piece of a split parse reports none of its own (the
- * whole layer is read again in one piece, and that reports it). */
-static void ub_perrv(ub_pctx *c, ub_tokloc l, const char *fmt, va_list ap)
+/* An error at l, or NULL when none is reported: a piece of a split
+ * parse reports none of its own (the whole layer is read again in one
+ * piece, and that reports it). */
+static ub_diag *ub_perrv(ub_pctx *c, ub_tokloc l, const char *fmt,
+                         va_list ap)
 {
     if (c->split_role != UB_SPLIT_NONE) {
         ub_split_give_up(c);
-        return;
+        return NULL;
     }
     c->nerrors++;
     if (c->nerrors > UB_MAX_ERRORS)
-        return;
-    ub_diag_addv(c->diags, UB_ERROR, ub_mkloc(c, l), NULL, c->src,
-                 c->src_len, fmt, ap);
+        return NULL;
+    return ub_diag_addv(c->diags, UB_ERROR, ub_mkloc(c, l), NULL, c->src,
+                        c->src_len, fmt, ap);
 }
 
 void ub_perr(ub_pctx *c, ub_tokloc l, const char *fmt, ...)
@@ -83,6 +85,18 @@ void ub_perr(ub_pctx *c, ub_tokloc l, const char *fmt, ...)
     va_start(ap, fmt);
     ub_perrv(c, l, fmt, ap);
     va_end(ap);
+}
+
+/* The same with a hint (a fixed text). */
+static void ub_perr_hint(ub_pctx *c, ub_tokloc l, const char *hint,
+                         const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    ub_diag *d = ub_perrv(c, l, fmt, ap);
+    va_end(ap);
+    if (d)
+        ub_diag_set_hint(c->diags, d, "%s", hint);
 }
 
 /* Input nested deeper than UB_MAX_NESTING: reported once, and the parse
@@ -2605,11 +2619,26 @@ void ub_act_prim_end(ub_pctx *c)
 
 void ub_act_variant_set_begin(ub_pctx *c, const char *name, ub_tokloc l)
 {
-    if (!ub_nul_in_name(c, name, l, "a variant set name") &&
-        !ub_ident_variant_ok(name, ub_str_len(name)))
+    const ub_variant_set *had = NULL;
+    for (uint32_t i = 0; i < ub_prim_n_variant_sets(c->prim); i++)
+        if (ub_prim_variant_sets(c->prim)[i].name == name)
+            had = &ub_prim_variant_sets(c->prim)[i];
+    if (ub_nul_in_name(c, name, l, "a variant set name")) {
+        /* (said) */
+    } else if (!ub_ident_variant_ok(name, ub_str_len(name))) {
         ub_perr(c, l, "\"%s\" is not a valid variant set name (letters, "
                 "digits, '_', '|', '-', optionally after a leading '.')",
                 name);
+    } else if (had) {
+        /* OpenUSD takes it silently, and means two things by it */
+        ub_perr_hint(c, l,
+                     "OpenUSD lists only the last block's variants, yet "
+                     "composes the variants of every block; give the set "
+                     "one block",
+                     "duplicate variant set '%s' in <%s> (first defined on "
+                     "line %u)", name, ub_prim_path(c->layer, c->prim),
+                     ub_layer_loc(c->layer, had->loc).line);
+    }
     if (!ub_variant_set_get(c->layer, c->prim, name, ub_mksloc(c, l)))
         ub_oom(c);
     c->vset_owner = c->prim;
@@ -2646,6 +2675,14 @@ void ub_act_variant_begin(ub_pctx *c, const char *name, ub_tokloc l)
     for (uint32_t i = 0; i < set->variants.n; i++)
         if (set->variants.v[i]->name == name)
             v = set->variants.v[i];
+    if (v && name[0])
+        ub_perr_hint(c, l,
+                     "OpenUSD lists the variant twice and keeps the "
+                     "properties and children of the second only",
+                     "duplicate variant '%s' in variant set '%s' of <%s> "
+                     "(first defined on line %u)", name, c->vset_name,
+                     ub_prim_path(c->layer, owner),
+                     ub_layer_loc(c->layer, v->loc).line);
     if (!v && !(v = ub_variant_new(c->layer, owner, set, name,
                                    ub_mksloc(c, l))))
         ub_oom(c);

@@ -1105,6 +1105,31 @@ static void test_empty_variant_name(void)
                                  "{\n        \"a\" { }\n    }\n}\n"));
 }
 
+/* A variant set given twice in one prim, or a variant twice in its set,
+ * is an error: OpenUSD takes both silently, and then lists only the last
+ * block's variants while composing every block's, or lists a variant
+ * twice and keeps the second's properties only; usdbake had merged them.
+ * Names compare after their escapes. */
+static void test_duplicate_variants(void)
+{
+    reject("#usda 1.0\ndef \"P\" {\n    variantSet \"v\" = {\n"
+           "        \"a\" { }\n    }\n    variantSet \"v\" = {\n"
+           "        \"b\" { }\n    }\n}\n",
+           6, 16, "duplicate variant set 'v' in </P> (first defined on line 3)");
+    reject("#usda 1.0\ndef \"P\" {\n    variantSet \"v\" = {\n"
+           "        \"a\" { }\n        \"\\x61\" { }\n    }\n}\n",
+           5, 9, "duplicate variant 'a' in variant set 'v' of </P> (first "
+           "defined on line 4)");
+    /* inside a variant, its own prim: the same names are new there */
+    CU_ASSERT_PTR_NOT_NULL(parse(
+        "#usda 1.0\ndef \"P\" {\n    variantSet \"v\" = {\n"
+        "        \"a\" {\n            variantSet \"v\" = {\n"
+        "                \"a\" { }\n            }\n        }\n"
+        "        \"b\" {\n            variantSet \"v\" = {\n"
+        "                \"a\" { }\n            }\n        }\n"
+        "    }\n    variantSet \"w\" = {\n        \"a\" { }\n    }\n}\n"));
+}
+
 /* A prim named "" is an error, and the parse goes on past it: a relative
  * path below it is made absolute through its empty name (it crashed
  * there; found by fuzz_roundtrip). */
@@ -1500,6 +1525,7 @@ static const test_case cases[] = {
     {"a NUL ends a string", test_nul_in_string},
     {"a NUL in a name or path is refused", test_nul_in_name},
     {"a variant named \"\"", test_empty_variant_name},
+    {"a variant set or variant given twice", test_duplicate_variants},
     {"a prim named \"\" with paths below it", test_empty_prim_name},
     {"nesting limit", test_nesting_limit},
     {"deep paths and nested targets", test_deep_paths},

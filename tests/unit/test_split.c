@@ -595,6 +595,13 @@ static void test_fallbacks(void)
                   "    def \"c\"\n    {\n    }\n    def \"b\"\n    {\n"
                   "    }\n}\n",
                   "def \"c\"", UB_PARSE_SPLIT_READ_ON);
+    /* one variant set on both sides: the serial error (a set given
+     * twice) */
+    split_at_mark("#usda 1.0\ndef \"a\"\n{\n    variantSet \"v\" = {\n"
+                  "        \"x\" {\n        }\n    }\n    def \"c\"\n"
+                  "    {\n    }\n    variantSet \"v\" = {\n"
+                  "        \"y\" {\n        }\n    }\n}\n",
+                  "def \"c\"", UB_PARSE_SPLIT_READ_ON);
     /* the same property on both sides: one property, as serially */
     split_at_mark("#usda 1.0\ndef \"a\"\n{\n    double x = 1\n"
                   "    def \"c\"\n    {\n    }\n"
