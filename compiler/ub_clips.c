@@ -807,6 +807,20 @@ static bool ub_manifest_blocked(const ub_clip_set *cs, const char *clip_prim,
     return false;
 }
 
+/* The manifest's default of attr on clip_prim: the value a clip without
+ * samples gives, or NULL.  One of a type usdbake does not know counts,
+ * kept as its text, as OpenUSD uses it unchanged. */
+static const ub_value *ub_manifest_default(const ub_clip_set *cs,
+                                           const char *clip_prim,
+                                           const char *attr)
+{
+    const ub_prop *m = ub_clip_attr(cs->manifest, clip_prim, attr);
+    if (!m || (m->default_value.kind != UB_V_DATA &&
+               m->default_value.kind != UB_V_UNTYPED))
+        return NULL;
+    return &m->default_value;
+}
+
 /* Whether clip k (its layer: l) gives values (interpolateMissingClipValues:
  * only clips with samples, or with a manifest default).  A block in the
  * manifest at the clip's start says it has no samples, whatever its layer
@@ -821,8 +835,7 @@ static bool ub_contributes(const ub_clip_set *cs, uint32_t k,
                              cs->clips[k].authored_start) &&
         ub_has_samples(ub_clip_attr(l, clip_prim, attr)))
         return true;
-    const ub_prop *m = ub_clip_attr(cs->manifest, clip_prim, attr);
-    return m && m->default_value.kind == UB_V_DATA;
+    return ub_manifest_default(cs, clip_prim, attr) != NULL;
 }
 
 typedef struct ub_times {
@@ -969,9 +982,9 @@ static int ub_clip_value(const ub_clip_set *cs, const ub_layer *l,
                     out, i, 0, ub_value_get_double(out, i, 0) + (t - in));
         return 0;
     }
-    const ub_prop *m = ub_clip_attr(cs->manifest, clip_prim, attr);
-    if (m && m->default_value.kind == UB_V_DATA) {
-        *out = ub_value_clone(a, &m->default_value);
+    const ub_value *fallback = ub_manifest_default(cs, clip_prim, attr);
+    if (fallback) {
+        *out = ub_value_clone(a, fallback);
         if (out->kind == UB_V_EMPTY)
             return -1;
         *from = cs->manifest;
