@@ -1585,6 +1585,79 @@ static ub_value ub_prepare(ub_cx *cx, const ub_index *ix, const ub_op *op,
     return c;
 }
 
+static bool ub_is_path_expr(const ub_value *v)
+{
+    return v->kind == UB_V_DATA && v->type_id == UB_TY_PATH_EXPRESSION;
+}
+
+/* Stronger pathExpression value s over weaker w (both prepared) in place:
+ * each expression's "%_" is the weaker one (SdfPathExpression::
+ * ComposeOver); arrays compose element by element when their lengths
+ * agree, else the stronger stands. */
+static void ub_compose_path_exprs(ub_cx *cx, ub_value *s, const ub_value *w)
+{
+    if (s->is_array != w->is_array || s->count != w->count)
+        return;
+    const char **sv = ub_value_data(s);
+    const char *const *wv = ub_value_data(w);
+    for (uint32_t i = 0; i < s->count && !cx->oom; i++) {
+        char *t = NULL;
+        ub_pathexpr_status st = ub_pathexpr_compose(sv[i], wv[i], &t);
+        if (st == UB_PATHEXPR_NOMEM)
+            cx->oom = true;
+        if (st != UB_PATHEXPR_OK)
+            continue;
+        sv[i] = ub_intern_cstr(cx->t, t);
+        free(t);
+        if (!sv[i])
+            cx->oom = true;
+    }
+}
+
+/* An attribute's default from its opinions, strongest first, as UsdStage
+ * resolves it: the strongest value, but a pathExpression takes in each
+ * weaker opinion (ub_compose_path_exprs).  Where a weaker opinion is not
+ * a pathExpression, OpenUSD 24.08 holds that value instead, as read, and
+ * the next opinion, resolved, replaces it -- type confusion, kept so that
+ * the flattened layer is OpenUSD's.  A value held as read is not offset,
+ * and its asset paths are anchored where the strongest opinion is, as
+ * its flatten anchors them. */
+static ub_value ub_compose_default(ub_cx *cx, const ub_index *ix,
+                                   const ub_op *ops, ub_prop *const *props,
+                                   uint32_t n)
+{
+    ub_value v = {0};
+    uint32_t first = n;    /* the strongest opinion */
+    bool held_raw = false; /* v is a weaker opinion held as read */
+    for (uint32_t k = 0; k < n && !cx->oom; k++) {
+        const ub_value *pv = &props[k]->default_value;
+        if (pv->kind == UB_V_EMPTY)
+            continue; /* no opinion */
+        if (first == n)
+            first = k;
+        if (v.kind == UB_V_EMPTY || held_raw || !ub_is_path_expr(&v)) {
+            v = ub_prepare(cx, ix, &ops[k], pv);
+            held_raw = false;
+            if (!ub_is_path_expr(&v))
+                break;
+            continue;
+        }
+        if (ub_is_path_expr(pv)) {
+            ub_value w = ub_prepare(cx, ix, &ops[k], pv);
+            ub_compose_path_exprs(cx, &v, &w);
+        } else {
+            v = ub_value_clone(cx->a, pv);
+            if (v.kind == UB_V_EMPTY)
+                cx->oom = true;
+            held_raw = true;
+        }
+    }
+    if (held_raw)
+        ub_anchor_value(cx, ub_op_layer(ix, &ops[first]),
+                        ub_stack_vars(ix->v[ops[first].node].ls), &v);
+    return v;
+}
+
 /* Weaker dictionary entries under stronger ones, key by key. */
 static void ub_dict_under(ub_cx *cx, ub_dict *strong, const ub_dict *weak,
                           const ub_index *ix, const ub_op *op)
@@ -2428,11 +2501,7 @@ static void ub_emit_prop(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                 }
             }
         }
-        for (uint32_t k = 0; k < n; k++)
-            if (op->default_value.kind == UB_V_EMPTY &&
-                props[k]->default_value.kind != UB_V_EMPTY)
-                op->default_value =
-                    ub_prepare(cx, ix, &ops[k], &props[k]->default_value);
+        op->default_value = ub_compose_default(cx, ix, ops, props, n);
         ub_value conn = ub_compose_paths(cx, ix, ops, props, n, false);
         if (conn.kind != UB_V_EMPTY)
             ub_compose_set_paths(cx, op, &conn, false);

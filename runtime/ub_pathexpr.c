@@ -841,11 +841,14 @@ static void pe_make_absolute(pe *p, const char *anchor)
     }
 }
 
-/* UsdStage's _MapPathExpressionToPrim: a pattern starting with "//"
- * searches everything and stays; any other pattern or reference whose
- * path leaves the domain becomes nothing.  Operands come before their
- * operators, so one pass in order rebuilds the expression. */
-static int pe_map(pe *p, int root, ub_pathexpr_map map, void *ud)
+/* The expression at root with each pattern and reference (node i) made
+ * leaf(i): the node itself, another, or -1 (out of memory); operators are
+ * made again where an operand changed (MakeOp and MakeComplement, which
+ * simplify).  Operands come before their operators, so one pass in order
+ * rebuilds the expression. */
+typedef int (*pe_leaf)(pe *p, int i, void *ud);
+
+static int pe_rebuild(pe *p, int root, pe_leaf leaf, void *ud)
 {
     int n0 = p->n_nodes;
     int *to = malloc((size_t)(root + 1) * sizeof *to);
@@ -859,19 +862,7 @@ static int pe_map(pe *p, int root, ub_pathexpr_map map, void *ud)
         switch (n.kind) {
         case PE_PATTERN:
         case PE_REF:
-            if (n.kind == PE_PATTERN && pe_leading_stretch(p, &n))
-                break;
-            if (!n.prefix[0])
-                break; /* a reference to no path */
-            {
-                const char *m = map(ud, n.prefix);
-                if (!m) {
-                    x = pe_nothing(p);
-                } else if (strcmp(m, n.prefix) != 0) {
-                    n.prefix = pe_str(p, m, strlen(m));
-                    x = n.prefix ? pe_node_new(p, n) : -1;
-                }
-            }
+            x = leaf(p, i, ud);
             break;
         case PE_UNARY:
             x = to[n.a] == n.a ? i : pe_make_compl(p, to[n.a]);
@@ -891,6 +882,39 @@ static int pe_map(pe *p, int root, ub_pathexpr_map map, void *ud)
     int r = to[root];
     free(to);
     return r;
+}
+
+typedef struct pe_map_ud {
+    ub_pathexpr_map map;
+    void *ud;
+} pe_map_ud;
+
+/* UsdStage's _MapPathExpressionToPrim: a pattern starting with "//"
+ * searches everything and stays; any other pattern or reference whose
+ * path leaves the domain becomes nothing. */
+static int pe_map_leaf(pe *p, int i, void *ud)
+{
+    const pe_map_ud *m = ud;
+    pe_node n = p->nodes[i];
+    if (n.kind == PE_PATTERN && pe_leading_stretch(p, &n))
+        return i;
+    if (!n.prefix[0])
+        return i; /* a reference to no path */
+    const char *to = m->map(m->ud, n.prefix);
+    if (!to)
+        return pe_nothing(p);
+    if (strcmp(to, n.prefix) == 0)
+        return i;
+    n.prefix = pe_str(p, to, strlen(to));
+    return n.prefix ? pe_node_new(p, n) : -1;
+}
+
+/* SdfPathExpression::ComposeOver's resolve: a reference named "_" is the
+ * weaker expression (its root: *ud). */
+static int pe_weaker_leaf(pe *p, int i, void *ud)
+{
+    const pe_node *n = &p->nodes[i];
+    return n->kind == PE_REF && strcmp(n->name, "_") == 0 ? *(int *)ud : i;
 }
 
 /* --- text ----------------------------------------------------------------- */
@@ -1014,6 +1038,31 @@ static void pe_put_expr(pe_out *o, const pe *p, int root)
     free(st);
 }
 
+/* The canonical text of the expression at root in *out (malloc'd). */
+static ub_pathexpr_status pe_text(pe *p, int root, char **out)
+{
+    pe_out o = {0};
+    if (root >= 0 && !p->nomem) {
+        pe_put(&o, "");
+        pe_put_expr(&o, p, root);
+    }
+    if (root < 0 || p->nomem || o.nomem) {
+        free(o.b);
+        return UB_PATHEXPR_NOMEM;
+    }
+    *out = o.b;
+    return UB_PATHEXPR_OK;
+}
+
+static void pe_free(pe *p)
+{
+    for (int i = 0; i < p->n_strs; i++)
+        free(p->strs[i]);
+    free(p->strs);
+    free(p->nodes);
+    free(p->comps);
+}
+
 ub_pathexpr_status ub_pathexpr_rewrite(const char *text, const char *anchor,
                                        ub_pathexpr_map map, void *ud,
                                        char **out)
@@ -1030,24 +1079,38 @@ ub_pathexpr_status ub_pathexpr_rewrite(const char *text, const char *anchor,
     }
     if (anchor)
         pe_make_absolute(&p, anchor);
-    if (map && !p.nomem)
-        root = pe_map(&p, root, map, ud);
-    pe_out o = {0};
-    if (root >= 0 && !p.nomem) {
-        pe_put(&o, "");
-        pe_put_expr(&o, &p, root);
+    if (map && !p.nomem) {
+        pe_map_ud m = {map, ud};
+        root = pe_rebuild(&p, root, pe_map_leaf, &m);
     }
-    if (root < 0 || p.nomem || o.nomem) {
-        free(o.b);
-        st = UB_PATHEXPR_NOMEM;
+    st = pe_text(&p, root, out);
+done:
+    pe_free(&p);
+    return st;
+}
+
+ub_pathexpr_status ub_pathexpr_compose(const char *stronger,
+                                       const char *weaker, char **out)
+{
+    *out = NULL;
+    pe p = {.s = stronger, .selections = true, .preds_canonical = true};
+    ub_pathexpr_status st = UB_PATHEXPR_OK;
+    int root = pe_parse(&p);
+    int w = -1;
+    if (root >= 0) {
+        p.s = weaker;
+        p.i = 0;
+        w = pe_parse(&p);
+    }
+    if (root < 0 || w < 0) {
+        st = p.nomem ? UB_PATHEXPR_NOMEM : UB_PATHEXPR_SYNTAX;
         goto done;
     }
-    *out = o.b;
+    /* (an empty expression, "", is nothing: the weaker stands) */
+    root = pe_is_nothing(&p, root) ? w : pe_rebuild(&p, root, pe_weaker_leaf,
+                                                    &w);
+    st = pe_text(&p, root, out);
 done:
-    for (int i = 0; i < p.n_strs; i++)
-        free(p.strs[i]);
-    free(p.strs);
-    free(p.nodes);
-    free(p.comps);
+    pe_free(&p);
     return st;
 }

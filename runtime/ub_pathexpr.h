@@ -35,4 +35,11 @@ ub_pathexpr_status ub_pathexpr_rewrite(const char *text, const char *anchor,
                                        ub_pathexpr_map map, void *ud,
                                        char **out);
 
+/* SdfPathExpression::ComposeOver: the canonical text, in *out (malloc'd),
+ * of `stronger` with each reference to the weaker expression ("%_")
+ * replaced by `weaker`, or of `weaker` when `stronger` is empty.  Both
+ * are text this reader made (anchored, mapped). */
+ub_pathexpr_status ub_pathexpr_compose(const char *stronger,
+                                       const char *weaker, char **out);
+
 #endif

@@ -131,6 +131,36 @@ static void test_map(void)
                            "/Dst{v=a}C/foo /Dst{v=a}bar //x{a:1}");
 }
 
+static const char *co(const char *stronger, const char *weaker)
+{
+    char *out = NULL;
+    ub_pathexpr_status st = ub_pathexpr_compose(stronger, weaker, &out);
+    CU_ASSERT_EQUAL(st, UB_PATHEXPR_OK);
+    snprintf(buf, sizeof buf, "%s", out ? out : "<none>");
+    free(out);
+    return buf;
+}
+
+/* A stronger opinion over a weaker (SdfPathExpression::ComposeOver): each
+ * "%_" is the weaker expression, simplified as MakeOp simplifies; other
+ * references stay; an empty stronger expression is the weaker.  The
+ * expected texts are usdcat's, through a reference. */
+static void test_compose(void)
+{
+    CU_ASSERT_STRING_EQUAL(co("%_ /B", "/P/A"), "/P/A /B");
+    CU_ASSERT_STRING_EQUAL(co("%_ + /P/child", "/P/x"), "/P/x + /P/child");
+    CU_ASSERT_STRING_EQUAL(co("/C", "/P/D"), "/C");
+    CU_ASSERT_STRING_EQUAL(co("~%_", "//"), "");
+    CU_ASSERT_STRING_EQUAL(co("%_ - /P/Z", "/P/Q + %_"), "/P/Q + %_ - /P/Z");
+    CU_ASSERT_STRING_EQUAL(co("", "/P/E"), "/P/E");
+    CU_ASSERT_STRING_EQUAL(co("%_", "/A & /B"), "/A & /B");
+    /* the weaker keeps its grouping inside the stronger (a union binds
+     * tighter than an intersection) */
+    CU_ASSERT_STRING_EQUAL(co("%_ & /C", "/A + /B"), "/A + /B & /C");
+    CU_ASSERT_STRING_EQUAL(co("/C - %_", "/A - /B"), "/C - (/A - /B)");
+    CU_ASSERT_STRING_EQUAL(co("%/A:n %_", "/B"), "%/A:n /B");
+}
+
 /* Predicates as SdfPredicateExpression writes them back: arguments typed
  * and requoted, operators spelled once, parentheses only where needed. */
 static void test_predicates(void)
@@ -245,6 +275,7 @@ int main(void)
     CU_add_test(s, "syntax errors", test_syntax);
     CU_add_test(s, "predicates", test_predicates);
     CU_add_test(s, "mapping", test_map);
+    CU_add_test(s, "a stronger over a weaker", test_compose);
     CU_add_test(s, "long and deep", test_big);
     unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
