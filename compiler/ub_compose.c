@@ -2843,8 +2843,12 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
                              const ub_ops *ops, const ub_clipsets *clips)
 {
     ub_names nm = {0};
+    /* the names weaker nodes give, before the root node's own specs */
+    uint32_t weaker = UINT32_MAX;
     for (uint32_t k = ops->n; k-- > 0;) {
         const ub_prim *p = ops->v[k].spec;
+        if (ops->v[k].node == 0 && weaker == UINT32_MAX)
+            weaker = nm.n;
         for (uint32_t i = 0; i < p->children.n; i++)
             if (ub_names_add(&nm, p->children.v[i]->name) < 0)
                 cx->oom = true;
@@ -2854,9 +2858,12 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
     /* from here on a plain list, which relocation edits */
     uint32_t n;
     const char **names = ub_names_take(&nm, &n);
-    /* Relocated children (Pcp): a source renamed under the same parent
-     * keeps its place; one moved elsewhere leaves, and arrives first among
-     * its new parent's children. */
+    if (weaker == UINT32_MAX)
+        weaker = n;
+    /* Relocated children (Pcp's _ComposePrimChildNamesAtNode): a source
+     * renamed under the same parent keeps its place; one moved elsewhere
+     * leaves, and arrives after the names weaker nodes give and before
+     * the stage's own, those moved here in the order of their names. */
     const char *here = ub_path_strip_variants(cx->t, ix->v[0].path);
     uint32_t cap = n + cx->n_reloc + 1;
     /* indices into cx->reloc plus one (0: none): the table grows while
@@ -2867,33 +2874,45 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         cx->oom = true;
     else
         names = nv;
-    uint32_t w = 0;
+    uint32_t w = 0, at_weaker = weaker;
     for (uint32_t c = 0; !cx->oom && c < n; c++) {
         const char *cp = ub_path_child(cx->t, here, names[c]);
         uint32_t r = 0;
         for (uint32_t k = 0; cp && k < cx->n_reloc && !r; k++)
             if (cx->reloc[k].src == cp)
                 r = k + 1;
-        if (r && ub_path_parent(cx->t, cx->reloc[r - 1].tgt) != here)
+        if (r && ub_path_parent(cx->t, cx->reloc[r - 1].tgt) != here) {
+            if (c < weaker)
+                at_weaker--;
             continue; /* moved to another parent */
+        }
         rel[w] = r;
         names[w++] = r ? ub_intern_cstr(cx->t,
                                         strrchr(cx->reloc[r - 1].tgt, '/') + 1)
                        : names[c];
     }
-    /* prims moved in from elsewhere come first (as Pcp lists a layer
-     * stack's relocation targets before its specs' children) */
-    uint32_t front = 0;
+    /* prims moved in from elsewhere: each after the names the weaker
+     * nodes gave (one of those may already be the name: then it is that
+     * one), before the stage's own specs' names, by name (Pcp's set) */
+    uint32_t at = at_weaker;
     for (uint32_t k = 0; !cx->oom && k < cx->n_reloc; k++) {
         const ub_reloc *r = &cx->reloc[k];
         if (ub_path_parent(cx->t, r->tgt) != here ||
             ub_path_parent(cx->t, r->src) == here)
             continue;
-        memmove(names + front + 1, names + front,
-                (w - front) * sizeof *names);
-        memmove(rel + front + 1, rel + front, (w - front) * sizeof *rel);
-        rel[front] = k + 1;
-        names[front++] = ub_intern_cstr(cx->t, strrchr(r->tgt, '/') + 1);
+        const char *name = ub_intern_cstr(cx->t, strrchr(r->tgt, '/') + 1);
+        if (!name) {
+            cx->oom = true;
+            break;
+        }
+        uint32_t i = at_weaker;
+        while (i < at && strcmp(names[i], name) < 0)
+            i++;
+        memmove(names + i + 1, names + i, (w - i) * sizeof *names);
+        memmove(rel + i + 1, rel + i, (w - i) * sizeof *rel);
+        rel[i] = k + 1;
+        names[i] = name;
+        at++;
         w++;
     }
     if (!cx->oom)
