@@ -1635,7 +1635,7 @@ static ub_value ub_compose_default(ub_cx *cx, const ub_index *ix,
             continue; /* no opinion */
         if (first == n)
             first = k;
-        if (v.kind == UB_V_EMPTY || held_raw || !ub_is_path_expr(&v)) {
+        if (v.kind == UB_V_EMPTY || held_raw) {
             v = ub_prepare(cx, ix, &ops[k], pv);
             held_raw = false;
             if (!ub_is_path_expr(&v))
@@ -2863,7 +2863,8 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
     /* Relocated children (Pcp's _ComposePrimChildNamesAtNode): a source
      * renamed under the same parent keeps its place; one moved elsewhere
      * leaves, and arrives after the names weaker nodes give and before
-     * the stage's own, those moved here in the order of their names. */
+     * those of the prim's own specs, the ones moved here in the order of
+     * their names. */
     const char *here = ub_path_strip_variants(cx->t, ix->v[0].path);
     uint32_t cap = n + cx->n_reloc + 1;
     /* indices into cx->reloc plus one (0: none): the table grows while
@@ -2893,7 +2894,7 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
     }
     /* prims moved in from elsewhere: each after the names the weaker
      * nodes gave (one of those may already be the name: then it is that
-     * one), before the stage's own specs' names, by name (Pcp's set) */
+     * one), before the prim's own specs' names, by name (Pcp's set) */
     uint32_t at = at_weaker;
     for (uint32_t k = 0; !cx->oom && k < cx->n_reloc; k++) {
         const ub_reloc *r = &cx->reloc[k];
