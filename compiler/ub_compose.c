@@ -1789,7 +1789,9 @@ static bool ub_builtin_prop(ub_cx *cx, const ub_prim *outp, const char *name,
 /* --- relocates ------------------------------------------------------------ */
 
 typedef struct ub_reloc {
-    const char *src, *tgt;  /* in the stage's namespace */
+    /* in the stage's namespace; tgt "": the source is removed (Pcp 24.08
+     * takes a relocate to the empty path for a deletion) */
+    const char *src, *tgt;
     ub_stack *ls;           /* the layer stack that says so */
     const char *ls_src;     /* the source in its namespace */
 } ub_reloc;
@@ -1797,7 +1799,7 @@ typedef struct ub_reloc {
 static void ub_reloc_add(ub_cx *cx, const char *src, const char *tgt,
                          ub_stack *ls, const char *ls_src)
 {
-    if (!src || !tgt || !*src || !*tgt)
+    if (!src || !tgt || !*src)
         return;
     for (uint32_t r = 0; r < cx->n_reloc; r++)
         if (cx->reloc[r].src == src)
@@ -1828,6 +1830,9 @@ static const char *ub_relocate(ub_cx *cx, const char *p)
     const char *best = NULL, *to = NULL;
     for (uint32_t i = 0; i < cx->n_reloc; i++) {
         const char *s = cx->reloc[i].src;
+        /* (a removed prim's paths stay as they are, as in OpenUSD) */
+        if (!*cx->reloc[i].tgt)
+            continue;
         if (ub_path_has_prefix(p, s) && (!best || strlen(s) > strlen(best)))
             best = s, to = cx->reloc[i].tgt;
     }
@@ -1856,12 +1861,12 @@ static void ub_register_relocates(ub_cx *cx, const ub_index *ix)
             for (uint32_t k = 0; r && k + 1 < r->count; k += 2) {
                 const char *src = ub_value_str(r, k);
                 const char *tgt = ub_value_str(r, k + 1);
-                if (!*src || !*tgt || src == site ||
-                    !ub_path_has_prefix(src, site) ||
-                    !ub_path_has_prefix(tgt, site))
+                if (!*src || src == site || !ub_path_has_prefix(src, site) ||
+                    (*tgt && !ub_path_has_prefix(tgt, site)))
                     continue;
                 ub_reloc_add(cx, ub_map_to_root(cx, ix, i, src),
-                             ub_map_to_root(cx, ix, i, tgt), n->ls, src);
+                             *tgt ? ub_map_to_root(cx, ix, i, tgt) : tgt,
+                             n->ls, src);
             }
         }
     }
@@ -2882,10 +2887,11 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
         for (uint32_t k = 0; cp && k < cx->n_reloc && !r; k++)
             if (cx->reloc[k].src == cp)
                 r = k + 1;
-        if (r && ub_path_parent(cx->t, cx->reloc[r - 1].tgt) != here) {
+        if (r && (!*cx->reloc[r - 1].tgt ||
+                  ub_path_parent(cx->t, cx->reloc[r - 1].tgt) != here)) {
             if (c < weaker)
                 at_weaker--;
-            continue; /* moved to another parent */
+            continue; /* moved to another parent, or removed */
         }
         rel[w] = r;
         names[w++] = r ? ub_intern_cstr(cx->t,
@@ -2898,7 +2904,7 @@ static void ub_emit_children(ub_cx *cx, ub_prim *outp, const ub_index *ix,
     uint32_t at = at_weaker;
     for (uint32_t k = 0; !cx->oom && k < cx->n_reloc; k++) {
         const ub_reloc *r = &cx->reloc[k];
-        if (ub_path_parent(cx->t, r->tgt) != here ||
+        if (!*r->tgt || ub_path_parent(cx->t, r->tgt) != here ||
             ub_path_parent(cx->t, r->src) == here)
             continue;
         const char *name = ub_intern_cstr(cx->t, strrchr(r->tgt, '/') + 1);
