@@ -296,7 +296,11 @@ static int ub_index_add(ub_cx *cx, ub_index *ix, const ub_node *n)
     return ix->n++;
 }
 
-/* p (variant-free, in node i's namespace) in its parent's namespace. */
+/* p (variant-free, in node i's namespace) in its parent's namespace.
+ * root_identity: map a path outside the arc to itself, as a class-based
+ * arc does (n->root_identity) -- but not one inside the arc's target: it
+ * would not map back (PcpMapFunction keeps its maps one to one), so a
+ * class's target path into the instance that inherits it is dropped. */
 static const char *ub_map_step(ub_cx *cx, const ub_node *n, const char *p,
                                bool root_identity)
 {
@@ -305,7 +309,9 @@ static const char *ub_map_step(ub_cx *cx, const ub_node *n, const char *p,
     const char *r = ub_path_replace_prefix(cx->t, p, n->src, n->tgt);
     if (r)
         return r;
-    return root_identity || n->root_identity ? p : NULL;
+    if (root_identity)
+        return p;
+    return n->root_identity && !ub_path_has_prefix(p, n->tgt) ? p : NULL;
 }
 
 /* p in node i's namespace mapped into the stage's, or NULL. */
