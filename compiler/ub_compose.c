@@ -214,6 +214,9 @@ typedef struct ub_cx {
     int subroot_depth;      /* subroot arcs' ancestries being built */
     /* asset expressions said to use an undefined variable, each once */
     ub_names expr_told;
+    /* targets and connections said to map to no stage path, each once
+     * (keyed by layer, property and path) */
+    ub_names scope_told;
     /* the last parent indexes subroot arcs' ancestries were built from
      * (ub_parent_index): the siblings of a prim below a reference each
      * inherit a class beside them, whose ancestry is the same parent's,
@@ -314,13 +317,24 @@ static const char *ub_map_step(ub_cx *cx, const ub_node *n, const char *p,
     return n->root_identity && !ub_path_has_prefix(p, n->tgt) ? p : NULL;
 }
 
-/* p in node i's namespace mapped into the stage's, or NULL. */
+/* p in node i's namespace mapped into the stage's, or NULL; *stop (when
+ * not NULL): the node whose arc does not map it, or -1. */
+static const char *ub_map_to_root_at(ub_cx *cx, const ub_index *ix, int i,
+                                     const char *p, int *stop)
+{
+    for (; p && i >= 0 && ix->v[i].parent >= 0; i = ix->v[i].parent) {
+        const char *q = ub_map_step(cx, &ix->v[i], p, false);
+        if (!q && stop)
+            *stop = i;
+        p = q;
+    }
+    return p;
+}
+
 static const char *ub_map_to_root(ub_cx *cx, const ub_index *ix, int i,
                                   const char *p)
 {
-    for (; p && i >= 0 && ix->v[i].parent >= 0; i = ix->v[i].parent)
-        p = ub_map_step(cx, &ix->v[i], p, false);
-    return p;
+    return ub_map_to_root_at(cx, ix, i, p, NULL);
 }
 
 static int ub_arc_rank(int arc)
@@ -2128,6 +2142,53 @@ static void ub_prim_clip_sets(ub_cx *cx, const ub_index *ix,
 /* Targets or connections: list ops applied weakest first, each path
  * mapped from its node's namespace into the stage's (unmapped ones are
  * dropped, as Pcp drops them). */
+static const char *ub_arc_word(int arc)
+{
+    switch (arc) {
+    case UB_ARC_INHERIT: return "inherit";
+    case UB_ARC_SPECIALIZE: return "specialize";
+    case UB_ARC_VARIANT: return "variant";
+    case UB_ARC_RELOCATE: return "relocation";
+    case UB_ARC_PAYLOAD: return "payload";
+    default: return "reference";
+    }
+}
+
+/* Say, once for each property and path, that the arc at node `stop`
+ * does not bring target or connection `path` of op's property prop onto
+ * the stage (OpenUSD says so too, and leaves it out). */
+static void ub_tell_out_of_scope(ub_cx *cx, const ub_index *ix,
+                                 const ub_op *op, const ub_prop *prop,
+                                 const char *path, int stop, bool targets)
+{
+    const ub_layer *l = ub_op_layer(ix, op);
+    const char *prim = ix->v[op->node].path; /* the spec's, in l */
+    if (stop < 0 || ix->v[stop].parent < 0)
+        return;
+    ub_buf key;
+    ub_buf_init(&key);
+    ub_buf_printf(&key, "%s\n%s.%s\n%s", l->path, prim, prop->name, path);
+    const char *k = key.failed ? NULL : ub_intern(cx->t, key.data, key.len);
+    ub_buf_free(&key);
+    if (!k) {
+        cx->oom = true;
+        return;
+    }
+    if (ub_names_has(&cx->scope_told, k))
+        return;
+    if (ub_names_add(&cx->scope_told, k) < 0) {
+        cx->oom = true;
+        return;
+    }
+    ub_report(cx, UB_WARNING, l, ub_layer_loc(l, prop->loc),
+              "target-out-of-scope",
+              "%s <%s> of <%s.%s> lies outside the %s from <%s>: it is "
+              "left out, as OpenUSD leaves it out",
+              targets ? "relationship target" : "connection", path, prim,
+              prop->name, ub_arc_word(ix->v[stop].arc),
+              ix->v[ix->v[stop].parent].path);
+}
+
 static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
                                  const ub_op *ops, ub_prop *const *props,
                                  uint32_t n, bool targets)
@@ -2136,11 +2197,21 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
      * a stronger `delete` of a stage path removes a weaker target authored
      * across an arc (Pcp applies the list ops to translated paths). */
     ub_items it = {.type = ub_type_get(UB_TY_PATH)};
+    /* the paths no arc maps, to be said at the end: a stronger explicit
+     * list makes them moot (Pcp clears their errors) */
+    struct ub_unmapped {
+        uint32_t k;
+        const char *path;
+        int stop;
+    } *unmapped = NULL;
+    uint32_t n_unmapped = 0, cap_unmapped = 0;
     for (uint32_t k = n; k-- > 0 && !cx->oom;) {
         const ub_value *v = targets ? ub_prop_targets(props[k])
                                     : ub_prop_connections(props[k]);
         if (v->kind != UB_V_LISTOP || !v->u.listop)
             continue;
+        if (v->u.listop->has[UB_LO_EXPLICIT])
+            n_unmapped = 0;
         ub_listop *mapped = ub_listop_copy(cx->a, v->u.listop);
         if (!mapped) {
             cx->oom = true;
@@ -2158,10 +2229,25 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
             }
             uint32_t w = 0;
             for (uint32_t i = 0; i < pv->count; i++) {
-                const char *m = ub_map_to_root(cx, ix, ops[k].node,
-                                               ub_value_str(pv, i));
-                if (m)
+                int stop = -1;
+                const char *m = ub_map_to_root_at(cx, ix, ops[k].node,
+                                                  ub_value_str(pv, i), &stop);
+                if (m) {
                     ((const char **)ub_value_data(&nv))[w++] = m;
+                } else if (part != UB_LO_DELETE) {
+                    if (n_unmapped == cap_unmapped) {
+                        uint32_t cap = cap_unmapped ? 2 * cap_unmapped : 4;
+                        void *nu = realloc(unmapped, cap * sizeof *unmapped);
+                        if (!nu) {
+                            cx->oom = true;
+                            continue;
+                        }
+                        unmapped = nu;
+                        cap_unmapped = cap;
+                    }
+                    unmapped[n_unmapped++] =
+                        (struct ub_unmapped){k, ub_value_str(pv, i), stop};
+                }
             }
             ub_value_truncate(&nv, w);
             if (ub_listop_put(cx->a, mapped, part, nv) != 0) {
@@ -2172,6 +2258,10 @@ static ub_value ub_compose_paths(ub_cx *cx, const ub_index *ix,
         if (!ub_items_apply(&it, mapped, ops[k].li, ops[k].node))
             cx->oom = true;
     }
+    for (uint32_t u = 0; u < n_unmapped && !cx->oom; u++)
+        ub_tell_out_of_scope(cx, ix, &ops[unmapped[u].k], props[unmapped[u].k],
+                             unmapped[u].path, unmapped[u].stop, targets);
+    free(unmapped);
     ub_value arr = {0};
     if (!it.n) {
         ub_items_free(&it);
@@ -3492,6 +3582,7 @@ ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
         free(cx.protos[i].key);
     free(cx.protos);
     ub_names_free(&cx.expr_told);
+    ub_names_free(&cx.scope_told);
     for (unsigned k = 0; k < sizeof cx.up / sizeof cx.up[0]; k++)
         free(cx.up[k].ix.v);
     ub_idtab_free(&cx.proto_tab);
