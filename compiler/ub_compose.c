@@ -1565,6 +1565,21 @@ static const char *ub_pe_map_path(void *ud, const char *path)
     return m;
 }
 
+/* The text t an expression function made (status st) into *slot,
+ * interned; on a syntax error *slot keeps its text. */
+static void ub_put_expr(ub_cx *cx, const char **slot, ub_pathexpr_status st,
+                        char *t)
+{
+    if (st == UB_PATHEXPR_NOMEM)
+        cx->oom = true;
+    if (st == UB_PATHEXPR_OK) {
+        *slot = ub_intern_cstr(cx->t, t);
+        if (!*slot)
+            cx->oom = true;
+    }
+    free(t);
+}
+
 static void ub_map_path_exprs(ub_cx *cx, const ub_index *ix, int node,
                               ub_value *v)
 {
@@ -1574,14 +1589,7 @@ static void ub_map_path_exprs(ub_cx *cx, const ub_index *ix, int node,
         char *t = NULL;
         ub_pathexpr_status st =
             ub_pathexpr_rewrite(s[i], NULL, ub_pe_map_path, &site, &t);
-        if (st == UB_PATHEXPR_NOMEM)
-            cx->oom = true;
-        if (st != UB_PATHEXPR_OK)
-            continue;
-        s[i] = ub_intern_cstr(cx->t, t);
-        free(t);
-        if (!s[i])
-            cx->oom = true;
+        ub_put_expr(cx, &s[i], st, t);
     }
 }
 
@@ -1623,14 +1631,7 @@ static void ub_compose_path_exprs(ub_cx *cx, ub_value *s, const ub_value *w)
     for (uint32_t i = 0; i < s->count && !cx->oom; i++) {
         char *t = NULL;
         ub_pathexpr_status st = ub_pathexpr_compose(sv[i], wv[i], &t);
-        if (st == UB_PATHEXPR_NOMEM)
-            cx->oom = true;
-        if (st != UB_PATHEXPR_OK)
-            continue;
-        sv[i] = ub_intern_cstr(cx->t, t);
-        free(t);
-        if (!sv[i])
-            cx->oom = true;
+        ub_put_expr(cx, &sv[i], st, t);
     }
 }
 
