@@ -987,6 +987,21 @@ static bool cr_set_path(crate *c, uint64_t i, uint32_t parent, int64_t tok,
         ub_pathinfo pi;
         name = n > 2 && elem[n - 1] == ']' &&
                ub_ident_path_split(elem + 1, n - 2, &pi) && pi.absolute;
+    } else if (elem[0] == '.' && up == UB_PK_PROP &&
+               strncmp(elem, ".mapper[", 8) == 0) {
+        /* a connection mapper's path (</A.a.mapper[/B.c]>): OpenUSD
+         * writes it for a relationship's target; no damage, but usdbake
+         * has no such path (its text reader refuses it too) */
+        c->failed = true;
+        ub_diag *d = ub_diag_add(
+            c->diags, UB_ERROR, (ub_loc){c->name, 0, 0}, "usdc-unsupported",
+            NULL, 0,
+            "the file holds a mapper path (a property's '%s'), which "
+            "usdbake does not read", elem);
+        ub_diag_set_hint(c->diags, d,
+                         "OpenUSD writes one where a relationship targets "
+                         "</A.a.mapper[/B.c]>; target the property instead");
+        return false;
     } else if (elem[0] == '.') {
         kind = UB_PK_RELATTR;
         place = up == UB_PK_TARGET;
