@@ -2586,10 +2586,7 @@ static void ub_cw_props_and_variants(ub_cw *w, uint32_t path,
             break;
         }
         uint32_t set_path = ub_cw_variant_path(w, path, sets[i], NULL);
-        const ub_variant_set *vs = NULL;
-        for (uint32_t k = 0; k < ub_prim_n_variant_sets(prim) && !vs; k++)
-            if (ub_prim_variant_sets(prim)[k].name == sets[i])
-                vs = &ub_prim_variant_sets(prim)[k];
+        const ub_variant_set *vs = ub_variant_set_find(prim, sets[i]);
         if (!vs) { /* named by variantSets only: a set without variants */
             ub_cw_spec(w, set_path, UB_CRATE_SPEC_VARIANT_SET);
             continue;

@@ -859,14 +859,6 @@ static const ub_prim *ub_cmp_root_child(ub_cmp *c, const ub_prim *y,
 
 static void ub_cmp_prim(ub_cmp *c, const ub_prim *x, const ub_prim *y);
 
-static const ub_variant_set *ub_find_vset(const ub_prim *p, const char *name)
-{
-    for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++)
-        if (ub_prim_variant_sets(p)[i].name == name)
-            return &ub_prim_variant_sets(p)[i];
-    return NULL;
-}
-
 static const ub_prim *ub_find_variant(const ub_variant_set *s,
                                       const char *name)
 {
@@ -885,7 +877,7 @@ static void ub_cmp_variant_sets(ub_cmp *c, const ub_prim *x, const ub_prim *y)
         for (uint32_t i = 0; i < ub_prim_n_variant_sets(p) && !ub_cmp_stop(c);
              i++) {
             const ub_variant_set *s = &ub_prim_variant_sets(p)[i];
-            const ub_variant_set *t = ub_find_vset(q, s->name);
+            const ub_variant_set *t = ub_variant_set_find(q, s->name);
             if (!t) {
                 ub_cmp_report(c, side ? q->loc : s->loc,
                               side ? s->loc : q->loc,

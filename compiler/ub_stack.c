@@ -1231,14 +1231,6 @@ static void ub_flat_children(ub_flat *f, ub_prim *outp, const ub_site *sites,
     ub_bucket_free(&bk);
 }
 
-static const ub_variant_set *ub_find_vset(const ub_prim *p, const char *name)
-{
-    for (uint32_t i = 0; i < ub_prim_n_variant_sets(p); i++)
-        if (ub_prim_variant_sets(p)[i].name == name)
-            return &ub_prim_variant_sets(p)[i];
-    return NULL;
-}
-
 static void ub_flat_variant_sets(ub_flat *f, ub_prim *outp,
                                  const ub_site *sites, uint32_t ns)
 {
@@ -1260,7 +1252,8 @@ static void ub_flat_variant_sets(ub_flat *f, ub_prim *outp,
         ub_names vars = {0};
         ub_sloc loc = {0};
         for (uint32_t k = ns; k-- > 0;) {
-            const ub_variant_set *set = ub_find_vset(sites[k].spec, set_name);
+            const ub_variant_set *set =
+                ub_variant_set_find(sites[k].spec, set_name);
             if (!set)
                 continue;
             loc = set->loc;
@@ -1275,7 +1268,7 @@ static void ub_flat_variant_sets(ub_flat *f, ub_prim *outp,
             uint32_t nv = 0;
             for (uint32_t k = 0; k < ns; k++) {
                 const ub_variant_set *set =
-                    ub_find_vset(sites[k].spec, set_name);
+                    ub_variant_set_find(sites[k].spec, set_name);
                 if (!set)
                     continue;
                 for (uint32_t i = 0; i < set->variants.n; i++)

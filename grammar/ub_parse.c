@@ -2619,10 +2619,7 @@ void ub_act_prim_end(ub_pctx *c)
 
 void ub_act_variant_set_begin(ub_pctx *c, const char *name, ub_tokloc l)
 {
-    const ub_variant_set *had = NULL;
-    for (uint32_t i = 0; i < ub_prim_n_variant_sets(c->prim); i++)
-        if (ub_prim_variant_sets(c->prim)[i].name == name)
-            had = &ub_prim_variant_sets(c->prim)[i];
+    const ub_variant_set *had = ub_variant_set_find(c->prim, name);
     if (ub_nul_in_name(c, name, l, "a variant set name")) {
         /* (said) */
     } else if (!ub_ident_variant_ok(name, ub_str_len(name))) {
@@ -3606,10 +3603,8 @@ static bool ub_split_fits(ub_pctx *c, ub_split *sp, ub_prim **into)
             (last && (x->props.n || ub_prim_n_variant_sets(x))))
             return false;
         for (uint32_t i = 0; i < ub_prim_n_variant_sets(x); i++)
-            for (uint32_t j = 0; j < ub_prim_n_variant_sets(r); j++)
-                if (ub_prim_variant_sets(x)[i].name ==
-                    ub_prim_variant_sets(r)[j].name)
-                    return false; /* serially, one set gets both parts */
+            if (ub_variant_set_find(r, ub_prim_variant_sets(x)[i].name))
+                return false; /* serially, one set gets both parts */
         for (uint32_t i = 0; i < x->children.n; i++)
             if (ub_prim_find_child(c->layer, r, x->children.v[i]->name))
                 return false;

@@ -538,12 +538,20 @@ ub_prop *ub_prop_find_or_new(ub_layer *layer, ub_prim *prim, const char *name,
     return p ? p : ub_prop_new(layer, prim, name, kind, loc);
 }
 
-ub_variant_set *ub_variant_set_get(ub_layer *layer, ub_prim *prim,
-                                   const char *name, ub_sloc loc)
+ub_variant_set *ub_variant_set_find(const ub_prim *prim, const char *name)
 {
     for (uint32_t i = 0; i < ub_prim_n_variant_sets(prim); i++)
         if (ub_prim_variant_sets(prim)[i].name == name)
             return &ub_prim_variant_sets(prim)[i];
+    return NULL;
+}
+
+ub_variant_set *ub_variant_set_get(ub_layer *layer, ub_prim *prim,
+                                   const char *name, ub_sloc loc)
+{
+    ub_variant_set *had = ub_variant_set_find(prim, name);
+    if (had)
+        return had;
     ub_prim_ext *x = ub_prim_ext_get(layer->arena, prim);
     if (!x)
         return NULL;

@@ -404,6 +404,8 @@ ub_prop *ub_prop_find_or_new(ub_layer *layer, ub_prim *prim, const char *name,
                              ub_prop_kind kind, ub_sloc loc, bool *created);
 ub_variant_set *ub_variant_set_get(ub_layer *layer, ub_prim *prim,
                                    const char *name, ub_sloc loc);
+/* The variant set of prim named name (interned), or NULL. */
+ub_variant_set *ub_variant_set_find(const ub_prim *prim, const char *name);
 /* A new variant in set (no check for an existing one of that name). */
 ub_prim *ub_variant_new(ub_layer *layer, ub_prim *owner, ub_variant_set *set,
                        const char *name, ub_sloc loc);
