@@ -665,12 +665,11 @@ static void ck_rate(ck *c, const ub_layer *L, const char *key,
 {
     const ub_field *f = ub_fields_find(&L->meta, key);
     double v;
-    if (!f || !ck_number(&f->value, &v) || (isfinite(v) && v > 0))
+    if (!f || !ck_number(&f->value, &v) || ub_rate_ok(v))
         return;
-    ck_emit(c, kind, L, ub_layer_loc(L, f->loc),
-            "author a positive rate such as 24; OpenUSD divides by it to "
-            "scale the times of sublayers and references",
-            "%s is %g; it must be a positive finite number", key, v);
+    char msg[256];
+    ub_rate_problem(msg, sizeof msg, key, v);
+    ck_emit(c, kind, L, ub_layer_loc(L, f->loc), ub_rate_hint, "%s", msg);
 }
 
 static void ck_layer_meta(ck *c, const ub_layer *L)
@@ -767,7 +766,7 @@ static void ck_arc_rates(ck *c, const ub_layer *L, uint32_t ti,
 {
     const ub_layer *T = c->layers[ti].layer;
     double pt = ub_layer_tcps(L), tt = ub_layer_tcps(T);
-    if (!isfinite(pt) || pt <= 0 || !isfinite(tt) || tt <= 0)
+    if (!ub_rate_ok(pt) || !ub_rate_ok(tt))
         return; /* tcps-invalid says why */
     ub_offset_status st;
     ub_offset m = ub_sublayer_offset(UB_OFFSET_IDENTITY, authored, pt, tt,

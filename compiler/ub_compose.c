@@ -1162,6 +1162,16 @@ static void ub_add_ref_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
             cx->n_recovered++;
             authored = UB_OFFSET_IDENTITY;
         }
+        /* as for a sublayer (ub_stack_walk): rates that differ scale the
+         * arc's times by their ratio, of no use if either is not a rate */
+        double from_tcps = ub_layer_tcps(from);
+        double to_tcps = ub_layer_tcps(target_root);
+        if (from_tcps != to_tcps &&
+            !(ub_rate_ok(from_tcps) && ub_rate_ok(to_tcps))) {
+            ub_layer_report_rate(ub_rate_ok(from_tcps) ? target_root : from,
+                                 cx->diags);
+            continue;
+        }
         /* an internal arc inside a variant stays inside it */
         const char *site = *r->asset ? tp : ub_class_site(cx, tp, n->path);
         if (!site) {
@@ -1169,8 +1179,8 @@ static void ub_add_ref_arcs(ub_cx *cx, ub_index *ix, int i, int arc,
             continue;
         }
         ub_offset base = ub_offset_compose(n->offset, n->ls->offsets[li]);
-        ub_offset o = ub_sublayer_offset(base, authored, ub_layer_tcps(from),
-                                         ub_layer_tcps(target_root), NULL);
+        ub_offset o =
+            ub_sublayer_offset(base, authored, from_tcps, to_tcps, NULL);
         const char *inst = ub_path_strip_variants(cx->t, n->path);
         ub_node nn = {.arc = (uint8_t)arc,
                       /* internal arcs keep the whole namespace visible */

@@ -95,33 +95,6 @@ static void ub_stack_report_cycle(ub_diags *diags, const ub_layer *layer,
     free(names);
 }
 
-/* A rate of 0, a negative rate or a non-finite one would turn every
- * mapped time into inf or nan (OpenUSD divides by it without a word):
- * refuse it (an error not counted as recovered), at the field. */
-static bool ub_tcps_ok(double r)
-{
-    return isfinite(r) && r > 0;
-}
-
-static void ub_stack_report_tcps(const ub_layer *layer, ub_diags *diags)
-{
-    double r = ub_layer_tcps(layer);
-    const char *key = ub_layer_has_tcps(layer) ? "timeCodesPerSecond"
-                                               : "framesPerSecond";
-    const char *k = ub_intern_cstr(layer->strtab, key);
-    const ub_field *f = k ? ub_fields_find(&layer->meta, k) : NULL;
-    ub_diag *d = ub_diag_add(diags, UB_ERROR,
-                             f ? ub_layer_loc(layer, f->loc)
-                               : (ub_loc){layer->path, 0, 0},
-                             "tcps-invalid", layer->source, layer->source_len,
-                             "%s = %g: a layer's rate must be a positive "
-                             "number; every time mapped through it would be "
-                             "inf or nan",
-                             key, r);
-    ub_diag_set_hint(diags, d, "use the rate the animation was made at, "
-                               "e.g. 24");
-}
-
 static int ub_stack_walk(ub_stack *s, ub_loader *ld, ub_layer *layer,
                          ub_offset cum, double tcps, const ub_chain *up,
                          const ub_dict *vars, ub_diags *diags)
@@ -170,9 +143,10 @@ static int ub_stack_walk(ub_stack *s, ub_loader *ld, ub_layer *layer,
         ub_offset_status st;
         double sub_tcps = ub_layer_tcps(sub);
         /* The rates matter only when they differ (then OpenUSD divides
-         * one by the other). */
-        if (tcps != sub_tcps && !(ub_tcps_ok(tcps) && ub_tcps_ok(sub_tcps))) {
-            ub_stack_report_tcps(ub_tcps_ok(tcps) ? sub : layer, diags);
+         * one by the other); a rate of no use is an error not counted as
+         * recovered, since every time mapped through it would be wrong. */
+        if (tcps != sub_tcps && !(ub_rate_ok(tcps) && ub_rate_ok(sub_tcps))) {
+            ub_layer_report_rate(ub_rate_ok(tcps) ? sub : layer, diags);
             continue;
         }
         ub_offset o = ub_sublayer_offset(cum, authored, tcps, sub_tcps, &st);

@@ -1,6 +1,7 @@
 #include "ub_time.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 /* OpenUSD compares offsets with GfIsClose(a, b, 1e-6). */
@@ -91,6 +92,48 @@ double ub_layer_tcps(const ub_layer *layer)
     if (ub_layer_meta_number(layer, "framesPerSecond", &v))
         return v;
     return 24.0;
+}
+
+bool ub_rate_ok(double rate)
+{
+    /* (a rate so near 0 that its inverse overflows is no better than 0) */
+    return isfinite(rate) && rate > 0 && isfinite(1.0 / rate);
+}
+
+const char ub_rate_hint[] = "author the rate the animation was made at, "
+                            "such as 24";
+
+void ub_rate_problem(char *buf, size_t n, const char *key, double rate)
+{
+    bool fps = strcmp(key, "framesPerSecond") == 0;
+    snprintf(buf, n,
+             "%s is %g, not a positive finite number: %sOpenUSD divides by "
+             "a layer's rate to scale the times of its sublayers and "
+             "references, and %s",
+             key, rate,
+             fps ? "without timeCodesPerSecond, " : "",
+             !isfinite(rate) ? "a rate that is not finite makes them nan, "
+                               "infinite or 0"
+             : rate < 0      ? "a negative rate runs them backwards"
+             : rate == 0     ? "a rate of 0 makes them infinite or all 0"
+                             : "a rate this close to 0 makes them infinite");
+}
+
+void ub_layer_report_rate(const ub_layer *layer, ub_diags *diags)
+{
+    bool tcps = ub_layer_has_tcps(layer);
+    const char *key = tcps ? "timeCodesPerSecond" : "framesPerSecond";
+    const char *k = ub_intern_cstr(layer->strtab, key);
+    const ub_field *f = k ? ub_fields_find(&layer->meta, k) : NULL;
+    ub_loc loc = f ? ub_layer_loc(layer, f->loc) : (ub_loc){layer->path, 0, 0};
+    const char *id = tcps ? "tcps-invalid" : "fps-invalid";
+    if (ub_diags_has(diags, id, loc))
+        return;
+    char msg[256];
+    ub_rate_problem(msg, sizeof msg, key, ub_layer_tcps(layer));
+    ub_diag *d = ub_diag_add(diags, UB_ERROR, loc, id, layer->source,
+                             layer->source_len, "%s", msg);
+    ub_diag_set_hint(diags, d, "%s", ub_rate_hint);
 }
 
 bool ub_layer_has_tcps(const ub_layer *layer)

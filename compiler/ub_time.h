@@ -17,6 +17,7 @@
 
 #include <stdbool.h>
 
+#include "ub_diag.h"
 #include "ub_layer.h"
 #include "ub_value.h"
 
@@ -77,6 +78,22 @@ double ub_layer_tcps(const ub_layer *layer);
  * read from its metadata; NULL-safe: false). */
 bool ub_layer_has_tcps(const ub_layer *layer);
 bool ub_layer_has_fps(const ub_layer *layer);
+
+/* Whether a rate (timeCodesPerSecond, framesPerSecond) can scale times:
+ * finite, above 0, and with a finite inverse.  OpenUSD divides by it
+ * unchecked. */
+bool ub_rate_ok(double rate);
+
+/* The message of tcps-invalid or fps-invalid, for a rate that is not
+ * ub_rate_ok authored as `key`, into buf (n bytes); and their hint. */
+void ub_rate_problem(char *buf, size_t n, const char *key, double rate);
+extern const char ub_rate_hint[];
+
+/* An arc from a layer at one rate to a layer at another scales times by
+ * their ratio, which is of no use when either rate is not ub_rate_ok:
+ * report that of `layer` (its tcps-invalid, at the field it comes from)
+ * as an error, once however many arcs run into it. */
+void ub_layer_report_rate(const ub_layer *layer, ub_diags *diags);
 
 /* The cumulative offset of a sublayer, as PcpLayerStack computes it:
  *   1. the authored offset is validated; if ub_offset_status_ignored(),

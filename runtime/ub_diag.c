@@ -166,6 +166,19 @@ size_t ub_diags_first_oom(const ub_diags *d)
     return first;
 }
 
+bool ub_diags_has(const ub_diags *d, const char *id, ub_loc loc)
+{
+    for (size_t i = 0; i < d->n; i++) {
+        const ub_diag *g = d->items[i];
+        if (g->id && strcmp(g->id, id) == 0 && g->loc.line == loc.line &&
+            g->loc.col == loc.col &&
+            (g->loc.file == loc.file ||
+             (g->loc.file && loc.file && strcmp(g->loc.file, loc.file) == 0)))
+            return true;
+    }
+    return false;
+}
+
 void ub_diag_set_hint(ub_diags *d, ub_diag *diag, const char *fmt, ...)
 {
     if (!diag)

@@ -206,6 +206,11 @@ ub_diag *ub_diag_add_oom(ub_diags *d, ub_loc loc, const char *fmt, ...)
  * SIZE_MAX when there is none. */
 size_t ub_diags_first_oom(const ub_diags *d);
 
+/* Whether a diagnostic with this id is already kept at exactly loc: for a
+ * problem of one place that many arcs run into, said once (a scan: call
+ * it only once the problem is found). */
+bool ub_diags_has(const ub_diags *d, const char *id, ub_loc loc);
+
 /* Move all of src's diagnostics to the end of dst (src is left empty). */
 void ub_diags_take(ub_diags *dst, ub_diags *src);
 
