@@ -1879,6 +1879,8 @@ static const char *ub_path_parent(ub_strtab *t, const char *p)
     return ub_intern(t, p, (size_t)(slash - p));
 }
 
+static const char *ub_arc_word(int arc);
+
 /* Relocates of the layer stacks in a prim's index that move its
  * descendants, mapped into the stage's namespace (Pcp applies a layer
  * stack's relocates wherever that stack is composed). */
@@ -1888,16 +1890,45 @@ static void ub_register_relocates(ub_cx *cx, const ub_index *ix)
         const ub_node *n = &ix->v[i];
         const char *site = ub_path_strip_variants(cx->t, n->path);
         for (size_t li = 0; site && li < n->ls->n; li++) {
-            const ub_value *r = ub_layer_relocates(n->ls->layers[li]);
+            const ub_layer *l = n->ls->layers[li];
+            const ub_value *r = ub_layer_relocates(l);
             for (uint32_t k = 0; r && k + 1 < r->count; k += 2) {
                 const char *src = ub_value_str(r, k);
                 const char *tgt = ub_value_str(r, k + 1);
-                if (!*src || src == site || !ub_path_has_prefix(src, site) ||
-                    (*tgt && !ub_path_has_prefix(tgt, site)))
+                if (!*src || src == site || !ub_path_has_prefix(src, site))
                     continue;
-                ub_reloc_add(cx, ub_map_to_root(cx, ix, i, src),
-                             *tgt ? ub_map_to_root(cx, ix, i, tgt) : tgt,
-                             n->ls, src);
+                const char *to = tgt;
+                int stop = -1;
+                /* (a target elsewhere under the arc: the index of a prim
+                 * above, whose site holds both, registers it) */
+                if (*tgt && !ub_path_has_prefix(tgt, site) &&
+                    ub_map_to_root_at(cx, ix, i, tgt, &stop))
+                    continue;
+                if (*tgt)
+                    to = ub_map_to_root_at(cx, ix, i, tgt, &stop);
+                const char *from = ub_map_to_root(cx, ix, i, src);
+                /* A target the arcs do not bring onto the stage: Pcp takes
+                 * the prim from its source all the same, and it is nowhere
+                 * (as a relocate to the empty path). */
+                bool nowhere = *tgt && !to && stop >= 0 &&
+                               ix->v[stop].parent >= 0;
+                if (nowhere)
+                    to = "";
+                uint32_t before = cx->n_reloc;
+                ub_reloc_add(cx, from, to, n->ls, src);
+                if (!nowhere || cx->n_reloc == before)
+                    continue;
+                const char *kr = ub_intern_cstr(cx->t, "relocates");
+                const ub_field *f = kr ? ub_fields_find(&l->meta, kr) : NULL;
+                ub_report(cx, UB_WARNING, l,
+                          f ? ub_layer_loc(l, f->loc)
+                            : (ub_loc){l->path, 0, 0},
+                          "relocate-out-of-scope",
+                          "<%s> is relocated to <%s>, which lies outside "
+                          "the %s from <%s>: <%s> is removed from the "
+                          "stage, as OpenUSD removes it",
+                          src, tgt, ub_arc_word(ix->v[stop].arc),
+                          ix->v[ix->v[stop].parent].path, from);
             }
         }
     }
