@@ -573,33 +573,90 @@ static bool ub_is_search_path(const char *asset)
 
 /* --- usdz packages ------------------------------------------------------
  * "pkg.usdz[inner/a.usda]" names entry inner/a.usda of package pkg.usdz;
- * packages nest: "a.usdz[b.usdz[c.usda]]". */
+ * packages nest: "a.usdz[b.usdz[c.usda]]".  As in Ar (packageUtils),
+ * brackets pair up from the last ']' back, a bracket after a backslash
+ * belongs to a name ("x\[1\].png"), and a path whose last ']' has no
+ * pair is no package path at all: a file name with brackets in it. */
+
+/* The '[' pairing with the ']' at p[close], or SIZE_MAX. */
+static size_t ub_pkg_open_of(const char *p, size_t close)
+{
+    size_t need = 1;
+    for (size_t i = close; i-- > 0;) {
+        if ((p[i] != '[' && p[i] != ']') || (i > 0 && p[i - 1] == '\\'))
+            continue;
+        if (p[i] == ']')
+            need++;
+        else if (--need == 0)
+            return i;
+    }
+    return SIZE_MAX;
+}
+
+/* Where the package part of p[0..n) ends: the '[' pairing with its last
+ * ']', or SIZE_MAX when it is no package path (a package needs a name). */
+static size_t ub_pkg_outer(const char *p, size_t n)
+{
+    if (n < 3 || p[n - 1] != ']')
+        return SIZE_MAX;
+    size_t o = ub_pkg_open_of(p, n - 1);
+    return o == 0 ? SIZE_MAX : o;
+}
 
 static bool ub_pkg_is(const char *p)
 {
-    size_t n = strlen(p);
-    const char *lb = strchr(p, '[');
-    return n > 2 && p[n - 1] == ']' && lb && lb != p;
+    return ub_pkg_outer(p, strlen(p)) != SIZE_MAX;
+}
+
+/* s[0..n) with the brackets of its names escaped (esc) or unescaped: all
+ * of them, or of a package path only its package part's (what is inside
+ * is escaped already).  malloc'd (ub_ld_malloc when ld). */
+static char *ub_pkg_escape(ub_loader *ld, const char *s, size_t n, bool esc)
+{
+    size_t o = ub_pkg_outer(s, n), upto = o == SIZE_MAX ? n : o;
+    char *r = ld ? ub_ld_malloc(ld, 2 * upto + (n - upto) + 1)
+                 : malloc(2 * upto + (n - upto) + 1);
+    if (!r)
+        return NULL;
+    size_t w = 0;
+    for (size_t i = 0; i < upto; i++) {
+        bool delim = s[i] == '[' || s[i] == ']';
+        if (esc && delim)
+            r[w++] = '\\';
+        else if (!esc && s[i] == '\\' && i + 1 < upto &&
+                 (s[i + 1] == '[' || s[i + 1] == ']'))
+            continue;
+        r[w++] = s[i];
+    }
+    memcpy(r + w, s + upto, n - upto);
+    r[w + n - upto] = '\0';
+    return r;
 }
 
 /* ArJoinPackageRelativePath: path put inside the innermost package of pkg
- * ("a.usdz[b.usdz]" + "c.usda" = "a.usdz[b.usdz[c.usda]]"); malloc'd. */
+ * ("a.usdz[b.usdz]" + "c.usda" = "a.usdz[b.usdz[c.usda]]"), its brackets
+ * escaped; malloc'd. */
 static char *ub_pkg_join(const char *pkg, const char *path, size_t path_len)
 {
     size_t pn = strlen(pkg), close = 0;
     if (ub_pkg_is(pkg))
         while (close < pn && pkg[pn - 1 - close] == ']')
             close++;
-    char *r = malloc(pn + path_len + 2 + 1);
-    if (!r)
+    char *in = ub_pkg_escape(NULL, path, path_len, true);
+    size_t in_len = in ? strlen(in) : 0;
+    char *r = in ? malloc(pn + in_len + 2 + 1) : NULL;
+    if (!r) {
+        free(in);
         return NULL;
+    }
     size_t w = pn - close;
     memcpy(r, pkg, w);
     r[w++] = '[';
-    memcpy(r + w, path, path_len);
-    w += path_len;
+    memcpy(r + w, in, in_len);
+    w += in_len;
     memset(r + w, ']', close + 1);
     r[w + close + 1] = '\0';
+    free(in);
     return r;
 }
 
@@ -612,23 +669,30 @@ static char *ub_ld_pkg_join(ub_loader *ld, const char *pkg, const char *path,
 }
 
 /* ArSplitPackageRelativePathInner: "a.usdz[b.usdz[c.usda]]" is package
- * "a.usdz[b.usdz]" and path "c.usda" (both malloc'd).  Returns -1 when out
- * of memory. */
+ * "a.usdz[b.usdz]" and path "c.usda" (both malloc'd, the path unescaped).
+ * p is a package path (ub_pkg_is).  Returns -1 when out of memory. */
 static int ub_pkg_split_inner(ub_loader *ld, const char *p, char **pkg,
                               char **inner)
 {
-    const char *lb = strrchr(p, '[');
-    const char *rb = strchr(lb, ']');
-    size_t pre = (size_t)(lb - p), post = strlen(rb + 1);
-    *inner = ub_ld_strndup(ld, lb + 1, (size_t)(rb - lb - 1));
-    *pkg = ub_ld_malloc(ld, pre + post + 1);
+    /* the innermost ']': the first of the last run, or the one after an
+     * escaped one */
+    size_t n = strlen(p), close = n - 1;
+    while (close > 0 && p[close - 1] == ']')
+        close--;
+    if (close > 0 && p[close - 1] == '\\')
+        close++;
+    size_t open = close < n ? ub_pkg_open_of(p, close) : SIZE_MAX;
+    if (open == SIZE_MAX) /* (cannot be: the outer pair is there) */
+        open = ub_pkg_outer(p, n), close = n - 1;
+    *inner = ub_pkg_escape(ld, p + open + 1, close - open - 1, false);
+    *pkg = ub_ld_malloc(ld, n - (close - open));
     if (!*inner || !*pkg) {
         free(*inner);
         free(*pkg);
         return -1;
     }
-    memcpy(*pkg, p, pre);
-    memcpy(*pkg + pre, rb + 1, post + 1);
+    memcpy(*pkg, p, open);
+    memcpy(*pkg + open, p + close + 1, n - close);
     return 0;
 }
 
@@ -664,26 +728,30 @@ static const ub_file *ub_loader_pkgfile(ub_loader *ld, const char *outer,
     return &pf->file;
 }
 
-/* The bytes of `inner` ("name" or "name[rest]") inside a package's bytes:
- * 1 found, 0 no such entry, -1 damaged (*why). */
-static int ub_pkg_locate(const char *data, size_t len, const char *inner,
-                         size_t n, const char **out, size_t *out_len,
-                         const char **why)
+/* The bytes of `inner` ("name" or "name[rest]", escaped as in a package
+ * path) inside a package's bytes: 1 found, 0 no such entry, -1 damaged
+ * (*why), or out of memory (noted in ld). */
+static int ub_pkg_locate(ub_loader *ld, const char *data, size_t len,
+                         const char *inner, size_t n, const char **out,
+                         size_t *out_len, const char **why)
 {
-    const char *lb = memchr(inner, '[', n);
-    size_t name_len = lb ? (size_t)(lb - inner) : n;
+    size_t o = ub_pkg_outer(inner, n), name_len = o == SIZE_MAX ? n : o;
+    char *name = ub_pkg_escape(ld, inner, name_len, false);
+    if (!name) {
+        *why = "out of memory";
+        return -1;
+    }
     ub_usdz_entry e;
-    int r = ub_usdz_find(data, len, inner, name_len, &e, why);
+    int r = ub_usdz_find(data, len, name, strlen(name), &e, why);
+    free(name);
     if (r != 1)
         return r;
-    if (!lb) {
+    if (o == SIZE_MAX) {
         *out = e.data;
         *out_len = e.len;
         return 1;
     }
-    if (n < name_len + 2 || inner[n - 1] != ']')
-        return 0;
-    return ub_pkg_locate(e.data, e.len, lb + 1, n - name_len - 2, out,
+    return ub_pkg_locate(ld, e.data, e.len, inner + o + 1, n - o - 2, out,
                          out_len, why);
 }
 
@@ -693,9 +761,9 @@ static int ub_pkg_locate(const char *data, size_t len, const char *inner,
 static int ub_loader_bytes(ub_loader *ld, const char *p, ub_diags *report,
                            ub_loc at, const char **data, size_t *len)
 {
-    const char *lb = strchr(p, '[');
-    bool pkg = ub_pkg_is(p);
-    char *outer = pkg ? ub_ld_strndup(ld, p, (size_t)(lb - p)) : NULL;
+    size_t n = strlen(p), o = ub_pkg_outer(p, n);
+    bool pkg = o != SIZE_MAX;
+    char *outer = pkg ? ub_ld_strndup(ld, p, o) : NULL;
     if (pkg && !outer)
         return 0;
     const ub_file *f = ub_loader_pkgfile(ld, pkg ? outer : p, report, at);
@@ -706,17 +774,17 @@ static int ub_loader_bytes(ub_loader *ld, const char *p, ub_diags *report,
     int r = 1;
     const char *why = NULL;
     if (pkg)
-        r = ub_pkg_locate(f->data, f->len, lb + 1, strlen(lb + 1) - 1, data,
+        r = ub_pkg_locate(ld, f->data, f->len, p + o + 1, n - o - 2, data,
                           len, &why);
     else
         *data = f->data, *len = f->len;
-    if (r < 0 && report)
+    if (r < 0 && report && !ld->oom)
         ub_diag_add(report, UB_ERROR, (ub_loc){at.file ? at.file : p, at.line,
                                                at.col},
                     "usdz-damaged", NULL, 0,
                     "'%s' is a damaged usdz package: %s", outer, why);
     free(outer);
-    return r;
+    return r < 0 && ld->oom ? 0 : r;
 }
 
 /* Whether p exists: a regular file (or any file when any_kind, as the
@@ -833,30 +901,29 @@ static const char *ub_loader_place(ub_loader *ld, const char *asset,
             return r;
         }
         /* relative to the package file itself */
-        outer_anchor = ub_ld_strndup(ld, anchor_path,
-                                     (size_t)(strchr(anchor_path, '[') -
-                                              anchor_path));
+        outer_anchor = ub_ld_strndup(
+            ld, anchor_path, ub_pkg_outer(anchor_path, strlen(anchor_path)));
         if (!outer_anchor)
             return NULL;
         anchor_path = outer_anchor;
     }
     const char *r = NULL;
-    if (ub_pkg_is(asset)) {
-        /* the package is placed; its entry must be in it */
-        const char *lb = strchr(asset, '[');
-        char *outer = ub_ld_strndup(ld, asset, (size_t)(lb - asset));
+    size_t an = strlen(asset), ao = ub_pkg_outer(asset, an);
+    if (ao != SIZE_MAX) {
+        /* the package is placed, and the path inside it split off and put
+         * back in (ArSplitPackageRelativePathOuter, then Join: its
+         * brackets come out escaped); its entry must be in it */
+        char *outer = ub_ld_strndup(ld, asset, ao);
         const char *po = outer ? ub_loader_place(ld, outer, anchor_path,
                                                  resolve)
                                : NULL;
-        size_t on = po ? strlen(po) : 0, rn = strlen(lb);
-        char *p = po ? ub_ld_malloc(ld, on + rn + 1) : NULL;
-        if (p) {
-            memcpy(p, po, on);
-            memcpy(p + on, lb, rn + 1);
-            if (!resolve || ub_loader_exists(ld, p, false))
-                r = ub_ld_intern(ld, p);
-        }
+        char *in = po ? ub_pkg_escape(ld, asset + ao + 1, an - ao - 2, false)
+                      : NULL;
+        char *p = in ? ub_ld_pkg_join(ld, po, in, strlen(in)) : NULL;
+        if (p && (!resolve || ub_loader_exists(ld, p, false)))
+            r = ub_ld_intern(ld, p);
         free(p);
+        free(in);
         free(outer);
         free(outer_anchor);
         return r;
@@ -965,7 +1032,8 @@ static const char *ub_loader_abs(ub_loader *ld, const char *path)
             !(ld->cwd = ub_ld_strndup(ld, buf, strlen(buf))))
             return NULL;
     }
-    const char *lb = ub_pkg_is(path) ? strchr(path, '[') : NULL;
+    size_t o = ub_pkg_outer(path, strlen(path));
+    const char *lb = o != SIZE_MAX ? path + o : NULL;
     size_t cn = strlen(ld->cwd), pn = lb ? (size_t)(lb - path) : strlen(path);
     size_t rest = lb ? strlen(lb) : 0;
     char *p = ub_ld_malloc(ld, cn + 1 + pn + rest + 1);
@@ -1131,9 +1199,9 @@ static int ub_loaded_init(ub_loader *ld, ub_loaded *e, const char *abs)
     e->file_path = e->resolved;
     if (ub_pkg_is(e->resolved)) {
         /* an entry of a package: its file is the package */
-        e->file_path =
-            ub_intern(ld->strtab, e->resolved,
-                      (size_t)(strchr(e->resolved, '[') - e->resolved));
+        e->file_path = ub_intern(
+            ld->strtab, e->resolved,
+            ub_pkg_outer(e->resolved, strlen(e->resolved)));
         if (!e->file_path)
             return -1;
     }
