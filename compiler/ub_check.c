@@ -87,6 +87,8 @@ static const ub_check_info ub_checks[UB_CHK_COUNT] = {
      "clip layers that have no prim at the clip set's primPath"},
     {UB_CHK_CLIP_FIELD_UNKNOWN, "clip-field-unknown", UB_WARNING,
      "a clip set field OpenUSD does not know (a misspelling)"},
+    {UB_CHK_CLIP_UNSORTED, "clip-unsorted", UB_WARNING,
+     "clip `active` or `times` entries out of stage-time order"},
 };
 
 const ub_check_info *ub_check_info_get(ub_check_kind kind)
@@ -1183,6 +1185,26 @@ static size_t ck_count_equal_runs(double *v, size_t n, double *worst_time)
     return worst;
 }
 
+/* Warn when the stage times st[0..n) of a clip set's field (active,
+ * times), as authored, go back: OpenUSD sorts them (a stable sort, so
+ * equal times, a jump, keep their order), which is seldom what was
+ * meant. */
+static void ck_clip_order(ck *c, const ub_layer *L, const ub_dict_entry *e,
+                          const char *set, const double *st, size_t n)
+{
+    for (size_t i = 1; i < n; i++) {
+        if (st[i] >= st[i - 1])
+            continue;
+        ck_emit(c, UB_CHK_CLIP_UNSORTED, L, ub_layer_loc(L, e->loc),
+                "OpenUSD sorts the entries by stage time; author them in "
+                "that order, so that the list reads as it plays",
+                "'%s' of clip set '%s' goes back in stage time: %g comes "
+                "after %g",
+                e->key, set, st[i], st[i - 1]);
+        return;
+    }
+}
+
 /* What the clips of one clip set have shown so far. */
 typedef struct ck_clipstate {
     const char *set;
@@ -1314,6 +1336,7 @@ static void ck_clip_explicit(ck *c, uint32_t li, ck_clipstate *cs,
                              "clip set",
                              (int)n_clips - 1);
         }
+        ck_clip_order(c, L, active, set, st, n);
         double when = 0;
         if (ck_count_equal_runs(st, n, &when) > 1)
             ck_emit(c, UB_CHK_CLIP_ACTIVE_DUPLICATE, L, ub_layer_loc(L, active->loc),
@@ -1347,6 +1370,7 @@ static void ck_clip_explicit(ck *c, uint32_t li, ck_clipstate *cs,
                         k);
             finite_done = true;
         }
+        ck_clip_order(c, L, times, set, st, n);
         double when = 0;
         size_t most = ck_count_equal_runs(st, n, &when);
         if (most > 2)

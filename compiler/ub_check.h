@@ -66,6 +66,7 @@ typedef enum ub_check_kind {
     UB_CHK_CLIP_TCPS_MISMATCH,
     UB_CHK_CLIP_PRIM_MISSING,
     UB_CHK_CLIP_FIELD_UNKNOWN,
+    UB_CHK_CLIP_UNSORTED,
     UB_CHK_COUNT
 } ub_check_kind;
 
