@@ -2086,6 +2086,27 @@ static void ub_node_clip_sets(ub_cx *cx, const ub_index *ix, int node,
             !ub_items_apply(&added, sets->value.u.listop, (uint32_t)li, node))
             cx->oom = true;
     }
+    /* a name clipSets gives that no clips dictionary here defines is
+     * ignored (OpenUSD says nothing): a misspelling, most likely */
+    for (uint32_t j = 0; j < added.n && !cx->oom; j++) {
+        const char *const *keyp = added.v[j].elem;
+        bool defined = false;
+        for (uint32_t i = 0; keyp && i < out->n && !defined; i++)
+            defined = out->v[i].name == *keyp;
+        if (!keyp || defined)
+            continue;
+        const ub_layer *l = n->ls->layers[added.v[j].li];
+        ub_prim *p = ub_layer_find_prim(l, n->path);
+        ub_field *f = p && k_sets ? ub_fields_find(&p->meta, k_sets) : NULL;
+        ub_loc at = f ? ub_layer_loc(l, f->loc) : (ub_loc){l->path, 0, 0};
+        if (ub_diags_has(cx->diags, "clip-set-undefined", at))
+            continue;
+        ub_report(cx, UB_WARNING, l, at, "clip-set-undefined",
+                  "clipSets of <%s> names clip set '%s', which no clips "
+                  "dictionary of the prim defines: the name is ignored, as "
+                  "OpenUSD ignores it",
+                  n->path, *keyp);
+    }
     /* only the sets the clipSets list op keeps, in its order */
     uint32_t w = 0;
     for (uint32_t i = 0; i < out->n; i++) {
