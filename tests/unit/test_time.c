@@ -1,6 +1,7 @@
 /* CUnit tests for ub_time: offsets, frame rates, value remapping. */
 #include <CUnit/Basic.h>
 #include <math.h>
+#include <string.h>
 
 #include "ub_time.h"
 #include "ub_test.h"
@@ -100,6 +101,52 @@ static void test_layer_tcps(void)
     ub_fields_set(l->arena, &l->meta,
                   ub_intern_cstr(t, "timeCodesPerSecond"), w, (ub_sloc){0});
     CU_ASSERT_DOUBLE_EQUAL(ub_layer_tcps(l), 12, 0);
+    ub_layer_free(l);
+    ub_strtab_free(t);
+}
+
+static void test_rates(void)
+{
+    CU_ASSERT(ub_rate_ok(24));
+    CU_ASSERT(ub_rate_ok(1e-300));
+    CU_ASSERT(ub_rate_ok(1e9));
+    CU_ASSERT(!ub_rate_ok(0));
+    CU_ASSERT(!ub_rate_ok(-24));
+    CU_ASSERT(!ub_rate_ok(INFINITY));
+    CU_ASSERT(!ub_rate_ok(NAN));
+    CU_ASSERT(!ub_rate_ok(1e-320)); /* its inverse overflows */
+    char m[256];
+    ub_rate_problem(m, sizeof m, "timeCodesPerSecond", -24);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, "timeCodesPerSecond is -24, not a "
+                                     "positive finite number"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, "backwards"));
+    ub_rate_problem(m, sizeof m, "timeCodesPerSecond", 0);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, "a rate of 0 makes them infinite"));
+    ub_rate_problem(m, sizeof m, "framesPerSecond", NAN);
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, "without timeCodesPerSecond"));
+    CU_ASSERT_PTR_NOT_NULL(strstr(m, "not finite"));
+
+    /* reported at the field it comes from, once however often asked */
+    ub_strtab *t = ub_strtab_new();
+    ub_layer *l = ub_layer_new(t, "r.usda");
+    ub_value v = ub_value_new(l->arena, ub_type_get(UB_TY_DOUBLE), 1, false);
+    *(double *)ub_value_data(&v) = -1;
+    ub_fields_set(l->arena, &l->meta, ub_intern_cstr(t, "framesPerSecond"),
+                  v, (ub_sloc){0});
+    ub_diags *d = ub_diags_new();
+    ub_layer_report_rate(l, d);
+    ub_layer_report_rate(l, d);
+    CU_ASSERT_EQUAL(ub_diags_count(d), 1);
+    CU_ASSERT_EQUAL(ub_diags_errors(d), 1);
+    const ub_diag *g = ub_diags_at(d, 0);
+    CU_ASSERT_STRING_EQUAL(g->id, "fps-invalid");
+    CU_ASSERT_PTR_NOT_NULL(strstr(g->message, "framesPerSecond is -1"));
+    CU_ASSERT(ub_diags_has(d, "fps-invalid", g->loc));
+    CU_ASSERT(!ub_diags_has(d, "tcps-invalid", g->loc));
+    ub_loc other = g->loc;
+    other.line++;
+    CU_ASSERT(!ub_diags_has(d, "fps-invalid", other));
+    ub_diags_free(d);
     ub_layer_free(l);
     ub_strtab_free(t);
 }
@@ -207,6 +254,7 @@ int main(void)
     CU_add_test(s, "validate", test_validate);
     CU_add_test(s, "sublayer offsets (TimeCodes docs)", test_sublayer_offsets);
     CU_add_test(s, "layer tcps", test_layer_tcps);
+    CU_add_test(s, "rates that cannot scale times", test_rates);
     CU_add_test(s, "value remap", test_value_remap);
     CU_add_test(s, "samples remap", test_samples_remap);
     unsigned failed = ub_test_run_all();
