@@ -2025,10 +2025,16 @@ void ub_act_meta_dict(ub_pctx *c)
 {
     c->meta_done = true;
     if (c->meta_kind != MK_DICT && c->meta_kind != MK_UNKNOWN) {
+        /* (the field's type: the value builder has read the dictionary's
+         * own values since) */
+        const struct ub_field_def *f =
+            ub_field_lookup(c, c->meta_key, c->spec);
+        const ub_type *t = f ? ub_type_get(f->type) : NULL;
         ub_perr(c, c->meta_loc, "invalid value for field '%s': expected %s, "
                 "found a dictionary", c->meta_key,
-                c->vb.type ? ub_scalar_what(c->vb.type->scalar, c->vb.type)
-                           : "a value");
+                !t                                  ? "a value"
+                : f->kind == MK_LISTOP || f->array ? "a list '[...]'"
+                                                    : ub_scalar_what(t->scalar, t));
         return;
     }
     if (!c->last_dict)

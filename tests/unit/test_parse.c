@@ -1372,6 +1372,15 @@ static void test_value_errors(void)
            "expected a boolean");
     reject("#usda 1.0\ndef \"A\" (\n    customData = 5\n) {}\n", 3, 5,
            "expected a dictionary");
+    /* a dictionary where a typed field wants a value: the field's type,
+     * not that of the dictionary's last entry */
+    reject("#usda 1.0\ndef \"A\" (\n    instanceable = {\n        string x "
+           "= \"b\"\n    }\n) {}\n", 3, 5,
+           "'instanceable': expected a boolean (true, false, 1 or 0), found "
+           "a dictionary");
+    reject("#usda 1.0\ndef \"A\" (\n    apiSchemas = {\n        int x = 1\n"
+           "    }\n) {}\n", 3, 5,
+           "'apiSchemas': expected a list '[...]', found a dictionary");
     reject("#usda 1.0\ndef \"A\" (\n    foo = (1, 2), (3, 4)\n) {}\n", 3, 17,
            "unexpected ','");
 }
