@@ -70,6 +70,9 @@ size_t ub_diags_lost(const ub_diags *d)
     return d->lost[UB_NOTE] + d->lost[UB_WARNING] + d->lost[UB_ERROR];
 }
 
+/* The formatted text, its control characters written as escapes: a
+ * diagnostic is one line ("file:line:col: error: ..."), whatever a name it
+ * quotes holds ("\n" as a prim name). */
 static char *ub_vformat(ub_arena *a, const char *fmt, va_list ap)
 {
     va_list ap2;
@@ -79,9 +82,31 @@ static char *ub_vformat(ub_arena *a, const char *fmt, va_list ap)
     if (n < 0)
         return NULL;
     char *s = ub_arena_alloc_bytes(a, (size_t)n + 1);
-    if (s)
-        vsnprintf(s, (size_t)n + 1, fmt, ap);
-    return s;
+    if (!s)
+        return NULL;
+    vsnprintf(s, (size_t)n + 1, fmt, ap);
+    size_t ctl = 0;
+    for (int i = 0; i < n; i++)
+        ctl += (unsigned char)s[i] < 0x20 || s[i] == 0x7f;
+    if (!ctl)
+        return s;
+    char *e = ub_arena_alloc_bytes(a, (size_t)n + 3 * ctl + 1), *w = e;
+    if (!e)
+        return NULL;
+    for (int i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch >= 0x20 && ch != 0x7f) {
+            *w++ = (char)ch;
+            continue;
+        }
+        *w++ = '\\';
+        if (ch == '\n' || ch == '\t' || ch == '\r')
+            *w++ = ch == '\n' ? 'n' : ch == '\t' ? 't' : 'r';
+        else
+            w += sprintf(w, "x%02x", ch);
+    }
+    *w = '\0';
+    return e;
 }
 
 static const char *ub_copy_line(ub_arena *a, const char *src, size_t len,

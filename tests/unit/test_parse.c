@@ -1389,6 +1389,12 @@ static void test_semantic_errors(void)
 {
     reject("#usda 1.0\ndef \"A\" {}\ndef \"A\" {}\n", 3, 5,
            "duplicate prim '/A'");
+    /* a diagnostic is one line: what it quotes has its control
+     * characters escaped */
+    reject("#usda 1.0\ndef Xform \"\\n\" {\n}\n", 2, 11,
+           "\"\\n\" is not a valid prim name");
+    reject("#usda 1.0\ndef \"\\t\\x01\" {\n}\n", 2, 5,
+           "\"\\t\\x01\" is not a valid prim name");
     reject("#usda 1.0\ndef \"A\" {\n    bool a = 1\n    string a.timeSamples "
            "= {}\n}\n", 4, 12,
            "already has type 'bool'");
