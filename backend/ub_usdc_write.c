@@ -1702,6 +1702,21 @@ static uint64_t ub_cw_listop(ub_cw *w, const ub_value *v, ub_crate_type lt)
             p->count)
             h |= ub_listop_order[k].bit;
     }
+    const ub_value *ex = ub_listop_get(lo, UB_LO_EXPLICIT);
+    if (lt == UB_CRATE_PAYLOAD_LISTOP &&
+        h == (UB_CRATE_LISTOP_IS_EXPLICIT | UB_CRATE_LISTOP_HAS_EXPLICIT) &&
+        ex->count == 1 &&
+        *((const ub_reference *)ub_value_elem(ex, 0))->asset) {
+        /* One payload from another layer, set explicitly: a lone payload,
+         * 9 bytes less, as OpenUSD stores it (the form crate had before
+         * payload list ops; read back as this list op) */
+        ub_buf *b = ub_cw_scratch(w);
+        ub_put_listop_item(w, b, lt, ex, 0);
+        uint64_t rep =
+            ub_cw_store(w, ub_rep(UB_CRATE_PAYLOAD, false, false, 0), b, 1);
+        ub_cw_unscratch(w, b);
+        return rep;
+    }
     if (lt == UB_CRATE_PAYLOAD_LISTOP)
         ub_cw_upgrade(w, UB_CRATE_V_PAYLOAD_LISTOP);
     ub_buf *b = ub_cw_scratch(w);

@@ -183,6 +183,45 @@ static void test_inlined(void)
     ub_diags_free(d);
 }
 
+/* One payload set explicitly is stored as a lone payload (no list op
+ * header or count: 9 bytes less), as OpenUSD stores it, and reads back as
+ * the same explicit list; an internal payload or a list of two keeps the
+ * list op. */
+static char *read_back(const ub_buf *b);
+static void test_lone_payload(void)
+{
+    static const char *const texts[] = {
+        "#usda 1.0\ndef \"A\" (\n    payload = @p.usda@</X> (offset = 3; "
+        "scale = 2)\n)\n{\n}\n",
+        "#usda 1.0\ndef \"A\" (\n    payload = </X>\n)\n{\n}\n",
+        "#usda 1.0\ndef \"A\" (\n    payload = [@p.usda@, @q.usda@]\n)\n{\n"
+        "}\n",
+    };
+    const size_t lone_bytes = 4 + 4 + 8 + 8;
+    for (size_t k = 0; k < sizeof texts / sizeof *texts; k++) {
+        ub_diags *d = ub_diags_new();
+        ub_buf b;
+        ub_buf_init(&b);
+        CU_ASSERT_EQUAL_FATAL(write_text(texts[k], &b, d), 0);
+        /* the values: from the bootstrap to the first section */
+        size_t values = u64_at(&b, u64_at(&b, 16) + 8 + 16) - 88;
+        /* the payload, then primChildren's token vector (8 + 4) */
+        size_t payload = values - 12;
+        CU_ASSERT_EQUAL(payload, k == 0 ? lone_bytes
+                                        : 1 + 8 + k * lone_bytes);
+        char *t = read_back(&b);
+        CU_ASSERT_PTR_NOT_NULL(strstr(t, k == 0 ? "payload = @p.usda@</X> "
+                                                  "(offset = 3; scale = 2)"
+                                       : k == 1 ? "payload = </X>"
+                                                : "payload = [\n        "
+                                                  "@p.usda@,\n        "
+                                                  "@q.usda@\n    ]"));
+        free(t);
+        ub_buf_free(&b);
+        ub_diags_free(d);
+    }
+}
+
 /* The start of section `name` in a written file (0: none). */
 static uint64_t section_at(const ub_buf *b, const char *name)
 {
@@ -817,6 +856,7 @@ int main(void)
     CU_add_test(s, "version by need", test_versions);
     CU_add_test(s, "repeated arrays stored once", test_dedup);
     CU_add_test(s, "small values inlined", test_inlined);
+    CU_add_test(s, "one explicit payload stored alone", test_lone_payload);
     CU_add_test(s, "paths named before and after their specs, once",
                 test_paths_once);
     CU_add_test(s, "deterministic", test_deterministic);
