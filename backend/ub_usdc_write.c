@@ -2857,9 +2857,33 @@ static void ub_sort_specs(ub_cw *w)
         at[names[k].tok] = (uint32_t)next;
         next += c;
     }
-    for (size_t i = 0; i < n; i++) {
-        const ub_spec_rec *s = &st->specs.v[i];
-        out[s->name1 ? at[s->name1 - 1]++ : prim_at++] = *s;
+    /* Each group in order of path index: a path is numbered where it is
+     * first named, near its neighbours, so the SPECS path list then
+     * delta-codes to about a byte an entry, as OpenUSD's (numbered in its
+     * sorted spec order) does; in the walk's order a prim came after its
+     * children.  A path has one spec. */
+    uint32_t maxp = 0;
+    for (size_t i = 0; i < n; i++)
+        if (st->specs.v[i].path > maxp)
+            maxp = st->specs.v[i].path;
+    size_t nbp = (size_t)maxp + 1;
+    uint32_t *by_path = n ? ub_temp(nbp * sizeof *by_path) : NULL;
+    if (by_path) {
+        memset(by_path, 0xff, nbp * sizeof *by_path);
+        for (size_t i = 0; i < n; i++)
+            by_path[st->specs.v[i].path] = (uint32_t)i;
+        for (size_t p = 0; p < nbp; p++) {
+            if (by_path[p] == UINT32_MAX)
+                continue;
+            const ub_spec_rec *s = &st->specs.v[by_path[p]];
+            out[s->name1 ? at[s->name1 - 1]++ : prim_at++] = *s;
+        }
+        ub_scratch_free(by_path, nbp * sizeof *by_path);
+    } else {
+        for (size_t i = 0; i < n; i++) {
+            const ub_spec_rec *s = &st->specs.v[i];
+            out[s->name1 ? at[s->name1 - 1]++ : prim_at++] = *s;
+        }
     }
     /* the sorted copy becomes the vector (not copied back) */
     UB_VEC_FREE(st->specs);

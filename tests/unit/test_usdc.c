@@ -242,6 +242,47 @@ static uint64_t path_count(const ub_buf *b)
     return at ? u64_at(b, at) : 0;
 }
 
+/* The SPECS section's path indices, malloc'd (*n of them). */
+static uint32_t *spec_paths(const ub_buf *b, size_t *n)
+{
+    uint64_t at = section_at(b, UB_CRATE_SEC_SPECS);
+    *n = at ? (size_t)u64_at(b, at) : 0;
+    if (!*n)
+        return NULL;
+    uint64_t csize = u64_at(b, at + 8);
+    uint32_t *v = malloc(*n * sizeof *v);
+    const char *why = NULL;
+    if (!v || ub_crate_ints(b->data + at + 16, (size_t)csize, *n, 4, v,
+                            &why) != 0) {
+        free(v);
+        *n = 0;
+        return NULL;
+    }
+    return v;
+}
+
+/* Prims' specs by path index, ascending: a prim closes (and is stored)
+ * after its children, but its path was numbered before theirs, so the
+ * SPECS path list delta-codes as a run of small steps. */
+static void test_spec_order(void)
+{
+    const char *text = "#usda 1.0\ndef \"A\" {\n    def \"B\" {\n"
+                       "        def \"C\" {\n        }\n    }\n"
+                       "    def \"D\" {\n    }\n}\ndef \"E\" {\n}\n";
+    ub_diags *d = ub_diags_new();
+    ub_buf b;
+    ub_buf_init(&b);
+    CU_ASSERT_EQUAL_FATAL(write_text(text, &b, d), 0);
+    size_t n = 0;
+    uint32_t *v = spec_paths(&b, &n);
+    CU_ASSERT_EQUAL_FATAL(n, 6); /* the pseudo-root and five prims */
+    for (size_t i = 1; i < n; i++)
+        CU_ASSERT(v[i] > v[i - 1]);
+    free(v);
+    ub_buf_free(&b);
+    ub_diags_free(d);
+}
+
 /* A path a relationship names before the walk meets its prim or property
  * (a forward target), or after (a backward one), is one path all the
  * same: /, /A, /A.r, /A.y, /B, /B/C, /B/C.x, /B/C.s, each once. */
@@ -857,6 +898,7 @@ int main(void)
     CU_add_test(s, "repeated arrays stored once", test_dedup);
     CU_add_test(s, "small values inlined", test_inlined);
     CU_add_test(s, "one explicit payload stored alone", test_lone_payload);
+    CU_add_test(s, "prims' specs in path order", test_spec_order);
     CU_add_test(s, "paths named before and after their specs, once",
                 test_paths_once);
     CU_add_test(s, "deterministic", test_deterministic);
