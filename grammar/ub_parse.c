@@ -2030,11 +2030,12 @@ void ub_act_meta_dict(ub_pctx *c)
         const struct ub_field_def *f =
             ub_field_lookup(c, c->meta_key, c->spec);
         const ub_type *t = f ? ub_type_get(f->type) : NULL;
+        const char *want = !t ? "a value"
+                           : f->kind == MK_LISTOP || f->array
+                               ? "a list '[...]'"
+                               : ub_scalar_what(t->scalar, t);
         ub_perr(c, c->meta_loc, "invalid value for field '%s': expected %s, "
-                "found a dictionary", c->meta_key,
-                !t                                  ? "a value"
-                : f->kind == MK_LISTOP || f->array ? "a list '[...]'"
-                                                    : ub_scalar_what(t->scalar, t));
+                "found a dictionary", c->meta_key, want);
         return;
     }
     if (!c->last_dict)
