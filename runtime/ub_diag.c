@@ -13,6 +13,13 @@ struct ub_diags {
     /* added when there was no memory to keep them, by severity */
     size_t lost[UB_ERROR + 1];
     size_t added; /* every add, kept or not: the next ub_diag.seq */
+    /* the kept diagnostics with an id, hashed by (id, place), so that
+     * ub_diags_has costs no scan of thousands of warnings each time a
+     * problem many arcs run into is met again; idx_lost: not all are in
+     * it (out of memory), so it scans after all */
+    const ub_diag **idx;
+    size_t idx_cap, idx_n;
+    bool idx_lost;
 };
 
 ub_diags *ub_diags_new(void)
@@ -34,7 +41,58 @@ void ub_diags_free(ub_diags *d)
         return;
     ub_arena_free(d->arena);
     free(d->items);
+    free(d->idx);
     free(d);
+}
+
+static uint64_t ub_diag_key(const char *id, ub_loc loc)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (const char *p = id; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    for (const char *p = loc.file ? loc.file : ""; *p; p++)
+        h = (h ^ (unsigned char)*p) * 1099511628211ull;
+    h = (h ^ loc.line) * 1099511628211ull;
+    h = (h ^ loc.col) * 1099511628211ull;
+    return h ^ h >> 29;
+}
+
+static bool ub_diag_is(const ub_diag *g, const char *id, ub_loc loc)
+{
+    return g->id && strcmp(g->id, id) == 0 && g->loc.line == loc.line &&
+           g->loc.col == loc.col &&
+           (g->loc.file == loc.file ||
+            (g->loc.file && loc.file && strcmp(g->loc.file, loc.file) == 0));
+}
+
+static void ub_diags_index(ub_diags *d, const ub_diag *g)
+{
+    if (!g->id || d->idx_lost)
+        return;
+    if (2 * (d->idx_n + 1) > d->idx_cap) {
+        size_t cap = d->idx_cap ? 2 * d->idx_cap : 64;
+        const ub_diag **t = calloc(cap, sizeof *t);
+        if (!t) {
+            d->idx_lost = true;
+            return;
+        }
+        for (size_t i = 0; i < d->idx_cap; i++) {
+            if (!d->idx[i])
+                continue;
+            size_t j = ub_diag_key(d->idx[i]->id, d->idx[i]->loc) & (cap - 1);
+            while (t[j])
+                j = (j + 1) & (cap - 1);
+            t[j] = d->idx[i];
+        }
+        free(d->idx);
+        d->idx = t;
+        d->idx_cap = cap;
+    }
+    size_t j = ub_diag_key(g->id, g->loc) & (d->idx_cap - 1);
+    while (d->idx[j])
+        j = (j + 1) & (d->idx_cap - 1);
+    d->idx[j] = g;
+    d->idx_n++;
 }
 
 size_t ub_diags_count(const ub_diags *d)
@@ -158,6 +216,7 @@ ub_diag *ub_diag_addv(ub_diags *d, ub_severity sev, ub_loc loc,
         diag->message = "(the message was lost: out of memory)";
     diag->line_text = ub_copy_line(d->arena, src, src_len, loc.line);
     d->items[d->n++] = diag;
+    ub_diags_index(d, diag);
     return diag;
 }
 
@@ -193,14 +252,18 @@ size_t ub_diags_first_oom(const ub_diags *d)
 
 bool ub_diags_has(const ub_diags *d, const char *id, ub_loc loc)
 {
-    for (size_t i = 0; i < d->n; i++) {
-        const ub_diag *g = d->items[i];
-        if (g->id && strcmp(g->id, id) == 0 && g->loc.line == loc.line &&
-            g->loc.col == loc.col &&
-            (g->loc.file == loc.file ||
-             (g->loc.file && loc.file && strcmp(g->loc.file, loc.file) == 0)))
-            return true;
+    if (d->idx_lost) {
+        for (size_t i = 0; i < d->n; i++)
+            if (ub_diag_is(d->items[i], id, loc))
+                return true;
+        return false;
     }
+    if (!d->idx_n)
+        return false;
+    for (size_t j = ub_diag_key(id, loc) & (d->idx_cap - 1); d->idx[j];
+         j = (j + 1) & (d->idx_cap - 1))
+        if (ub_diag_is(d->idx[j], id, loc))
+            return true;
     return false;
 }
 
@@ -233,6 +296,10 @@ void ub_diags_take(ub_diags *dst, ub_diags *src)
         src->lost[sev] = 0;
     }
     src->n = 0;
+    free(src->idx);
+    src->idx = NULL;
+    src->idx_cap = src->idx_n = 0;
+    src->idx_lost = false;
 }
 
 static int ub_diag_cmp(const void *pa, const void *pb)

@@ -195,6 +195,38 @@ static void test_diags_order_and_oom(void)
     ub_diags_free(into);
 }
 
+/* ub_diags_has finds a diagnostic by id and place among many (a hashed
+ * index: each lookup is no scan), through sorting, and after a move into
+ * another list, where the emptied list no longer finds it. */
+static void test_diags_has(void)
+{
+    ub_diags *d = ub_diags_new(), *into = ub_diags_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(into);
+    CU_ASSERT(!ub_diags_has(d, "w", (ub_loc){"a.usda", 1, 1}));
+    for (uint32_t i = 1; i <= 5000; i++)
+        ub_diag_add(d, UB_WARNING, (ub_loc){"a.usda", i, 3}, "w", NULL, 0,
+                    "%u", i);
+    ub_diag_add(d, UB_ERROR, (ub_loc){"b.usda", 7, 5}, "e", NULL, 0, "e");
+    ub_diag_add(d, UB_ERROR, (ub_loc){"b.usda", 8, 5}, NULL, NULL, 0, "x");
+    ub_diags_sort(d);
+    for (uint32_t i = 1; i <= 5000; i += 499)
+        CU_ASSERT(ub_diags_has(d, "w", (ub_loc){"a.usda", i, 3}));
+    CU_ASSERT(!ub_diags_has(d, "w", (ub_loc){"a.usda", 5001, 3}));
+    CU_ASSERT(!ub_diags_has(d, "w", (ub_loc){"a.usda", 1, 4}));
+    CU_ASSERT(!ub_diags_has(d, "w", (ub_loc){"b.usda", 1, 3}));
+    CU_ASSERT(!ub_diags_has(d, "e", (ub_loc){"a.usda", 7, 5}));
+    /* the place's file is compared by its text */
+    char file[] = "b.usda";
+    CU_ASSERT(ub_diags_has(d, "e", (ub_loc){file, 7, 5}));
+    ub_diags_take(into, d);
+    CU_ASSERT(!ub_diags_has(d, "e", (ub_loc){"b.usda", 7, 5}));
+    CU_ASSERT(ub_diags_has(into, "e", (ub_loc){"b.usda", 7, 5}));
+    CU_ASSERT(ub_diags_has(into, "w", (ub_loc){"a.usda", 4321, 3}));
+    ub_diags_free(d);
+    ub_diags_free(into);
+}
+
 /* A prim with more properties than the lookup scan handles is indexed in
  * the layer's shared table; once it is dropped and its memory reused by
  * another prim, the old entries must not answer for the new prim. */
@@ -768,6 +800,7 @@ int main(void)
                 test_release_cycles_stay_small);
     CU_add_test(s, "diagnostics: order, out of memory",
                 test_diags_order_and_oom);
+    CU_add_test(s, "diagnostics found by id and place", test_diags_has);
     CU_add_test(s, "footprint", test_footprint);
     CU_add_test(s, "alignment", test_alignment);
     CU_add_test(s, "record alignment", test_record_alignment);
