@@ -1918,6 +1918,25 @@ static void ub_register_relocates(ub_cx *cx, const ub_index *ix)
                 ub_reloc_add(cx, from, to, n->ls, src);
                 if (!nowhere || cx->n_reloc == before)
                     continue;
+                /* said once for the relocate, not for every place the
+                 * layer is brought in (a crowd of one asset) */
+                ub_buf key;
+                ub_buf_init(&key);
+                ub_buf_printf(&key, "relocate\n%s\n%s", l->path, src);
+                const char *k = key.failed ? NULL
+                                           : ub_intern(cx->t, key.data,
+                                                       key.len);
+                ub_buf_free(&key);
+                if (!k) {
+                    cx->oom = true;
+                    continue;
+                }
+                if (ub_names_has(&cx->scope_told, k))
+                    continue;
+                if (ub_names_add(&cx->scope_told, k) < 0) {
+                    cx->oom = true;
+                    continue;
+                }
                 const char *kr = ub_intern_cstr(cx->t, "relocates");
                 const ub_field *f = kr ? ub_fields_find(&l->meta, kr) : NULL;
                 ub_report(cx, UB_WARNING, l,
@@ -1926,7 +1945,8 @@ static void ub_register_relocates(ub_cx *cx, const ub_index *ix)
                           "relocate-out-of-scope",
                           "<%s> is relocated to <%s>, which lies outside "
                           "the %s from <%s>: <%s> is removed from the "
-                          "stage, as OpenUSD removes it",
+                          "stage (and so wherever the layer is brought "
+                          "in), as OpenUSD removes it",
                           src, tgt, ub_arc_word(ix->v[stop].arc),
                           ix->v[ix->v[stop].parent].path, from);
             }
