@@ -1899,13 +1899,13 @@ static void ub_register_relocates(ub_cx *cx, const ub_index *ix)
                     continue;
                 const char *to = tgt;
                 int stop = -1;
-                /* (a target elsewhere under the arc: the index of a prim
-                 * above, whose site holds both, registers it) */
-                if (*tgt && !ub_path_has_prefix(tgt, site) &&
-                    ub_map_to_root_at(cx, ix, i, tgt, &stop))
-                    continue;
-                if (*tgt)
+                if (*tgt) {
                     to = ub_map_to_root_at(cx, ix, i, tgt, &stop);
+                    /* (a target elsewhere under the arc: the index of a
+                     * prim above, whose site holds both, registers it) */
+                    if (to && !ub_path_has_prefix(tgt, site))
+                        continue;
+                }
                 const char *from = ub_map_to_root(cx, ix, i, src);
                 /* A target the arcs do not bring onto the stage: Pcp takes
                  * the prim from its source all the same, and it is nowhere
