@@ -1844,14 +1844,31 @@ static void ub_reloc_add(ub_cx *cx, const char *src, const char *tgt,
     cx->reloc[cx->n_reloc++] = (ub_reloc){src, tgt, ls, ls_src};
 }
 
-/* The relocates field of a layer (pairs of paths), or NULL. */
-static const ub_value *ub_layer_relocates(const ub_layer *l)
+/* The relocates field of a layer (its value pairs of paths), or NULL. */
+static const ub_field *ub_layer_relocates(const ub_layer *l)
 {
     const char *k = ub_intern_cstr(l->strtab, "relocates");
     const ub_field *f = k ? ub_fields_find(&l->meta, k) : NULL;
     return f && f->value.kind == UB_V_DATA && f->value.type_id == UB_TY_PATH
-               ? &f->value
+               ? f
                : NULL;
+}
+
+/* Whether the warning keyed by the text in key (which this frees) is
+ * told here for the first time: out-of-scope warnings are said once
+ * however many places meet their cause (a crowd of one asset).  False,
+ * with cx->oom, when out of memory. */
+static bool ub_told_first(ub_cx *cx, ub_buf *key)
+{
+    const char *k = key->failed ? NULL : ub_intern(cx->t, key->data, key->len);
+    ub_buf_free(key);
+    if (k && ub_names_has(&cx->scope_told, k))
+        return false;
+    if (!k || ub_names_add(&cx->scope_told, k) < 0) {
+        cx->oom = true;
+        return false;
+    }
+    return true;
 }
 
 /* A stage path moved by the root layer stack's relocates (the longest
@@ -1891,7 +1908,8 @@ static void ub_register_relocates(ub_cx *cx, const ub_index *ix)
         const char *site = ub_path_strip_variants(cx->t, n->path);
         for (size_t li = 0; site && li < n->ls->n; li++) {
             const ub_layer *l = n->ls->layers[li];
-            const ub_value *r = ub_layer_relocates(l);
+            const ub_field *rf = ub_layer_relocates(l);
+            const ub_value *r = rf ? &rf->value : NULL;
             for (uint32_t k = 0; r && k + 1 < r->count; k += 2) {
                 const char *src = ub_value_str(r, k);
                 const char *tgt = ub_value_str(r, k + 1);
@@ -1919,29 +1937,13 @@ static void ub_register_relocates(ub_cx *cx, const ub_index *ix)
                 if (!nowhere || cx->n_reloc == before)
                     continue;
                 /* said once for the relocate, not for every place the
-                 * layer is brought in (a crowd of one asset) */
+                 * layer is brought in */
                 ub_buf key;
                 ub_buf_init(&key);
                 ub_buf_printf(&key, "relocate\n%s\n%s", l->path, src);
-                const char *k = key.failed ? NULL
-                                           : ub_intern(cx->t, key.data,
-                                                       key.len);
-                ub_buf_free(&key);
-                if (!k) {
-                    cx->oom = true;
+                if (!ub_told_first(cx, &key))
                     continue;
-                }
-                if (ub_names_has(&cx->scope_told, k))
-                    continue;
-                if (ub_names_add(&cx->scope_told, k) < 0) {
-                    cx->oom = true;
-                    continue;
-                }
-                const char *kr = ub_intern_cstr(cx->t, "relocates");
-                const ub_field *f = kr ? ub_fields_find(&l->meta, kr) : NULL;
-                ub_report(cx, UB_WARNING, l,
-                          f ? ub_layer_loc(l, f->loc)
-                            : (ub_loc){l->path, 0, 0},
+                ub_report(cx, UB_WARNING, l, ub_layer_loc(l, rf->loc),
                           "relocate-out-of-scope",
                           "<%s> is relocated to <%s>, which lies outside "
                           "the %s from <%s>: <%s> is removed from the "
@@ -2251,18 +2253,8 @@ static void ub_tell_out_of_scope(ub_cx *cx, const ub_index *ix,
     ub_buf key;
     ub_buf_init(&key);
     ub_buf_printf(&key, "%s\n%s.%s\n%s", l->path, prim, prop->name, path);
-    const char *k = key.failed ? NULL : ub_intern(cx->t, key.data, key.len);
-    ub_buf_free(&key);
-    if (!k) {
-        cx->oom = true;
+    if (!ub_told_first(cx, &key))
         return;
-    }
-    if (ub_names_has(&cx->scope_told, k))
-        return;
-    if (ub_names_add(&cx->scope_told, k) < 0) {
-        cx->oom = true;
-        return;
-    }
     ub_report(cx, UB_WARNING, l, ub_layer_loc(l, prop->loc),
               "target-out-of-scope",
               "%s <%s> of <%s.%s> lies outside the %s from <%s>: it is "
@@ -3602,12 +3594,8 @@ ub_layer *ub_compose_flatten_to(ub_loader *ld, ub_layer *root,
         cx.a = cx.out->arena;
         /* the root stack's relocates, strongest first per source */
         for (size_t li = 0; li < rs->n && !cx.oom; li++) {
-            const ub_layer *l = rs->layers[li];
-            const char *k = ub_intern_cstr(t, "relocates");
-            const ub_field *f = k ? ub_fields_find(&l->meta, k) : NULL;
-            if (!f || f->value.kind != UB_V_DATA ||
-                !ub_value_type(&f->value) ||
-                f->value.type_id != UB_TY_PATH)
+            const ub_field *f = ub_layer_relocates(rs->layers[li]);
+            if (!f)
                 continue;
             for (uint32_t i = 0; i + 1 < f->value.count; i += 2)
                 ub_reloc_add(&cx, ub_value_str(&f->value, i),
