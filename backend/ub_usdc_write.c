@@ -2872,19 +2872,20 @@ static void ub_sort_specs(ub_cw *w)
         memset(by_path, 0xff, nbp * sizeof *by_path);
         for (size_t i = 0; i < n; i++)
             by_path[st->specs.v[i].path] = (uint32_t)i;
-        for (size_t p = 0; p < nbp; p++) {
-            if (by_path[p] == UINT32_MAX)
-                continue;
-            const ub_spec_rec *s = &st->specs.v[by_path[p]];
-            out[s->name1 ? at[s->name1 - 1]++ : prim_at++] = *s;
-        }
-        ub_scratch_free(by_path, nbp * sizeof *by_path);
-    } else {
-        for (size_t i = 0; i < n; i++) {
-            const ub_spec_rec *s = &st->specs.v[i];
-            out[s->name1 ? at[s->name1 - 1]++ : prim_at++] = *s;
-        }
     }
+    /* (without the table's memory, in the walk's order) */
+    for (size_t k = 0, p = 0; k < n; k++) {
+        size_t i = k;
+        if (by_path) {
+            while (by_path[p] == UINT32_MAX)
+                p++;
+            i = by_path[p++];
+        }
+        const ub_spec_rec *s = &st->specs.v[i];
+        out[s->name1 ? at[s->name1 - 1]++ : prim_at++] = *s;
+    }
+    if (by_path)
+        ub_scratch_free(by_path, nbp * sizeof *by_path);
     /* the sorted copy becomes the vector (not copied back) */
     UB_VEC_FREE(st->specs);
     st->specs.v = out;
