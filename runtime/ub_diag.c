@@ -1,6 +1,7 @@
 #include "ub_diag.h"
 
 #include "ub_arena.h"
+#include "ub_intern.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -47,13 +48,10 @@ void ub_diags_free(ub_diags *d)
 
 static uint64_t ub_diag_key(const char *id, ub_loc loc)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (const char *p = id; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    for (const char *p = loc.file ? loc.file : ""; *p; p++)
-        h = (h ^ (unsigned char)*p) * 1099511628211ull;
-    h = (h ^ loc.line) * 1099511628211ull;
-    h = (h ^ loc.col) * 1099511628211ull;
+    const char *file = loc.file ? loc.file : "";
+    uint64_t h = ub_hash_bytes(id, strlen(id)) * 31 +
+                 ub_hash_bytes(file, strlen(file));
+    h = h * 1099511628211ull + ((uint64_t)loc.line << 32 | loc.col);
     return h ^ h >> 29;
 }
 
