@@ -406,6 +406,10 @@ static const char *ub_path_text(ub_pctx *c, bool absolute, const char **comp,
         o += len[i];
     }
     if (prop_len) {
+        /* a property of a relative path's ancestor: <../.x> */
+        if (n && len[n - 1] == 2 && comp[n - 1][0] == '.' &&
+            comp[n - 1][1] == '.')
+            b[o++] = '/';
         memcpy(b + o, prop, prop_len);
         o += prop_len;
     }
@@ -514,6 +518,8 @@ static const char *ub_path_canon(ub_pctx *c, const char *s, ub_pathinfo *pi)
     size_t n = ub_str_len(s);
     if (!ub_ident_path_split(s, n, pi))
         return NULL;
+    if (!pi->absolute && pi->n == 0 && !pi->prop)
+        return ub_in(c, ".", 1); /* the path relative to itself */
     return ub_path_text(c, pi->absolute, pi->comp, pi->len, pi->n, pi->prop,
                         pi->prop ? pi->prop_len : 0);
 }
@@ -2979,14 +2985,17 @@ void ub_act_targets(ub_pctx *c)
                   "targetPaths");
 }
 
+/* A relationship's default is a path value, which Sdf keeps as written:
+ * unlike its targets, a relative one is not made absolute, and <> is the
+ * empty path. */
 void ub_act_rel_default(ub_pctx *c, const char *path, ub_tokloc l)
 {
     ub_pathinfo pi;
-    const char *abs = ub_path_abs(c, path, &pi, c->prim);
-    if (!abs) {
+    const char *canon = ub_str_len(path) ? ub_path_canon(c, path, &pi) : path;
+    if (!canon) {
         ub_perr(c, l, "<%s> is not a valid path", path);
     } else {
-        ub_pext_of(c, c->prop, true)->default_target = abs;
+        ub_pext_of(c, c->prop, true)->default_target = canon;
     }
     ub_act_prop_end(c);
 }

@@ -915,6 +915,43 @@ static void test_relationships(void)
     CU_ASSERT(ub_prop_targets(f)->u.listop->is_explicit);
 }
 
+/* A relationship's default is a path value: Sdf keeps it as written (as
+ * usdcat prints it), never made absolute as targets are. */
+static void test_rel_default_as_written(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "def \"A\" {\n"
+        "    def \"B\" {\n"
+        "        rel a.default = <x/y.z>\n"
+        "        rel b.default = <../.q>\n"
+        "        rel c.default = <>\n"
+        "        rel d.default = <.>\n"
+        "        rel e.default = <../../../w>\n"
+        "        rel f.default = </A/B>\n"
+        "        rel g = <x>\n"
+        "    }\n"
+        "}\n"));
+    CU_ASSERT_PTR_EQUAL(ub_prop_default_target(prop("/A/B", "a")),
+                        S("x/y.z"));
+    CU_ASSERT_PTR_EQUAL(ub_prop_default_target(prop("/A/B", "b")),
+                        S("../.q"));
+    CU_ASSERT_PTR_EQUAL(ub_prop_default_target(prop("/A/B", "c")), S(""));
+    CU_ASSERT_PTR_EQUAL(ub_prop_default_target(prop("/A/B", "d")), S("."));
+    CU_ASSERT_PTR_EQUAL(ub_prop_default_target(prop("/A/B", "e")),
+                        S("../../../w"));
+    CU_ASSERT_PTR_EQUAL(ub_prop_default_target(prop("/A/B", "f")), S("/A/B"));
+    /* (targets still are) */
+    CU_ASSERT_PTR_EQUAL(
+        ub_value_str(ub_listop_get(ub_prop_targets(prop("/A/B", "g"))->u.listop,
+                                   UB_LO_EXPLICIT),
+                     0),
+        S("/A/B/x"));
+    /* a path Sdf cannot read is an error, not a value */
+    CU_ASSERT_PTR_NULL(parse("#usda 1.0\ndef \"A\" {\n"
+                             "    rel a.default = <a/../b>\n}\n"));
+}
+
 static void test_variants(void)
 {
     CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
@@ -1533,6 +1570,7 @@ static const test_case cases[] = {
     {"list ops", test_list_ops},
     {"attributes", test_attributes},
     {"relationships", test_relationships},
+    {"rel default as written", test_rel_default_as_written},
     {"variant sets", test_variants},
     {"cookie", test_cookie_and_legacy},
     {"empty relocates", test_empty_relocates},
