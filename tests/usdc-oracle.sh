@@ -4,7 +4,8 @@
 # every expected.*.usda) and of tests/fixtures, `usdcat` of usdbake's
 # .usdc must print exactly
 # what `usdcat` of the layer prints.  Also totals the sizes of usdbake's
-# .usdc files and of the ones `usdcat in -o out.usdc` writes.
+# .usdc files and of the ones `usdcat in -o out.usdc` writes, and counts
+# the layers where usdbake's is the larger.
 #
 # Local only (CI has no OpenUSD):
 #   USDCAT=/path/to/usdcat tests/usdc-oracle.sh [USDBAKE] [CORPUS]
@@ -48,6 +49,7 @@ ucat() {
 } > "$tmp/inputs"
 
 n=0 same=0 diff=0 model=0 refused=0 unread=0 oracle_fail=0 mine_total=0 ref_total=0
+larger=0 larger_by=0
 while IFS= read -r in; do
     n=$((n + 1))
     if ! ucat "$tmp/ref.txt" "$in"; then
@@ -78,8 +80,15 @@ while IFS= read -r in; do
         echo "READ-DIFFERS $in"
     fi
     if ucat /dev/null "$in" -o "$tmp/ref.usdc"; then
-        mine_total=$((mine_total + $(wc -c < "$tmp/mine.usdc")))
-        ref_total=$((ref_total + $(wc -c < "$tmp/ref.usdc")))
+        mine=$(wc -c < "$tmp/mine.usdc")
+        ref=$(wc -c < "$tmp/ref.usdc")
+        mine_total=$((mine_total + mine))
+        ref_total=$((ref_total + ref))
+        if [ "$mine" -gt "$ref" ]; then
+            larger=$((larger + 1))
+            larger_by=$((larger_by + mine - ref))
+            [ -n "${VERBOSE:-}" ] && echo "LARGER by $((mine - ref)) $in"
+        fi
     fi
 done < "$tmp/inputs"
 
@@ -134,5 +143,6 @@ echo "usdc-oracle: flatten: $fsame of $fn flattened stages identical through" \
      "usdcat as usdc and as usda, $fsame_ref more as OpenUSD's own" \
      "flattening to usdc, $frefused refused by the writer"
 echo "usdc-oracle: sizes: usdbake $mine_total bytes, OpenUSD $ref_total bytes" \
-     "(the $((same + diff + model)) layers both wrote)"
+     "(the $((same + diff + model)) layers both wrote); usdbake's is larger" \
+     "for $larger of them, by $larger_by bytes in all (VERBOSE=1 names them)"
 [ "$diff" -eq 0 ] && [ "$refused" -eq 0 ]
