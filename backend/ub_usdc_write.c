@@ -2870,8 +2870,17 @@ static void ub_sort_specs(ub_cw *w)
     uint32_t *by_path = n ? ub_temp(nbp * sizeof *by_path) : NULL;
     if (by_path) {
         memset(by_path, 0xff, nbp * sizeof *by_path);
-        for (size_t i = 0; i < n; i++)
-            by_path[st->specs.v[i].path] = (uint32_t)i;
+        for (size_t i = 0; i < n && by_path; i++) {
+            uint32_t *slot = &by_path[st->specs.v[i].path];
+            if (*slot != UINT32_MAX) {
+                /* two specs at one path: the walk's order, so that the
+                 * loop below still finds n entries and writes every spec */
+                ub_scratch_free(by_path, nbp * sizeof *by_path);
+                by_path = NULL;
+            } else {
+                *slot = (uint32_t)i;
+            }
+        }
     }
     /* (without the table's memory, in the walk's order) */
     for (size_t k = 0, p = 0; k < n; k++) {
