@@ -2534,6 +2534,11 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
         if (!name || ub_prop_set_decl(c->a, c->t, p, ty, name) != 0)
             cr_oom(c);
     }
+    /* variability is a required field whose fallback is varying: a
+     * relationship spec without one (the text reader always writes it,
+     * other writers need not) is a `varying rel` */
+    if (p->kind == UB_REL)
+        p->varying_keyword = true;
     uint32_t i = c->pfset[pidx];
     for (cr_field fv, *f = &fv; !c->failed && cr_next_field(c, &i, f);) {
         cr_where_spec(c, pidx, f->key);
