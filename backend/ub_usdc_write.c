@@ -2441,14 +2441,20 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
 {
     uint32_t path = ub_cw_child(w, owner, p->name, true, true);
     w->where_prop = p;
+    /* (custom and variability as the layer has them: a crate layer may
+     * leave them at their fallbacks, ub_prop.unwritten) */
+    bool custom = !(p->unwritten & UB_UNWRITTEN_CUSTOM);
+    bool variability = !(p->unwritten & UB_UNWRITTEN_VARIABILITY);
     if (p->kind == UB_ATTR) {
-        ub_cw_field_c(w, "custom", ub_cw_bool(p->custom));
+        if (custom)
+            ub_cw_field_c(w, "custom", ub_cw_bool(p->custom));
         const char *tn = ub_cw_type_name(w, p);
         ub_cw_field_c(w, "typeName",
                       ub_rep(UB_CRATE_TOKEN, true, false, ub_cw_token(w, tn)));
-        ub_cw_field_c(w, "variability",
-                      ub_rep(UB_CRATE_VARIABILITY, true, false,
-                             p->variability != UB_VARYING));
+        if (variability)
+            ub_cw_field_c(w, "variability",
+                          ub_rep(UB_CRATE_VARIABILITY, true, false,
+                                 p->variability != UB_VARYING));
         /* the default before the metadata, in the order OpenUSD's text
          * reader sets them for `float a = 1 (doc = "...")` */
         if (p->default_value.kind != UB_V_EMPTY)
@@ -2466,9 +2472,10 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
          * text reader authors its custom field only when it is true, and
          * after the variability: the same field sets as its files keep
          * SPECS' set indices as small (22 KB on the prim bench layer) */
-        ub_cw_field_c(w, "variability",
-                      ub_rep(UB_CRATE_VARIABILITY, true, false,
-                             !p->varying_keyword));
+        if (variability)
+            ub_cw_field_c(w, "variability",
+                          ub_rep(UB_CRATE_VARIABILITY, true, false,
+                                 !p->varying_keyword));
         if (p->custom)
             ub_cw_field_c(w, "custom", ub_cw_bool(true));
         ub_cw_metas(w, ub_prop_meta(p), false);
@@ -2641,8 +2648,10 @@ static void ub_cw_own(ub_cw *w, uint32_t path, const ub_prim *prim,
 {
     const ub_prim *saved = w->where;
     w->where = prim;
-    ub_cw_field_c(w, "specifier",
-                  ub_rep(UB_CRATE_SPECIFIER, true, false, prim->specifier));
+    if (!(prim->unwritten & UB_UNWRITTEN_SPECIFIER))
+        ub_cw_field_c(w, "specifier",
+                      ub_rep(UB_CRATE_SPECIFIER, true, false,
+                             prim->specifier));
     if (prim->type_name && type == UB_CRATE_SPEC_PRIM)
         ub_cw_field_c(w, "typeName",
                       ub_rep(UB_CRATE_TOKEN, true, false,

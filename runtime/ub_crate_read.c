@@ -2539,6 +2539,7 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
      * other writers need not) is a `varying rel` */
     if (p->kind == UB_REL)
         p->varying_keyword = true;
+    p->unwritten = UB_UNWRITTEN_CUSTOM | UB_UNWRITTEN_VARIABILITY;
     uint32_t i = c->pfset[pidx];
     for (cr_field fv, *f = &fv; !c->failed && cr_next_field(c, &i, f);) {
         cr_where_spec(c, pidx, f->key);
@@ -2547,12 +2548,14 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
         if (cr_structural(id))
             continue;
         if (id == K_VARIABILITY) {
+            p->unwritten &= ~UB_UNWRITTEN_VARIABILITY;
             uint32_t v = cr_enum_field(c, f->rep, UB_CRATE_VARIABILITY, 3);
             if (p->kind == UB_REL)
                 p->varying_keyword = v == 0;
             else
                 p->variability = v == 0 ? UB_VARYING : UB_UNIFORM;
         } else if (id == K_CUSTOM) {
+            p->unwritten &= ~UB_UNWRITTEN_CUSTOM;
             p->custom = cr_bool(c, f->rep);
         } else if (id == K_DEFAULT && attr) {
             if (cr_value(c, f->rep, &p->default_value, 0) == 0)
@@ -2699,9 +2702,12 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
     uint32_t i = c->pfset[pidx];
     uint64_t sub_rep = 0, off_rep = 0;
     bool has_sub = false, has_off = false;
+    prim->unwritten = root ? 0 : UB_UNWRITTEN_SPECIFIER;
     for (cr_field fv, *f = &fv; !c->failed && cr_next_field(c, &i, f);) {
         cr_where_spec(c, pidx, f->key);
         int id = f->id;
+        if (id == K_SPECIFIER)
+            prim->unwritten = 0;
         if (id == K_SPECIFIER && !root && !ub_prim_variant_set(prim)) {
             /* SdfSpecifier: def, over, class, as ub_specifier */
             prim->specifier = (ub_specifier)cr_enum_field(

@@ -80,6 +80,17 @@ typedef enum ub_variability {
     UB_CONFIG = 2,  /* legacy `config`, read as uniform by OpenUSD */
 } ub_variability;
 
+/* Required fields a spec leaves out (ub_prim.unwritten, ub_prop.unwritten):
+ * they read as their fallbacks (over, not custom, varying), which is what
+ * the model then holds.  Text always writes them; a crate file need not,
+ * and its crate copy leaves out the same ones (the same layer, fewer
+ * fields).  Set by the crate reader alone; 0 everywhere else. */
+enum {
+    UB_UNWRITTEN_SPECIFIER = 1,
+    UB_UNWRITTEN_CUSTOM = 2,
+    UB_UNWRITTEN_VARIABILITY = 4,
+};
+
 /* What only some properties author, kept out of line: a layer has a
  * property record for every attribute, and most have a default and
  * nothing else.  It is allocated in three sizes, each a prefix of the
@@ -121,6 +132,7 @@ typedef struct ub_prop {
     bool varying_keyword;  /* relationship declared `varying rel` */
     bool is_array;         /* attributes: declared T[] */
     uint8_t ext_part;      /* private: ub_prop_ext_part of ext */
+    uint8_t unwritten;     /* UB_UNWRITTEN_CUSTOM, _VARIABILITY */
     /* attributes */
     uint8_t type_id;       /* ub_type_id; UB_TY_INVALID when the type name
                               is unknown: read it with ub_prop_type (an id
@@ -268,6 +280,7 @@ typedef struct ub_prim_ext {
 struct ub_prim {
     const char *name;        /* interned; "" for the pseudo-root */
     uint8_t specifier;       /* ub_specifier */
+    uint8_t unwritten;       /* UB_UNWRITTEN_SPECIFIER */
     const char *type_name;   /* interned; NULL when not authored */
     ub_fields meta;          /* everything inside ( ... ) */
     ub_props props;

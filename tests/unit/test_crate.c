@@ -1023,6 +1023,40 @@ static void test_permission(void)
     }
 }
 
+/* custom and variability are required fields: left out, they read as
+ * their fallbacks (not custom, varying), and the property notes which
+ * were left out (ub_prop.unwritten) so that a crate copy leaves them out
+ * too. */
+static void test_required_fallbacks(void)
+{
+    const char *toks[] = {"custom", "variability"};
+    cfield none[] = {{"default", rep(UB_CRATE_FLOAT, 0, true, false)}};
+    layer_spec s = {.ver = V(0, 8, 0), .tname = "float", .attr = none,
+                    .nattr = 1, .toks = toks, .ntoks = 2};
+    ub_layer *L = read_spec(&s);
+    const ub_prop *a = attr_of(L);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_FALSE(a->custom);
+    CU_ASSERT_EQUAL(a->variability, UB_VARYING);
+    CU_ASSERT_EQUAL(a->unwritten,
+                    UB_UNWRITTEN_CUSTOM | UB_UNWRITTEN_VARIABILITY);
+    CU_ASSERT_EQUAL(L->root->children.v[0]->unwritten, 0); /* specifier */
+    ub_layer_free(L);
+
+    cfield both[] = {{"custom", rep(UB_CRATE_BOOL, 1, true, false)},
+                     {"variability", rep(UB_CRATE_VARIABILITY, 1, true,
+                                         false)}};
+    layer_spec t = {.ver = V(0, 8, 0), .tname = "float", .attr = both,
+                    .nattr = 2, .toks = toks, .ntoks = 2};
+    L = read_spec(&t);
+    a = attr_of(L);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    CU_ASSERT_TRUE(a->custom);
+    CU_ASSERT_EQUAL(a->variability, UB_UNIFORM);
+    CU_ASSERT_EQUAL(a->unwritten, 0);
+    ub_layer_free(L);
+}
+
 /* A list op of unregistered values (type 54, inside an unregistered value
  * as OpenUSD stores a list op field it does not know): each item a value
  * holding text; a part as the usda reader makes one, a list of atoms. */
@@ -1301,6 +1335,8 @@ int main(void)
     CU_add_test(s, "list ops of unregistered values",
                 test_unregistered_listops);
     CU_add_test(s, "permission values", test_permission);
+    CU_add_test(s, "required fields left out: their fallbacks",
+                test_required_fallbacks);
     CU_add_test(s, "a list of names shared with a value",
                 test_names_shared_with_a_value);
     CU_add_test(s, "damage is refused and named", test_damage);

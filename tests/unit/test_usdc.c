@@ -819,6 +819,76 @@ static void test_untyped_attr(void)
     ub_diags_free(d);
 }
 
+/* Required fields a layer leaves out (ub_prop.unwritten, which only the
+ * crate reader sets) are left out of its crate copy too: the copy reads
+ * back as the same layer with the same fields missing, and is smaller.
+ * A layer from text has them all, and so has its crate file. */
+static void test_unwritten_fields(void)
+{
+    static const char text[] = "#usda 1.0\nover \"R\" {\n float a = 1\n"
+                               " varying rel r\n custom rel s\n}\n";
+    ub_diags *d = ub_diags_new();
+    ub_layer *l = ub_parse_usda(strtab, "t.usda", text, strlen(text), d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    ub_prim *r = ub_prim_find_child(l, l->root, ub_intern_cstr(strtab, "R"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    CU_ASSERT_EQUAL(r->unwritten, 0);
+    const char *names[3] = {"a", "r", "s"};
+    ub_prop *p[3];
+    for (int i = 0; i < 3; i++) {
+        p[i] = ub_prop_find(l, r, ub_intern_cstr(strtab, names[i]));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p[i]);
+        CU_ASSERT_EQUAL(p[i]->unwritten, 0);
+    }
+    ub_buf all, fewer, want, got;
+    ub_buf_init(&all);
+    ub_buf_init(&fewer);
+    ub_buf_init(&want);
+    ub_buf_init(&got);
+    CU_ASSERT_EQUAL_FATAL(ub_usdc_write(l, &all, d), 0);
+    ub_layer *c = ub_crate_read(all.data, all.len, "t.usdc", strtab, d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    ub_prim *cr = c->root->children.v[0];
+    CU_ASSERT_EQUAL(cr->unwritten, 0);
+    CU_ASSERT_EQUAL_FATAL(cr->props.n, 3);
+    /* (a relationship's custom is written only when true, as OpenUSD's
+     * text reader writes it) */
+    CU_ASSERT_EQUAL(cr->props.v[0]->unwritten, 0);
+    CU_ASSERT_EQUAL(cr->props.v[1]->unwritten, UB_UNWRITTEN_CUSTOM);
+    CU_ASSERT_EQUAL(cr->props.v[2]->unwritten, 0);
+    ub_layer_free(c);
+
+    /* each at its fallback: over, not custom, varying */
+    r->unwritten = UB_UNWRITTEN_SPECIFIER;
+    p[0]->unwritten = UB_UNWRITTEN_CUSTOM | UB_UNWRITTEN_VARIABILITY;
+    p[1]->unwritten = UB_UNWRITTEN_CUSTOM | UB_UNWRITTEN_VARIABILITY;
+    p[2]->unwritten = UB_UNWRITTEN_VARIABILITY;
+    p[2]->varying_keyword = true;
+    CU_ASSERT_EQUAL_FATAL(ub_usdc_write(l, &fewer, d), 0);
+    CU_ASSERT(fewer.len < all.len);
+    c = ub_crate_read(fewer.data, fewer.len, "t.usdc", strtab, d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+    cr = c->root->children.v[0];
+    CU_ASSERT_EQUAL(cr->specifier, UB_OVER);
+    CU_ASSERT_EQUAL(cr->unwritten, UB_UNWRITTEN_SPECIFIER);
+    CU_ASSERT_EQUAL_FATAL(cr->props.n, 3);
+    for (int i = 0; i < 3; i++)
+        CU_ASSERT_EQUAL(cr->props.v[i]->unwritten, p[i]->unwritten);
+    CU_ASSERT(cr->props.v[1]->varying_keyword);
+    CU_ASSERT(cr->props.v[2]->varying_keyword && cr->props.v[2]->custom);
+    CU_ASSERT_EQUAL(ub_usda_write(l, &want), 0);
+    CU_ASSERT_EQUAL(ub_usda_write(c, &got), 0);
+    CU_ASSERT(want.len == got.len &&
+              memcmp(want.data, got.data, want.len) == 0);
+    ub_layer_free(c);
+    ub_layer_free(l);
+    ub_buf_free(&all);
+    ub_buf_free(&fewer);
+    ub_buf_free(&want);
+    ub_buf_free(&got);
+    ub_diags_free(d);
+}
+
 /* A variant named "" would be written at its variant set's path, two
  * specs at one path (the usda reader refuses it; a usdb file may hold
  * one): refused. */
@@ -911,6 +981,8 @@ int main(void)
     CU_add_test(s, "refusals", test_refused);
     CU_add_test(s, "a string holding a NUL refused", test_nul_refused);
     CU_add_test(s, "an attribute without a type name", test_untyped_attr);
+    CU_add_test(s, "required fields left out stay out",
+                test_unwritten_fields);
     CU_add_test(s, "a variant named \"\" refused", test_empty_variant_refused);
     CU_add_test(s, "read back with lists at their size",
                 test_read_exact_lists);
