@@ -31,6 +31,32 @@ static int write_text(const char *text, ub_buf *out, ub_diags *d)
     return r;
 }
 
+/* Parse text, which must parse, into *l; its root prim `name`, which
+ * must be there. */
+static ub_prim *parsed_prim(const char *text, const char *name, ub_layer **l,
+                            ub_diags *d)
+{
+    *l = ub_parse_usda(strtab, "t.usda", text, strlen(text), d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(*l);
+    ub_prim *p =
+        ub_prim_find_child(*l, (*l)->root, ub_intern_cstr(strtab, name));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    return p;
+}
+
+/* Whether layers a and b print as the same text. */
+static bool same_usda(const ub_layer *a, const ub_layer *b)
+{
+    ub_buf x, y;
+    ub_buf_init(&x);
+    ub_buf_init(&y);
+    bool same = ub_usda_write(a, &x) == 0 && ub_usda_write(b, &y) == 0 &&
+                x.len == y.len && memcmp(x.data, y.data, x.len) == 0;
+    ub_buf_free(&x);
+    ub_buf_free(&y);
+    return same;
+}
+
 static uint64_t u64_at(const ub_buf *b, size_t off)
 {
     uint64_t x = 0;
@@ -658,10 +684,8 @@ static void test_unregistered_listops(void)
                        "    delete mixed = None\n"
                        "    append mixed = [\"a\", 1, (2, 3)]\n)\n{\n}\n";
     ub_diags *d = ub_diags_new();
-    ub_buf b, want, got;
+    ub_buf b;
     ub_buf_init(&b);
-    ub_buf_init(&want);
-    ub_buf_init(&got);
     CU_ASSERT_EQUAL_FATAL(write_text(text, &b, d), 0);
     CU_ASSERT_EQUAL(ub_diags_count(d), 0);
     ub_layer *c = ub_crate_read(b.data, b.len, "t.usdc", strtab, d);
@@ -684,10 +708,7 @@ static void test_unregistered_listops(void)
     CU_ASSERT_STRING_EQUAL(ap->u.untyped->child[0].text, "\"a\", 1, (2, 3)");
     ub_layer *t = ub_parse_usda(strtab, "t.usda", text, strlen(text), d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(t);
-    CU_ASSERT_EQUAL(ub_usda_write(t, &want), 0);
-    CU_ASSERT_EQUAL(ub_usda_write(c, &got), 0);
-    CU_ASSERT(want.len == got.len &&
-              memcmp(want.data, got.data, want.len) == 0);
+    CU_ASSERT(same_usda(t, c));
     /* read back and written again: the same bytes */
     ub_buf again;
     ub_buf_init(&again);
@@ -697,8 +718,6 @@ static void test_unregistered_listops(void)
     ub_layer_free(t);
     ub_layer_free(c);
     ub_buf_free(&b);
-    ub_buf_free(&want);
-    ub_buf_free(&got);
     ub_diags_free(d);
 }
 
@@ -769,10 +788,8 @@ static void test_nul_refused(void)
 {
     static const char text[] = "#usda 1.0\ndef \"R\" {\n string s = \"ab\"\n}\n";
     ub_diags *d = ub_diags_new();
-    ub_layer *l = ub_parse_usda(strtab, "t.usda", text, strlen(text), d);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    ub_prim *r = ub_prim_find_child(l, l->root, ub_intern_cstr(strtab, "R"));
-    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    ub_layer *l;
+    ub_prim *r = parsed_prim(text, "R", &l, d);
     ub_prop *p = ub_prop_find(l, r, ub_intern_cstr(strtab, "s"));
     CU_ASSERT_PTR_NOT_NULL_FATAL(p);
     const char *nul = ub_intern(strtab, "a\0b", 3);
@@ -790,32 +807,23 @@ static void test_untyped_attr(void)
 {
     static const char text[] = "#usda 1.0\ndef \"R\" {\n float a\n float[] b\n}\n";
     ub_diags *d = ub_diags_new();
-    ub_layer *l = ub_parse_usda(strtab, "t.usda", text, strlen(text), d);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    ub_prim *r = ub_prim_find_child(l, l->root, ub_intern_cstr(strtab, "R"));
-    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    ub_layer *l;
+    ub_prim *r = parsed_prim(text, "R", &l, d);
     for (int i = 0; i < 2; i++) {
         ub_prop *p = ub_prop_find(l, r, ub_intern_cstr(strtab, i ? "b" : "a"));
         CU_ASSERT_PTR_NOT_NULL_FATAL(p);
         p->type_id = UB_TY_INVALID;
         CU_ASSERT_PTR_NULL(ub_prop_type_name(strtab, p));
     }
-    ub_buf b, want, got;
+    ub_buf b;
     ub_buf_init(&b);
-    ub_buf_init(&want);
-    ub_buf_init(&got);
     CU_ASSERT_EQUAL_FATAL(ub_usdc_write(l, &b, d), 0);
     ub_layer *c = ub_crate_read(b.data, b.len, "t.usdc", strtab, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
-    CU_ASSERT_EQUAL(ub_usda_write(l, &want), 0);
-    CU_ASSERT_EQUAL(ub_usda_write(c, &got), 0);
-    CU_ASSERT(want.len == got.len &&
-              memcmp(want.data, got.data, want.len) == 0);
+    CU_ASSERT(same_usda(l, c));
     ub_layer_free(c);
     ub_layer_free(l);
     ub_buf_free(&b);
-    ub_buf_free(&want);
-    ub_buf_free(&got);
     ub_diags_free(d);
 }
 
@@ -828,10 +836,8 @@ static void test_unwritten_fields(void)
     static const char text[] = "#usda 1.0\nover \"R\" {\n float a = 1\n"
                                " varying rel r\n custom rel s\n}\n";
     ub_diags *d = ub_diags_new();
-    ub_layer *l = ub_parse_usda(strtab, "t.usda", text, strlen(text), d);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    ub_prim *r = ub_prim_find_child(l, l->root, ub_intern_cstr(strtab, "R"));
-    CU_ASSERT_PTR_NOT_NULL_FATAL(r);
+    ub_layer *l;
+    ub_prim *r = parsed_prim(text, "R", &l, d);
     CU_ASSERT_EQUAL(r->unwritten, 0);
     const char *names[3] = {"a", "r", "s"};
     ub_prop *p[3];
@@ -840,11 +846,9 @@ static void test_unwritten_fields(void)
         CU_ASSERT_PTR_NOT_NULL_FATAL(p[i]);
         CU_ASSERT_EQUAL(p[i]->unwritten, 0);
     }
-    ub_buf all, fewer, want, got;
+    ub_buf all, fewer;
     ub_buf_init(&all);
     ub_buf_init(&fewer);
-    ub_buf_init(&want);
-    ub_buf_init(&got);
     CU_ASSERT_EQUAL_FATAL(ub_usdc_write(l, &all, d), 0);
     ub_layer *c = ub_crate_read(all.data, all.len, "t.usdc", strtab, d);
     CU_ASSERT_PTR_NOT_NULL_FATAL(c);
@@ -876,16 +880,11 @@ static void test_unwritten_fields(void)
         CU_ASSERT_EQUAL(cr->props.v[i]->unwritten, p[i]->unwritten);
     CU_ASSERT(cr->props.v[1]->varying_keyword);
     CU_ASSERT(cr->props.v[2]->varying_keyword && cr->props.v[2]->custom);
-    CU_ASSERT_EQUAL(ub_usda_write(l, &want), 0);
-    CU_ASSERT_EQUAL(ub_usda_write(c, &got), 0);
-    CU_ASSERT(want.len == got.len &&
-              memcmp(want.data, got.data, want.len) == 0);
+    CU_ASSERT(same_usda(l, c));
     ub_layer_free(c);
     ub_layer_free(l);
     ub_buf_free(&all);
     ub_buf_free(&fewer);
-    ub_buf_free(&want);
-    ub_buf_free(&got);
     ub_diags_free(d);
 }
 
@@ -897,10 +896,8 @@ static void test_empty_variant_refused(void)
     static const char text[] = "#usda 1.0\ndef \"S\" {\n variantSet \"v\" = "
                                "{\n \"x\" { }\n }\n}\n";
     ub_diags *d = ub_diags_new();
-    ub_layer *l = ub_parse_usda(strtab, "t.usda", text, strlen(text), d);
-    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
-    ub_prim *s = ub_prim_find_child(l, l->root, ub_intern_cstr(strtab, "S"));
-    CU_ASSERT_PTR_NOT_NULL_FATAL(s);
+    ub_layer *l;
+    ub_prim *s = parsed_prim(text, "S", &l, d);
     ub_variant_set *vs = &ub_prim_variant_sets(s)[0];
     CU_ASSERT_EQUAL_FATAL(vs->variants.n, 1);
     vs->variants.v[0]->name = ub_intern_cstr(strtab, "");
