@@ -82,7 +82,8 @@ typedef enum ub_variability {
 
 /* Required fields a spec leaves out (ub_prim.unwritten, ub_prop.unwritten):
  * they read as their fallbacks (over, not custom, varying), which is what
- * the model then holds.  Text always writes them; a crate file need not,
+ * the model then holds.  OpenUSD's text reader writes them (all but a
+ * relationship's custom, written only when true); a crate file need not,
  * and its crate copy leaves out the same ones (the same layer, fewer
  * fields).  Set by the crate reader alone; 0 everywhere else. */
 enum {
