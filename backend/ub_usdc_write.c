@@ -2443,15 +2443,15 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
     w->where_prop = p;
     /* (custom and variability as the layer has them: a crate layer may
      * leave them at their fallbacks, ub_prop.unwritten) */
-    bool custom = !(p->unwritten & UB_UNWRITTEN_CUSTOM);
-    bool variability = !(p->unwritten & UB_UNWRITTEN_VARIABILITY);
+    bool write_custom = !(p->unwritten & UB_UNWRITTEN_CUSTOM);
+    bool write_variability = !(p->unwritten & UB_UNWRITTEN_VARIABILITY);
     if (p->kind == UB_ATTR) {
-        if (custom)
+        if (write_custom)
             ub_cw_field_c(w, "custom", ub_cw_bool(p->custom));
         const char *tn = ub_cw_type_name(w, p);
         ub_cw_field_c(w, "typeName",
                       ub_rep(UB_CRATE_TOKEN, true, false, ub_cw_token(w, tn)));
-        if (variability)
+        if (write_variability)
             ub_cw_field_c(w, "variability",
                           ub_rep(UB_CRATE_VARIABILITY, true, false,
                                  p->variability != UB_VARYING));
@@ -2472,7 +2472,7 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
          * text reader authors its custom field only when it is true, and
          * after the variability: the same field sets as its files keep
          * SPECS' set indices as small (22 KB on the prim bench layer) */
-        if (variability)
+        if (write_variability)
             ub_cw_field_c(w, "variability",
                           ub_rep(UB_CRATE_VARIABILITY, true, false,
                                  !p->varying_keyword));

@@ -2707,7 +2707,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         cr_where_spec(c, pidx, f->key);
         int id = f->id;
         if (id == K_SPECIFIER)
-            prim->unwritten = 0;
+            prim->unwritten &= ~UB_UNWRITTEN_SPECIFIER;
         if (id == K_SPECIFIER && !root && !ub_prim_variant_set(prim)) {
             /* SdfSpecifier: def, over, class, as ub_specifier */
             prim->specifier = (ub_specifier)cr_enum_field(
