@@ -50,6 +50,7 @@
 #define UB_TCACHE 4096 /* and of the recent-token cache */
 #define UB_VCACHE 4096 /* and of the recent-value cache (256 KiB) */
 #define UB_VCACHE_BYTES 40 /* the value bytes a vcache entry holds */
+#define UB_BACK (64u << 10) /* bytes of a handed-over value read back at once */
 #define UB_ARRAY_NAMES 16
 
 static uint64_t ub_mix(uint64_t x)
@@ -192,6 +193,12 @@ typedef struct ub_st {
     ub_buf *out;
     size_t base;       /* where the file starts in out */
     bool oom;
+    /* where out's bytes are handed over as they are written (NULL:
+     * nowhere, out holds them all); the bytes handed over so far, so
+     * that out's byte i is the file's byte gone + i */
+    const ub_usdc_file *file;
+    uint64_t gone;
+    unsigned char *back; /* UB_BACK bytes: a stored value read back */
 
     UB_VEC(ub_vrec) vals;
     ub_idtab val_tab;
@@ -897,16 +904,62 @@ typedef struct ub_vkey {
     size_t len;
 } ub_vkey;
 
+/* Fail the write for its file's sake: the file said why. */
+static void ub_st_file_failed(ub_st *s)
+{
+    s->out->failed = s->out->sink_failed = true;
+    s->oom = true; /* (stops the write; no error of its own: sink_failed) */
+}
+
+/* Whether the bytes of a value stored at file offset at, handed over to
+ * the file already, are b[0..n): read back a piece at a time. */
+static bool ub_st_same_back(ub_st *s, uint64_t at, const char *b, size_t n)
+{
+    if (!s->back && !(s->back = malloc(UB_BACK))) {
+        s->oom = true;
+        return false;
+    }
+    for (size_t done = 0; done < n;) {
+        size_t piece = n - done < UB_BACK ? n - done : UB_BACK;
+        if (s->file->read(s->file->ctx, s->back, piece, at + done) != 0) {
+            ub_st_file_failed(s);
+            return false;
+        }
+        if (memcmp(s->back, b + done, piece) != 0)
+            return false;
+        done += piece;
+    }
+    return true;
+}
+
 static bool ub_eq_val(const void *ctx, uint32_t id, const void *key)
 {
-    const ub_st *s = ctx;
+    /* (the storing side's own table: reading back uses its buffer) */
+    ub_st *s = (ub_st *)(uintptr_t)ctx;
     const ub_vrec *r = &s->vals.v[id];
     const ub_vkey *k = key;
-    return (r->rep & ~UB_CRATE_REP_PAYLOAD_MASK) == k->rep &&
-           r->len == k->len &&
-           memcmp(s->out->data + s->base +
-                      (r->rep & UB_CRATE_REP_PAYLOAD_MASK),
-                  k->bytes, k->len) == 0;
+    if ((r->rep & ~UB_CRATE_REP_PAYLOAD_MASK) != k->rep || r->len != k->len)
+        return false;
+    uint64_t at = s->base + (r->rep & UB_CRATE_REP_PAYLOAD_MASK);
+    if (at >= s->gone)
+        return memcmp(s->out->data + (at - s->gone), k->bytes, k->len) == 0;
+    /* handed over: a value goes whole, never cut by a hand-over */
+    return at + k->len <= s->gone && !s->oom &&
+           ub_st_same_back(s, at, k->bytes, k->len);
+}
+
+/* Hand out's bytes to the file (ub_usdc_file). */
+static void ub_st_hand_over(ub_st *s)
+{
+    ub_buf *o = s->out;
+    if (o->failed || !o->len)
+        return;
+    if (s->file->write(s->file->ctx, o->data, o->len) != 0) {
+        ub_st_file_failed(s);
+        return;
+    }
+    s->gone += o->len;
+    o->len = 0;
 }
 
 /* The key of a value's bytes of a type and flags (val_tab, vcache). */
@@ -966,15 +1019,18 @@ static uint32_t ub_st_store(ub_st *s, uint64_t flags, const char *data,
         return id;
     }
     ub_buf *o = s->out;
-    while ((o->len - s->base) % align)
+    /* out holds the window at most, or the one value that outgrows it */
+    if (s->file && o->len && o->len + len > s->file->window)
+        ub_st_hand_over(s);
+    uint64_t at = s->gone + o->len - s->base;
+    for (; at % align; at++)
         ub_buf_putc(o, 0);
-    size_t off = o->len;
     ub_buf_append(o, data, len);
     if (o->failed) {
         s->oom = true;
         return UINT32_MAX;
     }
-    uint64_t rep = flags | (uint64_t)(off - s->base);
+    uint64_t rep = flags | at;
     ub_vrec r = {rep, len, {0, 0}};
     uint32_t id = (uint32_t)s->vals.n;
     UB_PUSH(s, s->vals, r);
@@ -3141,8 +3197,10 @@ static void ub_st_free_walk(ub_st *s)
     UB_VEC_FREE(s->cur);
     free(s->fcache);
     free(s->vcache);
+    free(s->back);
     s->fcache = NULL;
     s->vcache = NULL;
+    s->back = NULL;
 }
 
 /* ... and the walk's: its tables, caches and scratch buffers. */
@@ -3240,7 +3298,7 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
     const ub_buf *parts[6] = {&tokens,       &strings, &w->st.sec[0],
                               &w->st.sec[1], &paths,   &w->st.sec[2]};
     ub_buf *o = w->st.out;
-    uint64_t at = o->len - w->st.base;
+    uint64_t at = w->st.gone + o->len - w->st.base;
     for (int k = 0; k < 6 && !w->oom; k++) {
         size_t size = parts[k]->len;
         if (parts[k]->failed)
@@ -3296,6 +3354,7 @@ struct ub_usdc_stream {
     bool begun;  /* w has a layer: ub_cw_begin ran */
     bool broken; /* prims out of order */
     bool ended;  /* ub_usdc_stream_end ran */
+    ub_usdc_file file; /* (w.st.file: this, or NULL) */
     struct ub_cw_open {
         const ub_prim *prim;
         uint32_t path;
@@ -3304,6 +3363,7 @@ struct ub_usdc_stream {
 };
 
 static ub_usdc_stream *ub_cw_stream_new(ub_buf *out, size_t specs_hint,
+                                        const ub_usdc_file *file,
                                         ub_diags *diags)
 {
     ub_usdc_stream *s = calloc(1, sizeof *s);
@@ -3314,6 +3374,9 @@ static ub_usdc_stream *ub_cw_stream_new(ub_buf *out, size_t specs_hint,
     w->diags = diags;
     w->st.out = out;
     w->st.base = out->len;
+    if (file)
+        s->file = *file;
+    w->st.file = file ? &s->file : NULL;
     w->version = UB_CRATE_VERSION_DEFAULT;
     w->empty_path = UINT32_MAX;
     ub_crate_lz4c_init(&w->lz4, UB_USDC_HC);
@@ -3344,7 +3407,13 @@ static ub_usdc_stream *ub_cw_stream_new(ub_buf *out, size_t specs_hint,
  * `ulimit -v` refuses, for 5% less memory on the prim bench layer. */
 ub_usdc_stream *ub_usdc_stream_new(ub_buf *out, ub_diags *diags)
 {
-    return ub_cw_stream_new(out, 0, diags);
+    return ub_cw_stream_new(out, 0, NULL, diags);
+}
+
+ub_usdc_stream *ub_usdc_stream_new_to(ub_buf *out, const ub_usdc_file *file,
+                                      ub_diags *diags)
+{
+    return ub_cw_stream_new(out, 0, file, diags);
 }
 
 void ub_usdc_stream_free(ub_usdc_stream *s)
@@ -3456,7 +3525,7 @@ int ub_usdc_stream_end(ub_usdc_stream *s, const ub_layer *layer)
     if (!w->failed && !w->oom)
         ub_cw_sections(w, sec);
     if (!w->failed && !w->oom && !out->failed) {
-        uint64_t toc = out->len - w->st.base;
+        uint64_t toc = w->st.gone + out->len - w->st.base;
         ub_w64(out, 6);
         for (int i = 0; i < 6; i++) {
             char name[UB_CRATE_SECTION_NAME_LEN] = {0};
@@ -3465,17 +3534,23 @@ int ub_usdc_stream_end(ub_usdc_stream *s, const ub_layer *layer)
             ub_w64(out, sec[i].start);
             ub_w64(out, sec[i].size);
         }
-        if (!out->failed) {
-            char *boot = out->data + w->st.base;
-            memcpy(boot, UB_CRATE_IDENT, UB_CRATE_IDENT_LEN);
-            boot[8] = (char)(w->version >> 16);
-            boot[9] = (char)(w->version >> 8);
-            boot[10] = (char)w->version;
-            memcpy(boot + 16, &toc, 8);
-        }
+        /* the identifier, the version and where the contents are */
+        char boot[24] = {0};
+        memcpy(boot, UB_CRATE_IDENT, UB_CRATE_IDENT_LEN);
+        boot[8] = (char)(w->version >> 16);
+        boot[9] = (char)(w->version >> 8);
+        boot[10] = (char)w->version;
+        memcpy(boot + 16, &toc, 8);
+        if (!out->failed && w->st.base >= w->st.gone) /* (still here) */
+            memcpy(out->data + (w->st.base - w->st.gone), boot, sizeof boot);
+        else if (!out->failed && s->file.patch(s->file.ctx, boot, sizeof boot,
+                                               w->st.base) != 0)
+            ub_st_file_failed(&w->st);
     }
     ub_q_join(w); /* (done already, unless something failed) */
-    if ((w->oom || out->failed) && !w->failed) {
+    if (out->sink_failed) {
+        w->failed = true; /* the file said why */
+    } else if ((w->oom || out->failed) && !w->failed) {
         w->failed = true;
         ub_diag_add_oom(w->diags, (ub_loc){layer->path, 0, 0},
                         "out of memory writing usdc");
@@ -3495,8 +3570,14 @@ static void ub_cw_hand_over(ub_usdc_stream *s, const ub_layer *layer,
 
 int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
 {
+    return ub_usdc_write_to(layer, out, NULL, diags);
+}
+
+int ub_usdc_write_to(const ub_layer *layer, ub_buf *out,
+                     const ub_usdc_file *file, ub_diags *diags)
+{
     ub_usdc_stream *s =
-        ub_cw_stream_new(out, ub_count_specs(layer->root), diags);
+        ub_cw_stream_new(out, ub_count_specs(layer->root), file, diags);
     if (!s) {
         ub_diag_add_oom(diags, (ub_loc){layer->path, 0, 0},
                         "out of memory writing usdc");

@@ -22,6 +22,38 @@
  * may then hold a partial encoding. */
 int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags);
 
+/* A file the crate goes to while it is written, so that a big one is not
+ * held whole in memory: out's bytes are the file's from its start (out
+ * empty when the write begins), and once more than `window` of them wait
+ * in out (a value is never cut), they are handed to `write` and out is
+ * emptied.  The writer reads bytes it handed over back through `read` (a
+ * value that repeats one stored is compared with it byte for byte) and
+ * fills in the bootstrap header, at the end, through `patch`; the caller
+ * writes what out holds at the end after everything handed over.  Each
+ * returns 0, or -1 after reporting why: the write then fails, with out
+ * marked failed by its sink (ub_buf.sink_failed) and no error of its
+ * own.  The bytes are the same as without a file, whatever the window. */
+typedef struct ub_usdc_file {
+    int (*write)(void *ctx, const void *data, size_t len);
+    int (*read)(void *ctx, void *data, size_t len, uint64_t at);
+    int (*patch)(void *ctx, const void *data, size_t len, uint64_t at);
+    void *ctx;
+    size_t window;
+} ub_usdc_file;
+
+/* The window `usdbake` writes with unless told (USDBAKE_USDC_WINDOW).
+ * A window smaller than the file costs a read back for each value that
+ * repeats one handed over and is not among the last few thousand stored
+ * (32,000 of them, ~5% of the time, for the prim-heavy bench layer in
+ * an 8 MiB window): the bench layers' crate files (23 and 26 MB) stay in
+ * one, a crate of hundreds of megabytes (a baked shot) does not. */
+#define UB_USDC_FILE_WINDOW ((size_t)32 << 20)
+
+/* ub_usdc_write, handing the file over as it goes (file NULL: as
+ * ub_usdc_write). */
+int ub_usdc_write_to(const ub_layer *layer, ub_buf *out,
+                     const ub_usdc_file *file, ub_diags *diags);
+
 /* The same, prim by prim as a streaming parse closes them
  * (ub_parse_stream): ub_usdc_stream_prim is its prim_done, and each prim
  * is written when it comes, so the layer is never whole in memory.
@@ -36,6 +68,11 @@ typedef struct ub_usdc_stream ub_usdc_stream;
 
 ub_usdc_stream *ub_usdc_stream_new(ub_buf *out,
                                    ub_diags *diags); /* NULL: no memory */
+/* The same handing the file over as it goes (ub_usdc_file; file NULL: as
+ * ub_usdc_stream_new).  If the parse returns a layer that is not
+ * `streamed`, what was handed over is dropped with the rest. */
+ub_usdc_stream *ub_usdc_stream_new_to(ub_buf *out, const ub_usdc_file *file,
+                                      ub_diags *diags);
 void ub_usdc_stream_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,
                          unsigned depth);
 /* The parse's parse_threads: while the parse keeps every CPU busy, the

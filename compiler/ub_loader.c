@@ -235,11 +235,13 @@ static bool ub_begins_as_layer(const char *data, size_t len)
            ub_usdb_sniff(data, len) || ub_usdz_sniff(data, len);
 }
 
-int ub_write_all(int fd, const void *data, size_t len)
+/* write(2) all of data, or pwrite(2) it at *off (advanced) when off is
+ * not NULL. */
+static int ub_write_loop(int fd, const void *data, size_t len, uint64_t *off)
 {
     const char *p = data;
     while (len) {
-        ssize_t w = write(fd, p, len);
+        ssize_t w = off ? pwrite(fd, p, len, (off_t)*off) : write(fd, p, len);
         if (w < 0 && errno == EINTR)
             continue;
         if (w <= 0) {
@@ -249,8 +251,20 @@ int ub_write_all(int fd, const void *data, size_t len)
         }
         p += w;
         len -= (size_t)w;
+        if (off)
+            *off += (uint64_t)w;
     }
     return 0;
+}
+
+int ub_write_all(int fd, const void *data, size_t len)
+{
+    return ub_write_loop(fd, data, len, NULL);
+}
+
+int ub_pwrite_all(int fd, const void *data, size_t len, uint64_t off)
+{
+    return ub_write_loop(fd, data, len, &off);
 }
 
 int ub_pread_all(int fd, void *buf, size_t len, uint64_t off)

@@ -176,10 +176,12 @@ const char *ub_tmpdir(void);
  * the system or the file system has no such files. */
 int ub_tmpfile_open(void);
 /* write(2) until all of data is written, pread(2) until all of len is
- * read from off: 0, or -1 with errno (EIO for a write that wrote nothing
- * or a file that ends first). */
+ * read from off, pwrite(2) until all of data is written at off: 0, or -1
+ * with errno (EIO for a write that wrote nothing or a file that ends
+ * first). */
 int ub_write_all(int fd, const void *data, size_t len);
 int ub_pread_all(int fd, void *buf, size_t len, uint64_t off);
+int ub_pwrite_all(int fd, const void *data, size_t len, uint64_t off);
 
 /* Read a whole file ("-" = stdin) into malloc'd memory.  Returns 0, or -1
  * with an error in diags naming the file and the reason. */

@@ -130,7 +130,7 @@ static int ub_cat_run(int argc, char **argv)
             return ub_cli_usage_error("cat",
                                       "not writing binary output to a "
                                       "terminal; use -o FILE");
-        return ub_cli_convert(inputs[0], out, format,
+        return ub_cli_convert("cat", inputs[0], out, format,
                               UB_USDB_LEVEL_DEFAULT);
     }
 

@@ -97,7 +97,7 @@ static int ub_convert_run(int argc, char **argv)
                                   "not writing binary output to a terminal; "
                                   "use -o FILE");
 
-    return ub_cli_convert(input, out, format, level);
+    return ub_cli_convert("convert", input, out, format, level);
 }
 
 const ub_command ub_cmd_convert = {

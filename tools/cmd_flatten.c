@@ -218,6 +218,10 @@ static int ub_flatten_run(int argc, char **argv)
     if (deps && (!out || strcmp(out, "-") == 0))
         return ub_cli_usage_error("flatten",
                                   "--deps needs an output file (-o OUT)");
+    size_t window = 0;
+    if (format == UB_FMT_USDC &&
+        (bad = ub_cli_usdc_window("flatten", &window)) != UB_EXIT_OK)
+        return bad;
 
     ub_session ss;
     bool oom = ub_session_open(&ss, search, n_search) != 0;
@@ -300,10 +304,23 @@ static int ub_flatten_run(int argc, char **argv)
         }
     }
     /* Text streams out as it is written, so the whole output never sits
-     * in memory next to the layer; binary formats are built whole. */
+     * in memory next to the layer; binary formats are built whole, and a
+     * crate goes to its file as it is (the file is opened first). */
     bool stream = spill || format == UB_FMT_USDA;
+    ub_out sink;
+    bool sink_open = false;
+    ub_usdc_file file;
+    const ub_usdc_file *fp = NULL;
+    if (status == UB_EXIT_OK && format == UB_FMT_USDC) {
+        if (ub_out_open(&sink, out) != 0)
+            status = UB_EXIT_INPUT;
+        else
+            sink_open = true;
+        if (sink_open && ub_out_usdc_file(&sink, window, &file))
+            fp = &file;
+    }
     if (status == UB_EXIT_OK && !stream &&
-        ub_cli_write_layer(flat, format, UB_USDB_LEVEL_DEFAULT, &text,
+        ub_cli_write_layer(flat, format, UB_USDB_LEVEL_DEFAULT, fp, &text,
                            diags) != 0)
         status = UB_EXIT_INPUT;
     if (diags)
@@ -321,9 +338,12 @@ static int ub_flatten_run(int argc, char **argv)
         else
             deps_open = true;
     }
-    ub_out sink;
     bool written = false; /* sink holds the whole output, to commit */
-    if (status == UB_EXIT_OK && ub_out_open(&sink, out) != 0)
+    if (sink_open && status != UB_EXIT_OK) {
+        ub_out_abort(&sink);
+        sink_open = false;
+    }
+    if (status == UB_EXIT_OK && !sink_open && ub_out_open(&sink, out) != 0)
         status = UB_EXIT_INPUT;
     if (status == UB_EXIT_OK && !stream) {
         written = ub_out_write(&sink, text.data, text.len) == 0;

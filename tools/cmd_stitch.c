@@ -148,7 +148,8 @@ static int ub_write_layers(const char *cmd, ub_layer *const *layers,
         ub_buf_init(&bytes[i]);
     for (int i = 0; i < n && status == 0; i++)
         if (ub_cli_write_layer(layers[i], ub_cli_format_of_path(paths[i]),
-                               UB_USDB_LEVEL_DEFAULT, &bytes[i], diags) != 0)
+                               UB_USDB_LEVEL_DEFAULT, NULL, &bytes[i],
+                               diags) != 0)
             status = -1;
     ub_cli_print_diags(diags);
     for (; opened < n && status == 0; opened++)

@@ -1,6 +1,7 @@
 #define _GNU_SOURCE /* sync_file_range */
 #include "ub_cli.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -704,6 +705,60 @@ fail:
     return -1;
 }
 
+/* ub_usdc_file on an ub_out of its own temporary file. */
+static int ub_out_crate_write(void *out, const void *data, size_t len)
+{
+    return ub_out_write_raw(out, data, len);
+}
+
+static int ub_out_crate_read(void *out, void *data, size_t len, uint64_t at)
+{
+    ub_out *o = out;
+    if (ub_pread_all(o->fd, data, len, at) == 0)
+        return 0;
+    fprintf(stderr, "usdbake: error: cannot read back '%s' while writing "
+                    "it: %s\n", o->path, strerror(errno));
+    return -1;
+}
+
+static int ub_out_crate_patch(void *out, const void *data, size_t len,
+                              uint64_t at)
+{
+    ub_out *o = out;
+    if (ub_pwrite_all(o->fd, data, len, at) == 0)
+        return 0;
+    ub_out_write_failed(o, errno);
+    return -1;
+}
+
+bool ub_out_usdc_file(ub_out *o, size_t window, ub_usdc_file *f)
+{
+    if (!o->tmp || o->held)
+        return false;
+    *f = (ub_usdc_file){ub_out_crate_write, ub_out_crate_read,
+                        ub_out_crate_patch, o, window};
+    return true;
+}
+
+int ub_cli_usdc_window(const char *cmd, size_t *window)
+{
+    *window = UB_USDC_FILE_WINDOW;
+    const char *env = getenv("USDBAKE_USDC_WINDOW");
+    if (!env || !*env)
+        return UB_EXIT_OK;
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(env, &end, 10);
+    if (!isdigit((unsigned char)env[0]) || *end || errno || n < 1 ||
+        n > SIZE_MAX)
+        return ub_cli_usage_error(cmd,
+                                  "USDBAKE_USDC_WINDOW must be a number of "
+                                  "bytes from 1 up, not '%s'",
+                                  env);
+    *window = (size_t)n;
+    return UB_EXIT_OK;
+}
+
 void ub_out_abort(ub_out *o)
 {
     if (o->held)
@@ -814,12 +869,13 @@ ub_out_format ub_cli_format_of_path(const char *path)
 }
 
 int ub_cli_write_layer(const ub_layer *layer, ub_out_format fmt, int level,
-                       ub_buf *out, ub_diags *diags)
+                       const ub_usdc_file *file, ub_buf *out,
+                       ub_diags *diags)
 {
     int r;
     switch (fmt) {
     case UB_FMT_USDC:
-        return ub_usdc_write(layer, out, diags);
+        return ub_usdc_write_to(layer, out, file, diags);
     case UB_FMT_USDB:
         return ub_usdb_write(layer, level, out, diags);
     default:
@@ -928,10 +984,15 @@ static int ub_cli_convert_usdb(ub_session *ss, const char *input, int level,
  * error there is nothing to write, and a layer read again whole is
  * written (and judged) again. */
 static int ub_cli_convert_usdc(ub_session *ss, const char *input,
-                               ub_buf *bytes)
+                               ub_buf *bytes, ub_out *o, size_t window)
 {
+    /* the file, where it can take the crate as it is written */
+    ub_usdc_file file;
+    const ub_usdc_file *fp =
+        ub_out_usdc_file(o, window, &file) ? &file : NULL;
     ub_diags *said = ub_diags_new();
-    ub_usdc_stream *st = said ? ub_usdc_stream_new(bytes, said) : NULL;
+    ub_usdc_stream *st = said ? ub_usdc_stream_new_to(bytes, fp, said)
+                              : NULL;
     if (!st) {
         ub_diags_free(said);
         fprintf(stderr, "usdbake: error: out of memory\n");
@@ -951,29 +1012,45 @@ static int ub_cli_convert_usdc(ub_session *ss, const char *input,
     ub_usdc_stream_free(st); /* (the stream's own thread is joined) */
     ub_diags_free(said);
     if (layer && !layer->streamed) {
-        bytes->len = 0; /* what the stream got before the parse gave up */
+        /* what the stream got before the parse gave up */
+        bytes->len = 0;
+        if (fp && ub_out_rewind_to(o, 0) != 0)
+            return -1;
         ub_layer_unindexed(layer);
-        rc = ub_usdc_write(layer, bytes, ss->diags);
+        rc = ub_usdc_write_to(layer, bytes, fp, ss->diags);
     }
     return rc;
 }
 
-int ub_cli_convert(const char *input, const char *out, ub_out_format format,
-                   int level)
+int ub_cli_convert(const char *cmd, const char *input, const char *out,
+                   ub_out_format format, int level)
 {
+    size_t window = 0;
+    int bad = format == UB_FMT_USDC ? ub_cli_usdc_window(cmd, &window)
+                                    : UB_EXIT_OK;
+    if (bad != UB_EXIT_OK)
+        return bad;
     ub_session ss;
     ub_buf bytes;
     ub_buf_init(&bytes);
     int status = UB_EXIT_OK;
+    /* A crate goes to its file as it is written (ub_out_usdc_file): the
+     * file is opened first. */
+    ub_out file;
+    bool writing = false;
     if (ub_session_open(&ss, NULL, 0) != 0) {
         status = UB_EXIT_INPUT;
+    } else if (format == UB_FMT_USDC && ub_out_open(&file, out) != 0) {
+        status = UB_EXIT_INPUT;
     } else if (format == UB_FMT_USDB || format == UB_FMT_USDC) {
+        writing = format == UB_FMT_USDC;
         ub_progress prog;
         ub_progress_start(&prog, "converting", ub_cli_file_size(input));
         ub_loader_set_progress(ss.loader, ub_progress_loader_hook, &prog);
         if ((format == UB_FMT_USDB
                  ? ub_cli_convert_usdb(&ss, input, level, &bytes)
-                 : ub_cli_convert_usdc(&ss, input, &bytes)) != 0)
+                 : ub_cli_convert_usdc(&ss, input, &bytes, &file,
+                                       window)) != 0)
             status = UB_EXIT_INPUT;
         ub_progress_end(&prog);
     } else {
@@ -989,7 +1066,8 @@ int ub_cli_convert(const char *input, const char *out, ub_out_format format,
              * prim of 100,000 children) need not be there at the
              * writer's peak */
             ub_layer_unindexed(layer);
-            rc = ub_cli_write_layer(layer, format, level, &bytes, ss.diags);
+            rc = ub_cli_write_layer(layer, format, level, NULL, &bytes,
+                                    ss.diags);
         }
         if (!layer || rc != 0)
             status = UB_EXIT_INPUT;
@@ -1003,10 +1081,14 @@ int ub_cli_convert(const char *input, const char *out, ub_out_format format,
     /* The file is written while the session gives the model back: on a
      * big layer each takes milliseconds (page cache; unmapping), and
      * neither needs the other. */
-    ub_out file;
-    bool writing = status == UB_EXIT_OK && ub_out_open(&file, out) == 0;
-    if (status == UB_EXIT_OK && !writing)
-        status = UB_EXIT_INPUT;
+    if (writing && status != UB_EXIT_OK) {
+        ub_out_abort(&file);
+        writing = false;
+    } else if (!writing && status == UB_EXIT_OK) {
+        writing = ub_out_open(&file, out) == 0;
+        if (!writing)
+            status = UB_EXIT_INPUT;
+    }
     ub_out_bg bg;
     int lent = -1;
     if (writing) {

@@ -15,6 +15,7 @@
 #include "ub_layer.h"
 #include "ub_loader.h"
 #include "ub_schema.h"
+#include "ub_usdc_write.h"
 
 enum {
     UB_EXIT_OK = 0,
@@ -172,6 +173,17 @@ int ub_out_bg_finish(ub_out_bg *bg);
 int ub_out_rewind_to(ub_out *o, uint64_t at);
 void ub_out_abort(ub_out *o);
 
+/* The crate writer's file (ub_usdc_file) on o, with the window given:
+ * where o is a temporary file of its own (a regular file's), which the
+ * writer can read back and patch, so that a big crate is not held whole.
+ * false (and f untouched) for standard output, a device or a pipe: the
+ * crate is then held whole and written at the end. */
+bool ub_out_usdc_file(ub_out *o, size_t window, ub_usdc_file *f);
+/* The window of the crate files `cmd` writes: USDBAKE_USDC_WINDOW (bytes)
+ * when set, else UB_USDC_FILE_WINDOW.  UB_EXIT_OK, or the exit status of
+ * the usage error it reported. */
+int ub_cli_usdc_window(const char *cmd, size_t *window);
+
 /* The output formats of the commands that write a layer. */
 typedef enum ub_out_format {
     UB_FMT_NONE = 0,
@@ -198,18 +210,21 @@ int ub_cli_opt_format(int argc, char **argv, int *i, const char *cmd,
  * UB_FMT_NONE for anything else (and for "-" or NULL). */
 ub_out_format ub_cli_format_of_path(const char *path);
 /* The one place that picks a writer: append layer to out in fmt (level is
- * the .usdb compression level).  Returns 0, or -1 after an error went to
- * diags or "out of memory" was printed. */
+ * the .usdb compression level; file, when not NULL, where a crate goes as
+ * it is written: ub_out_usdc_file).  Returns 0, or -1 after an error went
+ * to diags or was printed. */
 int ub_cli_write_layer(const ub_layer *layer, ub_out_format fmt, int level,
-                       ub_buf *out, ub_diags *diags);
+                       const ub_usdc_file *file, ub_buf *out,
+                       ub_diags *diags);
 /* Read input (with a progress bar when that takes long) and write it to
- * out in format: convert, and cat to a binary.  A text or crate input
- * written as .usdb or .usdc is streamed (prim by prim: memory holds the
- * writer's tables and a part of the layer, not the layer), with the
- * bytes of writing it whole.  Prints diagnostics; returns the exit
- * status. */
-int ub_cli_convert(const char *input, const char *out, ub_out_format format,
-                   int level);
+ * out in format: convert, and cat to a binary (cmd names the command in
+ * usage errors).  A text or crate input written as .usdb or .usdc is
+ * streamed (prim by prim: memory holds the writer's tables and a part of
+ * the layer, not the layer), with the bytes of writing it whole; a crate
+ * goes to its file as it is written (ub_out_usdc_file).  Prints
+ * diagnostics; returns the exit status. */
+int ub_cli_convert(const char *cmd, const char *input, const char *out,
+                   ub_out_format format, int level);
 
 /* Open input in ss's loader with its prims handed to ps as they are
  * read (the stream is for this layer only). */

@@ -911,6 +911,134 @@ static void test_empty_variant_refused(void)
  * were (OpenUSD reads such elements of its own files too).  A variant
  * set named "" has no path: refused, as OpenUSD's own writer makes a
  * file it then cannot read. */
+/* A file in memory for ub_usdc_write_to: it counts its calls, and fails
+ * the one numbered in fail (1 is the first call of any kind). */
+typedef struct mem_file {
+    ub_buf bytes;
+    unsigned writes, reads, patches, calls, fail;
+    unsigned first_read, patch; /* the calls they were, 0: none */
+} mem_file;
+
+static int mem_write(void *ctx, const void *data, size_t len)
+{
+    mem_file *f = ctx;
+    f->writes++;
+    if (++f->calls == f->fail)
+        return -1;
+    ub_buf_append(&f->bytes, data, len);
+    return 0;
+}
+
+static int mem_read(void *ctx, void *data, size_t len, uint64_t at)
+{
+    mem_file *f = ctx;
+    if (!f->reads++)
+        f->first_read = f->calls + 1;
+    if (++f->calls == f->fail || at > f->bytes.len ||
+        len > f->bytes.len - at)
+        return -1;
+    memcpy(data, f->bytes.data + at, len);
+    return 0;
+}
+
+static int mem_patch(void *ctx, const void *data, size_t len, uint64_t at)
+{
+    mem_file *f = ctx;
+    f->patches++;
+    f->patch = f->calls + 1;
+    if (++f->calls == f->fail || at > f->bytes.len ||
+        len > f->bytes.len - at)
+        return -1;
+    memcpy(f->bytes.data + at, data, len);
+    return 0;
+}
+
+/* Write l through a mem_file with the window given; *f gets the file,
+ * what out held at the end appended.  Returns the writer's status. */
+static int write_through(const ub_layer *l, size_t window, unsigned fail,
+                         mem_file *f, ub_diags *d)
+{
+    memset(f, 0, sizeof *f);
+    ub_buf_init(&f->bytes);
+    f->fail = fail;
+    ub_usdc_file file = {mem_write, mem_read, mem_patch, f, window};
+    ub_buf out;
+    ub_buf_init(&out);
+    int r = ub_usdc_write_to(l, &out, &file, d);
+    if (r == 0) {
+        ub_buf_append(&f->bytes, out.data, out.len);
+    } else {
+        CU_ASSERT(out.failed && out.sink_failed);
+    }
+    ub_buf_free(&out);
+    return r;
+}
+
+/* Handed to its file as it is written, a crate is the same bytes in any
+ * window: values that repeat ones handed over are read back and found
+ * the same (6,000 arrays, each repeated, outnumber the cache of values
+ * stored last, so most repeats are read back), and the header is
+ * patched in place.  A file that fails fails the write, with no error of
+ * the writer's own: the file said why. */
+static void test_handed_over(void)
+{
+    ub_buf text;
+    ub_buf_init(&text);
+    ub_buf_puts(&text, "#usda 1.0\n\n");
+    for (int pass = 0; pass < 2; pass++)
+        for (int i = 0; i < 6000; i++) {
+            ub_buf_printf(&text, "def \"%c%d\"\n{\n    int[] a = [",
+                          pass ? 'Q' : 'P', i);
+            for (int k = 0; k < 12; k++)
+                ub_buf_printf(&text, "%s%d", k ? ", " : "", i * 100 + k);
+            ub_buf_puts(&text, "]\n}\n\n");
+        }
+    ub_buf_putc(&text, '\0');
+    ub_diags *d = ub_diags_new();
+    ub_layer *l = ub_parse_usda(strtab, "t.usda", text.data,
+                                strlen(text.data), d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    ub_buf want;
+    ub_buf_init(&want);
+    CU_ASSERT_EQUAL_FATAL(ub_usdc_write(l, &want, d), 0);
+
+    static const size_t windows[] = {1, 100, 4096, 65536, (size_t)1 << 30};
+    for (size_t i = 0; i < sizeof windows / sizeof *windows; i++) {
+        mem_file f;
+        CU_ASSERT_EQUAL(write_through(l, windows[i], 0, &f, d), 0);
+        CU_ASSERT(f.bytes.len == want.len &&
+                  memcmp(f.bytes.data, want.data, want.len) == 0);
+        if (windows[i] < want.len) {
+            CU_ASSERT(f.writes > 0);
+            CU_ASSERT(f.reads > 1000);
+            CU_ASSERT_EQUAL(f.patches, 1);
+        } else { /* never handed over: held, as without a file */
+            CU_ASSERT_EQUAL(f.writes + f.reads + f.patches, 0);
+        }
+        ub_buf_free(&f.bytes);
+    }
+    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+
+    /* the first write fails, the first read back, the patch of the
+     * header (the last call) */
+    mem_file f;
+    CU_ASSERT_EQUAL(write_through(l, 4096, 0, &f, d), 0);
+    unsigned fails[] = {1, f.first_read, f.patch};
+    CU_ASSERT(f.first_read > 1 && f.patch == f.calls);
+    ub_buf_free(&f.bytes);
+    for (size_t i = 0; i < 3; i++) {
+        CU_ASSERT_EQUAL(write_through(l, 4096, fails[i], &f, d), -1);
+        CU_ASSERT_EQUAL(f.calls, fails[i]); /* nothing after it */
+        ub_buf_free(&f.bytes);
+    }
+    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+
+    ub_buf_free(&want);
+    ub_buf_free(&text);
+    ub_layer_free(l);
+    ub_diags_free(d);
+}
+
 static void test_variant_names(void)
 {
     static const char text[] =
@@ -975,6 +1103,8 @@ int main(void)
                 test_marks);
     CU_add_test(s, "many fields: reps in two chunks, any CPUs",
                 test_fields_cut);
+    CU_add_test(s, "handed to its file as it is written, the same bytes",
+                test_handed_over);
     CU_add_test(s, "refusals", test_refused);
     CU_add_test(s, "a string holding a NUL refused", test_nul_refused);
     CU_add_test(s, "an attribute without a type name", test_untyped_attr);
