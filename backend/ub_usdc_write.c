@@ -288,6 +288,11 @@ typedef struct ub_cw {
     ub_diags *diags;
     uint32_t version;
     bool oom, failed;
+    /* samples kept outside the layer (ub_usdc_to), read into the arena
+     * an attribute at a time; NULL: none */
+    ub_usdc_samples_fn samples;
+    void *samples_ctx;
+    ub_arena *samples_arena;
 
     ub_st st;
     ub_q *q;        /* the storing thread's queue; NULL: stored here */
@@ -2459,6 +2464,24 @@ static uint64_t ub_cw_samples(ub_cw *w, const ub_samples *s)
     return rep;
 }
 
+/* An attribute's samples: the layer's, or where they wait
+ * (ub_usdc_samples_fn), read back for the time it takes to store them. */
+static uint64_t ub_cw_attr_samples(ub_cw *w, const ub_prop *p)
+{
+    const ub_samples *own = ub_prop_samples(p);
+    if (own->n || !w->samples)
+        return ub_cw_samples(w, own);
+    ub_arena_mark m = ub_arena_get_mark(w->samples_arena);
+    ub_samples kept;
+    uint64_t rep = 0;
+    if (w->samples(w->samples_ctx, p, w->samples_arena, &kept) != 0)
+        w->failed = true; /* it said why */
+    else
+        rep = ub_cw_samples(w, &kept);
+    ub_arena_release(w->samples_arena, m);
+    return rep;
+}
+
 static uint64_t ub_cw_bool(bool b)
 {
     return ub_rep(UB_CRATE_BOOL, true, false, b);
@@ -2517,8 +2540,7 @@ static void ub_cw_prop(ub_cw *w, uint32_t owner, const ub_prop *p)
             ub_cw_field_c(w, "default", ub_cw_value(w, &p->default_value));
         ub_cw_metas(w, ub_prop_meta(p), false);
         if (ub_prop_samples(p)->authored)
-            ub_cw_field_c(w, "timeSamples",
-                          ub_cw_samples(w, ub_prop_samples(p)));
+            ub_cw_field_c(w, "timeSamples", ub_cw_attr_samples(w, p));
         if (ub_prop_connections(p)->kind == UB_V_LISTOP)
             ub_cw_field_c(
                 w, "connectionPaths",
@@ -3323,6 +3345,7 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
 static void ub_cw_free(ub_cw *w)
 {
     ub_q_join(w);
+    ub_arena_free(w->samples_arena);
     ub_cw_free_walk(w);
     ub_st_free_walk(&w->st);
     UB_VEC_FREE(w->tokens);
@@ -3363,7 +3386,7 @@ struct ub_usdc_stream {
 };
 
 static ub_usdc_stream *ub_cw_stream_new(ub_buf *out, size_t specs_hint,
-                                        const ub_usdc_file *file,
+                                        const ub_usdc_to *to,
                                         ub_diags *diags)
 {
     ub_usdc_stream *s = calloc(1, sizeof *s);
@@ -3374,9 +3397,17 @@ static ub_usdc_stream *ub_cw_stream_new(ub_buf *out, size_t specs_hint,
     w->diags = diags;
     w->st.out = out;
     w->st.base = out->len;
-    if (file)
-        s->file = *file;
-    w->st.file = file ? &s->file : NULL;
+    if (to && to->file)
+        s->file = *to->file;
+    w->st.file = to && to->file ? &s->file : NULL;
+    if (to && to->samples) {
+        w->samples = to->samples;
+        w->samples_ctx = to->samples_ctx;
+        if (!(w->samples_arena = ub_arena_new())) {
+            free(s);
+            return NULL;
+        }
+    }
     w->version = UB_CRATE_VERSION_DEFAULT;
     w->empty_path = UINT32_MAX;
     ub_crate_lz4c_init(&w->lz4, UB_USDC_HC);
@@ -3410,10 +3441,10 @@ ub_usdc_stream *ub_usdc_stream_new(ub_buf *out, ub_diags *diags)
     return ub_cw_stream_new(out, 0, NULL, diags);
 }
 
-ub_usdc_stream *ub_usdc_stream_new_to(ub_buf *out, const ub_usdc_file *file,
+ub_usdc_stream *ub_usdc_stream_new_to(ub_buf *out, const ub_usdc_to *to,
                                       ub_diags *diags)
 {
-    return ub_cw_stream_new(out, 0, file, diags);
+    return ub_cw_stream_new(out, 0, to, diags);
 }
 
 void ub_usdc_stream_free(ub_usdc_stream *s)
@@ -3574,10 +3605,10 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags)
 }
 
 int ub_usdc_write_to(const ub_layer *layer, ub_buf *out,
-                     const ub_usdc_file *file, ub_diags *diags)
+                     const ub_usdc_to *to, ub_diags *diags)
 {
     ub_usdc_stream *s =
-        ub_cw_stream_new(out, ub_count_specs(layer->root), file, diags);
+        ub_cw_stream_new(out, ub_count_specs(layer->root), to, diags);
     if (!s) {
         ub_diag_add_oom(diags, (ub_loc){layer->path, 0, 0},
                         "out of memory writing usdc");

@@ -49,10 +49,25 @@ typedef struct ub_usdc_file {
  * one, a crate of hundreds of megabytes (a baked shot) does not. */
 #define UB_USDC_FILE_WINDOW ((size_t)32 << 20)
 
-/* ub_usdc_write, handing the file over as it goes (file NULL: as
- * ub_usdc_write). */
+/* Where a baked layer's samples wait (flatten's clip bake: a spill file
+ * read back an attribute at a time): for an attribute whose timeSamples
+ * are authored but hold none, the writer asks for them, their values in
+ * a, which it empties after each attribute.  Returns 0, or -1 after
+ * reporting why: the write then fails with no error of its own. */
+typedef int (*ub_usdc_samples_fn)(void *ctx, const ub_prop *attr,
+                                  ub_arena *a, ub_samples *out);
+
+/* What ub_usdc_write_to and ub_usdc_stream_new_to write to, beside out
+ * (a member NULL: as ub_usdc_write). */
+typedef struct ub_usdc_to {
+    const ub_usdc_file *file;   /* the file, handed over as it goes */
+    ub_usdc_samples_fn samples; /* samples kept outside the layer */
+    void *samples_ctx;
+} ub_usdc_to;
+
+/* ub_usdc_write to `to` (NULL: as ub_usdc_write). */
 int ub_usdc_write_to(const ub_layer *layer, ub_buf *out,
-                     const ub_usdc_file *file, ub_diags *diags);
+                     const ub_usdc_to *to, ub_diags *diags);
 
 /* The same, prim by prim as a streaming parse closes them
  * (ub_parse_stream): ub_usdc_stream_prim is its prim_done, and each prim
@@ -68,10 +83,10 @@ typedef struct ub_usdc_stream ub_usdc_stream;
 
 ub_usdc_stream *ub_usdc_stream_new(ub_buf *out,
                                    ub_diags *diags); /* NULL: no memory */
-/* The same handing the file over as it goes (ub_usdc_file; file NULL: as
- * ub_usdc_stream_new).  If the parse returns a layer that is not
- * `streamed`, what was handed over is dropped with the rest. */
-ub_usdc_stream *ub_usdc_stream_new_to(ub_buf *out, const ub_usdc_file *file,
+/* The same writing to `to` (NULL: as ub_usdc_stream_new).  If the parse
+ * returns a layer that is not `streamed`, what was handed over to its
+ * file is dropped with the rest. */
+ub_usdc_stream *ub_usdc_stream_new_to(ub_buf *out, const ub_usdc_to *to,
                                       ub_diags *diags);
 void ub_usdc_stream_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,
                          unsigned depth);

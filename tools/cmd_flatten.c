@@ -244,10 +244,14 @@ static int ub_flatten_run(int argc, char **argv)
     size_t n_recovered = 0;
     /* Text output of a stage streams: baked clip samples wait in a spill
      * file (clips are read one at a time) and the text goes out as it is
-     * written.  Binary output takes the samples into the layer. */
+     * written.  So do they for crate output, as values, which the writer
+     * reads back an attribute at a time.  .usdb output takes the samples
+     * into the layer. */
     ub_spill *spill = NULL;
-    if (status == UB_EXIT_OK && !layer_stack && format == UB_FMT_USDA &&
-        !(spill = ub_spill_new()))
+    if (status == UB_EXIT_OK && !layer_stack &&
+        (format == UB_FMT_USDA || format == UB_FMT_USDC) &&
+        !(spill = ub_spill_new(format == UB_FMT_USDC ? UB_SPILL_VALUES
+                                                     : UB_SPILL_TEXT)))
         status = UB_EXIT_INPUT;
     if (status == UB_EXIT_OK && !layer_stack) {
 #ifdef M_TOP_PAD
@@ -306,21 +310,22 @@ static int ub_flatten_run(int argc, char **argv)
     /* Text streams out as it is written, so the whole output never sits
      * in memory next to the layer; binary formats are built whole, and a
      * crate goes to its file as it is (the file is opened first). */
-    bool stream = spill || format == UB_FMT_USDA;
+    bool stream = format == UB_FMT_USDA;
     ub_out sink;
     bool sink_open = false;
     ub_usdc_file file;
-    const ub_usdc_file *fp = NULL;
+    ub_usdc_to to = {.samples = spill ? ub_spill_values : NULL,
+                     .samples_ctx = spill};
     if (status == UB_EXIT_OK && format == UB_FMT_USDC) {
         if (ub_out_open(&sink, out) != 0)
             status = UB_EXIT_INPUT;
         else
             sink_open = true;
         if (sink_open && ub_out_usdc_file(&sink, window, &file))
-            fp = &file;
+            to.file = &file;
     }
     if (status == UB_EXIT_OK && !stream &&
-        ub_cli_write_layer(flat, format, UB_USDB_LEVEL_DEFAULT, fp, &text,
+        ub_cli_write_layer(flat, format, UB_USDB_LEVEL_DEFAULT, &to, &text,
                            diags) != 0)
         status = UB_EXIT_INPUT;
     if (diags)

@@ -869,13 +869,12 @@ ub_out_format ub_cli_format_of_path(const char *path)
 }
 
 int ub_cli_write_layer(const ub_layer *layer, ub_out_format fmt, int level,
-                       const ub_usdc_file *file, ub_buf *out,
-                       ub_diags *diags)
+                       const ub_usdc_to *to, ub_buf *out, ub_diags *diags)
 {
     int r;
     switch (fmt) {
     case UB_FMT_USDC:
-        return ub_usdc_write_to(layer, out, file, diags);
+        return ub_usdc_write_to(layer, out, to, diags);
     case UB_FMT_USDB:
         return ub_usdb_write(layer, level, out, diags);
     default:
@@ -990,8 +989,9 @@ static int ub_cli_convert_usdc(ub_session *ss, const char *input,
     ub_usdc_file file;
     const ub_usdc_file *fp =
         ub_out_usdc_file(o, window, &file) ? &file : NULL;
+    ub_usdc_to to = {.file = fp};
     ub_diags *said = ub_diags_new();
-    ub_usdc_stream *st = said ? ub_usdc_stream_new_to(bytes, fp, said)
+    ub_usdc_stream *st = said ? ub_usdc_stream_new_to(bytes, &to, said)
                               : NULL;
     if (!st) {
         ub_diags_free(said);
@@ -1017,7 +1017,7 @@ static int ub_cli_convert_usdc(ub_session *ss, const char *input,
         if (fp && ub_out_rewind_to(o, 0) != 0)
             return -1;
         ub_layer_unindexed(layer);
-        rc = ub_usdc_write_to(layer, bytes, fp, ss->diags);
+        rc = ub_usdc_write_to(layer, bytes, &to, ss->diags);
     }
     return rc;
 }

@@ -2,11 +2,13 @@
  * ub_spill — baked clip samples kept on disk until the writer wants them.
  *
  * Clips are read one at a time, so an attribute's samples arrive clip by
- * clip, while the text writes each attribute's samples in one go.  The
- * spill formats each part as it arrives (ub_usda_write_sample, on any of
- * the bake's threads) and keeps it in an unlinked temporary file, and hands the writer an attribute's parts, in
- * time order, when it reaches that attribute: memory holds one clip, not
- * the shot.  `flatten` to usda uses it.
+ * clip, while a writer writes each attribute's samples in one go.  The
+ * spill keeps each part as it arrives in an unlinked temporary file, and
+ * hands the writer an attribute's parts, in time order, when it reaches
+ * that attribute: memory holds one clip, not the shot.  `flatten` to usda
+ * keeps the parts as text (ub_usda_write_sample, on any of the bake's
+ * threads); to usdc as values, read back into the writer's memory an
+ * attribute at a time.
  */
 #ifndef UB_SPILL_H
 #define UB_SPILL_H
@@ -17,11 +19,14 @@
 
 typedef struct ub_spill ub_spill;
 
+/* What a spill keeps: text for ub_spill_samples, values for
+ * ub_spill_values. */
+typedef enum ub_spill_form { UB_SPILL_TEXT, UB_SPILL_VALUES } ub_spill_form;
+
 /* Returns NULL after printing why. */
-ub_spill *ub_spill_new(void);
+ub_spill *ub_spill_new(ub_spill_form form);
 void ub_spill_free(ub_spill *s);
-/* The sink (ub_clip_sink) that keeps parts here, formatted by
- * ub_usda_write_sample. */
+/* The sink (ub_clip_sink) that keeps parts here, in the spill's form. */
 ub_clip_sink ub_spill_sink(ub_spill *s);
 /* After the last part: index what was kept. */
 void ub_spill_finish(ub_spill *s);
@@ -31,5 +36,12 @@ void ub_spill_finish(ub_spill *s);
  * its sink, which reported it): then the caller says why. */
 int ub_spill_samples(void *spill, const ub_prop *attr, unsigned indent,
                      ub_buf *out);
+/* A ub_usdc_samples_fn (UB_SPILL_VALUES): attr's samples into *out, their
+ * values in a, as the bake would have set them in the layer (in time
+ * order, a later part's sample replacing one at the same time).  Returns
+ * 0 (no samples for an attribute it has no parts of), or -1 after
+ * printing why. */
+int ub_spill_values(void *spill, const ub_prop *attr, ub_arena *a,
+                    ub_samples *out);
 
 #endif

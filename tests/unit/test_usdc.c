@@ -962,9 +962,10 @@ static int write_through(const ub_layer *l, size_t window, unsigned fail,
     ub_buf_init(&f->bytes);
     f->fail = fail;
     ub_usdc_file file = {mem_write, mem_read, mem_patch, f, window};
+    ub_usdc_to to = {.file = &file};
     ub_buf out;
     ub_buf_init(&out);
-    int r = ub_usdc_write_to(l, &out, &file, d);
+    int r = ub_usdc_write_to(l, &out, &to, d);
     if (r == 0) {
         ub_buf_append(&f->bytes, out.data, out.len);
     } else {
@@ -1039,6 +1040,87 @@ static void test_handed_over(void)
     ub_diags_free(d);
 }
 
+/* Samples kept outside the layer (ub_usdc_to.samples): the layer to
+ * write with its attributes' samples authored but empty, and the layer
+ * that holds them. */
+typedef struct kept {
+    const ub_layer *holder;
+    const ub_prim *prim; /* the holder's prim "A" */
+    unsigned asked;
+    bool fail;
+} kept;
+
+static int kept_samples(void *ctx, const ub_prop *attr, ub_arena *a,
+                        ub_samples *out)
+{
+    kept *k = ctx;
+    k->asked++;
+    memset(out, 0, sizeof *out);
+    out->authored = true;
+    if (k->fail)
+        return -1;
+    const ub_prop *p = ub_prop_find(k->holder, k->prim, attr->name);
+    const ub_samples *s = p ? ub_prop_samples(p) : NULL;
+    for (uint32_t i = 0; s && i < s->n; i++)
+        if (ub_samples_set(a, out, s->v[i].time,
+                           ub_value_clone(a, &s->v[i].value)) != 0)
+            return -1;
+    return 0;
+}
+
+/* An attribute whose samples wait outside the layer is written as if the
+ * layer held them, whichever way the layer goes to the writer; the
+ * writer asks once for each such attribute and never for others; a
+ * source that fails fails the write, with no error of the writer's. */
+static void test_samples_kept(void)
+{
+    const char *text =
+        "#usda 1.0\ndef \"A\"\n{\n"
+        "    float a.timeSamples = { 1: 1.5, 2: None, 3: 2.5 }\n"
+        "    token[] t.timeSamples = { 0: [\"x\", \"y\"], 4: [] }\n"
+        "    double3 d = (1, 2, 3)\n"
+        "    double3 d.timeSamples = { 1: (4, 5, 6) }\n"
+        "    int e.timeSamples = { }\n"
+        "}\n";
+    ub_diags *d = ub_diags_new();
+    ub_layer *holder, *l;
+    ub_prim *hp = parsed_prim(text, "A", &holder, d);
+    ub_prim *p = parsed_prim(text, "A", &l, d);
+    ub_buf want, got;
+    ub_buf_init(&want);
+    ub_buf_init(&got);
+    CU_ASSERT_EQUAL_FATAL(ub_usdc_write(holder, &want, d), 0);
+    for (uint32_t i = 0; i < p->props.n; i++) {
+        ub_prop *q = p->props.v[i];
+        if (ub_prop_samples(q)->authored)
+            ub_prop_ext_get(l->arena, q)->samples.n = 0;
+    }
+    kept k = {holder, hp, 0, false};
+    ub_usdc_to to = {.samples = kept_samples, .samples_ctx = &k};
+    CU_ASSERT_EQUAL(ub_usdc_write_to(l, &got, &to, d), 0);
+    CU_ASSERT(got.len == want.len && memcmp(got.data, want.data, got.len) == 0);
+    CU_ASSERT_EQUAL(k.asked, 4); /* a, t, d, e: each once */
+
+    /* the layer holding its samples asks only for the one authored empty */
+    k.asked = 0;
+    got.len = 0;
+    CU_ASSERT_EQUAL(ub_usdc_write_to(holder, &got, &to, d), 0);
+    CU_ASSERT(got.len == want.len && memcmp(got.data, want.data, got.len) == 0);
+    CU_ASSERT_EQUAL(k.asked, 1); /* e: authored and empty */
+    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+
+    k.fail = true;
+    got.len = 0;
+    CU_ASSERT_EQUAL(ub_usdc_write_to(l, &got, &to, d), -1);
+    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+
+    ub_buf_free(&want);
+    ub_buf_free(&got);
+    ub_layer_free(holder);
+    ub_layer_free(l);
+    ub_diags_free(d);
+}
+
 static void test_variant_names(void)
 {
     static const char text[] =
@@ -1105,6 +1187,7 @@ int main(void)
                 test_fields_cut);
     CU_add_test(s, "handed to its file as it is written, the same bytes",
                 test_handed_over);
+    CU_add_test(s, "samples kept outside the layer", test_samples_kept);
     CU_add_test(s, "refusals", test_refused);
     CU_add_test(s, "a string holding a NUL refused", test_nul_refused);
     CU_add_test(s, "an attribute without a type name", test_untyped_attr);
