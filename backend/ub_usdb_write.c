@@ -146,6 +146,12 @@ typedef struct ub_w {
     ZSTD_CCtx *trial;  /* fast level for choosing layouts */
     ub_buf cand[3], ztmp;
     bool failed, too_deep;
+    /* samples kept outside the layer (ub_usdb_write_with), read into the
+     * arena an attribute at a time; the source's failure (it said why) */
+    ub_samples_fn samples;
+    void *samples_ctx;
+    ub_arena *samples_arena;
+    bool source_failed;
     /* streamed (ub_usdb_stream): the child counts of the prims whose
      * heads went out before their children, by slot; and those prims
      * still open, from the pseudo-root down, with their count slots */
@@ -1357,8 +1363,17 @@ static void put_prop(ub_w *w, const ub_prop *p)
     else
         put_vu(b, 0);
     put_val(w, &p->default_value);
-    if (ub_prop_samples(p)->authored || ub_prop_samples(p)->n) {
-        series_rec(w, ub_prop_samples(p));
+    const ub_samples *own = ub_prop_samples(p);
+    if (own->authored && !own->n && w->samples) {
+        /* (records are copies: the samples go once the series is made) */
+        ub_arena_mark m = ub_arena_get_mark(w->samples_arena);
+        ub_samples kept;
+        if (w->samples(w->samples_ctx, p, w->samples_arena, &kept) != 0)
+            w->failed = w->source_failed = true;
+        series_rec(w, w->source_failed ? own : &kept);
+        ub_arena_release(w->samples_arena, m);
+    } else if (own->authored || own->n) {
+        series_rec(w, own);
     } else {
         put_vu(b, 0);
     }
@@ -1459,6 +1474,7 @@ static void put_layer(ub_w *w)
 static void ub_w_free(ub_w *w)
 {
     num_join(w); /* first: the thread may be working */
+    ub_arena_free(w->samples_arena);
     for (ub_w_batch *b = w->free, *nx; b; b = nx) {
         nx = b->next;
         batch_free(b);
@@ -1573,10 +1589,22 @@ static int ub_w_finish(ub_w *w, int level, ub_buf *out);
 int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
                   ub_diags *diags)
 {
+    return ub_usdb_write_with(layer, level, NULL, NULL, out, diags);
+}
+
+int ub_usdb_write_with(const ub_layer *layer, int level, ub_samples_fn fn,
+                       void *ctx, ub_buf *out, ub_diags *diags)
+{
     ub_w w;
     memset(&w, 0, sizeof w);
     if (ub_w_begin(&w, layer, level, diags) != 0)
         return -1;
+    if (fn) {
+        w.samples = fn;
+        w.samples_ctx = ctx;
+        if (!(w.samples_arena = ub_arena_new()))
+            w.failed = true;
+    }
     put_layer(&w);
     return ub_w_finish(&w, level, out);
 }
@@ -1587,6 +1615,9 @@ static int ub_w_finish(ub_w *w, int level, ub_buf *out)
 {
     const ub_layer *layer = w->layer;
     ub_diags *diags = w->diags;
+    bool source_failed = w->source_failed;
+    ub_arena_free(w->samples_arena);
+    w->samples_arena = NULL;
     hand_off(w); /* the rest of the tree */
 
     /* STRS and RIDX once the tables are gone: the peak is the walk's
@@ -1728,7 +1759,7 @@ static int ub_w_finish(ub_w *w, int level, ub_buf *out)
     ub_buf_free(&ridx);
     ub_w_free(w);
     if (rc != 0)
-        return ub_w_fail_oom(diags, layer);
+        return source_failed ? -1 : ub_w_fail_oom(diags, layer);
     return 0;
 }
 

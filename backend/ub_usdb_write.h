@@ -35,6 +35,11 @@
  * format allows). */
 int ub_usdb_write(const ub_layer *layer, int level, ub_buf *out,
                   ub_diags *diags);
+/* The same, with the samples of attributes whose timeSamples are authored
+ * but empty asked of fn (ub_samples_fn; NULL: as ub_usdb_write).  When fn
+ * fails, so does the write, with no error of its own. */
+int ub_usdb_write_with(const ub_layer *layer, int level, ub_samples_fn fn,
+                       void *ctx, ub_buf *out, ub_diags *diags);
 
 /* The same bytes, written while the layer is read: pass
  * ub_usdb_stream_prim and ub_usdb_stream_reopened as the callbacks of a

@@ -290,7 +290,7 @@ typedef struct ub_cw {
     bool oom, failed;
     /* samples kept outside the layer (ub_usdc_to), read into the arena
      * an attribute at a time; NULL: none */
-    ub_usdc_samples_fn samples;
+    ub_samples_fn samples;
     void *samples_ctx;
     ub_arena *samples_arena;
 
@@ -2465,7 +2465,7 @@ static uint64_t ub_cw_samples(ub_cw *w, const ub_samples *s)
 }
 
 /* An attribute's samples: the layer's, or where they wait
- * (ub_usdc_samples_fn), read back for the time it takes to store them. */
+ * (ub_samples_fn), read back for the time it takes to store them. */
 static uint64_t ub_cw_attr_samples(ub_cw *w, const ub_prop *p)
 {
     const ub_samples *own = ub_prop_samples(p);

@@ -49,19 +49,11 @@ typedef struct ub_usdc_file {
  * one, a crate of hundreds of megabytes (a baked shot) does not. */
 #define UB_USDC_FILE_WINDOW ((size_t)32 << 20)
 
-/* Where a baked layer's samples wait (flatten's clip bake: a spill file
- * read back an attribute at a time): for an attribute whose timeSamples
- * are authored but hold none, the writer asks for them, their values in
- * a, which it empties after each attribute.  Returns 0, or -1 after
- * reporting why: the write then fails with no error of its own. */
-typedef int (*ub_usdc_samples_fn)(void *ctx, const ub_prop *attr,
-                                  ub_arena *a, ub_samples *out);
-
 /* What ub_usdc_write_to and ub_usdc_stream_new_to write to, beside out
  * (a member NULL: as ub_usdc_write). */
 typedef struct ub_usdc_to {
     const ub_usdc_file *file;   /* the file, handed over as it goes */
-    ub_usdc_samples_fn samples; /* samples kept outside the layer */
+    ub_samples_fn samples;      /* samples kept outside the layer */
     void *samples_ctx;
 } ub_usdc_to;
 

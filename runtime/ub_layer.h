@@ -439,6 +439,15 @@ bool ub_fields_remove(ub_fields *f, const char *key);
 
 /* Insert or replace the sample at time t, keeping samples sorted. */
 int ub_samples_set(ub_arena *a, ub_samples *s, double time, ub_value value);
+
+/* Where a layer's samples wait when it does not hold them (flatten's
+ * clip bake: a spill file, read back an attribute at a time): the binary
+ * writers ask for the samples of an attribute whose timeSamples are
+ * authored but hold none, their values in a, which the writer empties
+ * after each attribute.  Returns 0, or -1 after reporting why: the write
+ * then fails with no error of its own. */
+typedef int (*ub_samples_fn)(void *ctx, const ub_prop *attr, ub_arena *a,
+                             ub_samples *out);
 /* The sample at exactly time t, or NULL. */
 ub_sample *ub_samples_find(const ub_samples *s, double time);
 

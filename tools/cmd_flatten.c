@@ -244,14 +244,12 @@ static int ub_flatten_run(int argc, char **argv)
     size_t n_recovered = 0;
     /* Text output of a stage streams: baked clip samples wait in a spill
      * file (clips are read one at a time) and the text goes out as it is
-     * written.  So do they for crate output, as values, which the writer
-     * reads back an attribute at a time.  .usdb output takes the samples
-     * into the layer. */
+     * written.  So do they for binary output, as values, which the
+     * writer reads back an attribute at a time. */
     ub_spill *spill = NULL;
     if (status == UB_EXIT_OK && !layer_stack &&
-        (format == UB_FMT_USDA || format == UB_FMT_USDC) &&
-        !(spill = ub_spill_new(format == UB_FMT_USDC ? UB_SPILL_VALUES
-                                                     : UB_SPILL_TEXT)))
+        !(spill = ub_spill_new(format == UB_FMT_USDA ? UB_SPILL_TEXT
+                                                     : UB_SPILL_VALUES)))
         status = UB_EXIT_INPUT;
     if (status == UB_EXIT_OK && !layer_stack) {
 #ifdef M_TOP_PAD

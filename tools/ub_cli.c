@@ -876,7 +876,8 @@ int ub_cli_write_layer(const ub_layer *layer, ub_out_format fmt, int level,
     case UB_FMT_USDC:
         return ub_usdc_write_to(layer, out, to, diags);
     case UB_FMT_USDB:
-        return ub_usdb_write(layer, level, out, diags);
+        return ub_usdb_write_with(layer, level, to ? to->samples : NULL,
+                                  to ? to->samples_ctx : NULL, out, diags);
     default:
         r = ub_usda_write(layer, out);
         if (r != 0 || out->failed) {

@@ -211,8 +211,9 @@ int ub_cli_opt_format(int argc, char **argv, int *i, const char *cmd,
 ub_out_format ub_cli_format_of_path(const char *path);
 /* The one place that picks a writer: append layer to out in fmt (level is
  * the .usdb compression level; `to`, when not NULL, where a crate goes as
- * it is written and where its samples wait: ub_usdc_to).  Returns 0, or
- * -1 after an error went to diags or was printed. */
+ * it is written, and where the samples a .usdc or .usdb is asked for
+ * wait: ub_usdc_to).  Returns 0, or -1 after an error went to diags or
+ * was printed. */
 int ub_cli_write_layer(const ub_layer *layer, ub_out_format fmt, int level,
                        const ub_usdc_to *to, ub_buf *out, ub_diags *diags);
 /* Read input (with a progress bar when that takes long) and write it to

@@ -7,8 +7,8 @@
  * hands the writer an attribute's parts, in time order, when it reaches
  * that attribute: memory holds one clip, not the shot.  `flatten` to usda
  * keeps the parts as text (ub_usda_write_sample, on any of the bake's
- * threads); to usdc as values, read back into the writer's memory an
- * attribute at a time.
+ * threads); to usdc and usdb as values, read back into the writer's
+ * memory an attribute at a time.
  */
 #ifndef UB_SPILL_H
 #define UB_SPILL_H
@@ -36,7 +36,7 @@ void ub_spill_finish(ub_spill *s);
  * its sink, which reported it): then the caller says why. */
 int ub_spill_samples(void *spill, const ub_prop *attr, unsigned indent,
                      ub_buf *out);
-/* A ub_usdc_samples_fn (UB_SPILL_VALUES): attr's samples into *out, their
+/* A ub_samples_fn (UB_SPILL_VALUES): attr's samples into *out, their
  * values in a, as the bake would have set them in the layer (in time
  * order, a later part's sample replacing one at the same time).  Returns
  * 0 (no samples for an attribute it has no parts of), or -1 after

@@ -14,6 +14,7 @@
 #include "ub_parse.h"
 #include "ub_usdb.h"
 #include "ub_usdb_write.h"
+#include "kept_samples.h"
 #include "ub_test.h"
 
 static ub_strtab *T;
@@ -1029,6 +1030,43 @@ static void test_assets_checked(void)
     }
 }
 
+/* An attribute whose samples wait outside the layer (flatten's spill) is
+ * written as if the layer held them; a source that fails fails the
+ * write, with no error of the writer's. */
+static void test_samples_kept(void)
+{
+    ub_diags *d = ub_diags_new();
+    ub_layer *holder = ub_parse_usda(T, "t.usda", kept_text,
+                                     strlen(kept_text), d);
+    ub_layer *l = ub_parse_usda(T, "t.usda", kept_text, strlen(kept_text), d);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(holder);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+    const char *a = ub_intern_cstr(T, "A");
+    ub_prim *hp = ub_prim_find_child(holder, holder->root, a);
+    ub_prim *p = ub_prim_find_child(l, l->root, a);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(hp);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    ub_buf want, got;
+    ub_buf_init(&want);
+    ub_buf_init(&got);
+    CU_ASSERT_EQUAL_FATAL(ub_usdb_write(holder, 3, &want, d), 0);
+    kept_empty(l, p);
+    kept k = {holder, hp, 0, false};
+    CU_ASSERT_EQUAL(ub_usdb_write_with(l, 3, kept_samples, &k, &got, d), 0);
+    CU_ASSERT(got.len == want.len && memcmp(got.data, want.data, got.len) == 0);
+    CU_ASSERT_EQUAL(k.asked, 4); /* a, t, d, e: each once */
+    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+    k.fail = true;
+    got.len = 0;
+    CU_ASSERT_EQUAL(ub_usdb_write_with(l, 3, kept_samples, &k, &got, d), -1);
+    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+    ub_buf_free(&want);
+    ub_buf_free(&got);
+    ub_layer_free(holder);
+    ub_layer_free(l);
+    ub_diags_free(d);
+}
+
 /* An untyped atom, string, asset or path is its text: one without it
  * (the API can make one; a file whose checksums hold never has one) is
  * damage when read, named, not a null pointer for the text writer (found
@@ -1066,6 +1104,7 @@ int main(void)
                 test_roundtrip_every_encoding);
     CU_add_test(s, "deterministic output; levels", test_deterministic_and_levels);
     CU_add_test(s, "equal arrays and series stored once", test_dedup);
+    CU_add_test(s, "samples kept outside the layer", test_samples_kept);
     CU_add_test(s, "default level: the bytes of the level it picks",
                 test_auto_level_same_bytes);
     CU_add_test(s, "decimal float columns", test_decimal_columns_compress);

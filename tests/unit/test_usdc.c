@@ -15,6 +15,7 @@
 #include "ub_parse.h"
 #include "ub_usda.h"
 #include "ub_usdc_write.h"
+#include "kept_samples.h"
 #include "ub_test.h"
 
 static ub_strtab *strtab;
@@ -1040,61 +1041,21 @@ static void test_handed_over(void)
     ub_diags_free(d);
 }
 
-/* Samples kept outside the layer (ub_usdc_to.samples): the layer to
- * write with its attributes' samples authored but empty, and the layer
- * that holds them. */
-typedef struct kept {
-    const ub_layer *holder;
-    const ub_prim *prim; /* the holder's prim "A" */
-    unsigned asked;
-    bool fail;
-} kept;
-
-static int kept_samples(void *ctx, const ub_prop *attr, ub_arena *a,
-                        ub_samples *out)
-{
-    kept *k = ctx;
-    k->asked++;
-    memset(out, 0, sizeof *out);
-    out->authored = true;
-    if (k->fail)
-        return -1;
-    const ub_prop *p = ub_prop_find(k->holder, k->prim, attr->name);
-    const ub_samples *s = p ? ub_prop_samples(p) : NULL;
-    for (uint32_t i = 0; s && i < s->n; i++)
-        if (ub_samples_set(a, out, s->v[i].time,
-                           ub_value_clone(a, &s->v[i].value)) != 0)
-            return -1;
-    return 0;
-}
-
 /* An attribute whose samples wait outside the layer is written as if the
  * layer held them, whichever way the layer goes to the writer; the
  * writer asks once for each such attribute and never for others; a
  * source that fails fails the write, with no error of the writer's. */
 static void test_samples_kept(void)
 {
-    const char *text =
-        "#usda 1.0\ndef \"A\"\n{\n"
-        "    float a.timeSamples = { 1: 1.5, 2: None, 3: 2.5 }\n"
-        "    token[] t.timeSamples = { 0: [\"x\", \"y\"], 4: [] }\n"
-        "    double3 d = (1, 2, 3)\n"
-        "    double3 d.timeSamples = { 1: (4, 5, 6) }\n"
-        "    int e.timeSamples = { }\n"
-        "}\n";
     ub_diags *d = ub_diags_new();
     ub_layer *holder, *l;
-    ub_prim *hp = parsed_prim(text, "A", &holder, d);
-    ub_prim *p = parsed_prim(text, "A", &l, d);
+    ub_prim *hp = parsed_prim(kept_text, "A", &holder, d);
+    ub_prim *p = parsed_prim(kept_text, "A", &l, d);
     ub_buf want, got;
     ub_buf_init(&want);
     ub_buf_init(&got);
     CU_ASSERT_EQUAL_FATAL(ub_usdc_write(holder, &want, d), 0);
-    for (uint32_t i = 0; i < p->props.n; i++) {
-        ub_prop *q = p->props.v[i];
-        if (ub_prop_samples(q)->authored)
-            ub_prop_ext_get(l->arena, q)->samples.n = 0;
-    }
+    kept_empty(l, p);
     kept k = {holder, hp, 0, false};
     ub_usdc_to to = {.samples = kept_samples, .samples_ctx = &k};
     CU_ASSERT_EQUAL(ub_usdc_write_to(l, &got, &to, d), 0);
