@@ -439,6 +439,8 @@ bool ub_fields_remove(ub_fields *f, const char *key);
 
 /* Insert or replace the sample at time t, keeping samples sorted. */
 int ub_samples_set(ub_arena *a, ub_samples *s, double time, ub_value value);
+/* The sample at exactly time t, or NULL. */
+ub_sample *ub_samples_find(const ub_samples *s, double time);
 
 /* Where a layer's samples wait when it does not hold them (flatten's
  * clip bake: a spill file, read back an attribute at a time): the binary
@@ -448,8 +450,6 @@ int ub_samples_set(ub_arena *a, ub_samples *s, double time, ub_value value);
  * then fails with no error of its own. */
 typedef int (*ub_samples_fn)(void *ctx, const ub_prop *attr, ub_arena *a,
                              ub_samples *out);
-/* The sample at exactly time t, or NULL. */
-ub_sample *ub_samples_find(const ub_samples *s, double time);
 
 /* Forget everything inside prim -- metadata, properties, children,
  * variant sets, orders -- keeping its name, specifier, type name, parent
