@@ -52,7 +52,9 @@ static void ub_flatten_usage(void)
         "\n"
         "Value clips are baked one clip layer at a time, read on\n"
         "USDBAKE_THREADS threads (default: the CPUs this process may use);\n"
-        "the output is the same whatever the number.\n");
+        "the output is the same whatever the number.  A crate output goes\n"
+        "to its file as it is written, past USDBAKE_USDC_WINDOW bytes\n"
+        "(default 32 MiB).\n");
 }
 
 /* A path as a make word: spaces and '#' escaped, '$' doubled. */
