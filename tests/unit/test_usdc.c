@@ -1041,45 +1041,18 @@ static void test_handed_over(void)
     ub_diags_free(d);
 }
 
-/* An attribute whose samples wait outside the layer is written as if the
- * layer held them, whichever way the layer goes to the writer; the
- * writer asks once for each such attribute and never for others; a
- * source that fails fails the write, with no error of the writer's. */
+/* The crate writer under kept_check: samples kept outside the layer
+ * through ub_usdc_to. */
+static int write_kept(const ub_layer *l, ub_samples_fn fn, void *ctx,
+                      ub_buf *out, ub_diags *d)
+{
+    ub_usdc_to to = {.samples = fn, .samples_ctx = ctx};
+    return ub_usdc_write_to(l, out, &to, d);
+}
+
 static void test_samples_kept(void)
 {
-    ub_diags *d = ub_diags_new();
-    ub_layer *holder, *l;
-    ub_prim *hp = parsed_prim(kept_text, "A", &holder, d);
-    ub_prim *p = parsed_prim(kept_text, "A", &l, d);
-    ub_buf want, got;
-    ub_buf_init(&want);
-    ub_buf_init(&got);
-    CU_ASSERT_EQUAL_FATAL(ub_usdc_write(holder, &want, d), 0);
-    kept_empty(l, p);
-    kept k = {holder, hp, 0, false};
-    ub_usdc_to to = {.samples = kept_samples, .samples_ctx = &k};
-    CU_ASSERT_EQUAL(ub_usdc_write_to(l, &got, &to, d), 0);
-    CU_ASSERT(got.len == want.len && memcmp(got.data, want.data, got.len) == 0);
-    CU_ASSERT_EQUAL(k.asked, 4); /* a, t, d, e: each once */
-
-    /* the layer holding its samples asks only for the one authored empty */
-    k.asked = 0;
-    got.len = 0;
-    CU_ASSERT_EQUAL(ub_usdc_write_to(holder, &got, &to, d), 0);
-    CU_ASSERT(got.len == want.len && memcmp(got.data, want.data, got.len) == 0);
-    CU_ASSERT_EQUAL(k.asked, 1); /* e: authored and empty */
-    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
-
-    k.fail = true;
-    got.len = 0;
-    CU_ASSERT_EQUAL(ub_usdc_write_to(l, &got, &to, d), -1);
-    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
-
-    ub_buf_free(&want);
-    ub_buf_free(&got);
-    ub_layer_free(holder);
-    ub_layer_free(l);
-    ub_diags_free(d);
+    kept_check(strtab, write_kept);
 }
 
 static void test_variant_names(void)
