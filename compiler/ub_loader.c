@@ -1171,8 +1171,10 @@ static ub_layer *ub_read_bytes(ub_strtab *t, ub_diags *diags,
         /* (whole or streamed, a mapped file's pages are given back as
          * the reader is done with them) */
         const ub_parse_stream *ps = po ? po->stream : NULL;
-        ub_crate_stream cs = {ps ? ps->prim_done : NULL, ps ? ps->ctx : NULL,
-                              mapped};
+        ub_crate_stream cs = {.prim_done = ps ? ps->prim_done : NULL,
+                              .ctx = ps ? ps->ctx : NULL,
+                              .mapped = mapped,
+                              .split = po ? po->split : 0};
         l = ub_crate_read_stream(data, len, path, t, &cs, diags);
     } else if (ub_usdb_sniff(data, len)) {
         /* usdbake binary (.usdb), owned by the binary-format module,

@@ -109,7 +109,8 @@ typedef struct ub_parse_opts {
     bool mapped;     /* as ub_parse_usda_mapped */
     int split;       /* 0: by size and CPUs; > 0: split at the first
                         candidate line at or after split_at, whatever the
-                        size; < 0: never */
+                        size; < 0: never (a crate layer the loader reads
+                        takes it as ub_crate_stream.split) */
     size_t split_at;
     int outcome;     /* set: UB_PARSE_* */
     /* Stream the prims (see ub_parse_stream); a streaming parse is

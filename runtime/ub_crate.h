@@ -56,6 +56,16 @@ typedef struct ub_crate_stream {
      * pages already read are given back (madvise MADV_DONTNEED; touched
      * again they are read again), so the file is not held whole either */
     bool mapped;
+    /* A layer built whole (no prim_done) may be built by two threads, as
+     * the text reader's split parse reads a big layer: a second thread
+     * builds the tail of one list of prim children, the list met from the
+     * pseudo-root down whose tail holds about half the file's paths, and
+     * its prims join the layer at the end.  The layer, and any error, are
+     * the ones one thread gives.  0: when the file has many paths and the
+     * process two CPUs (ub_cpus); > 0: wherever a list has a tail (tests);
+     * < 0: never. */
+    int split;
+    bool *split_done; /* NULL, or set: whether two threads built it */
 } ub_crate_stream;
 
 ub_layer *ub_crate_read_stream(const void *data, size_t len,

@@ -8,9 +8,11 @@
 
 #include "ub_crate_codec.h"
 #include "ub_crate_format.h"
+#include "ub_cpus.h"
 #include "ub_ident.h"
 #include "ub_specloc.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -159,6 +161,14 @@ typedef struct crate {
      * window; blocks given back, and read again, since it last grew */
     uint64_t *blk_gone;
     uint64_t window, gave, regot;
+    /* a build in two threads (cr_build_split): the prims of path
+     * split_at's children list from entry split_j on are the other
+     * thread's, and join split_prim, the prim built for split_at; NONE:
+     * no split */
+    uint32_t split_at, split_j;
+    ub_prim *split_prim;
+    int split_mode;             /* ub_crate_stream.split */
+    bool *split_done;           /* ub_crate_stream.split_done */
     const char *key[K_COUNT];   /* cr_key_names, interned */
     const char *text_key[K_COUNT - K_DOCUMENTATION]; /* cr_text_names */
 } crate;
@@ -1147,6 +1157,15 @@ static uint32_t cr_find_child(const crate *c, cr_kids kids,
             return j;
     }
     return NONE;
+}
+
+/* The prim spec a list of prim children names under kids' parent, or
+ * NONE: no such spec, and the entry is skipped. */
+static uint32_t cr_prim_child(const crate *c, cr_kids kids, const char *name)
+{
+    uint32_t ci = cr_find_child(c, kids, name, false);
+    return ci != NONE && PK_STYPE(c->pkind[ci]) == UB_CRATE_SPEC_PRIM ? ci
+                                                                     : NONE;
 }
 
 static bool cr_alloc_paths(crate *c, uint64_t n)
@@ -2596,7 +2615,9 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
 
 static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
                           unsigned depth);
-
+static void cr_build_children(crate *c, ub_prim *prim, uint32_t pidx,
+                              unsigned depth, const ub_value *names,
+                              uint32_t from, uint32_t to);
 
 static void cr_build_props(crate *c, ub_prim *prim, uint32_t pidx)
 {
@@ -2783,13 +2804,29 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
     cr_build_variants(c, prim, pidx, depth);
     ub_arena_mark nm;
     ub_value names = cr_names(c, pidx, K_PRIMCHILDREN, &nm);
-    cr_kids kids = cr_children(c, pidx);
     if (ub_prim_reserve_children(c->L, prim, names.count) != 0)
         cr_oom(c);
-    for (uint32_t j = 0; j < names.count && !c->failed; j++) {
-        const char *name = ub_value_str(&names, j);
-        uint32_t ci = cr_find_child(c, kids, name, false);
-        if (ci == NONE || PK_STYPE(c->pkind[ci]) != UB_CRATE_SPEC_PRIM)
+    uint32_t to = names.count;
+    if (pidx == c->split_at) { /* the tail is the other thread's */
+        c->split_prim = prim;
+        to = c->split_j < to ? c->split_j : to;
+    }
+    cr_build_children(c, prim, pidx, depth, &names, 0, to);
+    cr_names_done(c, nm);
+}
+
+/* The prims that entries [from, to) of names, path pidx's list of prim
+ * children, name (each a prim spec under pidx, each once), built as
+ * children of prim. */
+static void cr_build_children(crate *c, ub_prim *prim, uint32_t pidx,
+                              unsigned depth, const ub_value *list,
+                              uint32_t from, uint32_t to)
+{
+    cr_kids kids = cr_children(c, pidx);
+    for (uint32_t j = from; j < to && !c->failed; j++) {
+        const char *name = ub_value_str(list, j);
+        uint32_t ci = cr_prim_child(c, kids, name);
+        if (ci == NONE)
             continue;
         if (ub_prim_find_child(c->L, prim, name))
             continue; /* listed twice: one prim, built once */
@@ -2814,7 +2851,300 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         c->loc = prim->loc;
         cr_where_spec(c, pidx, NULL);
     }
-    cr_names_done(c, nm);
+}
+
+/* --- a build in two threads --------------------------------------------- */
+
+/* Below this many paths one thread builds the layer: a thread, a second
+ * reader's scratch and the graft cost more than half a small walk. */
+#define CR_SPLIT_MIN 16384
+#define CR_SPLIT_LEVELS 64 /* lists of prim children looked at, at most */
+
+/* Where a build splits: path `at` (at depth `depth`, the pseudo-root's
+ * 0), whose list of prim children from entry j on is the other thread's;
+ * those prims hold `tail` of the `total` paths below the pseudo-root. */
+typedef struct cr_plan {
+    uint32_t at, j;
+    unsigned depth;
+    uint64_t tail, total;
+} cr_plan;
+
+/* The number of paths below each path under root, or NULL without the
+ * memory: the paths in breadth-first order through the child index, then
+ * each added to its parent from the last (linear however deep the
+ * namespace: a chain of paths up to the root from each would not be). */
+static uint32_t *cr_subtree_sizes(const crate *c, uint32_t root)
+{
+    size_t n = c->npath ? c->npath : 1;
+    uint32_t *sz = calloc(n, sizeof *sz);
+    uint32_t *order = malloc(n * sizeof *order);
+    if (!sz || !order) {
+        free(sz);
+        free(order);
+        return NULL;
+    }
+    size_t next = 0, end = 0;
+    order[end++] = root;
+    while (next < end) {
+        cr_kids k = cr_children(c, order[next++]);
+        /* (each path is in its one parent's stretch: n at most) */
+        for (uint32_t s = 0; s < k.w && end < n; s++)
+            if (k.v[s])
+                order[end++] = k.v[s] - 1;
+    }
+    while (end-- > 1)
+        sz[c->ppar[order[end]]] += sz[order[end]] + 1;
+    free(order);
+    return sz;
+}
+
+static uint64_t cr_off_half(uint64_t tail, uint64_t total)
+{
+    return 2 * tail > total ? 2 * tail - total : total - 2 * tail;
+}
+
+/* Plan the split, from the pseudo-root down: in each list of prim
+ * children, the tail whose paths come nearest half of all; then into the
+ * child holding more than half, when one does.  The last list with a
+ * tail is the split.  A list that names a prim twice has none (the half
+ * that met the name first would decide where the prim is built).
+ * false: no list has one, or out of memory.  Decodes only lists of
+ * names, as the build will (errors are the build's too). */
+static bool cr_plan_split(crate *c, uint32_t root, cr_plan *plan)
+{
+    uint32_t *sz = cr_subtree_sizes(c, root);
+    uint64_t *seen = calloc(c->npath / 64 + 1, sizeof *seen);
+    uint32_t *ent = NULL;
+    size_t cap = 0;
+    bool found = false;
+    uint32_t at = root;
+    uint64_t total = sz ? sz[root] : 0;
+    for (unsigned depth = 0;
+         sz && seen && depth < CR_SPLIT_LEVELS && !c->failed; depth++) {
+        ub_arena_mark m;
+        ub_value names = cr_names(c, at, K_PRIMCHILDREN, &m);
+        cr_kids kids = cr_children(c, at);
+        uint32_t n = names.count;
+        if (n > cap) {
+            uint32_t *e = realloc(ent, (size_t)n * sizeof *ent);
+            if (!e) {
+                cr_names_done(c, m);
+                found = false;
+                break;
+            }
+            ent = e;
+            cap = n;
+        }
+        /* each entry's prim (NONE: skipped), the biggest, twice named? */
+        bool twice = false;
+        uint32_t big = NONE;
+        for (uint32_t j = 0; j < n; j++) {
+            uint32_t e = ent[j] =
+                cr_prim_child(c, kids, ub_value_str(&names, j));
+            if (e == NONE)
+                continue;
+            twice |= (seen[e / 64] >> (e % 64)) & 1;
+            seen[e / 64] |= 1ull << (e % 64);
+            if (big == NONE || sz[e] > sz[big])
+                big = e;
+        }
+        cr_names_done(c, m);
+        uint64_t tail = 0, best = 0;
+        uint32_t best_j = NONE;
+        for (uint32_t j = n; j-- > 0;) {
+            if (ent[j] == NONE)
+                continue;
+            seen[ent[j] / 64] = 0;
+            tail += (uint64_t)sz[ent[j]] + 1;
+            if (best_j == NONE ||
+                cr_off_half(tail, total) < cr_off_half(best, total)) {
+                best_j = j;
+                best = tail;
+            }
+        }
+        if (best_j != NONE && !twice) {
+            *plan = (cr_plan){at, best_j, depth, best, total};
+            found = true;
+        }
+        if (big == NONE || 2 * ((uint64_t)sz[big] + 1) <= total)
+            break;
+        at = big;
+    }
+    free(sz);
+    free(seen);
+    free(ent);
+    return found && !c->failed;
+}
+
+/* The other thread: a reader of its own over the same tables, building
+ * into a layer of its own. */
+typedef struct cr_tail {
+    crate w;
+    cr_plan plan;
+    bool at_root;
+    pthread_t th;
+} cr_tail;
+
+/* What each reader has of its own (the tables are shared). */
+static void cr_free_own(crate *c)
+{
+    free(c->ptext);
+    free(c->buf);
+    free(c->memo);
+    ub_arena_free(c->ms_arena);
+    ub_arena_free(c->names);
+    c->ptext = NULL;
+    c->buf = NULL;
+    c->memo = NULL;
+    c->ms_arena = c->names = NULL;
+}
+
+/* w: a reader for another thread, building into L with diagnostics d:
+ * c's tables (read only from here on), scratch and memo of its own, no
+ * pages given back (the first thread does that). */
+static bool cr_fork(const crate *c, crate *w, ub_layer *L, ub_diags *d)
+{
+    *w = *c;
+    w->diags = d;
+    w->L = L;
+    w->a = L->arena;
+    w->buf = NULL;
+    w->buf_cap = 0;
+    w->memo = NULL;
+    w->memo_n = w->memo_cap = 0;
+    w->ms = (ub_fields){0};
+    w->blk = w->blk_old = w->blk_mem = w->blk_gone = NULL;
+    w->stream = NULL;
+    w->in_variant = 0;
+    w->split_at = NONE;
+    w->split_prim = NULL;
+    w->ptext = calloc(CR_PTEXT_CACHE, sizeof *w->ptext);
+    w->ms_arena = ub_arena_new();
+    w->names = ub_arena_new();
+    if (w->ptext && w->ms_arena && w->names &&
+        ub_arena_alloc(w->ms_arena, 1)) {
+        w->ms_mark = ub_arena_get_mark(w->ms_arena);
+        return true;
+    }
+    cr_free_own(w);
+    return false;
+}
+
+static void *cr_build_tail(void *arg)
+{
+    cr_tail *t = arg;
+    crate *w = &t->w;
+    ub_prim *into = w->L->root; /* grafted onto the prim of plan.at */
+    if (t->at_root)
+        w->loc = ub_strtab_sloc(w->t, (ub_loc){w->name, 0, 0});
+    else
+        cr_set_loc(w, t->plan.at);
+    into->loc = w->loc;
+    ub_arena_mark m;
+    ub_value names = cr_names(w, t->plan.at, K_PRIMCHILDREN, &m);
+    uint32_t from = t->plan.j < names.count ? t->plan.j : names.count;
+    if (ub_prim_reserve_children(w->L, into, names.count - from) != 0)
+        cr_oom(w);
+    cr_build_children(w, into, t->plan.at, t->plan.depth, &names, from,
+                      names.count);
+    cr_names_done(w, m);
+    return NULL;
+}
+
+/* Back to before the build, for one thread to build again: a new layer
+ * (given the tree of spec paths), memo and scratch empty.  false: out of
+ * memory (said). */
+static bool cr_restart(crate *c, uint64_t budget, ub_arena_mark names)
+{
+    c->L->spec_tree = 0; /* (the new layer's) */
+    ub_layer_free(c->L);
+    free(c->memo);
+    c->memo = NULL;
+    c->memo_n = c->memo_cap = 0;
+    ub_arena_release(c->ms_arena, c->ms_mark);
+    c->ms = (ub_fields){0};
+    ub_arena_release(c->names, names);
+    c->budget = budget;
+    c->failed = false;
+    c->in_variant = 0;
+    c->split_at = NONE;
+    c->split_prim = NULL;
+    if (!(c->L = ub_layer_new(c->t, c->name)))
+        return cr_oom(c) != NULL;
+    c->L->spec_tree = c->tree;
+    c->a = c->L->arena;
+    return true;
+}
+
+/* Build the layer from the pseudo-root (path root) in two threads (see
+ * ub_crate_stream.split).  Each thread's errors go to a list of its own,
+ * and any error, in either, has the layer built again by one thread: the
+ * error reported is the one a single thread meets first.  false: not
+ * built so (no split, an error, no memory); c is then as before it. */
+static bool cr_build_split(crate *c, uint32_t root)
+{
+    if (c->split_mode < 0 || c->stream ||
+        (c->split_mode == 0 && (c->npath < CR_SPLIT_MIN || ub_cpus() < 2)))
+        return false;
+    ub_diags *diags = c->diags;
+    uint64_t budget = c->budget;
+    ub_arena_mark names = ub_arena_get_mark(c->names);
+    cr_tail *t = calloc(1, sizeof *t);
+    ub_diags *mine = ub_diags_new(), *theirs = ub_diags_new();
+    ub_layer *tail = ub_layer_new(c->t, c->name);
+    bool go = t && mine && theirs && tail;
+    if (go) {
+        c->diags = mine;
+        go = cr_plan_split(c, root, &t->plan) &&
+             (c->split_mode > 0 || (8 * t->plan.tail >= t->plan.total &&
+                                    8 * t->plan.tail <= 7 * t->plan.total));
+        c->budget = budget; /* (the lists are decoded again) */
+    }
+    if (go && (go = cr_fork(c, &t->w, tail, theirs))) {
+        t->at_root = t->plan.at == root;
+        c->split_at = t->plan.at;
+        c->split_j = t->plan.j;
+        ub_strtab_set_concurrent(c->t, true);
+        if (!(go = pthread_create(&t->th, NULL, cr_build_tail, t) == 0)) {
+            ub_strtab_set_concurrent(c->t, false);
+            cr_free_own(&t->w);
+        }
+    }
+    bool built = false;
+    if (go) {
+        cr_build_prim(c, c->L->root, root, 0);
+        pthread_join(t->th, NULL);
+        ub_strtab_set_concurrent(c->t, false);
+        const crate *w = &t->w;
+        /* (each decoded every value it built: together, as many as one
+         * thread would have) */
+        uint64_t used = (budget - c->budget) + (budget - w->budget);
+        if (!c->failed && !w->failed && c->split_prim && used <= budget) {
+            ub_prim *from = tail->root;
+            built = ub_layer_graft(c->L, tail, &from, &c->split_prim, 1,
+                                   NULL) == 0;
+            tail = NULL; /* (consumed) */
+            c->budget = budget - used;
+        }
+        cr_free_own(&t->w);
+    }
+    ub_layer_free(tail);
+    ub_diags_free(mine);
+    ub_diags_free(theirs);
+    free(t);
+    c->diags = diags;
+    c->split_at = NONE;
+    if (c->split_done)
+        *c->split_done = built;
+    if (built)
+        return true;
+    if (go) /* something was built: not kept */
+        cr_restart(c, budget, names);
+    else {
+        c->failed = false; /* (the plan's error: the build meets it) */
+        ub_arena_release(c->names, names);
+    }
+    return false;
 }
 
 /* --- entry ------------------------------------------------------------- */
@@ -2868,16 +3198,12 @@ static void cr_free(crate *c)
     free(c->fld_rep);
     ub_scratch_free(c->fset, c->fset_size);
     free(c->pfset);
-    free(c->ptext);
     free(c->kid_bits);
     free(c->kid_rank);
     free(c->cstart);
     free(c->child);
-    free(c->buf);
-    free(c->memo);
     free(c->blk_mem);
-    ub_arena_free(c->ms_arena);
-    ub_arena_free(c->names);
+    cr_free_own(c);
 }
 
 ub_layer *ub_crate_read(const void *data, size_t len, const char *path,
@@ -2894,7 +3220,11 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
     /* (a stream without prim_done only says the data is mapped) */
     crate c = {.d = data, .len = len, .name = path, .t = t, .diags = diags,
                .stream = stream && stream->prim_done ? stream : NULL,
-               .w_spec = NONE};
+               .w_spec = NONE, .split_at = NONE,
+               .split_mode = stream ? stream->split : 0,
+               .split_done = stream ? stream->split_done : NULL};
+    if (c.split_done)
+        *c.split_done = false;
     c.budget = (uint64_t)len * 64 + (1u << 20);
     c.blk_lo = c.blk_last = c.old_lo = UINT64_MAX;
     if (stream && stream->mapped) {
@@ -2944,7 +3274,7 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
         if (PK_STYPE(c.pkind[root]) != UB_CRATE_SPEC_PSEUDO_ROOT) {
             cr_where(&c, "section", "SPECS", NULL);
             cr_err(&c, "the spec at </> is not the pseudo-root");
-        } else {
+        } else if (!cr_build_split(&c, root) && !c.failed) {
             cr_build_prim(&c, c.L->root, root, 0);
         }
     }

@@ -13,7 +13,8 @@
  *   - as usdc it is written (or refused with an error saying what crate
  *     cannot hold), written again with this process pinned to one CPU
  *     (the writer then stores on its walking thread) as the same bytes,
- *     and reads back as the same text.
+ *     and reads back as the same text, by one thread and by two (the
+ *     reader's split, forced whatever the layer's size).
  * A file that does not open (the corpus's _bad_ layers) is counted, not
  * failed.  Prints "FAIL: FILE: what" for each failure and a summary;
  * exits 1 when anything failed, 2 on a usage error.
@@ -146,6 +147,14 @@ static void rt_usdc(rt_counts *n, const char *file, ub_strtab *t,
         if (!rt_back_same(ub_crate_read(bin.data, bin.len, file, t, d),
                           text))
             rt_fail(n, file, "usdc: read back, it is not the same layer",
+                    d);
+        ub_crate_stream two = {.split = 1}; /* (whatever its size) */
+        if (!rt_back_same(ub_crate_read_stream(bin.data, bin.len, file, t,
+                                               &two, d),
+                          text))
+            rt_fail(n, file,
+                    "usdc: read back by two threads, it is not the same "
+                    "layer",
                     d);
     }
     ub_buf_free(&pinned);

@@ -11,6 +11,7 @@
 
 #include "ub_crate.h"
 #include "ub_crate_codec.h"
+#include "ub_crate_encode.h"
 #include "ub_crate_format.h"
 #include "ub_parse.h"
 #include "ub_usda.h"
@@ -1098,6 +1099,212 @@ static void test_variant_names(void)
     ub_diags_free(d);
 }
 
+/* A layer with n prims in World's list of children, which a build in two
+ * threads splits: nested prims, variants, an array and a dictionary that
+ * prims on both sides share, samples, targets. */
+static char *split_text(unsigned n)
+{
+    ub_buf b;
+    ub_buf_init(&b);
+    char line[1024];
+    ub_buf_puts(&b, "#usda 1.0\n(\n    defaultPrim = \"World\"\n"
+                    "    subLayers = [\n        @./a.usda@\n    ]\n)\n\n"
+                    "def Scope \"Looks\"\n{\n"
+                    "    def Material \"m0\"\n    {\n    }\n}\n\n"
+                    "def Xform \"World\" (\n    kind = \"group\"\n)\n{\n"
+                    "    int[] shared = [1, 2, 3]\n");
+    for (unsigned i = 0; i < n; i++) {
+        snprintf(line, sizeof line,
+                 "\n    def Xform \"p%u\" (\n"
+                 "        customData = {\n            int id = 7\n"
+                 "            string s = \"x\"\n        }\n"
+                 "        variants = {\n            string v = \"a\"\n"
+                 "        }\n        prepend variantSets = \"v\"\n    )\n"
+                 "    {\n        int[] ids = [1, 2, 3]\n"
+                 "        rel look = </Looks/m0>\n"
+                 "        float r = %u\n"
+                 "        float r.timeSamples = {\n            1: 1.5,\n"
+                 "            2: %u,\n        }\n\n"
+                 "        def Mesh \"geo\"\n        {\n"
+                 "            point3f[] points = [(0, 0, 0), (1, 1, %u)]\n"
+                 "        }\n"
+                 "        variantSet \"v\" = {\n            \"a\" {\n"
+                 "                def \"inV\"\n                {\n"
+                 "                }\n\n            }\n"
+                 "            \"b\" {\n\n            }\n        }\n    }\n",
+                 i, i, i, i);
+        ub_buf_puts(&b, line);
+    }
+    ub_buf_puts(&b, "}\n\n");
+    ub_buf_putc(&b, '\0');
+    return ub_buf_take(&b);
+}
+
+/* b's token `from` renamed `to` (text cannot name two children alike):
+ * TOKENS written again after the other sections, then the table of
+ * contents. */
+static void rename_token(ub_buf *b, const char *from, const char *to)
+{
+    uint64_t toc = u64_at(b, 16), nsec = u64_at(b, toc), tokens = 0;
+    for (uint64_t i = 0; i < nsec; i++)
+        if (strcmp(b->data + toc + 8 + 32 * i, UB_CRATE_SEC_TOKENS) == 0)
+            tokens = toc + 8 + 32 * i;
+    CU_ASSERT_FATAL(tokens != 0);
+    uint64_t at = u64_at(b, tokens + 16), n = u64_at(b, at),
+             raw = u64_at(b, at + 8), csize = u64_at(b, at + 16);
+    char *text = malloc(raw);
+    const char *why;
+    CU_ASSERT_FATAL(text && ub_crate_lz4(b->data + at + 24, csize, text,
+                                         raw, &why) == 0);
+    ub_buf t, o;
+    ub_buf_init(&t);
+    ub_buf_init(&o);
+    for (const char *p = text; p < text + raw; p += strlen(p) + 1)
+        ub_buf_append(&t, strcmp(p, from) ? p : to,
+                      strlen(strcmp(p, from) ? p : to) + 1);
+    free(text);
+    ub_buf_append(&o, b->data, toc);
+    uint64_t sec = o.len, len = t.len;
+    ub_buf_append(&o, &n, 8);
+    ub_buf_append(&o, &len, 8);
+    size_t csize_at = o.len;
+    ub_buf_append(&o, &len, 8);
+    ub_crate_lz4c c;
+    ub_crate_lz4c_init(&c, 0);
+    ub_crate_lz4_compress(t.data, t.len, &c, &o);
+    ub_crate_lz4c_free(&c);
+    uint64_t clen = o.len - csize_at - 8, size = o.len - sec,
+             new_toc = o.len;
+    memcpy(o.data + csize_at, &clen, 8);
+    ub_buf_append(&o, b->data + toc, b->len - toc);
+    memcpy(o.data + new_toc + (tokens - toc) + 16, &sec, 8);
+    memcpy(o.data + new_toc + (tokens - toc) + 24, &size, 8);
+    memcpy(o.data + 16, &new_toc, 8);
+    ub_buf_free(&t);
+    ub_buf_free(b);
+    *b = o;
+}
+
+/* Read b with split mode `split`; *done: whether two threads built it. */
+static ub_layer *read_split(const ub_buf *b, int split, bool *done,
+                            ub_diags *d)
+{
+    ub_crate_stream cs = {.split = split, .split_done = done};
+    return ub_crate_read_stream(b->data, b->len, "t.usdc", strtab, &cs, d);
+}
+
+/* Whether two lists hold the same messages. */
+static bool same_diags(const ub_diags *a, const ub_diags *b)
+{
+    if (ub_diags_count(a) != ub_diags_count(b))
+        return false;
+    for (size_t i = 0; i < ub_diags_count(a); i++)
+        if (strcmp(ub_diags_at(a, i)->message, ub_diags_at(b, i)->message))
+            return false;
+    return true;
+}
+
+static void test_read_split(void)
+{
+    ub_diags *d = ub_diags_new();
+    for (unsigned n = 2; n <= 300; n = n * 5 + 1) {
+        char *text = split_text(n);
+        ub_buf b;
+        ub_buf_init(&b);
+        CU_ASSERT_EQUAL_FATAL(write_text(text, &b, d), 0);
+        bool one = true, two = false, any = true;
+        ub_layer *l1 = read_split(&b, -1, &one, d);
+        ub_layer *l2 = read_split(&b, 1, &two, d);
+        ub_layer *l0 = read_split(&b, 0, &any, d); /* (by size and CPUs) */
+        CU_ASSERT_FALSE(one);
+        CU_ASSERT_TRUE(two);
+        CU_ASSERT_FALSE(any); /* (too small) */
+        CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+        CU_ASSERT_FATAL(l1 && l2 && l0);
+        ub_buf t1;
+        ub_buf_init(&t1);
+        ub_usda_write(l1, &t1);
+        ub_buf_putc(&t1, '\0');
+        CU_ASSERT_STRING_EQUAL(t1.data, text);
+        CU_ASSERT_TRUE(same_usda(l1, l2));
+        CU_ASSERT_TRUE(same_usda(l1, l0));
+        /* the layer's lookups know both threads' prims */
+        const char *last = NULL;
+        char name[32];
+        snprintf(name, sizeof name, "p%u", n - 1);
+        ub_prim *w = ub_prim_find_child(l2, l2->root,
+                                        ub_intern_cstr(strtab, "World"));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+        ub_prim *p = ub_prim_find_child(l2, w, ub_intern_cstr(strtab, name));
+        CU_ASSERT_PTR_NOT_NULL(p);
+        CU_ASSERT(p && p->parent == w);
+        if (p)
+            last = p->name;
+        CU_ASSERT_PTR_EQUAL(last, ub_intern_cstr(strtab, name));
+        ub_buf_free(&t1);
+        ub_layer_free(l0);
+        ub_layer_free(l1);
+        ub_layer_free(l2);
+        ub_buf_free(&b);
+        free(text);
+    }
+    /* World's list names p0 first and last (p19 renamed): one prim, as
+     * one thread builds it (World's list is not split) */
+    char *text = split_text(20);
+    ub_buf b;
+    ub_buf_init(&b);
+    CU_ASSERT_EQUAL_FATAL(write_text(text, &b, d), 0);
+    rename_token(&b, "p19", "p0");
+    bool one = true, two = false;
+    ub_layer *l1 = read_split(&b, -1, &one, d);
+    ub_layer *l2 = read_split(&b, 1, &two, d);
+    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+    CU_ASSERT_FATAL(l1 && l2);
+    ub_prim *w = ub_prim_find_child(l1, l1->root,
+                                    ub_intern_cstr(strtab, "World"));
+    CU_ASSERT_FATAL(w != NULL);
+    CU_ASSERT_EQUAL(w->children.n, 19);
+    CU_ASSERT_TRUE(two); /* (the pseudo-root's list: World is the tail) */
+    CU_ASSERT_TRUE(same_usda(l1, l2));
+    ub_layer_free(l1);
+    ub_layer_free(l2);
+    free(text);
+    ub_buf_free(&b);
+    /* damage anywhere: the same layer, or the same error, both ways */
+    text = split_text(6);
+    ub_buf_init(&b);
+    CU_ASSERT_EQUAL_FATAL(write_text(text, &b, d), 0);
+    unsigned differ = 0, failed = 0, split = 0;
+    for (size_t at = UB_CRATE_BOOTSTRAP_SIZE; at < b.len; at++) {
+        for (unsigned k = 0; k < 2; k++) {
+            ub_buf x;
+            ub_buf_init(&x);
+            ub_buf_append(&x, b.data, b.len);
+            x.data[at] ^= k ? 0x01 : 0x5a;
+            ub_diags *d1 = ub_diags_new(), *d2 = ub_diags_new();
+            bool s1 = false;
+            ub_layer *a = read_split(&x, -1, NULL, d1);
+            ub_layer *c = read_split(&x, 1, &s1, d2);
+            split += s1;
+            failed += !a;
+            if (!a != !c || !same_diags(d1, d2) ||
+                (a && !same_usda(a, c)))
+                differ++;
+            ub_layer_free(a);
+            ub_layer_free(c);
+            ub_diags_free(d1);
+            ub_diags_free(d2);
+            ub_buf_free(&x);
+        }
+    }
+    CU_ASSERT_EQUAL(differ, 0);
+    CU_ASSERT(failed > 100); /* (the damage was met) */
+    CU_ASSERT(split > 100);  /* (and often after a split) */
+    free(text);
+    ub_buf_free(&b);
+    ub_diags_free(d);
+}
+
 int main(void)
 {
     strtab = ub_strtab_new();
@@ -1133,6 +1340,8 @@ int main(void)
     CU_add_test(s, "damage at a long path named", test_long_path_damage);
     CU_add_test(s, "variant names the path grammar does not take",
                 test_variant_names);
+    CU_add_test(s, "read by two threads: the layer one reads, its errors",
+                test_read_split);
     CU_add_test(s, "list ops of unregistered fields",
                 test_unregistered_listops);
     unsigned failed = ub_test_run_all();
