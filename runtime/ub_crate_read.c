@@ -167,6 +167,9 @@ typedef struct crate {
      * no split */
     uint32_t split_at, split_j;
     ub_prim *split_prim;
+    /* lists of FIELDS, FIELDSETS, PATHS and SPECS a second thread
+     * decodes while this one reads TOKENS (cr_ahead_start); NULL: none */
+    struct cr_ahead *ahead;
     int split_mode;             /* ub_crate_stream.split */
     bool *split_done;           /* ub_crate_stream.split_done */
     const char *key[K_COUNT];   /* cr_key_names, interned */
@@ -473,10 +476,20 @@ static uint64_t rd_ints_size(cur *k, uint64_t count, unsigned width,
     return n;
 }
 
+static void *cr_ahead_take(crate *c, const unsigned char *at, uint64_t size,
+                           unsigned width);
+
 /* Decode compressed ints whose size rd_ints_size read into out. */
 static bool rd_ints_into(cur *k, uint64_t n, uint64_t count, unsigned width,
                          void *out, const char *what)
 {
+    void *early = cr_ahead_take(k->c, k->p, count, width);
+    if (early) {
+        memcpy(out, early, count * width);
+        ub_scratch_free(early, count * width);
+        k->p += n;
+        return true;
+    }
     const char *why = NULL;
     int rc = ub_crate_ints(k->p, n, count, width, out, &why);
     if (rc == UB_CRATE_NOMEM) {
@@ -499,7 +512,12 @@ static void *rd_ints(cur *k, uint64_t count, unsigned width,
     uint64_t n = rd_ints_size(k, count, width, what);
     if (k->c->failed)
         return NULL;
-    void *out = ub_scratch_alloc(count * width);
+    void *out = cr_ahead_take(k->c, k->p, count, width);
+    if (out) {
+        k->p += n;
+        return out;
+    }
+    out = ub_scratch_alloc(count * width);
     if (!out)
         return cr_oom(k->c);
     if (!rd_ints_into(k, n, count, width, out, what)) {
@@ -833,6 +851,8 @@ static int cr_read_fields(crate *c)
                    (unsigned long long)n, (unsigned long long)rsize);
             goto out;
         }
+        if ((c->fld_rep = cr_ahead_take(c, k.p, n * 8, 0)))
+            goto named;
         c->fld_rep = malloc(n ? n * 8 : 1);
         if (!c->fld_rep) {
             cr_oom(c);
@@ -844,6 +864,7 @@ static int cr_read_fields(crate *c)
             goto out;
         }
     }
+named:
     c->nfld = n;
     /* the names, numbered in order of first use; each field keeps its
      * name's number, in as few bytes as their count needs */
@@ -3155,6 +3176,174 @@ bool ub_crate_sniff(const void *data, size_t len)
            memcmp(data, UB_CRATE_IDENT, UB_CRATE_IDENT_LEN) == 0;
 }
 
+/* --- lists decoded ahead ------------------------------------------------- */
+
+/* Past this many bytes of FIELDS, FIELDSETS, PATHS and SPECS (compressed)
+ * a second thread decodes their lists while the first reads TOKENS. */
+#define CR_AHEAD_MIN (256u << 10)
+#define CR_AHEAD_LISTS 9 /* FIELDS 2, FIELDSETS 1, PATHS 3, SPECS 3 */
+
+/* The lists, each by where its bytes start (the size before them read by
+ * both threads alike), its count and width (0: FIELDS' LZ4 values,
+ * count bytes, malloc's; else ub_scratch_alloc's). */
+typedef struct cr_ahead {
+    crate q;            /* the thread's reader: its errors in `quiet` */
+    ub_diags *quiet;
+    pthread_t th;
+    bool running;
+    size_t n;
+    struct cr_early {
+        const unsigned char *at;
+        uint64_t count;
+        unsigned width;
+        void *v;
+    } e[CR_AHEAD_LISTS];
+} cr_ahead;
+
+static void cr_early_put(cr_ahead *a, const unsigned char *at,
+                         uint64_t count, unsigned width, void *v)
+{
+    if (v && a->n < CR_AHEAD_LISTS)
+        a->e[a->n++] = (struct cr_early){at, count, width, v};
+    else if (v && width)
+        ub_scratch_free(v, count * width);
+    else
+        free(v);
+}
+
+/* count 32-bit ints at k, as rd_ints reads them. */
+static void cr_early_ints(cr_ahead *a, cur *k, uint64_t count)
+{
+    const unsigned char *at = k->p + 8; /* (after their size) */
+    cr_early_put(a, at, count, 4, rd_ints(k, count, 4, ""));
+}
+
+/* Section `name`'s cursor, for the thread (an error in one section does
+ * not stop it reading the next). */
+static bool cr_early_section(cr_ahead *a, const char *name, cur *k)
+{
+    a->q.failed = false;
+    return cr_section(&a->q, name, k);
+}
+
+/* The second thread: each section's lists as its reader (cr_read_*)
+ * finds them, the biggest first.  What fails here is left out, for the
+ * first thread to decode and report. */
+static void *cr_ahead_main(void *arg)
+{
+    cr_ahead *a = arg;
+    crate *q = &a->q;
+    cur k;
+    if (cr_early_section(a, UB_CRATE_SEC_FIELDSETS, &k))
+        cr_early_ints(a, &k, rd_u64(&k, ""));
+    if (cr_early_section(a, UB_CRATE_SEC_SPECS, &k)) {
+        uint64_t n = rd_u64(&k, "");
+        for (int i = 0; i < 3 && !q->failed; i++)
+            cr_early_ints(a, &k, n);
+    }
+    if (cr_early_section(a, UB_CRATE_SEC_PATHS, &k)) {
+        rd_u64(&k, ""); /* (the path count) */
+        uint64_t n = rd_u64(&k, "");
+        for (int i = 0; i < 3 && !q->failed; i++)
+            cr_early_ints(a, &k, n);
+    }
+    if (cr_early_section(a, UB_CRATE_SEC_FIELDS, &k)) {
+        uint64_t n = rd_u64(&k, "");
+        cr_early_ints(a, &k, n);
+        uint64_t rsize = rd_u64(&k, "");
+        const char *why;
+        void *reps = NULL;
+        if (!q->failed && n <= SIZE_MAX / 8 && cur_need(&k, rsize, "") &&
+            cr_lz4_plausible(rsize, n * 8) &&
+            (reps = malloc(n ? n * 8 : 1)) && n &&
+            ub_crate_lz4(k.p, rsize, reps, n * 8, &why) != 0) {
+            free(reps);
+            reps = NULL;
+        }
+        cr_early_put(a, k.p, n * 8, 0, reps);
+    }
+    return NULL;
+}
+
+/* The list decoded ahead from the bytes at `at` (count, width as
+ * cr_ahead), now the caller's; NULL: none (the caller decodes it). */
+static void *cr_ahead_take(crate *c, const unsigned char *at, uint64_t count,
+                           unsigned width)
+{
+    cr_ahead *a = c->ahead;
+    for (size_t i = 0; a && !a->running && i < a->n; i++) {
+        struct cr_early *e = &a->e[i];
+        if (e->v && e->at == at && e->count == count && e->width == width) {
+            void *v = e->v;
+            e->v = NULL;
+            return v;
+        }
+    }
+    return NULL;
+}
+
+/* Start the second thread on a big file read whole (a stream's reads
+ * hold one section's lists at a time, as cat's memory needs). */
+static void cr_ahead_start(crate *c)
+{
+    if (c->stream || c->split_mode < 0 ||
+        c->ver < UB_CRATE_V_COMPRESSED_SECTIONS ||
+        (c->split_mode == 0 && ub_cpus() < 2))
+        return;
+    cr_ahead *a = calloc(1, sizeof *a);
+    if (!a || !(a->quiet = ub_diags_new())) {
+        free(a);
+        return;
+    }
+    a->q = *c;
+    a->q.diags = a->quiet;
+    a->q.blk = NULL; /* (pages are the first thread's to give back) */
+    a->q.ahead = NULL;
+    static const char *const big[] = {
+        UB_CRATE_SEC_FIELDS, UB_CRATE_SEC_FIELDSETS, UB_CRATE_SEC_PATHS,
+        UB_CRATE_SEC_SPECS};
+    uint64_t size = 0;
+    for (int i = 0; i < 4; i++) {
+        cur k;
+        if (cr_early_section(a, big[i], &k))
+            size += (uint64_t)(k.end - k.p);
+    }
+    a->q.failed = false;
+    if ((c->split_mode == 0 && size < CR_AHEAD_MIN) ||
+        pthread_create(&a->th, NULL, cr_ahead_main, a) != 0) {
+        ub_diags_free(a->quiet);
+        free(a);
+        return;
+    }
+    a->running = true;
+    c->ahead = a;
+}
+
+static void cr_ahead_join(crate *c)
+{
+    if (c->ahead && c->ahead->running) {
+        pthread_join(c->ahead->th, NULL);
+        c->ahead->running = false;
+    }
+}
+
+/* (Joined first.)  The lists not taken. */
+static void cr_ahead_free(crate *c)
+{
+    cr_ahead *a = c->ahead;
+    if (!a)
+        return;
+    cr_ahead_join(c);
+    for (size_t i = 0; i < a->n; i++)
+        if (a->e[i].v && a->e[i].width)
+            ub_scratch_free(a->e[i].v, a->e[i].count * a->e[i].width);
+        else
+            free(a->e[i].v);
+    ub_diags_free(a->quiet);
+    free(a);
+    c->ahead = NULL;
+}
+
 /* The structural sections, into tables.  Each section's pages of a
  * mapped file go back once it is decoded, and the children are indexed
  * only once SPECS' temporaries are gone: a structure-heavy file's peak is
@@ -3166,10 +3355,16 @@ static int cr_read_sections(crate *c)
         cr_read_fieldsets, cr_read_paths, cr_read_specs,
     };
     for (size_t i = 0; i < sizeof step / sizeof *step; i++) {
+        if (step[i] == cr_read_fields) /* (the lists decoded ahead) */
+            cr_ahead_join(c);
         if (step[i](c) != 0 || c->failed)
             return -1;
-        cr_release(c, true);
+        if (step[i] == cr_read_boot)
+            cr_ahead_start(c);
+        if (!c->ahead || !c->ahead->running)
+            cr_release(c, true);
     }
+    cr_ahead_free(c);
     return c->npath && !cr_index_children(c) ? -1 : 0;
 }
 
@@ -3186,6 +3381,7 @@ static void cr_hand_over(crate *c)
 
 static void cr_free(crate *c)
 {
+    cr_ahead_free(c);
     if (!c->tree) { /* (else the string table's now) */
         free(c->tok);
         free(c->ppar);
