@@ -60,10 +60,11 @@ typedef struct ub_crate_stream {
      * the text reader's split parse reads a big layer: a second thread
      * builds the tail of one list of prim children, the list met from the
      * pseudo-root down whose tail holds about half the file's paths, and
-     * its prims join the layer at the end.  The layer, and any error, are
-     * the ones one thread gives.  0: when the file has many paths and the
-     * process two CPUs (ub_cpus); > 0: wherever a list has a tail (tests);
-     * < 0: never. */
+     * its prims join the layer at the end; and a big file's integer
+     * lists are decoded by the second thread while the first reads its
+     * tokens.  The layer, and any error, are the ones one thread gives.
+     * 0: when the file is big and the process has two CPUs (ub_cpus);
+     * > 0: whatever its size (tests); < 0: never. */
     int split;
     bool *split_done; /* NULL, or set: whether two threads built it */
 } ub_crate_stream;
