@@ -82,6 +82,12 @@ typedef struct ub_w_batch {
 #define UB_W_SCACHE 4096
 #define UB_W_SCACHE_SHIFT 52 /* 64 - log2(UB_W_SCACHE) */
 #define UB_W_RCACHE 1024
+/* The records of the last UB_W_HELD compressed chunks stay (4 MiB): a
+ * record recurs soon or not at all, mostly; they go UB_W_HELD at a time,
+ * so that moving the rest down costs one copy of the records in all.
+ * UB_W_DZ chunks that went stay decompressed, for the comparisons. */
+#define UB_W_HELD 16
+#define UB_W_DZ 8
 
 /* The numbering side: deduplicates records, numbers them in order, fills
  * the tree's record references in, closes chunks and compresses them
@@ -89,8 +95,24 @@ typedef struct ub_w_batch {
  * encodes (or inline when no thread can be had); batches are taken in
  * order, so the bytes are those of doing everything in one thread. */
 typedef struct ub_w_num {
-    /* records, concatenated; rec_off has nrecs + 1 entries */
+    /* records, concatenated; rec_off has nrecs + 1 entries, offsets into
+     * all of them.  recs holds them from recs_base on: the records of
+     * compressed chunks go, all but the last UB_W_HELD chunks' (the
+     * first ndropped chunks' are gone), so the writer does not hold the
+     * layer's records twice (a clip bake's samples are most of it).  The
+     * short records stay, in shorts (they are the ones that recur, and
+     * fetching one from its chunk costs the chunk); a new record compared
+     * with a long one that went reads it back from its compressed chunk
+     * (a few stay decompressed, in dz) and keeps a copy once it proves
+     * equal: what recurs, recurs again. */
     ub_buf recs;
+    uint64_t recs_base;
+    uint32_t ndropped;
+    /* the short records that went: record id's bytes at short_at[id] in
+     * shorts (for every id that went; UINT32_MAX: a long one) */
+    uint32_t *short_at;
+    uint32_t capshort;
+    ub_buf shorts;
     uint64_t *rec_off;
     uint32_t nrecs, caprecs;
     ub_idtab rec_tab;
@@ -109,6 +131,18 @@ typedef struct ub_w_num {
     ub_buf zout;
     ub_w_section *zsec;
     uint32_t capzsec;
+    ZSTD_DCtx *dctx;
+    /* chunks decompressed: chunk c, if any, in dz[c % UB_W_DZ] */
+    ub_buf dz[UB_W_DZ];
+    uint32_t dz_chunk[UB_W_DZ]; /* UINT32_MAX: none */
+    /* copies of dropped records found equal to a new one: by id, at
+     * kept_off in kept (open addressing, id + 1; 0 empty) */
+    struct ub_w_kslot {
+        uint32_t id1;
+        uint64_t off;
+    } *kslot;
+    size_t kcap, kn;
+    ub_buf kept;
     bool failed;
 } ub_w_num;
 
@@ -372,11 +406,139 @@ static inline bool bytes_equal(const char *a, const char *b, size_t n)
     return (d | (x ^ y)) == 0;
 }
 
-static bool rec_equal(const ub_w_num *n, uint32_t id, const char *p,
-                      size_t len)
+/* The kept copy of dropped record id (ub_w_num), or NULL. */
+static const char *kept_find(const ub_w_num *n, uint32_t id)
 {
-    return n->rec_off[id + 1] - n->rec_off[id] == len &&
-           bytes_equal(n->recs.data + n->rec_off[id], p, len);
+    if (!n->kcap)
+        return NULL;
+    for (size_t j = (id * 0x9e3779b1u) & (n->kcap - 1); n->kslot[j].id1;
+         j = (j + 1) & (n->kcap - 1))
+        if (n->kslot[j].id1 == id + 1)
+            return n->kept.data + n->kslot[j].off;
+    return NULL;
+}
+
+static void kept_put(ub_w_num *n, uint32_t id, const char *p, size_t len)
+{
+    if ((n->kn + 1) * 2 > n->kcap) {
+        size_t cap = n->kcap ? n->kcap * 2 : 256;
+        struct ub_w_kslot *v = calloc(cap, sizeof *v);
+        if (!v) {
+            n->failed = true;
+            return;
+        }
+        for (size_t i = 0; i < n->kcap; i++)
+            if (n->kslot[i].id1) {
+                size_t j = ((n->kslot[i].id1 - 1) * 0x9e3779b1u) & (cap - 1);
+                while (v[j].id1)
+                    j = (j + 1) & (cap - 1);
+                v[j] = n->kslot[i];
+            }
+        free(n->kslot);
+        n->kslot = v;
+        n->kcap = cap;
+    }
+    size_t j = (id * 0x9e3779b1u) & (n->kcap - 1);
+    while (n->kslot[j].id1)
+        j = (j + 1) & (n->kcap - 1);
+    n->kslot[j] = (struct ub_w_kslot){id + 1, n->kept.len};
+    n->kn++;
+    ub_buf_append(&n->kept, p, len);
+    if (n->kept.failed)
+        n->failed = true;
+}
+
+/* Record id's bytes, of a chunk whose records went: from the chunk
+ * decompressed (into dz); NULL when that fails (the write fails: out of
+ * memory). */
+static const char *dropped_bytes(ub_w_num *n, uint32_t id)
+{
+    uint32_t lo = 0, hi = n->ndropped; /* chunk_first[lo] <= id < [hi] */
+    while (hi - lo > 1) {
+        uint32_t mid = lo + (hi - lo) / 2;
+        if (n->chunk_first[mid] <= id)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    ub_buf *dz = &n->dz[lo % UB_W_DZ];
+    uint32_t *have = &n->dz_chunk[lo % UB_W_DZ];
+    if (*have != lo) {
+        const ub_w_section *z = &n->zsec[lo];
+        dz->len = 0;
+        *have = UINT32_MAX;
+        char *d = ub_buf_reserve(dz, z->raw ? z->raw : 1);
+        if (!d || (!n->dctx && !(n->dctx = ZSTD_createDCtx()))) {
+            n->failed = true;
+            return NULL;
+        }
+        const char *src = n->zout.data + z->offset;
+        if (z->codec == UB_USDB_CODEC_STORED)
+            memcpy(d, src, z->raw);
+        else if (ZSTD_decompressDCtx(n->dctx, d, z->raw, src, z->stored) !=
+                 z->raw) {
+            n->failed = true;
+            return NULL;
+        }
+        dz->len = z->raw;
+        *have = lo;
+    }
+    return dz->data + (n->rec_off[id] - n->rec_off[n->chunk_first[lo]]);
+}
+
+/* The records of the compressed chunks but the last UB_W_HELD go, once
+ * twice as many are held; the short ones move to shorts. */
+static void num_drop(ub_w_num *n)
+{
+    if (n->nzipped - n->ndropped < 2 * UB_W_HELD)
+        return;
+    uint32_t upto = n->nzipped - UB_W_HELD; /* chunks [ndropped, upto) */
+    uint32_t first = n->chunk_first[n->ndropped], end = n->chunk_first[upto];
+    if (end > n->capshort) {
+        uint32_t cap = end > 2 * n->capshort ? end : 2 * n->capshort;
+        uint32_t *v = realloc(n->short_at, (size_t)cap * sizeof *v);
+        if (!v) {
+            n->failed = true;
+            return;
+        }
+        n->short_at = v;
+        n->capshort = cap;
+    }
+    for (uint32_t id = first; id < end; id++) {
+        uint64_t len = n->rec_off[id + 1] - n->rec_off[id];
+        n->short_at[id] = UINT32_MAX;
+        if (len <= UB_W_RBYTES && n->shorts.len < UINT32_MAX - len) {
+            n->short_at[id] = (uint32_t)n->shorts.len;
+            ub_buf_append(&n->shorts,
+                          n->recs.data + (n->rec_off[id] - n->recs_base),
+                          (size_t)len);
+        }
+    }
+    if (n->shorts.failed)
+        n->failed = true;
+    size_t cut = (size_t)(n->rec_off[end] - n->recs_base);
+    memmove(n->recs.data, n->recs.data + cut, n->recs.len - cut);
+    n->recs.len -= cut;
+    n->recs_base = n->rec_off[end];
+    n->ndropped = upto;
+}
+
+static bool rec_equal(ub_w_num *n, uint32_t id, const char *p, size_t len)
+{
+    if (n->rec_off[id + 1] - n->rec_off[id] != len)
+        return false;
+    if (n->rec_off[id] >= n->recs_base)
+        return bytes_equal(n->recs.data + (n->rec_off[id] - n->recs_base),
+                           p, len);
+    if (n->short_at[id] != UINT32_MAX)
+        return bytes_equal(n->shorts.data + n->short_at[id], p, len);
+    const char *q = kept_find(n, id);
+    if (q)
+        return bytes_equal(q, p, len);
+    if (!(q = dropped_bytes(n, id)) || !bytes_equal(q, p, len))
+        return false;
+    kept_put(n, id, q, len);
+    return true;
 }
 
 typedef struct ub_w_rkey {
@@ -387,7 +549,7 @@ typedef struct ub_w_rkey {
 static bool rec_eq(const void *ctx, uint32_t id, const void *key)
 {
     const ub_w_rkey *k = key;
-    return rec_equal(ctx, id, k->p, k->len);
+    return rec_equal((ub_w_num *)(uintptr_t)ctx, id, k->p, k->len);
 }
 
 /* --- sections ---------------------------------------------------------- */
@@ -431,22 +593,21 @@ static int auto_level(size_t bytes)
     return bytes <= UB_USDB_AUTO_SMALL ? 9 : 3;
 }
 
-/* Compress the next closed chunk, once the level is known: "auto" is
- * level 3 as soon as the tree and records outgrow UB_USDB_AUTO_SMALL
- * (they only grow); else ub_usdb_write decides at the end and compresses
- * the rest itself.  Returns whether there was one. */
+/* Compress the next closed chunk (level 0: store it), once the level is
+ * known: "auto" is level 3 as soon as the tree and records outgrow
+ * UB_USDB_AUTO_SMALL (they only grow); else ub_usdb_write decides at the
+ * end and compresses the rest itself.  The chunk's records then leave
+ * recs.  Returns whether there was one. */
 static bool num_compress_one(ub_w_num *n)
 {
     if (n->nzipped == n->nchunks || n->failed)
         return false;
     if (n->level < 0) {
-        size_t bytes = n->spec.len + n->recs.len;
+        size_t bytes = n->spec.len + n->recs_base + n->recs.len;
         if (bytes <= UB_USDB_AUTO_SMALL)
             return false;
         n->level = auto_level(bytes);
     }
-    if (n->level == 0)
-        return false; /* level 0 stores: copied at the end */
     if (!n->cctx && !(n->cctx = ZSTD_createCCtx())) {
         n->failed = true;
         return false;
@@ -460,11 +621,13 @@ static bool num_compress_one(ub_w_num *n)
     uint64_t a = n->rec_off[n->chunk_first[c]];
     uint64_t e = n->rec_off[n->chunk_first[c + 1]];
     if (put_section(n->cctx, n->level, &n->zout, UB_USDB_TAG_DATA,
-                    n->recs.data + a, (size_t)(e - a), &n->zsec[c]) != 0) {
+                    n->recs.data + (a - n->recs_base), (size_t)(e - a),
+                    &n->zsec[c]) != 0) {
         n->failed = true;
         return false;
     }
     n->nzipped++;
+    num_drop(n);
     return true;
 }
 
@@ -514,9 +677,9 @@ static uint32_t num_record(ub_w_num *n, uint64_t h, const char *p, size_t len)
         return 0;
     }
     uint32_t id = n->nrecs++;
-    n->rec_off[id] = n->recs.len;
+    n->rec_off[id] = n->recs_base + n->recs.len;
     ub_buf_append(&n->recs, p, len);
-    n->rec_off[id + 1] = n->recs.len;
+    n->rec_off[id + 1] = n->recs_base + n->recs.len;
     ub_idtab_put(&n->rec_tab, sl, h, id);
     if (id > n->chunk_start &&
         n->rec_off[id + 1] - n->rec_off[n->chunk_start] >
@@ -572,8 +735,8 @@ static void num_batch(ub_w_num *n, ub_w_batch *b)
             }
     }
     for (unsigned k = 0; k < b->npend && cap; k++)
-        if (hit[k])
-            prefetch(n->recs.data + n->rec_off[hit[k] - 1]);
+        if (hit[k] && n->rec_off[hit[k] - 1] >= n->recs_base)
+            prefetch(n->recs.data + (n->rec_off[hit[k] - 1] - n->recs_base));
     size_t at = 0;
     for (unsigned k = 0; k < b->npend; k++) {
         ub_w_pend *pk = &b->pend[k];
@@ -742,6 +905,8 @@ static void hand_off(ub_w *w)
     b->next = NULL;
     if (!w->q) {
         num_batch(&w->num, b);
+        while (num_compress_one(&w->num)) /* (as the thread would) */
+            ;
         b->next = w->free;
         w->free = b;
         return;
@@ -1491,6 +1656,13 @@ static void ub_w_free(ub_w *w)
     ZSTD_freeCCtx(n->cctx);
     ub_buf_free(&n->zout);
     free(n->zsec);
+    ZSTD_freeDCtx(n->dctx);
+    for (int i = 0; i < UB_W_DZ; i++)
+        ub_buf_free(&n->dz[i]);
+    free(n->kslot);
+    ub_buf_free(&n->kept);
+    free(n->short_at);
+    ub_buf_free(&n->shorts);
     free(w->strs);
     ub_idtab_free(&w->str_tab);
     free(w->scache);
@@ -1524,6 +1696,20 @@ static void ub_w_drop_tables(ub_w *w)
     ub_idtab_free(&n->rec_tab);
     free(n->rcache);
     n->rcache = NULL;
+    ZSTD_freeDCtx(n->dctx);
+    n->dctx = NULL;
+    for (int i = 0; i < UB_W_DZ; i++) {
+        ub_buf_free(&n->dz[i]);
+        n->dz_chunk[i] = UINT32_MAX;
+    }
+    free(n->kslot);
+    n->kslot = NULL;
+    n->kcap = n->kn = 0;
+    ub_buf_free(&n->kept);
+    free(n->short_at);
+    n->short_at = NULL;
+    n->capshort = 0;
+    ub_buf_free(&n->shorts);
     free(n->sample_ids);
     n->sample_ids = NULL;
     n->nsample = n->capsample = 0;
@@ -1571,6 +1757,8 @@ static int ub_w_begin(ub_w *w, const ub_layer *layer, int level,
     w->tree_max_str = -1;
     w->num.tree_max_rec = -1;
     w->num.level = level;
+    for (int i = 0; i < UB_W_DZ; i++)
+        w->num.dz_chunk[i] = UINT32_MAX;
     /* level 0 stores: no point in choosing layouts for zstd then */
     w->trial = level != 0 ? ZSTD_createCCtx() : NULL;
     w->empty = ub_intern(layer->strtab, "", 0);
@@ -1692,35 +1880,56 @@ static int ub_w_finish(ub_w *w, int level, ub_buf *out)
     ub_buf_free(&pre);
 
     if (level < 0)
-        level = auto_level(skel.len + n->recs.len);
+        level = auto_level(skel.len + n->recs_base + n->recs.len);
     ub_w_section *secs = calloc((size_t)nchunks + 1, sizeof *secs);
     ZSTD_CCtx *cctx = ZSTD_createCCtx();
     int rc = 0;
     if (w->failed || n->failed || strs.failed || ridx.failed ||
         n->recs.failed || skel.failed || !secs || !cctx)
         rc = -1;
+    /* An empty output without a sink takes the chunks compressed during
+     * the walk as they lie, the header and skeleton moved in before them,
+     * instead of a copy of them all (twice the file in memory) */
+    bool take = out->len == 0 && !out->sink && n->nzipped;
+    ub_buf head;
+    ub_buf_init(&head);
+    ub_buf *to = take ? &head : out;
     if (rc == 0) {
         unsigned char hdr[UB_USDB_HEADER_LEN];
         memcpy(hdr, UB_USDB_MAGIC, UB_USDB_MAGIC_LEN);
         ub_put_le16(hdr + 8, UB_USDB_MAJOR);
         ub_put_le16(hdr + 10, UB_USDB_MINOR);
-        ub_buf_append(out, hdr, sizeof hdr);
+        ub_buf_append(to, hdr, sizeof hdr);
     }
     size_t nsec = 0;
     if (rc == 0)
-        rc = put_section(cctx, level, out, UB_USDB_TAG_SKEL, skel.data,
+        rc = put_section(cctx, level, to, UB_USDB_TAG_SKEL, skel.data,
                          skel.len, &secs[nsec++]);
+    ub_buf_free(&skel);
     /* chunks compressed during the walk, then the rest */
     if (rc == 0 && n->nzipped) {
         for (uint32_t c = 0; c < n->nzipped; c++)
             secs[nsec++] = n->zsec[c];
-        ub_buf_append(out, n->zout.data, n->zout.len);
+        if (!take) {
+            ub_buf_append(out, n->zout.data, n->zout.len);
+        } else if (head.failed || !ub_buf_reserve(&n->zout, head.len)) {
+            rc = -1;
+        } else {
+            memmove(n->zout.data + head.len, n->zout.data, n->zout.len);
+            memcpy(n->zout.data, head.data, head.len);
+            n->zout.len += head.len;
+            ub_buf_free(out);
+            *out = n->zout;
+            ub_buf_init(&n->zout);
+        }
     }
+    ub_buf_free(&head);
     for (uint32_t c = n->nzipped; rc == 0 && c < nchunks; c++) {
         uint64_t a = n->rec_off[chunk_first[c]];
         uint64_t e = n->rec_off[chunk_first[c + 1]];
-        rc = put_section(cctx, level, out, UB_USDB_TAG_DATA, n->recs.data + a,
-                         (size_t)(e - a), &secs[nsec++]);
+        rc = put_section(cctx, level, out, UB_USDB_TAG_DATA,
+                         n->recs.data + (a - n->recs_base), (size_t)(e - a),
+                         &secs[nsec++]);
     }
     if (rc == 0) {
         ub_buf ix;

@@ -3,8 +3,10 @@
  * runtime API answers what OpenUSD would (values between samples, before
  * the first and after the last, blocks, held types), and damage is
  * reported, naming the section. */
+#define _GNU_SOURCE /* sched_setaffinity */
 #include <CUnit/Basic.h>
 #include <math.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -537,6 +539,83 @@ static void test_dedup(void)
     }
     CU_ASSERT(sizes[0] > 20000 * 12);
     CU_ASSERT(sizes[1] < sizes[0] + 20 * 200);
+}
+
+/* A layer whose records fill FAR chunks (the writer holds the records
+ * of 16 to 32 compressed ones) between two uses of one big array and of
+ * one short one: "first"'s and, when again, "again"'s. */
+#define FAR 48
+static ub_layer *far_apart(bool again)
+{
+    ub_layer *L = ub_layer_new(T, "far.usda");
+    for (int i = 0; i <= FAR + 1; i++) {
+        if (i == FAR + 1 && !again)
+            break;
+        char name[16];
+        snprintf(name, sizeof name, i == 0 ? "first" : i == FAR + 1 ? "again"
+                                                                : "m%d", i);
+        ub_prim *p = ub_prim_new(L, L->root, S(name), UB_DEF, (ub_sloc){0});
+        /* (over a chunk's 256 KiB: a chunk each) */
+        ub_value v = arr_f(L->arena, UB_TY_FLOAT3, 22000, g_rand, true);
+        if (i > 0 && i <= FAR) /* (each its own) */
+            ub_value_set_double(&v, 0, 0, i);
+        attr(L, p, "pts", UB_TY_FLOAT3, true)->default_value = v;
+        if (i == 0 || i == FAR + 1)
+            attr(L, p, "few", UB_TY_FLOAT3, true)->default_value =
+                arr_f(L->arena, UB_TY_FLOAT3, 2, g_dec, true);
+    }
+    return L;
+}
+
+/* Pin this thread to one CPU (the writer then numbers and compresses
+ * between batches); *was: the affinity to restore. */
+static void pin_one(cpu_set_t *was)
+{
+    CU_ASSERT_FATAL(sched_getaffinity(0, sizeof *was, was) == 0);
+    int first = 0;
+    while (!CPU_ISSET(first, was))
+        first++;
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(first, &one);
+    CU_ASSERT_FATAL(sched_setaffinity(0, sizeof one, &one) == 0);
+}
+
+/* A chunk's records leave memory once it is compressed (or stored): a
+ * record equal to one of them is still stored once, read back from its
+ * chunk -- on one CPU, where the chunks before it are always compressed
+ * when it comes, and on two, the same bytes -- and the file reads back
+ * as the layer. */
+static void test_dropped_records_still_shared(void)
+{
+    static const int levels[] = {0, 3};
+    for (int k = 0; k < 2; k++) {
+        ub_layer *once = far_apart(false), *twice = far_apart(true);
+        ub_buf a, b, c;
+        cpu_set_t was;
+        pin_one(&was);
+        write(once, levels[k], &a);
+        write(twice, levels[k], &b);
+        CU_ASSERT(sched_setaffinity(0, sizeof was, &was) == 0);
+        write(twice, levels[k], &c);
+        CU_ASSERT(a.len > FAR * 264000 / (levels[k] ? 2 : 1));
+        /* "again" adds its names and references, 20 to 40 bytes; no
+         * record (the short one alone would add 40) */
+        CU_ASSERT(b.len < a.len + 48);
+        CU_ASSERT(b.len == c.len && memcmp(b.data, c.data, b.len) == 0);
+        ub_diags *d = ub_diags_new();
+        ub_layer *R = ub_usdb_load(T, "far.usdb", b.data, b.len, d);
+        CU_ASSERT_PTR_NOT_NULL(R);
+        if (R)
+            CU_ASSERT(layer_same(twice, R));
+        ub_layer_free(R);
+        ub_diags_free(d);
+        ub_buf_free(&a);
+        ub_buf_free(&b);
+        ub_buf_free(&c);
+        ub_layer_free(once);
+        ub_layer_free(twice);
+    }
 }
 
 /* Decimal-looking floats are stored as scaled integers: smaller than
@@ -1079,6 +1158,8 @@ int main(void)
                 test_roundtrip_every_encoding);
     CU_add_test(s, "deterministic output; levels", test_deterministic_and_levels);
     CU_add_test(s, "equal arrays and series stored once", test_dedup);
+    CU_add_test(s, "records of compressed chunks still shared",
+                test_dropped_records_still_shared);
     CU_add_test(s, "samples kept outside the layer", test_samples_kept);
     CU_add_test(s, "default level: the bytes of the level it picks",
                 test_auto_level_same_bytes);
