@@ -3178,8 +3178,9 @@ bool ub_crate_sniff(const void *data, size_t len)
 
 /* --- lists decoded ahead ------------------------------------------------- */
 
-/* Past this many bytes of FIELDS, FIELDSETS, PATHS and SPECS (compressed)
- * a second thread decodes their lists while the first reads TOKENS. */
+/* Past this many bytes of sections other than TOKENS (FIELDS, FIELDSETS,
+ * PATHS and SPECS are most of them) a second thread decodes those four's
+ * lists while the first reads TOKENS. */
 #define CR_AHEAD_MIN (256u << 10)
 #define CR_AHEAD_LISTS 9 /* FIELDS 2, FIELDSETS 1, PATHS 3, SPECS 3 */
 
@@ -3287,8 +3288,20 @@ static void *cr_ahead_take(crate *c, const unsigned char *at, uint64_t count,
 static void cr_ahead_start(crate *c)
 {
     if (c->stream || c->split_mode < 0 ||
-        c->ver < UB_CRATE_V_COMPRESSED_SECTIONS ||
-        (c->split_mode == 0 && ub_cpus() < 2))
+        c->ver < UB_CRATE_V_COMPRESSED_SECTIONS)
+        return;
+    /* the sections' sizes as the table of contents gives them (a size
+     * that does not fit is the first thread's to report) */
+    uint64_t size = 0;
+    for (uint64_t i = 0; i < c->nsec; i++) {
+        const unsigned char *e = c->toc + i * UB_CRATE_SECTION_ENTRY_SIZE;
+        int64_t n;
+        memcpy(&n, e + 24, 8);
+        if (n > 0 && strncmp((const char *)e, UB_CRATE_SEC_TOKENS,
+                             UB_CRATE_SECTION_NAME_LEN) != 0)
+            size += (uint64_t)n;
+    }
+    if (c->split_mode == 0 && (size < CR_AHEAD_MIN || ub_cpus() < 2))
         return;
     cr_ahead *a = calloc(1, sizeof *a);
     if (!a || !(a->quiet = ub_diags_new())) {
@@ -3299,18 +3312,7 @@ static void cr_ahead_start(crate *c)
     a->q.diags = a->quiet;
     a->q.blk = NULL; /* (pages are the first thread's to give back) */
     a->q.ahead = NULL;
-    static const char *const big[] = {
-        UB_CRATE_SEC_FIELDS, UB_CRATE_SEC_FIELDSETS, UB_CRATE_SEC_PATHS,
-        UB_CRATE_SEC_SPECS};
-    uint64_t size = 0;
-    for (int i = 0; i < 4; i++) {
-        cur k;
-        if (cr_early_section(a, big[i], &k))
-            size += (uint64_t)(k.end - k.p);
-    }
-    a->q.failed = false;
-    if ((c->split_mode == 0 && size < CR_AHEAD_MIN) ||
-        pthread_create(&a->th, NULL, cr_ahead_main, a) != 0) {
+    if (pthread_create(&a->th, NULL, cr_ahead_main, a) != 0) {
         ub_diags_free(a->quiet);
         free(a);
         return;
