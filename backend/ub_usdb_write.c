@@ -82,7 +82,7 @@ typedef struct ub_w_batch {
 #define UB_W_SCACHE 4096
 #define UB_W_SCACHE_SHIFT 52 /* 64 - log2(UB_W_SCACHE) */
 #define UB_W_RCACHE 1024
-/* The records of the last UB_W_HELD compressed chunks stay (4 MiB): a
+/* The records of the last UB_W_HELD compressed chunks stay (4 to 8 MiB): a
  * record recurs soon or not at all, mostly; they go UB_W_HELD at a time,
  * so that moving the rest down costs one copy of the records in all.
  * UB_W_DZ chunks that went stay decompressed, for the comparisons. */
@@ -135,8 +135,8 @@ typedef struct ub_w_num {
     /* chunks decompressed: chunk c, if any, in dz[c % UB_W_DZ] */
     ub_buf dz[UB_W_DZ];
     uint32_t dz_chunk[UB_W_DZ]; /* UINT32_MAX: none */
-    /* copies of dropped records found equal to a new one: by id, at
-     * kept_off in kept (open addressing, id + 1; 0 empty) */
+    /* copies of long records that went, found equal to a new one: by
+     * id, at off in kept (open addressing on id + 1; 0 empty) */
     struct ub_w_kslot {
         uint32_t id1;
         uint64_t off;
@@ -521,6 +521,25 @@ static void num_drop(ub_w_num *n)
     n->recs.len -= cut;
     n->recs_base = n->rec_off[end];
     n->ndropped = upto;
+}
+
+/* What comparing with records that went takes, given back. */
+static void num_free_gone(ub_w_num *n)
+{
+    ZSTD_freeDCtx(n->dctx);
+    n->dctx = NULL;
+    for (int i = 0; i < UB_W_DZ; i++) {
+        ub_buf_free(&n->dz[i]);
+        n->dz_chunk[i] = UINT32_MAX;
+    }
+    free(n->kslot);
+    n->kslot = NULL;
+    n->kcap = n->kn = 0;
+    ub_buf_free(&n->kept);
+    free(n->short_at);
+    n->short_at = NULL;
+    n->capshort = 0;
+    ub_buf_free(&n->shorts);
 }
 
 static bool rec_equal(ub_w_num *n, uint32_t id, const char *p, size_t len)
@@ -1656,13 +1675,7 @@ static void ub_w_free(ub_w *w)
     ZSTD_freeCCtx(n->cctx);
     ub_buf_free(&n->zout);
     free(n->zsec);
-    ZSTD_freeDCtx(n->dctx);
-    for (int i = 0; i < UB_W_DZ; i++)
-        ub_buf_free(&n->dz[i]);
-    free(n->kslot);
-    ub_buf_free(&n->kept);
-    free(n->short_at);
-    ub_buf_free(&n->shorts);
+    num_free_gone(n);
     free(w->strs);
     ub_idtab_free(&w->str_tab);
     free(w->scache);
@@ -1696,20 +1709,7 @@ static void ub_w_drop_tables(ub_w *w)
     ub_idtab_free(&n->rec_tab);
     free(n->rcache);
     n->rcache = NULL;
-    ZSTD_freeDCtx(n->dctx);
-    n->dctx = NULL;
-    for (int i = 0; i < UB_W_DZ; i++) {
-        ub_buf_free(&n->dz[i]);
-        n->dz_chunk[i] = UINT32_MAX;
-    }
-    free(n->kslot);
-    n->kslot = NULL;
-    n->kcap = n->kn = 0;
-    ub_buf_free(&n->kept);
-    free(n->short_at);
-    n->short_at = NULL;
-    n->capshort = 0;
-    ub_buf_free(&n->shorts);
+    num_free_gone(n);
     free(n->sample_ids);
     n->sample_ids = NULL;
     n->nsample = n->capsample = 0;
