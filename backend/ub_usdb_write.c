@@ -1890,7 +1890,7 @@ static int ub_w_finish(ub_w *w, int level, ub_buf *out)
     /* An empty output without a sink takes the chunks compressed during
      * the walk as they lie, the header and skeleton moved in before them,
      * instead of a copy of them all (twice the file in memory) */
-    bool take = out->len == 0 && !out->sink && n->nzipped;
+    bool take = out->len == 0 && !out->sink && !out->failed && n->nzipped;
     ub_buf head;
     ub_buf_init(&head);
     ub_buf *to = take ? &head : out;
