@@ -205,14 +205,19 @@ static void ub_w_oom(ub_w *w)
 }
 
 /* Room for `need` elements of `elem` bytes in *v, whose capacity is *cap:
- * doubled (from `first`) when short.  False when out of memory, *v and
- * *cap unchanged.  Every growing array of the writer goes through here. */
+ * doubled (from `first`) until it holds them, or `need` exactly where
+ * doubling would pass 2^32 - 1.  False when out of memory, *v and *cap
+ * unchanged.  Every growing array of the writer goes through here. */
 static bool grow(void **v, uint32_t *cap, uint32_t need, size_t elem,
                  uint32_t first)
 {
     if (need <= *cap)
         return true;
-    uint32_t c = *cap ? *cap * 2 : first;
+    uint64_t c = *cap ? *cap : first;
+    while (c < need)
+        c = c ? 2 * c : 1;
+    if (c > UINT32_MAX)
+        c = need;
     void *p = realloc(*v, (size_t)c * elem);
     if (!p)
         return false;
@@ -494,15 +499,10 @@ static void num_drop(ub_w_num *n)
         return;
     uint32_t upto = n->nzipped - UB_W_HELD; /* chunks [ndropped, upto) */
     uint32_t first = n->chunk_first[n->ndropped], end = n->chunk_first[upto];
-    if (end > n->capshort) {
-        uint32_t cap = end > 2 * n->capshort ? end : 2 * n->capshort;
-        uint32_t *v = realloc(n->short_at, (size_t)cap * sizeof *v);
-        if (!v) {
-            n->failed = true;
-            return;
-        }
-        n->short_at = v;
-        n->capshort = cap;
+    if (!grow((void **)&n->short_at, &n->capshort, end, sizeof *n->short_at,
+              1024)) {
+        n->failed = true;
+        return;
     }
     for (uint32_t id = first; id < end; id++) {
         uint64_t len = n->rec_off[id + 1] - n->rec_off[id];
