@@ -135,13 +135,15 @@ typedef struct ub_w_num {
     /* chunks decompressed: chunk c, if any, in dz[c % UB_W_DZ] */
     ub_buf dz[UB_W_DZ];
     uint32_t dz_chunk[UB_W_DZ]; /* UINT32_MAX: none */
-    /* copies of long records that went, found equal to a new one: by
-     * id, at off in kept (open addressing on id + 1; 0 empty) */
-    struct ub_w_kslot {
-        uint32_t id1;
+    /* copies of long records that went, found equal to a new one: copy
+     * k is record kent[k].id, at kent[k].off in kept; kept_tab finds k
+     * by record id */
+    struct ub_w_kent {
+        uint32_t id;
         uint64_t off;
-    } *kslot;
-    size_t kcap, kn;
+    } *kent;
+    uint32_t nkent, capkent;
+    ub_idtab kept_tab;
     ub_buf kept;
     bool failed;
 } ub_w_num;
@@ -411,43 +413,35 @@ static inline bool bytes_equal(const char *a, const char *b, size_t n)
     return (d | (x ^ y)) == 0;
 }
 
-/* The kept copy of dropped record id (ub_w_num), or NULL. */
+/* kept_tab's key: a record id (equal ids, one copy). */
+static uint64_t kept_hash(uint32_t id)
+{
+    return (uint64_t)id * 0x9e3779b97f4a7c15ull;
+}
+
+static bool kept_eq(const void *ctx, uint32_t k, const void *key)
+{
+    return ((const ub_w_num *)ctx)->kent[k].id == *(const uint32_t *)key;
+}
+
+/* The kept copy of record id, which went, or NULL. */
 static const char *kept_find(const ub_w_num *n, uint32_t id)
 {
-    if (!n->kcap)
-        return NULL;
-    for (size_t j = (id * 0x9e3779b1u) & (n->kcap - 1); n->kslot[j].id1;
-         j = (j + 1) & (n->kcap - 1))
-        if (n->kslot[j].id1 == id + 1)
-            return n->kept.data + n->kslot[j].off;
-    return NULL;
+    uint32_t k = ub_idtab_get(&n->kept_tab, kept_hash(id), kept_eq, n, &id);
+    return k == UINT32_MAX ? NULL : n->kept.data + n->kent[k].off;
 }
 
 static void kept_put(ub_w_num *n, uint32_t id, const char *p, size_t len)
 {
-    if ((n->kn + 1) * 2 > n->kcap) {
-        size_t cap = n->kcap ? n->kcap * 2 : 256;
-        struct ub_w_kslot *v = calloc(cap, sizeof *v);
-        if (!v) {
-            n->failed = true;
-            return;
-        }
-        for (size_t i = 0; i < n->kcap; i++)
-            if (n->kslot[i].id1) {
-                size_t j = ((n->kslot[i].id1 - 1) * 0x9e3779b1u) & (cap - 1);
-                while (v[j].id1)
-                    j = (j + 1) & (cap - 1);
-                v[j] = n->kslot[i];
-            }
-        free(n->kslot);
-        n->kslot = v;
-        n->kcap = cap;
+    ub_idslot *sl =
+        ub_idtab_find(&n->kept_tab, kept_hash(id), kept_eq, n, &id);
+    if (!sl || !grow((void **)&n->kent, &n->capkent, n->nkent + 1,
+                     sizeof *n->kent, 64)) {
+        n->failed = true;
+        return;
     }
-    size_t j = (id * 0x9e3779b1u) & (n->kcap - 1);
-    while (n->kslot[j].id1)
-        j = (j + 1) & (n->kcap - 1);
-    n->kslot[j] = (struct ub_w_kslot){id + 1, n->kept.len};
-    n->kn++;
+    n->kent[n->nkent] = (struct ub_w_kent){id, n->kept.len};
+    ub_idtab_put(&n->kept_tab, sl, kept_hash(id), n->nkent++);
     ub_buf_append(&n->kept, p, len);
     if (n->kept.failed)
         n->failed = true;
@@ -532,9 +526,10 @@ static void num_free_gone(ub_w_num *n)
         ub_buf_free(&n->dz[i]);
         n->dz_chunk[i] = UINT32_MAX;
     }
-    free(n->kslot);
-    n->kslot = NULL;
-    n->kcap = n->kn = 0;
+    free(n->kent);
+    n->kent = NULL;
+    n->nkent = n->capkent = 0;
+    ub_idtab_free(&n->kept_tab);
     ub_buf_free(&n->kept);
     free(n->short_at);
     n->short_at = NULL;

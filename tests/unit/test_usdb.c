@@ -542,25 +542,28 @@ static void test_dedup(void)
 }
 
 /* A layer whose records fill FAR chunks (the writer holds the records
- * of 16 to 32 compressed ones) between two uses of one big array and of
- * one short one: "first"'s and, when again, "again"'s. */
+ * of 16 to 32 compressed ones) between uses of one big array and of one
+ * short one: "first"'s, then those of `repeats` more prims ("again0",
+ * "again1"). */
 #define FAR 48
-static ub_layer *far_apart(bool again)
+static ub_layer *far_apart(int repeats)
 {
     ub_layer *L = ub_layer_new(T, "far.usda");
-    for (int i = 0; i <= FAR + 1; i++) {
-        if (i == FAR + 1 && !again)
-            break;
+    for (int i = 0; i <= FAR + repeats; i++) {
         char name[16];
-        snprintf(name, sizeof name, i == 0 ? "first" : i == FAR + 1 ? "again"
-                                                                : "m%d", i);
+        if (i == 0)
+            snprintf(name, sizeof name, "first");
+        else if (i <= FAR)
+            snprintf(name, sizeof name, "m%d", i);
+        else
+            snprintf(name, sizeof name, "again%d", i - FAR - 1);
         ub_prim *p = ub_prim_new(L, L->root, S(name), UB_DEF, (ub_sloc){0});
         /* (over a chunk's 256 KiB: a chunk each) */
         ub_value v = arr_f(L->arena, UB_TY_FLOAT3, 22000, g_rand, true);
         if (i > 0 && i <= FAR) /* (each its own) */
             ub_value_set_double(&v, 0, 0, i);
         attr(L, p, "pts", UB_TY_FLOAT3, true)->default_value = v;
-        if (i == 0 || i == FAR + 1)
+        if (i == 0 || i > FAR)
             attr(L, p, "few", UB_TY_FLOAT3, true)->default_value =
                 arr_f(L->arena, UB_TY_FLOAT3, 2, g_dec, true);
     }
@@ -583,33 +586,38 @@ static void pin_one(cpu_set_t *was)
 
 /* A chunk's records leave memory once it is compressed (or stored): a
  * record equal to one of them is still stored once, read back from its
- * chunk -- on one CPU, where the chunks before it are always compressed
- * when it comes, and on two, the same bytes -- and the file reads back
- * as the layer. */
+ * chunk the first time and from the copy then kept the second -- on one
+ * CPU, where the chunks before it are always compressed when it comes,
+ * and on two, the same bytes -- and the file reads back as the layer. */
 static void test_dropped_records_still_shared(void)
 {
     static const int levels[] = {0, 3};
     for (int k = 0; k < 2; k++) {
-        ub_layer *once = far_apart(false), *twice = far_apart(true);
-        ub_buf a, b, c;
+        ub_layer *once = far_apart(0), *twice = far_apart(1),
+                 *thrice = far_apart(2);
+        ub_buf a, b, b3, c;
         cpu_set_t was;
         pin_one(&was);
         write(once, levels[k], &a);
         write(twice, levels[k], &b);
+        write(thrice, levels[k], &b3);
         CU_ASSERT(sched_setaffinity(0, sizeof was, &was) == 0);
         write(twice, levels[k], &c);
         CU_ASSERT(a.len > FAR * 264000 / (levels[k] ? 2 : 1));
-        /* "again" adds its names and references, 20 to 40 bytes; no
-         * record (the short one alone would add 40) */
+        /* each "again" prim adds its names and references, 20 to 40
+         * bytes; no record (the short one alone would add 40) */
         CU_ASSERT(b.len < a.len + 48);
+        CU_ASSERT(b3.len < b.len + 48);
         CU_ASSERT(b.len == c.len && memcmp(b.data, c.data, b.len) == 0);
         ub_diags *d = ub_diags_new();
-        ub_layer *R = ub_usdb_load(T, "far.usdb", b.data, b.len, d);
+        ub_layer *R = ub_usdb_load(T, "far.usdb", b3.data, b3.len, d);
         CU_ASSERT_PTR_NOT_NULL(R);
         if (R)
-            CU_ASSERT(layer_same(twice, R));
+            CU_ASSERT(layer_same(thrice, R));
         ub_layer_free(R);
         ub_diags_free(d);
+        ub_layer_free(thrice);
+        ub_buf_free(&b3);
         ub_buf_free(&a);
         ub_buf_free(&b);
         ub_buf_free(&c);
