@@ -818,6 +818,33 @@ static uint32_t cr_narrow_at(const unsigned char *f, unsigned w, uint64_t i)
     }
 }
 
+/* FIELDS' n values at k (their compressed size, then LZ4), in malloc's
+ * memory; NULL after an error.  The cursor stays at the compressed
+ * bytes, where a list decoded ahead is found. */
+static uint64_t *rd_field_reps(cur *k, uint64_t n)
+{
+    crate *c = k->c;
+    uint64_t rsize = rd_u64(k, "field values size");
+    if (!cur_need(k, rsize, "field values") ||
+        !cr_lz4_plausible(rsize, n * 8)) {
+        cr_err(c, "%llu field values cannot come from %llu bytes",
+               (unsigned long long)n, (unsigned long long)rsize);
+        return NULL;
+    }
+    uint64_t *reps = cr_ahead_take(c, k->p, n * 8, 0);
+    if (reps)
+        return reps;
+    if (!(reps = malloc(n ? n * 8 : 1)))
+        return cr_oom(c);
+    const char *why;
+    if (n && ub_crate_lz4(k->p, rsize, reps, n * 8, &why) != 0) {
+        free(reps);
+        cr_err(c, "field values: %s", why);
+        return NULL;
+    }
+    return reps;
+}
+
 static int cr_read_fields(crate *c)
 {
     cur k;
@@ -844,27 +871,9 @@ static int cr_read_fields(crate *c)
         n = rd_u64(&k, "field count");
         if (!(tk = rd_ints(&k, n, 4, "field names")))
             return -1;
-        uint64_t rsize = rd_u64(&k, "field values size");
-        if (!cur_need(&k, rsize, "field values") ||
-            !cr_lz4_plausible(rsize, n * 8)) {
-            cr_err(c, "%llu field values cannot come from %llu bytes",
-                   (unsigned long long)n, (unsigned long long)rsize);
+        if (!(c->fld_rep = rd_field_reps(&k, n)))
             goto out;
-        }
-        if ((c->fld_rep = cr_ahead_take(c, k.p, n * 8, 0)))
-            goto named;
-        c->fld_rep = malloc(n ? n * 8 : 1);
-        if (!c->fld_rep) {
-            cr_oom(c);
-            goto out;
-        }
-        const char *why;
-        if (n && ub_crate_lz4(k.p, rsize, c->fld_rep, n * 8, &why) != 0) {
-            cr_err(c, "field values: %s", why);
-            goto out;
-        }
     }
-named:
     c->nfld = n;
     /* the names, numbered in order of first use; each field keeps its
      * name's number, in as few bytes as their count needs */
@@ -3251,17 +3260,10 @@ static void *cr_ahead_main(void *arg)
     if (cr_early_section(a, UB_CRATE_SEC_FIELDS, &k)) {
         uint64_t n = rd_u64(&k, "");
         cr_early_ints(a, &k, n);
-        uint64_t rsize = rd_u64(&k, "");
-        const char *why;
-        void *reps = NULL;
-        if (!q->failed && n <= SIZE_MAX / 8 && cur_need(&k, rsize, "") &&
-            cr_lz4_plausible(rsize, n * 8) &&
-            (reps = malloc(n ? n * 8 : 1)) && n &&
-            ub_crate_lz4(k.p, rsize, reps, n * 8, &why) != 0) {
-            free(reps);
-            reps = NULL;
+        if (!q->failed) {
+            uint64_t *reps = rd_field_reps(&k, n); /* (k stays: at them) */
+            cr_early_put(a, k.p, n * 8, 0, reps);
         }
-        cr_early_put(a, k.p, n * 8, 0, reps);
     }
     return NULL;
 }
