@@ -3210,15 +3210,23 @@ typedef struct cr_ahead {
     } e[CR_AHEAD_LISTS];
 } cr_ahead;
 
+/* Give back a list decoded ahead (its memory is as its width says). */
+static void cr_early_free(const struct cr_early *e)
+{
+    if (e->v && e->width)
+        ub_scratch_free(e->v, e->count * e->width);
+    else
+        free(e->v);
+}
+
 static void cr_early_put(cr_ahead *a, const unsigned char *at,
                          uint64_t count, unsigned width, void *v)
 {
+    struct cr_early e = {at, count, width, v};
     if (v && a->n < CR_AHEAD_LISTS)
-        a->e[a->n++] = (struct cr_early){at, count, width, v};
-    else if (v && width)
-        ub_scratch_free(v, count * width);
+        a->e[a->n++] = e;
     else
-        free(v);
+        cr_early_free(&e);
 }
 
 /* count 32-bit ints at k, as rd_ints reads them. */
@@ -3339,10 +3347,7 @@ static void cr_ahead_free(crate *c)
         return;
     cr_ahead_join(c);
     for (size_t i = 0; i < a->n; i++)
-        if (a->e[i].v && a->e[i].width)
-            ub_scratch_free(a->e[i].v, a->e[i].count * a->e[i].width);
-        else
-            free(a->e[i].v);
+        cr_early_free(&a->e[i]);
     ub_diags_free(a->quiet);
     free(a);
     c->ahead = NULL;
