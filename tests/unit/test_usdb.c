@@ -6,7 +6,6 @@
 #define _GNU_SOURCE /* sched_setaffinity */
 #include <CUnit/Basic.h>
 #include <math.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "ub_usdb.h"
 #include "ub_usdb_write.h"
 #include "kept_samples.h"
+#include "pin_cpu.h"
 #include "ub_test.h"
 
 static ub_strtab *T;
@@ -568,20 +568,6 @@ static ub_layer *far_apart(int repeats)
                 arr_f(L->arena, UB_TY_FLOAT3, 2, g_dec, true);
     }
     return L;
-}
-
-/* Pin this thread to one CPU (the writer then numbers and compresses
- * between batches); *was: the affinity to restore. */
-static void pin_one(cpu_set_t *was)
-{
-    CU_ASSERT_FATAL(sched_getaffinity(0, sizeof *was, was) == 0);
-    int first = 0;
-    while (!CPU_ISSET(first, was))
-        first++;
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(first, &one);
-    CU_ASSERT_FATAL(sched_setaffinity(0, sizeof one, &one) == 0);
 }
 
 /* A chunk's records leave memory once it is compressed (or stored): a

@@ -4,7 +4,6 @@
  * layer is tests/usdc-oracle.sh's part (it needs OpenUSD). */
 #define _GNU_SOURCE /* sched_setaffinity */
 #include <CUnit/Basic.h>
-#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,6 +16,7 @@
 #include "ub_usda.h"
 #include "ub_usdc_write.h"
 #include "kept_samples.h"
+#include "pin_cpu.h"
 #include "ub_test.h"
 
 static ub_strtab *strtab;
@@ -655,14 +655,8 @@ static void test_fields_cut(void)
     CU_ASSERT_STRING_EQUAL(got, want.data);
     free(got);
 
-    cpu_set_t was, one;
-    CU_ASSERT_FATAL(sched_getaffinity(0, sizeof was, &was) == 0);
-    int first = 0;
-    while (first < CPU_SETSIZE && !CPU_ISSET(first, &was))
-        first++;
-    CPU_ZERO(&one);
-    CPU_SET(first, &one);
-    CU_ASSERT_FATAL(sched_setaffinity(0, sizeof one, &one) == 0);
+    cpu_set_t was;
+    pin_one(&was);
     CU_ASSERT_EQUAL(write_text(text.data, &y, d), 0);
     CU_ASSERT(sched_setaffinity(0, sizeof was, &was) == 0);
     CU_ASSERT(x.len == y.len && memcmp(x.data, y.data, x.len) == 0);
