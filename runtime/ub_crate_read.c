@@ -3015,7 +3015,21 @@ typedef struct cr_tail {
     pthread_t th;
 } cr_tail;
 
-/* What each reader has of its own (the tables are shared). */
+/* What each reader has of its own (the tables are shared), made; false
+ * without the memory (cr_free_own gives back what was made). */
+static bool cr_alloc_own(crate *c)
+{
+    c->ptext = calloc(CR_PTEXT_CACHE, sizeof *c->ptext);
+    c->ms_arena = ub_arena_new();
+    c->names = ub_arena_new();
+    /* (with a first chunk, which giving the scratch back then keeps) */
+    if (!c->ptext || !c->ms_arena || !c->names ||
+        !ub_arena_alloc(c->ms_arena, 1))
+        return false;
+    c->ms_mark = ub_arena_get_mark(c->ms_arena);
+    return true;
+}
+
 static void cr_free_own(crate *c)
 {
     free(c->ptext);
@@ -3048,14 +3062,8 @@ static bool cr_fork(const crate *c, crate *w, ub_layer *L, ub_diags *d)
     w->in_variant = 0;
     w->split_at = NONE;
     w->split_prim = NULL;
-    w->ptext = calloc(CR_PTEXT_CACHE, sizeof *w->ptext);
-    w->ms_arena = ub_arena_new();
-    w->names = ub_arena_new();
-    if (w->ptext && w->ms_arena && w->names &&
-        ub_arena_alloc(w->ms_arena, 1)) {
-        w->ms_mark = ub_arena_get_mark(w->ms_arena);
+    if (cr_alloc_own(w))
         return true;
-    }
     cr_free_own(w);
     return false;
 }
@@ -3447,14 +3455,7 @@ ub_layer *ub_crate_read_stream(const void *data, size_t len,
         c.key[i] = ub_intern_cstr(t, cr_key_names[i]);
     for (int i = 0; i < K_COUNT - K_DOCUMENTATION; i++)
         c.text_key[i] = ub_intern_cstr(t, cr_text_names[i]);
-    c.ptext = calloc(CR_PTEXT_CACHE, sizeof *c.ptext);
-    c.ms_arena = ub_arena_new();
-    c.names = ub_arena_new();
-    /* (with a first chunk, which giving the scratch back then keeps) */
-    bool ms_ok = c.ms_arena && ub_arena_alloc(c.ms_arena, 1);
-    if (ms_ok)
-        c.ms_mark = ub_arena_get_mark(c.ms_arena);
-    if (!c.ptext || !ms_ok || !c.names) {
+    if (!cr_alloc_own(&c)) {
         cr_oom(&c);
         cr_free(&c);
         return NULL;
