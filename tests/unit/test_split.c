@@ -21,6 +21,7 @@
 #include "ub_usda.h"
 #include "ub_usdb_write.h"
 #include "ub_usdc_write.h"
+#include "same_diags.h"
 #include "ub_test.h"
 
 static ub_strtab *strtab;
@@ -115,21 +116,6 @@ static bool same_prim(const ub_prim *a, const ub_prim *b, ub_layer *lb)
             if (vb->variants.v[i]->parent != b ||
                 !same_prim(va->variants.v[i], vb->variants.v[i], lb))
                 return false;
-    }
-    return true;
-}
-
-static bool same_diags(const ub_diags *a, const ub_diags *b)
-{
-    if (ub_diags_count(a) != ub_diags_count(b))
-        return false;
-    for (size_t i = 0; i < ub_diags_count(a); i++) {
-        const ub_diag *x = ub_diags_at(a, i), *y = ub_diags_at(b, i);
-        if (x->severity != y->severity || x->loc.line != y->loc.line ||
-            x->loc.col != y->loc.col || strcmp(x->message, y->message) != 0 ||
-            (x->line_text == NULL) != (y->line_text == NULL) ||
-            (x->line_text && strcmp(x->line_text, y->line_text) != 0))
-            return false;
     }
     return true;
 }

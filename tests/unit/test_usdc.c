@@ -17,6 +17,7 @@
 #include "ub_usdc_write.h"
 #include "kept_samples.h"
 #include "pin_cpu.h"
+#include "same_diags.h"
 #include "ub_test.h"
 
 static ub_strtab *strtab;
@@ -1185,17 +1186,6 @@ static ub_layer *read_split(const ub_buf *b, int split, bool *done,
 {
     ub_crate_stream cs = {.split = split, .split_done = done};
     return ub_crate_read_stream(b->data, b->len, "t.usdc", strtab, &cs, d);
-}
-
-/* Whether two lists hold the same messages. */
-static bool same_diags(const ub_diags *a, const ub_diags *b)
-{
-    if (ub_diags_count(a) != ub_diags_count(b))
-        return false;
-    for (size_t i = 0; i < ub_diags_count(a); i++)
-        if (strcmp(ub_diags_at(a, i)->message, ub_diags_at(b, i)->message))
-            return false;
-    return true;
 }
 
 static void test_read_split(void)
