@@ -8,7 +8,6 @@
  * when absent). */
 #define _GNU_SOURCE /* sched_setaffinity */
 #include <CUnit/Basic.h>
-#include <sched.h>
 #include <dirent.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +20,7 @@
 #include "ub_usda.h"
 #include "ub_usdb_write.h"
 #include "ub_usdc_write.h"
+#include "pin_cpu.h"
 #include "same_diags.h"
 #include "ub_test.h"
 
@@ -746,16 +746,11 @@ static void test_conformance(void)
  * its work on one thread: every threaded part asks ub_cpus. */
 static void test_cpus_affinity(void)
 {
-    cpu_set_t was, one;
+    cpu_set_t was;
     CU_ASSERT_FATAL(sched_getaffinity(0, sizeof was, &was) == 0);
     CU_ASSERT(ub_cpus() >= 1);
     CU_ASSERT(ub_cpus() <= (unsigned)CPU_COUNT(&was));
-    int first = 0;
-    while (!CPU_ISSET(first, &was))
-        first++;
-    CPU_ZERO(&one);
-    CPU_SET(first, &one);
-    CU_ASSERT_FATAL(sched_setaffinity(0, sizeof one, &one) == 0);
+    pin_one(&was);
     CU_ASSERT_EQUAL(ub_cpus(), 1);
     CU_ASSERT(sched_setaffinity(0, sizeof was, &was) == 0);
 }
