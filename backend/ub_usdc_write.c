@@ -275,10 +275,12 @@ typedef struct ub_q {
     bool busy;                 /* the thread is storing a batch */
     bool closed;
     bool sections; /* at the end, the storing side builds its sections */
+    /* every batch is stored: out (the values) is the walk's from then on */
+    bool stored;
     /* the field sets and specs are final (or the storing side failed):
      * the walk may build their sections while FIELDS is compressed */
     bool renumbered;
-    pthread_cond_t renumber;
+    pthread_cond_t renumber; /* (either of the two) */
     pthread_t th;
 } ub_q;
 
@@ -909,10 +911,16 @@ typedef struct ub_vkey {
     size_t len;
 } ub_vkey;
 
-/* Fail the write for its file's sake: the file said why. */
+/* Mark out failed for its file's sake: the file said why. */
+static void ub_out_file_failed(ub_buf *out)
+{
+    out->failed = out->sink_failed = true;
+}
+
+/* Fail the write for its file's sake. */
 static void ub_st_file_failed(ub_st *s)
 {
-    s->out->failed = s->out->sink_failed = true;
+    ub_out_file_failed(s->out);
     s->oom = true; /* (stops the write; no error of its own: sink_failed) */
 }
 
@@ -953,18 +961,26 @@ static bool ub_eq_val(const void *ctx, uint32_t id, const void *key)
            ub_st_same_back(s, at, k->bytes, k->len);
 }
 
-/* Hand out's bytes to the file (ub_usdc_file). */
-static void ub_st_hand_over(ub_st *s)
+/* Hand out's bytes to the file (ub_usdc_file); false when the file
+ * failed (out is marked so). */
+static bool ub_out_hand_over(ub_st *s)
 {
     ub_buf *o = s->out;
     if (o->failed || !o->len)
-        return;
+        return true;
     if (s->file->write(s->file->ctx, o->data, o->len) != 0) {
-        ub_st_file_failed(s);
-        return;
+        ub_out_file_failed(o);
+        return false;
     }
     s->gone += o->len;
     o->len = 0;
+    return true;
+}
+
+static void ub_st_hand_over(ub_st *s)
+{
+    if (!ub_out_hand_over(s))
+        s->oom = true;
 }
 
 /* The key of a value's bytes of a type and flags (val_tab, vcache). */
@@ -2054,6 +2070,10 @@ static void *ub_st_main(void *arg)
             q->tail = NULL;
         bool sections = q->sections;
         q->busy = b != NULL;
+        if (!b) {
+            q->stored = true;
+            pthread_cond_signal(&q->renumber);
+        }
         pthread_mutex_unlock(&q->mu);
         if (!b) {
             if (sections)
@@ -2198,6 +2218,18 @@ static void ub_q_close(ub_cw *w)
     q->closed = true;
     q->sections = !w->failed && !w->oom;
     pthread_cond_signal(&q->more);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* Wait until the storing side has stored every batch (or failed). */
+static void ub_q_wait_stored(ub_cw *w)
+{
+    ub_q *q = w->q;
+    if (!q)
+        return; /* (stored here, by ub_q_close) */
+    pthread_mutex_lock(&q->mu);
+    while (!q->stored && !q->renumbered)
+        pthread_cond_wait(&q->renumber, &q->mu);
     pthread_mutex_unlock(&q->mu);
 }
 
@@ -3292,6 +3324,14 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
         ub_buf_append(&strings, w->strings.v, w->strings.n * 4);
     ub_sec_paths(w, &w->lz4, &paths);
     UB_VEC_FREE(w->pnodes); /* (the spec sort has the names it needs) */
+    /* The values are final once the last batch is stored: they go to the
+     * file now, while the storing side renumbers and this side would
+     * wait, not after the sections, where writing the whole file was the
+     * end's longest step.  (A failure is this side's: the storing side
+     * owns st.oom until it is joined.) */
+    ub_q_wait_stored(w);
+    if (w->st.file && !ub_out_hand_over(&w->st))
+        w->oom = true;
     /* FIELDSETS and the first half of FIELDS' reps here while the storing
      * side compresses the rest (same bytes whichever side makes a part) */
     ub_q_wait_renumbered(w);

@@ -25,8 +25,9 @@ int ub_usdc_write(const ub_layer *layer, ub_buf *out, ub_diags *diags);
 /* A file the crate goes to while it is written, so that a big one is not
  * held whole in memory: out's bytes are the file's from its start (out
  * empty when the write begins), and once more than `window` of them wait
- * in out (a value is never cut), they are handed to `write` and out is
- * emptied.  The writer reads bytes it handed over back through `read` (a
+ * in out (a value is never cut), and once every value is stored (before
+ * the structural sections are built), they are handed to `write` and out
+ * is emptied.  The writer reads bytes it handed over back through `read` (a
  * value that repeats one stored is compared with it byte for byte) and
  * fills in the bootstrap header, at the end, through `patch`; the caller
  * writes what out holds at the end after everything handed over.  Each

@@ -976,7 +976,8 @@ static int write_through(const ub_layer *l, size_t window, unsigned fail,
  * window: values that repeat ones handed over are read back and found
  * the same (6,000 arrays, each repeated, outnumber the cache of values
  * stored last, so most repeats are read back), and the header is
- * patched in place.  A file that fails fails the write, with no error of
+ * patched in place.  In a window bigger than the file the values go to
+ * it once stored, before the sections are built.  A file that fails fails the write, with no error of
  * the writer's own: the file said why. */
 static void test_handed_over(void)
 {
@@ -1010,8 +1011,11 @@ static void test_handed_over(void)
             CU_ASSERT(f.writes > 0);
             CU_ASSERT(f.reads > 1000);
             CU_ASSERT_EQUAL(f.patches, 1);
-        } else { /* never handed over: held, as without a file */
-            CU_ASSERT_EQUAL(f.writes + f.reads + f.patches, 0);
+        } else { /* the values go in one piece once all are stored, then
+                    the header is patched in */
+            CU_ASSERT_EQUAL(f.writes, 1);
+            CU_ASSERT_EQUAL(f.reads, 0);
+            CU_ASSERT_EQUAL(f.patches, 1);
         }
         ub_buf_free(&f.bytes);
     }
@@ -1029,6 +1033,10 @@ static void test_handed_over(void)
         CU_ASSERT_EQUAL(f.calls, fails[i]); /* nothing after it */
         ub_buf_free(&f.bytes);
     }
+    /* the one write of the values in a big window */
+    CU_ASSERT_EQUAL(write_through(l, (size_t)1 << 30, 1, &f, d), -1);
+    CU_ASSERT_EQUAL(f.calls, 1);
+    ub_buf_free(&f.bytes);
     CU_ASSERT_EQUAL(ub_diags_count(d), 0);
 
     ub_buf_free(&want);
