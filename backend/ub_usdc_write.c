@@ -1984,6 +1984,7 @@ static void ub_st_spec(ub_st *s, uint32_t path, uint32_t type,
  * a busy machine it often does), then waits for it. */
 #define UB_Q_BATCH ((size_t)64 << 10)
 #define UB_AHEAD 4 /* values (ub_st_batch) */
+#define UB_SECTIONS_AHEAD 8 /* specs (ub_sort_specs, ub_cw_renumber) */
 #define UB_Q_MAX 16
 
 /* (The storing side.)  Every record of a batch, in order; then the
@@ -3008,6 +3009,12 @@ static void ub_sort_specs(ub_cw *w)
             while (by_path[p] == UINT32_MAX)
                 p++;
             i = by_path[p++];
+            /* specs met out of their order are fetched a few ahead:
+             * each was a miss */
+            if (p + UB_SECTIONS_AHEAD < nbp &&
+                by_path[p + UB_SECTIONS_AHEAD] != UINT32_MAX)
+                __builtin_prefetch(
+                    &st->specs.v[by_path[p + UB_SECTIONS_AHEAD]]);
         }
         const ub_spec_rec *s = &st->specs.v[i];
         out[s->name1 ? at[s->name1 - 1]++ : prim_at++] = *s;
@@ -3050,7 +3057,16 @@ static void ub_cw_renumber(ub_cw *w)
     uint32_t k = 0;
     size_t m = 0;
     const uint32_t *fs = w->st.fsets.v;
-    for (size_t i = 0; i < w->st.specs.n; i++) {
+    size_t n = w->st.specs.n;
+    for (size_t i = 0; i < n; i++) {
+        /* the old sets are met out of their order: each one's entry and
+         * fields are fetched a few specs ahead, or each is a miss or two
+         * (this loop was the longest step of the storing side's end) */
+        if (i + UB_SECTIONS_AHEAD < n) {
+            uint32_t ahead = w->st.specs.v[i + UB_SECTIONS_AHEAD].fset;
+            __builtin_prefetch(&sto[ahead]);
+            __builtin_prefetch(&fs[ahead]);
+        }
         uint32_t old = w->st.specs.v[i].fset;
         if (sto[old] == UINT32_MAX) {
             sto[old] = (uint32_t)m;
