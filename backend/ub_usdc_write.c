@@ -989,6 +989,12 @@ static uint64_t ub_val_hash(uint64_t flags, const char *data, size_t len)
     return XXH3_64bits_withSeed(data, len, flags);
 }
 
+/* The vcache entry of values of hash h, or NULL (no vcache). */
+static struct ub_vcache *ub_vcache_of(const ub_st *s, uint64_t h)
+{
+    return s->vcache ? &s->vcache[(h >> 40) & (UB_VCACHE - 1)] : NULL;
+}
+
 /* Whether vcache entry vc is the value k of hash h. */
 static bool ub_vcache_is(const ub_st *s, const struct ub_vcache *vc,
                          uint64_t h, const ub_vkey *k)
@@ -1021,8 +1027,7 @@ static uint32_t ub_st_store(ub_st *s, uint64_t flags, const char *data,
                             uint64_t *rep_out)
 {
     ub_vkey k = {flags, data, len};
-    struct ub_vcache *vc =
-        s->vcache ? &s->vcache[(h >> 40) & (UB_VCACHE - 1)] : NULL;
+    struct ub_vcache *vc = ub_vcache_of(s, h);
     if (vc && ub_vcache_is(s, vc, h, &k)) {
         *rep_out = vc->rep;
         return vc->id1 - 1;
@@ -1857,16 +1862,30 @@ static ub_first *ub_st_first_of(ub_st *s, uint64_t rep, uint32_t vid)
     }
 }
 
+/* The key of a field (field_tab, fcache). */
+static uint64_t ub_field_hash(uint32_t token, uint64_t rep)
+{
+    return ub_mix(rep * 31 + token);
+}
+
+/* The fcache entry of fields of hash h, or NULL (no fcache). */
+static struct ub_fcache *ub_fcache_of(const ub_st *s, uint64_t h)
+{
+    return s->fcache ? &s->fcache[(h >> 40) & (UB_FCACHE - 1)] : NULL;
+}
+
 /* (The storing side.)  A field of the spec being built. */
 static void ub_st_field(ub_st *s, uint32_t token, uint64_t rep)
 {
     uint32_t vid;
     rep = ub_st_rep(s, rep, &vid);
     ub_field_rec f = {token, 0, rep};
-    uint64_t h = ub_mix(rep * 31 + token);
-    struct ub_fcache *fc =
-        s->fcache ? &s->fcache[(h >> 40) & (UB_FCACHE - 1)] : NULL;
+    uint64_t h = ub_field_hash(token, rep);
+    struct ub_fcache *fc = ub_fcache_of(s, h);
     if (fc && fc->id1 && fc->rep == rep && fc->token == token) {
+        /* the spec's end reads the record of its newest field (its
+         * first field set): fetched while the spec's other fields come */
+        __builtin_prefetch(&s->fields.v[fc->id1 - 1]);
         UB_PUSH(s, s->cur, fc->id1 - 1);
         return;
     }
@@ -1876,6 +1895,7 @@ static void ub_st_field(ub_st *s, uint32_t token, uint64_t rep)
     uint32_t id;
     if (vr && vr->ftok1 == token + 1) {
         id = vr->field;
+        __builtin_prefetch(&s->fields.v[id]); /* (as above) */
     } else if (vr && !vr->ftok1) {
         id = (uint32_t)s->fields.n;
         UB_PUSH(s, s->fields, f);
@@ -1984,8 +2004,25 @@ static void ub_st_spec(ub_st *s, uint32_t path, uint32_t type,
  * a busy machine it often does), then waits for it. */
 #define UB_Q_BATCH ((size_t)64 << 10)
 #define UB_AHEAD 4 /* values (ub_st_batch) */
+#define UB_FIELDS_AHEAD 8 /* records (ub_st_batch) */
 #define UB_SECTIONS_AHEAD 8 /* specs (ub_sort_specs, ub_cw_renumber) */
 #define UB_Q_MAX 16
+
+/* The fcache entry of the field record at r fetched (a record of
+ * another kind: nothing); returns the next record. */
+static char *ub_st_fetch_field(const ub_st *s, char *r)
+{
+    ub_rhead h;
+    memcpy(&h, r, sizeof h);
+    if (h.kind == UB_R_VALUE) {
+        uint64_t ext[2];
+        char *data;
+        return ub_value_rec(r, &h, ext, &data);
+    }
+    if (h.kind == UB_R_FIELD && !ub_is_ticket(h.b) && s->fcache)
+        __builtin_prefetch(ub_fcache_of(s, ub_field_hash(h.a, h.b)));
+    return r + sizeof h;
+}
 
 /* (The storing side.)  Every record of a batch, in order; then the
  * batch is empty.  A batch a big value (an array) made big gives its
@@ -2014,17 +2051,27 @@ static void ub_st_batch(ub_st *s, ub_buf *b)
         q = next;
     }
     size_t next = 0; /* the first entry of ahead not stored yet */
+    /* Likewise each field's fcache entry, UB_FIELDS_AHEAD records ahead
+     * (one with a ticket for its rep is known only once stored) */
+    char *la = r;
+    for (int i = 0; i < UB_FIELDS_AHEAD && la < end; i++)
+        la = ub_st_fetch_field(s, la);
     while (r < end && !s->oom) {
+        if (la < end)
+            la = ub_st_fetch_field(s, la);
         ub_rhead h;
         memcpy(&h, r, sizeof h);
         if (h.kind == UB_R_VALUE) {
             const uint64_t *hash = NULL;
             if (next < s->ahead.n && s->ahead.v[next].r == r) {
                 hash = &s->ahead.v[next].h;
-                if (next + UB_AHEAD < s->ahead.n && s->val_tab.cap)
+                if (next + UB_AHEAD < s->ahead.n && s->val_tab.cap) {
+                    uint64_t ah = s->ahead.v[next + UB_AHEAD].h;
                     __builtin_prefetch(
-                        &s->val_tab.s[(uint32_t)s->ahead.v[next + UB_AHEAD].h &
-                                      (s->val_tab.cap - 1)]);
+                        &s->val_tab.s[(uint32_t)ah & (s->val_tab.cap - 1)]);
+                    if (s->vcache)
+                        __builtin_prefetch(ub_vcache_of(s, ah));
+                }
                 next++;
             }
             r = ub_st_value(s, r, hash);
