@@ -48,8 +48,8 @@
 
 #define UB_FCACHE 4096 /* entries of the recent-field cache (64 KiB) */
 #define UB_TCACHE 4096 /* and of the recent-token cache */
-#define UB_VCACHE 4096 /* and of the recent-value cache (256 KiB) */
-#define UB_VCACHE_BYTES 40 /* the value bytes a vcache entry holds */
+#define UB_WCACHE 4096 /* and of the walk's recent-value cache (256 KiB) */
+#define UB_WCACHE_BYTES 40 /* the most value bytes a wcache entry holds */
 #define UB_BACK (64u << 10) /* bytes of a handed-over value read back at once */
 #define UB_ARRAY_NAMES 16
 
@@ -234,19 +234,6 @@ typedef struct ub_st {
         uint64_t rep;
         uint32_t token, id1; /* id + 1, 0: empty */
     } *fcache;
-    /* likewise the values stored last, by hash: most values that repeat
-     * (a list op of API schemas, a properties list) repeat often.  An
-     * entry holds the record's rep and a short value's bytes, so that a
-     * hit reads neither the record nor the bytes in the file, stored
-     * long before: two cache misses a repeat, and the prim-heavy bench
-     * layer repeats 400,000 values (almost all of 9 to 32 bytes). */
-    struct ub_vcache {
-        uint64_t h;
-        uint64_t rep;  /* the record's */
-        uint32_t id1;  /* value record + 1, 0: empty */
-        uint32_t len;  /* the value's; bytes holds it when it fits */
-        unsigned char bytes[UB_VCACHE_BYTES];
-    } *vcache;
     ub_crate_lz4c lz4; /* for its sections: */
     /* FIELDS and SPECS (the storing side's, ub_st_sections) and
      * FIELDSETS (the walk's, ub_cw_sections, once the storing side has
@@ -305,6 +292,21 @@ typedef struct ub_cw {
     bool st_sections; /* no thread: ub_q_join builds the storing side's
                          sections */
     uint64_t tickets; /* stored values handed over so far */
+    /* the short values handed over last that hold no tickets, by hash:
+     * most values that repeat (a list op of API schemas, a properties
+     * list) repeat often, and one met again takes the earlier one's
+     * ticket and is not handed over again.  The storing side -- the
+     * slower of the two once the parse is done -- then never sees it,
+     * nor probes val_tab and compares with bytes stored long before
+     * (two cache misses): the prim-heavy bench layer repeats 400,000
+     * values, almost all of 9 to 32 bytes.  NULL when there was no
+     * memory. */
+    struct ub_wcache {
+        uint64_t h;
+        uint64_t rep; /* flags | ticket; 0: empty */
+        uint32_t len, align;
+        unsigned char bytes[UB_WCACHE_BYTES];
+    } *wcache;
 
     UB_VEC(const char *) tokens;
     /* TOKENS' text, NUL after each, written as each token is new: at
@@ -983,39 +985,10 @@ static void ub_st_hand_over(ub_st *s)
         s->oom = true;
 }
 
-/* The key of a value's bytes of a type and flags (val_tab, vcache). */
+/* The key of a value's bytes of a type and flags (val_tab, wcache). */
 static uint64_t ub_val_hash(uint64_t flags, const char *data, size_t len)
 {
     return XXH3_64bits_withSeed(data, len, flags);
-}
-
-/* The vcache entry of values of hash h, or NULL (no vcache). */
-static struct ub_vcache *ub_vcache_of(const ub_st *s, uint64_t h)
-{
-    return s->vcache ? &s->vcache[(h >> 40) & (UB_VCACHE - 1)] : NULL;
-}
-
-/* Whether vcache entry vc is the value k of hash h. */
-static bool ub_vcache_is(const ub_st *s, const struct ub_vcache *vc,
-                         uint64_t h, const ub_vkey *k)
-{
-    if (!vc->id1 || vc->h != h || vc->len != k->len ||
-        (vc->rep & ~UB_CRATE_REP_PAYLOAD_MASK) != k->rep)
-        return false;
-    return k->len <= UB_VCACHE_BYTES ? memcmp(vc->bytes, k->bytes, k->len) == 0
-                                     : ub_eq_val(s, vc->id1 - 1, k);
-}
-
-/* Make vc the entry of value k of hash h, stored as record id of rep. */
-static void ub_vcache_set(struct ub_vcache *vc, uint64_t h, const ub_vkey *k,
-                          uint32_t id, uint64_t rep)
-{
-    vc->h = h;
-    vc->rep = rep;
-    vc->id1 = id + 1;
-    vc->len = (uint32_t)k->len;
-    if (k->len <= UB_VCACHE_BYTES)
-        memcpy(vc->bytes, k->bytes, k->len);
 }
 
 /* (The storing side.)  The record of an out-of-line value: the same
@@ -1027,11 +1000,6 @@ static uint32_t ub_st_store(ub_st *s, uint64_t flags, const char *data,
                             uint64_t *rep_out)
 {
     ub_vkey k = {flags, data, len};
-    struct ub_vcache *vc = ub_vcache_of(s, h);
-    if (vc && ub_vcache_is(s, vc, h, &k)) {
-        *rep_out = vc->rep;
-        return vc->id1 - 1;
-    }
     ub_idslot *sl = ub_idtab_find(&s->val_tab, h, ub_eq_val, s, &k);
     if (!sl) {
         s->oom = true;
@@ -1040,8 +1008,6 @@ static uint32_t ub_st_store(ub_st *s, uint64_t flags, const char *data,
     if (ub_idslot_used(sl)) {
         uint32_t id = ub_idslot_id(sl);
         *rep_out = s->vals.v[id].rep;
-        if (vc)
-            ub_vcache_set(vc, h, &k, id, *rep_out);
         return id;
     }
     ub_buf *o = s->out;
@@ -1064,8 +1030,6 @@ static uint32_t ub_st_store(ub_st *s, uint64_t flags, const char *data,
         return UINT32_MAX;
     ub_idtab_put(&s->val_tab, sl, h, id);
     *rep_out = rep;
-    if (vc)
-        ub_vcache_set(vc, h, &k, id, rep);
     return id;
 }
 
@@ -1110,6 +1074,17 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
         return flags;
     struct ub_scratch *sc = ub_cw_scratch_of(w, b);
     size_t nh = sc ? sc->holes.n : 0;
+    struct ub_wcache *wc = NULL;
+    uint64_t vh = 0;
+    if (!nh && b->len <= UB_WCACHE_BYTES && w->wcache) {
+        vh = ub_val_hash(flags, b->data, b->len);
+        wc = &w->wcache[(vh >> 40) & (UB_WCACHE - 1)];
+        if (wc->rep && wc->h == vh &&
+            (wc->rep & ~UB_CRATE_REP_PAYLOAD_MASK) == flags &&
+            wc->len == b->len && wc->align == align &&
+            memcmp(wc->bytes, b->data, b->len) == 0)
+            return wc->rep;
+    }
     char *r = ub_cw_rec(w, 32 + nh * 8 + ((b->len + 7) & ~(size_t)7));
     if (!r)
         return flags;
@@ -1121,7 +1096,13 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
         memcpy(r + 32, sc->holes.v, nh * 8);
     if (b->len)
         memcpy(r + 32 + nh * 8, b->data, b->len);
-    return flags | ++w->tickets;
+    uint64_t rep = flags | ++w->tickets;
+    if (wc) {
+        *wc = (struct ub_wcache){vh, rep, (uint32_t)b->len, (uint32_t)align,
+                                 {0}};
+        memcpy(wc->bytes, b->data, b->len);
+    }
+    return rep;
 }
 
 /* The value record at r (ub_cw_store's layout): its head, its length
@@ -2065,13 +2046,10 @@ static void ub_st_batch(ub_st *s, ub_buf *b)
             const uint64_t *hash = NULL;
             if (next < s->ahead.n && s->ahead.v[next].r == r) {
                 hash = &s->ahead.v[next].h;
-                if (next + UB_AHEAD < s->ahead.n && s->val_tab.cap) {
-                    uint64_t ah = s->ahead.v[next + UB_AHEAD].h;
+                if (next + UB_AHEAD < s->ahead.n && s->val_tab.cap)
                     __builtin_prefetch(
-                        &s->val_tab.s[(uint32_t)ah & (s->val_tab.cap - 1)]);
-                    if (s->vcache)
-                        __builtin_prefetch(ub_vcache_of(s, ah));
-                }
+                        &s->val_tab.s[(uint32_t)s->ahead.v[next + UB_AHEAD].h &
+                                      (s->val_tab.cap - 1)]);
                 next++;
             }
             r = ub_st_value(s, r, hash);
@@ -3313,10 +3291,8 @@ static void ub_st_free_walk(ub_st *s)
     UB_VEC_FREE(s->ticket_rep);
     UB_VEC_FREE(s->cur);
     free(s->fcache);
-    free(s->vcache);
     free(s->back);
     s->fcache = NULL;
-    s->vcache = NULL;
     s->back = NULL;
 }
 
@@ -3339,6 +3315,8 @@ static void ub_cw_free_walk(ub_cw *w)
     UB_VEC_FREE(w->ptext_idx);
     free(w->tcache);
     w->tcache = NULL;
+    free(w->wcache);
+    w->wcache = NULL;
     for (size_t i = 0; i < w->capscratch; i++)
         if (w->scratch[i]) {
             ub_buf_free(&w->scratch[i]->b);
@@ -3527,9 +3505,9 @@ static ub_usdc_stream *ub_cw_stream_new(ub_buf *out, size_t specs_hint,
     w->no_scratch.failed = true;
     w->st.fcache = calloc(UB_FCACHE, sizeof *w->st.fcache);
     /* (an entry a cache line) */
-    w->st.vcache = aligned_alloc(64, UB_VCACHE * sizeof *w->st.vcache);
-    if (w->st.vcache)
-        memset(w->st.vcache, 0, UB_VCACHE * sizeof *w->st.vcache);
+    w->wcache = aligned_alloc(64, UB_WCACHE * sizeof *w->wcache);
+    if (w->wcache)
+        memset(w->wcache, 0, UB_WCACHE * sizeof *w->wcache);
     /* the bootstrap, filled in at the end */
     char zero[UB_CRATE_BOOTSTRAP_SIZE] = {0};
     ub_buf_append(out, zero, sizeof zero);
