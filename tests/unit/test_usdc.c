@@ -974,11 +974,12 @@ static int write_through(const ub_layer *l, size_t window, unsigned fail,
 
 /* Handed to its file as it is written, a crate is the same bytes in any
  * window: values that repeat ones handed over are read back and found
- * the same (6,000 arrays, each repeated, outnumber the cache of values
- * stored last, so most repeats are read back), and the header is
+ * the same (6,000 arrays, each repeated, outnumber the walk's cache of
+ * values met last, so most repeats are read back), and the header is
  * patched in place.  In a window bigger than the file the values go to
- * it once stored, before the sections are built.  A file that fails fails the write, with no error of
- * the writer's own: the file said why. */
+ * it once stored, before the sections are built.  A file that fails
+ * fails the write, with no error of the writer's own: the file said
+ * why. */
 static void test_handed_over(void)
 {
     ub_buf text;
