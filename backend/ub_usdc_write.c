@@ -304,7 +304,7 @@ typedef struct ub_cw {
     struct ub_wcache {
         uint64_t h;
         uint64_t rep; /* flags | ticket; 0: empty */
-        uint32_t len, align;
+        uint64_t len; /* (the flags say the alignment) */
         unsigned char bytes[UB_WCACHE_BYTES];
     } *wcache;
 
@@ -1081,8 +1081,7 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
         wc = &w->wcache[(vh >> 40) & (UB_WCACHE - 1)];
         if (wc->rep && wc->h == vh &&
             (wc->rep & ~UB_CRATE_REP_PAYLOAD_MASK) == flags &&
-            wc->len == b->len && wc->align == align &&
-            memcmp(wc->bytes, b->data, b->len) == 0)
+            wc->len == b->len && memcmp(wc->bytes, b->data, b->len) == 0)
             return wc->rep;
     }
     char *r = ub_cw_rec(w, 32 + nh * 8 + ((b->len + 7) & ~(size_t)7));
@@ -1098,8 +1097,7 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
         memcpy(r + 32 + nh * 8, b->data, b->len);
     uint64_t rep = flags | ++w->tickets;
     if (wc) {
-        *wc = (struct ub_wcache){vh, rep, (uint32_t)b->len, (uint32_t)align,
-                                 {0}};
+        *wc = (struct ub_wcache){vh, rep, b->len, {0}};
         memcpy(wc->bytes, b->data, b->len);
     }
     return rep;

@@ -184,6 +184,50 @@ static void test_dedup(void)
     CU_ASSERT(s3 >= s1 + arr);
 }
 
+static char *read_back(const ub_buf *b);
+
+/* A short value met again is stored once, found in the walk's cache of
+ * values met last; a value of another type with the same bytes is not
+ * that value (float2 and int2, double and int64, one after the other,
+ * each pair's bytes the same). */
+static void test_short_repeats(void)
+{
+    static const char text[] =
+        "#usda 1.0\n\ndef \"P\"\n{\n"
+        "    float2 a = (1.5, 2.25)\n"
+        "    int2 b = (1069547520, 1074790400)\n"
+        "    double c = 0.1\n"
+        "    int64 d = 4591870180066957722\n"
+        "}\n\n";
+    ub_diags *d = ub_diags_new();
+    ub_buf b;
+    ub_buf_init(&b);
+    CU_ASSERT_EQUAL_FATAL(write_text(text, &b, d), 0);
+    char *back = read_back(&b);
+    CU_ASSERT_STRING_EQUAL(back, text);
+    free(back);
+    ub_buf_free(&b);
+
+    /* the same short value in 500 prims: one copy of its bytes, where
+     * 500 distinct ones take 8 bytes each */
+    ub_buf t;
+    ub_buf_init(&t);
+    size_t size[2];
+    for (int k = 0; k < 2; k++) {
+        t.len = 0;
+        ub_buf_puts(&t, "#usda 1.0\n");
+        for (int i = 0; i < 500; i++)
+            ub_buf_printf(&t, "def \"P%d\"\n{\n    double x = 0.%d1\n}\n",
+                          i, k ? i : 0);
+        ub_buf_putc(&t, '\0');
+        size[k] = size_of(t.data);
+    }
+    CU_ASSERT(size[1] >= size[0] + 499 * 8);
+    ub_buf_free(&t);
+    CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+    ub_diags_free(d);
+}
+
 /* Small values live in the rep: a layer of inlinable defaults holds no
  * value bytes between the bootstrap and the first section, except the
  * name lists (token vectors) that are never inlined. */
@@ -216,7 +260,6 @@ static void test_inlined(void)
  * header or count: 9 bytes less), as OpenUSD stores it, and reads back as
  * the same explicit list; an internal payload or a list of two keeps the
  * list op. */
-static char *read_back(const ub_buf *b);
 static void test_lone_payload(void)
 {
     static const char *const texts[] = {
@@ -1307,6 +1350,8 @@ int main(void)
     CU_add_test(s, "bootstrap, table of contents, sections", test_frame);
     CU_add_test(s, "version by need", test_versions);
     CU_add_test(s, "repeated arrays stored once", test_dedup);
+    CU_add_test(s, "short values met again stored once, typed",
+                test_short_repeats);
     CU_add_test(s, "small values inlined", test_inlined);
     CU_add_test(s, "one explicit payload stored alone", test_lone_payload);
     CU_add_test(s, "prims' specs in path order", test_spec_order);
