@@ -194,19 +194,12 @@ static int ub_flatten_run(int argc, char **argv)
         return ub_cli_usage_error("flatten", "no root layer given");
     /* USDBAKE_THREADS: how many threads read clips (default: the CPUs the
      * process may use); the output is the same whatever it is */
-    unsigned threads = 0;
-    const char *env = getenv("USDBAKE_THREADS");
-    if (env && *env) {
-        char *end;
-        unsigned long n = strtoul(env, &end, 10);
-        if (*end || n < 1 || n > 1024)
-            return ub_cli_usage_error("flatten",
-                                      "USDBAKE_THREADS must be a number "
-                                      "from 1 to 1024, not '%s'",
-                                      env);
-        threads = (unsigned)n;
-    }
-    int bad = format ? UB_EXIT_OK : ub_cli_no_usdz_output("flatten", out);
+    unsigned long long threads = 0;
+    int bad = ub_cli_env_number("flatten", "USDBAKE_THREADS", 1024,
+                                "a number from 1 to 1024", &threads);
+    if (bad != UB_EXIT_OK)
+        return bad;
+    bad = format ? UB_EXIT_OK : ub_cli_no_usdz_output("flatten", out);
     if (bad != UB_EXIT_OK)
         return bad;
     if (!format)
@@ -268,7 +261,7 @@ static int ub_flatten_run(int argc, char **argv)
         size_t before = ub_diags_errors(diags);
         ub_clip_sink sink = spill ? ub_spill_sink(spill) : (ub_clip_sink){0};
         ub_flatten_opts fo = {.sink = spill ? &sink : NULL,
-                              .threads = threads};
+                              .threads = (unsigned)threads};
         flat = ub_compose_flatten_to(
             ld, rl, ss.schemas, out && strcmp(out, "-") ? out : "stdout.usda",
             diags, &n_recovered, &fo);

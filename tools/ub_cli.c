@@ -740,23 +740,30 @@ bool ub_out_usdc_file(ub_out *o, size_t window, ub_usdc_file *f)
     return true;
 }
 
-int ub_cli_usdc_window(const char *cmd, size_t *window)
+int ub_cli_env_number(const char *cmd, const char *var, unsigned long long max,
+                      const char *must, unsigned long long *value)
 {
-    *window = UB_USDC_FILE_WINDOW;
-    const char *env = getenv("USDBAKE_USDC_WINDOW");
+    const char *env = getenv(var);
     if (!env || !*env)
         return UB_EXIT_OK;
     char *end;
     errno = 0;
     unsigned long long n = strtoull(env, &end, 10);
-    if (!isdigit((unsigned char)env[0]) || *end || errno || n < 1 ||
-        n > SIZE_MAX)
-        return ub_cli_usage_error(cmd,
-                                  "USDBAKE_USDC_WINDOW must be a number of "
-                                  "bytes from 1 up, not '%s'",
+    /* digits only: strtoull would also take a sign and leading blanks */
+    if (!isdigit((unsigned char)env[0]) || *end || errno || n < 1 || n > max)
+        return ub_cli_usage_error(cmd, "%s must be %s, not '%s'", var, must,
                                   env);
-    *window = (size_t)n;
+    *value = n;
     return UB_EXIT_OK;
+}
+
+int ub_cli_usdc_window(const char *cmd, size_t *window)
+{
+    unsigned long long n = UB_USDC_FILE_WINDOW;
+    int bad = ub_cli_env_number(cmd, "USDBAKE_USDC_WINDOW", SIZE_MAX,
+                                "a number of bytes from 1 up", &n);
+    *window = (size_t)n;
+    return bad;
 }
 
 void ub_out_abort(ub_out *o)

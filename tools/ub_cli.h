@@ -179,6 +179,11 @@ void ub_out_abort(ub_out *o);
  * false (and f untouched) for standard output, a device or a pipe: the
  * crate is then held whole and written at the end. */
 bool ub_out_usdc_file(ub_out *o, size_t window, ub_usdc_file *f);
+/* The environment variable var as a whole number from 1 to max into
+ * *value (untouched when var is unset or empty): UB_EXIT_OK, or the exit
+ * status of the usage error it reported ("VAR must be <must>, not ..."). */
+int ub_cli_env_number(const char *cmd, const char *var, unsigned long long max,
+                      const char *must, unsigned long long *value);
 /* The window of the crate files `cmd` writes: USDBAKE_USDC_WINDOW (bytes)
  * when set, else UB_USDC_FILE_WINDOW.  UB_EXIT_OK, or the exit status of
  * the usage error it reported. */
