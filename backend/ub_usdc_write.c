@@ -2263,7 +2263,7 @@ static void ub_q_wait_stored(ub_cw *w)
     if (!q)
         return; /* (stored here, by ub_q_close) */
     pthread_mutex_lock(&q->mu);
-    while (!q->stored && !q->renumbered)
+    while (!q->stored) /* (set before renumbered, failed or not) */
         pthread_cond_wait(&q->renumber, &q->mu);
     pthread_mutex_unlock(&q->mu);
 }
