@@ -141,8 +141,13 @@ static int ub_spill_format_values(const void *ctx, unsigned depth,
         } else if (v->kind == UB_V_UNTYPED) {
             ub_spill_put_untyped(out, v->u.untyped);
         } else if (v->kind != UB_V_BLOCK && v->kind != UB_V_EMPTY) {
-            fprintf(stderr, "usdbake: error: internal: a baked sample "
-                            "holds a value of kind %u\n", v->kind);
+            /* no attribute type holds these; only a damaged or hand-made
+             * crate clip can give one (its reader keeps what it finds) */
+            fprintf(stderr, "usdbake: error: a clip's time sample holds "
+                            "%s, which no attribute's type allows\n",
+                    v->kind == UB_V_DICT     ? "a dictionary"
+                    : v->kind == UB_V_LISTOP ? "a list op"
+                                             : "a metadata value");
             return -1;
         }
     }
