@@ -959,7 +959,8 @@ static int ub_cli_convert_usdb(ub_session *ss, const char *input, int level,
     ub_parse_stream ps = {.prim_done = ub_usdb_stream_prim,
                           .prim_reopened = ub_usdb_stream_reopened,
                           .ctx = st,
-                          .two_threads = true};
+                          .two_threads = true,
+                          .head_percent = UB_USDB_STREAM_HEAD_PERCENT};
     ub_layer *layer = ub_cli_open_streamed(ss, input, &ps);
     int rc = -1;
     if (layer && !layer->streamed)
