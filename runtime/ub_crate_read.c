@@ -2379,6 +2379,12 @@ static int cr_samples(crate *c, uint64_t rep, const ub_type *want,
         cr_retype(&v, want);
         double t;
         memcpy(&t, (const char *)ub_value_data(&times) + 8 * i, 8);
+        const char *what = ub_value_not_sample(&v);
+        if (what) {
+            cr_err(c, "the sample at time %g holds %s, which no "
+                      "attribute's type allows", t, what);
+            return -1;
+        }
         if (ub_samples_set(c->a, s, t, v) != 0)
             return (cr_oom(c), -1);
     }

@@ -1685,8 +1685,20 @@ static int read_series(ub_usdb *f, uint32_t series)
 /* Sample i of the cached series. */
 static int cached_sample(ub_usdb *f, uint32_t i, ub_arena *a, ub_value *out)
 {
-    if (f->cache.ids)
-        return read_val(f, f->cache.ids[i] + 1, a, out);
+    if (f->cache.ids) {
+        if (read_val(f, f->cache.ids[i] + 1, a, out) != 0)
+            return -1;
+        const char *what = ub_value_not_sample(out);
+        if (what) {
+            char where[48];
+            snprintf(where, sizeof where, "section DATA record %u",
+                     f->cache.rec - 1);
+            ub_usdb_err(f, where, "sample %u holds %s, which no "
+                        "attribute's type allows", i, what);
+            return -1;
+        }
+        return 0;
+    }
     const ub_value *p = &f->cache.packed;
     *out = ub_value_new(a, ub_value_type(p), 1, false);
     if (out->kind != UB_V_DATA) {

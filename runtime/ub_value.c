@@ -713,6 +713,31 @@ static bool ub_value_cmp(const ub_value *a, const ub_value *b, double tol)
     return false;
 }
 
+const char *ub_value_not_sample(const ub_value *v)
+{
+    const ub_type *t = ub_value_type(v);
+    switch (v->kind) {
+    case UB_V_BLOCK:
+    case UB_V_UNTYPED:
+        return NULL;
+    case UB_V_DATA:
+        if (!t)
+            return "data without a type";
+        if (t->scalar == UB_SC_REF)
+            return "references or payloads";
+        if (t->scalar == UB_SC_DICT)
+            return "dictionaries";
+        return NULL;
+    case UB_V_DICT:
+        return "a dictionary";
+    case UB_V_LISTOP:
+        return "a list op";
+    case UB_V_EMPTY:
+        break;
+    }
+    return "no value";
+}
+
 bool ub_value_equal(const ub_value *a, const ub_value *b)
 {
     return ub_value_cmp(a, b, 0.0);

@@ -415,6 +415,13 @@ int ub_reorder_names(const char **v, uint32_t n, const ub_value *order);
 /* Deep copy of v into arena a (strings stay interned in the same table). */
 ub_value ub_value_clone(ub_arena *a, const ub_value *v);
 
+/* NULL when v may be an attribute's time sample: a block, an untyped
+ * value (kept as its text), or data of a type attributes have.  Else what
+ * v is, for a message ("a dictionary"): the text grammar cannot write
+ * such a sample, but a binary layer can hold one, and its readers refuse
+ * it, so no writer meets a sample it has no form for. */
+const char *ub_value_not_sample(const ub_value *v);
+
 /* Equality as OpenUSD compares values: same kind, same base type, same
  * shape, equal elements (floats by value; NaN equals NaN so that a layer
  * compares equal to itself).  Role types compare equal to their base. */

@@ -1142,6 +1142,63 @@ static void test_untyped_without_text(void)
     }
 }
 
+/* A time sample no attribute's type allows (a dictionary, a list op): a
+ * .usdb can hold one, which is damage, both where the layer is built and
+ * where the runtime reads the sample; an untyped sample reads back. */
+static void test_samples_refused(void)
+{
+    for (int k = 0; k < 3; k++) {
+        ub_layer *L = ub_layer_new(T, "s.usda");
+        ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
+        ub_prop *x = attr(L, p, "x", UB_TY_DOUBLE, false);
+        ub_samples *s = &ub_prop_ext_get(L->arena, x)->samples;
+        ub_value v = k == 0 ? (ub_value){.kind = UB_V_DICT,
+                                         .u.dict = dict(L->arena, 1)}
+                   : k == 1 ? listop(L->arena, UB_TY_TOKEN)
+                            : untyped(L->arena);
+        CU_ASSERT_EQUAL_FATAL(ub_samples_set(L->arena, s, 1,
+                                             scalar(L->arena, UB_TY_DOUBLE,
+                                                    1.5)),
+                              0);
+        CU_ASSERT_EQUAL_FATAL(ub_samples_set(L->arena, s, 2, v), 0);
+        s->authored = true;
+        ub_buf b;
+        write(L, 0, &b);
+        ub_diags *d = ub_diags_new();
+        ub_layer *R = ub_usdb_load(T, "s.usdb", b.data, b.len, d);
+        const char *what = k == 0 ? "sample 1 holds a dictionary, which no "
+                                    "attribute's type allows"
+                                  : "sample 1 holds a list op, which no "
+                                    "attribute's type allows";
+        if (k < 2) {
+            CU_ASSERT_PTR_NULL(R);
+            CU_ASSERT(has_error(d, what));
+        } else {
+            CU_ASSERT_PTR_NOT_NULL(R);
+            CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+            if (R)
+                CU_ASSERT(layer_same(L, R));
+        }
+        ub_layer_free(R);
+        /* the runtime's sample, read alone */
+        ub_diags *d2 = ub_diags_new();
+        ub_usdb *f = ub_usdb_open_memory(b.data, b.len, "s.usdb", T, d2);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        uint32_t q = ub_usdb_find_prop(f, ub_usdb_find_prim(f, "/P"), "x");
+        ub_arena *a = ub_arena_new();
+        ub_value got;
+        CU_ASSERT_EQUAL(ub_usdb_sample(f, q, 1, a, &got), k < 2 ? -1 : 0);
+        if (k < 2)
+            CU_ASSERT(has_error(d2, what));
+        ub_arena_free(a);
+        ub_usdb_close(f);
+        ub_diags_free(d2);
+        ub_diags_free(d);
+        ub_buf_free(&b);
+        ub_layer_free(L);
+    }
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -1167,6 +1224,8 @@ int main(void)
                 test_type_without_type_name);
     CU_add_test(s, "an untyped atom without its text is damage",
                 test_untyped_without_text);
+    CU_add_test(s, "samples no attribute holds are damage",
+                test_samples_refused);
     CU_add_test(s, "names the path grammar refuses are damage",
                 test_names_checked);
     CU_add_test(s, "asset paths OpenUSD refuses are damage",

@@ -867,6 +867,54 @@ static void test_untyped_attr(void)
     ub_diags_free(d);
 }
 
+/* A time sample no attribute's type allows (a dictionary): no text can
+ * say one, but a crate file can hold one, and reading it is an error
+ * naming the spec and the time -- no writer meets a sample it has no form
+ * for.  An untyped sample (an unregistered value) reads back as such. */
+static void test_samples_refused(void)
+{
+    static const char text[] =
+        "#usda 1.0\ndef \"R\" {\n double x.timeSamples = { 1: 1.5, 2: 2.5 }\n}\n";
+    for (int untyped = 0; untyped < 2; untyped++) {
+        ub_diags *d = ub_diags_new();
+        ub_layer *l;
+        ub_prim *r = parsed_prim(text, "R", &l, d);
+        ub_prop *p = ub_prop_find(l, r, ub_intern_cstr(strtab, "x"));
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        ub_samples *s = &ub_prop_ext_get(l->arena, p)->samples;
+        CU_ASSERT_EQUAL_FATAL(s->n, 2);
+        ub_value v = {.kind = untyped ? UB_V_UNTYPED : UB_V_DICT};
+        if (untyped) {
+            ub_untyped *u = ub_arena_zalloc(l->arena, sizeof *u);
+            *u = (ub_untyped){.kind = UB_U_ATOM,
+                              .text = ub_intern_cstr(strtab, "7")};
+            v.u.untyped = u;
+        } else {
+            v.u.dict = ub_dict_new(l->arena);
+            ub_dict_set(l->arena, v.u.dict, ub_intern_cstr(strtab, "k"),
+                        ub_value_block(), (ub_sloc){0});
+        }
+        s->v[1].value = v;
+        ub_buf b;
+        ub_buf_init(&b);
+        CU_ASSERT_EQUAL_FATAL(ub_usdc_write(l, &b, d), 0);
+        ub_layer *c = ub_crate_read(b.data, b.len, "t.usdc", strtab, d);
+        if (untyped) {
+            CU_ASSERT_PTR_NOT_NULL_FATAL(c);
+            CU_ASSERT(same_usda(l, c));
+            ub_layer_free(c);
+        } else {
+            CU_ASSERT_PTR_NULL(c);
+            expect_refusal(d, "spec </R.x> field 'timeSamples': the sample "
+                              "at time 2 holds a dictionary, which no "
+                              "attribute's type allows");
+        }
+        ub_layer_free(l);
+        ub_buf_free(&b);
+        ub_diags_free(d);
+    }
+}
+
 /* Required fields a layer leaves out (ub_prop.unwritten, which only the
  * crate reader sets) are left out of its crate copy too: the copy reads
  * back as the same layer with the same fields missing, and is smaller.
@@ -1376,6 +1424,8 @@ int main(void)
     CU_add_test(s, "read back with lists at their size",
                 test_read_exact_lists);
     CU_add_test(s, "damage at a long path named", test_long_path_damage);
+    CU_add_test(s, "samples no attribute holds refused on reading",
+                test_samples_refused);
     CU_add_test(s, "variant names the path grammar does not take",
                 test_variant_names);
     CU_add_test(s, "read by two threads: the layer one reads, its errors",
