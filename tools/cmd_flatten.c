@@ -266,7 +266,9 @@ static int ub_flatten_run(int argc, char **argv)
             ld, rl, ss.schemas, out && strcmp(out, "-") ? out : "stdout.usda",
             diags, &n_recovered, &fo);
         if (!flat) {
-            if (ub_diags_errors(diags) == before)
+            /* the spill says why it stopped the bake */
+            if (ub_diags_errors(diags) == before &&
+                !(spill && ub_spill_said(spill)))
                 fprintf(stderr, "usdbake: error: out of memory\n");
             status = UB_EXIT_INPUT;
         } else if (spill) {

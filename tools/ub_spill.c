@@ -2,6 +2,8 @@
 #include "ub_spill.h"
 
 #include <errno.h>
+#include <stdarg.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -27,13 +29,38 @@ struct ub_spill {
     uint64_t written;   /* bytes in the file */
     ub_spill_part *parts;
     size_t n, cap;
+    /* an error was printed (ub_spill_said); set by any of the bake's
+     * threads, hence atomic */
+    atomic_bool said;
 };
 
-static void ub_spill_error(const char *what)
+/* Every error the spill prints goes through here: the caller then has
+ * nothing to add (not "out of memory"). */
+static void ub_spill_say(const ub_spill *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void ub_spill_say(const ub_spill *s, const char *fmt, ...)
 {
-    fprintf(stderr, "usdbake: error: %s the temporary file of baked clip "
-                    "samples: %s\n",
-            what, strerror(errno));
+    va_list ap;
+    va_start(ap, fmt);
+    fputs("usdbake: error: ", stderr);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    /* (the flag is the one thing a format call changes: const for the
+     * rest, as ub_clip_sink asks) */
+    atomic_store(&((ub_spill *)s)->said, true);
+}
+
+bool ub_spill_said(const ub_spill *s)
+{
+    return atomic_load(&s->said);
+}
+
+static void ub_spill_error(const ub_spill *s, const char *what)
+{
+    ub_spill_say(s, "%s the temporary file of baked clip samples: %s", what,
+                 strerror(errno));
 }
 
 ub_spill *ub_spill_new(ub_spill_form form)
@@ -44,9 +71,10 @@ ub_spill *ub_spill_new(ub_spill_form form)
         return NULL;
     }
     s->form = form;
+    atomic_init(&s->said, false);
     s->f = tmpfile();
     if (!s->f) {
-        ub_spill_error("cannot create");
+        ub_spill_error(s, "cannot create");
         free(s);
         return NULL;
     }
@@ -85,7 +113,7 @@ static int ub_spill_keep(void *spill, const ub_clip_part *parts, size_t n,
             cap *= 2;
         ub_spill_part *np = realloc(s->parts, cap * sizeof *np);
         if (!np) {
-            fprintf(stderr, "usdbake: error: out of memory\n");
+            ub_spill_say(s, "out of memory");
             return -1;
         }
         s->parts = np;
@@ -99,7 +127,7 @@ static int ub_spill_keep(void *spill, const ub_clip_part *parts, size_t n,
         off += parts[i].len;
     }
     if (ub_write_all(s->fd, text, len) != 0) {
-        ub_spill_error("cannot write");
+        ub_spill_error(s, "cannot write");
         return -1;
     }
     s->written += len;
@@ -126,30 +154,24 @@ static void ub_spill_put_untyped(ub_buf *b, const ub_untyped *u)
 static int ub_spill_format_values(const void *ctx, unsigned depth,
                                   const ub_samples *part, ub_buf *out)
 {
-    (void)ctx;
     (void)depth;
     for (uint32_t i = 0; i < part->n; i++) {
         const ub_value *v = &part->v[i].value;
-        const ub_type *t = ub_value_type(v);
+        /* (the readers refuse the rest: ub_value_not_sample) */
+        const char *bad = v->kind != UB_V_EMPTY ? ub_value_not_sample(v)
+                                                : NULL;
+        if (bad) {
+            ub_spill_say(ctx, "internal: a baked sample holds %s", bad);
+            return -1;
+        }
         uint8_t head[4] = {v->kind, v->is_array, v->type_id, 0};
         ub_buf_append(out, &part->v[i].time, sizeof part->v[i].time);
         ub_buf_append(out, head, sizeof head);
         ub_buf_append(out, &v->count, sizeof v->count);
-        if (v->kind == UB_V_DATA && t && t->scalar != UB_SC_REF &&
-            t->scalar != UB_SC_DICT) {
+        if (v->kind == UB_V_DATA)
             ub_buf_append(out, ub_value_data(v), ub_value_bytes(v));
-        } else if (v->kind == UB_V_UNTYPED) {
+        else if (v->kind == UB_V_UNTYPED)
             ub_spill_put_untyped(out, v->u.untyped);
-        } else if (v->kind != UB_V_BLOCK && v->kind != UB_V_EMPTY) {
-            /* no attribute type holds these; only a damaged or hand-made
-             * crate clip can give one (its reader keeps what it finds) */
-            fprintf(stderr, "usdbake: error: a clip's time sample holds "
-                            "%s, which no attribute's type allows\n",
-                    v->kind == UB_V_DICT     ? "a dictionary"
-                    : v->kind == UB_V_LISTOP ? "a list op"
-                                             : "a metadata value");
-            return -1;
-        }
     }
     return out->failed ? -1 : 0;
 }
@@ -199,16 +221,16 @@ int ub_spill_samples(void *spill, const ub_prop *attr, unsigned indent,
         if (p->indent != indent) {
             /* the writer nests the attribute elsewhere than the composer
              * said: never write misindented text */
-            fprintf(stderr, "usdbake: error: internal: baked samples of "
-                            "'%s' formatted at the wrong depth\n",
-                    attr->name);
+            ub_spill_say(s, "internal: baked samples of '%s' formatted at "
+                            "the wrong depth",
+                         attr->name);
             return -1;
         }
         char *dst = ub_buf_reserve(out, p->len);
         if (!dst)
             return -1; /* out->failed: the caller says why */
         if (ub_pread_all(s->fd, dst, p->len, p->off) != 0) {
-            ub_spill_error("cannot read");
+            ub_spill_error(s, "cannot read");
             return -1;
         }
         out->len += p->len;
@@ -307,11 +329,11 @@ int ub_spill_values(void *spill, const ub_prop *attr, ub_arena *a,
         const ub_spill_part *p = &s->parts[i];
         char *bytes = malloc(p->len ? p->len : 1);
         if (!bytes) {
-            fprintf(stderr, "usdbake: error: out of memory\n");
+            ub_spill_say(s, "out of memory");
             return -1;
         }
         if (ub_pread_all(s->fd, bytes, p->len, p->off) != 0) {
-            ub_spill_error("cannot read");
+            ub_spill_error(s, "cannot read");
             free(bytes);
             return -1;
         }
@@ -323,8 +345,8 @@ int ub_spill_values(void *spill, const ub_prop *attr, ub_arena *a,
                 ub_samples_set(a, out, t, v) != 0) {
                 /* (the bytes are the spill's own: out of memory, or a
                  * file changed under it) */
-                fprintf(stderr, "usdbake: error: cannot read back the "
-                                "baked samples of '%s'\n", attr->name);
+                ub_spill_say(s, "cannot read back the baked samples of '%s'",
+                             attr->name);
                 free(bytes);
                 return -1;
             }

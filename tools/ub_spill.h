@@ -25,6 +25,9 @@ typedef enum ub_spill_form { UB_SPILL_TEXT, UB_SPILL_VALUES } ub_spill_form;
 
 /* Returns NULL after printing why. */
 ub_spill *ub_spill_new(ub_spill_form form);
+/* Whether the spill printed an error: the bake or the write it failed
+ * stops with nothing more for the caller to say. */
+bool ub_spill_said(const ub_spill *s);
 void ub_spill_free(ub_spill *s);
 /* The sink (ub_clip_sink) that keeps parts here, in the spill's form. */
 ub_clip_sink ub_spill_sink(ub_spill *s);

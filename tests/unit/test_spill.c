@@ -137,12 +137,14 @@ static void test_values(void)
 
     CU_ASSERT_EQUAL(ub_spill_values(s, &attr_none, a, &out), 0);
     CU_ASSERT_EQUAL(out.n, 0);
+    CU_ASSERT(!ub_spill_said(s));
     ub_spill_free(s);
     ub_arena_free(a);
 }
 
-/* A dictionary is no sample value (no attribute type holds one): a part
- * holding one is refused, not kept wrong. */
+/* A dictionary is no sample value (no attribute type holds one, and the
+ * readers refuse one): a part holding one is refused, not kept wrong, and
+ * the spill says so (its caller then adds nothing). */
 static void test_values_refused(void)
 {
     ub_arena *a = ub_arena_new();
@@ -155,7 +157,9 @@ static void test_values_refused(void)
     ub_samples part = part_of(a, 1, &t, &d);
     ub_buf text;
     ub_buf_init(&text);
+    CU_ASSERT(!ub_spill_said(s));
     CU_ASSERT_EQUAL(sink.format(sink.ctx, 1, &part, &text), -1);
+    CU_ASSERT(ub_spill_said(s));
     ub_buf_free(&text);
     ub_spill_free(s);
     ub_arena_free(a);
@@ -192,7 +196,9 @@ static void test_text(void)
     CU_ASSERT_EQUAL(ub_spill_samples(s, &attr_none, 2, &got), 0);
     CU_ASSERT_EQUAL(got.len, 0);
     /* the writer nesting it elsewhere than the bake said */
+    CU_ASSERT(!ub_spill_said(s));
     CU_ASSERT_EQUAL(ub_spill_samples(s, &attr_a, 3, &got), -1);
+    CU_ASSERT(ub_spill_said(s));
     ub_buf_free(&want);
     ub_buf_free(&got);
     ub_spill_free(s);
