@@ -902,6 +902,16 @@ static int cr_read_fields(crate *c)
         if (num[t] != NONE)
             c->fname[num[t]] = (struct cr_fname){
                 c->tok[t], cr_key_id(c, c->tok[t])};
+    /* a field the reader does not know is metadata, written `name =
+     * value`: a name the text cannot say is damage (as a path's is) */
+    for (uint32_t i = 0; i < nn; i++) {
+        const char *key = c->fname[i].key;
+        if (c->fname[i].id == K_COUNT && !ub_ident_ok(key, strlen(key))) {
+            cr_err(c, "a field is named '%s', which is not an identifier",
+                   key);
+            goto out;
+        }
+    }
     ub_scratch_free(num, c->ntok * 4);
     unsigned w = nn <= 0x100 ? 1 : nn <= 0x10000 ? 2 : 4;
     unsigned char *f = cr_narrow(tk, n, w);

@@ -1060,6 +1060,37 @@ static void test_required_fallbacks(void)
 /* A list op of unregistered values (type 54, inside an unregistered value
  * as OpenUSD stores a list op field it does not know): each item a value
  * holding text; a part as the usda reader makes one, a list of atoms. */
+/* A field the reader does not know is printed as metadata, `name =
+ * value`: a name no text can say there (not an identifier) is damage;
+ * one it can is kept as unregistered metadata. */
+static void test_field_names(void)
+{
+    static const char *const names[] = {"my_key", "bad key", "info:id",
+                                        "1st"};
+    for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
+        cfield pf[] = {{names[i], rep(UB_CRATE_INT, 7, true, false)}};
+        const char *toks[] = {names[i]};
+        layer_spec s = {.ver = V(0, 8, 0), .tname = "int", .prim = pf,
+                        .nprim = 1, .toks = toks, .ntoks = 1};
+        ub_layer *L = read_spec(&s);
+        if (i == 0) {
+            CU_ASSERT_PTR_NOT_NULL_FATAL(L);
+            CU_ASSERT_PTR_NOT_NULL(
+                ub_fields_find(&L->root->children.v[0]->meta,
+                               ub_intern_cstr(T, names[i])));
+        } else {
+            char want[80];
+            snprintf(want, sizeof want,
+                     "section FIELDS: a field is named '%s', which is not "
+                     "an identifier",
+                     names[i]);
+            CU_ASSERT_PTR_NULL(L);
+            CU_ASSERT(has_error(want));
+        }
+        ub_layer_free(L);
+    }
+}
+
 static void test_unregistered_listops(void)
 {
     const char *toks[] = {"k", "x", "1, 2", "e"};
@@ -1335,6 +1366,8 @@ int main(void)
     CU_add_test(s, "list ops of unregistered values",
                 test_unregistered_listops);
     CU_add_test(s, "permission values", test_permission);
+    CU_add_test(s, "field names the text cannot say are damage",
+                test_field_names);
     CU_add_test(s, "required fields left out: their fallbacks",
                 test_required_fallbacks);
     CU_add_test(s, "a list of names shared with a value",
