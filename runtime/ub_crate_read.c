@@ -2390,6 +2390,10 @@ static int cr_samples(crate *c, uint64_t rep, const ub_type *want,
         double t;
         memcpy(&t, (const char *)ub_value_data(&times) + 8 * i, 8);
         const char *what = ub_value_not_sample(&v);
+        /* (as the usda reader: OpenUSD's says "Unrecognized type name") */
+        if (!want && v.kind != UB_V_BLOCK)
+            what = "a value, where only None is a sample of an attribute "
+                   "of no known type";
         if (what) {
             cr_err(c, "the sample at time %g holds %s, which no "
                       "attribute's type allows", t, what);
@@ -2590,6 +2594,12 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
             n -= 2;
         const char *name = ub_intern(c->t, tn, n);
         const ub_type *ty = ub_type_by_name(tn, n);
+        /* an unknown type is kept by its name, which the text must be
+         * able to say */
+        if (!ty && !ub_ident_ok(tn, n)) {
+            cr_err(c, "the type name '%s' is not an identifier", tn);
+            return;
+        }
         bool keep = true;
         if (ty && ty->id == UB_TY_DICTIONARY)
             ty = NULL;
@@ -2598,6 +2608,11 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
             name = K(c, ty->name);
         if (!name || ub_prop_set_decl(c->a, c->t, p, ty, name) != 0)
             cr_oom(c);
+    } else if (p->kind == UB_ATTR) {
+        /* (the text says an attribute's type first: it has one) */
+        cr_where_spec(c, pidx, NULL);
+        cr_err(c, "the attribute has no type name");
+        return;
     }
     /* variability is a required field whose fallback is varying: a
      * relationship spec without one (the text reader always writes it,

@@ -770,6 +770,66 @@ static void test_compressed_arrays(void)
     ub_layer_free(L);
 }
 
+/* Samples at 1 and 2.5: an int 4 (or None, when blocks) and None. */
+static bb two_samples(bool blocks)
+{
+    bb d = {0};
+    u64(&d, 2);
+    f64(&d, 1);
+    f64(&d, 2.5);
+    uint64_t ts = DATA + d.n;
+    u64(&d, 8); /* jump */
+    u64(&d, rep(UB_CRATE_DOUBLE_VECTOR, DATA, false, false));
+    u64(&d, 8); /* jump */
+    u64(&d, 2);
+    u64(&d, blocks ? rep(UB_CRATE_VALUE_BLOCK, 0, false, false)
+                   : rep(UB_CRATE_INT, 4, true, false));
+    u64(&d, rep(UB_CRATE_VALUE_BLOCK, 0, false, false));
+    (void)ts;
+    return d;
+}
+
+/* An attribute's type name is what the text says first: an unknown one
+ * is kept if the text can say it (an identifier), and then, as the usda
+ * reader takes it, its samples can only be None. */
+static void test_type_names(void)
+{
+    static const struct {
+        const char *tname;
+        bool blocks;
+        const char *error; /* NULL: it reads */
+    } cases[] = {
+        {"int", false, NULL},
+        {"foo", true, NULL},
+        {"foo", false, "spec </P.a> field 'timeSamples': the sample at time "
+                       "1 holds a value, where only None is a sample of an "
+                       "attribute of no known type"},
+        {"f oat", true, "spec </P.a> field 'typeName': the type name "
+                        "'f oat' is not an identifier"},
+        {"", true, "the type name '' is not an identifier"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        bb d = two_samples(cases[i].blocks);
+        /* (the samples' rep: after the times, 8 + 16 bytes) */
+        cfield f[] = {{"timeSamples", rep(UB_CRATE_TIME_SAMPLES, DATA + 24,
+                                          false, false)}};
+        layer_spec s = {.ver = V(0, 8, 0), .tname = cases[i].tname,
+                        .attr = f, .nattr = 1, .data = d};
+        ub_layer *L = read_spec(&s);
+        if (!cases[i].error) {
+            const ub_prop *a = attr_of(L);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+            CU_ASSERT_EQUAL(ub_prop_samples(a)->n, 2);
+        } else {
+            CU_ASSERT_PTR_NULL(L);
+            if (!has_error(cases[i].error))
+                fprintf(stderr, "\nwanted: %s\n", cases[i].error);
+            CU_ASSERT(has_error(cases[i].error));
+        }
+        ub_layer_free(L);
+    }
+}
+
 static void test_samples_and_dicts(void)
 {
     uint32_t ver = V(0, 8, 0);
@@ -1368,6 +1428,8 @@ int main(void)
     CU_add_test(s, "permission values", test_permission);
     CU_add_test(s, "field names the text cannot say are damage",
                 test_field_names);
+    CU_add_test(s, "type names the text cannot say are damage",
+                test_type_names);
     CU_add_test(s, "required fields left out: their fallbacks",
                 test_required_fallbacks);
     CU_add_test(s, "a list of names shared with a value",
