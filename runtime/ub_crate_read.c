@@ -12,6 +12,7 @@
 #include "ub_ident.h"
 #include "ub_specloc.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -906,7 +907,8 @@ static int cr_read_fields(crate *c)
      * value`: a name the text cannot say is damage (as a path's is) */
     for (uint32_t i = 0; i < nn; i++) {
         const char *key = c->fname[i].key;
-        if (c->fname[i].id == K_COUNT && !ub_ident_ok(key, strlen(key))) {
+        if (c->fname[i].id == K_COUNT &&
+            !ub_ident_cxx_ok(key, strlen(key))) {
             cr_err(c, "a field is named '%s', which is not an identifier",
                    key);
             goto out;
@@ -2338,20 +2340,87 @@ static const char *K(crate *c, const char *s)
     return ub_intern_cstr(c->t, s);
 }
 
-/* Give v the declared type of an attribute when it is stored as its
- * base (a point3f[] is stored as float3[]). */
-static void cr_retype(ub_value *v, const ub_type *want)
+/* Floating-point components, told apart by what they print as: a
+ * quaternion (real part first) or a plain tuple; 0 for other scalars. */
+static int cr_float_kind(const ub_type *t)
 {
-    if (!want || v->kind != UB_V_DATA || !ub_value_type(v))
-        return;
-    if (ub_value_type(v)->base == want->base ||
-        (want->id == UB_TY_TIMECODE && v->type_id == UB_TY_DOUBLE))
-        ub_value_set_type(v, want);
+    if (t->scalar != UB_SC_HALF && t->scalar != UB_SC_FLOAT &&
+        t->scalar != UB_SC_DOUBLE)
+        return 0;
+    bool quat = t->base == UB_TY_QUATH || t->base == UB_TY_QUATF ||
+                t->base == UB_TY_QUATD;
+    return quat ? 2 : 1;
 }
 
-static int cr_samples(crate *c, uint64_t rep, const ub_type *want,
+/* Give v the declared type of an attribute when it is stored as its
+ * base (a point3f[] is stored as float3[]), or as floating-point
+ * components of another width in the same shape (a clip's doubles baked
+ * into a float attribute): those are converted, as the usda reader reads
+ * their text by the declared type.  Anything else stays as it is (and
+ * is refused: cr_attr_value_ok). */
+static void cr_retype(crate *c, ub_value *v, const ub_type *want)
+{
+    const ub_type *got = v->kind == UB_V_DATA ? ub_value_type(v) : NULL;
+    if (!want || !got)
+        return;
+    if (got->base == want->base ||
+        (want->id == UB_TY_TIMECODE && got->id == UB_TY_DOUBLE)) {
+        ub_value_set_type(v, want);
+    } else if (cr_float_kind(got) &&
+               cr_float_kind(got) == cr_float_kind(want) &&
+               got->rows == want->rows && got->cols == want->cols) {
+        ub_value w = ub_value_new(c->a, want, v->count, v->is_array);
+        if (w.kind != UB_V_DATA) {
+            cr_oom(c);
+            return;
+        }
+        for (uint32_t i = 0; i < v->count; i++)
+            for (unsigned k = 0; k < ub_type_ncomp(want); k++)
+                ub_value_set_double(&w, i, k, ub_value_get_double(v, i, k));
+        *v = w;
+    }
+}
+
+/* Whether v, attribute p's default (t NaN) or its sample at time t, is
+ * a value the text can say there, and an error when not.  The usda
+ * reader reads a value by the attribute's type: a value of another type
+ * (an int where a float3 is declared) would print as text it refuses. */
+static bool cr_attr_value_ok(crate *c, const ub_prop *p, const ub_value *v,
+                             double t)
+{
+    const ub_type *want = ub_prop_type(p), *got = ub_value_type(v);
+    /* (the usual case first: it runs for every sample) */
+    if (v->kind == UB_V_DATA && want && got && got->base == want->base &&
+        v->is_array == p->is_array)
+        return true;
+    char at[48] = "the default";
+    if (!isnan(t))
+        snprintf(at, sizeof at, "the sample at time %g", t);
+    const char *what = v->kind != UB_V_EMPTY ? ub_value_not_sample(v)
+                                             : NULL; /* (no default) */
+    if (what) {
+        cr_err(c, "%s holds %s, which no attribute's type allows", at, what);
+        return false;
+    }
+    /* (as the usda reader: OpenUSD's says "Unrecognized type name") */
+    if (!want && !isnan(t) && v->kind != UB_V_BLOCK) {
+        cr_err(c, "%s holds a value, where only None can be a sample of "
+                  "an attribute of no known type", at);
+        return false;
+    }
+    if (v->kind == UB_V_DATA && want) {
+        cr_err(c, "%s is of type %s%s, where the attribute's is %s%s", at,
+               got->name, v->is_array ? "[]" : "", want->name,
+               p->is_array ? "[]" : "");
+        return false;
+    }
+    return true;
+}
+
+static int cr_samples(crate *c, uint64_t rep, const ub_prop *p,
                       ub_samples *s)
 {
+    const ub_type *want = ub_prop_type(p);
     unsigned ct = (unsigned)((rep >> UB_CRATE_REP_TYPE_SHIFT) &
                              UB_CRATE_REP_TYPE_MASK);
     if (ct != UB_CRATE_TIME_SAMPLES || (rep & UB_CRATE_REP_IS_ARRAY)) {
@@ -2386,19 +2455,11 @@ static int cr_samples(crate *c, uint64_t rep, const ub_type *want,
         ub_value v;
         if (c->failed || cr_value(c, vr, &v, 1) != 0)
             return -1;
-        cr_retype(&v, want);
+        cr_retype(c, &v, want);
         double t;
         memcpy(&t, (const char *)ub_value_data(&times) + 8 * i, 8);
-        const char *what = ub_value_not_sample(&v);
-        /* (as the usda reader: OpenUSD's says "Unrecognized type name") */
-        if (!want && v.kind != UB_V_BLOCK)
-            what = "a value, where only None is a sample of an attribute "
-                   "of no known type";
-        if (what) {
-            cr_err(c, "the sample at time %g holds %s, which no "
-                      "attribute's type allows", t, what);
+        if (!cr_attr_value_ok(c, p, &v, t))
             return -1;
-        }
         if (ub_samples_set(c->a, s, t, v) != 0)
             return (cr_oom(c), -1);
     }
@@ -2596,7 +2657,7 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
         const ub_type *ty = ub_type_by_name(tn, n);
         /* an unknown type is kept by its name, which the text must be
          * able to say */
-        if (!ty && !ub_ident_ok(tn, n)) {
+        if (!ty && !ub_ident_cxx_ok(tn, n)) {
             cr_err(c, "the type name '%s' is not an identifier", tn);
             return;
         }
@@ -2638,15 +2699,17 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
             p->unwritten &= ~UB_UNWRITTEN_CUSTOM;
             p->custom = cr_bool(c, f->rep);
         } else if (id == K_DEFAULT && attr) {
-            if (cr_value(c, f->rep, &p->default_value, 0) == 0)
-                cr_retype(&p->default_value, ub_prop_type(p));
+            if (cr_value(c, f->rep, &p->default_value, 0) == 0) {
+                cr_retype(c, &p->default_value, ub_prop_type(p));
+                cr_attr_value_ok(c, p, &p->default_value, NAN);
+            }
         } else if (id == K_TIMESAMPLES && attr) {
             ub_prop_ext *x = ub_prop_ext_get(c->a, p);
             if (!x) {
                 cr_oom(c);
                 return;
             }
-            cr_samples(c, f->rep, ub_prop_type(p), &x->samples);
+            cr_samples(c, f->rep, p, &x->samples);
         } else if (id == K_CONNECTIONPATHS && attr) {
             ub_prop_ext *x = ub_prop_ext_get(c->a, p);
             if (!x) {

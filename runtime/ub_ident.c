@@ -103,6 +103,29 @@ bool ub_ident_ns_ok(const char *s, size_t n)
     return true;
 }
 
+bool ub_ident_cxx_ok(const char *s, size_t n)
+{
+    if (ub_ident_ok(s, n))
+        return true;
+    size_t start = 0;
+    for (size_t i = 0; i <= n; i++) {
+        if (i < n && !(s[i] == ':' && i + 1 < n && s[i + 1] == ':'))
+            continue;
+        /* an ASCII identifier from start to i */
+        if (i == start || (s[start] >= '0' && s[start] <= '9'))
+            return false;
+        for (size_t k = start; k < i; k++) {
+            unsigned char ch = (unsigned char)s[k];
+            if (!(ch == '_' || (ch >= '0' && ch <= '9') ||
+                  ((ch | 0x20) >= 'a' && (ch | 0x20) <= 'z')))
+                return false;
+        }
+        start = i + 2;
+        i++;
+    }
+    return true;
+}
+
 size_t ub_utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 {
     size_t len = s[0] < 0x80           ? 1

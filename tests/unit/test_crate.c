@@ -770,6 +770,42 @@ static void test_compressed_arrays(void)
     ub_layer_free(L);
 }
 
+/* The usda reader reads a value by its attribute's type: a default of
+ * another type would print as text it refuses (an int where a float is
+ * declared) or reads as another value.  Floating-point components in the
+ * same shape (a float for a double) are converted, as that reader would
+ * read their text. */
+static void test_value_types(void)
+{
+    uint32_t ver = V(0, 8, 0);
+    float x = 0.75f;
+    uint32_t fbits;
+    memcpy(&fbits, &x, 4);
+    ub_layer *L = with_default(ver, "float", rep(UB_CRATE_INT, 7, true,
+                                                  false),
+                               NULL, NULL, 0);
+    CU_ASSERT_PTR_NULL(L);
+    CU_ASSERT(has_error("spec </P.a> field 'default': the default is of "
+                        "type int, where the attribute's is float"));
+    L = with_default(ver, "float[]", rep(UB_CRATE_FLOAT, fbits, true,
+                                         false),
+                     NULL, NULL, 0);
+    CU_ASSERT_PTR_NULL(L);
+    CU_ASSERT(has_error("the default is of type float, where the "
+                        "attribute's is float[]"));
+    L = with_default(ver, "double", rep(UB_CRATE_FLOAT, fbits, true, false),
+                     NULL, NULL, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(L);
+    CU_ASSERT_EQUAL(dflt(L, 0, 0), 0.75);
+    CU_ASSERT_EQUAL(attr_of(L)->default_value.type_id, UB_TY_DOUBLE);
+    ub_layer_free(L);
+    /* an unknown type keeps its default, whatever it is */
+    L = with_default(ver, "Some::EnumValue",
+                     rep(UB_CRATE_INT, 7, true, false), NULL, NULL, 0);
+    CU_ASSERT_PTR_NOT_NULL(L);
+    ub_layer_free(L);
+}
+
 /* Samples at 1 and 2.5: an int 4 (or None, when blocks) and None. */
 static bb two_samples(bool blocks)
 {
@@ -802,8 +838,9 @@ static void test_type_names(void)
         {"int", false, NULL},
         {"foo", true, NULL},
         {"foo", false, "spec </P.a> field 'timeSamples': the sample at time "
-                       "1 holds a value, where only None is a sample of an "
-                       "attribute of no known type"},
+                       "1 holds a value, where only None can be a sample of "
+                       "an attribute of no known type"},
+        {"Some::EnumValue", true, NULL},
         {"f oat", true, "spec </P.a> field 'typeName': the type name "
                         "'f oat' is not an identifier"},
         {"", true, "the type name '' is not an identifier"},
@@ -1121,19 +1158,19 @@ static void test_required_fallbacks(void)
  * as OpenUSD stores a list op field it does not know): each item a value
  * holding text; a part as the usda reader makes one, a list of atoms. */
 /* A field the reader does not know is printed as metadata, `name =
- * value`: a name no text can say there (not an identifier) is damage;
- * one it can is kept as unregistered metadata. */
+ * value`: a name no text can say there (not an identifier or a C++ name)
+ * is damage; one it can is kept as unregistered metadata. */
 static void test_field_names(void)
 {
-    static const char *const names[] = {"my_key", "bad key", "info:id",
-                                        "1st"};
+    static const char *const names[] = {"my_key", "Some::Key", "bad key",
+                                        "info:id", "1st", "a::", "a::1"};
     for (size_t i = 0; i < sizeof names / sizeof *names; i++) {
         cfield pf[] = {{names[i], rep(UB_CRATE_INT, 7, true, false)}};
         const char *toks[] = {names[i]};
         layer_spec s = {.ver = V(0, 8, 0), .tname = "int", .prim = pf,
                         .nprim = 1, .toks = toks, .ntoks = 1};
         ub_layer *L = read_spec(&s);
-        if (i == 0) {
+        if (i < 2) {
             CU_ASSERT_PTR_NOT_NULL_FATAL(L);
             CU_ASSERT_PTR_NOT_NULL(
                 ub_fields_find(&L->root->children.v[0]->meta,
@@ -1430,6 +1467,8 @@ int main(void)
                 test_field_names);
     CU_add_test(s, "type names the text cannot say are damage",
                 test_type_names);
+    CU_add_test(s, "values of another type than their attribute's",
+                test_value_types);
     CU_add_test(s, "required fields left out: their fallbacks",
                 test_required_fallbacks);
     CU_add_test(s, "a list of names shared with a value",
