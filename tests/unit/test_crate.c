@@ -806,14 +806,16 @@ static void test_value_types(void)
     ub_layer_free(L);
 }
 
-/* Samples at 1 and 2.5: an int 4 (or None, when blocks) and None. */
-static bb two_samples(bool blocks)
+/* Time samples at 1 and 2.5, an int 4 (None when blocks) and None: the
+ * times first, then at *ts a jump to their rep and a jump to the
+ * values. */
+static bb two_samples(bool blocks, uint64_t *ts)
 {
     bb d = {0};
     u64(&d, 2);
     f64(&d, 1);
     f64(&d, 2.5);
-    uint64_t ts = DATA + d.n;
+    *ts = DATA + d.n;
     u64(&d, 8); /* jump */
     u64(&d, rep(UB_CRATE_DOUBLE_VECTOR, DATA, false, false));
     u64(&d, 8); /* jump */
@@ -821,7 +823,6 @@ static bb two_samples(bool blocks)
     u64(&d, blocks ? rep(UB_CRATE_VALUE_BLOCK, 0, false, false)
                    : rep(UB_CRATE_INT, 4, true, false));
     u64(&d, rep(UB_CRATE_VALUE_BLOCK, 0, false, false));
-    (void)ts;
     return d;
 }
 
@@ -846,10 +847,10 @@ static void test_type_names(void)
         {"", true, "the type name '' is not an identifier"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
-        bb d = two_samples(cases[i].blocks);
-        /* (the samples' rep: after the times, 8 + 16 bytes) */
-        cfield f[] = {{"timeSamples", rep(UB_CRATE_TIME_SAMPLES, DATA + 24,
-                                          false, false)}};
+        uint64_t ts;
+        bb d = two_samples(cases[i].blocks, &ts);
+        cfield f[] = {{"timeSamples", rep(UB_CRATE_TIME_SAMPLES, ts, false,
+                                          false)}};
         layer_spec s = {.ver = V(0, 8, 0), .tname = cases[i].tname,
                         .attr = f, .nattr = 1, .data = d};
         ub_layer *L = read_spec(&s);
@@ -870,19 +871,8 @@ static void test_type_names(void)
 static void test_samples_and_dicts(void)
 {
     uint32_t ver = V(0, 8, 0);
-    /* time samples: a jump to the times rep, a jump to the values */
-    bb d = {0};
-    uint64_t times_at = DATA;
-    u64(&d, 2);
-    f64(&d, 1);
-    f64(&d, 2.5);
-    uint64_t ts = DATA + d.n;
-    u64(&d, 8);                                          /* jump */
-    u64(&d, rep(UB_CRATE_DOUBLE_VECTOR, times_at, false, false));
-    u64(&d, 8);                                          /* jump */
-    u64(&d, 2);
-    u64(&d, rep(UB_CRATE_INT, 4, true, false));
-    u64(&d, rep(UB_CRATE_VALUE_BLOCK, 0, false, false));
+    uint64_t times_at = DATA, ts;
+    bb d = two_samples(false, &ts);
     cfield f[] = {{"timeSamples", rep(UB_CRATE_TIME_SAMPLES, ts, false,
                                       false)}};
     layer_spec s = {.ver = ver, .tname = "int", .attr = f, .nattr = 1,
