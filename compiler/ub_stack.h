@@ -13,6 +13,7 @@
 #include "ub_diag.h"
 #include "ub_layer.h"
 #include "ub_loader.h"
+#include "ub_metadef.h"
 #include "ub_value.h"
 
 /* The layers of a stack, strongest first (the root, then each sublayer
@@ -73,9 +74,6 @@ int ub_stack_merge_opinion(ub_arena *a, ub_value *strong,
 /* Whether OpenUSD (with its standard schema plugins) registers metadata
  * field `key` for a spec of this kind; flattening drops the others, as
  * OpenUSD does. */
-typedef enum ub_spec_kind {
-    UB_SPEC_LAYER, UB_SPEC_PRIM, UB_SPEC_ATTR, UB_SPEC_REL
-} ub_spec_kind;
 bool ub_stack_field_registered(ub_spec_kind kind, const char *key);
 /* The same, fields[0..n) (plugins' SdfMetadata) registered as well. */
 bool ub_stack_field_registered_with(const ub_meta_field *fields, size_t n,

@@ -30,23 +30,13 @@
 #include "parser.h"
 #include "ub_parse_act.h"
 #include "ub_ident.h"
+#include "ub_metadef.h"
 
 int ub_yyparse(ub_pctx *ctx);
 
-/* Keyword spellings, in the order of the keyword tokens in parser.y. */
-static const char *const ub_kw_names[] = {
-    "add", "append", "class", "config", "connect", "custom", "customData",
-    "def", "default", "delete", "dictionary", "displayUnit", "doc",
-    "inherits", "kind", "nameChildren", "None", "offset", "over", "payload",
-    "permission", "prefixSubstitutions", "prepend", "properties",
-    "references", "relocates", "rel", "reorder", "rootPrims", "scale",
-    "subLayers", "suffixSubstitutions", "specializes", "symmetryArguments",
-    "symmetryFunction", "timeSamples", "uniform", "variantSet",
-    "variantSets", "variants", "varying",
-};
-_Static_assert(sizeof ub_kw_names / sizeof *ub_kw_names ==
-                   TOK_VARYING - TOK_ADD + 1,
-               "keyword table out of step with parser.y");
+_Static_assert(UB_METADEF_NKEYWORDS == TOK_VARYING - TOK_ADD + 1,
+               "keyword table (runtime/ub_metadef.c) out of step with "
+               "parser.y");
 
 #define UB_MAX_ERRORS 20
 
@@ -1466,153 +1456,78 @@ static const ub_type *ub_lookup_type_slow(ub_pctx *c, const char *name,
 
 /* --- metadata fields ---------------------------------------------------------- */
 
-enum { MK_UNKNOWN = 0, MK_TYPED, MK_DICT, MK_LISTOP };
-enum { S_L = 1, S_P = 2, S_A = 4, S_R = 8, S_PROP = S_A | S_R,
-       S_ALL = S_L | S_P | S_A | S_R };
-
-/* Metadata fields OpenUSD 24.08 knows with the plugins usdcat loads (Sdf's
- * schema, usd, usdGeom, usdShade, usdPhysics, usdRender, usdSkel,
- * usdImaging, and the testSdfParsing list-op fields).  Fields with their
- * own syntax (kind, permission, references, ...) are handled by the
- * grammar. */
-static const struct ub_field_def {
-    const char *key;
-    unsigned specs;
-    int kind;
-    ub_type_id type;
-    bool array;
-} ub_fields_known[] = {
-    {"colorConfiguration", S_L, MK_TYPED, UB_TY_ASSET, 0},
-    {"colorManagementSystem", S_L, MK_TYPED, UB_TY_TOKEN, 0},
-    {"customLayerData", S_L, MK_DICT, 0, 0},
-    {"defaultPrim", S_L, MK_TYPED, UB_TY_TOKEN, 0},
-    {"documentation", S_ALL, MK_TYPED, UB_TY_STRING, 0},
-    {"endTimeCode", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
-    {"expressionVariables", S_L, MK_DICT, 0, 0},
-    {"framesPerSecond", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
-    {"framePrecision", S_L, MK_TYPED, UB_TY_INT, 0},
-    {"hasOwnedSubLayers", S_L, MK_TYPED, UB_TY_BOOL, 0},
-    {"owner", S_L, MK_TYPED, UB_TY_STRING, 0},
-    {"sessionOwner", S_L, MK_TYPED, UB_TY_STRING, 0},
-    {"startTimeCode", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
-    {"timeCodesPerSecond", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
-    {"endFrame", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
-    {"startFrame", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
-    {"fallbackPrimTypes", S_L, MK_DICT, 0, 0},
-    {"metersPerUnit", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
-    {"upAxis", S_L, MK_TYPED, UB_TY_TOKEN, 0},
-    {"kilogramsPerUnit", S_L, MK_TYPED, UB_TY_DOUBLE, 0},
-    {"renderSettingsPrimPath", S_L, MK_TYPED, UB_TY_STRING, 0},
-    {"active", S_P, MK_TYPED, UB_TY_BOOL, 0},
-    {"assetInfo", S_P | S_PROP, MK_DICT, 0, 0},
-    {"customData", S_P | S_PROP, MK_DICT, 0, 0},
-    {"displayGroupOrder", S_P, MK_TYPED, UB_TY_STRING, 1},
-    {"displayName", S_P | S_PROP, MK_TYPED, UB_TY_STRING, 0},
-    {"hidden", S_P | S_PROP, MK_TYPED, UB_TY_BOOL, 0},
-    {"instanceable", S_P, MK_TYPED, UB_TY_BOOL, 0},
-    {"prefix", S_P | S_PROP, MK_TYPED, UB_TY_STRING, 0},
-    {"suffix", S_P | S_PROP, MK_TYPED, UB_TY_STRING, 0},
-    {"symmetricPeer", S_P | S_PROP, MK_TYPED, UB_TY_STRING, 0},
-    {"symmetryArguments", S_P | S_PROP, MK_DICT, 0, 0},
-    {"typeName", S_P, MK_TYPED, UB_TY_TOKEN, 0},
-    {"apiSchemas", S_P, MK_LISTOP, UB_TY_TOKEN, 0},
-    {"clipSets", S_P, MK_LISTOP, UB_TY_STRING, 0},
-    {"clips", S_P, MK_DICT, 0, 0},
-    {"payloadAssetDependencies", S_P, MK_TYPED, UB_TY_ASSET, 1},
-    {"inactiveIds", S_P, MK_LISTOP, UB_TY_INT64, 0},
-    {"sdrMetadata", S_P | S_A, MK_DICT, 0, 0},
-    {"displayGroup", S_PROP, MK_TYPED, UB_TY_STRING, 0},
-    {"allowedTokens", S_A, MK_TYPED, UB_TY_TOKEN, 1},
-    {"colorSpace", S_A, MK_TYPED, UB_TY_TOKEN, 0},
-    {"constraintTargetIdentifier", S_A, MK_TYPED, UB_TY_TOKEN, 0},
-    {"elementSize", S_A, MK_TYPED, UB_TY_INT, 0},
-    {"interpolation", S_A, MK_TYPED, UB_TY_TOKEN, 0},
-    {"unauthoredValuesIndex", S_A, MK_TYPED, UB_TY_INT, 0},
-    {"connectability", S_A, MK_TYPED, UB_TY_TOKEN, 0},
-    {"weight", S_A, MK_TYPED, UB_TY_FLOAT, 0},
-    {"faceIndexPrimvar", S_A, MK_TYPED, UB_TY_TOKEN, 0},
-    {"faceOffsetPrimvar", S_A, MK_TYPED, UB_TY_TOKEN, 0},
-    {"uvPrimvar", S_A, MK_TYPED, UB_TY_TOKEN, 0},
-    {"renderType", S_PROP, MK_TYPED, UB_TY_TOKEN, 0},
-    {"noLoadHint", S_R, MK_TYPED, UB_TY_BOOL, 0},
-    {"bindMaterialAs", S_R, MK_TYPED, UB_TY_TOKEN, 0},
-    {"outputName", S_R, MK_TYPED, UB_TY_TOKEN, 0},
-    {"intListOpTest", S_ALL, MK_LISTOP, UB_TY_INT, 0},
-    {"int64ListOpTest", S_ALL, MK_LISTOP, UB_TY_INT64, 0},
-    {"uintListOpTest", S_ALL, MK_LISTOP, UB_TY_UINT, 0},
-    {"uint64ListOpTest", S_ALL, MK_LISTOP, UB_TY_UINT64, 0},
-    {"stringListOpTest", S_ALL, MK_LISTOP, UB_TY_STRING, 0},
-    {"tokenListOpTest", S_ALL, MK_LISTOP, UB_TY_TOKEN, 0},
-};
-
-static const struct ub_field_def *ub_field_lookup_slow(const ub_pctx *c,
-                                                       const char *key,
-                                                       int spec);
+static const ub_metadef *ub_field_lookup_slow(const ub_pctx *c,
+                                              const char *key, int spec);
 
 /* Metadata keys repeat too: cache the lookup by (interned key, spec). */
-static const struct ub_field_def *ub_field_lookup(ub_pctx *c, const char *key,
-                                                  int spec)
+static const ub_metadef *ub_field_lookup(ub_pctx *c, const char *key,
+                                         int spec)
 {
     size_t h = (((uintptr_t)key >> 3) * 4 + (size_t)spec) % UB_FIELD_CACHE;
     if (c->fcache[h].key == key && c->fcache[h].spec == spec)
         return c->fcache[h].def;
-    const struct ub_field_def *f = ub_field_lookup_slow(c, key, spec);
+    const ub_metadef *f = ub_field_lookup_slow(c, key, spec);
     c->fcache[h].key = key;
     c->fcache[h].spec = spec;
     c->fcache[h].def = f;
     return f;
 }
 
-static const struct ub_field_def *ub_field_lookup_slow(const ub_pctx *c,
-                                                       const char *key,
-                                                       int spec)
+static const ub_metadef *ub_field_lookup_slow(const ub_pctx *c,
+                                              const char *key, int spec)
 {
-    unsigned bit = 1u << spec;
-    for (size_t i = 0; i < sizeof ub_fields_known / sizeof *ub_fields_known;
-         i++)
-        if ((ub_fields_known[i].specs & bit) &&
-            strcmp(ub_fields_known[i].key, key) == 0)
-            return &ub_fields_known[i];
+    unsigned bit = UB_MD_ON(spec);
+    const ub_metadef *f = ub_metadef_find(key, (ub_spec_kind)spec);
+    if (f)
+        return f;
     for (size_t i = 0; i < c->n_xdefs; i++)
         if ((c->xdefs[i].specs & bit) && c->xdefs[i].key == key)
             return &c->xdefs[i];
     return NULL;
 }
 
-/* A plugin's field as the parser reads it (kind MK_UNKNOWN when its type
+/* A plugin's field as the parser reads it (kind UB_MD_UNKNOWN when its type
  * is none usdbake knows: then it is read as unknown metadata). */
-static struct ub_field_def ub_field_from_plugin(const ub_meta_field *f)
+static ub_metadef ub_field_from_plugin(const ub_meta_field *f)
 {
-    struct ub_field_def d = {.key = f->name, .kind = MK_UNKNOWN};
+    ub_metadef d = {.key = f->name, .kind = UB_MD_UNKNOWN};
     /* the spec bits: layers, prims, attributes, relationships (variants
      * are read as prims) */
     d.specs = f->applies_to & (UB_APPLIES_LAYERS | UB_APPLIES_PRIMS |
                                UB_APPLIES_ATTRIBUTES |
                                UB_APPLIES_RELATIONSHIPS);
     if (f->applies_to & UB_APPLIES_VARIANTS)
-        d.specs |= S_P;
+        d.specs |= UB_MD_ON(UB_SPEC_PRIM);
     const char *t = f->type_name ? f->type_name : "";
     size_t n = strlen(t);
     if (strcmp(t, "dictionary") == 0) {
-        d.kind = MK_DICT;
+        d.kind = UB_MD_DICT;
     } else if (n > 6 && strcmp(t + n - 6, "listop") == 0) {
         const ub_type *ty = ub_type_by_name(t, n - 6);
         if (ty && (ty->id == UB_TY_INT || ty->id == UB_TY_INT64 ||
                    ty->id == UB_TY_UINT || ty->id == UB_TY_UINT64 ||
                    ty->id == UB_TY_STRING || ty->id == UB_TY_TOKEN)) {
-            d.kind = MK_LISTOP;
+            d.kind = UB_MD_LISTOP;
             d.type = ty->id;
         }
     } else {
         bool arr = n > 2 && strcmp(t + n - 2, "[]") == 0;
         const ub_type *ty = ub_type_by_name(t, arr ? n - 2 : n);
         if (ty && ty->id < UB_TY_PATH) {
-            d.kind = MK_TYPED;
+            d.kind = UB_MD_TYPED;
             d.type = ty->id;
             d.array = arr;
         }
     }
     return d;
+}
+
+/* The keywords, interned once per parse (c->kw, by token). */
+static void ub_intern_keywords(ub_pctx *c)
+{
+    for (size_t i = 0; i < UB_METADEF_NKEYWORDS; i++)
+        c->kw[i] = ub_in(c, ub_metadef_keywords[i],
+                         strlen(ub_metadef_keywords[i]));
 }
 
 /* The plugins' fields of the parse options, for ub_field_lookup. */
@@ -1623,8 +1538,8 @@ static void ub_fields_from_plugins(ub_pctx *c, const ub_meta_field *f,
     if (n && !c->xdefs)
         ub_oom(c);
     for (size_t i = 0; i < n; i++) {
-        struct ub_field_def d = ub_field_from_plugin(&f[i]);
-        if (d.kind != MK_UNKNOWN)
+        ub_metadef d = ub_field_from_plugin(&f[i]);
+        if (d.kind != UB_MD_UNKNOWN)
             c->xdefs[c->n_xdefs++] = d;
     }
 }
@@ -1869,49 +1784,19 @@ void ub_act_permission(ub_pctx *c, const char *id, ub_tokloc kl,
 
 void ub_act_display_unit(ub_pctx *c, const char *id, ub_tokloc l)
 {
-    static const char *const units[] = {"mm", "cm", "dm", "m", "km", "in",
-                                        "ft", "yd", "mi", "deg", "rad",
-                                        "default"};
-    for (size_t i = 0; i < sizeof units / sizeof *units; i++)
-        if (strcmp(units[i], id) == 0) {
-            ub_set_meta(c, c->kw[TOK_DISPLAYUNIT - TOK_ADD],
-                        ub_str_value(c, UB_TY_TOKEN, id), l);
-            return;
-        }
+    if (ub_metadef_display_unit_ok(id)) {
+        ub_set_meta(c, c->kw[TOK_DISPLAYUNIT - TOK_ADD],
+                    ub_str_value(c, UB_TY_TOKEN, id), l);
+        return;
+    }
     ub_perr(c, l, "'%s' is not a valid display unit: expected one of mm, "
             "cm, dm, m, km, in, ft, yd, mi, deg, rad, default", id);
 }
 
-/* Fields of the spec that are not metadata: OpenUSD refuses to set them
- * with `key = value` ("registered as a non-metadata field"). */
-static bool ub_non_metadata_field(const char *key, int spec)
-{
-    static const char *const layer[] = {"comment", "primChildren",
-                                        "primOrder", "subLayerOffsets",
-                                        NULL};
-    static const char *const prim[] = {
-        "specifier", "comment", "inheritPaths", "primChildren", "primOrder",
-        "propertyOrder", "variantSelection", "variantSetChildren",
-        "variantSetNames", NULL};
-    static const char *const attr[] = {"variability", "comment", "typeName",
-                                       "connectionChildren",
-                                       "connectionPaths", NULL};
-    static const char *const rel[] = {"variability", "comment",
-                                      "targetChildren", "targetPaths", NULL};
-    const char *const *l = spec == UB_SPEC_LAYER  ? layer
-                           : spec == UB_SPEC_PRIM ? prim
-                           : spec == UB_SPEC_ATTR ? attr
-                                                  : rel;
-    for (; *l; l++)
-        if (strcmp(*l, key) == 0)
-            return true;
-    return false;
-}
-
 void ub_act_meta_begin(ub_pctx *c, const char *key, ub_tokloc l, int part)
 {
-    const struct ub_field_def *f = ub_field_lookup(c, key, c->spec);
-    if (!f && ub_non_metadata_field(key, c->spec))
+    const ub_metadef *f = ub_field_lookup(c, key, c->spec);
+    if (!f && ub_metadef_not_metadata(key, (ub_spec_kind)c->spec))
         ub_perr(c, l, "'%s' is not metadata: it cannot be set with '%s = "
                 "...' here", key, key);
     c->meta_key = key;
@@ -1919,12 +1804,12 @@ void ub_act_meta_begin(ub_pctx *c, const char *key, ub_tokloc l, int part)
     c->meta_part = part;
     c->meta_done = false;
     c->last_dict = NULL;
-    c->meta_kind = f ? f->kind : MK_UNKNOWN;
+    c->meta_kind = f ? f->kind : UB_MD_UNKNOWN;
     if (!f) {
         ub_vb_begin(c, NULL, NULL, false);
         return;
     }
-    if (part != UB_LO_EXPLICIT && f->kind != MK_LISTOP) {
+    if (part != UB_LO_EXPLICIT && f->kind != UB_MD_LISTOP) {
         ub_perr(c, l, "metadata field '%s' is not a list: list edits (%s) "
                 "do not apply to it", key,
                 c->kw[(part == UB_LO_DELETE    ? TOK_DELETE
@@ -1933,17 +1818,17 @@ void ub_act_meta_begin(ub_pctx *c, const char *key, ub_tokloc l, int part)
                        : part == UB_LO_APPEND  ? TOK_APPEND
                                                : TOK_REORDER) -
                       TOK_ADD]);
-        c->meta_kind = MK_UNKNOWN;
+        c->meta_kind = UB_MD_UNKNOWN;
         ub_vb_begin(c, NULL, NULL, false);
         c->vb.failed = true;
         return;
     }
-    if (f->kind == MK_DICT) {
+    if (f->kind == UB_MD_DICT) {
         ub_vb_begin(c, NULL, NULL, false); /* only `{ ... }` will do */
         return;
     }
     const ub_type *t = ub_type_get(f->type);
-    ub_vb_begin(c, t, t->name, f->kind == MK_LISTOP || f->array);
+    ub_vb_begin(c, t, t->name, f->kind == UB_MD_LISTOP || f->array);
 }
 
 static bool ub_items_dup(const ub_value *v);
@@ -1993,16 +1878,16 @@ static void ub_meta_listop(ub_pctx *c, const char *key, const ub_type *t,
 void ub_act_meta_none(ub_pctx *c, ub_tokloc l)
 {
     c->meta_done = true;
-    if (c->meta_kind == MK_LISTOP) {
+    if (c->meta_kind == UB_MD_LISTOP) {
         ub_value empty = ub_value_new(c->arena, c->vb.type, 0, true);
         ub_meta_listop(c, c->meta_key, c->vb.type, c->meta_part, empty, l);
         return;
     }
-    if (c->meta_kind != MK_UNKNOWN) {
+    if (c->meta_kind != UB_MD_UNKNOWN) {
         /* OpenUSD refuses the layer: None is a value only for list ops
          * and for fields it does not know */
         char tb[80], what[100] = "a dictionary '{ ... }'";
-        if (c->meta_kind != MK_DICT)
+        if (c->meta_kind != UB_MD_DICT)
             snprintf(what, sizeof what, "a value of type '%s'",
                      ub_vb_tname(&c->vb, tb, sizeof tb));
         ub_perr(c, l, "invalid value for field '%s': expected %s, found "
@@ -2030,14 +1915,14 @@ void ub_act_meta_none(ub_pctx *c, ub_tokloc l)
 void ub_act_meta_dict(ub_pctx *c)
 {
     c->meta_done = true;
-    if (c->meta_kind != MK_DICT && c->meta_kind != MK_UNKNOWN) {
+    if (c->meta_kind != UB_MD_DICT && c->meta_kind != UB_MD_UNKNOWN) {
         /* (the field's type: the value builder has read the dictionary's
          * own values since) */
-        const struct ub_field_def *f =
+        const ub_metadef *f =
             ub_field_lookup(c, c->meta_key, c->spec);
         const ub_type *t = f ? ub_type_get(f->type) : NULL;
         const char *want = !t ? "a value"
-                           : f->kind == MK_LISTOP || f->array
+                           : f->kind == UB_MD_LISTOP || f->array
                                ? "a list '[...]'"
                                : ub_scalar_what(t->scalar, t);
         ub_perr(c, c->meta_loc, "invalid value for field '%s': expected %s, "
@@ -2055,7 +1940,7 @@ void ub_act_meta_end(ub_pctx *c)
 {
     if (c->meta_done)
         return;
-    if (c->meta_kind == MK_DICT) {
+    if (c->meta_kind == UB_MD_DICT) {
         ub_perr(c, c->meta_loc, "invalid value for field '%s': expected a "
                 "dictionary '{ ... }'", c->meta_key);
         return;
@@ -2063,12 +1948,12 @@ void ub_act_meta_end(ub_pctx *c)
     ub_value v = ub_vb_finish(c, c->meta_loc);
     if (v.kind == UB_V_EMPTY)
         return;
-    if (c->meta_kind == MK_LISTOP) {
+    if (c->meta_kind == UB_MD_LISTOP) {
         ub_meta_listop(c, c->meta_key, c->vb.type, c->meta_part, v,
                        c->meta_loc);
         return;
     }
-    if (c->meta_kind == MK_TYPED && v.type_id == UB_TY_DOUBLE &&
+    if (c->meta_kind == UB_MD_TYPED && v.type_id == UB_TY_DOUBLE &&
         strcmp(c->meta_key, "framesPerSecond") == 0 &&
         !(*(double *)ub_value_data(&v) > 0.0)) {
         ub_perr(c, c->meta_loc, "invalid value for field 'framesPerSecond': "
@@ -3294,8 +3179,7 @@ static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
     c->cur_offset = UB_OFFSET_IDENTITY;
     if (setjmp(jb) != 0)
         goto oom;
-    for (size_t i = 0; i < sizeof ub_kw_names / sizeof *ub_kw_names; i++)
-        c->kw[i] = ub_in(c, ub_kw_names[i], strlen(ub_kw_names[i]));
+    ub_intern_keywords(c);
     if (o)
         ub_fields_from_plugins(c, o->fields, o->n_fields);
     if (ub_lex_init(c) != 0)
@@ -3498,8 +3382,7 @@ static void *ub_split_tail(void *arg)
     if (setjmp(jb) != 0)
         goto done;
     ub_tail_push(c, c->prim);
-    for (size_t i = 0; i < sizeof ub_kw_names / sizeof *ub_kw_names; i++)
-        c->kw[i] = ub_in(c, ub_kw_names[i], strlen(ub_kw_names[i]));
+    ub_intern_keywords(c);
     ub_fields_from_plugins(c, sp->fields, sp->n_fields);
     sp->line0 = 1 + ub_lines_before(sp->src, sp->at, sp->mapped);
     if (ub_lex_init(c) != 0)

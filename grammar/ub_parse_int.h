@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "ub_ident.h"
+#include "ub_metadef.h"
 #include "ub_parse.h"
 
 /* A number token, as the scanner read it: integers stay exact until the
@@ -89,8 +90,6 @@ typedef struct ub_rlist {
     uint32_t n, cap;
 } ub_rlist;
 
-/* What a metadata block belongs to (OpenUSD's spec types). */
-enum { UB_SPEC_LAYER = 0, UB_SPEC_PRIM, UB_SPEC_ATTR, UB_SPEC_REL };
 
 typedef struct ub_pctx {
     void *scanner;
@@ -223,10 +222,10 @@ typedef struct ub_pctx {
     struct {
         const char *key;
         int spec;
-        const struct ub_field_def *def;
+        const ub_metadef *def;
     } fcache[UB_FIELD_CACHE];
     /* plugins' metadata fields (ub_parse_opts), as the parser reads them */
-    struct ub_field_def *xdefs;
+    ub_metadef *xdefs;
     size_t n_xdefs;
 
     /* strings a NUL byte cut short, and where (ub_parse_unescape): a name

@@ -1,0 +1,56 @@
+/*
+ * ub_metadef — the metadata fields the usda text knows: the words it
+ * reserves, the fields it types, and the shape each has in the model
+ * (runtime/ub_layer.h).  The usda reader reads a field's value by the type
+ * this table gives it.
+ */
+#ifndef UB_METADEF_H
+#define UB_METADEF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "ub_value.h"
+
+/* What a metadata block belongs to (OpenUSD's spec types). */
+typedef enum ub_spec_kind {
+    UB_SPEC_LAYER, UB_SPEC_PRIM, UB_SPEC_ATTR, UB_SPEC_REL
+} ub_spec_kind;
+
+/* A field's specs, as a set: UB_MD_ON(UB_SPEC_PRIM) | ... */
+#define UB_MD_ON(spec) (1u << (spec))
+
+typedef enum ub_metadef_kind {
+    UB_MD_UNKNOWN = 0,  /* read as unknown metadata (an untyped value) */
+    UB_MD_TYPED,        /* a value of `type` (an array when `array`) */
+    UB_MD_DICT,         /* a dictionary */
+    UB_MD_LISTOP,       /* a list op of `type` */
+} ub_metadef_kind;
+
+typedef struct ub_metadef {
+    const char *key;
+    unsigned specs;     /* UB_MD_ON bits */
+    ub_metadef_kind kind;
+    ub_type_id type;
+    bool array;
+} ub_metadef;
+
+/* The field `key` of the fields OpenUSD 24.08 types with the plugins
+ * usdcat loads, on a spec of this kind; NULL when it types none there.
+ * (Fields with a syntax of their own, as `references`, are not here.) */
+const ub_metadef *ub_metadef_find(const char *key, ub_spec_kind spec);
+
+/* Whether `key` is a field of such a spec that the text sets by syntax of
+ * its own, not as `key = value` (a prim's specifier, an attribute's
+ * typeName). */
+bool ub_metadef_not_metadata(const char *key, ub_spec_kind spec);
+
+/* Whether s is a unit `displayUnit` may name (mm, cm, ..., default). */
+bool ub_metadef_display_unit_ok(const char *s);
+
+/* The words the text reserves, in the order of parser.y's keyword tokens
+ * ("add" ... "varying"). */
+#define UB_METADEF_NKEYWORDS 41
+extern const char *const ub_metadef_keywords[UB_METADEF_NKEYWORDS];
+
+#endif
