@@ -10,6 +10,7 @@
 #include "ub_crate_format.h"
 #include "ub_cpus.h"
 #include "ub_ident.h"
+#include "ub_metadef.h"
 #include "ub_specloc.h"
 
 #include <math.h>
@@ -1903,6 +1904,12 @@ static int cr_dict_at(crate *c, cur *k, ub_dict **out, int nest)
         ub_value v;
         if (c->failed || cr_vtvalue(c, k, &v, nest) != 0)
             return -1;
+        const char *what = ub_value_not_in_dict(&v);
+        if (what) {
+            cr_err(c, "the dictionary's value '%s' is %s, which no "
+                      "dictionary holds", key, what);
+            return -1;
+        }
         if (!ub_dict_set(c->a, d, key, v, c->loc))
             return (cr_oom(c), -1);
     }
@@ -2502,13 +2509,29 @@ static bool cr_want_listop(crate *c, const ub_value *v, bool paths)
     return false;
 }
 
-/* Metadata with such a shape: variantSets, inherits, specializes. */
-static bool cr_meta_shape_ok(crate *c, const char *text_key,
-                             const ub_value *v)
+/* Whether v, metadata under text_key on a spec of this kind, prints as
+ * text the usda reader reads back as v (runtime/ub_metadef.h), and an
+ * error when not.  A typed field's value stored in another width or as
+ * the other kind of string is converted first, as the usda reader reads
+ * its text by the field's type. */
+static bool cr_meta_ok(crate *c, const char *text_key, ub_spec_kind spec,
+                       ub_value *v)
 {
+    const ub_metadef *d = ub_metadef_find(text_key, spec);
+    if (d && d->kind == UB_MD_TYPED && v->kind == UB_V_DATA) {
+        const ub_type *want = ub_type_get(d->type);
+        cr_retype(c, v, want);
+        bool str = v->type_id == UB_TY_STRING || v->type_id == UB_TY_TOKEN;
+        if (str && (d->type == UB_TY_STRING || d->type == UB_TY_TOKEN))
+            ub_value_set_type(v, want);
+    }
+    char why[160];
+    const char *fault = ub_metadef_fault(text_key, spec, v, why, sizeof why);
+    if (fault) {
+        cr_err(c, "%s", fault);
+        return false;
+    }
     if (strcmp(text_key, "variantSets") == 0) {
-        if (!cr_want_listop(c, v, false))
-            return false;
         /* the names a writer makes variant sets of (the explicit list,
          * else the added one: ub_usdc_write's variantSetChildren) are
          * path elements when written again; the other parts are names
@@ -2530,34 +2553,19 @@ static bool cr_meta_shape_ok(crate *c, const char *text_key,
                 }
             }
         }
-        return true;
-    }
-    if (strcmp(text_key, "inherits") == 0 ||
-        strcmp(text_key, "specializes") == 0)
-        return cr_want_listop(c, v, true);
-    if (strcmp(text_key, "permission") == 0) {
-        /* the text has a bare word for it, and crate an enum: any other
-         * value would be written back as `public` */
-        const char *s = v->kind == UB_V_DATA && v->type_id == UB_TY_TOKEN &&
-                                !v->is_array && v->count == 1
-                            ? ub_value_str(v, 0)
-                            : NULL;
-        if (!s || (strcmp(s, "public") != 0 && strcmp(s, "private") != 0)) {
-            cr_err(c, "expected a permission: public or private");
-            return false;
-        }
     }
     return true;
 }
 
-/* A field kept as metadata, in the spec's scratch list. */
-static void cr_set_meta(crate *c, const cr_field *f)
+/* A field kept as metadata of a spec of this kind, in the spec's scratch
+ * list. */
+static void cr_set_meta(crate *c, const cr_field *f, ub_spec_kind spec)
 {
     ub_value v;
     if (cr_value(c, f->rep, &v, 0) != 0)
         return;
     const char *key = cr_text_key(c, f);
-    if (!cr_meta_shape_ok(c, key, &v))
+    if (!cr_meta_ok(c, key, spec, &v))
         return;
     if (!ub_fields_set(c->ms_arena, &c->ms, key, v, c->loc))
         cr_oom(c);
@@ -2725,7 +2733,7 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
             }
             cr_path_listop(c, f->rep, &x->targets);
         } else {
-            cr_set_meta(c, f);
+            cr_set_meta(c, f, attr ? UB_SPEC_ATTR : UB_SPEC_REL);
         }
     }
     if (c->ms.n) {
@@ -2882,7 +2890,7 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
             off_rep = f->rep;
             has_off = true;
         } else {
-            cr_set_meta(c, f);
+            cr_set_meta(c, f, root ? UB_SPEC_LAYER : UB_SPEC_PRIM);
         }
     }
     cr_meta_keep(c, root ? &c->L->meta : &prim->meta);

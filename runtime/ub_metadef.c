@@ -1,7 +1,10 @@
 #include "ub_metadef.h"
 
+#include <stdio.h>
 #include <string.h>
 
+#include "ub_ident.h"
+#include "ub_intern.h"
 
 const char *const ub_metadef_keywords[UB_METADEF_NKEYWORDS] = {
     "add", "append", "class", "config", "connect", "custom", "customData",
@@ -123,10 +126,221 @@ bool ub_metadef_not_metadata(const char *key, ub_spec_kind spec)
                  key);
 }
 
+/* The fields each spec's metadata sets by syntax of their own (parser.y's
+ * layer_metadata, prim_metadata, attribute_metadata and
+ * relationship_metadata), "comment" for the bare string. */
+static const char *const *md_special(ub_spec_kind spec)
+{
+    static const char *const layer[] = {"comment", "doc", "relocates",
+                                        NULL};
+    static const char *const prim[] = {
+        "comment", "doc", "kind", "permission", "payload", "inherits",
+        "specializes", "references", "relocates", "variants",
+        "variantSets", "symmetryFunction", "prefixSubstitutions",
+        "suffixSubstitutions", NULL};
+    static const char *const attr[] = {"comment", "doc", "permission",
+                                       "displayUnit", "symmetryFunction",
+                                       NULL};
+    static const char *const rel[] = {"comment", "doc", "permission",
+                                      "symmetryFunction", NULL};
+    return spec == UB_SPEC_LAYER  ? layer
+           : spec == UB_SPEC_PRIM ? prim
+           : spec == UB_SPEC_ATTR ? attr
+                                  : rel;
+}
+
 bool ub_metadef_display_unit_ok(const char *s)
 {
     static const char *const units[] = {"mm", "cm", "dm", "m", "km", "in",
                                         "ft", "yd", "mi", "deg", "rad",
                                         "default", NULL};
     return md_in(units, s);
+}
+
+static bool md_scalar(const ub_value *v, ub_type_id t)
+{
+    return v->kind == UB_V_DATA && !v->is_array && v->count == 1 &&
+           v->type_id == t;
+}
+
+static bool md_listop_of(const ub_value *v, ub_type_id t)
+{
+    return v->kind == UB_V_LISTOP && v->type_id == t;
+}
+
+/* A dictionary whose values are all strings (variants, substitutions). */
+static bool md_string_dict(const ub_value *v)
+{
+    if (v->kind != UB_V_DICT)
+        return false;
+    for (uint32_t i = 0; v->u.dict && i < v->u.dict->n; i++)
+        if (!md_scalar(&v->u.dict->e[i].value, UB_TY_STRING))
+            return false;
+    return true;
+}
+
+/* The shape of a field with a syntax of its own (runtime/ub_layer.h);
+ * NULL when v has it. */
+static const char *md_special_fault(const char *key, const ub_value *v)
+{
+    if (strcmp(key, "comment") == 0 || strcmp(key, "doc") == 0)
+        return md_scalar(v, UB_TY_STRING) ? NULL : "expected a string";
+    if (strcmp(key, "references") == 0)
+        return md_listop_of(v, UB_TY_REFERENCE) ? NULL
+                                                : "expected references";
+    if (strcmp(key, "payload") == 0)
+        return md_listop_of(v, UB_TY_PAYLOAD) ? NULL : "expected payloads";
+    if (strcmp(key, "inherits") == 0 || strcmp(key, "specializes") == 0)
+        return md_listop_of(v, UB_TY_PATH) ? NULL
+                                           : "expected a list op of paths";
+    if (strcmp(key, "variantSets") == 0)
+        return md_listop_of(v, UB_TY_STRING) || md_listop_of(v, UB_TY_TOKEN)
+                   ? NULL
+                   : "expected a list op of names";
+    if (strcmp(key, "variants") == 0 ||
+        strcmp(key, "prefixSubstitutions") == 0 ||
+        strcmp(key, "suffixSubstitutions") == 0)
+        return md_string_dict(v) ? NULL
+                                 : "expected a dictionary of strings";
+    if (strcmp(key, "relocates") == 0)
+        return v->kind == UB_V_DATA && v->is_array &&
+                       v->type_id == UB_TY_PATH && v->count % 2 == 0
+                   ? NULL
+                   : "expected pairs of paths";
+    /* the rest are tokens the text says bare or quoted */
+    if (!md_scalar(v, UB_TY_TOKEN))
+        return "expected a token";
+    const char *s = ub_value_str(v, 0);
+    size_t n = ub_str_len(s);
+    if (strcmp(key, "permission") == 0)
+        return strcmp(s, "public") == 0 || strcmp(s, "private") == 0
+                   ? NULL
+                   : "expected a permission: public or private";
+    if (strcmp(key, "displayUnit") == 0)
+        return ub_metadef_display_unit_ok(s) ? NULL
+                                             : "expected a display unit";
+    if (strcmp(key, "symmetryFunction") == 0)
+        return n == 0 || ub_ident_cxx_ok(s, n)
+                   ? NULL
+                   : "expected an identifier or nothing";
+    return memchr(s, '\0', n) ? "expected a token without a NUL byte" : NULL;
+}
+
+/* Whether `key = v` says v for a field the text does not know, which it
+ * reads as an untyped value: numbers, strings, asset paths, tuples and
+ * lists of them, dictionaries, None, and one path. */
+static bool md_unknown_ok(const ub_value *v)
+{
+    const ub_type *t = ub_value_type(v);
+    switch (v->kind) {
+    case UB_V_BLOCK:
+    case UB_V_UNTYPED:
+    case UB_V_DICT:
+        return true;
+    case UB_V_DATA:
+        if (!t || t->scalar == UB_SC_REF || t->scalar == UB_SC_DICT ||
+            t->scalar == UB_SC_OPAQUE)
+            return false;
+        return t->id != UB_TY_PATH || (!v->is_array && v->count == 1);
+    case UB_V_LISTOP:
+        return !t || (t->scalar != UB_SC_REF && t->id != UB_TY_PATH);
+    }
+    return false;
+}
+
+static const char *md_spec_name(ub_spec_kind spec)
+{
+    return spec == UB_SPEC_LAYER  ? "a layer"
+           : spec == UB_SPEC_PRIM ? "a prim"
+           : spec == UB_SPEC_ATTR ? "an attribute"
+                                  : "a relationship";
+}
+
+/* What v is, for a message: "a float3[]", "a dictionary", ... */
+static const char *md_found(const ub_value *v, char *buf, size_t cap)
+{
+    const ub_type *t = ub_value_type(v);
+    switch (v->kind) {
+    case UB_V_DATA:
+        if (t) {
+            snprintf(buf, cap, "a value of type %s%s", t->name, v->is_array ? "[]" : "");
+            return buf;
+        }
+        return "data without a type";
+    case UB_V_DICT:
+        return "a dictionary";
+    case UB_V_LISTOP:
+        if (t) {
+            snprintf(buf, cap, "a list op of %s", t->name);
+            return buf;
+        }
+        return "a list op";
+    case UB_V_UNTYPED:
+        return "an unregistered value";
+    case UB_V_BLOCK:
+        return "None";
+    }
+    return "nothing";
+}
+
+const char *ub_metadef_fault(const char *key, ub_spec_kind spec,
+                             const ub_value *v, char *buf, size_t cap)
+{
+    if (md_in(md_special(spec), key)) {
+        const char *why = md_special_fault(key, v);
+        if (!why)
+            return NULL;
+        char found[64];
+        snprintf(buf, cap, "%s, found %s", why,
+                 md_found(v, found, sizeof found));
+        return buf;
+    }
+    const ub_metadef *d = ub_metadef_find(key, spec);
+    /* (an unregistered value holds the text OpenUSD read for a field it
+     * did not know, as a usdcat without the field's plugin stores it: the
+     * text is read by the field's type again) */
+    if (d && (v->kind == UB_V_UNTYPED ||
+              (v->kind == UB_V_LISTOP && !ub_value_type(v))))
+        return NULL;
+    if (d) {
+        const ub_type *t = d->kind != UB_MD_DICT ? ub_type_get(d->type) : NULL;
+        bool ok = d->kind == UB_MD_DICT     ? v->kind == UB_V_DICT
+                  : d->kind == UB_MD_LISTOP ? md_listop_of(v, d->type)
+                                            : v->kind == UB_V_DATA &&
+                                                  v->type_id == d->type &&
+                                                  v->is_array == d->array &&
+                                                  (d->array || v->count == 1);
+        if (ok)
+            return NULL;
+        char found[64];
+        if (d->kind == UB_MD_DICT)
+            snprintf(buf, cap, "expected a dictionary, found %s",
+                     md_found(v, found, sizeof found));
+        else
+            snprintf(buf, cap, "expected %s %s%s, found %s",
+                     d->kind == UB_MD_LISTOP ? "a list op of"
+                                             : "a value of type",
+                     t->name, d->array ? "[]" : "",
+                     md_found(v, found, sizeof found));
+        return buf;
+    }
+    if (ub_metadef_not_metadata(key, spec)) {
+        snprintf(buf, cap, "'%s' is not metadata of %s", key,
+                 md_spec_name(spec));
+        return buf;
+    }
+    /* a reserved word that is no field of this spec cannot be a key */
+    for (size_t i = 0; i < UB_METADEF_NKEYWORDS; i++)
+        if (strcmp(ub_metadef_keywords[i], key) == 0) {
+            snprintf(buf, cap, "'%s' has no place on %s", key,
+                     md_spec_name(spec));
+            return buf;
+        }
+    if (!md_unknown_ok(v)) {
+        char found[64];
+        snprintf(buf, cap, "a field usdbake does not know cannot hold %s",
+                 md_found(v, found, sizeof found));
+        return buf;
+    }
+    return NULL;
 }

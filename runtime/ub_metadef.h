@@ -2,7 +2,10 @@
  * ub_metadef — the metadata fields the usda text knows: the words it
  * reserves, the fields it types, and the shape each has in the model
  * (runtime/ub_layer.h).  The usda reader reads a field's value by the type
- * this table gives it.
+ * this table gives it; the crate reader, whose fields and values come from
+ * a file that damage can make anything, holds each field it keeps to the
+ * same table (ub_metadef_fault), so that what it builds prints as text the
+ * usda reader reads back as the same layer.
  */
 #ifndef UB_METADEF_H
 #define UB_METADEF_H
@@ -52,5 +55,15 @@ bool ub_metadef_display_unit_ok(const char *s);
  * ("add" ... "varying"). */
 #define UB_METADEF_NKEYWORDS 41
 extern const char *const ub_metadef_keywords[UB_METADEF_NKEYWORDS];
+
+/* Why v, kept under metadata `key` of a spec of this kind, would print as
+ * text that the usda reader refuses or reads as another value: "expected a
+ * dictionary", "has no place on a prim", ...; NULL when it prints as
+ * itself.  Fields with a syntax of their own are held to the shapes
+ * runtime/ub_layer.h gives them, typed fields to their type, and the rest
+ * (unknown fields) to what `key = value` can say.  The message is made
+ * in buf (cap bytes, 160 are enough). */
+const char *ub_metadef_fault(const char *key, ub_spec_kind spec,
+                             const ub_value *v, char *buf, size_t cap);
 
 #endif

@@ -738,6 +738,34 @@ const char *ub_value_not_sample(const ub_value *v)
     return "no value";
 }
 
+const char *ub_value_not_in_dict(const ub_value *v)
+{
+    const ub_type *t = ub_value_type(v);
+    switch (v->kind) {
+    case UB_V_DICT:
+        return NULL;
+    case UB_V_DATA:
+        if (!t)
+            return "data without a type";
+        if (t->scalar == UB_SC_REF)
+            return "references or payloads";
+        if (t->id == UB_TY_PATH)
+            return "paths";
+        if (t->scalar == UB_SC_OPAQUE)
+            return "an opaque value";
+        return NULL;
+    case UB_V_BLOCK:
+        return "None";
+    case UB_V_LISTOP:
+        return "a list op";
+    case UB_V_UNTYPED:
+        return "an unregistered value";
+    case UB_V_EMPTY:
+        break;
+    }
+    return "no value";
+}
+
 bool ub_value_equal(const ub_value *a, const ub_value *b)
 {
     return ub_value_cmp(a, b, 0.0);

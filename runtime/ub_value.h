@@ -421,6 +421,11 @@ ub_value ub_value_clone(ub_arena *a, const ub_value *v);
  * such a sample, but a binary layer can hold one, and its readers refuse
  * it, so no writer meets a sample it has no form for. */
 const char *ub_value_not_sample(const ub_value *v);
+/* The same for a dictionary's value, which the text writes after a type
+ * name: data of a type a dictionary can name (not paths, references or
+ * payloads), or a dictionary; not a block, a list op or an untyped
+ * value. */
+const char *ub_value_not_in_dict(const ub_value *v);
 
 /* Equality as OpenUSD compares values: same kind, same base type, same
  * shape, equal elements (floats by value; NaN equals NaN so that a layer

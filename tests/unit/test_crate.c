@@ -1095,8 +1095,13 @@ static void test_permission(void)
         ub_layer *L = read_spec(&sp);
         if (!cases[i].want) {
             CU_ASSERT_PTR_NULL(L);
-            CU_ASSERT(has_error("field 'permission': expected a permission: "
-                                "public or private"));
+            CU_ASSERT(has_error(cases[i].rep == rep(UB_CRATE_STRING, TOK0 + 1,
+                                                    true, false)
+                                    ? "field 'permission': expected a token, "
+                                      "found a value of type string"
+                                    : "field 'permission': expected a "
+                                      "permission: public or private, found "
+                                      "a value of type token"));
         } else {
             const ub_prop *a = attr_of(L);
             CU_ASSERT_PTR_NOT_NULL_FATAL(a);
@@ -1173,6 +1178,112 @@ static void test_field_names(void)
                      names[i]);
             CU_ASSERT_PTR_NULL(L);
             CU_ASSERT(has_error(want));
+        }
+        ub_layer_free(L);
+    }
+}
+
+/* Prim p's metadata field key, or NULL. */
+static const ub_field *prim_field(const ub_layer *L, const char *key)
+{
+    return L && L->root->children.n == 1
+               ? ub_fields_find(&L->root->children.v[0]->meta,
+                                ub_intern_cstr(T, key))
+               : NULL;
+}
+
+/* Metadata is held to the shape its text has (runtime/ub_metadef.h): a
+ * value the usda reader would refuse there, or read as another value, is
+ * damage naming the field; a typed field's value of another width or the
+ * other kind of string is converted. */
+static void test_metadata_shapes(void)
+{
+    const char *toks[] = {"displayName", "x", "assetInfo", "kind",
+                          "myPaths", "customData", "weight", "displayUnit",
+                          "mm", "parsec"};
+    enum { DN = TOK0, X, AI, KIND, MYP, CD, WEIGHT, DU, MM, PARSEC };
+    struct {
+        const char *field;
+        uint64_t rep;
+        bool on_attr;
+        const char *error; /* NULL: read */
+    } cases[] = {
+        {"displayName", rep(UB_CRATE_INT, 7, true, false), false,
+         "field 'displayName': expected a value of type string, found a "
+         "value of type int"},
+        {"displayName", rep(UB_CRATE_TOKEN, X, true, false), false, NULL},
+        {"assetInfo", rep(UB_CRATE_FLOAT, 0, true, false), false,
+         "field 'assetInfo': expected a dictionary, found a value of type "
+         "float"},
+        {"default", rep(UB_CRATE_INT, 7, true, false), false,
+         "field 'default': 'default' has no place on a prim"},
+        {"kind", rep(UB_CRATE_INT, 7, true, false), false,
+         "field 'kind': expected a token, found a value of type int"},
+        {"myPaths", rep(UB_CRATE_PATH_VECTOR, DATA, false, false), false,
+         "field 'myPaths': a field usdbake does not know cannot hold a value "
+         "of type path[]"},
+        {"weight", rep(UB_CRATE_DOUBLE, 0x3fc00000u, true, false), true,
+         NULL},
+        {"displayUnit", rep(UB_CRATE_TOKEN, MM, true, false), true, NULL},
+        {"displayUnit", rep(UB_CRATE_TOKEN, PARSEC, true, false), true,
+         "field 'displayUnit': expected a display unit, found a value of "
+         "type token"},
+        {"customData", rep(UB_CRATE_DICTIONARY, DATA + 16, false, false),
+         false,
+         "field 'customData': the dictionary's value 'x' is a list op, "
+         "which no dictionary holds"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+        bb d = {0};
+        u64(&d, 2); /* [</P>, </P.a>], at DATA */
+        u32(&d, 1);
+        u32(&d, 2);
+        u64(&d, 1); /* {x: an empty IntListOp}, at DATA + 16 */
+        u32(&d, X);
+        u64(&d, 8);
+        u64(&d, rep(UB_CRATE_INT_LISTOP, DATA + 44, false, false));
+        u8(&d, 0); /* the list op, at DATA + 44 */
+        cfield f[] = {{cases[i].field, cases[i].rep}};
+        layer_spec sp = {.ver = V(0, 8, 0), .tname = "float",
+                         .toks = toks, .ntoks = sizeof toks / sizeof *toks,
+                         .data = d};
+        if (cases[i].on_attr) {
+            sp.attr = f;
+            sp.nattr = 1;
+        } else {
+            sp.prim = f;
+            sp.nprim = 1;
+        }
+        ub_layer *L = read_spec(&sp);
+        if (cases[i].error) {
+            if (!has_error(cases[i].error))
+                fprintf(stderr, "\ncase %zu: %s\n", i,
+                        ub_diags_count(D) ? ub_diags_at(D, 0)->message : "");
+            CU_ASSERT_PTR_NULL(L);
+            CU_ASSERT(has_error(cases[i].error));
+            continue;
+        }
+        CU_ASSERT_PTR_NOT_NULL_FATAL(L);
+        const ub_field *got;
+        if (cases[i].on_attr) {
+            const ub_prop *a = attr_of(L);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+            got = ub_fields_find(ub_prop_meta(a),
+                                 ub_intern_cstr(T, cases[i].field));
+        } else {
+            got = prim_field(L, cases[i].field);
+        }
+        CU_ASSERT_PTR_NOT_NULL_FATAL(got);
+        if (strcmp(cases[i].field, "displayName") == 0) {
+            /* a token where the field is a string: read as a string */
+            CU_ASSERT_EQUAL(got->value.type_id, UB_TY_STRING);
+            CU_ASSERT_STRING_EQUAL(ub_value_str(&got->value, 0), "x");
+        } else if (strcmp(cases[i].field, "weight") == 0) {
+            /* a double where the field is a float: read as a float */
+            CU_ASSERT_EQUAL(got->value.type_id, UB_TY_FLOAT);
+            CU_ASSERT_EQUAL(ub_value_get_double(&got->value, 0, 0), 1.5);
+        } else {
+            CU_ASSERT_STRING_EQUAL(ub_value_str(&got->value, 0), "mm");
         }
         ub_layer_free(L);
     }
@@ -1453,6 +1564,8 @@ int main(void)
     CU_add_test(s, "list ops of unregistered values",
                 test_unregistered_listops);
     CU_add_test(s, "permission values", test_permission);
+    CU_add_test(s, "metadata held to the shape its text has",
+                test_metadata_shapes);
     CU_add_test(s, "field names the text cannot say are damage",
                 test_field_names);
     CU_add_test(s, "type names the text cannot say are damage",

@@ -891,9 +891,12 @@ static void test_samples_refused(void)
                               .text = ub_intern_cstr(strtab, "7")};
             v.u.untyped = u;
         } else {
+            ub_value k = ub_value_new(l->arena, ub_type_get(UB_TY_INT), 1,
+                                      false);
+            ub_value_set_double(&k, 0, 0, 3);
             v.u.dict = ub_dict_new(l->arena);
-            ub_dict_set(l->arena, v.u.dict, ub_intern_cstr(strtab, "k"),
-                        ub_value_block(), (ub_sloc){0});
+            ub_dict_set(l->arena, v.u.dict, ub_intern_cstr(strtab, "k"), k,
+                        (ub_sloc){0});
         }
         s->v[1].value = v;
         ub_buf b;
