@@ -11,6 +11,7 @@
 #include "ub_cpus.h"
 #include "ub_ident.h"
 #include "ub_metadef.h"
+#include "ub_pathexpr.h"
 #include "ub_specloc.h"
 
 #include <math.h>
@@ -1926,6 +1927,13 @@ static ub_reference *cr_ref_items(crate *c, cur *k, bool payload, uint64_t n,
     for (uint64_t i = 0; i < n && !c->failed; i++) {
         r[i].asset = cr_str(c, rd_u32(k, "a reference's asset"));
         r[i].prim_path = cr_path_text(c, rd_u32(k, "a reference's path"));
+        /* (the text says a prim path, without variant selections, or
+         * none for the default prim) */
+        if (*r[i].prim_path && !ub_ident_prim_path_ok(r[i].prim_path)) {
+            cr_err(c, "<%s> is not a prim path, as a %s's path must be",
+                   r[i].prim_path, payload ? "payload" : "reference");
+            return NULL;
+        }
         r[i].offset = UB_OFFSET_IDENTITY;
         r[i].loc = c->loc;
         if (!payload || c->ver >= UB_CRATE_V_PAYLOAD_LISTOP) {
@@ -2388,6 +2396,43 @@ static void cr_retype(crate *c, ub_value *v, const ub_type *want)
     }
 }
 
+/* pathExpression values as SdfPathExpression writes them back (the file
+ * holds their text, OpenUSD's reader parses it): text that is no
+ * expression is damage, which the usda reader and OpenUSD's refuse.  The
+ * value is copied, not changed: an array may be shared (cr_array_memo). */
+static void cr_path_exprs(crate *c, ub_value *v)
+{
+    if (v->kind != UB_V_DATA || v->type_id != UB_TY_PATH_EXPRESSION)
+        return;
+    ub_value w = ub_value_new(c->a, ub_value_type(v), v->count, v->is_array);
+    if (w.kind != UB_V_DATA) {
+        cr_oom(c);
+        return;
+    }
+    const char *const *from = ub_value_data(v);
+    const char **to = ub_value_data(&w);
+    for (uint32_t i = 0; i < v->count; i++) {
+        char *t = NULL;
+        switch (ub_pathexpr_rewrite(from[i], NULL, NULL, NULL, &t)) {
+        case UB_PATHEXPR_OK:
+            to[i] = ub_intern(c->t, t, strlen(t));
+            free(t);
+            if (!to[i]) {
+                cr_oom(c);
+                return;
+            }
+            break;
+        case UB_PATHEXPR_SYNTAX:
+            cr_err(c, "invalid pathExpression \"%.200s\"", from[i]);
+            return;
+        default:
+            cr_oom(c);
+            return;
+        }
+    }
+    *v = w;
+}
+
 /* Whether v, attribute p's default (t NaN) or its sample at time t, is
  * a value the text can say there, and an error when not.  The usda
  * reader reads a value by the attribute's type: a value of another type
@@ -2463,6 +2508,7 @@ static int cr_samples(crate *c, uint64_t rep, const ub_prop *p,
         if (c->failed || cr_value(c, vr, &v, 1) != 0)
             return -1;
         cr_retype(c, &v, want);
+        cr_path_exprs(c, &v);
         double t;
         memcpy(&t, (const char *)ub_value_data(&times) + 8 * i, 8);
         if (!cr_attr_value_ok(c, p, &v, t))
@@ -2709,6 +2755,7 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
         } else if (id == K_DEFAULT && attr) {
             if (cr_value(c, f->rep, &p->default_value, 0) == 0) {
                 cr_retype(c, &p->default_value, ub_prop_type(p));
+                cr_path_exprs(c, &p->default_value);
                 cr_attr_value_ok(c, p, &p->default_value, NAN);
             }
         } else if (id == K_TIMESAMPLES && attr) {

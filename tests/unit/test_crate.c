@@ -1289,6 +1289,56 @@ static void test_metadata_shapes(void)
     }
 }
 
+/* A reference's path is a prim path; a pathExpression is an expression,
+ * read as OpenUSD writes it back. */
+static void test_paths_in_values(void)
+{
+    const char *toks[] = {"references", "./r.usda", "/A//b", "/A/ b (",
+                          "/A/B    /C"};
+    for (uint32_t path = 1; path <= 2; path++) {
+        bb d = {0};
+        u8(&d, UB_CRATE_LISTOP_IS_EXPLICIT | UB_CRATE_LISTOP_HAS_EXPLICIT);
+        u64(&d, 1);
+        u32(&d, TOK0 + 1);
+        u32(&d, path); /* </P>, then </P.a> */
+        f64(&d, 0);
+        f64(&d, 1);
+        u64(&d, 0);
+        cfield pf[] = {{"references", rep(UB_CRATE_REFERENCE_LISTOP, DATA,
+                                          false, false)}};
+        layer_spec s = {.ver = V(0, 8, 0), .tname = "int", .prim = pf,
+                        .nprim = 1, .toks = toks, .ntoks = 5, .data = d};
+        ub_layer *L = read_spec(&s);
+        if (path == 1) {
+            CU_ASSERT_PTR_NOT_NULL(prim_field(L, "references"));
+        } else {
+            CU_ASSERT_PTR_NULL(L);
+            CU_ASSERT(has_error("field 'references': </P.a> is not a prim "
+                                "path, as a reference's path must be"));
+        }
+        ub_layer_free(L);
+    }
+    const char *want[] = {"/A//b", NULL, "/A/B /C"};
+    for (uint32_t i = 0; i < 3; i++) {
+        bb d = {0};
+        u32(&d, TOK0 + 2 + i);
+        ub_layer *L = with_default(V(0, 8, 0), "pathExpression",
+                                   rep(UB_CRATE_PATH_EXPRESSION, DATA, false,
+                                       false),
+                                   &d, toks, 5);
+        if (want[i]) {
+            const ub_prop *a = attr_of(L);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+            CU_ASSERT_STRING_EQUAL(ub_value_str(&a->default_value, 0),
+                                   want[i]);
+        } else {
+            CU_ASSERT_PTR_NULL(L);
+            CU_ASSERT(has_error("invalid pathExpression \"/A/ b (\""));
+        }
+        ub_layer_free(L);
+    }
+}
+
 static void test_unregistered_listops(void)
 {
     const char *toks[] = {"k", "x", "1, 2", "e"};
@@ -1566,6 +1616,8 @@ int main(void)
     CU_add_test(s, "permission values", test_permission);
     CU_add_test(s, "metadata held to the shape its text has",
                 test_metadata_shapes);
+    CU_add_test(s, "reference paths and path expressions",
+                test_paths_in_values);
     CU_add_test(s, "field names the text cannot say are damage",
                 test_field_names);
     CU_add_test(s, "type names the text cannot say are damage",
