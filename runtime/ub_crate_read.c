@@ -1925,7 +1925,8 @@ static ub_reference *cr_ref_items(crate *c, cur *k, bool payload, uint64_t n,
     if (!r)
         return cr_oom(c);
     for (uint64_t i = 0; i < n && !c->failed; i++) {
-        r[i].asset = cr_str(c, rd_u32(k, "a reference's asset"));
+        r[i].asset =
+            cr_asset(c, cr_str(c, rd_u32(k, "a reference's asset")));
         r[i].prim_path = cr_path_text(c, rd_u32(k, "a reference's path"));
         /* (the text says a prim path, without variant selections, or
          * none for the default prim) */
@@ -2961,9 +2962,9 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
             }
         }
         c->L->has_sublayers = true;
-        for (uint32_t j = 0; j < subs.count; j++) {
+        for (uint32_t j = 0; j < subs.count && !c->failed; j++) {
             ub_sublayer *s = ub_layer_add_sublayer(
-                c->L, ub_value_str(&subs, j), c->loc);
+                c->L, cr_asset(c, ub_value_str(&subs, j)), c->loc);
             if (!s) {
                 cr_oom(c);
                 return;

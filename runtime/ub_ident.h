@@ -27,9 +27,9 @@ bool ub_ident_cxx_ok(const char *s, size_t n);
  * paths (not the shortest form: names are held to that, by ub_ident_ok). */
 size_t ub_utf8_seq(const unsigned char *s, size_t n, uint32_t *cp);
 /* Why the n bytes at s are no asset path (not UTF-8, or a control
- * character), as OpenUSD refuses them; NULL when they are one.  The usda
- * and .usdb readers hold the asset paths they read to it, and stitch
- * those it makes.  (The crate reader does not yet.) */
+ * character), as OpenUSD refuses them; NULL when they are one.  The usda,
+ * .usdb and crate readers hold the asset paths they read to it, and
+ * stitch those it makes. */
 const char *ub_ident_asset_problem(const char *s, size_t n);
 /* Whether the string s is an absolute path of prim names, without
  * variant selections ("/World/model"), as a command line names a prim. */

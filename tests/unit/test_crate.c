@@ -130,6 +130,8 @@ typedef struct layer_spec {
     size_t nattr;
     const cfield *prim;
     size_t nprim;
+    const cfield *root; /* extra fields of the layer (the root spec) */
+    size_t nroot;
     const char *const *toks; /* extra tokens */
     size_t ntoks;
     bb data;
@@ -241,6 +243,9 @@ static unsigned char *build(layer_spec *s, size_t *len)
                                 false)};
     for (size_t i = 0; i < s->nattr; i++)
         fields[nf++] = s->attr[i];
+    size_t root_first = nf;
+    for (size_t i = 0; i < s->nroot; i++)
+        fields[nf++] = s->root[i];
     start = f.n;
     uint32_t ftok[64];
     uint64_t frep[64];
@@ -268,17 +273,20 @@ static unsigned char *build(layer_spec *s, size_t *len)
     }
     section(&toc, "FIELDS", start, f.n);
 
-    /* FIELDSETS: root {0}, prim {1..attr_first), attr {attr_first..nf) */
+    /* FIELDSETS: root {0, root_first..nf}, prim {1..attr_first), attr
+     * {attr_first..root_first) */
     uint32_t fs[80];
     size_t nfs = 0;
     fs[nfs++] = 0;
+    for (size_t i = root_first; i < nf; i++)
+        fs[nfs++] = (uint32_t)i;
     fs[nfs++] = NO;
     uint32_t prim_set = (uint32_t)nfs;
     for (size_t i = prim_first; i < attr_first; i++)
         fs[nfs++] = (uint32_t)i;
     fs[nfs++] = NO;
     uint32_t attr_set = (uint32_t)nfs;
-    for (size_t i = attr_first; i < nf; i++)
+    for (size_t i = attr_first; i < root_first; i++)
         fs[nfs++] = (uint32_t)i;
     fs[nfs++] = NO;
     if (s->fset1)
@@ -1289,7 +1297,8 @@ static void test_metadata_shapes(void)
     }
 }
 
-/* A reference's path is a prim path; a pathExpression is an expression,
+/* A reference's path is a prim path, and its asset path (as a
+ * sublayer's) one the text can say; a pathExpression is an expression,
  * read as OpenUSD writes it back. */
 static void test_paths_in_values(void)
 {
@@ -1316,6 +1325,46 @@ static void test_paths_in_values(void)
             CU_ASSERT(has_error("field 'references': </P.a> is not a prim "
                                 "path, as a reference's path must be"));
         }
+        ub_layer_free(L);
+    }
+    /* asset paths with a control character, as a reference's and as a
+     * sublayer (a string vector, as OpenUSD stores subLayers) */
+    for (int sub = 0; sub < 2; sub++) {
+        const char *atoks[] = {"references", "a\001.usda", "subLayers"};
+        bb d = {0};
+        uint64_t at = DATA;
+        if (sub) {
+            u64(&d, 1);
+            u32(&d, TOK0 + 1);
+        } else {
+            u8(&d, UB_CRATE_LISTOP_IS_EXPLICIT |
+                       UB_CRATE_LISTOP_HAS_EXPLICIT);
+            u64(&d, 1);
+            u32(&d, TOK0 + 1);
+            u32(&d, 1);
+            f64(&d, 0);
+            f64(&d, 1);
+            u64(&d, 0);
+        }
+        cfield f[] = {{sub ? "subLayers" : "references",
+                       sub ? rep(UB_CRATE_STRING_VECTOR, at, false, false)
+                           : rep(UB_CRATE_REFERENCE_LISTOP, at, false,
+                                 false)}};
+        layer_spec s = {.ver = V(0, 8, 0), .tname = "int", .toks = atoks,
+                        .ntoks = 3, .data = d};
+        if (sub) {
+            s.root = f;
+            s.nroot = 1;
+        } else {
+            s.prim = f;
+            s.nprim = 1;
+        }
+        ub_layer *L = read_spec(&s);
+        CU_ASSERT_PTR_NULL(L);
+        CU_ASSERT(has_error(sub ? "field 'subLayers': asset paths may not "
+                                  "contain control characters"
+                                : "field 'references': asset paths may not "
+                                  "contain control characters"));
         ub_layer_free(L);
     }
     const char *want[] = {"/A//b", NULL, "/A/B /C"};
@@ -1616,7 +1665,7 @@ int main(void)
     CU_add_test(s, "permission values", test_permission);
     CU_add_test(s, "metadata held to the shape its text has",
                 test_metadata_shapes);
-    CU_add_test(s, "reference paths and path expressions",
+    CU_add_test(s, "reference and asset paths, path expressions",
                 test_paths_in_values);
     CU_add_test(s, "field names the text cannot say are damage",
                 test_field_names);
