@@ -2916,6 +2916,8 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
         } else if (id == K_TYPENAME && !root) {
             const char *s = cr_token_text(c, f->rep);
             prim->type_name = s[0] ? s : NULL;
+            if (s[0] && !ub_ident_type_name_ok(s, ub_str_len(s)))
+                cr_err(c, "the type name '%s' is not an identifier", s);
         } else if (cr_structural(id)) {
             continue;
         } else if (id == K_PRIMORDER || id == K_PROPERTYORDER) {

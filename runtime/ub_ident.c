@@ -126,6 +126,18 @@ bool ub_ident_cxx_ok(const char *s, size_t n)
     return true;
 }
 
+bool ub_ident_type_name_ok(const char *s, size_t n)
+{
+    size_t start = 0;
+    for (size_t i = 0; i <= n; i++)
+        if (i == n || s[i] == '.') {
+            if (!ub_ident_cxx_ok(s + start, i - start))
+                return false;
+            start = i + 1;
+        }
+    return true;
+}
+
 size_t ub_utf8_seq(const unsigned char *s, size_t n, uint32_t *cp)
 {
     size_t len = s[0] < 0x80           ? 1

@@ -21,6 +21,9 @@ bool ub_ident_ns_ok(const char *s, size_t n);
 /* Whether they are an identifier, or ASCII identifiers joined by "::" (a
  * C++ name): what the text takes for a type or a metadata key. */
 bool ub_ident_cxx_ok(const char *s, size_t n);
+/* Whether they are such names joined by '.': what the text takes for a
+ * prim's type name (`def a.B "x"`). */
+bool ub_ident_type_name_ok(const char *s, size_t n);
 /* The length of the UTF-8 sequence at s (n bytes available), its code
  * point in *cp; 0 when it is malformed.  Only the lead byte's pattern and
  * the continuation bytes are checked, as OpenUSD reads strings and asset

@@ -874,6 +874,29 @@ static void test_type_names(void)
         }
         ub_layer_free(L);
     }
+    /* a prim's type name: names the text takes, joined by '.' */
+    static const char *const prim_types[] = {"Mesh", "my.Some::Type",
+                                             "Poi\xc3tInstancer", "a..b"};
+    for (size_t i = 0; i < 4; i++) {
+        cfield pf[] = {{"typeName", rep(UB_CRATE_TOKEN, TOK0, true, false)}};
+        layer_spec s = {.ver = V(0, 8, 0), .tname = "int", .prim = pf,
+                        .nprim = 1, .toks = &prim_types[i], .ntoks = 1};
+        ub_layer *L = read_spec(&s);
+        if (i < 2) {
+            CU_ASSERT_PTR_NOT_NULL_FATAL(L);
+            CU_ASSERT_STRING_EQUAL(L->root->children.v[0]->type_name,
+                                   prim_types[i]);
+        } else {
+            char want[80];
+            snprintf(want, sizeof want,
+                     "spec </P> field 'typeName': the type name '%s' is not "
+                     "an identifier",
+                     prim_types[i]);
+            CU_ASSERT_PTR_NULL(L);
+            CU_ASSERT(has_error(want));
+        }
+        ub_layer_free(L);
+    }
 }
 
 static void test_samples_and_dicts(void)
