@@ -2356,45 +2356,11 @@ static const char *K(crate *c, const char *s)
     return ub_intern_cstr(c->t, s);
 }
 
-/* Floating-point components, told apart by what they print as: a
- * quaternion (real part first) or a plain tuple; 0 for other scalars. */
-static int cr_float_kind(const ub_type *t)
-{
-    if (t->scalar != UB_SC_HALF && t->scalar != UB_SC_FLOAT &&
-        t->scalar != UB_SC_DOUBLE)
-        return 0;
-    bool quat = t->base == UB_TY_QUATH || t->base == UB_TY_QUATF ||
-                t->base == UB_TY_QUATD;
-    return quat ? 2 : 1;
-}
-
-/* Give v the declared type of an attribute when it is stored as its
- * base (a point3f[] is stored as float3[]), or as floating-point
- * components of another width in the same shape (a clip's doubles baked
- * into a float attribute): those are converted, as the usda reader reads
- * their text by the declared type.  Anything else stays as it is (and
- * is refused: cr_attr_value_ok). */
+/* ub_value_retype, out of memory said. */
 static void cr_retype(crate *c, ub_value *v, const ub_type *want)
 {
-    const ub_type *got = v->kind == UB_V_DATA ? ub_value_type(v) : NULL;
-    if (!want || !got)
-        return;
-    if (got->base == want->base ||
-        (want->id == UB_TY_TIMECODE && got->id == UB_TY_DOUBLE)) {
-        ub_value_set_type(v, want);
-    } else if (cr_float_kind(got) &&
-               cr_float_kind(got) == cr_float_kind(want) &&
-               got->rows == want->rows && got->cols == want->cols) {
-        ub_value w = ub_value_new(c->a, want, v->count, v->is_array);
-        if (w.kind != UB_V_DATA) {
-            cr_oom(c);
-            return;
-        }
-        for (uint32_t i = 0; i < v->count; i++)
-            for (unsigned k = 0; k < ub_type_ncomp(want); k++)
-                ub_value_set_double(&w, i, k, ub_value_get_double(v, i, k));
-        *v = w;
-    }
+    if (ub_value_retype(c->a, v, want) != 0)
+        cr_oom(c);
 }
 
 /* pathExpression values as SdfPathExpression writes them back (the file
@@ -2434,40 +2400,15 @@ static void cr_path_exprs(crate *c, ub_value *v)
     *v = w;
 }
 
-/* Whether v, attribute p's default (t NaN) or its sample at time t, is
- * a value the text can say there, and an error when not.  The usda
- * reader reads a value by the attribute's type: a value of another type
- * (an int where a float3 is declared) would print as text it refuses. */
+/* ub_prop_value_fault, as an error. */
 static bool cr_attr_value_ok(crate *c, const ub_prop *p, const ub_value *v,
                              double t)
 {
-    const ub_type *want = ub_prop_type(p), *got = ub_value_type(v);
-    /* (the usual case first: it runs for every sample) */
-    if (v->kind == UB_V_DATA && want && got && got->base == want->base &&
-        v->is_array == p->is_array)
-        return true;
-    char at[48] = "the default";
-    if (!isnan(t))
-        snprintf(at, sizeof at, "the sample at time %g", t);
-    const char *what = v->kind != UB_V_EMPTY ? ub_value_not_sample(v)
-                                             : NULL; /* (no default) */
-    if (what) {
-        cr_err(c, "%s holds %s, which no attribute's type allows", at, what);
-        return false;
-    }
-    /* (as the usda reader: OpenUSD's says "Unrecognized type name") */
-    if (!want && !isnan(t) && v->kind != UB_V_BLOCK) {
-        cr_err(c, "%s holds a value, where only None can be a sample of "
-                  "an attribute of no known type", at);
-        return false;
-    }
-    if (v->kind == UB_V_DATA && want) {
-        cr_err(c, "%s is of type %s%s, where the attribute's is %s%s", at,
-               got->name, v->is_array ? "[]" : "", want->name,
-               p->is_array ? "[]" : "");
-        return false;
-    }
-    return true;
+    char why[160];
+    const char *fault = ub_prop_value_fault(p, v, t, why, sizeof why);
+    if (fault)
+        cr_err(c, "%s", fault);
+    return !fault;
 }
 
 static int cr_samples(crate *c, uint64_t rep, const ub_prop *p,

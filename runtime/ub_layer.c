@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdalign.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -933,4 +934,37 @@ int ub_layer_graft(ub_layer *dst, ub_layer *src, ub_prim *const *from,
     free(owners.v);
     ub_arena_free(sa);
     return rc;
+}
+
+const char *ub_prop_value_fault(const ub_prop *p, const ub_value *v,
+                                double t, char *buf, size_t cap)
+{
+    const ub_type *want = ub_prop_type(p), *got = ub_value_type(v);
+    /* (the usual case first: it runs for every sample) */
+    if (v->kind == UB_V_DATA && want && got && got->base == want->base &&
+        v->is_array == p->is_array)
+        return NULL;
+    char at[48] = "the default";
+    if (!isnan(t))
+        snprintf(at, sizeof at, "the sample at time %g", t);
+    const char *what = v->kind != UB_V_EMPTY ? ub_value_not_sample(v)
+                                             : NULL; /* (no default) */
+    if (what) {
+        snprintf(buf, cap, "%s holds %s, which no attribute's type allows",
+                 at, what);
+        return buf;
+    }
+    /* (as the usda reader: OpenUSD's says "Unrecognized type name") */
+    if (!want && !isnan(t) && v->kind != UB_V_BLOCK) {
+        snprintf(buf, cap, "%s holds a value, where only None can be a "
+                 "sample of an attribute of no known type", at);
+        return buf;
+    }
+    if (v->kind == UB_V_DATA && want) {
+        snprintf(buf, cap, "%s is of type %s%s, where the attribute's is "
+                 "%s%s", at, got->name, v->is_array ? "[]" : "", want->name,
+                 p->is_array ? "[]" : "");
+        return buf;
+    }
+    return NULL;
 }

@@ -160,6 +160,16 @@ static inline const ub_type *ub_prop_type(const ub_prop *p)
 {
     return p->type_id ? &ub_type_table[p->type_id] : NULL;
 }
+
+/* Why v, attribute p's default (t NaN) or its sample at time t, is no
+ * value the text can say there ("the sample at time 1 is of type
+ * double3, where the attribute's is float"); NULL when it is one.  The
+ * usda reader reads a value by the attribute's type, so a value of
+ * another type would print as text it refuses; the binary readers hold
+ * what they read to this (after ub_value_retype).  The message is made
+ * in buf (cap bytes; 160 are enough). */
+const char *ub_prop_value_fault(const ub_prop *p, const ub_value *v,
+                                double t, char *buf, size_t cap);
 /* An ub_prop_ext with nothing authored (what a property without one reads). */
 extern const ub_prop_ext ub_prop_ext_none;
 

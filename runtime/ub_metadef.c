@@ -336,6 +336,11 @@ const char *ub_metadef_fault(const char *key, ub_spec_kind spec,
                      md_spec_name(spec));
             return buf;
         }
+    if (!ub_ident_cxx_ok(key, ub_str_len(key))) {
+        snprintf(buf, cap, "'%s' is not an identifier, as a field's name "
+                 "must be", key);
+        return buf;
+    }
     if (!md_unknown_ok(v)) {
         char found[64];
         snprintf(buf, cap, "a field usdbake does not know cannot hold %s",

@@ -56,13 +56,14 @@ bool ub_metadef_display_unit_ok(const char *s);
 #define UB_METADEF_NKEYWORDS 41
 extern const char *const ub_metadef_keywords[UB_METADEF_NKEYWORDS];
 
-/* Why v, kept under metadata `key` of a spec of this kind, would print as
- * text that the usda reader refuses or reads as another value: "expected a
- * dictionary", "has no place on a prim", ...; NULL when it prints as
- * itself.  Fields with a syntax of their own are held to the shapes
- * runtime/ub_layer.h gives them, typed fields to their type, and the rest
- * (unknown fields) to what `key = value` can say.  The message is made
- * in buf (cap bytes, 160 are enough). */
+/* Why v, kept under metadata `key` (interned) of a spec of this kind,
+ * would print as text that the usda reader refuses or reads as another
+ * value ("expected a dictionary", "'default' has no place on a prim",
+ * ...); NULL when it prints as itself.  Fields with a syntax of their own
+ * are held to the shapes runtime/ub_layer.h gives them, typed fields to
+ * their type, and the rest (unknown fields) to a name and a value that
+ * `key = value` can say.  The message is made in buf (cap bytes: 160 are
+ * enough for any but a very long key, which is cut). */
 const char *ub_metadef_fault(const char *key, ub_spec_kind spec,
                              const ub_value *v, char *buf, size_t cap);
 

@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <math.h>
 #include <stdalign.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include <zstd.h>
 
 #include "ub_ident.h"
+#include "ub_metadef.h"
 #include "ub_usdb_format.h"
 
 typedef struct rsec {
@@ -1152,6 +1154,13 @@ static ub_dict *dec_dict(cur *c, ub_arena *a, int depth)
     for (uint32_t i = 0; i < n && !c->err; i++) {
         d->e[i].key = get_str(c);
         dec_value_body(c, a, &d->e[i].value, depth + 1);
+        const char *what =
+            c->err ? NULL : ub_value_not_in_dict(&d->e[i].value);
+        if (what) {
+            cur_fail(c, "the dictionary's value '%s' is %s, which no "
+                        "dictionary holds", d->e[i].key, what);
+            return NULL;
+        }
         d->n = d->cap = i + 1;
     }
     return d;
@@ -2012,8 +2021,12 @@ int ub_usdb_field_value(ub_usdb *f, uint32_t fl, ub_arena *a, ub_value *out)
 
 /* --- whole layer ------------------------------------------------------- */
 
+/* The metadata of a spec of this kind, each field held to the shape its
+ * text has (runtime/ub_metadef.h), as the crate reader holds it: a
+ * writer's bug, or a layer an API user built, must not reach the text as
+ * something the usda reader refuses or reads as another value. */
 static int build_fields(ub_usdb *f, ub_layer *L, uint32_t first, uint32_t n,
-                        ub_fields *out, ub_sloc loc)
+                        ub_fields *out, ub_sloc loc, ub_spec_kind spec)
 {
     if (!n)
         return 0;
@@ -2027,7 +2040,38 @@ static int build_fields(ub_usdb *f, ub_layer *L, uint32_t first, uint32_t n,
         out->v[i].loc = loc;
         if (read_val(f, fl->val, L->arena, &out->v[i].value) != 0)
             return -1;
+        char why[160];
+        const char *fault = ub_metadef_fault(out->v[i].key, spec,
+                                             &out->v[i].value, why,
+                                             sizeof why);
+        if (fault) {
+            ub_usdb_err(f, "section SKEL (tree)", "field '%s': %s",
+                        out->v[i].key, fault);
+            return -1;
+        }
         out->n = out->cap = i + 1;
+    }
+    return 0;
+}
+
+/* Attribute p's default (t NaN) or sample at time t given p's type (a
+ * clip bake's doubles in a float attribute are converted, as the crate
+ * reader converts them) and held to it (ub_prop_value_fault). */
+static int attr_value(ub_usdb *f, const ub_prop *p, ub_value *v, double t,
+                      ub_arena *a)
+{
+    if (p->kind != UB_ATTR)
+        return 0;
+    if (ub_value_retype(a, v, ub_prop_type(p)) != 0) {
+        ub_usdb_oom(f);
+        return -1;
+    }
+    char why[160];
+    const char *fault = ub_prop_value_fault(p, v, t, why, sizeof why);
+    if (fault) {
+        ub_usdb_err(f, "section SKEL (tree)", "property '%s': %s", p->name,
+                    fault);
+        return -1;
     }
     return 0;
 }
@@ -2051,7 +2095,8 @@ static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
     ub_value conn, targets;
     if (read_val(f, rp->def, L->arena, &p->default_value) != 0 ||
         read_val(f, rp->conn, L->arena, &conn) != 0 ||
-        read_val(f, rp->targets, L->arena, &targets) != 0)
+        read_val(f, rp->targets, L->arena, &targets) != 0 ||
+        attr_value(f, p, &p->default_value, NAN, L->arena) != 0)
         return -1;
     bool authored = (rp->flags & 16) != 0;
     if (default_target || conn.kind != UB_V_EMPTY ||
@@ -2080,13 +2125,16 @@ static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
         }
         for (uint32_t i = 0; i < n; i++) {
             s->v[i].time = f->cache.times[i];
-            if (cached_sample(f, i, L->arena, &s->v[i].value) != 0)
+            if (cached_sample(f, i, L->arena, &s->v[i].value) != 0 ||
+                attr_value(f, p, &s->v[i].value, s->v[i].time,
+                           L->arena) != 0)
                 return -1;
             s->n = s->cap = i + 1;
         }
     }
     ub_fields meta = {0};
-    if (build_fields(f, L, rp->first_field, rp->n_fields, &meta, loc) != 0)
+    if (build_fields(f, L, rp->first_field, rp->n_fields, &meta, loc,
+                     p->kind == UB_REL ? UB_SPEC_REL : UB_SPEC_ATTR) != 0)
         return -1;
     return ub_prop_set_meta(L->arena, p, &meta);
 }
@@ -2097,8 +2145,8 @@ static int build_prim(ub_usdb *f, ub_layer *L, uint32_t pi, ub_prim *prim,
     const rprim rp = f->prims[pi];
     prim->specifier = (ub_specifier)rp.spec;
     prim->type_name = opt_str(f, rp.type_name);
-    if (build_fields(f, L, rp.first_field, rp.n_fields, &prim->meta, loc) !=
-            0 ||
+    if (build_fields(f, L, rp.first_field, rp.n_fields, &prim->meta, loc,
+                     UB_SPEC_PRIM) != 0 ||
         ((rp.prim_order || rp.prop_order) &&
          (!ub_prim_ext_get(L->arena, prim) ||
           read_val(f, rp.prim_order, L->arena, &prim->ext->prim_order) != 0 ||
@@ -2143,7 +2191,7 @@ ub_layer *ub_usdb_read_layer(ub_usdb *f, const char *path)
     ub_sloc loc =
         ub_layer_sloc(L, (ub_loc){ub_intern_cstr(f->strtab, L->path), 0, 0});
     int rc = build_fields(f, L, f->layer_first_field, f->layer_n_fields,
-                          &L->meta, loc);
+                          &L->meta, loc, UB_SPEC_LAYER);
     L->has_sublayers = f->has_sublayers;
     for (uint32_t i = 0; rc == 0 && i < f->nsubs; i++) {
         ub_sublayer *s = ub_layer_add_sublayer(L, f->strs[f->subs[i].asset],

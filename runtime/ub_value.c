@@ -766,6 +766,40 @@ const char *ub_value_not_in_dict(const ub_value *v)
     return "no value";
 }
 
+/* Floating-point components, told apart by what they print as: a
+ * quaternion (real part first) or a plain tuple; 0 for other scalars. */
+static int ub_float_kind(const ub_type *t)
+{
+    if (t->scalar != UB_SC_HALF && t->scalar != UB_SC_FLOAT &&
+        t->scalar != UB_SC_DOUBLE)
+        return 0;
+    bool quat = t->base == UB_TY_QUATH || t->base == UB_TY_QUATF ||
+                t->base == UB_TY_QUATD;
+    return quat ? 2 : 1;
+}
+
+int ub_value_retype(ub_arena *a, ub_value *v, const ub_type *want)
+{
+    const ub_type *got = v->kind == UB_V_DATA ? ub_value_type(v) : NULL;
+    if (!want || !got)
+        return 0;
+    if (got->base == want->base ||
+        (want->id == UB_TY_TIMECODE && got->id == UB_TY_DOUBLE)) {
+        ub_value_set_type(v, want);
+    } else if (ub_float_kind(got) &&
+               ub_float_kind(got) == ub_float_kind(want) &&
+               got->rows == want->rows && got->cols == want->cols) {
+        ub_value w = ub_value_new(a, want, v->count, v->is_array);
+        if (w.kind != UB_V_DATA)
+            return -1;
+        for (uint32_t i = 0; i < v->count; i++)
+            for (unsigned k = 0; k < ub_type_ncomp(want); k++)
+                ub_value_set_double(&w, i, k, ub_value_get_double(v, i, k));
+        *v = w;
+    }
+    return 0;
+}
+
 bool ub_value_equal(const ub_value *a, const ub_value *b)
 {
     return ub_value_cmp(a, b, 0.0);

@@ -427,6 +427,15 @@ const char *ub_value_not_sample(const ub_value *v);
  * value. */
 const char *ub_value_not_in_dict(const ub_value *v);
 
+/* Give v type `want` (a property's declared type) when v is stored as
+ * its base (a point3f[] stored as float3[]), or as floating-point
+ * components of another width in the same shape (a clip's doubles baked
+ * into a float attribute): those are converted into a new value in a, as
+ * the usda reader reads their text by the declared type.  Anything else
+ * stays as it is (ub_prop_value_fault refuses it).  0, or -1 when out of
+ * memory. */
+int ub_value_retype(ub_arena *a, ub_value *v, const ub_type *want);
+
 /* Equality as OpenUSD compares values: same kind, same base type, same
  * shape, equal elements (floats by value; NaN equals NaN so that a layer
  * compares equal to itself).  Role types compare equal to their base. */

@@ -87,7 +87,10 @@ static ub_dict *dict(ub_arena *a, int depth)
     ub_dict_set(a, d, S("weight"), x, (ub_sloc){0});
     ub_dict_set(a, d, S("names"), strs(a, UB_TY_STRING, 3, "n"),
                 (ub_sloc){0});
-    ub_dict_set(a, d, S("blocked"), ub_value_block(), (ub_sloc){0});
+    /* (not a block: no dictionary's text holds one, and the reader
+     * refuses it; test_metadata_refused) */
+    ub_dict_set(a, d, S("kinds"), strs(a, UB_TY_TOKEN, 2, "k"),
+                (ub_sloc){0});
     if (depth > 0) {
         ub_value sub = {.kind = UB_V_DICT, .u.dict = dict(a, depth - 1)};
         ub_dict_set(a, d, S("sub"), sub, (ub_sloc){0});
@@ -1142,6 +1145,125 @@ static void test_untyped_without_text(void)
     }
 }
 
+/* Metadata held to the shape its text has, as the crate reader holds it
+ * (runtime/ub_metadef.h): what only the API or a writer's bug makes is
+ * damage, named; the same fields with their text's shape read back. */
+static void test_metadata_refused(void)
+{
+    for (int k = 0; k < 5; k++) {
+        ub_layer *L = ub_layer_new(T, "m.usda");
+        ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
+        ub_prop *x = attr(L, p, "x", UB_TY_DOUBLE, false);
+        ub_dict *d = dict(L->arena, 0);
+        const char *want = NULL;
+        switch (k) {
+        case 0:
+            ub_fields_set(L->arena, &p->meta, S("displayName"),
+                          scalar(L->arena, UB_TY_INT, 7), (ub_sloc){0});
+            want = "field 'displayName': expected a value of type string, "
+                   "found a value of type int";
+            break;
+        case 1:
+            ub_fields_set(L->arena, &p->meta, S("default"),
+                          scalar(L->arena, UB_TY_INT, 7), (ub_sloc){0});
+            want = "field 'default': 'default' has no place on a prim";
+            break;
+        case 2:
+            ub_dict_set(L->arena, d, S("edits"),
+                        listop(L->arena, UB_TY_TOKEN), (ub_sloc){0});
+            ub_fields_set(L->arena, &L->meta, S("customLayerData"),
+                          (ub_value){.kind = UB_V_DICT, .u.dict = d},
+                          (ub_sloc){0});
+            want = "the dictionary's value 'edits' is a list op, which no "
+                   "dictionary holds";
+            break;
+        case 3: {
+            ub_fields meta = {0};
+            ub_fields_set(L->arena, &meta, S("bad key"),
+                          scalar(L->arena, UB_TY_INT, 7), (ub_sloc){0});
+            ub_prop_set_meta(L->arena, x, &meta);
+            want = "field 'bad key': 'bad key' is not an identifier, as a "
+                   "field's name must be";
+            break;
+        }
+        default:
+            ub_fields_set(L->arena, &p->meta, S("displayName"),
+                          strs(L->arena, UB_TY_STRING, 1, "shown"),
+                          (ub_sloc){0});
+            p->meta.v[0].value.is_array = false;
+            ub_fields_set(L->arena, &L->meta, S("customLayerData"),
+                          (ub_value){.kind = UB_V_DICT, .u.dict = d},
+                          (ub_sloc){0});
+        }
+        ub_buf b;
+        write(L, 0, &b);
+        ub_diags *dg = ub_diags_new();
+        ub_layer *R = ub_usdb_load(T, "m.usdb", b.data, b.len, dg);
+        if (want) {
+            CU_ASSERT_PTR_NULL(R);
+            if (!has_error(dg, want))
+                fprintf(stderr, "\nwanted: %s\n", want);
+            CU_ASSERT(has_error(dg, want));
+        } else {
+            CU_ASSERT_PTR_NOT_NULL(R);
+            CU_ASSERT_EQUAL(ub_diags_count(dg), 0);
+            if (R)
+                CU_ASSERT(layer_same(L, R));
+        }
+        ub_layer_free(R);
+        ub_diags_free(dg);
+        ub_buf_free(&b);
+        ub_layer_free(L);
+    }
+}
+
+/* An attribute's value of another type than the attribute's is damage;
+ * one of another floating-point width (a clip bake's doubles in a float
+ * attribute) is converted, as the crate reader converts it. */
+static void test_values_typed(void)
+{
+    for (int k = 0; k < 3; k++) {
+        ub_layer *L = ub_layer_new(T, "v.usda");
+        ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
+        ub_prop *x = attr(L, p, "x", UB_TY_FLOAT3, false);
+        ub_samples *s = &ub_prop_ext_get(L->arena, x)->samples;
+        s->authored = true;
+        if (k < 2)
+            x->default_value = scalar(L->arena,
+                                      k == 0 ? UB_TY_INT : UB_TY_DOUBLE3, 1.5);
+        else
+            CU_ASSERT_EQUAL_FATAL(
+                ub_samples_set(L->arena, s, 2,
+                               scalar(L->arena, UB_TY_INT3, 1.5)),
+                0);
+        ub_buf b;
+        write(L, 0, &b);
+        ub_diags *dg = ub_diags_new();
+        ub_layer *R = ub_usdb_load(T, "v.usdb", b.data, b.len, dg);
+        if (k == 1) {
+            CU_ASSERT_PTR_NOT_NULL_FATAL(R);
+            const ub_prop *rx = R->root->children.v[0]->props.v[0];
+            const ub_value *v = &rx->default_value;
+            CU_ASSERT_EQUAL(v->type_id, UB_TY_FLOAT3);
+            CU_ASSERT_EQUAL(ub_value_get_double(v, 0, 2), 3.5);
+        } else {
+            const char *want =
+                k == 0 ? "property 'x': the default is of type int, where "
+                         "the attribute's is float3"
+                       : "property 'x': the sample at time 2 is of type "
+                         "int3, where the attribute's is float3";
+            CU_ASSERT_PTR_NULL(R);
+            if (!has_error(dg, want))
+                fprintf(stderr, "\nwanted: %s\n", want);
+            CU_ASSERT(has_error(dg, want));
+        }
+        ub_layer_free(R);
+        ub_diags_free(dg);
+        ub_buf_free(&b);
+        ub_layer_free(L);
+    }
+}
+
 /* A time sample no attribute's type allows (a dictionary, a list op): a
  * .usdb can hold one, which is damage, both where the layer is built and
  * where the runtime reads the sample; an untyped sample reads back. */
@@ -1226,6 +1348,10 @@ int main(void)
                 test_untyped_without_text);
     CU_add_test(s, "samples no attribute holds are damage",
                 test_samples_refused);
+    CU_add_test(s, "metadata its text cannot say is damage",
+                test_metadata_refused);
+    CU_add_test(s, "values of another type than their attribute's",
+                test_values_typed);
     CU_add_test(s, "names the path grammar refuses are damage",
                 test_names_checked);
     CU_add_test(s, "asset paths OpenUSD refuses are damage",
