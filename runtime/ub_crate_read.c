@@ -1940,6 +1940,11 @@ static ub_reference *cr_ref_items(crate *c, cur *k, bool payload, uint64_t n,
         if (!payload || c->ver >= UB_CRATE_V_PAYLOAD_LISTOP) {
             r[i].offset.offset = rd_f64(k, "a layer offset");
             r[i].offset.scale = rd_f64(k, "a layer offset");
+            const char *bad = ub_offset_problem(r[i].offset);
+            if (bad && !c->failed) {
+                cr_err(c, "%s", bad);
+                return NULL;
+            }
             r[i].has_offset = r[i].offset.offset != 0.0;
             r[i].has_scale = r[i].offset.scale != 1.0;
         }
@@ -2916,6 +2921,9 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
             if (j < offs.count) {
                 memcpy(&s->offset,
                        (const char *)ub_value_data(&offs) + 16 * j, 16);
+                const char *bad = ub_offset_problem(s->offset);
+                if (bad)
+                    cr_err(c, "%s", bad);
                 s->has_offset = s->offset.offset != 0.0;
                 s->has_scale = s->offset.scale != 1.0;
             }

@@ -897,6 +897,10 @@ static int load_spec(ub_usdb *f, const unsigned char *d, size_t len)
         f->subs[i].flags = (uint8_t)get_u8(&c);
         f->subs[i].offset = get_f64(&c);
         f->subs[i].scale = get_f64(&c);
+        const char *bad = ub_offset_problem(
+            (ub_offset){f->subs[i].offset, f->subs[i].scale});
+        if (bad && !c.err)
+            cur_fail(&c, "sublayer %u: %s", i, bad);
         f->nsubs = i + 1;
     }
     GROW(f->prims, f->nprims, f->capprims, 1, &c);
@@ -1480,6 +1484,9 @@ static void dec_data(cur *c, ub_arena *a, ub_value *out, int depth)
             r[i].has_scale = (fl & 2) != 0;
             r[i].offset.offset = get_f64(c);
             r[i].offset.scale = get_f64(c);
+            const char *bad = ub_offset_problem(r[i].offset);
+            if (bad && !c->err)
+                cur_fail(c, "a reference or payload: %s", bad);
             if (fl & 4)
                 r[i].custom_data = dec_dict(c, a, depth + 1);
         }

@@ -738,6 +738,13 @@ const char *ub_value_not_sample(const ub_value *v)
     return "no value";
 }
 
+const char *ub_offset_problem(ub_offset o)
+{
+    return isnan(o.offset) || isnan(o.scale)
+               ? "a layer offset or scale is not a number (NaN)"
+               : NULL;
+}
+
 const char *ub_value_not_in_dict(const ub_value *v)
 {
     const ub_type *t = ub_value_type(v);

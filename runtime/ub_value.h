@@ -103,6 +103,12 @@ typedef struct ub_offset {
     double offset, scale;
 } ub_offset;
 #define UB_OFFSET_IDENTITY ((ub_offset){0.0, 1.0})
+/* Why o is no layer offset the text can say (NaN offset or scale: no
+ * number reads as one); NULL when it is one.  The binary readers hold
+ * the offsets they read to it.  (An infinite one is kept: the usda
+ * reader makes one of a number too large for a double, warning, as
+ * OpenUSD does.) */
+const char *ub_offset_problem(ub_offset o);
 
 /* Element of a references or payload list op. */
 typedef struct ub_reference {

@@ -1327,14 +1327,14 @@ static void test_paths_in_values(void)
 {
     const char *toks[] = {"references", "./r.usda", "/A//b", "/A/ b (",
                           "/A/B    /C"};
-    for (uint32_t path = 1; path <= 2; path++) {
+    for (uint32_t path = 1; path <= 3; path++) {
         bb d = {0};
         u8(&d, UB_CRATE_LISTOP_IS_EXPLICIT | UB_CRATE_LISTOP_HAS_EXPLICIT);
         u64(&d, 1);
         u32(&d, TOK0 + 1);
-        u32(&d, path); /* </P>, then </P.a> */
+        u32(&d, path == 2 ? 2 : 1); /* </P>, </P.a>, </P> */
         f64(&d, 0);
-        f64(&d, 1);
+        f64(&d, path == 3 ? NAN : 1); /* a scale no text says */
         u64(&d, 0);
         cfield pf[] = {{"references", rep(UB_CRATE_REFERENCE_LISTOP, DATA,
                                           false, false)}};
@@ -1345,8 +1345,12 @@ static void test_paths_in_values(void)
             CU_ASSERT_PTR_NOT_NULL(prim_field(L, "references"));
         } else {
             CU_ASSERT_PTR_NULL(L);
-            CU_ASSERT(has_error("field 'references': </P.a> is not a prim "
-                                "path, as a reference's path must be"));
+            CU_ASSERT(has_error(path == 2
+                                    ? "field 'references': </P.a> is not a "
+                                      "prim path, as a reference's path "
+                                      "must be"
+                                    : "field 'references': a layer offset "
+                                      "or scale is not a number (NaN)"));
         }
         ub_layer_free(L);
     }
@@ -1388,6 +1392,27 @@ static void test_paths_in_values(void)
                                   "contain control characters"
                                 : "field 'references': asset paths may not "
                                   "contain control characters"));
+        ub_layer_free(L);
+    }
+    /* a sublayer's offset that is not a number */
+    {
+        const char *stoks[] = {"subLayers", "subLayerOffsets", "./s.usda"};
+        bb d = {0};
+        u64(&d, 1); /* ["./s.usda"], at DATA */
+        u32(&d, TOK0 + 2);
+        u64(&d, 1); /* [(offset NaN, scale 1)], at DATA + 12 */
+        f64(&d, NAN);
+        f64(&d, 1);
+        cfield rf[] = {
+            {"subLayers", rep(UB_CRATE_STRING_VECTOR, DATA, false, false)},
+            {"subLayerOffsets", rep(UB_CRATE_LAYER_OFFSET_VECTOR, DATA + 12,
+                                    false, false)}};
+        layer_spec s = {.ver = V(0, 8, 0), .tname = "int", .root = rf,
+                        .nroot = 2, .toks = stoks, .ntoks = 3, .data = d};
+        ub_layer *L = read_spec(&s);
+        CU_ASSERT_PTR_NULL(L);
+        CU_ASSERT(has_error("field 'subLayerOffsets': a layer offset or "
+                            "scale is not a number (NaN)"));
         ub_layer_free(L);
     }
     const char *want[] = {"/A//b", NULL, "/A/B /C"};

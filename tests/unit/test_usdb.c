@@ -1264,6 +1264,40 @@ static void test_values_typed(void)
     }
 }
 
+/* A layer offset that is not a number (no text says one) is damage, a
+ * sublayer's as a reference's. */
+static void test_nan_offsets(void)
+{
+    for (int k = 0; k < 2; k++) {
+        ub_layer *L = ub_layer_new(T, "o.usda");
+        ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
+        if (k == 0) {
+            ub_sublayer *sl =
+                ub_layer_add_sublayer(L, S("./sub.usda"), (ub_sloc){0});
+            sl->offset = (ub_offset){NAN, 1};
+            sl->has_offset = true;
+        } else {
+            ub_value r = refs(L->arena);
+            ub_reference *e = (ub_reference *)ub_value_data(
+                ub_listop_get(r.u.listop, UB_LO_EXPLICIT));
+            e[0].offset.scale = NAN;
+            ub_fields_set(L->arena, &p->meta, S("references"), r,
+                          (ub_sloc){0});
+        }
+        ub_buf b;
+        write(L, 0, &b);
+        ub_diags *dg = ub_diags_new();
+        CU_ASSERT_PTR_NULL(ub_usdb_load(T, "o.usdb", b.data, b.len, dg));
+        CU_ASSERT(has_error(dg, k == 0 ? "sublayer 0: a layer offset or "
+                                         "scale is not a number (NaN)"
+                                       : "a reference or payload: a layer "
+                                         "offset or scale is not a number"));
+        ub_diags_free(dg);
+        ub_buf_free(&b);
+        ub_layer_free(L);
+    }
+}
+
 /* A time sample no attribute's type allows (a dictionary, a list op): a
  * .usdb can hold one, which is damage, both where the layer is built and
  * where the runtime reads the sample; an untyped sample reads back. */
@@ -1352,6 +1386,8 @@ int main(void)
                 test_metadata_refused);
     CU_add_test(s, "values of another type than their attribute's",
                 test_values_typed);
+    CU_add_test(s, "layer offsets that are not numbers are damage",
+                test_nan_offsets);
     CU_add_test(s, "names the path grammar refuses are damage",
                 test_names_checked);
     CU_add_test(s, "asset paths OpenUSD refuses are damage",
