@@ -4,9 +4,10 @@
  * is written back as canonical text, so every decoded value is visited,
  * and as crate (unless the writer refuses, saying why), which must read
  * back to the same text: the writer meets layers here that no usda text
- * makes (fuzz_roundtrip gives it those).  The bytes are also read by two
- * threads (ub_crate_stream.split, forced), which must give the same layer
- * or the same errors. */
+ * makes (fuzz_roundtrip gives it those).  With UB_FUZZ_TEXT_READS set,
+ * the text must read (ub_fuzz_text_reads).  The bytes are also read by
+ * two threads (ub_crate_stream.split, forced), which must give the same
+ * layer or the same errors. */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -49,6 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         ub_buf b;
         ub_buf_init(&b);
         ub_fuzz_canonical(L, &b);
+        ub_fuzz_text_reads(t, &b);
         split_same(data, size, t, L, d, &b);
         ub_diags *wd = ub_diags_new();
         ub_buf bin;

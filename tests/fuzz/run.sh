@@ -26,7 +26,10 @@
 # The corpus is $UB_CONFORMANCE_DIR, default ../shared/conformance beside
 # the source tree.  FUZZ_SEED=N fixes libFuzzer's random seed, so that a
 # run from the same corpus mutates the same way (CI sets it: a failure
-# there replays here); without it every run explores anew.  Exits non-zero when a target fails to build or finds a
+# there replays here); without it every run explores anew.
+# UB_FUZZ_TEXT_READS=1 adds to crate and usdb the check that a layer read
+# prints as text the usda reader reads (tests/fuzz/ub_fuzz.h says why CI
+# leaves it off).  Exits non-zero when a target fails to build or finds a
 # crash, a leak or a timeout.
 set -eu
 secs=${1:-60}
