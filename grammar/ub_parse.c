@@ -1960,6 +1960,18 @@ void ub_act_meta_end(ub_pctx *c)
                 "it must be greater than 0");
         return;
     }
+    if (c->meta_kind == UB_MD_TYPED && c->spec == UB_SPEC_PRIM &&
+        v.kind == UB_V_DATA && v.type_id == UB_TY_TOKEN &&
+        strcmp(c->meta_key, "typeName") == 0) {
+        /* the prim's type, as the one after its specifier (the later one
+         * wins; "" for none), as OpenUSD reads it; a variant's is
+         * dropped, as OpenUSD's output drops it */
+        if (!ub_prim_variant_set(c->prim)) {
+            const char *t = ub_value_str(&v, 0);
+            c->prim->type_name = t[0] ? t : NULL;
+        }
+        return;
+    }
     if (c->meta_part != UB_LO_EXPLICIT) {
         ub_value lv = {0};
         ub_field *f = ub_meta_find(c, c->meta_key);

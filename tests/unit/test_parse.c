@@ -765,6 +765,33 @@ static void test_prims(void)
                            "red");
 }
 
+/* `typeName` in a prim's metadata is the prim's type, as the one after
+ * its specifier (the later one wins, "" is none), as OpenUSD reads it; a
+ * variant's is dropped, as OpenUSD's output drops it. */
+static void test_type_name_metadata(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "def \"A\" (\n    typeName = \"Mesh\"\n) { }\n"
+        "def Scope \"B\" (\n    typeName = \"Xform\"\n) { }\n"
+        "def Scope \"C\" (\n    typeName = \"\"\n) {\n"
+        "    variantSet \"v\" = {\n"
+        "        \"x\" (\n            typeName = \"Mesh\"\n        ) { }\n"
+        "    }\n"
+        "}\n"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(prim("/A")->type_name);
+    CU_ASSERT_STRING_EQUAL(prim("/A")->type_name, "Mesh");
+    CU_ASSERT_STRING_EQUAL(prim("/B")->type_name, "Xform");
+    ub_prim *c = prim("/C");
+    CU_ASSERT_PTR_NULL(c->type_name);
+    static const char *const paths[] = {"/A", "/B", "/C"};
+    for (size_t i = 0; i < 3; i++)
+        CU_ASSERT_PTR_NULL(meta(&prim(paths[i])->meta, "typeName"));
+    ub_prim *v = ub_prim_variant_sets(c)[0].variants.v[0];
+    CU_ASSERT_PTR_NULL(v->type_name);
+    CU_ASSERT_PTR_NULL(meta(&v->meta, "typeName"));
+}
+
 static void test_list_ops(void)
 {
     CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
@@ -1567,6 +1594,7 @@ static const test_case cases[] = {
     {"scanner: UTF-8 identifiers", test_utf8_identifiers},
     {"layer metadata", test_layer_metadata},
     {"prims and prim metadata", test_prims},
+    {"typeName metadata is the prim's type", test_type_name_metadata},
     {"list ops", test_list_ops},
     {"attributes", test_attributes},
     {"relationships", test_relationships},
