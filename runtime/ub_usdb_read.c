@@ -802,6 +802,15 @@ static void dec_prop(cur *c, uint32_t idx)
     if (!c->err && p.type && !p.type_name)
         cur_fail(c, "property '%.40s' has value type '%s' but no type name",
                  f->strs[p.name], p.type->name);
+    /* the text says an attribute's type name first, as a name (the crate
+     * reader holds its attributes to the same) */
+    const char *tn = !c->err && p.type_name ? f->strs[p.type_name - 1]
+                                             : NULL;
+    if (!c->err && !(p.flags & 1) &&
+        (!tn || !ub_ident_cxx_ok(tn, ub_str_len(tn))))
+        cur_fail(c, "attribute '%.40s' has %s", f->strs[p.name],
+                 tn ? "a type name that is not an identifier"
+                    : "no type name");
     p.def = get_val(c);
     p.series = get_val(c);
     p.conn = get_val(c);

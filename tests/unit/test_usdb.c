@@ -1045,7 +1045,7 @@ static void test_names_checked(void)
             ub_prim_new(L, L->root, S(cases[i].prim), UB_DEF, (ub_sloc){0});
         CU_ASSERT_PTR_NOT_NULL_FATAL(p);
         CU_ASSERT_PTR_NOT_NULL_FATAL(
-            ub_prop_new(L, p, S(cases[i].prop), UB_ATTR, (ub_sloc){0}));
+            attr(L, p, cases[i].prop, UB_TY_INT, false));
         ub_variant_set *vs =
             ub_variant_set_get(L, p, S(cases[i].vset), (ub_sloc){0});
         CU_ASSERT_PTR_NOT_NULL_FATAL(vs);
@@ -1264,6 +1264,30 @@ static void test_values_typed(void)
     }
 }
 
+/* An attribute without a type name, or with one that is no name, is
+ * damage: the text says an attribute's type first (the crate reader
+ * holds its attributes to the same). */
+static void test_type_names_checked(void)
+{
+    for (int k = 0; k < 2; k++) {
+        ub_layer *L = ub_layer_new(T, "t.usda");
+        ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
+        ub_prop *x = ub_prop_new(L, p, S("x"), UB_ATTR, (ub_sloc){0});
+        if (k == 1)
+            ub_prop_set_decl(L->arena, T, x, NULL, S("not a type"));
+        ub_buf b;
+        write(L, 0, &b);
+        ub_diags *dg = ub_diags_new();
+        CU_ASSERT_PTR_NULL(ub_usdb_load(T, "t.usdb", b.data, b.len, dg));
+        CU_ASSERT(has_error(dg, k == 0 ? "attribute 'x' has no type name"
+                                       : "attribute 'x' has a type name "
+                                         "that is not an identifier"));
+        ub_diags_free(dg);
+        ub_buf_free(&b);
+        ub_layer_free(L);
+    }
+}
+
 /* A layer offset that is not a number (no text says one) is damage, a
  * sublayer's as a reference's. */
 static void test_nan_offsets(void)
@@ -1388,6 +1412,8 @@ int main(void)
                 test_values_typed);
     CU_add_test(s, "layer offsets that are not numbers are damage",
                 test_nan_offsets);
+    CU_add_test(s, "attributes' type names the text cannot say are damage",
+                test_type_names_checked);
     CU_add_test(s, "names the path grammar refuses are damage",
                 test_names_checked);
     CU_add_test(s, "asset paths OpenUSD refuses are damage",
