@@ -2489,19 +2489,6 @@ static const char *cr_text_key(const crate *c, const cr_field *f)
                : f->key;
 }
 
-/* Whether v is a list op of paths (or, !paths, of names), as the model
- * holds the fields that have a shape of their own (runtime/ub_layer.h),
- * whatever a damaged file stored; an error when not. */
-static bool cr_want_listop(crate *c, const ub_value *v, bool paths)
-{
-    if (v->kind == UB_V_LISTOP && ub_value_type(v) &&
-        (paths ? v->type_id == UB_TY_PATH
-               : v->type_id == UB_TY_STRING || v->type_id == UB_TY_TOKEN))
-        return true;
-    cr_err(c, "the value is not a list op of %s", paths ? "paths" : "names");
-    return false;
-}
-
 /* Whether v, metadata under text_key on a spec of this kind, prints as
  * text the usda reader reads back as v (runtime/ub_metadef.h), and an
  * error when not.  A typed field's value stored in another width or as
@@ -2634,12 +2621,17 @@ static void cr_set_loc(crate *c, uint32_t pidx)
                      : ub_strtab_sloc(c->t, (ub_loc){c->name, 0, 0});
 }
 
-/* targetPaths and connectionPaths: a list op of paths in the model. */
+/* targetPaths and connectionPaths: a list op of paths in the model,
+ * whatever a damaged file stored there. */
 static void cr_path_listop(crate *c, uint64_t rep, ub_value *out)
 {
     ub_value v;
-    if (cr_value(c, rep, &v, 0) == 0 && cr_want_listop(c, &v, true))
+    if (cr_value(c, rep, &v, 0) != 0)
+        return;
+    if (v.kind == UB_V_LISTOP && v.type_id == UB_TY_PATH)
         *out = v;
+    else
+        cr_err(c, "the value is not a list op of paths");
 }
 
 static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)

@@ -256,14 +256,16 @@ static const char *md_spec_name(ub_spec_kind spec)
                                   : "a relationship";
 }
 
-/* What v is, for a message: "a float3[]", "a dictionary", ... */
+/* What v is, for a message: "a value of type float3[]", "a dictionary",
+ * ... */
 static const char *md_found(const ub_value *v, char *buf, size_t cap)
 {
     const ub_type *t = ub_value_type(v);
     switch (v->kind) {
     case UB_V_DATA:
         if (t) {
-            snprintf(buf, cap, "a value of type %s%s", t->name, v->is_array ? "[]" : "");
+            snprintf(buf, cap, "a value of type %s%s", t->name,
+                     v->is_array ? "[]" : "");
             return buf;
         }
         return "data without a type";
