@@ -1486,6 +1486,12 @@ static void dec_data(cur *c, ub_arena *a, ub_value *out, int depth)
         for (uint32_t i = 0; i < count && !c->err; i++) {
             r[i].asset = get_asset(c);
             r[i].prim_path = get_str(c);
+            /* as in the crate reader: what the text can say */
+            if (!c->err && *r[i].prim_path &&
+                !ub_ident_prim_path_ok(r[i].prim_path))
+                cur_fail(c, "<%s> is not a prim path, as a reference's or "
+                            "payload's path must be",
+                         r[i].prim_path);
             unsigned fl = get_u8(c);
             if (!c->err && (fl & ~7u))
                 cur_fail(c, "unknown reference flags 0x%x", fl);

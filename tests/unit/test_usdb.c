@@ -1322,6 +1322,33 @@ static void test_nan_offsets(void)
     }
 }
 
+/* A reference's path is a prim path the text can say, absolute and
+ * without variant selections, or none (the fixture's second reference):
+ * another path is damage. */
+static void test_reference_paths_checked(void)
+{
+    static const char *const bad[] = {"d/ope", "/A{v=x}", "/A.p"};
+    for (int k = 0; k < 3; k++) {
+        ub_layer *L = ub_layer_new(T, "r.usda");
+        ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
+        ub_value r = refs(L->arena);
+        ub_reference *e = (ub_reference *)ub_value_data(
+            ub_listop_get(r.u.listop, UB_LO_EXPLICIT));
+        e[0].prim_path = S(bad[k]);
+        ub_fields_set(L->arena, &p->meta, S("references"), r, (ub_sloc){0});
+        ub_buf b;
+        write(L, 0, &b);
+        ub_diags *dg = ub_diags_new();
+        CU_ASSERT_PTR_NULL(ub_usdb_load(T, "r.usdb", b.data, b.len, dg));
+        char want[96];
+        snprintf(want, sizeof want, "<%s> is not a prim path", bad[k]);
+        CU_ASSERT(has_error(dg, want));
+        ub_diags_free(dg);
+        ub_buf_free(&b);
+        ub_layer_free(L);
+    }
+}
+
 /* A time sample no attribute's type allows (a dictionary, a list op): a
  * .usdb can hold one, which is damage, both where the layer is built and
  * where the runtime reads the sample; an untyped sample reads back. */
@@ -1414,6 +1441,8 @@ int main(void)
                 test_nan_offsets);
     CU_add_test(s, "attributes' type names the text cannot say are damage",
                 test_type_names_checked);
+    CU_add_test(s, "reference paths the text cannot say are damage",
+                test_reference_paths_checked);
     CU_add_test(s, "names the path grammar refuses are damage",
                 test_names_checked);
     CU_add_test(s, "asset paths OpenUSD refuses are damage",
