@@ -96,6 +96,9 @@ typedef struct crate {
     struct cr_fname {
         const char *key;
         int id;                 /* one of the reader's keys, or K_COUNT */
+        /* what the name is as metadata of each kind of spec, found once
+         * here rather than per field (ub_metadef_check) */
+        ub_metadef_role role[UB_SPEC_REL + 1];
     } *fname;
     uint64_t *fld_rep;
     uint64_t nfld;
@@ -848,6 +851,14 @@ static uint64_t *rd_field_reps(cur *k, uint64_t n)
     return reps;
 }
 
+/* The text-format key of a crate field. */
+static const char *cr_text_key(const crate *c, const char *key, int id)
+{
+    return id >= K_DOCUMENTATION && id < K_COUNT
+               ? c->text_key[id - K_DOCUMENTATION]
+               : key;
+}
+
 static int cr_read_fields(crate *c)
 {
     cur k;
@@ -902,9 +913,14 @@ static int cr_read_fields(crate *c)
         goto out;
     }
     for (uint64_t t = 0; t < c->ntok; t++)
-        if (num[t] != NONE)
-            c->fname[num[t]] = (struct cr_fname){
-                c->tok[t], cr_key_id(c, c->tok[t])};
+        if (num[t] != NONE) {
+            struct cr_fname *nm = &c->fname[num[t]];
+            nm->key = c->tok[t];
+            nm->id = cr_key_id(c, c->tok[t]);
+            const char *text = cr_text_key(c, nm->key, nm->id);
+            for (int k = 0; k <= UB_SPEC_REL; k++)
+                nm->role[k] = ub_metadef_role_of(text, (ub_spec_kind)k);
+        }
     /* a field the reader does not know is metadata, written `name =
      * value`: a name the text cannot say is damage (as a path's is) */
     for (uint32_t i = 0; i < nn; i++) {
@@ -2303,6 +2319,7 @@ typedef struct cr_field {
     const char *key;
     int id;
     uint64_t rep;
+    const ub_metadef_role *role;    /* per spec kind: cr_fname's */
 } cr_field;
 
 /* Iterate the fields of a spec: *i starts at its field set. */
@@ -2313,7 +2330,7 @@ static bool cr_next_field(const crate *c, uint32_t *i, cr_field *f)
         return false;
     (*i)++;
     const struct cr_fname *nm = &c->fname[cr_fld_name(c, fi)];
-    *f = (cr_field){nm->key, nm->id, c->fld_rep[fi]};
+    *f = (cr_field){nm->key, nm->id, c->fld_rep[fi], nm->role};
     return true;
 }
 
@@ -2481,23 +2498,16 @@ static bool cr_structural(int id)
     return id <= K_CONNECTIONCHILDREN;
 }
 
-/* The text-format key of a crate field. */
-static const char *cr_text_key(const crate *c, const cr_field *f)
-{
-    return f->id >= K_DOCUMENTATION && f->id < K_COUNT
-               ? c->text_key[f->id - K_DOCUMENTATION]
-               : f->key;
-}
-
 /* Whether v, metadata under text_key on a spec of this kind, prints as
  * text the usda reader reads back as v (runtime/ub_metadef.h), and an
  * error when not.  A typed field's value stored in another width or as
  * the other kind of string is converted first, as the usda reader reads
  * its text by the field's type. */
-static bool cr_meta_ok(crate *c, const char *text_key, ub_spec_kind spec,
+static bool cr_meta_ok(crate *c, const char *text_key,
+                       const ub_metadef_role *role, ub_spec_kind spec,
                        ub_value *v)
 {
-    const ub_metadef *d = ub_metadef_find(text_key, spec);
+    const ub_metadef *d = role->def;
     if (d && d->kind == UB_MD_TYPED && v->kind == UB_V_DATA) {
         const ub_type *want = ub_type_get(d->type);
         cr_retype(c, v, want);
@@ -2506,7 +2516,8 @@ static bool cr_meta_ok(crate *c, const char *text_key, ub_spec_kind spec,
             ub_value_set_type(v, want);
     }
     char why[160];
-    const char *fault = ub_metadef_fault(text_key, spec, v, why, sizeof why);
+    const char *fault =
+        ub_metadef_check(role, text_key, spec, v, why, sizeof why);
     if (fault) {
         cr_err(c, "%s", fault);
         return false;
@@ -2544,8 +2555,8 @@ static void cr_set_meta(crate *c, const cr_field *f, ub_spec_kind spec)
     ub_value v;
     if (cr_value(c, f->rep, &v, 0) != 0)
         return;
-    const char *key = cr_text_key(c, f);
-    if (!cr_meta_ok(c, key, spec, &v))
+    const char *key = cr_text_key(c, f->key, f->id);
+    if (!cr_meta_ok(c, key, &f->role[spec], spec, &v))
         return;
     if (!ub_fields_set(c->ms_arena, &c->ms, key, v, c->loc))
         cr_oom(c);

@@ -126,28 +126,35 @@ bool ub_metadef_not_metadata(const char *key, ub_spec_kind spec)
                  key);
 }
 
-/* The fields each spec's metadata sets by syntax of their own (parser.y's
- * layer_metadata, prim_metadata, attribute_metadata and
- * relationship_metadata), "comment" for the bare string. */
-static const char *const *md_special(ub_spec_kind spec)
-{
-    static const char *const layer[] = {"comment", "doc", "relocates",
-                                        NULL};
-    static const char *const prim[] = {
-        "comment", "doc", "kind", "permission", "payload", "inherits",
-        "specializes", "references", "relocates", "variants",
-        "variantSets", "symmetryFunction", "prefixSubstitutions",
-        "suffixSubstitutions", NULL};
-    static const char *const attr[] = {"comment", "doc", "permission",
-                                       "displayUnit", "symmetryFunction",
-                                       NULL};
-    static const char *const rel[] = {"comment", "doc", "permission",
-                                      "symmetryFunction", NULL};
-    return spec == UB_SPEC_LAYER  ? layer
-           : spec == UB_SPEC_PRIM ? prim
-           : spec == UB_SPEC_ATTR ? attr
-                                  : rel;
-}
+/* The fields with a syntax of their own (parser.y's layer_metadata,
+ * prim_metadata, attribute_metadata and relationship_metadata; "comment"
+ * for the bare string), and the specs each is on. */
+enum md_special {
+    MS_NONE, MS_COMMENT, MS_DOC, MS_KIND, MS_PERMISSION, MS_PAYLOAD,
+    MS_INHERITS, MS_SPECIALIZES, MS_REFERENCES, MS_RELOCATES, MS_VARIANTS,
+    MS_VARIANT_SETS, MS_SYMMETRY_FUNCTION, MS_PREFIX_SUBSTITUTIONS,
+    MS_SUFFIX_SUBSTITUTIONS, MS_DISPLAY_UNIT, MS_COUNT
+};
+static const struct {
+    const char *key;
+    unsigned specs;
+} md_specials[MS_COUNT] = {
+    [MS_COMMENT] = {"comment", ALL},
+    [MS_DOC] = {"doc", ALL},
+    [MS_KIND] = {"kind", P},
+    [MS_PERMISSION] = {"permission", P | PROP},
+    [MS_PAYLOAD] = {"payload", P},
+    [MS_INHERITS] = {"inherits", P},
+    [MS_SPECIALIZES] = {"specializes", P},
+    [MS_REFERENCES] = {"references", P},
+    [MS_RELOCATES] = {"relocates", L | P},
+    [MS_VARIANTS] = {"variants", P},
+    [MS_VARIANT_SETS] = {"variantSets", P},
+    [MS_SYMMETRY_FUNCTION] = {"symmetryFunction", P | PROP},
+    [MS_PREFIX_SUBSTITUTIONS] = {"prefixSubstitutions", P},
+    [MS_SUFFIX_SUBSTITUTIONS] = {"suffixSubstitutions", P},
+    [MS_DISPLAY_UNIT] = {"displayUnit", A},
+};
 
 bool ub_metadef_display_unit_ok(const char *s)
 {
@@ -181,49 +188,59 @@ static bool md_string_dict(const ub_value *v)
 
 /* The shape of a field with a syntax of its own (runtime/ub_layer.h);
  * NULL when v has it. */
-static const char *md_special_fault(const char *key, const ub_value *v)
+static const char *md_special_fault(enum md_special which, const ub_value *v)
 {
-    if (strcmp(key, "comment") == 0 || strcmp(key, "doc") == 0)
+    switch (which) {
+    case MS_COMMENT:
+    case MS_DOC:
         return md_scalar(v, UB_TY_STRING) ? NULL : "expected a string";
-    if (strcmp(key, "references") == 0)
+    case MS_REFERENCES:
         return md_listop_of(v, UB_TY_REFERENCE) ? NULL
                                                 : "expected references";
-    if (strcmp(key, "payload") == 0)
+    case MS_PAYLOAD:
         return md_listop_of(v, UB_TY_PAYLOAD) ? NULL : "expected payloads";
-    if (strcmp(key, "inherits") == 0 || strcmp(key, "specializes") == 0)
+    case MS_INHERITS:
+    case MS_SPECIALIZES:
         return md_listop_of(v, UB_TY_PATH) ? NULL
                                            : "expected a list op of paths";
-    if (strcmp(key, "variantSets") == 0)
+    case MS_VARIANT_SETS:
         return md_listop_of(v, UB_TY_STRING) || md_listop_of(v, UB_TY_TOKEN)
                    ? NULL
                    : "expected a list op of names";
-    if (strcmp(key, "variants") == 0 ||
-        strcmp(key, "prefixSubstitutions") == 0 ||
-        strcmp(key, "suffixSubstitutions") == 0)
+    case MS_VARIANTS:
+    case MS_PREFIX_SUBSTITUTIONS:
+    case MS_SUFFIX_SUBSTITUTIONS:
         return md_string_dict(v) ? NULL
                                  : "expected a dictionary of strings";
-    if (strcmp(key, "relocates") == 0)
+    case MS_RELOCATES:
         return v->kind == UB_V_DATA && v->is_array &&
                        v->type_id == UB_TY_PATH && v->count % 2 == 0
                    ? NULL
                    : "expected pairs of paths";
+    default:
+        break;
+    }
     /* the rest are tokens the text says bare or quoted */
     if (!md_scalar(v, UB_TY_TOKEN))
         return "expected a token";
     const char *s = ub_value_str(v, 0);
     size_t n = ub_str_len(s);
-    if (strcmp(key, "permission") == 0)
+    switch (which) {
+    case MS_PERMISSION:
         return strcmp(s, "public") == 0 || strcmp(s, "private") == 0
                    ? NULL
                    : "expected a permission: public or private";
-    if (strcmp(key, "displayUnit") == 0)
+    case MS_DISPLAY_UNIT:
         return ub_metadef_display_unit_ok(s) ? NULL
                                              : "expected a display unit";
-    if (strcmp(key, "symmetryFunction") == 0)
+    case MS_SYMMETRY_FUNCTION:
         return n == 0 || ub_ident_cxx_ok(s, n)
                    ? NULL
                    : "expected an identifier or nothing";
-    return memchr(s, '\0', n) ? "expected a token without a NUL byte" : NULL;
+    default: /* kind */
+        return memchr(s, '\0', n) ? "expected a token without a NUL byte"
+                                   : NULL;
+    }
 }
 
 /* Whether `key = v` says v for a field the text does not know, which it
@@ -285,27 +302,60 @@ static const char *md_found(const ub_value *v, char *buf, size_t cap)
     return "nothing";
 }
 
-const char *ub_metadef_fault(const char *key, ub_spec_kind spec,
-                             const ub_value *v, char *buf, size_t cap)
+ub_metadef_role ub_metadef_role_of(const char *key, ub_spec_kind spec)
 {
-    if (md_in(md_special(spec), key)) {
-        const char *why = md_special_fault(key, v);
+    ub_metadef_role r = {NULL, UB_MDR_UNKNOWN, MS_NONE};
+    for (int i = MS_NONE + 1; i < MS_COUNT; i++)
+        if ((md_specials[i].specs & UB_MD_ON(spec)) &&
+            strcmp(md_specials[i].key, key) == 0) {
+            r.how = UB_MDR_SPECIAL;
+            r.special = (unsigned char)i;
+            return r;
+        }
+    if ((r.def = ub_metadef_find(key, spec))) {
+        r.how = UB_MDR_TYPED;
+        return r;
+    }
+    if (ub_metadef_not_metadata(key, spec)) {
+        r.how = UB_MDR_NOT_METADATA;
+        return r;
+    }
+    /* a reserved word that is no field of this spec cannot be a key */
+    for (size_t i = 0; i < UB_METADEF_NKEYWORDS; i++)
+        if (strcmp(ub_metadef_keywords[i], key) == 0) {
+            r.how = UB_MDR_RESERVED;
+            return r;
+        }
+    if (!ub_ident_cxx_ok(key, ub_str_len(key)))
+        r.how = UB_MDR_NOT_IDENT;
+    return r;
+}
+
+const char *ub_metadef_check(const ub_metadef_role *role, const char *key,
+                             ub_spec_kind spec, const ub_value *v, char *buf,
+                             size_t cap)
+{
+    char found[64];
+    const ub_metadef *d = role->def;
+    switch ((ub_metadef_how)role->how) {
+    case UB_MDR_SPECIAL: {
+        const char *why =
+            md_special_fault((enum md_special)role->special, v);
         if (!why)
             return NULL;
-        char found[64];
         snprintf(buf, cap, "%s, found %s", why,
                  md_found(v, found, sizeof found));
         return buf;
     }
-    const ub_metadef *d = ub_metadef_find(key, spec);
-    /* (an unregistered value holds the text OpenUSD read for a field it
-     * did not know, as a usdcat without the field's plugin stores it: the
-     * text is read by the field's type again) */
-    if (d && (v->kind == UB_V_UNTYPED ||
-              (v->kind == UB_V_LISTOP && !ub_value_type(v))))
-        return NULL;
-    if (d) {
-        const ub_type *t = d->kind != UB_MD_DICT ? ub_type_get(d->type) : NULL;
+    case UB_MDR_TYPED: {
+        /* (an unregistered value holds the text OpenUSD read for a field
+         * it did not know, as a usdcat without the field's plugin stores
+         * it: the text is read by the field's type again) */
+        if (v->kind == UB_V_UNTYPED ||
+            (v->kind == UB_V_LISTOP && !ub_value_type(v)))
+            return NULL;
+        const ub_type *t =
+            d->kind != UB_MD_DICT ? ub_type_get(d->type) : NULL;
         bool ok = d->kind == UB_MD_DICT     ? v->kind == UB_V_DICT
                   : d->kind == UB_MD_LISTOP ? md_listop_of(v, d->type)
                                             : v->kind == UB_V_DATA &&
@@ -314,7 +364,6 @@ const char *ub_metadef_fault(const char *key, ub_spec_kind spec,
                                                   (d->array || v->count == 1);
         if (ok)
             return NULL;
-        char found[64];
         if (d->kind == UB_MD_DICT)
             snprintf(buf, cap, "expected a dictionary, found %s",
                      md_found(v, found, sizeof found));
@@ -326,28 +375,32 @@ const char *ub_metadef_fault(const char *key, ub_spec_kind spec,
                      md_found(v, found, sizeof found));
         return buf;
     }
-    if (ub_metadef_not_metadata(key, spec)) {
+    case UB_MDR_NOT_METADATA:
         snprintf(buf, cap, "'%s' is not metadata of %s", key,
                  md_spec_name(spec));
         return buf;
-    }
-    /* a reserved word that is no field of this spec cannot be a key */
-    for (size_t i = 0; i < UB_METADEF_NKEYWORDS; i++)
-        if (strcmp(ub_metadef_keywords[i], key) == 0) {
-            snprintf(buf, cap, "'%s' has no place on %s", key,
-                     md_spec_name(spec));
-            return buf;
-        }
-    if (!ub_ident_cxx_ok(key, ub_str_len(key))) {
+    case UB_MDR_RESERVED:
+        snprintf(buf, cap, "'%s' has no place on %s", key,
+                 md_spec_name(spec));
+        return buf;
+    case UB_MDR_NOT_IDENT:
         snprintf(buf, cap, "'%s' is not an identifier, as a field's name "
                  "must be", key);
         return buf;
+    case UB_MDR_UNKNOWN:
+        break;
     }
     if (!md_unknown_ok(v)) {
-        char found[64];
         snprintf(buf, cap, "a field usdbake does not know cannot hold %s",
                  md_found(v, found, sizeof found));
         return buf;
     }
     return NULL;
+}
+
+const char *ub_metadef_fault(const char *key, ub_spec_kind spec,
+                             const ub_value *v, char *buf, size_t cap)
+{
+    ub_metadef_role role = ub_metadef_role_of(key, spec);
+    return ub_metadef_check(&role, key, spec, v, buf, cap);
 }

@@ -67,4 +67,28 @@ extern const char *const ub_metadef_keywords[UB_METADEF_NKEYWORDS];
 const char *ub_metadef_fault(const char *key, ub_spec_kind spec,
                              const ub_value *v, char *buf, size_t cap);
 
+/* What a field's name makes of it on a spec of one kind: all that
+ * ub_metadef_fault asks of the name, found once per name by a reader that
+ * meets a few dozen names a hundred thousand times, and passed back to
+ * ub_metadef_check with each value. */
+typedef enum ub_metadef_how {
+    UB_MDR_UNKNOWN,      /* a field the text does not know: key = value */
+    UB_MDR_SPECIAL,      /* a field with a syntax of its own */
+    UB_MDR_TYPED,        /* a field of the table: def */
+    UB_MDR_NOT_METADATA, /* ub_metadef_not_metadata */
+    UB_MDR_RESERVED,     /* a reserved word that is no field of the spec */
+    UB_MDR_NOT_IDENT,    /* no identifier, so no key */
+} ub_metadef_how;
+typedef struct ub_metadef_role {
+    const ub_metadef *def;  /* UB_MDR_TYPED's field */
+    unsigned char how;      /* ub_metadef_how */
+    unsigned char special;  /* UB_MDR_SPECIAL's field, the module's own */
+} ub_metadef_role;
+ub_metadef_role ub_metadef_role_of(const char *key, ub_spec_kind spec);
+
+/* ub_metadef_fault of key (whose role on spec is *role) and v. */
+const char *ub_metadef_check(const ub_metadef_role *role, const char *key,
+                             ub_spec_kind spec, const ub_value *v, char *buf,
+                             size_t cap);
+
 #endif
