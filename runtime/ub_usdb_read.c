@@ -311,6 +311,12 @@ static uint32_t get_tree_opt_str(cur *c)
     return c->err ? 0 : id + 1;
 }
 
+/* An optional string's text: NULL for none. */
+static const char *opt_str(const ub_usdb *f, uint32_t s)
+{
+    return s ? f->strs[s - 1] : NULL;
+}
+
 static uint32_t get_str_id(cur *c)
 {
     if (c->tree) {
@@ -841,6 +847,12 @@ static void dec_prim(cur *c, uint32_t idx, uint32_t parent,
         return;
     }
     p.type_name = get_tree_opt_str(c);
+    /* a type name the text says after the specifier (the crate reader
+     * holds its prims to the same) */
+    const char *tn = !c->err ? opt_str(f, p.type_name) : NULL;
+    if (tn && !ub_ident_type_name_ok(tn, ub_str_len(tn)))
+        cur_fail(c, "prim '%.40s' has a type name that is not an "
+                    "identifier", f->strs[p.name]);
     dec_fields(c, &p.first_field, &p.n_fields);
     p.prim_order = get_val(c);
     p.prop_order = get_val(c);
@@ -1745,11 +1757,6 @@ static int cached_sample(ub_usdb *f, uint32_t i, ub_arena *a, ub_value *out)
 
 #define PRIM_OK(f, p) ((p) < (f)->nprims)
 #define PROP_OK(f, p) ((p) < (f)->nprops)
-
-static const char *opt_str(const ub_usdb *f, uint32_t s)
-{
-    return s ? f->strs[s - 1] : NULL;
-}
 
 void ub_usdb_layer_fields(const ub_usdb *f, uint32_t *first, uint32_t *n)
 {

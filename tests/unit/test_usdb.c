@@ -1265,23 +1265,30 @@ static void test_values_typed(void)
 }
 
 /* An attribute without a type name, or with one that is no name, is
- * damage: the text says an attribute's type first (the crate reader
- * holds its attributes to the same). */
+ * damage: the text says an attribute's type first; so is a prim's type
+ * name the text cannot say after the specifier (the crate reader holds
+ * its attributes and prims to the same). */
 static void test_type_names_checked(void)
 {
-    for (int k = 0; k < 2; k++) {
+    static const char *const want[] = {
+        "attribute 'x' has no type name",
+        "attribute 'x' has a type name that is not an identifier",
+        "prim 'P' has a type name that is not an identifier",
+    };
+    for (int k = 0; k < 3; k++) {
         ub_layer *L = ub_layer_new(T, "t.usda");
         ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
         ub_prop *x = ub_prop_new(L, p, S("x"), UB_ATTR, (ub_sloc){0});
-        if (k == 1)
-            ub_prop_set_decl(L->arena, T, x, NULL, S("not a type"));
+        if (k >= 1)
+            ub_prop_set_decl(L->arena, T, x, NULL,
+                             S(k == 1 ? "not a type" : "float"));
+        if (k == 2)
+            p->type_name = S("/A/C"); /* the fuzzer's */
         ub_buf b;
         write(L, 0, &b);
         ub_diags *dg = ub_diags_new();
         CU_ASSERT_PTR_NULL(ub_usdb_load(T, "t.usdb", b.data, b.len, dg));
-        CU_ASSERT(has_error(dg, k == 0 ? "attribute 'x' has no type name"
-                                       : "attribute 'x' has a type name "
-                                         "that is not an identifier"));
+        CU_ASSERT(has_error(dg, want[k]));
         ub_diags_free(dg);
         ub_buf_free(&b);
         ub_layer_free(L);
@@ -1439,7 +1446,7 @@ int main(void)
                 test_values_typed);
     CU_add_test(s, "layer offsets that are not numbers are damage",
                 test_nan_offsets);
-    CU_add_test(s, "attributes' type names the text cannot say are damage",
+    CU_add_test(s, "type names the text cannot say are damage",
                 test_type_names_checked);
     CU_add_test(s, "reference paths the text cannot say are damage",
                 test_reference_paths_checked);
