@@ -110,6 +110,14 @@ struct ub_usdb {
     int64_t tree_max_str, tree_max_rec; /* decoding the tree: highest ids
                                            referenced so far */
     rseries cache;
+    /* the roles of field names as metadata (ub_metadef_role_of), by
+     * string id and spec kind, direct-mapped: a layer has a few dozen
+     * names for a hundred thousand fields */
+    struct {
+        uint32_t key;   /* string id + 1, 0 for none */
+        ub_spec_kind spec;
+        ub_metadef_role role;
+    } roles[256];
 };
 
 /* --- errors ------------------------------------------------------------ */
@@ -2050,6 +2058,20 @@ int ub_usdb_field_value(ub_usdb *f, uint32_t fl, ub_arena *a, ub_value *out)
 
 /* --- whole layer ------------------------------------------------------- */
 
+/* The role of string str as a field's name on a spec of this kind. */
+static const ub_metadef_role *field_role(ub_usdb *f, uint32_t str,
+                                         ub_spec_kind spec)
+{
+    size_t n = sizeof f->roles / sizeof *f->roles;
+    size_t h = ((size_t)str * 4 + (size_t)spec) % n;
+    if (f->roles[h].key != str + 1 || f->roles[h].spec != spec) {
+        f->roles[h].key = str + 1;
+        f->roles[h].spec = spec;
+        f->roles[h].role = ub_metadef_role_of(f->strs[str], spec);
+    }
+    return &f->roles[h].role;
+}
+
 /* The metadata of a spec of this kind, each field held to the shape its
  * text has (runtime/ub_metadef.h), as the crate reader holds it: a
  * writer's bug, or a layer an API user built, must not reach the text as
@@ -2070,9 +2092,9 @@ static int build_fields(ub_usdb *f, ub_layer *L, uint32_t first, uint32_t n,
         if (read_val(f, fl->val, L->arena, &out->v[i].value) != 0)
             return -1;
         char why[160];
-        const char *fault = ub_metadef_fault(out->v[i].key, spec,
-                                             &out->v[i].value, why,
-                                             sizeof why);
+        const char *fault =
+            ub_metadef_check(field_role(f, fl->key, spec), out->v[i].key,
+                             spec, &out->v[i].value, why, sizeof why);
         if (fault) {
             ub_usdb_err(f, "section SKEL (tree)", "field '%s': %s",
                         out->v[i].key, fault);
