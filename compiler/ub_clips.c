@@ -90,9 +90,10 @@ static void ub_clip_warn(ub_diags *diags, ub_loc loc, const ub_layer *l,
     ub_diag *d = ub_diag_add(diags, UB_WARNING, loc, "clip-set-invalid",
                              l ? l->source : NULL, l ? l->source_len : 0,
                              "clip set '%s' is ignored: %s", set, why);
-    ub_diag_set_hint(diags, d, hint ? hint
-                                    : "fix the clip metadata; OpenUSD "
-                                      "ignores this clip set too");
+    ub_diag_set_hint(diags, d, "%s",
+                     hint ? hint
+                          : "fix the clip metadata; OpenUSD ignores this "
+                            "clip set too");
 }
 
 /* The hint of a NaN time, which OpenUSD's maps order by accident: it may
