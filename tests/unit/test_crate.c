@@ -1231,8 +1231,8 @@ static void test_metadata_shapes(void)
 {
     const char *toks[] = {"displayName", "x", "assetInfo", "kind",
                           "myPaths", "customData", "weight", "displayUnit",
-                          "mm", "parsec"};
-    enum { DN = TOK0, X, AI, KIND, MYP, CD, WEIGHT, DU, MM, PARSEC };
+                          "mm", "parsec", "inherits"};
+    enum { DN = TOK0, X, AI, KIND, MYP, CD, WEIGHT, DU, MM, PARSEC, INH };
     struct {
         const char *field;
         uint64_t rep;
@@ -1263,6 +1263,14 @@ static void test_metadata_shapes(void)
          false,
          "field 'customData': the dictionary's value 'x' is a list op, "
          "which no dictionary holds"},
+        /* the text's inherits are prim paths (the usda reader refuses
+         * `inherits = </P.a>`) */
+        {"inherits", rep(UB_CRATE_PATH_LISTOP, DATA + 45, false, false),
+         false,
+         "field 'inherits': expected absolute prim paths without variant "
+         "selections, found a list op of path"},
+        {"inherits", rep(UB_CRATE_PATH_LISTOP, DATA + 58, false, false),
+         false, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         bb d = {0};
@@ -1274,6 +1282,13 @@ static void test_metadata_shapes(void)
         u64(&d, 8);
         u64(&d, rep(UB_CRATE_INT_LISTOP, DATA + 44, false, false));
         u8(&d, 0); /* the list op, at DATA + 44 */
+        /* explicit [</P.a>] at DATA + 45, explicit [</P>] at DATA + 58 */
+        for (uint32_t path = 2; path >= 1; path--) {
+            u8(&d, UB_CRATE_LISTOP_IS_EXPLICIT |
+                       UB_CRATE_LISTOP_HAS_EXPLICIT);
+            u64(&d, 1);
+            u32(&d, path);
+        }
         cfield f[] = {{cases[i].field, cases[i].rep}};
         layer_spec sp = {.ver = V(0, 8, 0), .tname = "float",
                          .toks = toks, .ntoks = sizeof toks / sizeof *toks,
@@ -1309,6 +1324,12 @@ static void test_metadata_shapes(void)
             /* a token where the field is a string: read as a string */
             CU_ASSERT_EQUAL(got->value.type_id, UB_TY_STRING);
             CU_ASSERT_STRING_EQUAL(ub_value_str(&got->value, 0), "x");
+        } else if (strcmp(cases[i].field, "inherits") == 0) {
+            CU_ASSERT_EQUAL(got->value.kind, UB_V_LISTOP);
+            const ub_value *l =
+                ub_listop_get(got->value.u.listop, UB_LO_EXPLICIT);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(l);
+            CU_ASSERT_STRING_EQUAL(ub_value_str(l, 0), "/P");
         } else if (strcmp(cases[i].field, "weight") == 0) {
             /* a double where the field is a float: read as a float */
             CU_ASSERT_EQUAL(got->value.type_id, UB_TY_FLOAT);

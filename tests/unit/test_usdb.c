@@ -1150,7 +1150,7 @@ static void test_untyped_without_text(void)
  * damage, named; the same fields with their text's shape read back. */
 static void test_metadata_refused(void)
 {
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 7; k++) {
         ub_layer *L = ub_layer_new(T, "m.usda");
         ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
         ub_prop *x = attr(L, p, "x", UB_TY_DOUBLE, false);
@@ -1184,6 +1184,25 @@ static void test_metadata_refused(void)
             ub_prop_set_meta(L->arena, x, &meta);
             want = "field 'bad key': 'bad key' is not an identifier, as a "
                    "field's name must be";
+            break;
+        }
+        case 4:
+        case 5: {
+            /* the text's inherits are prim paths: </P.x> is not one */
+            ub_listop *lo = ub_listop_new(L->arena);
+            lo->is_explicit = lo->has[UB_LO_EXPLICIT] = true;
+            CU_ASSERT_FATAL(ub_listop_put(L->arena, lo, UB_LO_EXPLICIT,
+                                          strs(L->arena, UB_TY_PATH, 1,
+                                               k == 4 ? "/P.x" : "/Q")) ==
+                            0);
+            ub_fields_set(L->arena, &p->meta, S("inherits"),
+                          (ub_value){.kind = UB_V_LISTOP,
+                                     .type_id = UB_TY_PATH,
+                                     .u.listop = lo},
+                          (ub_sloc){0});
+            if (k == 4)
+                want = "field 'inherits': expected absolute prim paths "
+                       "without variant selections";
             break;
         }
         default:
