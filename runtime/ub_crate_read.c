@@ -2632,17 +2632,19 @@ static void cr_set_loc(crate *c, uint32_t pidx)
                      : ub_strtab_sloc(c->t, (ub_loc){c->name, 0, 0});
 }
 
-/* targetPaths and connectionPaths: a list op of paths in the model,
- * whatever a damaged file stored there. */
+/* targetPaths and connectionPaths: a list op of the paths the text can
+ * say there (ub_prop_paths_fault), whatever a damaged file stored. */
 static void cr_path_listop(crate *c, uint64_t rep, ub_value *out)
 {
     ub_value v;
     if (cr_value(c, rep, &v, 0) != 0)
         return;
-    if (v.kind == UB_V_LISTOP && v.type_id == UB_TY_PATH)
-        *out = v;
+    char why[160];
+    const char *fault = ub_prop_paths_fault(&v, why, sizeof why);
+    if (fault)
+        cr_err(c, "%s", fault);
     else
-        cr_err(c, "the value is not a list op of paths");
+        *out = v;
 }
 
 static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)

@@ -189,6 +189,24 @@ bool ub_ident_prim_path_ok(const char *s)
     }
 }
 
+bool ub_ident_path_ok(const char *s)
+{
+    ub_pathinfo pi; /* (12 KiB, here and not in a caller's frame) */
+    return s && ub_ident_path_split(s, strlen(s), &pi);
+}
+
+bool ub_ident_target_path_ok(const char *s)
+{
+    if (!s || s[0] != '/' || !s[1])
+        return false;
+    ub_pathinfo pi;
+    bool ok = ub_ident_path_split(s, strlen(s), &pi) && pi.absolute &&
+              !pi.variant_sel && !pi.is_target;
+    for (uint32_t i = 0; ok && i < pi.n; i++)
+        ok = !(pi.len[i] == 2 && memcmp(pi.comp[i], "..", 2) == 0);
+    return ok;
+}
+
 /* Variant (and variant set) names as OpenUSD's path grammar has them: an
  * optional leading '.', then XID_Continue characters, '|' and '-' (so even
  * "" and "." pass). */

@@ -37,6 +37,13 @@ const char *ub_ident_asset_problem(const char *s, size_t n);
 /* Whether the string s is an absolute path of prim names, without
  * variant selections ("/World/model"), as a command line names a prim. */
 bool ub_ident_prim_path_ok(const char *s);
+/* Whether the string s is a path at all (ub_ident_path_split takes it). */
+bool ub_ident_path_ok(const char *s);
+/* Whether the string s is a path the text takes as a relationship's
+ * target or an attribute's connection, as it holds one once read: an
+ * absolute prim or property path, not the root, without "..", variant
+ * selections or a target at its end ("/A.rel[/B]"). */
+bool ub_ident_target_path_ok(const char *s);
 /* Whether they are a variant or variant set name. */
 bool ub_ident_variant_ok(const char *s, size_t n);
 

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ub_ident.h"
+
 /* (owner, name) -> object, for prims' children and properties.  One table per layer: cheaper than one per prim when
  * most prims have a handful of children. */
 typedef struct ub_name_slot {
@@ -934,6 +936,21 @@ int ub_layer_graft(ub_layer *dst, ub_layer *src, ub_prim *const *from,
     free(owners.v);
     ub_arena_free(sa);
     return rc;
+}
+
+const char *ub_prop_paths_fault(const ub_value *v, char *buf, size_t cap)
+{
+    if (v->kind == UB_V_EMPTY)
+        return NULL;
+    if (v->kind != UB_V_LISTOP || v->type_id != UB_TY_PATH)
+        return "the value is not a list op of paths";
+    const char *bad = ub_listop_str_refused(v, ub_ident_target_path_ok);
+    if (!bad)
+        return NULL;
+    snprintf(buf, cap, "<%s> is not an absolute prim or property path "
+             "without variant selections, as a target or connection path "
+             "must be", bad);
+    return buf;
 }
 
 const char *ub_prop_value_fault(const ub_prop *p, const ub_value *v,

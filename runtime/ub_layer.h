@@ -168,6 +168,13 @@ static inline const ub_type *ub_prop_type(const ub_prop *p)
  * another type would print as text it refuses; the binary readers hold
  * what they read to this (after ub_value_retype).  The message is made
  * in buf (cap bytes; 160 are enough). */
+/* Why v, a property's targets or connections (EMPTY when none), is no
+ * list the text can say there; NULL when it is one.  The usda reader
+ * makes every such path absolute and refuses variant selections and
+ * target paths (ub_ident_target_path_ok).  The message is made in buf
+ * (cap bytes). */
+const char *ub_prop_paths_fault(const ub_value *v, char *buf, size_t cap);
+
 const char *ub_prop_value_fault(const ub_prop *p, const ub_value *v,
                                 double t, char *buf, size_t cap);
 /* An ub_prop_ext with nothing authored (what a property without one reads). */

@@ -175,20 +175,6 @@ static bool md_listop_of(const ub_value *v, ub_type_id t)
     return v->kind == UB_V_LISTOP && v->type_id == t;
 }
 
-/* Whether every item of every part of list op v passes ok. */
-static bool md_listop_all(const ub_value *v, bool (*ok)(const char *))
-{
-    for (int op = 0; op < UB_LO_NPARTS; op++) {
-        if (!v->u.listop->has[op])
-            continue;
-        const ub_value *l = ub_listop_get(v->u.listop, (ub_listop_part)op);
-        for (uint32_t k = 0; l && l->kind == UB_V_DATA && k < l->count; k++)
-            if (!ok(ub_value_str(l, k)))
-                return false;
-    }
-    return true;
-}
-
 /* A dictionary whose values are all strings (variants, substitutions). */
 static bool md_string_dict(const ub_value *v)
 {
@@ -218,7 +204,7 @@ static const char *md_special_fault(enum md_special which, const ub_value *v)
         if (!md_listop_of(v, UB_TY_PATH))
             return "expected a list op of paths";
         /* the text's are prim paths, made absolute as they are read */
-        return md_listop_all(v, ub_ident_prim_path_ok)
+        return !ub_listop_str_refused(v, ub_ident_prim_path_ok)
                    ? NULL
                    : "expected absolute prim paths without variant "
                      "selections";

@@ -2149,6 +2149,20 @@ static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
         read_val(f, rp->targets, L->arena, &targets) != 0 ||
         attr_value(f, p, &p->default_value, NAN, L->arena) != 0)
         return -1;
+    /* targets and connections as the text says them; a default target
+     * any path (the usda reader keeps it as written) */
+    char why[160];
+    const char *fault = ub_prop_paths_fault(&conn, why, sizeof why);
+    if (!fault)
+        fault = ub_prop_paths_fault(&targets, why, sizeof why);
+    if (!fault && default_target && *default_target &&
+        !ub_ident_path_ok(default_target))
+        fault = "its default target is no path";
+    if (fault) {
+        ub_usdb_err(f, "section SKEL (tree)", "property '%s': %s", p->name,
+                    fault);
+        return -1;
+    }
     bool authored = (rp->flags & 16) != 0;
     if (default_target || conn.kind != UB_V_EMPTY ||
         targets.kind != UB_V_EMPTY || authored || rp->series) {

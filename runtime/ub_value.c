@@ -738,6 +738,22 @@ const char *ub_value_not_sample(const ub_value *v)
     return "no value";
 }
 
+const char *ub_listop_str_refused(const ub_value *v,
+                                  bool (*ok)(const char *item))
+{
+    for (int op = 0; op < UB_LO_NPARTS; op++) {
+        if (!v->u.listop->has[op])
+            continue;
+        const ub_value *l = ub_listop_get(v->u.listop, (ub_listop_part)op);
+        if (l->kind != UB_V_DATA)
+            continue;
+        for (uint32_t k = 0; k < l->count; k++)
+            if (!ok(ub_value_str(l, k)))
+                return ub_value_str(l, k);
+    }
+    return NULL;
+}
+
 const char *ub_offset_problem(ub_offset o)
 {
     return isnan(o.offset) || isnan(o.scale)

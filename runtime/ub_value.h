@@ -337,6 +337,11 @@ static inline const ub_value *ub_listop_get(const ub_listop *lo,
     return lo->at[p] ? &lo->e[lo->at[p] - 1].value
                      : &ub_listop_entry_none.value;
 }
+/* The first item of list op v's parts (all of them, in part order) that
+ * ok refuses, or NULL when it takes every one; v's items are strings
+ * (tokens, paths, ...). */
+const char *ub_listop_str_refused(const ub_value *v,
+                                  bool (*ok)(const char *item));
 /* Whether part p holds no items: never set, or set to an empty list
  * (`append x = None`).  OpenUSD keeps a part as a list, so the two are
  * the same list op to it (equality, and what the text prints). */

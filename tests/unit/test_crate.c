@@ -1231,8 +1231,8 @@ static void test_metadata_shapes(void)
 {
     const char *toks[] = {"displayName", "x", "assetInfo", "kind",
                           "myPaths", "customData", "weight", "displayUnit",
-                          "mm", "parsec", "inherits"};
-    enum { DN = TOK0, X, AI, KIND, MYP, CD, WEIGHT, DU, MM, PARSEC, INH };
+                          "mm", "parsec", "inherits", "connectionPaths"};
+    enum { DN = TOK0, X, AI, KIND, MYP, CD, WEIGHT, DU, MM, PARSEC, INH, CP };
     struct {
         const char *field;
         uint64_t rep;
@@ -1271,6 +1271,15 @@ static void test_metadata_shapes(void)
          "selections, found a list op of path"},
         {"inherits", rep(UB_CRATE_PATH_LISTOP, DATA + 58, false, false),
          false, NULL},
+        /* connections and targets are absolute prim or property paths */
+        {"connectionPaths", rep(UB_CRATE_PATH_LISTOP, DATA + 71, false,
+                                false),
+         true,
+         "</> is not an absolute prim or property path without variant "
+         "selections, as a target or connection path must be"},
+        {"connectionPaths", rep(UB_CRATE_PATH_LISTOP, DATA + 45, false,
+                                false),
+         true, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         bb d = {0};
@@ -1282,8 +1291,9 @@ static void test_metadata_shapes(void)
         u64(&d, 8);
         u64(&d, rep(UB_CRATE_INT_LISTOP, DATA + 44, false, false));
         u8(&d, 0); /* the list op, at DATA + 44 */
-        /* explicit [</P.a>] at DATA + 45, explicit [</P>] at DATA + 58 */
-        for (uint32_t path = 2; path >= 1; path--) {
+        /* explicit [</P.a>] at DATA + 45, [</P>] at DATA + 58, [</>] at
+         * DATA + 71 */
+        for (uint32_t path = 2; path <= 2; path--) {
             u8(&d, UB_CRATE_LISTOP_IS_EXPLICIT |
                        UB_CRATE_LISTOP_HAS_EXPLICIT);
             u64(&d, 1);
@@ -1311,6 +1321,15 @@ static void test_metadata_shapes(void)
         }
         CU_ASSERT_PTR_NOT_NULL_FATAL(L);
         const ub_field *got;
+        if (strcmp(cases[i].field, "connectionPaths") == 0) {
+            const ub_prop *a = attr_of(L);
+            CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+            const ub_value *l = ub_listop_get(
+                ub_prop_connections(a)->u.listop, UB_LO_EXPLICIT);
+            CU_ASSERT_STRING_EQUAL(ub_value_str(l, 0), "/P.a");
+            ub_layer_free(L);
+            continue;
+        }
         if (cases[i].on_attr) {
             const ub_prop *a = attr_of(L);
             CU_ASSERT_PTR_NOT_NULL_FATAL(a);

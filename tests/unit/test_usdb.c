@@ -1375,6 +1375,59 @@ static void test_reference_paths_checked(void)
     }
 }
 
+/* A property's targets and connections are absolute prim or property
+ * paths without variant selections, and its default target a path: others
+ * are damage. */
+static void test_prop_paths_checked(void)
+{
+    static const char *const want[] = {
+        "property 'x': </P{v=a}.y> is not an absolute prim or property "
+        "path",
+        "property 'r': </> is not an absolute prim or property path",
+        "property 'r': its default target is no path",
+        NULL,
+    };
+    for (int k = 0; k < 4; k++) {
+        ub_layer *L = ub_layer_new(T, "p.usda");
+        ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
+        ub_prop *x = attr(L, p, "x", UB_TY_DOUBLE, false);
+        ub_prop *r = ub_prop_new(L, p, S("r"), UB_REL, (ub_sloc){0});
+        ub_listop *lo = ub_listop_new(L->arena);
+        lo->is_explicit = lo->has[UB_LO_EXPLICIT] = true;
+        ub_value one = ub_value_new(L->arena, TY(UB_TY_PATH), 1, true);
+        ((const char **)ub_value_data(&one))[0] =
+            S(k == 0 ? "/P{v=a}.y" : k == 1 ? "/" : "/P.x");
+        CU_ASSERT_FATAL(
+            ub_listop_put(L->arena, lo, UB_LO_EXPLICIT, one) == 0);
+        ub_value paths = {.kind = UB_V_LISTOP, .type_id = UB_TY_PATH,
+                          .u.listop = lo};
+        if (k == 0)
+            ub_prop_ext_get(L->arena, x)->connections = paths;
+        else
+            ub_prop_rel_ext_get(L->arena, r)->targets = paths;
+        if (k == 2)
+            ub_prop_rel_ext_get(L->arena, r)->default_target = S("a b");
+        ub_buf b;
+        write(L, 0, &b);
+        ub_diags *dg = ub_diags_new();
+        ub_layer *R = ub_usdb_load(T, "p.usdb", b.data, b.len, dg);
+        if (want[k]) {
+            CU_ASSERT_PTR_NULL(R);
+            if (!has_error(dg, want[k]))
+                fprintf(stderr, "\nwanted: %s\n", want[k]);
+            CU_ASSERT(has_error(dg, want[k]));
+        } else {
+            CU_ASSERT_PTR_NOT_NULL(R);
+            if (R)
+                CU_ASSERT(layer_same(L, R));
+        }
+        ub_layer_free(R);
+        ub_diags_free(dg);
+        ub_buf_free(&b);
+        ub_layer_free(L);
+    }
+}
+
 /* A time sample no attribute's type allows (a dictionary, a list op): a
  * .usdb can hold one, which is damage, both where the layer is built and
  * where the runtime reads the sample; an untyped sample reads back. */
@@ -1467,6 +1520,9 @@ int main(void)
                 test_nan_offsets);
     CU_add_test(s, "type names the text cannot say are damage",
                 test_type_names_checked);
+    CU_add_test(s, "target and connection paths the text cannot say are "
+                   "damage",
+                test_prop_paths_checked);
     CU_add_test(s, "reference paths the text cannot say are damage",
                 test_reference_paths_checked);
     CU_add_test(s, "names the path grammar refuses are damage",
