@@ -34,7 +34,7 @@
 
 int ub_yyparse(ub_pctx *ctx);
 
-_Static_assert(UB_METADEF_NKEYWORDS == TOK_VARYING - TOK_ADD + 1,
+_Static_assert(UB_IDENT_NKEYWORDS == TOK_VARYING - TOK_ADD + 1,
                "keyword table (runtime/ub_metadef.c) out of step with "
                "parser.y");
 
@@ -1525,9 +1525,9 @@ static ub_metadef ub_field_from_plugin(const ub_meta_field *f)
 /* The keywords, interned once per parse (c->kw, by token). */
 static void ub_intern_keywords(ub_pctx *c)
 {
-    for (size_t i = 0; i < UB_METADEF_NKEYWORDS; i++)
-        c->kw[i] = ub_in(c, ub_metadef_keywords[i],
-                         strlen(ub_metadef_keywords[i]));
+    for (size_t i = 0; i < UB_IDENT_NKEYWORDS; i++)
+        c->kw[i] = ub_in(c, ub_ident_keywords[i],
+                         strlen(ub_ident_keywords[i]));
 }
 
 /* The plugins' fields of the parse options, for ub_field_lookup. */

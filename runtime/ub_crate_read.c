@@ -2663,8 +2663,9 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
         const ub_type *ty = ub_type_by_name(tn, n);
         /* an unknown type is kept by its name, which the text must be
          * able to say */
-        if (!ty && !ub_ident_cxx_ok(tn, n)) {
-            cr_err(c, "the type name '%s' is not an identifier", tn);
+        if (!ty && !ub_ident_attr_type_ok(tn, n)) {
+            cr_err(c, "the type name '%s' is not an identifier, or is a "
+                          "reserved word", tn);
             return;
         }
         bool keep = true;
@@ -2868,7 +2869,8 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
             const char *s = cr_token_text(c, f->rep);
             prim->type_name = s[0] ? s : NULL;
             if (s[0] && !ub_ident_type_name_ok(s, ub_str_len(s)))
-                cr_err(c, "the type name '%s' is not an identifier", s);
+                cr_err(c, "the type name '%s' is not an identifier, or is a "
+                          "reserved word", s);
         } else if (cr_structural(id)) {
             continue;
         } else if (id == K_PRIMORDER || id == K_PROPERTYORDER) {

@@ -126,12 +126,40 @@ bool ub_ident_cxx_ok(const char *s, size_t n)
     return true;
 }
 
+const char *const ub_ident_keywords[UB_IDENT_NKEYWORDS] = {
+    "add", "append", "class", "config", "connect", "custom", "customData",
+    "def", "default", "delete", "dictionary", "displayUnit", "doc",
+    "inherits", "kind", "nameChildren", "None", "offset", "over", "payload",
+    "permission", "prefixSubstitutions", "prepend", "properties",
+    "references", "relocates", "rel", "reorder", "rootPrims", "scale",
+    "subLayers", "suffixSubstitutions", "specializes", "symmetryArguments",
+    "symmetryFunction", "timeSamples", "uniform", "variantSet",
+    "variantSets", "variants", "varying",
+};
+
+bool ub_ident_keyword(const char *s, size_t n)
+{
+    /* (type names start upper-case: most names are none at a glance) */
+    if (n < 3 || ((s[0] < 'a' || s[0] > 'z') && s[0] != 'N'))
+        return false;
+    for (size_t i = 0; i < UB_IDENT_NKEYWORDS; i++)
+        if (strlen(ub_ident_keywords[i]) == n &&
+            memcmp(ub_ident_keywords[i], s, n) == 0)
+            return true;
+    return false;
+}
+
+bool ub_ident_attr_type_ok(const char *s, size_t n)
+{
+    return ub_ident_cxx_ok(s, n) && !ub_ident_keyword(s, n);
+}
+
 bool ub_ident_type_name_ok(const char *s, size_t n)
 {
     size_t start = 0;
     for (size_t i = 0; i <= n; i++)
         if (i == n || s[i] == '.') {
-            if (!ub_ident_cxx_ok(s + start, i - start))
+            if (!ub_ident_attr_type_ok(s + start, i - start))
                 return false;
             start = i + 1;
         }

@@ -21,8 +21,9 @@ bool ub_ident_ns_ok(const char *s, size_t n);
 /* Whether they are an identifier, or ASCII identifiers joined by "::" (a
  * C++ name): what the text takes for a type or a metadata key. */
 bool ub_ident_cxx_ok(const char *s, size_t n);
-/* Whether they are such names joined by '.': what the text takes for a
- * prim's type name (`def a.B "x"`). */
+/* Whether they are such names, none a reserved word (ub_ident_keyword),
+ * joined by '.': what the text takes for a prim's type name (`def a.B
+ * "x"`). */
 bool ub_ident_type_name_ok(const char *s, size_t n);
 /* The length of the UTF-8 sequence at s (n bytes available), its code
  * point in *cp; 0 when it is malformed.  Only the lead byte's pattern and
@@ -34,6 +35,16 @@ size_t ub_utf8_seq(const unsigned char *s, size_t n, uint32_t *cp);
  * .usdb and crate readers hold the asset paths they read to it, and
  * stitch those it makes. */
 const char *ub_ident_asset_problem(const char *s, size_t n);
+/* The words the text reserves, in the order of parser.y's keyword tokens
+ * ("add" ... "varying"): no name the grammar reads as an identifier (a
+ * type name, a metadata key) may be one. */
+#define UB_IDENT_NKEYWORDS 41
+extern const char *const ub_ident_keywords[UB_IDENT_NKEYWORDS];
+/* Whether s[0..n) is one of them. */
+bool ub_ident_keyword(const char *s, size_t n);
+/* Whether s[0..n) is an attribute's type name the text can say: an
+ * identifier or a C++ name, not a reserved word. */
+bool ub_ident_attr_type_ok(const char *s, size_t n);
 /* Whether the string s is an absolute path of prim names, without
  * variant selections ("/World/model"), as a command line names a prim. */
 bool ub_ident_prim_path_ok(const char *s);

@@ -6,17 +6,6 @@
 #include "ub_ident.h"
 #include "ub_intern.h"
 
-const char *const ub_metadef_keywords[UB_METADEF_NKEYWORDS] = {
-    "add", "append", "class", "config", "connect", "custom", "customData",
-    "def", "default", "delete", "dictionary", "displayUnit", "doc",
-    "inherits", "kind", "nameChildren", "None", "offset", "over", "payload",
-    "permission", "prefixSubstitutions", "prepend", "properties",
-    "references", "relocates", "rel", "reorder", "rootPrims", "scale",
-    "subLayers", "suffixSubstitutions", "specializes", "symmetryArguments",
-    "symmetryFunction", "timeSamples", "uniform", "variantSet",
-    "variantSets", "variants", "varying",
-};
-
 enum { L = 1, P = 2, A = 4, R = 8, PROP = A | R, ALL = L | P | A | R };
 
 /* Metadata fields OpenUSD 24.08 types with the plugins usdcat loads (Sdf's
@@ -326,11 +315,10 @@ ub_metadef_role ub_metadef_role_of(const char *key, ub_spec_kind spec)
         return r;
     }
     /* a reserved word that is no field of this spec cannot be a key */
-    for (size_t i = 0; i < UB_METADEF_NKEYWORDS; i++)
-        if (strcmp(ub_metadef_keywords[i], key) == 0) {
-            r.how = UB_MDR_RESERVED;
-            return r;
-        }
+    if (ub_ident_keyword(key, ub_str_len(key))) {
+        r.how = UB_MDR_RESERVED;
+        return r;
+    }
     if (!ub_ident_cxx_ok(key, ub_str_len(key)))
         r.how = UB_MDR_NOT_IDENT;
     return r;

@@ -1,6 +1,6 @@
 /*
- * ub_metadef — the metadata fields the usda text knows: the words it
- * reserves, the fields it types, and the shape each has in the model
+ * ub_metadef — the metadata fields the usda text knows: the fields it
+ * types, and the shape each has in the model
  * (runtime/ub_layer.h).  The usda reader reads a field's value by the type
  * this table gives it; the crate reader, whose fields and values come from
  * a file that damage can make anything, holds each field it keeps to the
@@ -51,10 +51,6 @@ bool ub_metadef_not_metadata(const char *key, ub_spec_kind spec);
 /* Whether s is a unit `displayUnit` may name (mm, cm, ..., default). */
 bool ub_metadef_display_unit_ok(const char *s);
 
-/* The words the text reserves, in the order of parser.y's keyword tokens
- * ("add" ... "varying"). */
-#define UB_METADEF_NKEYWORDS 41
-extern const char *const ub_metadef_keywords[UB_METADEF_NKEYWORDS];
 
 /* Why v, kept under metadata `key` (interned) of a spec of this kind,
  * would print as text that the usda reader refuses or reads as another

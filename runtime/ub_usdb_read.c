@@ -821,9 +821,10 @@ static void dec_prop(cur *c, uint32_t idx)
     const char *tn = !c->err && p.type_name ? f->strs[p.type_name - 1]
                                              : NULL;
     if (!c->err && !(p.flags & 1) &&
-        (!tn || !ub_ident_cxx_ok(tn, ub_str_len(tn))))
+        (!tn || !ub_ident_attr_type_ok(tn, ub_str_len(tn))))
         cur_fail(c, "attribute '%.40s' has %s", f->strs[p.name],
-                 tn ? "a type name that is not an identifier"
+                 tn ? "a type name that is not an identifier, or is a "
+                      "reserved word"
                     : "no type name");
     p.def = get_val(c);
     p.series = get_val(c);
@@ -860,7 +861,7 @@ static void dec_prim(cur *c, uint32_t idx, uint32_t parent,
     const char *tn = !c->err ? opt_str(f, p.type_name) : NULL;
     if (tn && !ub_ident_type_name_ok(tn, ub_str_len(tn)))
         cur_fail(c, "prim '%.40s' has a type name that is not an "
-                    "identifier", f->strs[p.name]);
+                    "identifier, or is a reserved word", f->strs[p.name]);
     dec_fields(c, &p.first_field, &p.n_fields);
     p.prim_order = get_val(c);
     p.prop_order = get_val(c);

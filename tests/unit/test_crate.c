@@ -853,6 +853,9 @@ static void test_type_names(void)
         {"f oat", true, "spec </P.a> field 'typeName': the type name "
                         "'f oat' is not an identifier"},
         {"", true, "the type name '' is not an identifier"},
+        /* a reserved word the grammar reads as such (`kind h4 = ...`) */
+        {"kind", true, "spec </P.a> field 'typeName': the type name 'kind' "
+                       "is not an identifier, or is a reserved word"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         uint64_t ts;
@@ -876,8 +879,9 @@ static void test_type_names(void)
     }
     /* a prim's type name: names the text takes, joined by '.' */
     static const char *const prim_types[] = {"Mesh", "my.Some::Type",
-                                             "Poi\xc3tInstancer", "a..b"};
-    for (size_t i = 0; i < 4; i++) {
+                                             "Poi\xc3tInstancer", "a..b",
+                                             "my.over"};
+    for (size_t i = 0; i < 5; i++) {
         cfield pf[] = {{"typeName", rep(UB_CRATE_TOKEN, TOK0, true, false)}};
         layer_spec s = {.ver = V(0, 8, 0), .tname = "int", .prim = pf,
                         .nprim = 1, .toks = &prim_types[i], .ntoks = 1};

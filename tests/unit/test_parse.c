@@ -656,6 +656,26 @@ static void test_utf8_identifiers(void)
     CU_ASSERT_FALSE(ub_ident_prim_path_ok("W"));
     CU_ASSERT_FALSE(ub_ident_prim_path_ok("/"));
     CU_ASSERT_FALSE(ub_ident_prim_path_ok(NULL));
+    /* the paths the text takes as targets and connections */
+    CU_ASSERT_TRUE(ub_ident_target_path_ok("/W/a.b:c"));
+    CU_ASSERT_TRUE(ub_ident_target_path_ok("/W"));
+    CU_ASSERT_TRUE(ub_ident_target_path_ok("/W.r[/X].y"));
+    CU_ASSERT_FALSE(ub_ident_target_path_ok("/W.r[/X]"));
+    CU_ASSERT_FALSE(ub_ident_target_path_ok("/W{v=a}.b"));
+    CU_ASSERT_FALSE(ub_ident_target_path_ok("/W/../X"));
+    CU_ASSERT_FALSE(ub_ident_target_path_ok("W.b"));
+    CU_ASSERT_FALSE(ub_ident_target_path_ok("/"));
+    CU_ASSERT_FALSE(ub_ident_target_path_ok(")C"));
+    /* type names: no reserved word, as the grammar reads one as such */
+    CU_ASSERT_TRUE(ub_ident_attr_type_ok("float3", 6));
+    CU_ASSERT_TRUE(ub_ident_attr_type_ok("Kind", 4));
+    CU_ASSERT_FALSE(ub_ident_attr_type_ok("kind", 4));
+    CU_ASSERT_FALSE(ub_ident_attr_type_ok("None", 4));
+    CU_ASSERT_TRUE(ub_ident_type_name_ok("a.Mesh", 6));
+    CU_ASSERT_FALSE(ub_ident_type_name_ok("a.def", 5));
+    for (size_t i = 0; i < UB_IDENT_NKEYWORDS; i++)
+        CU_ASSERT_TRUE(ub_ident_keyword(ub_ident_keywords[i],
+                                        strlen(ub_ident_keywords[i])));
 }
 
 /* --- grammar constructs ---------------------------------------------------- */
