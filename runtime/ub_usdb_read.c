@@ -2128,14 +2128,27 @@ static int attr_value(ub_usdb *f, const ub_prop *p, ub_value *v, double t,
     return 0;
 }
 
+/* A second sibling of a name: damage. */
+static int twice(ub_usdb *f, const char *what, const char *name)
+{
+    ub_usdb_err(f, "section SKEL (tree)", "%s '%s' twice among siblings",
+                what, name);
+    return -1;
+}
+
 static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
                       ub_sloc loc)
 {
     const rprop *rp = &f->props[pi];
-    ub_prop *p = ub_prop_new(L, prim, f->strs[rp->name],
-                             (rp->flags & 1) ? UB_REL : UB_ATTR, loc);
+    bool created;
+    ub_prop *p = ub_prop_find_or_new(L, prim, f->strs[rp->name],
+                                     (rp->flags & 1) ? UB_REL : UB_ATTR, loc,
+                                     &created);
     if (!p)
         return -1;
+    if (!created) {
+        return twice(f, "property", p->name);
+    }
     p->custom = rp->flags & 2;
     p->varying_keyword = (rp->flags & 4) != 0;
     p->is_array = (rp->flags & 8) != 0;
@@ -2222,23 +2235,35 @@ static int build_prim(ub_usdb *f, ub_layer *L, uint32_t pi, ub_prim *prim,
     for (uint32_t i = 0; i < rp.n_props; i++)
         if (build_prop(f, L, prim, rp.first_prop + i, loc) != 0)
             return -1;
+    /* (names are unique among siblings, as the usda reader holds them:
+     * it refuses a second prim, variant set or variant of a name, and
+     * merges or refuses a second property) */
     for (uint32_t i = 0; i < rp.n_children; i++) {
         uint32_t ci = rp.first_child + i;
-        ub_prim *c = ub_prim_new(L, prim, f->strs[f->prims[ci].name],
-                                 (ub_specifier)f->prims[ci].spec, loc);
+        ub_prim *twin;
+        ub_prim *c = ub_prim_find_or_new(L, prim, f->strs[f->prims[ci].name],
+                                         (ub_specifier)f->prims[ci].spec, loc,
+                                         &twin);
+        if (c && twin)
+            return twice(f, "prim", c->name);
         if (!c || build_prim(f, L, ci, c, loc) != 0)
             return -1;
     }
     for (uint32_t i = 0; i < rp.n_vsets; i++) {
         const rvset *vs = &f->vsets[rp.first_vset + i];
+        if (ub_variant_set_find(prim, f->strs[vs->name]))
+            return twice(f, "variant set", f->strs[vs->name]);
         ub_variant_set *set =
             ub_variant_set_get(L, prim, f->strs[vs->name], loc);
         if (!set)
             return -1;
         for (uint32_t k = 0; k < vs->n_variants; k++) {
             uint32_t vi = vs->first_variant + k;
-            ub_prim *v = ub_variant_new(L, prim, set,
-                                        f->strs[f->prims[vi].name], loc);
+            const char *name = f->strs[f->prims[vi].name];
+            for (uint32_t j = 0; j < set->variants.n; j++)
+                if (set->variants.v[j]->name == name)
+                    return twice(f, "variant", name);
+            ub_prim *v = ub_variant_new(L, prim, set, name, loc);
             if (!v || build_prim(f, L, vi, v, loc) != 0)
                 return -1;
         }

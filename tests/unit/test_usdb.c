@@ -1428,6 +1428,44 @@ static void test_prop_paths_checked(void)
     }
 }
 
+/* Names are unique among siblings, as the usda reader holds them: a
+ * second prim, property, variant set or variant of a name is damage. */
+static void test_twins_refused(void)
+{
+    static const char *const want[] = {
+        "prim 'A' twice among siblings",
+        "property 'x' twice among siblings",
+        "variant set 'v' twice among siblings",
+        "variant 'a' twice among siblings",
+    };
+    for (int k = 0; k < 4; k++) {
+        ub_layer *L = ub_layer_new(T, "w.usda");
+        ub_prim *p = ub_prim_new(L, L->root, S("A"), UB_DEF, (ub_sloc){0});
+        if (k == 0)
+            ub_prim_new(L, L->root, S("A"), UB_OVER, (ub_sloc){0});
+        attr(L, p, "x", UB_TY_DOUBLE, false);
+        if (k == 1)
+            attr(L, p, "x", UB_TY_DOUBLE, false);
+        ub_variant_set *v = ub_variant_set_get(L, p, S("v"), (ub_sloc){0});
+        CU_ASSERT_PTR_NOT_NULL_FATAL(v);
+        ub_variant_new(L, p, v, S("a"), (ub_sloc){0});
+        if (k == 2) /* (the builder finds a set by its name: renamed) */
+            ub_variant_set_get(L, p, S("w"), (ub_sloc){0})->name = S("v");
+        if (k == 3)
+            ub_variant_new(L, p, v, S("a"), (ub_sloc){0});
+        ub_buf b;
+        write(L, 0, &b);
+        ub_diags *dg = ub_diags_new();
+        CU_ASSERT_PTR_NULL(ub_usdb_load(T, "w.usdb", b.data, b.len, dg));
+        if (!has_error(dg, want[k]))
+            fprintf(stderr, "\nwanted: %s\n", want[k]);
+        CU_ASSERT(has_error(dg, want[k]));
+        ub_diags_free(dg);
+        ub_buf_free(&b);
+        ub_layer_free(L);
+    }
+}
+
 /* A time sample no attribute's type allows (a dictionary, a list op): a
  * .usdb can hold one, which is damage, both where the layer is built and
  * where the runtime reads the sample; an untyped sample reads back. */
@@ -1523,6 +1561,8 @@ int main(void)
     CU_add_test(s, "target and connection paths the text cannot say are "
                    "damage",
                 test_prop_paths_checked);
+    CU_add_test(s, "names given twice among siblings are damage",
+                test_twins_refused);
     CU_add_test(s, "reference paths the text cannot say are damage",
                 test_reference_paths_checked);
     CU_add_test(s, "names the path grammar refuses are damage",
