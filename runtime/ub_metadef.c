@@ -207,10 +207,17 @@ static const char *md_special_fault(enum md_special which, const ub_value *v)
         return md_string_dict(v) ? NULL
                                  : "expected a dictionary of strings";
     case MS_RELOCATES:
-        return v->kind == UB_V_DATA && v->is_array &&
-                       v->type_id == UB_TY_PATH && v->count % 2 == 0
-                   ? NULL
-                   : "expected pairs of paths";
+        if (v->kind != UB_V_DATA || !v->is_array ||
+            v->type_id != UB_TY_PATH || v->count % 2)
+            return "expected pairs of paths";
+        /* as the text's are made: absolute prim paths, a target <> */
+        for (uint32_t i = 0; i < v->count; i++) {
+            const char *s = ub_value_str(v, i);
+            if (!(i % 2 && !*s) && !ub_ident_prim_path_ok(s))
+                return "expected pairs of absolute prim paths (a target "
+                       "may be <>)";
+        }
+        return NULL;
     default:
         break;
     }

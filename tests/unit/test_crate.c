@@ -1235,8 +1235,10 @@ static void test_metadata_shapes(void)
 {
     const char *toks[] = {"displayName", "x", "assetInfo", "kind",
                           "myPaths", "customData", "weight", "displayUnit",
-                          "mm", "parsec", "inherits", "connectionPaths"};
-    enum { DN = TOK0, X, AI, KIND, MYP, CD, WEIGHT, DU, MM, PARSEC, INH, CP };
+                          "mm", "parsec", "inherits", "connectionPaths",
+                          "relocates"};
+    enum { DN = TOK0, X, AI, KIND, MYP, CD, WEIGHT, DU, MM, PARSEC, INH, CP,
+           RELOC };
     struct {
         const char *field;
         uint64_t rep;
@@ -1284,6 +1286,12 @@ static void test_metadata_shapes(void)
         {"connectionPaths", rep(UB_CRATE_PATH_LISTOP, DATA + 45, false,
                                 false),
          true, NULL},
+        /* relocates pair prim paths */
+        {"relocates", rep(UB_CRATE_RELOCATES, DATA + 84, false, false), false,
+         "field 'relocates': expected pairs of absolute prim paths (a target "
+         "may be <>), found a value of type path[]"},
+        {"relocates", rep(UB_CRATE_RELOCATES, DATA + 100, false, false),
+         false, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         bb d = {0};
@@ -1302,6 +1310,13 @@ static void test_metadata_shapes(void)
                        UB_CRATE_LISTOP_HAS_EXPLICIT);
             u64(&d, 1);
             u32(&d, path);
+        }
+        /* relocates [</P.a>: </P>] at DATA + 84, [</P>: </P>] at
+         * DATA + 100 */
+        for (uint32_t from = 2; from >= 1; from--) {
+            u64(&d, 1);
+            u32(&d, from);
+            u32(&d, 1);
         }
         cfield f[] = {{cases[i].field, cases[i].rep}};
         layer_spec sp = {.ver = V(0, 8, 0), .tname = "float",
@@ -1347,6 +1362,9 @@ static void test_metadata_shapes(void)
             /* a token where the field is a string: read as a string */
             CU_ASSERT_EQUAL(got->value.type_id, UB_TY_STRING);
             CU_ASSERT_STRING_EQUAL(ub_value_str(&got->value, 0), "x");
+        } else if (strcmp(cases[i].field, "relocates") == 0) {
+            CU_ASSERT_EQUAL(got->value.count, 2);
+            CU_ASSERT_STRING_EQUAL(ub_value_str(&got->value, 0), "/P");
         } else if (strcmp(cases[i].field, "inherits") == 0) {
             CU_ASSERT_EQUAL(got->value.kind, UB_V_LISTOP);
             const ub_value *l =

@@ -1150,7 +1150,7 @@ static void test_untyped_without_text(void)
  * damage, named; the same fields with their text's shape read back. */
 static void test_metadata_refused(void)
 {
-    for (int k = 0; k < 7; k++) {
+    for (int k = 0; k < 8; k++) {
         ub_layer *L = ub_layer_new(T, "m.usda");
         ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
         ub_prop *x = attr(L, p, "x", UB_TY_DOUBLE, false);
@@ -1203,6 +1203,16 @@ static void test_metadata_refused(void)
             if (k == 4)
                 want = "field 'inherits': expected absolute prim paths "
                        "without variant selections";
+            break;
+        }
+        case 6: {
+            /* relocates pair absolute prim paths */
+            ub_value r = ub_value_new(L->arena, TY(UB_TY_PATH), 2, true);
+            ((const char **)ub_value_data(&r))[0] = S("/P");
+            ((const char **)ub_value_data(&r))[1] = S("a b");
+            ub_fields_set(L->arena, &L->meta, S("relocates"), r,
+                          (ub_sloc){0});
+            want = "field 'relocates': expected pairs of absolute prim paths";
             break;
         }
         default:
