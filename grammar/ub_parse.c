@@ -1831,13 +1831,11 @@ void ub_act_meta_begin(ub_pctx *c, const char *key, ub_tokloc l, int part)
     ub_vb_begin(c, t, t->name, f->kind == UB_MD_LISTOP || f->array);
 }
 
-static bool ub_items_dup(const ub_value *v);
-
 static void ub_listop_set(ub_pctx *c, ub_value *slot, const ub_type *t,
                           int part, ub_value items, ub_tokloc l,
                           const char *field)
 {
-    if (items.kind == UB_V_DATA && ub_items_dup(&items)) {
+    if (items.kind == UB_V_DATA && ub_value_items_dup(&items)) {
         ub_perr(c, l, "duplicate items in the list for '%s'", field);
         return;
     }
@@ -1986,29 +1984,6 @@ void ub_act_meta_end(ub_pctx *c)
 }
 
 /* Duplicate elements in a list op part (OpenUSD rejects them). */
-static bool ub_items_dup(const ub_value *v)
-{
-    if (!ub_value_type(v) || v->count < 2 || v->count > 4096)
-        return false; /* big lists: quadratic check not worth it */
-    size_t es = ub_type_elem_size(ub_value_type(v));
-    for (uint32_t i = 0; i < v->count; i++)
-        for (uint32_t j = i + 1; j < v->count; j++) {
-            if (ub_value_type(v)->scalar == UB_SC_REF) {
-                const ub_reference *a = ub_value_elem(v, i);
-                const ub_reference *b = ub_value_elem(v, j);
-                if (a->asset == b->asset && a->prim_path == b->prim_path &&
-                    a->offset.offset == b->offset.offset &&
-                    a->offset.scale == b->offset.scale && !a->custom_data &&
-                    !b->custom_data)
-                    return true;
-            } else if (memcmp(ub_value_elem(v, i), ub_value_elem(v, j), es) ==
-                       0) {
-                return true;
-            }
-        }
-    return false;
-}
-
 /* --- actions: lists ------------------------------------------------------------ */
 
 void ub_act_push_path(ub_pctx *c, const char *s, ub_tokloc l)

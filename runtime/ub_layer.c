@@ -944,6 +944,8 @@ const char *ub_prop_paths_fault(const ub_value *v, char *buf, size_t cap)
         return NULL;
     if (v->kind != UB_V_LISTOP || v->type_id != UB_TY_PATH)
         return "the value is not a list op of paths";
+    if (ub_listop_has_dup(v))
+        return "a part of the list op holds a path twice";
     const char *bad = ub_listop_str_refused(v, ub_ident_target_path_ok);
     if (!bad)
         return NULL;

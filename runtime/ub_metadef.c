@@ -266,6 +266,15 @@ static bool md_unknown_ok(const ub_value *v)
     return false;
 }
 
+/* A list op whose parts repeat an item, which the usda reader refuses
+ * ("duplicate items in the list"); NULL for any other value. */
+static const char *md_twice(const ub_value *v)
+{
+    return v->kind == UB_V_LISTOP && ub_listop_has_dup(v)
+               ? "a part of the list op holds an item twice"
+               : NULL;
+}
+
 static const char *md_spec_name(ub_spec_kind spec)
 {
     return spec == UB_SPEC_LAYER  ? "a layer"
@@ -342,7 +351,7 @@ const char *ub_metadef_check(const ub_metadef_role *role, const char *key,
         const char *why =
             md_special_fault((enum md_special)role->special, v);
         if (!why)
-            return NULL;
+            return md_twice(v);
         snprintf(buf, cap, "%s, found %s", why,
                  md_found(v, found, sizeof found));
         return buf;
@@ -363,7 +372,7 @@ const char *ub_metadef_check(const ub_metadef_role *role, const char *key,
                                                   v->is_array == d->array &&
                                                   (d->array || v->count == 1);
         if (ok)
-            return NULL;
+            return md_twice(v);
         if (d->kind == UB_MD_DICT)
             snprintf(buf, cap, "expected a dictionary, found %s",
                      md_found(v, found, sizeof found));

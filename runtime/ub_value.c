@@ -738,6 +738,39 @@ const char *ub_value_not_sample(const ub_value *v)
     return "no value";
 }
 
+bool ub_value_items_dup(const ub_value *v)
+{
+    if (!ub_value_type(v) || v->count < 2 || v->count > 4096)
+        return false; /* big lists: quadratic check not worth it */
+    size_t es = ub_type_elem_size(ub_value_type(v));
+    for (uint32_t i = 0; i < v->count; i++)
+        for (uint32_t j = i + 1; j < v->count; j++) {
+            if (ub_value_type(v)->scalar == UB_SC_REF) {
+                const ub_reference *a = ub_value_elem(v, i);
+                const ub_reference *b = ub_value_elem(v, j);
+                if (a->asset == b->asset && a->prim_path == b->prim_path &&
+                    a->offset.offset == b->offset.offset &&
+                    a->offset.scale == b->offset.scale && !a->custom_data &&
+                    !b->custom_data)
+                    return true;
+            } else if (memcmp(ub_value_elem(v, i), ub_value_elem(v, j), es) ==
+                       0) {
+                return true;
+            }
+        }
+    return false;
+}
+
+bool ub_listop_has_dup(const ub_value *v)
+{
+    for (int op = 0; op < UB_LO_NPARTS; op++)
+        if (v->u.listop->has[op] &&
+            ub_value_items_dup(
+                ub_listop_get(v->u.listop, (ub_listop_part)op)))
+            return true;
+    return false;
+}
+
 const char *ub_listop_str_refused(const ub_value *v,
                                   bool (*ok)(const char *item))
 {

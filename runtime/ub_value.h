@@ -337,6 +337,12 @@ static inline const ub_value *ub_listop_get(const ub_listop *lo,
     return lo->at[p] ? &lo->e[lo->at[p] - 1].value
                      : &ub_listop_entry_none.value;
 }
+/* Whether two items of v, a list of items, are the same (a list op's
+ * part may not repeat one: the usda reader refuses `[a, a]`).  Lists of
+ * over 4096 items pass unchecked: the check is quadratic. */
+bool ub_value_items_dup(const ub_value *v);
+/* The same of any part of list op v. */
+bool ub_listop_has_dup(const ub_value *v);
 /* The first item of list op v's parts (all of them, in part order) that
  * ok refuses, or NULL when it takes every one; v's items are strings
  * (tokens, paths, ...). */

@@ -1236,9 +1236,9 @@ static void test_metadata_shapes(void)
     const char *toks[] = {"displayName", "x", "assetInfo", "kind",
                           "myPaths", "customData", "weight", "displayUnit",
                           "mm", "parsec", "inherits", "connectionPaths",
-                          "relocates"};
+                          "relocates", "apiSchemas"};
     enum { DN = TOK0, X, AI, KIND, MYP, CD, WEIGHT, DU, MM, PARSEC, INH, CP,
-           RELOC };
+           RELOC, API };
     struct {
         const char *field;
         uint64_t rep;
@@ -1292,6 +1292,10 @@ static void test_metadata_shapes(void)
          "may be <>), found a value of type path[]"},
         {"relocates", rep(UB_CRATE_RELOCATES, DATA + 100, false, false),
          false, NULL},
+        /* a list op's part repeats no item */
+        {"apiSchemas", rep(UB_CRATE_TOKEN_LISTOP, DATA + 116, false, false),
+         false, "field 'apiSchemas': a part of the list op holds an item "
+                "twice"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         bb d = {0};
@@ -1318,6 +1322,11 @@ static void test_metadata_shapes(void)
             u32(&d, from);
             u32(&d, 1);
         }
+        /* explicit [x, x] at DATA + 116, a token list op */
+        u8(&d, UB_CRATE_LISTOP_IS_EXPLICIT | UB_CRATE_LISTOP_HAS_EXPLICIT);
+        u64(&d, 2);
+        u32(&d, X);
+        u32(&d, X);
         cfield f[] = {{cases[i].field, cases[i].rep}};
         layer_spec sp = {.ver = V(0, 8, 0), .tname = "float",
                          .toks = toks, .ntoks = sizeof toks / sizeof *toks,

@@ -1150,7 +1150,7 @@ static void test_untyped_without_text(void)
  * damage, named; the same fields with their text's shape read back. */
 static void test_metadata_refused(void)
 {
-    for (int k = 0; k < 8; k++) {
+    for (int k = 0; k < 9; k++) {
         ub_layer *L = ub_layer_new(T, "m.usda");
         ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
         ub_prop *x = attr(L, p, "x", UB_TY_DOUBLE, false);
@@ -1215,6 +1215,14 @@ static void test_metadata_refused(void)
             want = "field 'relocates': expected pairs of absolute prim paths";
             break;
         }
+        case 7: /* a list op's part repeats no item */
+            ub_fields_set(L->arena, &p->meta, S("apiSchemas"),
+                          listop(L->arena, UB_TY_TOKEN), (ub_sloc){0});
+            ((const char **)ub_value_data(ub_listop_get(
+                p->meta.v[0].value.u.listop, UB_LO_PREPEND)))[1] = S("/A/p0");
+            want = "field 'apiSchemas': a part of the list op holds an item "
+                   "twice";
+            break;
         default:
             ub_fields_set(L->arena, &p->meta, S("displayName"),
                           strs(L->arena, UB_TY_STRING, 1, "shown"),
@@ -1396,17 +1404,20 @@ static void test_prop_paths_checked(void)
         "property 'r': </> is not an absolute prim or property path",
         "property 'r': its default target is no path",
         NULL,
+        "property 'r': a part of the list op holds a path twice",
     };
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         ub_layer *L = ub_layer_new(T, "p.usda");
         ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
         ub_prop *x = attr(L, p, "x", UB_TY_DOUBLE, false);
         ub_prop *r = ub_prop_new(L, p, S("r"), UB_REL, (ub_sloc){0});
         ub_listop *lo = ub_listop_new(L->arena);
         lo->is_explicit = lo->has[UB_LO_EXPLICIT] = true;
-        ub_value one = ub_value_new(L->arena, TY(UB_TY_PATH), 1, true);
-        ((const char **)ub_value_data(&one))[0] =
-            S(k == 0 ? "/P{v=a}.y" : k == 1 ? "/" : "/P.x");
+        ub_value one =
+            ub_value_new(L->arena, TY(UB_TY_PATH), k == 4 ? 2 : 1, true);
+        for (uint32_t i = 0; i < one.count; i++)
+            ((const char **)ub_value_data(&one))[i] =
+                S(k == 0 ? "/P{v=a}.y" : k == 1 ? "/" : "/P.x");
         CU_ASSERT_FATAL(
             ub_listop_put(L->arena, lo, UB_LO_EXPLICIT, one) == 0);
         ub_value paths = {.kind = UB_V_LISTOP, .type_id = UB_TY_PATH,
