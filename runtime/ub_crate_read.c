@@ -2525,8 +2525,9 @@ static bool cr_meta_ok(crate *c, const char *text_key,
     if (strcmp(text_key, "variantSets") == 0) {
         /* the names a writer makes variant sets of (the explicit list,
          * else the added one: ub_usdc_write's variantSetChildren) are
-         * path elements when written again; the other parts are names
-         * only, as the usda reader takes them */
+         * path elements when written again, which "" cannot be; the
+         * other parts are names only, as the usda reader takes them
+         * (ub_metadef_check held every part to the text's names) */
         for (int op = 0; op < UB_LO_NPARTS; op++) {
             if (op != UB_LO_EXPLICIT && op != UB_LO_ADD)
                 continue;
@@ -2537,7 +2538,7 @@ static bool cr_meta_ok(crate *c, const char *text_key,
             for (uint32_t k = 0; l && l->kind == UB_V_DATA && k < l->count;
                  k++) {
                 const char *name = ub_value_str(l, k);
-                if (!*name || !ub_ident_variant_ok(name, ub_str_len(name))) {
+                if (!*name) {
                     cr_err(c, "\"%s\" is not a valid variant set name",
                            name);
                     return false;

@@ -164,6 +164,12 @@ static bool md_listop_of(const ub_value *v, ub_type_id t)
     return v->kind == UB_V_LISTOP && v->type_id == t;
 }
 
+/* Whether s is a variant (set) name, as the text's list of them takes it. */
+static bool md_variant_name_ok(const char *s)
+{
+    return ub_ident_variant_ok(s, ub_str_len(s));
+}
+
 /* A dictionary whose values are all strings (variants, substitutions). */
 static bool md_string_dict(const ub_value *v)
 {
@@ -198,10 +204,24 @@ static const char *md_special_fault(enum md_special which, const ub_value *v)
                    : "expected absolute prim paths without variant "
                      "selections";
     case MS_VARIANT_SETS:
-        return md_listop_of(v, UB_TY_STRING) || md_listop_of(v, UB_TY_TOKEN)
+        if (!md_listop_of(v, UB_TY_STRING) && !md_listop_of(v, UB_TY_TOKEN))
+            return "expected a list op of names";
+        return !ub_listop_str_refused(v, md_variant_name_ok)
                    ? NULL
-                   : "expected a list op of names";
+                   : "expected variant set names";
     case MS_VARIANTS:
+        if (!md_string_dict(v))
+            return "expected a dictionary of strings";
+        /* each a variant name, or a variable expression ("`...`") */
+        for (uint32_t i = 0; v->u.dict && i < v->u.dict->n; i++) {
+            const char *sel = ub_value_str(&v->u.dict->e[i].value, 0);
+            size_t n = ub_str_len(sel);
+            bool expr = n > 2 && sel[0] == '`' && sel[n - 1] == '`' &&
+                        !memchr(sel, '\0', n);
+            if (!expr && !ub_ident_variant_ok(sel, n))
+                return "expected variant selections";
+        }
+        return NULL;
     case MS_PREFIX_SUBSTITUTIONS:
     case MS_SUFFIX_SUBSTITUTIONS:
         return md_string_dict(v) ? NULL

@@ -1236,9 +1236,10 @@ static void test_metadata_shapes(void)
     const char *toks[] = {"displayName", "x", "assetInfo", "kind",
                           "myPaths", "customData", "weight", "displayUnit",
                           "mm", "parsec", "inherits", "connectionPaths",
-                          "relocates", "apiSchemas"};
+                          "relocates", "apiSchemas", "variantSets", "a b",
+                          ""};
     enum { DN = TOK0, X, AI, KIND, MYP, CD, WEIGHT, DU, MM, PARSEC, INH, CP,
-           RELOC, API };
+           RELOC, API, VSETS, AB, EMPTY };
     struct {
         const char *field;
         uint64_t rep;
@@ -1296,6 +1297,17 @@ static void test_metadata_shapes(void)
         {"apiSchemas", rep(UB_CRATE_TOKEN_LISTOP, DATA + 116, false, false),
          false, "field 'apiSchemas': a part of the list op holds an item "
                 "twice"},
+        /* variant set names: the text's, and no "" where a writer makes
+         * path elements of them */
+        {"variantSets", rep(UB_CRATE_TOKEN_LISTOP, DATA + 133, false,
+                            false),
+         false, "field 'variantSets': expected variant set names"},
+        {"variantSets", rep(UB_CRATE_TOKEN_LISTOP, DATA + 146, false,
+                            false),
+         false, "\"\" is not a valid variant set name"},
+        {"variantSets", rep(UB_CRATE_TOKEN_LISTOP, DATA + 159, false,
+                            false),
+         false, NULL},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         bb d = {0};
@@ -1327,6 +1339,15 @@ static void test_metadata_shapes(void)
         u64(&d, 2);
         u32(&d, X);
         u32(&d, X);
+        /* explicit ["a b"] at DATA + 133, [""] at DATA + 146, [x] at
+         * DATA + 159 */
+        static const uint32_t vset_names[] = {AB, EMPTY, X};
+        for (size_t k = 0; k < 3; k++) {
+            u8(&d,
+               UB_CRATE_LISTOP_IS_EXPLICIT | UB_CRATE_LISTOP_HAS_EXPLICIT);
+            u64(&d, 1);
+            u32(&d, vset_names[k]);
+        }
         cfield f[] = {{cases[i].field, cases[i].rep}};
         layer_spec sp = {.ver = V(0, 8, 0), .tname = "float",
                          .toks = toks, .ntoks = sizeof toks / sizeof *toks,
@@ -1371,6 +1392,10 @@ static void test_metadata_shapes(void)
             /* a token where the field is a string: read as a string */
             CU_ASSERT_EQUAL(got->value.type_id, UB_TY_STRING);
             CU_ASSERT_STRING_EQUAL(ub_value_str(&got->value, 0), "x");
+        } else if (strcmp(cases[i].field, "variantSets") == 0) {
+            const ub_value *l =
+                ub_listop_get(got->value.u.listop, UB_LO_EXPLICIT);
+            CU_ASSERT_STRING_EQUAL(ub_value_str(l, 0), "x");
         } else if (strcmp(cases[i].field, "relocates") == 0) {
             CU_ASSERT_EQUAL(got->value.count, 2);
             CU_ASSERT_STRING_EQUAL(ub_value_str(&got->value, 0), "/P");

@@ -1150,7 +1150,7 @@ static void test_untyped_without_text(void)
  * damage, named; the same fields with their text's shape read back. */
 static void test_metadata_refused(void)
 {
-    for (int k = 0; k < 9; k++) {
+    for (int k = 0; k < 11; k++) {
         ub_layer *L = ub_layer_new(T, "m.usda");
         ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
         ub_prop *x = attr(L, p, "x", UB_TY_DOUBLE, false);
@@ -1223,6 +1223,19 @@ static void test_metadata_refused(void)
             want = "field 'apiSchemas': a part of the list op holds an item "
                    "twice";
             break;
+        case 8: /* a variant selection is a name, or an expression */
+        case 9: {
+            ub_dict *sel = ub_dict_new(L->arena);
+            ub_value v = ub_value_new(L->arena, TY(UB_TY_STRING), 1, false);
+            *(const char **)ub_value_data(&v) = S(k == 8 ? "a b" : "`${V}`");
+            ub_dict_set(L->arena, sel, S("v"), v, (ub_sloc){0});
+            ub_fields_set(L->arena, &p->meta, S("variants"),
+                          (ub_value){.kind = UB_V_DICT, .u.dict = sel},
+                          (ub_sloc){0});
+            if (k == 8)
+                want = "field 'variants': expected variant selections";
+            break;
+        }
         default:
             ub_fields_set(L->arena, &p->meta, S("displayName"),
                           strs(L->arena, UB_TY_STRING, 1, "shown"),
