@@ -1441,16 +1441,9 @@ static const ub_type *ub_lookup_type(ub_pctx *c, const char *name,
 static const ub_type *ub_lookup_type_slow(ub_pctx *c, const char *name,
                                           const char **stored)
 {
-    size_t n = ub_str_len(name);
-    const ub_type *t = ub_type_by_name(name, n);
-    *stored = name;
-    if (t && t->id == UB_TY_DICTIONARY)
-        return NULL;
-    if (t)
-        return t;
-    bool keep;
-    if ((t = ub_type_by_legacy_name(name, &keep)) && !keep)
-        *stored = ub_in(c, t->name, strlen(t->name));
+    bool renamed;
+    const ub_type *t = ub_type_of_attr_name(name, ub_str_len(name), &renamed);
+    *stored = renamed ? ub_in(c, t->name, strlen(t->name)) : name;
     return t;
 }
 

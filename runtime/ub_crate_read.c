@@ -2660,8 +2660,8 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
         p->is_array = n > 2 && strcmp(tn + n - 2, "[]") == 0;
         if (p->is_array)
             n -= 2;
-        const char *name = ub_intern(c->t, tn, n);
-        const ub_type *ty = ub_type_by_name(tn, n);
+        bool renamed;
+        const ub_type *ty = ub_type_of_attr_name(tn, n, &renamed);
         /* an unknown type is kept by its name, which the text must be
          * able to say */
         if (!ty && !ub_ident_attr_type_ok(tn, n)) {
@@ -2669,12 +2669,7 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
                           "reserved word", tn);
             return;
         }
-        bool keep = true;
-        if (ty && ty->id == UB_TY_DICTIONARY)
-            ty = NULL;
-        else if (!ty && name &&
-                 (ty = ub_type_by_legacy_name(name, &keep)) && !keep)
-            name = K(c, ty->name);
+        const char *name = renamed ? K(c, ty->name) : ub_intern(c->t, tn, n);
         if (!name || ub_prop_set_decl(c->a, c->t, p, ty, name) != 0)
             cr_oom(c);
     } else if (p->kind == UB_ATTR) {

@@ -826,6 +826,15 @@ static void dec_prop(cur *c, uint32_t idx)
                  tn ? "a type name that is not an identifier, or is a "
                       "reserved word"
                     : "no type name");
+    /* and its values' type is the one the text reads for that name: a
+     * float3 under `inherited x` would print as samples of a type the
+     * usda reader does not know */
+    bool renamed;
+    if (!c->err && tn && !(p.flags & 1) &&
+        ub_type_of_attr_name(tn, ub_str_len(tn), &renamed) != p.type)
+        cur_fail(c, "attribute '%.40s' has type name '%.40s' and values of "
+                    "type %s", f->strs[p.name], tn,
+                 p.type ? p.type->name : "none");
     p.def = get_val(c);
     p.series = get_val(c);
     p.conn = get_val(c);

@@ -892,13 +892,28 @@ static const struct ub_legacy_type {
     {"FaceIndex", UB_TY_INT, 1},
 };
 
-const ub_type *ub_type_by_legacy_name(const char *name, bool *keep_name)
+static const ub_type *ub_legacy_type(const char *name, size_t len,
+                                     bool *keep_name)
 {
     for (size_t i = 0; i < sizeof ub_legacy_types / sizeof *ub_legacy_types;
          i++)
-        if (strcmp(ub_legacy_types[i].name, name) == 0) {
+        if (strlen(ub_legacy_types[i].name) == len &&
+            memcmp(ub_legacy_types[i].name, name, len) == 0) {
             *keep_name = ub_legacy_types[i].keep_name;
             return ub_type_get(ub_legacy_types[i].id);
         }
     return NULL;
+}
+
+const ub_type *ub_type_of_attr_name(const char *name, size_t len,
+                                    bool *renamed)
+{
+    *renamed = false;
+    const ub_type *t = ub_type_by_name(name, len);
+    if (t)
+        return t->id == UB_TY_DICTIONARY ? NULL : t;
+    bool keep = true;
+    t = ub_legacy_type(name, len, &keep);
+    *renamed = t && !keep;
+    return t;
 }

@@ -86,10 +86,14 @@ const ub_type *ub_type_get(ub_type_id id);
 /* The type named name[0..len) in a usda file ("float3", "color3f"), or NULL
  * when the name is not a known value type. */
 const ub_type *ub_type_by_name(const char *name, size_t len);
-/* The type an old type name stands for ("Vec3f", "PointFloat"), or NULL.
- * *keep_name: OpenUSD keeps the old name (Transform, PointIndex, ...)
- * because no current type has its role; otherwise it uses t->name. */
-const ub_type *ub_type_by_legacy_name(const char *name, bool *keep_name);
+/* The type an attribute declared `name[0..len) x` has, as the usda
+ * reader gives it: the type so named (a dictionary is none), else the one
+ * an old name stands for ("Vec3f", "PointFloat"), else NULL: an unknown
+ * type, kept by its name.  *renamed: the type's own name replaces the old
+ * one (OpenUSD keeps the old name, as Transform and PointIndex, only
+ * where no current type has its role). */
+const ub_type *ub_type_of_attr_name(const char *name, size_t len,
+                                    bool *renamed);
 /* Components in one element (3 for float3, 16 for matrix4d). */
 static inline unsigned ub_type_ncomp(const ub_type *t)
 {

@@ -1324,8 +1324,9 @@ static void test_type_names_checked(void)
         "attribute 'x' has no type name",
         "attribute 'x' has a type name that is not an identifier",
         "prim 'P' has a type name that is not an identifier",
+        "attribute 'x' has type name 'inherited' and values of type double",
     };
-    for (int k = 0; k < 3; k++) {
+    for (int k = 0; k < 4; k++) {
         ub_layer *L = ub_layer_new(T, "t.usda");
         ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
         ub_prop *x = ub_prop_new(L, p, S("x"), UB_ATTR, (ub_sloc){0});
@@ -1334,6 +1335,9 @@ static void test_type_names_checked(void)
                              S(k == 1 ? "not a type" : "float"));
         if (k == 2)
             p->type_name = S("/A/C"); /* the fuzzer's */
+        if (k == 3) /* a type name that names no type, and a type */
+            ub_prop_set_decl(L->arena, T, x, TY(UB_TY_DOUBLE),
+                             S("inherited"));
         ub_buf b;
         write(L, 0, &b);
         ub_diags *dg = ub_diags_new();
