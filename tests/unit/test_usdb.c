@@ -920,6 +920,31 @@ static bool has_error(ub_diags *d, const char *needle)
     return false;
 }
 
+/* L written as a .usdb reads back as damage, with an error saying want
+ * (NULL: L reads back as itself, without a diagnostic); L is freed. */
+static void written_reads(ub_layer *L, const char *want)
+{
+    ub_buf b;
+    write(L, 0, &b);
+    ub_diags *dg = ub_diags_new();
+    ub_layer *R = ub_usdb_load(T, "w.usdb", b.data, b.len, dg);
+    if (want) {
+        CU_ASSERT_PTR_NULL(R);
+        if (!has_error(dg, want))
+            fprintf(stderr, "\nwanted: %s\n", want);
+        CU_ASSERT(has_error(dg, want));
+    } else {
+        CU_ASSERT_PTR_NOT_NULL(R);
+        CU_ASSERT_EQUAL(ub_diags_count(dg), 0);
+        if (R)
+            CU_ASSERT(layer_same(L, R));
+    }
+    ub_layer_free(R);
+    ub_diags_free(dg);
+    ub_buf_free(&b);
+    ub_layer_free(L);
+}
+
 static void test_damage_named(void)
 {
     ub_layer *L = rich_layer();
@@ -1245,25 +1270,7 @@ static void test_metadata_refused(void)
                           (ub_value){.kind = UB_V_DICT, .u.dict = d},
                           (ub_sloc){0});
         }
-        ub_buf b;
-        write(L, 0, &b);
-        ub_diags *dg = ub_diags_new();
-        ub_layer *R = ub_usdb_load(T, "m.usdb", b.data, b.len, dg);
-        if (want) {
-            CU_ASSERT_PTR_NULL(R);
-            if (!has_error(dg, want))
-                fprintf(stderr, "\nwanted: %s\n", want);
-            CU_ASSERT(has_error(dg, want));
-        } else {
-            CU_ASSERT_PTR_NOT_NULL(R);
-            CU_ASSERT_EQUAL(ub_diags_count(dg), 0);
-            if (R)
-                CU_ASSERT(layer_same(L, R));
-        }
-        ub_layer_free(R);
-        ub_diags_free(dg);
-        ub_buf_free(&b);
-        ub_layer_free(L);
+        written_reads(L, want);
     }
 }
 
@@ -1338,14 +1345,7 @@ static void test_type_names_checked(void)
         if (k == 3) /* a type name that names no type, and a type */
             ub_prop_set_decl(L->arena, T, x, TY(UB_TY_DOUBLE),
                              S("inherited"));
-        ub_buf b;
-        write(L, 0, &b);
-        ub_diags *dg = ub_diags_new();
-        CU_ASSERT_PTR_NULL(ub_usdb_load(T, "t.usdb", b.data, b.len, dg));
-        CU_ASSERT(has_error(dg, want[k]));
-        ub_diags_free(dg);
-        ub_buf_free(&b);
-        ub_layer_free(L);
+        written_reads(L, want[k]);
     }
 }
 
@@ -1397,16 +1397,9 @@ static void test_reference_paths_checked(void)
             ub_listop_get(r.u.listop, UB_LO_EXPLICIT));
         e[0].prim_path = S(bad[k]);
         ub_fields_set(L->arena, &p->meta, S("references"), r, (ub_sloc){0});
-        ub_buf b;
-        write(L, 0, &b);
-        ub_diags *dg = ub_diags_new();
-        CU_ASSERT_PTR_NULL(ub_usdb_load(T, "r.usdb", b.data, b.len, dg));
         char want[96];
         snprintf(want, sizeof want, "<%s> is not a prim path", bad[k]);
-        CU_ASSERT(has_error(dg, want));
-        ub_diags_free(dg);
-        ub_buf_free(&b);
-        ub_layer_free(L);
+        written_reads(L, want);
     }
 }
 
@@ -1445,24 +1438,7 @@ static void test_prop_paths_checked(void)
             ub_prop_rel_ext_get(L->arena, r)->targets = paths;
         if (k == 2)
             ub_prop_rel_ext_get(L->arena, r)->default_target = S("a b");
-        ub_buf b;
-        write(L, 0, &b);
-        ub_diags *dg = ub_diags_new();
-        ub_layer *R = ub_usdb_load(T, "p.usdb", b.data, b.len, dg);
-        if (want[k]) {
-            CU_ASSERT_PTR_NULL(R);
-            if (!has_error(dg, want[k]))
-                fprintf(stderr, "\nwanted: %s\n", want[k]);
-            CU_ASSERT(has_error(dg, want[k]));
-        } else {
-            CU_ASSERT_PTR_NOT_NULL(R);
-            if (R)
-                CU_ASSERT(layer_same(L, R));
-        }
-        ub_layer_free(R);
-        ub_diags_free(dg);
-        ub_buf_free(&b);
-        ub_layer_free(L);
+        written_reads(L, want[k]);
     }
 }
 
@@ -1491,16 +1467,7 @@ static void test_twins_refused(void)
             ub_variant_set_get(L, p, S("w"), (ub_sloc){0})->name = S("v");
         if (k == 3)
             ub_variant_new(L, p, v, S("a"), (ub_sloc){0});
-        ub_buf b;
-        write(L, 0, &b);
-        ub_diags *dg = ub_diags_new();
-        CU_ASSERT_PTR_NULL(ub_usdb_load(T, "w.usdb", b.data, b.len, dg));
-        if (!has_error(dg, want[k]))
-            fprintf(stderr, "\nwanted: %s\n", want[k]);
-        CU_ASSERT(has_error(dg, want[k]));
-        ub_diags_free(dg);
-        ub_buf_free(&b);
-        ub_layer_free(L);
+        written_reads(L, want[k]);
     }
 }
 
