@@ -2391,35 +2391,16 @@ static void cr_retype(crate *c, ub_value *v, const ub_type *want)
  * value is copied, not changed: an array may be shared (cr_array_memo). */
 static void cr_path_exprs(crate *c, ub_value *v)
 {
-    if (v->kind != UB_V_DATA || v->type_id != UB_TY_PATH_EXPRESSION)
+    const char *bad = NULL;
+    switch (ub_pathexpr_canon_value(c->a, c->t, v, &bad)) {
+    case UB_PATHEXPR_OK:
         return;
-    ub_value w = ub_value_new(c->a, ub_value_type(v), v->count, v->is_array);
-    if (w.kind != UB_V_DATA) {
+    case UB_PATHEXPR_SYNTAX:
+        cr_err(c, "invalid pathExpression \"%.200s\"", bad);
+        return;
+    default:
         cr_oom(c);
-        return;
     }
-    const char *const *from = ub_value_data(v);
-    const char **to = ub_value_data(&w);
-    for (uint32_t i = 0; i < v->count; i++) {
-        char *t = NULL;
-        switch (ub_pathexpr_rewrite(from[i], NULL, NULL, NULL, &t)) {
-        case UB_PATHEXPR_OK:
-            to[i] = ub_intern(c->t, t, strlen(t));
-            free(t);
-            if (!to[i]) {
-                cr_oom(c);
-                return;
-            }
-            break;
-        case UB_PATHEXPR_SYNTAX:
-            cr_err(c, "invalid pathExpression \"%.200s\"", from[i]);
-            return;
-        default:
-            cr_oom(c);
-            return;
-        }
-    }
-    *v = w;
 }
 
 /* ub_prop_value_fault, as an error. */

@@ -1114,3 +1114,30 @@ done:
     pe_free(&p);
     return st;
 }
+
+ub_pathexpr_status ub_pathexpr_canon_value(ub_arena *a, ub_strtab *t,
+                                           ub_value *v, const char **bad)
+{
+    if (v->kind != UB_V_DATA || v->type_id != UB_TY_PATH_EXPRESSION)
+        return UB_PATHEXPR_OK;
+    ub_value w = ub_value_new(a, ub_value_type(v), v->count, v->is_array);
+    if (w.kind != UB_V_DATA)
+        return UB_PATHEXPR_NOMEM;
+    const char *const *from = ub_value_data(v);
+    const char **to = ub_value_data(&w);
+    for (uint32_t i = 0; i < v->count; i++) {
+        char *text = NULL;
+        ub_pathexpr_status st =
+            ub_pathexpr_rewrite(from[i], NULL, NULL, NULL, &text);
+        if (st == UB_PATHEXPR_SYNTAX)
+            *bad = from[i];
+        if (st != UB_PATHEXPR_OK)
+            return st;
+        to[i] = ub_intern(t, text, strlen(text));
+        free(text);
+        if (!to[i])
+            return UB_PATHEXPR_NOMEM;
+    }
+    *v = w;
+    return UB_PATHEXPR_OK;
+}

@@ -10,6 +10,10 @@
 #ifndef UB_PATHEXPR_H
 #define UB_PATHEXPR_H
 
+#include "ub_arena.h"
+#include "ub_intern.h"
+#include "ub_value.h"
+
 /* Maps a path (a pattern's prefix or an expression reference's path; may
  * be a property path, or relative when it was never anchored) into the
  * output's namespace: the mapped path, or NULL when it falls outside (the
@@ -41,5 +45,13 @@ ub_pathexpr_status ub_pathexpr_rewrite(const char *text, const char *anchor,
  * are text this reader made (anchored, mapped). */
 ub_pathexpr_status ub_pathexpr_compose(const char *stronger,
                                        const char *weaker, char **out);
+
+/* Each pathExpression of v (a value of that type; any other passes) made
+ * its canonical text, copied to arena a and interned in t, as the binary
+ * readers keep what they read (OpenUSD writes that text back).  On
+ * UB_PATHEXPR_SYNTAX, *bad is the text that does not parse and v is left
+ * as it was. */
+ub_pathexpr_status ub_pathexpr_canon_value(ub_arena *a, ub_strtab *t,
+                                           ub_value *v, const char **bad);
 
 #endif

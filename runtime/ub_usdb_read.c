@@ -18,6 +18,7 @@
 
 #include "ub_ident.h"
 #include "ub_metadef.h"
+#include "ub_pathexpr.h"
 #include "ub_usdb_format.h"
 
 typedef struct rsec {
@@ -2134,7 +2135,21 @@ static int attr_value(ub_usdb *f, const ub_prop *p, ub_value *v, double t,
                     fault);
         return -1;
     }
-    return 0;
+    /* a pathExpression must parse, and is kept as the crate reader keeps
+     * one (its canonical text) */
+    const char *bad = NULL;
+    switch (ub_pathexpr_canon_value(a, f->strtab, v, &bad)) {
+    case UB_PATHEXPR_OK:
+        return 0;
+    case UB_PATHEXPR_SYNTAX:
+        ub_usdb_err(f, "section SKEL (tree)",
+                    "property '%s': invalid pathExpression \"%.200s\"",
+                    p->name, bad);
+        return -1;
+    default:
+        ub_usdb_oom(f);
+        return -1;
+    }
 }
 
 /* A second sibling of a name: damage. */

@@ -1471,6 +1471,37 @@ static void test_twins_refused(void)
     }
 }
 
+/* A pathExpression default must parse, and is kept as its canonical
+ * text, as the crate reader keeps one. */
+static void test_path_exprs_checked(void)
+{
+    for (int k = 0; k < 2; k++) {
+        ub_layer *L = ub_layer_new(T, "x.usda");
+        ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
+        ub_prop *e = attr(L, p, "pe", UB_TY_PATH_EXPRESSION, false);
+        e->default_value =
+            ub_value_new(L->arena, TY(UB_TY_PATH_EXPRESSION), 1, false);
+        *(const char **)ub_value_data(&e->default_value) =
+            S(k == 0 ? "/A\x01B" : "/A/B    /C");
+        if (k == 0) {
+            written_reads(L, "property 'pe': invalid pathExpression");
+            continue;
+        }
+        ub_buf b;
+        write(L, 0, &b);
+        ub_diags *dg = ub_diags_new();
+        ub_layer *R = ub_usdb_load(T, "x.usdb", b.data, b.len, dg);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(R);
+        const ub_prop *q = R->root->children.v[0]->props.v[0];
+        CU_ASSERT_STRING_EQUAL(ub_value_str(&q->default_value, 0),
+                               "/A/B /C");
+        ub_layer_free(R);
+        ub_diags_free(dg);
+        ub_buf_free(&b);
+        ub_layer_free(L);
+    }
+}
+
 /* A time sample no attribute's type allows (a dictionary, a list op): a
  * .usdb can hold one, which is damage, both where the layer is built and
  * where the runtime reads the sample; an untyped sample reads back. */
@@ -1568,6 +1599,8 @@ int main(void)
                 test_prop_paths_checked);
     CU_add_test(s, "names given twice among siblings are damage",
                 test_twins_refused);
+    CU_add_test(s, "pathExpressions that do not parse are damage",
+                test_path_exprs_checked);
     CU_add_test(s, "reference paths the text cannot say are damage",
                 test_reference_paths_checked);
     CU_add_test(s, "names the path grammar refuses are damage",
