@@ -2152,6 +2152,36 @@ static int attr_value(ub_usdb *f, const ub_prop *p, ub_value *v, double t,
     }
 }
 
+static int ptr_cmp(const void *a, const void *b)
+{
+    uintptr_t x = (uintptr_t)*(const char *const *)a;
+    uintptr_t y = (uintptr_t)*(const char *const *)b;
+    return x < y ? -1 : x > y;
+}
+
+/* *twin: a name two of set vs's variants have (names are interned: equal
+ * names are one pointer), or NULL; sorted, so a set of many variants
+ * costs n log n, not n * n.  -1 when out of memory. */
+static int variant_twin(const ub_usdb *f, const rvset *vs,
+                        const char **twin)
+{
+    uint32_t n = vs->n_variants;
+    *twin = NULL;
+    if (n < 2)
+        return 0;
+    const char **v = malloc(n * sizeof *v);
+    if (!v)
+        return -1;
+    for (uint32_t k = 0; k < n; k++)
+        v[k] = f->strs[f->prims[vs->first_variant + k].name];
+    qsort(v, n, sizeof *v, ptr_cmp);
+    for (uint32_t k = 1; k < n && !*twin; k++)
+        if (v[k] == v[k - 1])
+            *twin = v[k];
+    free(v);
+    return 0;
+}
+
 /* A second sibling of a name: damage. */
 static int twice(ub_usdb *f, const char *what, const char *name)
 {
@@ -2170,9 +2200,8 @@ static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
                                      &created);
     if (!p)
         return -1;
-    if (!created) {
+    if (!created)
         return twice(f, "property", p->name);
-    }
     p->custom = rp->flags & 2;
     p->varying_keyword = (rp->flags & 4) != 0;
     p->is_array = (rp->flags & 8) != 0;
@@ -2281,13 +2310,15 @@ static int build_prim(ub_usdb *f, ub_layer *L, uint32_t pi, ub_prim *prim,
             ub_variant_set_get(L, prim, f->strs[vs->name], loc);
         if (!set)
             return -1;
+        const char *twin;
+        if (variant_twin(f, vs, &twin) != 0)
+            return -1; /* (out of memory: said by the caller) */
+        if (twin)
+            return twice(f, "variant", twin);
         for (uint32_t k = 0; k < vs->n_variants; k++) {
             uint32_t vi = vs->first_variant + k;
-            const char *name = f->strs[f->prims[vi].name];
-            for (uint32_t j = 0; j < set->variants.n; j++)
-                if (set->variants.v[j]->name == name)
-                    return twice(f, "variant", name);
-            ub_prim *v = ub_variant_new(L, prim, set, name, loc);
+            ub_prim *v = ub_variant_new(L, prim, set,
+                                        f->strs[f->prims[vi].name], loc);
             if (!v || build_prim(f, L, vi, v, loc) != 0)
                 return -1;
         }
