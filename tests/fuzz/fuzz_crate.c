@@ -4,8 +4,9 @@
  * is written back as canonical text, so every decoded value is visited,
  * and as crate (unless the writer refuses, saying why), which must read
  * back to the same text: the writer meets layers here that no usda text
- * makes (fuzz_roundtrip gives it those); the text must read, but for
- * unregistered values (ub_fuzz_text_reads).  The bytes are also read by
+ * makes (fuzz_roundtrip gives it those); with UB_FUZZ_TEXT_READS set,
+ * the text must read, but for unregistered values (ub_fuzz_text_reads).
+ * The bytes are also read by
  * two threads (ub_crate_stream.split, forced), which must give the same
  * layer or the same errors. */
 #include <stddef.h>

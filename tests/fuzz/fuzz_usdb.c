@@ -3,8 +3,9 @@
  * -DUB_USDB_FUZZING, which skips checksum checks so that mutations reach
  * the decoders behind them (a fuzzer cannot forge XXH3).  A layer that
  * reads is written back as usdb (unless the writer refuses, saying why),
- * which must read back to the same canonical text; that text must read,
- * but for unregistered values (ub_fuzz_text_reads). */
+ * which must read back to the same canonical text; with
+ * UB_FUZZ_TEXT_READS set, that text must read, but for unregistered
+ * values (ub_fuzz_text_reads). */
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
