@@ -2116,6 +2116,29 @@ static int build_fields(ub_usdb *f, ub_layer *L, uint32_t first, uint32_t n,
     return 0;
 }
 
+/* Relationship p's default (t NaN) or sample at time t as the text says
+ * them: no default value (its target is apart), and a sample None or a
+ * path, since the usda reader takes nothing else. */
+static int rel_value(ub_usdb *f, const ub_prop *p, const ub_value *v,
+                     double t)
+{
+    const char *fault = NULL;
+    if (isnan(t)) {
+        if (v->kind != UB_V_EMPTY)
+            fault = "a relationship has no default value";
+    } else if (v->kind != UB_V_BLOCK &&
+               (v->kind != UB_V_UNTYPED || v->u.untyped->kind != UB_U_PATH ||
+                (*v->u.untyped->text &&
+                 !ub_ident_path_ok(v->u.untyped->text)))) {
+        fault = "a relationship's time samples are paths or None";
+    }
+    if (!fault)
+        return 0;
+    ub_usdb_err(f, "section SKEL (tree)", "property '%s': %s", p->name,
+                fault);
+    return -1;
+}
+
 /* Attribute p's default (t NaN) or sample at time t given p's type (a
  * clip bake's doubles in a float attribute are converted, as the crate
  * reader converts them) and held to it (ub_prop_value_fault). */
@@ -2123,7 +2146,7 @@ static int attr_value(ub_usdb *f, const ub_prop *p, ub_value *v, double t,
                       ub_arena *a)
 {
     if (p->kind != UB_ATTR)
-        return 0;
+        return rel_value(f, p, v, t);
     if (ub_value_retype(a, v, ub_prop_type(p)) != 0) {
         ub_usdb_oom(f);
         return -1;

@@ -1471,6 +1471,36 @@ static void test_twins_refused(void)
     }
 }
 
+/* A relationship's samples are None or paths and it has no default
+ * value, as the usda reader takes them: others are damage. */
+static void test_rel_values_checked(void)
+{
+    static const char *const want[] = {
+        NULL,
+        "property 'r': a relationship's time samples are paths or None",
+        "property 'r': a relationship's time samples are paths or None",
+        "property 'r': a relationship has no default value",
+    };
+    for (int k = 0; k < 4; k++) {
+        ub_layer *L = ub_layer_new(T, "r.usda");
+        ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
+        ub_prop *r = ub_prop_new(L, p, S("r"), UB_REL, (ub_sloc){0});
+        ub_samples *s = &ub_prop_ext_get(L->arena, r)->samples;
+        ub_untyped *u = ub_arena_zalloc(L->arena, sizeof *u);
+        *u = (ub_untyped){.kind = UB_U_PATH,
+                          .text = S(k == 2 ? "a b" : "/P.q")};
+        ub_value path = {.kind = UB_V_UNTYPED, .u.untyped = u};
+        ub_value d = ub_value_new(L->arena, TY(UB_TY_DOUBLE), 1, false);
+        CU_ASSERT_FATAL(ub_samples_set(L->arena, s, 1, ub_value_block()) ==
+                        0);
+        CU_ASSERT_FATAL(ub_samples_set(L->arena, s, 2,
+                                       k == 1 ? d : path) == 0);
+        if (k == 3)
+            r->default_value = d;
+        written_reads(L, want[k]);
+    }
+}
+
 /* A pathExpression default must parse, and is kept as its canonical
  * text, as the crate reader keeps one. */
 static void test_path_exprs_checked(void)
@@ -1599,6 +1629,8 @@ int main(void)
                 test_prop_paths_checked);
     CU_add_test(s, "names given twice among siblings are damage",
                 test_twins_refused);
+    CU_add_test(s, "relationship values the text cannot say are damage",
+                test_rel_values_checked);
     CU_add_test(s, "pathExpressions that do not parse are damage",
                 test_path_exprs_checked);
     CU_add_test(s, "reference paths the text cannot say are damage",
