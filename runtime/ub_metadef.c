@@ -426,10 +426,3 @@ const char *ub_metadef_check(const ub_metadef_role *role, const char *key,
     }
     return NULL;
 }
-
-const char *ub_metadef_fault(const char *key, ub_spec_kind spec,
-                             const ub_value *v, char *buf, size_t cap)
-{
-    ub_metadef_role role = ub_metadef_role_of(key, spec);
-    return ub_metadef_check(&role, key, spec, v, buf, cap);
-}

@@ -2,10 +2,10 @@
  * ub_metadef — the metadata fields the usda text knows: the fields it
  * types, and the shape each has in the model
  * (runtime/ub_layer.h).  The usda reader reads a field's value by the type
- * this table gives it; the crate reader, whose fields and values come from
- * a file that damage can make anything, holds each field it keeps to the
- * same table (ub_metadef_fault), so that what it builds prints as text the
- * usda reader reads back as the same layer.
+ * this table gives it; the binary readers (crate, .usdb), whose fields
+ * and values come from a file that damage can make anything, hold each
+ * field they keep to the same table (ub_metadef_check), so that what they
+ * build prints as text the usda reader reads back as the same layer.
  */
 #ifndef UB_METADEF_H
 #define UB_METADEF_H
@@ -52,19 +52,8 @@ bool ub_metadef_not_metadata(const char *key, ub_spec_kind spec);
 bool ub_metadef_display_unit_ok(const char *s);
 
 
-/* Why v, kept under metadata `key` (interned) of a spec of this kind,
- * would print as text that the usda reader refuses or reads as another
- * value ("expected a dictionary", "'default' has no place on a prim",
- * ...); NULL when it prints as itself.  Fields with a syntax of their own
- * are held to the shapes runtime/ub_layer.h gives them, typed fields to
- * their type, and the rest (unknown fields) to a name and a value that
- * `key = value` can say.  The message is made in buf (cap bytes: 160 are
- * enough for any but a very long key, which is cut). */
-const char *ub_metadef_fault(const char *key, ub_spec_kind spec,
-                             const ub_value *v, char *buf, size_t cap);
-
 /* What a field's name makes of it on a spec of one kind: all that
- * ub_metadef_fault asks of the name, found once per name by a reader that
+ * ub_metadef_check asks of the name, found once per name by a reader that
  * meets a few dozen names a hundred thousand times, and passed back to
  * ub_metadef_check with each value. */
 typedef enum ub_metadef_how {
@@ -82,7 +71,15 @@ typedef struct ub_metadef_role {
 } ub_metadef_role;
 ub_metadef_role ub_metadef_role_of(const char *key, ub_spec_kind spec);
 
-/* ub_metadef_fault of key (whose role on spec is *role) and v. */
+/* Why v, kept under metadata `key` (interned; its role on a spec of this
+ * kind is *role, from ub_metadef_role_of) would print as text that the
+ * usda reader refuses or reads as another value ("expected a dictionary",
+ * "'default' has no place on a prim", ...); NULL when it prints as
+ * itself.  Fields with a syntax of their own are held to the shapes
+ * runtime/ub_layer.h gives them, typed fields to their type, and the rest
+ * (unknown fields) to a name and a value that `key = value` can say.  The
+ * message is made in buf (cap bytes: 160 are enough for any but a very
+ * long key, which is cut). */
 const char *ub_metadef_check(const ub_metadef_role *role, const char *key,
                              ub_spec_kind spec, const ub_value *v, char *buf,
                              size_t cap);
