@@ -12,7 +12,11 @@
  * back as ub_value in an arena the caller passes (strings interned in the
  * file's ub_strtab).  Every failure returns -1 (or NULL) after appending
  * an error to the diags given at open, naming the damaged section; a
- * damaged file never crashes the reader.  One ub_usdb is not thread-safe
+ * damaged file never crashes the reader.  A value is held to the rules a
+ * whole-layer read (ub_usdb_read_layer) holds it to (doc/binary-format.md:
+ * an attribute's values of its type, a field's of its shape on its kind
+ * of spec, paths the text can say), so each read refuses what that read
+ * would refuse.  One ub_usdb is not thread-safe
  * (chunk cache); open one per thread.
  *
  *     ub_usdb *f = ub_usdb_open("shot.usdb", NULL, diags);

@@ -119,6 +119,7 @@ struct ub_usdb {
         ub_spec_kind spec;
         ub_metadef_role role;
     } roles[256];
+    uint8_t *field_spec; /* field -> ub_spec_kind (field_spec), or NULL */
 };
 
 /* --- errors ------------------------------------------------------------ */
@@ -1117,6 +1118,7 @@ void ub_usdb_close(ub_usdb *f)
     free(f->vsets);
     free(f->props);
     free(f->fields);
+    free(f->field_spec);
     free(f->recs);
     free(f->subs);
     if (f->own_strtab)
@@ -2002,20 +2004,48 @@ uint32_t ub_usdb_find_prop(const ub_usdb *f, uint32_t prim, const char *name)
     return UB_USDB_NONE;
 }
 
+static int prop_value(ub_usdb *f, const ub_prop *p, ub_value *v, double t,
+                      ub_arena *a);
+static int prop_paths(ub_usdb *f, const char *name, const ub_value *v);
+static int field_value(ub_usdb *f, uint32_t fl, ub_spec_kind spec,
+                       ub_arena *a, ub_value *out);
+
+/* Property p as the layer build makes it, as far as its values are held
+ * to it: the lazy reads give what a layer read would, or fail as it
+ * would. */
+static ub_prop lazy_prop(const ub_usdb *f, uint32_t p)
+{
+    const rprop *rp = &f->props[p];
+    return (ub_prop){.name = f->strs[rp->name],
+                     .kind = (rp->flags & 1) ? UB_REL : UB_ATTR,
+                     .is_array = (rp->flags & 8) != 0,
+                     .type_id = rp->type ? rp->type->id : UB_TY_INVALID};
+}
+
 int ub_usdb_prop_default(ub_usdb *f, uint32_t p, ub_arena *a, ub_value *out)
 {
-    return PROP_OK(f, p) ? read_val(f, f->props[p].def, a, out) : -1;
+    memset(out, 0, sizeof *out);
+    if (!PROP_OK(f, p) || read_val(f, f->props[p].def, a, out) != 0)
+        return -1;
+    ub_prop q = lazy_prop(f, p);
+    return prop_value(f, &q, out, NAN, a);
 }
 
 int ub_usdb_prop_targets(ub_usdb *f, uint32_t p, ub_arena *a, ub_value *out)
 {
-    return PROP_OK(f, p) ? read_val(f, f->props[p].targets, a, out) : -1;
+    memset(out, 0, sizeof *out);
+    if (!PROP_OK(f, p) || read_val(f, f->props[p].targets, a, out) != 0)
+        return -1;
+    return prop_paths(f, f->strs[f->props[p].name], out);
 }
 
 int ub_usdb_prop_connections(ub_usdb *f, uint32_t p, ub_arena *a,
                              ub_value *out)
 {
-    return PROP_OK(f, p) ? read_val(f, f->props[p].conn, a, out) : -1;
+    memset(out, 0, sizeof *out);
+    if (!PROP_OK(f, p) || read_val(f, f->props[p].conn, a, out) != 0)
+        return -1;
+    return prop_paths(f, f->strs[f->props[p].name], out);
 }
 
 int ub_usdb_sample_times(ub_usdb *f, uint32_t p, ub_arena *a,
@@ -2048,9 +2078,10 @@ int ub_usdb_sample(ub_usdb *f, uint32_t p, uint32_t i, ub_arena *a,
         return -1;
     if (read_series(f, f->props[p].series) != 0)
         return -1;
-    if (i >= f->cache.n)
+    if (i >= f->cache.n || cached_sample(f, i, a, out) != 0)
         return -1;
-    return cached_sample(f, i, a, out);
+    ub_prop q = lazy_prop(f, p);
+    return prop_value(f, &q, out, f->cache.times[i], a);
 }
 
 const char *ub_usdb_field_key(const ub_usdb *f, uint32_t fl)
@@ -2058,13 +2089,43 @@ const char *ub_usdb_field_key(const ub_usdb *f, uint32_t fl)
     return fl < f->nfields ? f->strs[f->fields[fl].key] : NULL;
 }
 
+static void field_spec_mark(uint8_t *spec, uint32_t first, uint32_t n,
+                            ub_spec_kind kind)
+{
+    memset(spec + first, (int)kind, n);
+}
+
+/* The kind of spec field fl belongs to: each field was read as one
+ * owner's (dec_fields), so the owners' ranges tell; the map is made the
+ * first time it is asked for.  -1 when out of memory. */
+static int field_spec(ub_usdb *f, uint32_t fl, ub_spec_kind *kind)
+{
+    if (!f->field_spec) {
+        uint8_t *m = malloc(f->nfields ? f->nfields : 1);
+        if (!m) {
+            ub_usdb_oom(f);
+            return -1;
+        }
+        memset(m, UB_SPEC_PRIM, f->nfields);
+        field_spec_mark(m, f->layer_first_field, f->layer_n_fields,
+                        UB_SPEC_LAYER);
+        for (uint32_t i = 0; i < f->nprops; i++)
+            field_spec_mark(m, f->props[i].first_field, f->props[i].n_fields,
+                            (f->props[i].flags & 1) ? UB_SPEC_REL
+                                                    : UB_SPEC_ATTR);
+        f->field_spec = m;
+    }
+    *kind = (ub_spec_kind)f->field_spec[fl];
+    return 0;
+}
+
 int ub_usdb_field_value(ub_usdb *f, uint32_t fl, ub_arena *a, ub_value *out)
 {
-    if (fl >= f->nfields) {
-        memset(out, 0, sizeof *out);
+    memset(out, 0, sizeof *out);
+    ub_spec_kind kind;
+    if (fl >= f->nfields || field_spec(f, fl, &kind) != 0)
         return -1;
-    }
-    return read_val(f, f->fields[fl].val, a, out);
+    return field_value(f, fl, kind, a, out);
 }
 
 /* --- whole layer ------------------------------------------------------- */
@@ -2083,6 +2144,24 @@ static const ub_metadef_role *field_role(ub_usdb *f, uint32_t str,
     return &f->roles[h].role;
 }
 
+/* Field fl's value, on a spec of this kind, held to the shape its text
+ * has (runtime/ub_metadef.h). */
+static int field_value(ub_usdb *f, uint32_t fl, ub_spec_kind spec,
+                       ub_arena *a, ub_value *out)
+{
+    const rfield *r = &f->fields[fl];
+    if (read_val(f, r->val, a, out) != 0)
+        return -1;
+    char why[160];
+    const char *key = f->strs[r->key];
+    const char *fault = ub_metadef_check(field_role(f, r->key, spec), key,
+                                         spec, out, why, sizeof why);
+    if (!fault)
+        return 0;
+    ub_usdb_err(f, "section SKEL (tree)", "field '%s': %s", key, fault);
+    return -1;
+}
+
 /* The metadata of a spec of this kind, each field held to the shape its
  * text has (runtime/ub_metadef.h), as the crate reader holds it: a
  * writer's bug, or a layer an API user built, must not reach the text as
@@ -2097,20 +2176,10 @@ static int build_fields(ub_usdb *f, ub_layer *L, uint32_t first, uint32_t n,
     if (!out->v)
         return -1;
     for (uint32_t i = 0; i < n; i++) {
-        const rfield *fl = &f->fields[first + i];
-        out->v[i].key = f->strs[fl->key];
+        out->v[i].key = f->strs[f->fields[first + i].key];
         out->v[i].loc = loc;
-        if (read_val(f, fl->val, L->arena, &out->v[i].value) != 0)
+        if (field_value(f, first + i, spec, L->arena, &out->v[i].value) != 0)
             return -1;
-        char why[160];
-        const char *fault =
-            ub_metadef_check(field_role(f, fl->key, spec), out->v[i].key,
-                             spec, &out->v[i].value, why, sizeof why);
-        if (fault) {
-            ub_usdb_err(f, "section SKEL (tree)", "field '%s': %s",
-                        out->v[i].key, fault);
-            return -1;
-        }
         out->n = out->cap = i + 1;
     }
     return 0;
@@ -2139,10 +2208,11 @@ static int rel_value(ub_usdb *f, const ub_prop *p, const ub_value *v,
     return -1;
 }
 
-/* Attribute p's default (t NaN) or sample at time t given p's type (a
- * clip bake's doubles in a float attribute are converted, as the crate
- * reader converts them) and held to it (ub_prop_value_fault). */
-static int attr_value(ub_usdb *f, const ub_prop *p, ub_value *v, double t,
+/* Property p's default (t NaN) or sample at time t: a relationship's as
+ * rel_value says; an attribute's given p's type (a clip bake's doubles in
+ * a float attribute are converted, as the crate reader converts them) and
+ * held to it (ub_prop_value_fault). */
+static int prop_value(ub_usdb *f, const ub_prop *p, ub_value *v, double t,
                       ub_arena *a)
 {
     if (p->kind != UB_ATTR)
@@ -2173,6 +2243,17 @@ static int attr_value(ub_usdb *f, const ub_prop *p, ub_value *v, double t,
         ub_usdb_oom(f);
         return -1;
     }
+}
+
+/* Property `name`'s targets or connections v as the text says them. */
+static int prop_paths(ub_usdb *f, const char *name, const ub_value *v)
+{
+    char why[160];
+    const char *fault = ub_prop_paths_fault(v, why, sizeof why);
+    if (!fault)
+        return 0;
+    ub_usdb_err(f, "section SKEL (tree)", "property '%s': %s", name, fault);
+    return -1;
 }
 
 static int ptr_cmp(const void *a, const void *b)
@@ -2237,20 +2318,17 @@ static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
     if (read_val(f, rp->def, L->arena, &p->default_value) != 0 ||
         read_val(f, rp->conn, L->arena, &conn) != 0 ||
         read_val(f, rp->targets, L->arena, &targets) != 0 ||
-        attr_value(f, p, &p->default_value, NAN, L->arena) != 0)
+        prop_value(f, p, &p->default_value, NAN, L->arena) != 0)
         return -1;
     /* targets and connections as the text says them; a default target
      * any path (the usda reader keeps it as written) */
-    char why[160];
-    const char *fault = ub_prop_paths_fault(&conn, why, sizeof why);
-    if (!fault)
-        fault = ub_prop_paths_fault(&targets, why, sizeof why);
-    if (!fault && default_target && *default_target &&
-        !ub_ident_path_ok(default_target))
-        fault = "its default target is no path";
-    if (fault) {
-        ub_usdb_err(f, "section SKEL (tree)", "property '%s': %s", p->name,
-                    fault);
+    if (prop_paths(f, p->name, &conn) != 0 ||
+        prop_paths(f, p->name, &targets) != 0)
+        return -1;
+    if (default_target && *default_target &&
+        !ub_ident_path_ok(default_target)) {
+        ub_usdb_err(f, "section SKEL (tree)",
+                    "property '%s': its default target is no path", p->name);
         return -1;
     }
     bool authored = (rp->flags & 16) != 0;
@@ -2281,7 +2359,7 @@ static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
         for (uint32_t i = 0; i < n; i++) {
             s->v[i].time = f->cache.times[i];
             if (cached_sample(f, i, L->arena, &s->v[i].value) != 0 ||
-                attr_value(f, p, &s->v[i].value, s->v[i].time,
+                prop_value(f, p, &s->v[i].value, s->v[i].time,
                            L->arena) != 0)
                 return -1;
             s->n = s->cap = i + 1;

@@ -1501,6 +1501,100 @@ static void test_rel_values_checked(void)
     }
 }
 
+/* The lazy reads (ub_usdb_field_value, _prop_default, _sample,
+ * _prop_targets) hold what they give to the rules the layer build holds
+ * it to, each field to its own spec kind's: a value the build refuses
+ * they refuse alike. */
+static void test_lazy_reads_checked(void)
+{
+    static const char *const want[] = {
+        NULL,
+        "field 'displayName': expected a value of type string",
+        "property 'x': the default is of type int, where the attribute's "
+        "is double",
+        "property 'r': a relationship's time samples are paths or None",
+        "property 'r': </> is not an absolute prim or property path",
+        "field 'upAxis': expected a value of type token",
+    };
+    for (int k = 0; k < 6; k++) {
+        ub_layer *L = ub_layer_new(T, "z.usda");
+        ub_arena *a = L->arena;
+        ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
+        ub_prop *x = attr(L, p, "x", UB_TY_DOUBLE, false);
+        ub_prop *r = ub_prop_new(L, p, S("r"), UB_REL, (ub_sloc){0});
+        /* fields that are good on their own spec kind only: an int under
+         * `upAxis` on a layer, `displayGroupOrder` on a prim,
+         * `interpolation` on an attribute would be damage */
+        ub_value seven = scalar(a, UB_TY_INT, 7);
+        ub_fields_set(a, &L->meta, S("interpolation"), seven, (ub_sloc){0});
+        ub_fields_set(a, &p->meta, S("upAxis"), seven, (ub_sloc){0});
+        ub_fields_set(a, ub_prop_meta_get(a, x), S("displayGroupOrder"),
+                      seven, (ub_sloc){0});
+        ub_value mm = ub_value_new(a, TY(UB_TY_TOKEN), 1, false);
+        *(const char **)ub_value_data(&mm) = S("mm"); /* attributes only */
+        ub_fields_set(a, ub_prop_meta_get(a, x), S("displayUnit"), mm,
+                      (ub_sloc){0});
+        ub_fields_set(a, ub_prop_meta_get(a, r), S("interpolation"), seven,
+                      (ub_sloc){0});
+        if (k == 1)
+            ub_fields_set(a, &p->meta, S("displayName"), seven, (ub_sloc){0});
+        if (k == 5)
+            ub_fields_set(a, &L->meta, S("upAxis"), seven, (ub_sloc){0});
+        x->default_value = k == 2 ? seven : scalar(a, UB_TY_DOUBLE, 1.5);
+        ub_untyped *u = ub_arena_zalloc(a, sizeof *u);
+        *u = (ub_untyped){.kind = UB_U_PATH, .text = S("/P.x")};
+        ub_value path = {.kind = UB_V_UNTYPED, .u.untyped = u};
+        CU_ASSERT_FATAL(ub_samples_set(a, &ub_prop_ext_get(a, r)->samples, 1,
+                                       k == 3 ? seven : path) == 0);
+        if (k == 4) {
+            ub_listop *lo = ub_listop_new(a);
+            lo->is_explicit = lo->has[UB_LO_EXPLICIT] = true;
+            ub_value one = ub_value_new(a, TY(UB_TY_PATH), 1, true);
+            *(const char **)ub_value_data(&one) = S("/");
+            CU_ASSERT_FATAL(ub_listop_put(a, lo, UB_LO_EXPLICIT, one) == 0);
+            ub_prop_ext_get(a, r)->targets =
+                (ub_value){.kind = UB_V_LISTOP, .type_id = UB_TY_PATH,
+                           .u.listop = lo};
+        }
+        ub_buf b;
+        write(L, 0, &b);
+        ub_layer_free(L);
+        ub_diags *d = ub_diags_new();
+        ub_usdb *f = ub_usdb_open_memory(b.data, b.len, "z.usdb", T, d);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(f);
+        uint32_t pi = ub_usdb_find_prim(f, "/P");
+        uint32_t xi = ub_usdb_find_prop(f, pi, "x");
+        uint32_t ri = ub_usdb_find_prop(f, pi, "r");
+        ub_arena *va = ub_arena_new();
+        ub_value v;
+        int refused = 0, fields = 0;
+        uint32_t first[4], n[4];
+        ub_usdb_layer_fields(f, &first[0], &n[0]);
+        ub_usdb_prim_fields(f, pi, &first[1], &n[1]);
+        ub_usdb_prop_fields(f, xi, &first[2], &n[2]);
+        ub_usdb_prop_fields(f, ri, &first[3], &n[3]);
+        for (int o = 0; o < 4; o++)
+            for (uint32_t i = 0; i < n[o]; i++, fields++)
+                refused += ub_usdb_field_value(f, first[o] + i, va, &v) != 0;
+        CU_ASSERT_EQUAL(fields, k == 1 || k == 5 ? 6 : 5);
+        refused += ub_usdb_prop_default(f, xi, va, &v) != 0;
+        refused += ub_usdb_sample(f, ri, 0, va, &v) != 0;
+        refused += ub_usdb_prop_targets(f, ri, va, &v) != 0;
+        CU_ASSERT_EQUAL(refused, k == 0 ? 0 : 1);
+        if (want[k] && !has_error(d, want[k]))
+            fprintf(stderr, "\nwanted: %s\n", want[k]);
+        CU_ASSERT(k == 0 ? ub_diags_count(d) == 0 : has_error(d, want[k]));
+        /* the whole layer's build agrees */
+        ub_layer *R = ub_usdb_read_layer(f, NULL);
+        CU_ASSERT((R != NULL) == (k == 0));
+        ub_layer_free(R);
+        ub_arena_free(va);
+        ub_usdb_close(f);
+        ub_diags_free(d);
+        ub_buf_free(&b);
+    }
+}
+
 /* A pathExpression default must parse, and is kept as its canonical
  * text, as the crate reader keeps one. */
 static void test_path_exprs_checked(void)
@@ -1631,6 +1725,8 @@ int main(void)
                 test_twins_refused);
     CU_add_test(s, "relationship values the text cannot say are damage",
                 test_rel_values_checked);
+    CU_add_test(s, "the lazy reads refuse what the layer build refuses",
+                test_lazy_reads_checked);
     CU_add_test(s, "pathExpressions that do not parse are damage",
                 test_path_exprs_checked);
     CU_add_test(s, "reference paths the text cannot say are damage",
