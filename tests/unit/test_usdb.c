@@ -1471,6 +1471,14 @@ static void test_twins_refused(void)
     }
 }
 
+/* <text> as the usda reader holds a relationship's sample. */
+static ub_value untyped_path(ub_arena *a, const char *text)
+{
+    ub_untyped *u = ub_arena_zalloc(a, sizeof *u);
+    *u = (ub_untyped){.kind = UB_U_PATH, .text = S(text)};
+    return (ub_value){.kind = UB_V_UNTYPED, .u.untyped = u};
+}
+
 /* A relationship's samples are None or paths and it has no default
  * value, as the usda reader takes them: others are damage. */
 static void test_rel_values_checked(void)
@@ -1486,10 +1494,7 @@ static void test_rel_values_checked(void)
         ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
         ub_prop *r = ub_prop_new(L, p, S("r"), UB_REL, (ub_sloc){0});
         ub_samples *s = &ub_prop_ext_get(L->arena, r)->samples;
-        ub_untyped *u = ub_arena_zalloc(L->arena, sizeof *u);
-        *u = (ub_untyped){.kind = UB_U_PATH,
-                          .text = S(k == 2 ? "a b" : "/P.q")};
-        ub_value path = {.kind = UB_V_UNTYPED, .u.untyped = u};
+        ub_value path = untyped_path(L->arena, k == 2 ? "a b" : "/P.q");
         ub_value d = ub_value_new(L->arena, TY(UB_TY_DOUBLE), 1, false);
         CU_ASSERT_FATAL(ub_samples_set(L->arena, s, 1, ub_value_block()) ==
                         0);
@@ -1541,9 +1546,7 @@ static void test_lazy_reads_checked(void)
         if (k == 5)
             ub_fields_set(a, &L->meta, S("upAxis"), seven, (ub_sloc){0});
         x->default_value = k == 2 ? seven : scalar(a, UB_TY_DOUBLE, 1.5);
-        ub_untyped *u = ub_arena_zalloc(a, sizeof *u);
-        *u = (ub_untyped){.kind = UB_U_PATH, .text = S("/P.x")};
-        ub_value path = {.kind = UB_V_UNTYPED, .u.untyped = u};
+        ub_value path = untyped_path(a, "/P.x");
         CU_ASSERT_FATAL(ub_samples_set(a, &ub_prop_ext_get(a, r)->samples, 1,
                                        k == 3 ? seven : path) == 0);
         if (k == 4) {
