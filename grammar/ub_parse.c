@@ -1798,6 +1798,7 @@ void ub_act_meta_begin(ub_pctx *c, const char *key, ub_tokloc l, int part)
     c->meta_done = false;
     c->last_dict = NULL;
     c->meta_kind = f ? f->kind : UB_MD_UNKNOWN;
+    c->meta_def = f;
     if (!f) {
         ub_vb_begin(c, NULL, NULL, false);
         return;
@@ -1944,11 +1945,12 @@ void ub_act_meta_end(ub_pctx *c)
                        c->meta_loc);
         return;
     }
-    if (c->meta_kind == UB_MD_TYPED && v.type_id == UB_TY_DOUBLE &&
-        strcmp(c->meta_key, "framesPerSecond") == 0 &&
-        !(*(double *)ub_value_data(&v) > 0.0)) {
-        ub_perr(c, c->meta_loc, "invalid value for field 'framesPerSecond': "
-                "it must be greater than 0");
+    const char *why = c->meta_kind == UB_MD_TYPED
+                          ? ub_metadef_value_fault(c->meta_def, &v)
+                          : NULL;
+    if (why) {
+        ub_perr(c, c->meta_loc, "invalid value for field '%s': %s",
+                c->meta_key, why);
         return;
     }
     if (c->meta_kind == UB_MD_TYPED && c->spec == UB_SPEC_PRIM &&

@@ -132,6 +132,7 @@ typedef struct ub_pctx {
     const char *meta_key;
     ub_tokloc meta_loc;
     int meta_kind; /* how meta_key's value is stored (see ub_parse.c) */
+    const ub_metadef *meta_def; /* meta_key's field, when it is typed */
 
     ub_vb vb;
     ub_dictframe *dstack; /* open dictionaries, innermost last */

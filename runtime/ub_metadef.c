@@ -145,6 +145,18 @@ static const struct {
     [MS_DISPLAY_UNIT] = {"displayUnit", A},
 };
 
+const char *ub_metadef_value_fault(const ub_metadef *d, const ub_value *v)
+{
+    double x;
+    /* (a few layer fields are doubles: the name is compared for those) */
+    if (d->kind != UB_MD_TYPED || d->type != UB_TY_DOUBLE || d->array ||
+        v->kind != UB_V_DATA || v->count != 1 ||
+        v->type_id != UB_TY_DOUBLE || strcmp(d->key, "framesPerSecond") != 0)
+        return NULL;
+    memcpy(&x, ub_value_data(v), sizeof x);
+    return x > 0.0 ? NULL : "it must be greater than 0";
+}
+
 bool ub_metadef_display_unit_ok(const char *s)
 {
     static const char *const units[] = {"mm", "cm", "dm", "m", "km", "in",
@@ -391,8 +403,10 @@ const char *ub_metadef_check(const ub_metadef_role *role, const char *key,
                                                   v->type_id == d->type &&
                                                   v->is_array == d->array &&
                                                   (d->array || v->count == 1);
-        if (ok)
-            return md_twice(v);
+        if (ok) {
+            const char *why = ub_metadef_value_fault(d, v);
+            return why ? why : md_twice(v);
+        }
         if (d->kind == UB_MD_DICT)
             snprintf(buf, cap, "expected a dictionary, found %s",
                      md_found(v, found, sizeof found));

@@ -48,6 +48,11 @@ const ub_metadef *ub_metadef_find(const char *key, ub_spec_kind spec);
  * typeName). */
 bool ub_metadef_not_metadata(const char *key, ub_spec_kind spec);
 
+/* Why v, a value of d's type, is no value of field d ("it must be
+ * greater than 0": OpenUSD's text reader refuses a framesPerSecond that
+ * is not), or NULL. */
+const char *ub_metadef_value_fault(const ub_metadef *d, const ub_value *v);
+
 /* Whether s is a unit `displayUnit` may name (mm, cm, ..., default). */
 bool ub_metadef_display_unit_ok(const char *s);
 

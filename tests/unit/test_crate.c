@@ -1416,6 +1416,34 @@ static void test_metadata_shapes(void)
     }
 }
 
+/* A layer's framesPerSecond is greater than 0, as the usda reader holds
+ * it (OpenUSD's text reader refuses another). */
+static void test_frames_per_second(void)
+{
+    const char *toks[] = {"framesPerSecond"};
+    static const uint32_t bits[] = {0x41c00000u /* 24 */, 0, 0xbf800000u,
+                                    0x7fc00000u /* NaN */};
+    for (size_t i = 0; i < 4; i++) {
+        cfield f[] = {{"framesPerSecond",
+                       rep(UB_CRATE_DOUBLE, bits[i], true, false)}};
+        layer_spec sp = {.ver = V(0, 8, 0), .tname = "float", .toks = toks,
+                         .ntoks = 1, .root = f, .nroot = 1};
+        ub_layer *L = read_spec(&sp);
+        if (i == 0) {
+            CU_ASSERT_PTR_NOT_NULL_FATAL(L);
+            const ub_field *fps = ub_fields_find(
+                &L->meta, ub_intern_cstr(T, "framesPerSecond"));
+            CU_ASSERT_PTR_NOT_NULL_FATAL(fps);
+            CU_ASSERT_EQUAL(ub_value_get_double(&fps->value, 0, 0), 24.0);
+        } else {
+            CU_ASSERT_PTR_NULL(L);
+            CU_ASSERT(has_error("field 'framesPerSecond': it must be "
+                                "greater than 0"));
+        }
+        ub_layer_free(L);
+    }
+}
+
 /* A reference's path is a prim path, and its asset path (as a
  * sublayer's) one the text can say; a pathExpression is an expression,
  * read as OpenUSD writes it back. */
@@ -1807,6 +1835,8 @@ int main(void)
     CU_add_test(s, "list ops of unregistered values",
                 test_unregistered_listops);
     CU_add_test(s, "permission values", test_permission);
+    CU_add_test(s, "a layer's framesPerSecond is greater than 0",
+                test_frames_per_second);
     CU_add_test(s, "metadata held to the shape its text has",
                 test_metadata_shapes);
     CU_add_test(s, "reference and asset paths, path expressions",

@@ -1598,6 +1598,21 @@ static void test_lazy_reads_checked(void)
     }
 }
 
+/* A layer's framesPerSecond is greater than 0, as the usda reader holds
+ * it (the CI configuration of the fuzz oracle found a NaN printed). */
+static void test_frames_per_second(void)
+{
+    static const double fps[] = {24, 0, -1, NAN};
+    for (int k = 0; k < 4; k++) {
+        ub_layer *L = ub_layer_new(T, "f.usda");
+        ub_fields_set(L->arena, &L->meta, S("framesPerSecond"),
+                      scalar(L->arena, UB_TY_DOUBLE, fps[k]), (ub_sloc){0});
+        written_reads(L, k == 0 ? NULL
+                                : "field 'framesPerSecond': it must be "
+                                  "greater than 0");
+    }
+}
+
 /* A pathExpression default must parse, and is kept as its canonical
  * text, as the crate reader keeps one. */
 static void test_path_exprs_checked(void)
@@ -1730,6 +1745,8 @@ int main(void)
                 test_rel_values_checked);
     CU_add_test(s, "the lazy reads refuse what the layer build refuses",
                 test_lazy_reads_checked);
+    CU_add_test(s, "a framesPerSecond not above 0 is damage",
+                test_frames_per_second);
     CU_add_test(s, "pathExpressions that do not parse are damage",
                 test_path_exprs_checked);
     CU_add_test(s, "reference paths the text cannot say are damage",
