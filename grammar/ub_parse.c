@@ -2576,8 +2576,7 @@ void ub_act_attr_type(ub_pctx *c, const char *name, bool array, ub_tokloc l)
     c->decl_type = ub_lookup_type(c, name, &stored);
     c->decl_name = stored;
     c->decl_array = array;
-    if (c->decl_type && array &&
-        (c->decl_type->id == UB_TY_OPAQUE || c->decl_type->id == UB_TY_GROUP))
+    if (c->decl_type && array && !ub_type_has_array(c->decl_type))
         ub_perr(c, l, "type '%s' has no array form", name);
 }
 

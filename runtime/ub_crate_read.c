@@ -2650,6 +2650,10 @@ static void cr_build_prop(crate *c, ub_prop *p, uint32_t pidx)
                           "reserved word", tn);
             return;
         }
+        if (ty && p->is_array && !ub_type_has_array(ty)) {
+            cr_err(c, "type '%s' has no array form", ty->name);
+            return;
+        }
         const char *name = renamed ? K(c, ty->name) : ub_intern(c->t, tn, n);
         if (!name || ub_prop_set_decl(c->a, c->t, p, ty, name) != 0)
             cr_oom(c);

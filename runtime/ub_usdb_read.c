@@ -828,6 +828,10 @@ static void dec_prop(cur *c, uint32_t idx)
                  tn ? "a type name that is not an identifier, or is a "
                       "reserved word"
                     : "no type name");
+    if (!c->err && tn && !(p.flags & 1) && (p.flags & 8) && p.type &&
+        !ub_type_has_array(p.type))
+        cur_fail(c, "attribute '%.40s': type '%s' has no array form",
+                 f->strs[p.name], p.type->name);
     /* and its values' type is the one the text reads for that name: a
      * float3 under `inherited x` would print as samples of a type the
      * usda reader does not know */

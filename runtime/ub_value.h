@@ -94,6 +94,12 @@ const ub_type *ub_type_by_name(const char *name, size_t len);
  * where no current type has its role). */
 const ub_type *ub_type_of_attr_name(const char *name, size_t len,
                                     bool *renamed);
+/* Whether an attribute may be declared t[] (opaque and group have no
+ * array form: the usda reader refuses `opaque[] x`). */
+static inline bool ub_type_has_array(const ub_type *t)
+{
+    return t->base != UB_TY_OPAQUE;
+}
 /* Components in one element (3 for float3, 16 for matrix4d). */
 static inline unsigned ub_type_ncomp(const ub_type *t)
 {

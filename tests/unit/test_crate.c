@@ -856,6 +856,11 @@ static void test_type_names(void)
         /* a reserved word the grammar reads as such (`kind h4 = ...`) */
         {"kind", true, "spec </P.a> field 'typeName': the type name 'kind' "
                        "is not an identifier, or is a reserved word"},
+        /* no array of opaque or group (`opaque[] x` does not read) */
+        {"opaque", true, NULL},
+        {"opaque[]", true, "spec </P.a> field 'typeName': type 'opaque' has "
+                           "no array form"},
+        {"group[]", true, "type 'group' has no array form"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         uint64_t ts;

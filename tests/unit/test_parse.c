@@ -1541,6 +1541,8 @@ static void test_semantic_errors(void)
                                  "@x\xc3\xa9\xe6\x83\x85/\xf0\x9f\x98\x80@\n}\n"));
     reject("#usda 1.0\n(\n    framesPerSecond = 0\n)\n", 3, 5,
            "greater than 0");
+    reject("#usda 1.0\ndef \"P\"\n{\n    opaque[] x\n}\n", 4, 5,
+           "type 'opaque' has no array form");
     /* None is a value only for list ops and fields OpenUSD does not know
      * on that kind of spec; a known field refuses it, as OpenUSD does */
     reject("#usda 1.0\ndef \"A\" (\n    instanceable = None\n) {}\n", 3, 20,

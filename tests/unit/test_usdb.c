@@ -1332,8 +1332,9 @@ static void test_type_names_checked(void)
         "attribute 'x' has a type name that is not an identifier",
         "prim 'P' has a type name that is not an identifier",
         "attribute 'x' has type name 'inherited' and values of type double",
+        "attribute 'x': type 'opaque' has no array form",
     };
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 5; k++) {
         ub_layer *L = ub_layer_new(T, "t.usda");
         ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
         ub_prop *x = ub_prop_new(L, p, S("x"), UB_ATTR, (ub_sloc){0});
@@ -1345,6 +1346,10 @@ static void test_type_names_checked(void)
         if (k == 3) /* a type name that names no type, and a type */
             ub_prop_set_decl(L->arena, T, x, TY(UB_TY_DOUBLE),
                              S("inherited"));
+        if (k == 4) { /* `opaque[] x` does not read */
+            ub_prop_set_decl(L->arena, T, x, TY(UB_TY_OPAQUE), S("opaque"));
+            x->is_array = true;
+        }
         written_reads(L, want[k]);
     }
 }
