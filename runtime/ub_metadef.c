@@ -236,8 +236,14 @@ static const char *md_special_fault(enum md_special which, const ub_value *v)
         return NULL;
     case MS_PREFIX_SUBSTITUTIONS:
     case MS_SUFFIX_SUBSTITUTIONS:
-        return md_string_dict(v) ? NULL
-                                 : "expected a dictionary of strings";
+        if (!md_string_dict(v))
+            return "expected a dictionary of strings";
+        /* (the usda reader refuses an empty key) */
+        for (uint32_t i = 0; v->u.dict && i < v->u.dict->n; i++)
+            if (!*v->u.dict->e[i].key)
+                return "expected a dictionary of strings without an empty "
+                       "key";
+        return NULL;
     case MS_RELOCATES:
         if (v->kind != UB_V_DATA || !v->is_array ||
             v->type_id != UB_TY_PATH || v->count % 2)

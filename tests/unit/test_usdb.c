@@ -1175,7 +1175,7 @@ static void test_untyped_without_text(void)
  * damage, named; the same fields with their text's shape read back. */
 static void test_metadata_refused(void)
 {
-    for (int k = 0; k < 11; k++) {
+    for (int k = 0; k < 13; k++) {
         ub_layer *L = ub_layer_new(T, "m.usda");
         ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
         ub_prop *x = attr(L, p, "x", UB_TY_DOUBLE, false);
@@ -1259,6 +1259,21 @@ static void test_metadata_refused(void)
                           (ub_sloc){0});
             if (k == 8)
                 want = "field 'variants': expected variant selections";
+            break;
+        }
+        case 11: /* a substitution's key is not empty */
+        case 12: {
+            ub_dict *sub = ub_dict_new(L->arena);
+            ub_value v = ub_value_new(L->arena, TY(UB_TY_STRING), 1, false);
+            *(const char **)ub_value_data(&v) = S("/new");
+            ub_dict_set(L->arena, sub, S(k == 11 ? "" : "/old"), v,
+                        (ub_sloc){0});
+            ub_fields_set(L->arena, &p->meta, S("prefixSubstitutions"),
+                          (ub_value){.kind = UB_V_DICT, .u.dict = sub},
+                          (ub_sloc){0});
+            if (k == 11)
+                want = "field 'prefixSubstitutions': expected a dictionary "
+                       "of strings without an empty key";
             break;
         }
         default:
