@@ -28,9 +28,9 @@
 # run from the same corpus mutates the same way (CI sets it: a failure
 # there replays here); without it every run explores anew.
 # UB_FUZZ_TEXT_READS=1 adds to crate and usdb the check that a layer read
-# prints as text the usda reader reads (tests/fuzz/ub_fuzz.h says why CI
-# leaves it off).  Exits non-zero when a target fails to build or finds a
-# crash, a leak or a timeout.
+# prints as text the usda reader reads (tests/fuzz/ub_fuzz.h; CI sets
+# it).  Exits non-zero when a target fails to build or finds a crash, a
+# leak or a timeout.
 set -eu
 secs=${1:-60}
 work=${2:-${TMPDIR:-/tmp}/usdbake-fuzz}
