@@ -89,6 +89,26 @@ static void ub_perr_hint(ub_pctx *c, ub_tokloc l, const char *hint,
         ub_diag_set_hint(c->diags, d, "%s", hint);
 }
 
+/* A warning at l with a hint (a fixed text); false when a piece of a
+ * split parse gives up instead, so that the whole layer is read again in
+ * one piece and its warnings come in order. */
+static bool ub_pwarn_hint(ub_pctx *c, ub_tokloc l, const char *hint,
+                          const char *fmt, ...)
+{
+    if (c->split_role != UB_SPLIT_NONE) {
+        ub_split_give_up(c);
+        return false;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    ub_diag *w = ub_diag_addv(c->diags, UB_WARNING, ub_mkloc(c, l), NULL,
+                              c->src, c->src_len, fmt, ap);
+    va_end(ap);
+    if (w)
+        ub_diag_set_hint(c->diags, w, "%s", hint);
+    return true;
+}
+
 /* Input nested deeper than UB_MAX_NESTING: reported once, and the parse
  * stops there (the scanner ends the input; the syntax error that makes is
  * not reported). */
@@ -229,20 +249,13 @@ static size_t ub_nul_cut(ub_pctx *c, const char *s, size_t n, ub_tokloc l)
     if (!nul)
         return n;
     size_t dropped = n - (size_t)(nul - s) - 1;
-    if (c->split_role != UB_SPLIT_NONE) {
-        ub_split_give_up(c); /* the whole layer warns, in order */
-    } else {
-        ub_diag *w = ub_diag_add(c->diags, UB_WARNING, ub_mkloc(c, l), NULL,
-                                 c->src, c->src_len,
-                                 "a NUL byte ends this string: "
-                                 "the %zu byte%s after it %s dropped",
-                                 dropped, dropped == 1 ? "" : "s",
-                                 dropped == 1 ? "is" : "are");
-        if (w)
-            ub_diag_set_hint(c->diags, w,
-                             "usdcat drops them as well; a NUL byte in a "
-                             "layer is a sign of a damaged file");
-    }
+    ub_pwarn_hint(c, l,
+                  "usdcat drops them as well; a NUL byte in a layer is a "
+                  "sign of a damaged file",
+                  "a NUL byte ends this string: the %zu byte%s after it %s "
+                  "dropped",
+                  dropped, dropped == 1 ? "" : "s",
+                  dropped == 1 ? "is" : "are");
     return (size_t)(nul - s);
 }
 
@@ -1556,20 +1569,10 @@ void ub_act_magic(ub_pctx *c, const char *text, ub_tokloc l)
      * a warning that the layer may mean something else */
     if (!usda || (n >= 9 && memcmp(text + n - 3, "1.0", 3) == 0))
         return;
-    if (c->split_role != UB_SPLIT_NONE) {
-        ub_split_give_up(c); /* the whole layer warns, in order */
-        return;
-    }
-    ub_diag *w = ub_diag_add(c->diags, UB_WARNING, ub_mkloc(c, l), NULL,
-                             c->src, c->src_len,
-                             "usda version '%.*s' is not 1.0, the version "
-                             "read here: the layer is read as 1.0, and may "
-                             "mean something else",
-                             (int)(n - 6 > 40 ? 40 : n - 6), text + 6);
-    if (w)
-        ub_diag_set_hint(c->diags, w,
-                         "OpenUSD 24.08 reads it as 1.0 too, with a "
-                         "warning");
+    ub_pwarn_hint(c, l, "OpenUSD 24.08 reads it as 1.0 too, with a warning",
+                  "usda version '%.*s' is not 1.0, the version read here: "
+                  "the layer is read as 1.0, and may mean something else",
+                  (int)(n - 6 > 40 ? 40 : n - 6), text + 6);
 }
 
 const char *ub_act_join(ub_pctx *c, const char *a, char sep, const char *b)
@@ -2124,19 +2127,14 @@ void ub_act_offset(ub_pctx *c, int which, const ub_num *n, ub_tokloc l)
         /* OpenUSD reads a number past a double's range as inf, and writes
          * it as `inf`, which its reader (and ours) then refuses in a layer
          * offset ("-inf" reads): said here, as usdcat does not say it. */
-        if (c->split_role != UB_SPLIT_NONE) {
-            ub_split_give_up(c); /* the whole layer warns, in order */
+        if (!ub_pwarn_hint(c, l,
+                           "write a finite number (OpenUSD reads it as inf "
+                           "too, and writes text it cannot read)",
+                           "this %s is too large for a double and reads as "
+                           "inf, which usda cannot read back in a layer "
+                           "offset",
+                           which == 0 ? "offset" : "scale"))
             return;
-        }
-        ub_diag *w = ub_diag_add(
-            c->diags, UB_WARNING, ub_mkloc(c, l), NULL, c->src, c->src_len,
-            "this %s is too large for a double and reads as inf, which "
-            "usda cannot read back in a layer offset",
-            which == 0 ? "offset" : "scale");
-        if (w)
-            ub_diag_set_hint(c->diags, w,
-                             "write a finite number (OpenUSD reads it as "
-                             "inf too, and writes text it cannot read)");
     }
     if (which == 0) {
         c->cur_offset.offset = d;
@@ -2294,20 +2292,14 @@ void ub_act_relocates(ub_pctx *c, ub_tokloc l)
             /* "." in the layer's own relocates: OpenUSD keeps the root and
              * writes it as </>, which no reader takes back (a prim's own
              * relocates write it relative, as "..") */
-            if (c->split_role != UB_SPLIT_NONE) {
-                ub_split_give_up(c); /* the whole layer warns, in order */
+            if (!ub_pwarn_hint(c, c->paths.loc[i + k],
+                               "name a prim (OpenUSD reads this too, and "
+                               "writes text it cannot read)",
+                               "'%s' here is the pseudo-root, which is "
+                               "written back as </> and cannot be read again "
+                               "as a relocates path",
+                               k ? dst : src))
                 return;
-            }
-            ub_diag *w = ub_diag_add(
-                c->diags, UB_WARNING, ub_mkloc(c, c->paths.loc[i + k]), NULL,
-                c->src, c->src_len,
-                "'%s' here is the pseudo-root, which is written back as </> "
-                "and cannot be read again as a relocates path",
-                k ? dst : src);
-            if (w)
-                ub_diag_set_hint(c->diags, w,
-                                 "name a prim (OpenUSD reads this too, and "
-                                 "writes text it cannot read)");
         }
         c->paths.v[i] = as;
         c->paths.v[i + 1] = ad;
@@ -3449,19 +3441,10 @@ void ub_lex_comment_eof(ub_pctx *c)
 {
     if (c->split_role == UB_SPLIT_HEAD)
         return; /* only its half ends here: it reads on */
-    if (c->split_role == UB_SPLIT_TAIL) {
-        ub_split_give_up(c); /* the whole layer warns, in order */
-        return;
-    }
-    ub_diag *w = ub_diag_add(c->diags, UB_WARNING, ub_mkloc(c, c->comment_at),
-                             NULL, c->src, c->src_len,
-                             "unterminated comment: this '/*' is never "
-                             "closed by '*/', so the rest of the layer is "
-                             "comment");
-    if (w)
-        ub_diag_set_hint(c->diags, w,
-                         "usdcat takes the rest of the layer for comment "
-                         "too");
+    ub_pwarn_hint(c, c->comment_at,
+                  "usdcat takes the rest of the layer for comment too",
+                  "unterminated comment: this '/*' is never closed by '*/', "
+                  "so the rest of the layer is comment");
 }
 
 /* Whether the tail's levels fit the prims open in the head: the same
