@@ -1267,6 +1267,18 @@ void ub_vb_path(ub_pctx *c, const char *s, ub_tokloc l)
 {
     ub_vb *v = &c->vb;
     if (!v->type) {
+        /* OpenUSD reads a path kept as written (a relationship's sample,
+         * an unknown type's value) as a path, and one it cannot parse
+         * as the empty path, with a warning; so does this reader: the
+         * text would keep what no path holds (`<a\x3eb>` is "a>b", which
+         * prints as text that reads as something else, or not at all). */
+        if (*s && !ub_ident_path_ok(s)) {
+            ub_pwarn_hint(c, l, "OpenUSD 24.08 reads it as <> too, with a "
+                                "warning",
+                          "<%.60s> is no well-formed path: it reads as the "
+                          "empty path <>", s);
+            s = ub_in(c, "", 0);
+        }
         ub_vb_node(c, UB_U_PATH, s);
         return;
     }

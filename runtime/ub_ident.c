@@ -223,15 +223,6 @@ bool ub_ident_path_ok(const char *s)
     return s && ub_ident_path_split(s, strlen(s), &pi);
 }
 
-bool ub_ident_path_token_ok(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        if (s[i] == '<' || s[i] == '>' || s[i] == '\r' || s[i] == '\n' ||
-            s[i] == '\0')
-            return false;
-    return true;
-}
-
 bool ub_ident_target_path_ok(const char *s)
 {
     if (!s || s[0] != '/' || !s[1])

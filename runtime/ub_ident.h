@@ -50,10 +50,6 @@ bool ub_ident_attr_type_ok(const char *s, size_t n);
 bool ub_ident_prim_path_ok(const char *s);
 /* Whether the string s is a path at all (ub_ident_path_split takes it). */
 bool ub_ident_path_ok(const char *s);
-/* Whether s[0..n) can be written <s> and read back by the usda reader as
- * a path token (no '<', '>', line end or NUL): all the text asks of a
- * path it keeps unparsed, as a relationship's time sample. */
-bool ub_ident_path_token_ok(const char *s, size_t n);
 /* Whether the string s is a path the text takes as a relationship's
  * target or an attribute's connection, as it holds one once read: an
  * absolute prim or property path, not the root, without "..", variant

@@ -2191,8 +2191,8 @@ static int build_fields(ub_usdb *f, ub_layer *L, uint32_t first, uint32_t n,
 
 /* Relationship p's default (t NaN) or sample at time t as the text says
  * them: no default value (its target is apart), and a sample None or a
- * path token, since the usda reader takes nothing else (and keeps the
- * token's text as written: `<a b>` reads, so it must read back). */
+ * path, well formed or empty, since the usda reader takes nothing else
+ * (it reads a path it cannot parse as the empty one). */
 static int rel_value(ub_usdb *f, const ub_prop *p, const ub_value *v,
                      double t)
 {
@@ -2202,8 +2202,8 @@ static int rel_value(ub_usdb *f, const ub_prop *p, const ub_value *v,
             fault = "a relationship has no default value";
     } else if (v->kind != UB_V_BLOCK &&
                (v->kind != UB_V_UNTYPED || v->u.untyped->kind != UB_U_PATH ||
-                !ub_ident_path_token_ok(v->u.untyped->text,
-                                        ub_str_len(v->u.untyped->text)))) {
+                (*v->u.untyped->text &&
+                 !ub_ident_path_ok(v->u.untyped->text)))) {
         fault = "a relationship's time samples are paths or None";
     }
     if (!fault)

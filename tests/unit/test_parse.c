@@ -1152,6 +1152,49 @@ static void test_nul_in_string(void)
     }
 }
 
+/* A path kept as written -- a relationship's sample, an unknown type's
+ * value -- that no path parses as reads as the empty path, with a
+ * located warning, as OpenUSD reads it: kept, `<a\x3eb>` was "a>b",
+ * which printed as text the reader refuses (and a `.usdb` of it was
+ * refused as damaged). */
+static void test_ill_formed_path_value(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse("#usda 1.0\ndef \"A\" {\n"
+                                       "    rel r.timeSamples = {\n"
+                                       "        1: <a\\x3eb>,\n"
+                                       "        2: <a b>,\n"
+                                       "        3: </A.r>,\n"
+                                       "        4: <>,\n"
+                                       "    }\n"
+                                       "    myType x = <c\\\\d>\n"
+                                       "}\n"));
+    static const char *const want[] = {"", "", "/A.r", ""};
+    const ub_samples *s = ub_prop_samples(prop("/A", "r"));
+    CU_ASSERT_EQUAL_FATAL(s->n, 4);
+    for (int i = 0; i < 4; i++) {
+        const ub_value *v = &s->v[i].value;
+        CU_ASSERT_EQUAL_FATAL(v->kind, UB_V_UNTYPED);
+        CU_ASSERT_EQUAL(v->u.untyped->kind, UB_U_PATH);
+        CU_ASSERT_PTR_EQUAL(v->u.untyped->text, S(want[i]));
+    }
+    const ub_value *x = &prop("/A", "x")->default_value;
+    CU_ASSERT_EQUAL_FATAL(x->kind, UB_V_UNTYPED);
+    CU_ASSERT_PTR_EQUAL(x->u.untyped->text, S(""));
+    static const struct {
+        unsigned line, col;
+        const char *what;
+    } warned[] = {{4, 12, "<a>b> is no well-formed path"},
+                  {5, 12, "<a b> is no well-formed path"},
+                  {9, 16, "<c\\d> is no well-formed path"}};
+    CU_ASSERT_EQUAL_FATAL(ub_diags_count(diags), 3);
+    for (int i = 0; i < 3; i++) {
+        const ub_diag *w = ub_diags_at(diags, (size_t)i);
+        CU_ASSERT_EQUAL(w->severity, UB_WARNING);
+        CU_ASSERT(w->loc.line == warned[i].line && w->loc.col == warned[i].col);
+        CU_ASSERT_PTR_NOT_NULL(strstr(w->message, warned[i].what));
+    }
+}
+
 /* A name or path with a NUL byte is refused, as OpenUSD checks it with
  * the NUL in it (usdbake had checked what was left before the NUL, and
  * read "\0" as a variant set named ""). */
@@ -1639,6 +1682,7 @@ static const test_case cases[] = {
     {"errors: semantics", test_semantic_errors},
     {"variant selection expressions", test_variant_selection_expression},
     {"path expressions", test_path_expressions},
+    {"ill-formed path values", test_ill_formed_path_value},
 };
 
 int main(void)

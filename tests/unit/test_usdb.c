@@ -1508,17 +1508,19 @@ static void test_rel_values_checked(void)
         "property 'r': a relationship's time samples are paths or None",
         "property 'r': a relationship's time samples are paths or None",
         "property 'r': a relationship has no default value",
+        "property 'r': a relationship's time samples are paths or None",
         NULL,
     };
-    for (int k = 0; k < 5; k++) {
+    for (int k = 0; k < 6; k++) {
         ub_layer *L = ub_layer_new(T, "r.usda");
         ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
         ub_prop *r = ub_prop_new(L, p, S("r"), UB_REL, (ub_sloc){0});
         ub_samples *s = &ub_prop_ext_get(L->arena, r)->samples;
-        /* (the usda reader keeps `<a b>` as written: it must read back;
-         * `<a>b>` it cannot read) */
+        /* (the usda reader reads `<a b>` as `<>`: a path it cannot
+         * parse is damage here, the empty one is not) */
         ub_value path = untyped_path(L->arena, k == 2   ? "a>b"
                                                : k == 4 ? "a b"
+                                               : k == 5 ? ""
                                                         : "/P.q");
         ub_value d = ub_value_new(L->arena, TY(UB_TY_DOUBLE), 1, false);
         CU_ASSERT_FATAL(ub_samples_set(L->arena, s, 1, ub_value_block()) ==
