@@ -1421,9 +1421,7 @@ void ub_put_untyped(ub_buf *b, const ub_untyped *u)
         ub_put_quoted(b, u->text, strlen(u->text));
         break;
     case UB_U_ASSET:
-        ub_buf_putc(b, '@');
-        ub_buf_puts(b, u->text);
-        ub_buf_putc(b, '@');
+        ub_put_asset(b, u->text, strlen(u->text));
         break;
     case UB_U_PATH:
         ub_put_path(b, u->text, strlen(u->text));

@@ -598,18 +598,21 @@ static void test_untyped(void)
     ub_prim *p = def(NULL, "Scope", "Prim");
     ub_prop *a = ub_prop_new(L, p, S("fooTuple"), UB_ATTR, nosloc);
     ub_prop_set_decl(L->arena, L->strtab, a, NULL, S("ThisType::IsBogus"));
-    ub_untyped *kids = ub_arena_zalloc(L->arena, 2 * sizeof *kids);
+    ub_untyped *kids = ub_arena_zalloc(L->arena, 3 * sizeof *kids);
     kids[0] = (ub_untyped){.kind = UB_U_ATOM, .text = S("bogus")};
     kids[1] = (ub_untyped){.kind = UB_U_STRING, .text = S("s")};
+    /* (an asset path holding '@' is written as a typed one is: `@a@b@`
+     * read as `@a@` and then a syntax error) */
+    kids[2] = (ub_untyped){.kind = UB_U_ASSET, .text = S("a@b")};
     ub_untyped *t = ub_arena_zalloc(L->arena, sizeof *t);
-    *t = (ub_untyped){.kind = UB_U_TUPLE, .n = 2, .child = kids};
+    *t = (ub_untyped){.kind = UB_U_TUPLE, .n = 3, .child = kids};
     a->default_value = (ub_value){.kind = UB_V_UNTYPED, .u.untyped = t};
     set_meta(ub_prop_meta_get(L->arena, a), "hidden", bool_value(true));
     check("#usda 1.0\n"
           "\n"
           "def Scope \"Prim\"\n"
           "{\n"
-          "    ThisType::IsBogus fooTuple = (bogus, \"s\") (\n"
+          "    ThisType::IsBogus fooTuple = (bogus, \"s\", @@@a@b@@@) (\n"
           "        hidden = true\n"
           "    )\n"
           "}\n"
