@@ -1216,7 +1216,9 @@ static ub_dict *dec_dict(cur *c, ub_arena *a, int depth)
     return d;
 }
 
-static void dec_untyped(cur *c, ub_arena *a, ub_untyped *u, int depth)
+/* An untyped value's node inside one of kind `in` (-1: the value
+ * itself), held to what the text can say (ub_untyped_fault). */
+static void dec_untyped(cur *c, ub_arena *a, ub_untyped *u, int depth, int in)
 {
     if (depth > UB_USDB_MAX_DEPTH) {
         cur_fail(c, "values nested more than %d levels deep",
@@ -1237,7 +1239,14 @@ static void dec_untyped(cur *c, ub_arena *a, ub_untyped *u, int depth)
     }
     u->n = get_count(c, 3);
     u->child = NULL;
-    if (c->err || !u->n)
+    if (c->err)
+        return;
+    const char *why = ub_untyped_fault(u, in);
+    if (why) {
+        cur_fail(c, "an untyped value %s", why);
+        return;
+    }
+    if (!u->n)
         return;
     u->child = ub_arena_zalloc(a, (size_t)u->n * sizeof *u->child);
     if (!u->child) {
@@ -1245,7 +1254,7 @@ static void dec_untyped(cur *c, ub_arena *a, ub_untyped *u, int depth)
         return;
     }
     for (uint32_t i = 0; i < u->n && !c->err; i++)
-        dec_untyped(c, a, &u->child[i], depth + 1);
+        dec_untyped(c, a, &u->child[i], depth + 1, (int)u->kind);
 }
 
 /* The fewest bytes one element of t takes in a numeric block (a SMALL
@@ -1629,7 +1638,7 @@ static void dec_value_body(cur *c, ub_arena *a, ub_value *out, int depth)
             cur_oom(c);
             return;
         }
-        dec_untyped(c, a, u, depth + 1);
+        dec_untyped(c, a, u, depth + 1, -1);
         out->u.untyped = u;
         break;
     }
@@ -2191,8 +2200,8 @@ static int build_fields(ub_usdb *f, ub_layer *L, uint32_t first, uint32_t n,
 
 /* Relationship p's default (t NaN) or sample at time t as the text says
  * them: no default value (its target is apart), and a sample None or a
- * path, well formed or empty, since the usda reader takes nothing else
- * (it reads a path it cannot parse as the empty one). */
+ * path, since the usda reader takes nothing else (a path's text was held
+ * to what a path value may say as it was read: dec_untyped). */
 static int rel_value(ub_usdb *f, const ub_prop *p, const ub_value *v,
                      double t)
 {
@@ -2201,9 +2210,7 @@ static int rel_value(ub_usdb *f, const ub_prop *p, const ub_value *v,
         if (v->kind != UB_V_EMPTY)
             fault = "a relationship has no default value";
     } else if (v->kind != UB_V_BLOCK &&
-               (v->kind != UB_V_UNTYPED || v->u.untyped->kind != UB_U_PATH ||
-                (*v->u.untyped->text &&
-                 !ub_ident_path_ok(v->u.untyped->text)))) {
+               (v->kind != UB_V_UNTYPED || v->u.untyped->kind != UB_U_PATH)) {
         fault = "a relationship's time samples are paths or None";
     }
     if (!fault)

@@ -1,5 +1,7 @@
 #include "ub_value.h"
 
+#include "ub_ident.h"
+
 #include <math.h>
 #include <stdalign.h>
 #include <stdlib.h>
@@ -820,6 +822,33 @@ const char *ub_value_not_in_dict(const ub_value *v)
         break;
     }
     return "no value";
+}
+
+const char *ub_untyped_fault(const ub_untyped *u, int in)
+{
+    if (u->kind < UB_U_TUPLE && u->n)
+        return "holds parts under an atom, string, asset or path";
+    switch (u->kind) {
+    case UB_U_PATH:
+        if (in >= 0)
+            return "holds a path inside a list or tuple (a path is a whole "
+                   "value)";
+        return !*u->text || ub_ident_path_ok(u->text)
+                   ? NULL
+                   : "holds a path that is not well formed";
+    case UB_U_ASSET:
+        return ub_ident_asset_problem(u->text, strlen(u->text))
+                   ? "holds an asset path the text cannot hold"
+                   : NULL;
+    case UB_U_TUPLE:
+        return u->n ? NULL : "holds an empty tuple";
+    case UB_U_LIST:
+        if (in == UB_U_TUPLE)
+            return "holds a list inside a tuple";
+        return u->n || in < 0 ? NULL : "holds an empty list inside a list";
+    default:
+        return NULL;
+    }
 }
 
 /* Floating-point components, told apart by what they print as: a

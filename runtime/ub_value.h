@@ -453,6 +453,16 @@ const char *ub_value_not_sample(const ub_value *v);
  * payloads), or a dictionary; not a block, a list op or an untyped
  * value. */
 const char *ub_value_not_in_dict(const ub_value *v);
+/* Why u, a node of an untyped value inside a node of kind `in` (-1: u is
+ * the value itself), is no part of a value the text can say, or NULL.
+ * The grammar takes a path only as a whole value, and a well-formed or
+ * empty one (the usda reader reads any other as the empty path); no list
+ * inside a tuple; no empty tuple, nor an empty list inside another; no
+ * parts under anything but a tuple or list; and asset paths it can
+ * hold.  An atom's text is not looked at: a binary
+ * layer may keep what OpenUSD recorded of a value it did not know (a
+ * whole `(1, 2)`), printed as recorded. */
+const char *ub_untyped_fault(const ub_untyped *u, int in);
 
 /* Give v type `want` (a property's declared type) when v is stored as
  * its base (a point3f[] stored as float3[]), or as floating-point

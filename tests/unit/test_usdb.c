@@ -14,6 +14,7 @@
 
 #include "ub_parse.h"
 #include "ub_usdb.h"
+#include "ub_usda.h"
 #include "ub_usdb_write.h"
 #include "kept_samples.h"
 #include "pin_cpu.h"
@@ -143,7 +144,9 @@ static ub_value untyped(ub_arena *a)
     u->child[2].kind = UB_U_TUPLE;
     u->child[2].n = 1;
     u->child[2].child = ub_arena_zalloc(a, sizeof(ub_untyped));
-    u->child[2].child[0] = (ub_untyped){.kind = UB_U_PATH, .text = S("/p")};
+    /* (what the text can say: a path is a whole value, never a part) */
+    u->child[2].child[0] =
+        (ub_untyped){.kind = UB_U_ASSET, .text = S("a@b.usda")};
     return (ub_value){.kind = UB_V_UNTYPED, .u.untyped = u};
 }
 
@@ -1170,6 +1173,99 @@ static void test_untyped_without_text(void)
     }
 }
 
+/* An untyped node of a kind, text and parts (each a node, up to 3). */
+static ub_untyped *un(ub_arena *a, ub_untyped_kind kind, const char *text,
+                      uint32_t n, const ub_untyped *p0, const ub_untyped *p1,
+                      const ub_untyped *p2)
+{
+    ub_untyped *u = ub_arena_zalloc(a, sizeof *u);
+    const ub_untyped *parts[3] = {p0, p1, p2};
+    *u = (ub_untyped){.kind = kind, .text = text ? S(text) : NULL, .n = n};
+    if (n)
+        u->child = ub_arena_zalloc(a, n * sizeof *u->child);
+    for (uint32_t i = 0; i < n; i++)
+        u->child[i] = *parts[i];
+    return u;
+}
+
+/* An untyped value is held to what the text can say of one (the usda
+ * reader builds nothing else): else it printed as text no reader takes
+ * (`[(</p>)]`, `()`) or that reads as something else.  What it can say
+ * reads back, and its text reads. */
+static void test_untyped_shapes(void)
+{
+    const ub_untyped_kind A = UB_U_ATOM, P = UB_U_PATH, T_ = UB_U_TUPLE,
+                          L_ = UB_U_LIST, AS = UB_U_ASSET;
+    for (int k = 0; k < 10; k++) {
+        ub_layer *L = ub_layer_new(T, "u.usda");
+        ub_arena *a = L->arena;
+        ub_untyped *one = un(a, A, "1", 0, NULL, NULL, NULL);
+        ub_untyped *v = NULL;
+        const char *want = NULL;
+        switch (k) {
+        case 0:
+            v = un(a, L_, NULL, 1, un(a, P, "/p", 0, NULL, NULL, NULL), NULL,
+                   NULL);
+            want = "an untyped value holds a path inside a list or tuple";
+            break;
+        case 1:
+            v = un(a, T_, NULL, 0, NULL, NULL, NULL);
+            want = "an untyped value holds an empty tuple";
+            break;
+        case 2:
+            v = un(a, T_, NULL, 1, un(a, L_, NULL, 1, one, NULL, NULL), NULL,
+                   NULL);
+            want = "an untyped value holds a list inside a tuple";
+            break;
+        case 3:
+            v = un(a, L_, NULL, 1, un(a, L_, NULL, 0, NULL, NULL, NULL),
+                   NULL, NULL);
+            want = "an untyped value holds an empty list inside a list";
+            break;
+        case 4:
+            v = un(a, AS, "a\x01b", 0, NULL, NULL, NULL);
+            want = "an untyped value holds an asset path the text cannot "
+                   "hold";
+            break;
+        case 5:
+            v = un(a, A, "x", 1, one, NULL, NULL);
+            want = "an untyped value holds parts under an atom";
+            break;
+        case 6: /* [[1], ((1)), @a@b@], read */
+            v = un(a, L_, NULL, 3, un(a, L_, NULL, 1, one, NULL, NULL),
+                   un(a, T_, NULL, 1, un(a, T_, NULL, 1, one, NULL, NULL),
+                      NULL, NULL),
+                   un(a, AS, "a@b", 0, NULL, NULL, NULL));
+            break;
+        case 7:
+            v = un(a, L_, NULL, 0, NULL, NULL, NULL);
+            break;
+        case 8:
+            v = un(a, P, "", 0, NULL, NULL, NULL);
+            break;
+        default:
+            v = un(a, P, "/A.r[/B]", 0, NULL, NULL, NULL);
+            break;
+        }
+        ub_fields_set(a, &L->meta, S("odd"),
+                      (ub_value){.kind = UB_V_UNTYPED, .u.untyped = v},
+                      (ub_sloc){0});
+        if (!want) {
+            ub_buf text;
+            ub_buf_init(&text);
+            CU_ASSERT_EQUAL_FATAL(ub_usda_write(L, &text), 0);
+            ub_diags *d = ub_diags_new();
+            ub_layer *R = ub_parse_usda(T, "u.usda", text.data, text.len, d);
+            CU_ASSERT_PTR_NOT_NULL(R);
+            CU_ASSERT_EQUAL(ub_diags_count(d), 0);
+            ub_layer_free(R);
+            ub_diags_free(d);
+            ub_buf_free(&text);
+        }
+        written_reads(L, want);
+    }
+}
+
 /* Metadata held to the shape its text has, as the crate reader holds it
  * (runtime/ub_metadef.h): what only the API or a writer's bug makes is
  * damage, named; the same fields with their text's shape read back. */
@@ -1506,9 +1602,9 @@ static void test_rel_values_checked(void)
     static const char *const want[] = {
         NULL,
         "property 'r': a relationship's time samples are paths or None",
-        "property 'r': a relationship's time samples are paths or None",
+        "an untyped value holds a path that is not well formed",
         "property 'r': a relationship has no default value",
-        "property 'r': a relationship's time samples are paths or None",
+        "an untyped value holds a path that is not well formed",
         NULL,
     };
     for (int k = 0; k < 6; k++) {
@@ -1753,6 +1849,8 @@ int main(void)
                 test_type_without_type_name);
     CU_add_test(s, "an untyped atom without its text is damage",
                 test_untyped_without_text);
+    CU_add_test(s, "untyped values the text cannot say are damage",
+                test_untyped_shapes);
     CU_add_test(s, "samples no attribute holds are damage",
                 test_samples_refused);
     CU_add_test(s, "metadata its text cannot say is damage",
