@@ -285,7 +285,7 @@ size_t ub_ident_variant_sel(const char *s, size_t n, size_t i)
 }
 
 static bool ub_path_split_at(const char *s, size_t n, ub_pathinfo *pi,
-                             unsigned targets);
+                             unsigned targets, bool any);
 
 size_t ub_ident_close_bracket(const char *s, size_t n, size_t i)
 {
@@ -299,10 +299,35 @@ size_t ub_ident_close_bracket(const char *s, size_t n, size_t i)
     return n;
 }
 
+/* Whether s[i..n), after a property name, is what OpenUSD's path
+ * grammar allows there beside a target: `.expression`, or
+ * `.mapper[path]` with an optional `.argument`. */
+static bool ub_path_mapper_tail(const char *s, size_t n, size_t i,
+                                unsigned targets)
+{
+    static const char expr[] = ".expression", mapper[] = ".mapper[";
+    if (n - i == sizeof expr - 1 && memcmp(s + i, expr, n - i) == 0)
+        return true;
+    size_t m = sizeof mapper - 1;
+    if (n - i <= m || memcmp(s + i, mapper, m) != 0 ||
+        targets == UB_PATH_MAX_TARGETS)
+        return false;
+    size_t t = ub_ident_close_bracket(s, n, i + m - 1);
+    if (t == n)
+        return false;
+    ub_pathinfo *inner = malloc(sizeof *inner);
+    bool ok = inner && ub_path_split_at(s + i + m, t - i - m, inner,
+                                        targets + 1, true);
+    free(inner);
+    return ok && (t + 1 == n || (s[t + 1] == '.' &&
+                                 ub_ident_ok(s + t + 2, n - t - 2)));
+}
+
 /* The property part: .name, optionally [target path] and .name again;
- * targets: the target paths this one is inside. */
+ * targets: the target paths this one is inside.  any: also the forms
+ * only OpenUSD's path grammar knows (ub_ident_any_path_ok). */
 static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi,
-                         unsigned targets)
+                         unsigned targets, bool any)
 {
     pi->prop = s + i;
     pi->prop_len = (uint32_t)(n - i);
@@ -317,14 +342,17 @@ static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi,
             return false;
         if (i == n)
             return true;
-        if (s[i] != '[' || part == 1 || targets == UB_PATH_MAX_TARGETS)
+        if (any && s[i] == '.')
+            return ub_path_mapper_tail(s, n, i, targets);
+        if (s[i] != '[' || (part == 1 && !any) ||
+            targets == UB_PATH_MAX_TARGETS)
             return false;
         size_t t = ub_ident_close_bracket(s, n, i);
         if (t == n)
             return false;
         ub_pathinfo *inner = malloc(sizeof *inner);
         bool ok = inner && ub_path_split_at(s + i + 1, t - i - 1, inner,
-                                            targets + 1);
+                                            targets + 1, any);
         free(inner);
         if (!ok)
             return false;
@@ -337,11 +365,17 @@ static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi,
 
 bool ub_ident_path_split(const char *s, size_t n, ub_pathinfo *pi)
 {
-    return ub_path_split_at(s, n, pi, 0);
+    return ub_path_split_at(s, n, pi, 0, false);
+}
+
+bool ub_ident_any_path_ok(const char *s)
+{
+    ub_pathinfo pi; /* (as ub_ident_path_ok) */
+    return s && ub_path_split_at(s, strlen(s), &pi, 0, true);
 }
 
 static bool ub_path_split_at(const char *s, size_t n, ub_pathinfo *pi,
-                             unsigned targets)
+                             unsigned targets, bool any)
 {
     /* (not the component arrays: 12 KiB, for every path read) */
     pi->absolute = pi->variant_sel = pi->has_prop = pi->is_target = false;
@@ -360,14 +394,14 @@ static bool ub_path_split_at(const char *s, size_t n, ub_pathinfo *pi,
     if (s[i] == '.' && (i + 1 == n || s[i + 1] != '.')) {
         if (i + 1 == n)
             return !pi->absolute; /* "." : the anchor itself */
-        return !pi->absolute && ub_path_prop(s, n, i, pi, targets);
+        return !pi->absolute && ub_path_prop(s, n, i, pi, targets, any);
     }
     bool names_seen = false;
     while (i < n) {
         size_t b = i;
         if (pi->n && !names_seen && s[i] == '.' && i + 1 < n &&
             s[i + 1] != '.')
-            return ub_path_prop(s, n, i, pi, targets); /* "../.a" */
+            return ub_path_prop(s, n, i, pi, targets, any); /* "../.a" */
         if (s[i] == '.' && i + 1 < n && s[i + 1] == '.') {
             if (pi->absolute || names_seen)
                 return false;
@@ -400,7 +434,7 @@ static bool ub_path_split_at(const char *s, size_t n, ub_pathinfo *pi,
             continue;
         }
         if (s[i] == '.' && !(i + 1 < n && s[i + 1] == '.'))
-            return ub_path_prop(s, n, i, pi, targets);
+            return ub_path_prop(s, n, i, pi, targets, any);
         if (s[i - 1] == '}')
             continue; /* "/A{v=x}B": a child inside the variant */
         return false;

@@ -50,6 +50,12 @@ bool ub_ident_attr_type_ok(const char *s, size_t n);
 bool ub_ident_prim_path_ok(const char *s);
 /* Whether the string s is a path at all (ub_ident_path_split takes it). */
 bool ub_ident_path_ok(const char *s);
+/* Whether it is a path OpenUSD's path grammar takes, which also has
+ * mapper (`/A.b.mapper[/C.d]`, with an optional `.arg`) and expression
+ * (`/A.b.expression`) paths, and a target after a relational attribute
+ * (`/A.b[/C].d[/E]`): forms no usda rule has a use for, but which a
+ * value kept as written (a relationship's sample) may hold. */
+bool ub_ident_any_path_ok(const char *s);
 /* Whether the string s is a path the text takes as a relationship's
  * target or an attribute's connection, as it holds one once read: an
  * absolute prim or property path, not the root, without "..", variant

@@ -1193,6 +1193,35 @@ static void test_ill_formed_path_value(void)
         CU_ASSERT(w->loc.line == warned[i].line && w->loc.col == warned[i].col);
         CU_ASSERT_PTR_NOT_NULL(strstr(w->message, warned[i].what));
     }
+    /* OpenUSD's path grammar also has mapper and expression paths, and a
+     * target after a relational attribute: kept (as usdcat keeps them),
+     * and what it does not take is <> */
+    static const struct {
+        const char *path;
+        bool kept;
+    } forms[] = {{"/A.b.mapper[/C.d]", true},
+                 {"/A.b.expression", true},
+                 {"/A.b[/C.d].mapper[/E.f]", true},
+                 {"/A.b[/C].d[/E]", true},
+                 {"/A.b.mapper[/C.d].arg", true},
+                 {"/A.b.mapper[/C.d.mapper[/E]]", true},
+                 {"/A.b.mapper[/C.d].arg.x", false},
+                 {"/A.b.expression.x", false},
+                 {"/A.b[/C].d[/E].f", false},
+                 {"/A.b.mapper", false},
+                 {"/A.b.mapper[]", false}};
+    for (size_t i = 0; i < sizeof forms / sizeof *forms; i++) {
+        char text[160];
+        snprintf(text, sizeof text,
+                 "#usda 1.0\ndef \"A\" {\n    rel r.timeSamples = { 1: <%s> "
+                 "}\n}\n",
+                 forms[i].path);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(parse(text));
+        const ub_value *v = &ub_prop_samples(prop("/A", "r"))->v[0].value;
+        CU_ASSERT_PTR_EQUAL(v->u.untyped->text,
+                            S(forms[i].kept ? forms[i].path : ""));
+        CU_ASSERT_EQUAL(ub_diags_count(diags), forms[i].kept ? 0 : 1);
+    }
 }
 
 /* A name or path with a NUL byte is refused, as OpenUSD checks it with

@@ -1606,17 +1606,20 @@ static void test_rel_values_checked(void)
         "property 'r': a relationship has no default value",
         "an untyped value holds a path that is not well formed",
         NULL,
+        NULL,
     };
-    for (int k = 0; k < 6; k++) {
+    for (int k = 0; k < 7; k++) {
         ub_layer *L = ub_layer_new(T, "r.usda");
         ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
         ub_prop *r = ub_prop_new(L, p, S("r"), UB_REL, (ub_sloc){0});
         ub_samples *s = &ub_prop_ext_get(L->arena, r)->samples;
         /* (the usda reader reads `<a b>` as `<>`: a path it cannot
-         * parse is damage here, the empty one is not) */
+         * parse is damage here, the empty one is not, nor a mapper path,
+         * which OpenUSD's path grammar has) */
         ub_value path = untyped_path(L->arena, k == 2   ? "a>b"
                                                : k == 4 ? "a b"
                                                : k == 5 ? ""
+                                               : k == 6 ? "/P.q.mapper[/P.x]"
                                                         : "/P.q");
         ub_value d = ub_value_new(L->arena, TY(UB_TY_DOUBLE), 1, false);
         CU_ASSERT_FATAL(ub_samples_set(L->arena, s, 1, ub_value_block()) ==
