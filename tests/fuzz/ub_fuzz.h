@@ -46,11 +46,24 @@ static inline void ub_fuzz_check_back(ub_layer *back, const ub_buf *text)
     ub_layer_free(back);
 }
 
-/* Whether v holds text OpenUSD recorded for a value it did not know (an
- * unregistered value, or a list op of them). */
+/* Whether the untyped value u has an atom: text a binary layer may hold
+ * as OpenUSD recorded it, unchecked. */
+static inline bool ub_fuzz_has_atom(const ub_untyped *u)
+{
+    if (u->kind == UB_U_ATOM)
+        return true;
+    for (uint32_t i = 0; i < u->n; i++)
+        if (ub_fuzz_has_atom(&u->child[i]))
+            return true;
+    return false;
+}
+
+/* Whether v may hold text OpenUSD recorded for a value it did not know
+ * (an untyped value with an atom, or a list op of such values); the
+ * other untyped values are held to the text's shapes (ub_untyped_fault). */
 static inline bool ub_fuzz_unregistered(const ub_value *v)
 {
-    return v->kind == UB_V_UNTYPED ||
+    return (v->kind == UB_V_UNTYPED && ub_fuzz_has_atom(v->u.untyped)) ||
            (v->kind == UB_V_LISTOP && !ub_value_type(v));
 }
 
@@ -96,11 +109,12 @@ static inline void ub_fuzz_drop_prim(ub_prim *p)
  * layer holds what the text can say or its reader refuses it
  * (doc/usdc.md).  (Not that the text prints the same again: OpenUSD's
  * own does not always, and usdbake's matches it there, as a matrix in an
- * unknown field.)  Unregistered values are dropped first, and L with
- * them: they are kept as the text OpenUSD recorded, unchecked, and
- * printed as OpenUSD prints them, so damage there prints text the usda
- * reader refuses (a list op's item `200d`), as OpenUSD's does.  CI sets
- * it (.ci/run); runs by hand that explore with fresh seeds set it too. */
+ * unknown field.)  Unregistered values (ub_fuzz_unregistered) are
+ * dropped first, and L with them: they are kept as the text OpenUSD
+ * recorded, unchecked, and printed as OpenUSD prints them, so damage
+ * there prints text the usda reader refuses (a list op's item `200d`),
+ * as OpenUSD's does.  CI sets it (.ci/run); runs by hand that explore
+ * with fresh seeds set it too. */
 static inline void ub_fuzz_text_reads(ub_strtab *t, ub_layer *L)
 {
     if (!getenv("UB_FUZZ_TEXT_READS"))
