@@ -459,9 +459,9 @@ const char *ub_value_not_in_dict(const ub_value *v);
  * empty one (the usda reader reads any other as the empty path); no list
  * inside a tuple; no empty tuple, nor an empty list inside another; no
  * parts under anything but a tuple or list; and asset paths it can
- * hold.  An atom's text is not looked at: a binary
- * layer may keep what OpenUSD recorded of a value it did not know (a
- * whole `(1, 2)`), printed as recorded. */
+ * hold.  An atom's text is not looked at: a binary layer may keep what
+ * OpenUSD recorded of a value it did not know (a whole `(1, 2)`), printed
+ * as recorded. */
 const char *ub_untyped_fault(const ub_untyped *u, int in);
 
 /* Give v type `want` (a property's declared type) when v is stored as
