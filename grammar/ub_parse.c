@@ -1272,7 +1272,7 @@ void ub_vb_path(ub_pctx *c, const char *s, ub_tokloc l)
          * as the empty path, with a warning; so does this reader: the
          * text would keep what no path holds (`<a\x3eb>` is "a>b", which
          * prints as text that reads as something else, or not at all). */
-        if (*s && !ub_ident_any_path_ok(s)) {
+        if (!ub_ident_path_value_ok(s)) {
             ub_pwarn_hint(c, l, "OpenUSD 24.08 reads it as <> too, with a "
                                 "warning",
                           "<%.60s> is no well-formed path: it reads as the "

@@ -299,6 +299,24 @@ size_t ub_ident_close_bracket(const char *s, size_t n, size_t i)
     return n;
 }
 
+/* The bracketed path whose '[' is s[open] (a target, or a mapper's
+ * path), one level deeper than targets: the index after its ']', or 0
+ * when it is none. */
+static size_t ub_path_bracket(const char *s, size_t n, size_t open,
+                              unsigned targets, bool any)
+{
+    if (targets == UB_PATH_MAX_TARGETS)
+        return 0;
+    size_t t = ub_ident_close_bracket(s, n, open);
+    if (t == n)
+        return 0;
+    ub_pathinfo *inner = malloc(sizeof *inner);
+    bool ok = inner && ub_path_split_at(s + open + 1, t - open - 1, inner,
+                                        targets + 1, any);
+    free(inner);
+    return ok ? t + 1 : 0;
+}
+
 /* Whether s[i..n), after a property name, is what OpenUSD's path
  * grammar allows there beside a target: `.expression`, or
  * `.mapper[path]` with an optional `.argument`. */
@@ -309,18 +327,10 @@ static bool ub_path_mapper_tail(const char *s, size_t n, size_t i,
     if (n - i == sizeof expr - 1 && memcmp(s + i, expr, n - i) == 0)
         return true;
     size_t m = sizeof mapper - 1;
-    if (n - i <= m || memcmp(s + i, mapper, m) != 0 ||
-        targets == UB_PATH_MAX_TARGETS)
+    if (n - i <= m || memcmp(s + i, mapper, m) != 0)
         return false;
-    size_t t = ub_ident_close_bracket(s, n, i + m - 1);
-    if (t == n)
-        return false;
-    ub_pathinfo *inner = malloc(sizeof *inner);
-    bool ok = inner && ub_path_split_at(s + i + m, t - i - m, inner,
-                                        targets + 1, true);
-    free(inner);
-    return ok && (t + 1 == n || (s[t + 1] == '.' &&
-                                 ub_ident_ok(s + t + 2, n - t - 2)));
+    size_t e = ub_path_bracket(s, n, i + m - 1, targets, true);
+    return e && (e == n || (s[e] == '.' && ub_ident_ok(s + e + 1, n - e - 1)));
 }
 
 /* The property part: .name, optionally [target path] and .name again;
@@ -345,18 +355,8 @@ static bool ub_path_prop(const char *s, size_t n, size_t i, ub_pathinfo *pi,
         if (any && s[i] == '.')
             return ub_path_mapper_tail(s, n, i, targets);
         if (s[i] != '[' || (part == 1 && !any) ||
-            targets == UB_PATH_MAX_TARGETS)
+            !(i = ub_path_bracket(s, n, i, targets, any)))
             return false;
-        size_t t = ub_ident_close_bracket(s, n, i);
-        if (t == n)
-            return false;
-        ub_pathinfo *inner = malloc(sizeof *inner);
-        bool ok = inner && ub_path_split_at(s + i + 1, t - i - 1, inner,
-                                            targets + 1, any);
-        free(inner);
-        if (!ok)
-            return false;
-        i = t + 1;
         if (i == n)
             return pi->is_target = true;
     }
@@ -372,6 +372,11 @@ bool ub_ident_any_path_ok(const char *s)
 {
     ub_pathinfo pi; /* (as ub_ident_path_ok) */
     return s && ub_path_split_at(s, strlen(s), &pi, 0, true);
+}
+
+bool ub_ident_path_value_ok(const char *s)
+{
+    return s && (!*s || ub_ident_any_path_ok(s));
 }
 
 static bool ub_path_split_at(const char *s, size_t n, ub_pathinfo *pi,

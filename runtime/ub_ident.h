@@ -56,6 +56,9 @@ bool ub_ident_path_ok(const char *s);
  * (`/A.b[/C].d[/E]`): forms no usda rule has a use for, but which a
  * value kept as written (a relationship's sample) may hold. */
 bool ub_ident_any_path_ok(const char *s);
+/* Whether s is the text a path kept as written may hold: such a path, or
+ * empty (the empty path, which OpenUSD reads any other text as). */
+bool ub_ident_path_value_ok(const char *s);
 /* Whether the string s is a path the text takes as a relationship's
  * target or an attribute's connection, as it holds one once read: an
  * absolute prim or property path, not the root, without "..", variant

@@ -833,7 +833,7 @@ const char *ub_untyped_fault(const ub_untyped *u, int in)
         if (in >= 0)
             return "holds a path inside a list or tuple (a path is a whole "
                    "value)";
-        return !*u->text || ub_ident_any_path_ok(u->text)
+        return ub_ident_path_value_ok(u->text)
                    ? NULL
                    : "holds a path that is not well formed";
     case UB_U_ASSET:
