@@ -7,6 +7,7 @@
 #ifndef UB_FUZZ_H
 #define UB_FUZZ_H
 
+#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,16 +68,51 @@ static inline bool ub_fuzz_unregistered(const ub_value *v)
            (v->kind == UB_V_LISTOP && !ub_value_type(v));
 }
 
+/* An infinite layer offset or scale, which a binary layer may hold as
+ * the text reader makes one (of `1e400`, warning), prints as `inf`, which
+ * no usda reader reads (OpenUSD's neither): made finite, so that the rest
+ * of the layer is still checked. */
+static inline void ub_fuzz_finite_offset(ub_offset *o)
+{
+    if (isinf(o->offset))
+        o->offset = 0.0;
+    if (isinf(o->scale))
+        o->scale = 1.0;
+}
+
+/* The same for every reference or payload of v (a list of them, or a
+ * list op's parts). */
+static inline void ub_fuzz_finite_refs(ub_value *v)
+{
+    if (v->kind == UB_V_LISTOP) {
+        for (int p = 0; p < UB_LO_NPARTS; p++) {
+            ub_value *x = ub_listop_get_mut(v->u.listop, (ub_listop_part)p);
+            if (x)
+                ub_fuzz_finite_refs(x);
+        }
+        return;
+    }
+    const ub_type *t = ub_value_type(v);
+    if (v->kind != UB_V_DATA || !t || t->scalar != UB_SC_REF)
+        return;
+    ub_reference *r = ub_value_data(v);
+    for (uint32_t i = 0; i < v->count; i++)
+        ub_fuzz_finite_offset(&r[i].offset);
+}
+
 static inline void ub_fuzz_drop_fields(ub_fields *f)
 {
     uint32_t k = 0;
     for (uint32_t i = 0; i < f->n; i++)
-        if (!ub_fuzz_unregistered(&f->v[i].value))
+        if (!ub_fuzz_unregistered(&f->v[i].value)) {
+            ub_fuzz_finite_refs(&f->v[i].value);
             f->v[k++] = f->v[i];
+        }
     f->n = k;
 }
 
-/* Drop every unregistered value from p and what it holds. */
+/* Drop every unregistered value from p and what it holds, and make its
+ * layer offsets finite. */
 static inline void ub_fuzz_drop_prim(ub_prim *p)
 {
     ub_fuzz_drop_fields(&p->meta);
@@ -113,13 +149,16 @@ static inline void ub_fuzz_drop_prim(ub_prim *p)
  * dropped first, and L with them: they are kept as the text OpenUSD
  * recorded, unchecked, and printed as OpenUSD prints them, so damage
  * there prints text the usda reader refuses (a list op's item `200d`),
- * as OpenUSD's does.  CI sets it (.ci/run); runs by hand that explore
+ * as OpenUSD's does.  Infinite layer offsets are made finite first
+ * (ub_fuzz_finite_offset).  CI sets it (.ci/run); runs by hand that explore
  * with fresh seeds set it too. */
 static inline void ub_fuzz_text_reads(ub_strtab *t, ub_layer *L)
 {
     if (!getenv("UB_FUZZ_TEXT_READS"))
         return;
     ub_fuzz_drop_fields(&L->meta);
+    for (uint32_t i = 0; i < L->n_sublayers; i++)
+        ub_fuzz_finite_offset(&L->sublayers[i].offset);
     ub_fuzz_drop_prim(L->root);
     ub_buf text;
     ub_buf_init(&text);
