@@ -68,15 +68,15 @@ static inline bool ub_fuzz_unregistered(const ub_value *v)
            (v->kind == UB_V_LISTOP && !ub_value_type(v));
 }
 
-/* An infinite layer offset or scale, which a binary layer may hold as
- * the text reader makes one (of `1e400`, warning), prints as `inf`, which
- * no usda reader reads (OpenUSD's neither): made finite, so that the rest
- * of the layer is still checked. */
+/* A layer offset or scale of +inf, which a binary layer may hold as the
+ * text reader makes one (of `1e400`, warning), prints as `inf`, which no
+ * usda reader reads in a layer offset (OpenUSD's neither; `-inf` reads):
+ * made finite, so that the rest of the layer is still checked. */
 static inline void ub_fuzz_finite_offset(ub_offset *o)
 {
-    if (isinf(o->offset))
+    if (isinf(o->offset) && o->offset > 0)
         o->offset = 0.0;
-    if (isinf(o->scale))
+    if (isinf(o->scale) && o->scale > 0)
         o->scale = 1.0;
 }
 
@@ -149,7 +149,7 @@ static inline void ub_fuzz_drop_prim(ub_prim *p)
  * dropped first, and L with them: they are kept as the text OpenUSD
  * recorded, unchecked, and printed as OpenUSD prints them, so damage
  * there prints text the usda reader refuses (a list op's item `200d`),
- * as OpenUSD's does.  Infinite layer offsets are made finite first
+ * as OpenUSD's does.  Layer offsets of +inf are made finite first
  * (ub_fuzz_finite_offset).  CI sets it (.ci/run); runs by hand that explore
  * with fresh seeds set it too. */
 static inline void ub_fuzz_text_reads(ub_strtab *t, ub_layer *L)
