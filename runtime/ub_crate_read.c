@@ -1934,6 +1934,27 @@ static int cr_dict_at(crate *c, cur *k, ub_dict **out, int nest)
     return c->failed ? -1 : 0;
 }
 
+/* A layer offset or scale of +inf (of `1e400` in the text OpenUSD read):
+ * the layer holds it, but its text prints it as `inf`, which no usda
+ * reader reads back in a layer offset (`-inf` reads).  Said here, as the
+ * usda reader says it, since usdcat does not; what is the kind of arc,
+ * asset its asset path ("" for an internal reference). */
+static void cr_warn_offset(crate *c, ub_offset o, const char *what,
+                           const char *asset)
+{
+    bool offset = isinf(o.offset) && o.offset > 0;
+    if (!offset && !(isinf(o.scale) && o.scale > 0))
+        return;
+    ub_diag *d = ub_diag_add(
+        c->diags, UB_WARNING, ub_strtab_loc(c->t, c->loc), NULL, NULL, 0,
+        "the layer %s of %s%s '%.200s' is inf, which usda cannot read back "
+        "in a layer offset",
+        offset ? "offset" : "scale", *asset ? "" : "internal ", what, asset);
+    ub_diag_set_hint(c->diags, d,
+                     "write the layer again with a finite number (usdcat "
+                     "too writes text it cannot read)");
+}
+
 static ub_reference *cr_ref_items(crate *c, cur *k, bool payload, uint64_t n,
                                   int nest)
 {
@@ -1961,6 +1982,8 @@ static ub_reference *cr_ref_items(crate *c, cur *k, bool payload, uint64_t n,
                 cr_err(c, "%s", bad);
                 return NULL;
             }
+            cr_warn_offset(c, r[i].offset, payload ? "payload" : "reference",
+                           r[i].asset);
             r[i].has_offset = r[i].offset.offset != 0.0;
             r[i].has_scale = r[i].offset.scale != 1.0;
         }
@@ -2912,6 +2935,8 @@ static void cr_build_prim(crate *c, ub_prim *prim, uint32_t pidx,
                 const char *bad = ub_offset_problem(s->offset);
                 if (bad)
                     cr_err(c, "%s", bad);
+                else
+                    cr_warn_offset(c, s->offset, "sublayer", s->asset);
                 s->has_offset = s->offset.offset != 0.0;
                 s->has_scale = s->offset.scale != 1.0;
             }
@@ -3250,6 +3275,12 @@ static bool cr_build_split(crate *c, uint32_t root)
             ub_prim *from = tail->root;
             built = ub_layer_graft(c->L, tail, &from, &c->split_prim, 1,
                                    NULL) == 0;
+            /* (no errors, but there may be warnings: the head's, then
+             * the tail's, as one thread says them) */
+            if (built) {
+                ub_diags_take(diags, mine);
+                ub_diags_take(diags, theirs);
+            }
             tail = NULL; /* (consumed) */
             c->budget = budget - used;
         }

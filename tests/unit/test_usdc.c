@@ -1292,6 +1292,58 @@ static ub_layer *read_split(const ub_buf *b, int split, bool *done,
     return ub_crate_read_stream(b->data, b->len, "t.usdc", strtab, &cs, d);
 }
 
+/* A layer offset of +inf (the text's `1e400`) is kept, and said as
+ * the reader meets it, by one thread or two: the head's prim first. */
+static void test_read_inf_offsets(void)
+{
+    ub_buf text, b;
+    ub_buf_init(&text);
+    ub_buf_init(&b);
+    ub_buf_puts(&text, "#usda 1.0\n\ndef \"World\"\n{\n");
+    enum { N = 40 };
+    for (unsigned i = 0; i < N; i++) {
+        char line[256];
+        snprintf(line, sizeof line, "    def \"p%02u\" (\n        %s\n"
+                                    "    )\n    {\n        int x = %u\n"
+                                    "    }\n",
+                 i,
+                 i == 0       ? "references = @./a.usda@ (offset = 1e400)"
+                 : i == N - 1 ? "payload = @./b.usda@ (scale = 1e400)"
+                              : "kind = \"model\"",
+                 i);
+        ub_buf_puts(&text, line);
+    }
+    ub_buf_puts(&text, "}\n");
+    ub_buf_putc(&text, '\0');
+    ub_diags *d = ub_diags_new();
+    CU_ASSERT_EQUAL_FATAL(write_text(text.data, &b, d), 0);
+    CU_ASSERT_EQUAL(ub_diags_warnings(d), 2); /* (the text reader's) */
+    for (int split = -1; split <= 1; split += 2) {
+        ub_diags *r = ub_diags_new();
+        bool two = split < 0;
+        ub_layer *l = read_split(&b, split, &two, r);
+        CU_ASSERT_PTR_NOT_NULL(l);
+        CU_ASSERT_EQUAL(two, split > 0);
+        CU_ASSERT_EQUAL(ub_diags_errors(r), 0);
+        CU_ASSERT_EQUAL_FATAL(ub_diags_count(r), 2);
+        const ub_diag *a = ub_diags_at(r, 0), *z = ub_diags_at(r, 1);
+        CU_ASSERT_EQUAL(a->severity, UB_WARNING);
+        CU_ASSERT_STRING_EQUAL(a->loc.file, "t.usdc:</World/p00>");
+        CU_ASSERT_STRING_EQUAL(a->message,
+                               "the layer offset of reference './a.usda' "
+                               "is inf, which usda cannot read back in a "
+                               "layer offset");
+        CU_ASSERT_STRING_EQUAL(z->loc.file, "t.usdc:</World/p39>");
+        CU_ASSERT_PTR_NOT_NULL(strstr(z->message, "layer scale of payload "
+                                                  "'./b.usda' is inf"));
+        ub_layer_free(l);
+        ub_diags_free(r);
+    }
+    ub_diags_free(d);
+    ub_buf_free(&b);
+    ub_buf_free(&text);
+}
+
 static void test_read_split(void)
 {
     ub_diags *d = ub_diags_new();
@@ -1434,6 +1486,8 @@ int main(void)
                 test_variant_names);
     CU_add_test(s, "read by two threads: the layer one reads, its errors",
                 test_read_split);
+    CU_add_test(s, "layer offsets of inf kept and said, by two threads too",
+                test_read_inf_offsets);
     CU_add_test(s, "list ops of unregistered fields",
                 test_unregistered_listops);
     unsigned failed = ub_test_run_all();
