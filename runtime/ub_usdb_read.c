@@ -625,6 +625,13 @@ static int load_strs(ub_usdb *f, const unsigned char *d, size_t len)
         cur_fail(&c, "string bytes (%zu) do not fill the section (%zu)",
                  total, cur_left(&c));
     for (uint32_t i = 0; i < n && !c.err; i++) {
+        /* (no reader makes one: the usda reader ends a string at a NUL,
+         * crate's tokens end at one; and a path's or a name's checks
+         * read the text only up to it) */
+        if (memchr(c.p, 0, lens[i])) {
+            cur_fail(&c, "string %u holds a NUL byte", i);
+            break;
+        }
         f->strs[i] = ub_intern(f->strtab, (const char *)c.p, lens[i]);
         if (!f->strs[i])
             cur_oom(&c);

@@ -1519,6 +1519,39 @@ static void test_reference_paths_checked(void)
     }
 }
 
+/* A string holding a NUL byte is damage, wherever it is used: a path's
+ * checks read it only up to the NUL (`</A\0b>` passed as </A>), and the
+ * text writer wrote all of it, text no reader reads. */
+static void test_nul_strings_refused(void)
+{
+    for (int k = 0; k < 3; k++) {
+        ub_layer *L = ub_layer_new(T, "n.usda");
+        ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
+        const char *nul = ub_intern(T, "/A\0b", 4);
+        if (k == 0) {
+            ub_value r = refs(L->arena);
+            ub_reference *e = (ub_reference *)ub_value_data(
+                ub_listop_get(r.u.listop, UB_LO_EXPLICIT));
+            e[0].prim_path = nul;
+            ub_fields_set(L->arena, &p->meta, S("references"), r,
+                          (ub_sloc){0});
+        } else {
+            ub_listop *lo = ub_listop_new(L->arena);
+            lo->has[UB_LO_PREPEND] = true;
+            ub_value one = ub_value_new(L->arena, TY(UB_TY_PATH), 1, true);
+            *(const char **)ub_value_data(&one) = k == 1 ? nul : S("/A");
+            CU_ASSERT_FATAL(
+                ub_listop_put(L->arena, lo, UB_LO_PREPEND, one) == 0);
+            ub_fields_set(L->arena, &p->meta, S("inherits"),
+                          (ub_value){.kind = UB_V_LISTOP,
+                                     .type_id = UB_TY_PATH,
+                                     .u.listop = lo},
+                          (ub_sloc){0});
+        }
+        written_reads(L, k < 2 ? "holds a NUL byte" : NULL);
+    }
+}
+
 /* A property's targets and connections are absolute prim or property
  * paths without variant selections, and its default target a path: others
  * are damage. */
@@ -1864,6 +1897,8 @@ int main(void)
                 test_nan_offsets);
     CU_add_test(s, "type names the text cannot say are damage",
                 test_type_names_checked);
+    CU_add_test(s, "strings holding a NUL byte refused",
+                test_nul_strings_refused);
     CU_add_test(s, "target and connection paths the text cannot say are "
                    "damage",
                 test_prop_paths_checked);
