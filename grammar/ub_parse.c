@@ -2135,7 +2135,7 @@ void ub_act_name_order(ub_pctx *c, int props, ub_tokloc l)
 void ub_act_offset(ub_pctx *c, int which, const ub_num *n, ub_tokloc l)
 {
     double d = ub_num_to_double(n);
-    if (isinf(d) && d > 0) {
+    if (!ub_offset_num_reads(d)) {
         /* OpenUSD reads a number past a double's range as inf, and writes
          * it as `inf`, which its reader (and ours) then refuses in a layer
          * offset ("-inf" reads): said here, as usdcat does not say it. */

@@ -1942,8 +1942,8 @@ static int cr_dict_at(crate *c, cur *k, ub_dict **out, int nest)
 static void cr_warn_offset(crate *c, ub_offset o, const char *what,
                            const char *asset)
 {
-    bool offset = isinf(o.offset) && o.offset > 0;
-    if (!offset && !(isinf(o.scale) && o.scale > 0))
+    bool offset = !ub_offset_num_reads(o.offset);
+    if (!offset && ub_offset_num_reads(o.scale))
         return;
     ub_diag *d = ub_diag_add(
         c->diags, UB_WARNING, ub_strtab_loc(c->t, c->loc), NULL, NULL, 0,

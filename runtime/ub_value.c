@@ -796,6 +796,11 @@ const char *ub_offset_problem(ub_offset o)
                : NULL;
 }
 
+bool ub_offset_num_reads(double x)
+{
+    return !(isinf(x) && x > 0);
+}
+
 const char *ub_value_not_in_dict(const ub_value *v)
 {
     const ub_type *t = ub_value_type(v);

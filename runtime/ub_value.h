@@ -119,6 +119,11 @@ typedef struct ub_offset {
  * reader makes one of a number too large for a double, warning, as
  * OpenUSD does.) */
 const char *ub_offset_problem(ub_offset o);
+/* Whether x, a layer offset's offset or scale, prints as text the usda
+ * reader reads back there: all but +inf, which prints as `inf`, a word
+ * and not a number to OpenUSD's reader and ours (`-inf` reads).  The
+ * readers warn where they make or meet one. */
+bool ub_offset_num_reads(double x);
 
 /* Element of a references or payload list op. */
 typedef struct ub_reference {

@@ -7,7 +7,6 @@
 #ifndef UB_FUZZ_H
 #define UB_FUZZ_H
 
-#include <math.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,9 +73,9 @@ static inline bool ub_fuzz_unregistered(const ub_value *v)
  * made finite, so that the rest of the layer is still checked. */
 static inline void ub_fuzz_finite_offset(ub_offset *o)
 {
-    if (isinf(o->offset) && o->offset > 0)
+    if (!ub_offset_num_reads(o->offset))
         o->offset = 0.0;
-    if (isinf(o->scale) && o->scale > 0)
+    if (!ub_offset_num_reads(o->scale))
         o->scale = 1.0;
 }
 
