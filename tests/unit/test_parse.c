@@ -1123,6 +1123,30 @@ static void test_relocates_dot(void)
            4, 9, "'/' is not a valid relocates path");
 }
 
+/* A layer offset too large for a double reads as inf, as in OpenUSD, and
+ * +inf prints as `inf`, which no reader reads back there: a located
+ * warning says so, at the number; -inf reads back, and is not warned of. */
+static void test_offset_too_large(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(
+        parse("#usda 1.0\n(\n    subLayers = [\n"
+              "        @a.usda@ (offset = 1e400; scale = -1e999)\n    ]\n)\n"
+              "def \"P\" (\n    references = @b.usda@ (scale = 1e309)\n)\n"
+              "{\n}\n"));
+    CU_ASSERT_EQUAL_FATAL(L->n_sublayers, 1);
+    CU_ASSERT(isinf(L->sublayers[0].offset.offset) &&
+              L->sublayers[0].offset.offset > 0);
+    CU_ASSERT(isinf(L->sublayers[0].offset.scale) &&
+              L->sublayers[0].offset.scale < 0);
+    CU_ASSERT_EQUAL_FATAL(ub_diags_count(diags), 2);
+    const ub_diag *a = ub_diags_at(diags, 0), *b = ub_diags_at(diags, 1);
+    CU_ASSERT(a->severity == UB_WARNING && b->severity == UB_WARNING);
+    CU_ASSERT(a->loc.line == 4 && a->loc.col == 28);
+    CU_ASSERT_PTR_NOT_NULL(strstr(a->message, "this offset is too large"));
+    CU_ASSERT(b->loc.line == 8 && b->loc.col == 36);
+    CU_ASSERT_PTR_NOT_NULL(strstr(b->message, "this scale is too large"));
+}
+
 /* A NUL byte, raw or escaped, ends a string, as usdcat writes it:
  * the rest is dropped with a located warning (found by fuzz_roundtrip:
  * the text writer dropped it silently and the crate writer wrote a token
@@ -1697,6 +1721,7 @@ static const test_case cases[] = {
     {"cookie", test_cookie_and_legacy},
     {"empty relocates", test_empty_relocates},
     {"relocates: '.' and '..'", test_relocates_dot},
+    {"a layer offset too large for a double", test_offset_too_large},
     {"a NUL ends a string", test_nul_in_string},
     {"a NUL in a name or path is refused", test_nul_in_name},
     {"a variant named \"\"", test_empty_variant_name},
