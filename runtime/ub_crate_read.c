@@ -1942,17 +1942,8 @@ static int cr_dict_at(crate *c, cur *k, ub_dict **out, int nest)
 static void cr_warn_offset(crate *c, ub_offset o, const char *what,
                            const char *asset)
 {
-    bool offset = !ub_offset_num_reads(o.offset);
-    if (!offset && ub_offset_num_reads(o.scale))
-        return;
-    ub_diag *d = ub_diag_add(
-        c->diags, UB_WARNING, ub_strtab_loc(c->t, c->loc), NULL, NULL, 0,
-        "the layer %s of %s%s '%.200s' is inf, which usda cannot read back "
-        "in a layer offset",
-        offset ? "offset" : "scale", *asset ? "" : "internal ", what, asset);
-    ub_diag_set_hint(c->diags, d,
-                     "write the layer again with a finite number (usdcat "
-                     "too writes text it cannot read)");
+    ub_offset_warn_unreadable(c->diags, ub_strtab_loc(c->t, c->loc), o, what,
+                              asset);
 }
 
 static ub_reference *cr_ref_items(crate *c, cur *k, bool payload, uint64_t n,

@@ -2391,6 +2391,34 @@ static int build_prop(ub_usdb *f, ub_layer *L, ub_prim *prim, uint32_t pi,
     return ub_prop_set_meta(L->arena, p, &meta);
 }
 
+/* The warning of a reference's or payload's offset of +inf among a
+ * prim's fields, naming the prim as the crate reader names a spec
+ * ("file:</path>"): -1 when out of memory. */
+static int warn_unreadable_offsets(ub_usdb *f, ub_layer *L,
+                                   const ub_prim *prim)
+{
+    ub_loc where = {NULL, 0, 0};
+    for (uint32_t i = 0; i < prim->meta.n; i++) {
+        const ub_value *v = &prim->meta.v[i].value;
+        if (!ub_value_offsets_unreadable(v))
+            continue;
+        if (!where.file) {
+            /* (interned, as a crate spec's text: it outlives the layer) */
+            const char *path = ub_prim_path(L, prim);
+            size_t n = path ? strlen(L->path) + strlen(path) + 4 : 0;
+            char *text = n ? malloc(n) : NULL;
+            if (text)
+                snprintf(text, n, "%s:<%s>", L->path, path);
+            where.file = text ? ub_intern_cstr(f->strtab, text) : NULL;
+            free(text);
+            if (!where.file)
+                return -1;
+        }
+        ub_value_warn_unreadable_offsets(f->diags, where, v);
+    }
+    return 0;
+}
+
 static int build_prim(ub_usdb *f, ub_layer *L, uint32_t pi, ub_prim *prim,
                       ub_sloc loc)
 {
@@ -2399,6 +2427,7 @@ static int build_prim(ub_usdb *f, ub_layer *L, uint32_t pi, ub_prim *prim,
     prim->type_name = opt_str(f, rp.type_name);
     if (build_fields(f, L, rp.first_field, rp.n_fields, &prim->meta, loc,
                      UB_SPEC_PRIM) != 0 ||
+        warn_unreadable_offsets(f, L, prim) != 0 ||
         ((rp.prim_order || rp.prop_order) &&
          (!ub_prim_ext_get(L->arena, prim) ||
           read_val(f, rp.prim_order, L->arena, &prim->ext->prim_order) != 0 ||
@@ -2467,6 +2496,8 @@ ub_layer *ub_usdb_read_layer(ub_usdb *f, const char *path)
             break;
         }
         s->offset = (ub_offset){f->subs[i].offset, f->subs[i].scale};
+        ub_offset_warn_unreadable(f->diags, ub_layer_loc(L, loc), s->offset,
+                                  "sublayer", s->asset);
         s->has_offset = f->subs[i].flags & 1;
         s->has_scale = (f->subs[i].flags & 2) != 0;
     }

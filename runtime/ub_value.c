@@ -801,6 +801,70 @@ bool ub_offset_num_reads(double x)
     return !(isinf(x) && x > 0);
 }
 
+void ub_offset_warn_unreadable(ub_diags *d, ub_loc loc, ub_offset o,
+                               const char *what, const char *asset)
+{
+    bool offset = !ub_offset_num_reads(o.offset);
+    if (!offset && ub_offset_num_reads(o.scale))
+        return;
+    ub_diag *w = ub_diag_add(
+        d, UB_WARNING, loc, NULL, NULL, 0,
+        "the layer %s of %s%s '%.200s' is inf, which usda cannot read back "
+        "in a layer offset",
+        offset ? "offset" : "scale", *asset ? "" : "internal ", what, asset);
+    ub_diag_set_hint(d, w,
+                     "write the layer again with a finite number (usdcat "
+                     "too writes text it cannot read)");
+}
+
+/* The references or payloads of v, a DATA value: warned of (d not
+ * NULL), or counted. */
+static unsigned ub_refs_unreadable(ub_diags *d, ub_loc loc, const ub_value *v)
+{
+    const ub_type *t = ub_value_type(v);
+    if (v->kind != UB_V_DATA || !t || t->scalar != UB_SC_REF)
+        return 0;
+    const char *what = t->id == UB_TY_PAYLOAD ? "payload" : "reference";
+    unsigned n = 0;
+    for (uint32_t i = 0; i < v->count; i++) {
+        const ub_reference *r = ub_value_elem(v, i);
+        if (ub_offset_num_reads(r->offset.offset) &&
+            ub_offset_num_reads(r->offset.scale))
+            continue;
+        n++;
+        if (d)
+            ub_offset_warn_unreadable(d, loc, r->offset, what,
+                                      r->asset ? r->asset : "");
+    }
+    return n;
+}
+
+/* Each list op part or the one value of v, as ub_refs_unreadable. */
+static unsigned ub_value_refs_unreadable(ub_diags *d, ub_loc loc,
+                                         const ub_value *v)
+{
+    if (v->kind == UB_V_DATA)
+        return ub_refs_unreadable(d, loc, v);
+    unsigned n = 0;
+    if (v->kind == UB_V_LISTOP && v->u.listop)
+        for (int part = 0; part < UB_LO_NPARTS; part++)
+            if (v->u.listop->has[part])
+                n += ub_refs_unreadable(d, loc,
+                                        ub_listop_get(v->u.listop, part));
+    return n;
+}
+
+bool ub_value_offsets_unreadable(const ub_value *v)
+{
+    return ub_value_refs_unreadable(NULL, (ub_loc){NULL, 0, 0}, v) != 0;
+}
+
+void ub_value_warn_unreadable_offsets(ub_diags *d, ub_loc loc,
+                                      const ub_value *v)
+{
+    ub_value_refs_unreadable(d, loc, v);
+}
+
 const char *ub_value_not_in_dict(const ub_value *v)
 {
     const ub_type *t = ub_value_type(v);

@@ -124,6 +124,12 @@ const char *ub_offset_problem(ub_offset o);
  * and not a number to OpenUSD's reader and ours (`-inf` reads).  The
  * readers warn where they make or meet one. */
 bool ub_offset_num_reads(double x);
+/* The binary readers' warning of a layer offset o that does not read
+ * back as text (ub_offset_num_reads), at loc: `what` is "sublayer",
+ * "reference" or "payload", asset "" for an internal one.  Nothing
+ * when o reads back. */
+void ub_offset_warn_unreadable(ub_diags *d, ub_loc loc, ub_offset o,
+                               const char *what, const char *asset);
 
 /* Element of a references or payload list op. */
 typedef struct ub_reference {
@@ -458,6 +464,12 @@ const char *ub_value_not_sample(const ub_value *v);
  * payloads), or a dictionary; not a block, a list op or an untyped
  * value. */
 const char *ub_value_not_in_dict(const ub_value *v);
+/* Whether a reference or payload v holds (a list op of them, or one)
+ * has a layer offset that does not read back as text (as
+ * ub_offset_num_reads); and ub_offset_warn_unreadable for each. */
+bool ub_value_offsets_unreadable(const ub_value *v);
+void ub_value_warn_unreadable_offsets(ub_diags *d, ub_loc loc,
+                                      const ub_value *v);
 /* Why u, a node of an untyped value inside a node of kind `in` (-1: u is
  * the value itself), is no part of a value the text can say, or NULL.
  * The grammar takes a path only as a whole value, and a well-formed or

@@ -1552,6 +1552,68 @@ static void test_nul_strings_refused(void)
     }
 }
 
+/* A layer offset of +inf (the usda reader makes one of `1e400`) is kept,
+ * but its text prints as `inf`, which no usda reader reads back there:
+ * reading the .usdb warns of each, naming the spec as the crate reader
+ * does.  -inf reads back and is not warned of. */
+static void test_inf_offsets_warned(void)
+{
+    ub_layer *L = ub_layer_new(T, "w.usda");
+    ub_sublayer *sub = ub_layer_add_sublayer(L, S("./s.usda"), (ub_sloc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(sub);
+    sub->offset = (ub_offset){INFINITY, 1.0};
+    sub->has_offset = true;
+    ub_prim *p = ub_prim_new(L, L->root, S("P"), UB_DEF, (ub_sloc){0});
+    ub_value r = refs(L->arena);
+    ub_reference *e = (ub_reference *)ub_value_data(
+        ub_listop_get(r.u.listop, UB_LO_EXPLICIT));
+    e[0].offset.offset = INFINITY;
+    e[1].offset.scale = -INFINITY; /* (reads back) */
+    e[1].has_scale = true;
+    ub_fields_set(L->arena, &p->meta, S("references"), r, (ub_sloc){0});
+    ub_variant_set *set = ub_variant_set_get(L, p, S("v"), (ub_sloc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(set);
+    ub_prim *va = ub_variant_new(L, p, set, S("a"), (ub_sloc){0});
+    CU_ASSERT_PTR_NOT_NULL_FATAL(va);
+    ub_value pl = ub_value_new(L->arena, TY(UB_TY_PAYLOAD), 1, true);
+    *(ub_reference *)ub_value_data(&pl) = (ub_reference){
+        .asset = S("./b.usda"), .prim_path = S("/B"),
+        .offset = {0.0, INFINITY}, .has_scale = true};
+    ub_listop *lo = ub_listop_new(L->arena);
+    lo->has[UB_LO_PREPEND] = true;
+    CU_ASSERT_FATAL(ub_listop_put(L->arena, lo, UB_LO_PREPEND, pl) == 0);
+    ub_fields_set(L->arena, &va->meta, S("payload"),
+                  (ub_value){.kind = UB_V_LISTOP,
+                             .type_id = UB_TY_PAYLOAD,
+                             .u.listop = lo},
+                  (ub_sloc){0});
+    ub_buf b;
+    write(L, 0, &b);
+    ub_diags *dg = ub_diags_new();
+    ub_layer *R = ub_usdb_load(T, "w.usdb", b.data, b.len, dg);
+    CU_ASSERT_PTR_NOT_NULL(R);
+    if (R)
+        CU_ASSERT(layer_same(L, R));
+    CU_ASSERT_EQUAL(ub_diags_errors(dg), 0);
+    CU_ASSERT_EQUAL_FATAL(ub_diags_count(dg), 3);
+    static const char *const where[3] = {"w.usdb", "w.usdb:</P>",
+                                         "w.usdb:</P{v=a}>"};
+    static const char *const what[3] = {
+        "the layer offset of sublayer './s.usda' is inf",
+        "the layer offset of reference './a.usda' is inf",
+        "the layer scale of payload './b.usda' is inf"};
+    for (int i = 0; i < 3; i++) {
+        const ub_diag *d = ub_diags_at(dg, (size_t)i);
+        CU_ASSERT_EQUAL(d->severity, UB_WARNING);
+        CU_ASSERT_STRING_EQUAL(d->loc.file, where[i]);
+        CU_ASSERT_PTR_NOT_NULL(strstr(d->message, what[i]));
+    }
+    ub_layer_free(R);
+    ub_diags_free(dg);
+    ub_buf_free(&b);
+    ub_layer_free(L);
+}
+
 /* A property's targets and connections are absolute prim or property
  * paths without variant selections, and its default target a path: others
  * are damage. */
@@ -1899,6 +1961,8 @@ int main(void)
                 test_type_names_checked);
     CU_add_test(s, "strings holding a NUL byte refused",
                 test_nul_strings_refused);
+    CU_add_test(s, "layer offsets of inf are warned of",
+                test_inf_offsets_warned);
     CU_add_test(s, "target and connection paths the text cannot say are "
                    "damage",
                 test_prop_paths_checked);
