@@ -248,7 +248,7 @@ ub_code_ints(const void *v, size_t n, int width, ub_buf *out)
     size_t ncodes = (n * 2 + 7) / 8;
     /* (each difference is stored whole, and the cursor moves by its
      * coded width: the room for n whole ones is enough) */
-    char *p = oom ? NULL : ub_buf_reserve(out, (size_t)width + ncodes +
+    char *p = oom ? NULL : ub_buf_reserve_written(out, (size_t)width + ncodes +
                                                   n * (size_t)width);
     if (!p) {
         out->failed = true;
@@ -349,7 +349,8 @@ void ub_crate_lz4_compress(const void *src, size_t n, ub_crate_lz4c *c,
 {
     const char *s = src;
     if (n <= UB_CRATE_LZ4_CHUNK) {
-        char *p = ub_buf_reserve(out, 1 + (size_t)LZ4_compressBound((int)n));
+        char *p = ub_buf_reserve_written(
+            out, 1 + (size_t)LZ4_compressBound((int)n));
         if (!p)
             return;
         p[0] = 0;
@@ -382,7 +383,8 @@ void ub_crate_lz4_chunk(const void *src, size_t n, ub_crate_lz4c *c,
         out->failed = true;
         return;
     }
-    char *p = ub_buf_reserve(out, 4 + (size_t)LZ4_compressBound((int)n));
+    char *p =
+        ub_buf_reserve_written(out, 4 + (size_t)LZ4_compressBound((int)n));
     if (!p)
         return;
     int32_t k = ub_lz4_block(src, n, p + 4, c);

@@ -1820,10 +1820,15 @@ static ub_first *ub_first_at(ub_st *s, ub_first **v, size_t *len,
                              size_t *cap, size_t i)
 {
     if (i >= *len) {
+        size_t old_cap = *cap;
         if (!ub_grow((void **)v, cap, i + 1, sizeof **v)) {
             s->oom = true;
             return NULL;
         }
+        /* entries come one at a time: a grown block's new pages are made
+         * present at once, not faulted in by the memset a page at a time */
+        if (*cap != old_cap && *cap * sizeof **v >= UB_SCRATCH_PAGES && !UB_ASAN)
+            ub_populate(*v + *len, (*cap - *len) * sizeof **v);
         memset(*v + *len, 0, (i + 1 - *len) * sizeof **v);
         *len = i + 1;
     }

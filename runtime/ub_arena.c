@@ -404,17 +404,22 @@ size_t ub_scratch_shrink(void *p, size_t n, size_t new_n)
 /* The size from which a table asks for huge pages: one huge page. */
 #define UB_TABLE_HUGE ((size_t)2 << 20)
 
+/* The size from which a table is pages of its own. */
+#define UB_TABLE_PAGES UB_SCRATCH_PAGES
+
 void *ub_table_alloc(size_t n, size_t size)
 {
     if (size && n > SIZE_MAX / size)
         return NULL;
 #if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
-    if (n * size >= UB_TABLE_HUGE) {
+    if (n * size >= UB_TABLE_PAGES && !UB_ASAN) {
         void *p = mmap(NULL, n * size, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
             return NULL;
-        madvise(p, n * size, MADV_HUGEPAGE); /* a hint: failure is fine */
+        if (n * size >= UB_TABLE_HUGE) /* a hint: failure is fine */
+            madvise(p, n * size, MADV_HUGEPAGE);
+        ub_populate(p, n * size);
         return p;
     }
 #endif
@@ -424,7 +429,7 @@ void *ub_table_alloc(size_t n, size_t size)
 void ub_table_free(void *p, size_t n, size_t size)
 {
 #if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
-    if (p && n * size >= UB_TABLE_HUGE) {
+    if (p && n * size >= UB_TABLE_PAGES && !UB_ASAN) {
         munmap(p, n * size);
         return;
     }

@@ -82,7 +82,9 @@ void ub_arena_drop_before(ub_arena *a, const void *p);
 
 /* Zeroed memory for n elements of size bytes: for a big table probed at
  * random (a writer's hash tables), where a TLB miss per probe is most of
- * the cost.  From 2 MiB up it asks for huge pages where the system has
+ * the cost.  From 64 KiB up it is pages of its own, made present at once
+ * (a table is written all over as it fills: its pages would fault in one
+ * by one), and from 2 MiB up it asks for huge pages where the system has
  * them; below that it is calloc.  NULL when out of memory (or n * size
  * overflows).  Give it back with ub_table_free and the same n and size. */
 void *ub_table_alloc(size_t n, size_t size);

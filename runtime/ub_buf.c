@@ -131,6 +131,21 @@ char *ub_buf_reserve(ub_buf *b, size_t n)
     return b->data + b->len;
 }
 
+char *ub_buf_reserve_written(ub_buf *b, size_t n)
+{
+    char *w = ub_buf_reserve(b, n);
+    if (!w || n < UB_SCRATCH_PAGES || UB_ASAN)
+        return w;
+#if UB_BUF_MMAP
+    if (b->present) {
+        b->present = ub_populate_ahead(b->data, b->present, b->len + n, b->cap);
+        return w;
+    }
+#endif
+    ub_populate(w, n); /* (a malloc block this big is pages of its own) */
+    return w;
+}
+
 void ub_buf_append(ub_buf *b, const void *p, size_t n)
 {
     if (n == 0)

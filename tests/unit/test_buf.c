@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "ub_arena.h"
 #include "ub_buf.h"
+#include "mem_probe.h"
 #include "ub_test.h"
 
 /* The byte at offset i of the pattern the tests write. */
@@ -68,6 +70,31 @@ static void test_reserve_bound_write_less(void)
     ub_buf_free(&b);
 }
 
+/* A bound the writer fills at once (ub_buf_reserve_written) is made
+ * present before it writes, a malloc block's and a buffer of pages of its
+ * own alike: a page faulted in one by one costs ~17 us on the machines
+ * the benchmarks run on, against ~1 us made present in one call. */
+static void test_reserve_written_present(void)
+{
+    if (UB_ASAN)
+        return; /* (the sanitizer's blocks are its own) */
+    const size_t before[] = {0, (size_t)2 << 20};
+    for (int k = 0; k < 2; k++) {
+        ub_buf b;
+        ub_buf_init(&b);
+        for (size_t i = 0; i < before[k]; i++)
+            ub_buf_putc(&b, pat(i));
+        size_t n = (size_t)6 << 20;
+        char *w = ub_buf_reserve_written(&b, n);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(w);
+        CU_ASSERT(ub_test_resident(w, n));
+        memset(w, 'y', 100);
+        b.len += 100;
+        CU_ASSERT(holds_pattern(&b, 0, before[k]));
+        ub_buf_free(&b);
+    }
+}
+
 static void test_take(void)
 {
     /* small and big: the caller frees what it takes with free() (under
@@ -102,6 +129,8 @@ int main(void)
     CU_pSuite s = CU_add_suite("buf", NULL, NULL);
     CU_add_test(s, "growth keeps the bytes", test_grow_keeps_bytes);
     CU_add_test(s, "reserve a bound, write less", test_reserve_bound_write_less);
+    CU_add_test(s, "a bound to fill is made present",
+                test_reserve_written_present);
     CU_add_test(s, "take", test_take);
     unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;

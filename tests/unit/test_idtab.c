@@ -5,7 +5,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "ub_arena.h"
 #include "ub_idtab.h"
+#include "mem_probe.h"
 #include "ub_test.h"
 
 /* The owner's array: id -> key. */
@@ -130,6 +132,26 @@ static void test_get(void)
     free(k.v);
 }
 
+/* A big table is written all over as it fills: its pages are present
+ * when it is made (not faulted in one by one), and zero. */
+static void test_table_present(void)
+{
+    if (UB_ASAN)
+        return; /* (calloc there, for the sanitizer to see) */
+    const size_t sizes[] = {(size_t)128 << 10, (size_t)4 << 20};
+    for (int k = 0; k < 2; k++) {
+        size_t n = sizes[k] / sizeof(uint64_t);
+        uint64_t *t = ub_table_alloc(n, sizeof *t);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(t);
+        CU_ASSERT(ub_test_resident(t, sizes[k]));
+        bool zero = true;
+        for (size_t i = 0; i < n; i++)
+            zero = zero && t[i] == 0;
+        CU_ASSERT(zero);
+        ub_table_free(t, n, sizeof *t);
+    }
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -139,6 +161,7 @@ int main(void)
     CU_add_test(s, "colliding hashes", test_colliding_hashes);
     CU_add_test(s, "empty table, growth", test_empty_and_grow);
     CU_add_test(s, "lookup alone", test_get);
+    CU_add_test(s, "a big table is present when made", test_table_present);
     unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }
