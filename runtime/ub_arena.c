@@ -339,13 +339,27 @@ void ub_arena_drop_before(ub_arena *a, const void *p)
 #define UB_SCRATCH_MMAP 0
 #endif
 
+void ub_huge_hint(void *p, size_t n)
+{
+#if defined(MADV_HUGEPAGE)
+    if (n >= UB_SCRATCH_HUGE && !UB_ASAN)
+        (void)madvise(p, n, MADV_HUGEPAGE); /* a hint: failure is fine */
+#else
+    (void)p;
+    (void)n;
+#endif
+}
+
 void *ub_scratch_alloc(size_t n)
 {
 #if UB_SCRATCH_MMAP
     if (n >= UB_SCRATCH_PAGES) {
         void *p = mmap(NULL, n, PROT_READ | PROT_WRITE,
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        return p == MAP_FAILED ? NULL : p;
+        if (p == MAP_FAILED)
+            return NULL;
+        ub_huge_hint(p, n);
+        return p;
     }
 #endif
     return malloc(n ? n : 1);
@@ -368,7 +382,11 @@ void *ub_scratch_resize(void *p, size_t n, size_t new_n)
 #if UB_SCRATCH_MMAP && defined(MREMAP_MAYMOVE)
     if (p && n >= UB_SCRATCH_PAGES && new_n >= UB_SCRATCH_PAGES) {
         void *q = mremap(p, n, new_n, MREMAP_MAYMOVE);
-        return q == MAP_FAILED ? NULL : q;
+        if (q == MAP_FAILED)
+            return NULL;
+        if (n < UB_SCRATCH_HUGE)
+            ub_huge_hint(q, new_n); /* (a bigger block keeps its hint) */
+        return q;
     }
 #endif
 #if UB_SCRATCH_MMAP
@@ -401,8 +419,6 @@ size_t ub_scratch_shrink(void *p, size_t n, size_t new_n)
     return n;
 }
 
-/* The size from which a table asks for huge pages: one huge page. */
-#define UB_TABLE_HUGE ((size_t)2 << 20)
 
 /* The size from which a table is pages of its own. */
 #define UB_TABLE_PAGES UB_SCRATCH_PAGES
@@ -417,8 +433,7 @@ void *ub_table_alloc(size_t n, size_t size)
                        MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (p == MAP_FAILED)
             return NULL;
-        if (n * size >= UB_TABLE_HUGE) /* a hint: failure is fine */
-            madvise(p, n * size, MADV_HUGEPAGE);
+        ub_huge_hint(p, n * size);
         ub_populate(p, n * size);
         return p;
     }

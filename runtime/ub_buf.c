@@ -72,6 +72,8 @@ static bool ub_buf_grow_paged(ub_buf *b, size_t cap)
         char *d = mremap(b->data, b->cap, cap, MREMAP_MAYMOVE);
         if (d == MAP_FAILED)
             return false;
+        if (b->cap < UB_SCRATCH_HUGE)
+            ub_huge_hint(d, cap); /* (a bigger block keeps its hint) */
         b->data = d;
         b->cap = cap;
         return true;
@@ -80,6 +82,7 @@ static bool ub_buf_grow_paged(ub_buf *b, size_t cap)
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (d == MAP_FAILED)
         return false;
+    ub_huge_hint(d, cap);
     char *old = b->data;
     b->data = d;
     b->cap = cap;

@@ -95,6 +95,32 @@ static void test_reserve_written_present(void)
     }
 }
 
+/* A buffer of 2 MiB and more asks for huge pages (ub_huge_hint), through
+ * each way it grows: its first pages of its own, and mremap. */
+static void test_big_buffer_huge_hinted(void)
+{
+    if (UB_ASAN)
+        return;
+    ub_buf b;
+    ub_buf_init(&b);
+    for (size_t want = (size_t)1 << 20; want <= ((size_t)16 << 20);
+         want *= 2) {
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ub_buf_reserve(&b, want - b.len));
+        memset(b.data + b.len, 'z', want - b.len);
+        b.len = want;
+        int hinted = ub_test_huge_hinted(b.data);
+        if (hinted >= 0)
+            CU_ASSERT_EQUAL(hinted, b.cap >= ((size_t)2 << 20));
+    }
+    ub_buf_free(&b);
+    void *p = ub_scratch_alloc((size_t)4 << 20);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    int hinted = ub_test_huge_hinted(p);
+    if (hinted >= 0)
+        CU_ASSERT_EQUAL(hinted, 1);
+    ub_scratch_free(p, (size_t)4 << 20);
+}
+
 static void test_take(void)
 {
     /* small and big: the caller frees what it takes with free() (under
@@ -131,6 +157,8 @@ int main(void)
     CU_add_test(s, "reserve a bound, write less", test_reserve_bound_write_less);
     CU_add_test(s, "a bound to fill is made present",
                 test_reserve_written_present);
+    CU_add_test(s, "big buffers ask for huge pages",
+                test_big_buffer_huge_hinted);
     CU_add_test(s, "take", test_take);
     unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
