@@ -223,6 +223,13 @@ typedef struct ub_st {
     UB_VEC(uint32_t) fsets;
     ub_idtab fset_tab;
     uint32_t empty_fset1; /* the empty field set's start + 1, 0: none */
+    /* the specs by path (a type of 0: no spec there): the spec sort
+     * takes them in path order without a pass that fetches each at
+     * random; n: the entries zeroed so far */
+    UB_VEC(ub_spec_rec) by_path;
+    size_t nspecs;
+    /* specs at a path that has one already (none are made), in the
+     * order they came; after the spec sort, every spec, sorted */
     UB_VEC(ub_spec_rec) specs;
     /* the number of specs of each property name, by its token (name1 -
      * 1): the spec sort's counts, kept as the specs come */
@@ -1939,6 +1946,35 @@ static bool ub_st_fset_is(const ub_st *s, uint32_t start)
     return ub_eq_fset(s, start, &k);
 }
 
+/* (The storing side.)  Keep spec r at its path. */
+static void ub_st_put_spec(ub_st *s, ub_spec_rec r)
+{
+    size_t at = r.path;
+    if (at >= s->by_path.n) {
+        /* paths come mostly in order: the entries up to this one are
+         * zeroed, their pages made present ahead as UB_PUSH's are */
+        if (!ub_grow((void **)&s->by_path.v, &s->by_path.cap, at + 1,
+                     sizeof *s->by_path.v)) {
+            s->oom = true;
+            return;
+        }
+        size_t end = (at + 1) * sizeof *s->by_path.v;
+        size_t size = s->by_path.cap * sizeof *s->by_path.v;
+        if (end > s->by_path.present && size >= UB_SCRATCH_PAGES && !UB_ASAN)
+            s->by_path.present = ub_populate_ahead(
+                s->by_path.v, s->by_path.present, end, size);
+        memset(s->by_path.v + s->by_path.n, 0,
+               (at + 1 - s->by_path.n) * sizeof *s->by_path.v);
+        s->by_path.n = at + 1;
+    }
+    if (s->by_path.v[at].type || !r.type) {
+        UB_PUSH(s, s->specs, r); /* (a second spec at the path) */
+        return;
+    }
+    s->by_path.v[at] = r;
+    s->nspecs++;
+}
+
 /* (The storing side.)  Close the spec being built: its field set
  * (shared when equal).  A set is found through its newest field when it
  * is that field's first set, else in fset_tab. */
@@ -1982,7 +2018,7 @@ static void ub_st_spec(ub_st *s, uint32_t path, uint32_t type,
         }
     }
     ub_spec_rec r = {path, start, type, name1};
-    UB_PUSH(s, s->specs, r);
+    ub_st_put_spec(s, r);
     s->cur.n = 0;
     if (name1) {
         while (s->per_name.n < name1 && !s->oom)
@@ -2000,7 +2036,7 @@ static void ub_st_spec(ub_st *s, uint32_t path, uint32_t type,
 #define UB_Q_BATCH ((size_t)64 << 10)
 #define UB_AHEAD 4 /* values (ub_st_batch) */
 #define UB_FIELDS_AHEAD 8 /* records (ub_st_batch) */
-#define UB_SECTIONS_AHEAD 8 /* specs (ub_sort_specs, ub_cw_renumber) */
+#define UB_SECTIONS_AHEAD 8 /* specs (ub_cw_renumber) */
 #define UB_Q_MAX 16
 
 /* The fcache entry of the field record at r fetched (a record of
@@ -2863,7 +2899,7 @@ static void ub_cw_begin(ub_cw *w, const ub_layer *l, size_t specs)
         w->key[k] = ub_cw_intern(w, ub_key_text[k], strlen(ub_key_text[k]));
     /* about one path, field and value a spec; ~3 field set entries */
     UB_RESERVE(w->pnodes, specs + 16);
-    UB_RESERVE(w->st.specs, specs);
+    UB_RESERVE(w->st.by_path, specs + 16); /* (a path a spec, about) */
     UB_RESERVE(w->st.fields, specs);
     UB_RESERVE(w->st.vals, specs);
     UB_RESERVE(w->st.fsets, 3 * specs);
@@ -2973,9 +3009,9 @@ static void ub_cw_path_order(ub_cw *w, uint32_t *idx, int32_t *tok,
 
 /* Specs as OpenUSD orders them: prims (and the pseudo-root, variant
  * sets, variants) first, then properties grouped by name; within a group
- * as written.  Runs of like specs make the SPECS lists compress well.
- * The specs are in the order written, so this is a stable counting sort
- * by the rank of the property name (0 for the others): only the distinct
+ * by path index.  Runs of like specs make the SPECS lists compress well.
+ * The specs are kept in path order, so this is a stable counting sort by
+ * the rank of the property name (0 for the others): only the distinct
  * names are compared, and the counts were kept as the specs came
  * (per_name), which spares two of the four passes over the specs at the
  * storing side's end. */
@@ -2992,7 +3028,8 @@ static int ub_cmp_name(const void *a, const void *b)
 static void ub_sort_specs(ub_cw *w)
 {
     ub_st *st = &w->st;
-    size_t n = st->specs.n, nt = st->per_name.n, nn = 0;
+    size_t extra = st->specs.n, n = st->nspecs + extra;
+    size_t nt = st->per_name.n, nn = 0;
     uint32_t *at = st->per_name.v; /* count, then where the next goes */
     for (size_t t = 0; t < nt; t++)
         nn += at[t] != 0;
@@ -3020,46 +3057,18 @@ static void ub_sort_specs(ub_cw *w)
      * first named, near its neighbours, so the SPECS path list then
      * delta-codes to about a byte an entry, as OpenUSD's (numbered in its
      * sorted spec order) does; in the walk's order a prim came after its
-     * children.  A path has one spec. */
-    uint32_t maxp = 0;
-    for (size_t i = 0; i < n; i++)
-        if (st->specs.v[i].path > maxp)
-            maxp = st->specs.v[i].path;
-    size_t nbp = (size_t)maxp + 1;
-    uint32_t *by_path = n ? ub_temp(nbp * sizeof *by_path) : NULL;
-    if (by_path) {
-        memset(by_path, 0xff, nbp * sizeof *by_path);
-        for (size_t i = 0; i < n && by_path; i++) {
-            uint32_t *slot = &by_path[st->specs.v[i].path];
-            if (*slot != UINT32_MAX) {
-                /* two specs at one path: the walk's order, so that the
-                 * loop below still finds n entries and writes every spec */
-                ub_scratch_free(by_path, nbp * sizeof *by_path);
-                by_path = NULL;
-            } else {
-                *slot = (uint32_t)i;
-            }
-        }
-    }
-    /* (without the table's memory, in the walk's order) */
-    for (size_t k = 0, p = 0; k < n; k++) {
-        size_t i = k;
-        if (by_path) {
-            while (by_path[p] == UINT32_MAX)
-                p++;
-            i = by_path[p++];
-            /* specs met out of their order are fetched a few ahead:
-             * each was a miss */
-            if (p + UB_SECTIONS_AHEAD < nbp &&
-                by_path[p + UB_SECTIONS_AHEAD] != UINT32_MAX)
-                __builtin_prefetch(
-                    &st->specs.v[by_path[p + UB_SECTIONS_AHEAD]]);
-        }
-        const ub_spec_rec *s = &st->specs.v[i];
+     * children.  The specs are kept by path (ub_st_put_spec): one pass
+     * in order.  A second spec at a path (none are made) goes after its
+     * group's others. */
+    const ub_spec_rec *bp = st->by_path.v;
+    for (size_t p = 0, m = st->by_path.n; p < m; p++)
+        if (bp[p].type)
+            out[bp[p].name1 ? at[bp[p].name1 - 1]++ : prim_at++] = bp[p];
+    for (size_t k = 0; k < extra; k++) {
+        const ub_spec_rec *s = &st->specs.v[k];
         out[s->name1 ? at[s->name1 - 1]++ : prim_at++] = *s;
     }
-    if (by_path)
-        ub_scratch_free(by_path, nbp * sizeof *by_path);
+    UB_VEC_FREE(st->by_path);
     /* the sorted copy becomes the vector (not copied back) */
     UB_VEC_ADOPT(st->specs, out, n, n ? n : 1);
     out = NULL;
@@ -3446,6 +3455,7 @@ static void ub_cw_free(ub_cw *w)
     UB_VEC_FREE(w->st.fields);
     UB_VEC_FREE(w->st.fsets);
     UB_VEC_FREE(w->st.specs);
+    UB_VEC_FREE(w->st.by_path);
     UB_VEC_FREE(w->st.per_name);
     for (int k = 0; k < 3; k++)
         ub_buf_free(&w->st.sec[k]);
