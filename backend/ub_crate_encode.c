@@ -248,8 +248,8 @@ ub_code_ints(const void *v, size_t n, int width, ub_buf *out)
     size_t ncodes = (n * 2 + 7) / 8;
     /* (each difference is stored whole, and the cursor moves by its
      * coded width: the room for n whole ones is enough) */
-    char *p = oom ? NULL : ub_buf_reserve_written(out, (size_t)width + ncodes +
-                                                  n * (size_t)width);
+    size_t bound = (size_t)width + ncodes + n * (size_t)width;
+    char *p = oom ? NULL : ub_buf_reserve_written(out, bound);
     if (!p) {
         out->failed = true;
         return;

@@ -1834,7 +1834,8 @@ static ub_first *ub_first_at(ub_st *s, ub_first **v, size_t *len,
         }
         /* entries come one at a time: a grown block's new pages are made
          * present at once, not faulted in by the memset a page at a time */
-        if (*cap != old_cap && *cap * sizeof **v >= UB_SCRATCH_PAGES && !UB_ASAN)
+        size_t bytes = *cap * sizeof **v;
+        if (*cap != old_cap && bytes >= UB_SCRATCH_PAGES && !UB_ASAN)
             ub_populate(*v + *len, (*cap - *len) * sizeof **v);
         memset(*v + *len, 0, (i + 1 - *len) * sizeof **v);
         *len = i + 1;

@@ -419,7 +419,6 @@ size_t ub_scratch_shrink(void *p, size_t n, size_t new_n)
     return n;
 }
 
-
 /* The size from which a table is pages of its own. */
 #define UB_TABLE_PAGES UB_SCRATCH_PAGES
 

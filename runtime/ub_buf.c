@@ -141,11 +141,12 @@ char *ub_buf_reserve_written(ub_buf *b, size_t n)
         return w;
 #if UB_BUF_MMAP
     if (b->present) {
-        b->present = ub_populate_ahead(b->data, b->present, b->len + n, b->cap);
+        b->present =
+            ub_populate_ahead(b->data, b->present, b->len + n, b->cap);
         return w;
     }
 #endif
-    ub_populate(w, n); /* (a malloc block this big is pages of its own) */
+    ub_populate(w, n); /* (a malloc block: the whole pages inside it) */
     return w;
 }
 
