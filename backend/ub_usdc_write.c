@@ -115,23 +115,33 @@ static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
         (vec).present = (cap_) * sizeof *(vec).v;                            \
     } while (0)
 
-/* A big array's pages are made present a step (256 KiB) ahead of the
- * pushes, one system call a step: faulted in one by one, or as huge
- * pages, they were a quarter of the storing side's time. */
+/* Grow an array to hold count elements of elem bytes (false: out of
+ * memory).  A big array's pages are made present a step (256 KiB) ahead
+ * of its end, one system call a step: faulted in one by one, they were a
+ * quarter of the storing side's time.  Inline: every push asks. */
+static inline bool ub_room(void **v, size_t *cap, size_t *present,
+                           size_t count, size_t elem)
+{
+    if (!ub_grow(v, cap, count, elem))
+        return false;
+    size_t end = count * elem, size = *cap * elem;
+    if (end > *present && size >= UB_SCRATCH_PAGES && !UB_ASAN)
+        *present = ub_populate_ahead(*v, *present, end, size);
+    return true;
+}
+
+/* Room for count elements in a growable array (false: out of memory),
+ * the pages up to them present (ub_room). */
+#define UB_ROOM(vec, count)                                                  \
+    ub_room((void **)&(vec).v, &(vec).cap, &(vec).present, (count),          \
+            sizeof *(vec).v)
+
 #define UB_PUSH(w, vec, x)                                                   \
     do {                                                                     \
-        if (ub_grow((void **)&(vec).v, &(vec).cap, (vec).n + 1,              \
-                    sizeof *(vec).v)) {                                      \
-            size_t end_ = ((vec).n + 1) * sizeof *(vec).v;                   \
-            size_t size_ = (vec).cap * sizeof *(vec).v;                      \
-            if (end_ > (vec).present && size_ >= UB_SCRATCH_PAGES &&         \
-                !UB_ASAN)                                                    \
-                (vec).present =                                              \
-                    ub_populate_ahead((vec).v, (vec).present, end_, size_);  \
+        if (UB_ROOM(vec, (vec).n + 1))                                       \
             (vec).v[(vec).n++] = (x);                                        \
-        } else {                                                             \
+        else                                                                 \
             (w)->oom = true;                                                 \
-        }                                                                    \
     } while (0)
 
 /* --- the writer's state --------------------------------------------------- */
@@ -1824,19 +1834,13 @@ static bool ub_eq_field(const void *ctx, uint32_t id, const void *key)
 
 /* Entry i of a vector of ub_first, grown with zeros as needed. */
 static ub_first *ub_first_at(ub_st *s, ub_first **v, size_t *len,
-                             size_t *cap, size_t i)
+                             size_t *cap, size_t *present, size_t i)
 {
     if (i >= *len) {
-        size_t old_cap = *cap;
-        if (!ub_grow((void **)v, cap, i + 1, sizeof **v)) {
+        if (!ub_room((void **)v, cap, present, i + 1, sizeof **v)) {
             s->oom = true;
             return NULL;
         }
-        /* entries come one at a time: a grown block's new pages are made
-         * present at once, not faulted in by the memset a page at a time */
-        size_t bytes = *cap * sizeof **v;
-        if (*cap != old_cap && bytes >= UB_SCRATCH_PAGES && !UB_ASAN)
-            ub_populate(*v + *len, (*cap - *len) * sizeof **v);
         memset(*v + *len, 0, (i + 1 - *len) * sizeof **v);
         *len = i + 1;
     }
@@ -1856,10 +1860,11 @@ static ub_first *ub_st_first_of(ub_st *s, uint64_t rep, uint32_t vid)
     switch ((rep >> UB_CRATE_REP_TYPE_SHIFT) & UB_CRATE_REP_TYPE_MASK) {
     case UB_CRATE_STRING:
         return ub_first_at(s, &s->string_first.v, &s->string_first.n,
-                           &s->string_first.cap, i);
+                           &s->string_first.cap, &s->string_first.present,
+                           i);
     case UB_CRATE_TOKEN:
         return ub_first_at(s, &s->token_first.v, &s->token_first.n,
-                           &s->token_first.cap, i);
+                           &s->token_first.cap, &s->token_first.present, i);
     default:
         return NULL;
     }
@@ -1953,17 +1958,11 @@ static void ub_st_put_spec(ub_st *s, ub_spec_rec r)
     size_t at = r.path;
     if (at >= s->by_path.n) {
         /* paths come mostly in order: the entries up to this one are
-         * zeroed, their pages made present ahead as UB_PUSH's are */
-        if (!ub_grow((void **)&s->by_path.v, &s->by_path.cap, at + 1,
-                     sizeof *s->by_path.v)) {
+         * zeroed */
+        if (!UB_ROOM(s->by_path, at + 1)) {
             s->oom = true;
             return;
         }
-        size_t end = (at + 1) * sizeof *s->by_path.v;
-        size_t size = s->by_path.cap * sizeof *s->by_path.v;
-        if (end > s->by_path.present && size >= UB_SCRATCH_PAGES && !UB_ASAN)
-            s->by_path.present = ub_populate_ahead(
-                s->by_path.v, s->by_path.present, end, size);
         memset(s->by_path.v + s->by_path.n, 0,
                (at + 1 - s->by_path.n) * sizeof *s->by_path.v);
         s->by_path.n = at + 1;
