@@ -419,21 +419,15 @@ size_t ub_scratch_shrink(void *p, size_t n, size_t new_n)
     return n;
 }
 
-/* The size from which a table is pages of its own. */
-#define UB_TABLE_PAGES UB_SCRATCH_PAGES
-
 void *ub_table_alloc(size_t n, size_t size)
 {
     if (size && n > SIZE_MAX / size)
         return NULL;
-#if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
-    if (n * size >= UB_TABLE_PAGES && !UB_ASAN) {
-        void *p = mmap(NULL, n * size, PROT_READ | PROT_WRITE,
-                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (p == MAP_FAILED)
-            return NULL;
-        ub_huge_hint(p, n * size);
-        ub_populate(p, n * size);
+#if UB_SCRATCH_MMAP
+    if (n * size >= UB_SCRATCH_PAGES) {
+        void *p = ub_scratch_alloc(n * size); /* (fresh pages: zero) */
+        if (p)
+            ub_populate(p, n * size);
         return p;
     }
 #endif
@@ -442,11 +436,5 @@ void *ub_table_alloc(size_t n, size_t size)
 
 void ub_table_free(void *p, size_t n, size_t size)
 {
-#if defined(MAP_ANONYMOUS) && defined(MADV_HUGEPAGE)
-    if (p && n * size >= UB_TABLE_PAGES && !UB_ASAN) {
-        munmap(p, n * size);
-        return;
-    }
-#endif
-    free(p);
+    ub_scratch_free(p, n * size);
 }
