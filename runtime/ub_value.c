@@ -801,12 +801,18 @@ bool ub_offset_num_reads(double x)
     return !(isinf(x) && x > 0);
 }
 
+/* Whether both numbers of o read back (ub_offset_num_reads). */
+static bool ub_offset_reads(ub_offset o)
+{
+    return ub_offset_num_reads(o.offset) && ub_offset_num_reads(o.scale);
+}
+
 void ub_offset_warn_unreadable(ub_diags *d, ub_loc loc, ub_offset o,
                                const char *what, const char *asset)
 {
-    bool offset = !ub_offset_num_reads(o.offset);
-    if (!offset && ub_offset_num_reads(o.scale))
+    if (ub_offset_reads(o))
         return;
+    bool offset = !ub_offset_num_reads(o.offset);
     ub_diag *w = ub_diag_add(
         d, UB_WARNING, loc, NULL, NULL, 0,
         "the layer %s of %s%s '%.200s' is inf, which usda cannot read back "
@@ -828,8 +834,7 @@ static unsigned ub_refs_unreadable(ub_diags *d, ub_loc loc, const ub_value *v)
     unsigned n = 0;
     for (uint32_t i = 0; i < v->count; i++) {
         const ub_reference *r = ub_value_elem(v, i);
-        if (ub_offset_num_reads(r->offset.offset) &&
-            ub_offset_num_reads(r->offset.scale))
+        if (ub_offset_reads(r->offset))
             continue;
         n++;
         if (d)
