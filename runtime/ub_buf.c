@@ -141,8 +141,9 @@ char *ub_buf_reserve_written(ub_buf *b, size_t n)
         return w;
 #if UB_BUF_MMAP
     if (b->present) {
-        b->present =
-            ub_populate_ahead(b->data, b->present, b->len + n, b->cap);
+        if (b->cap < UB_SCRATCH_HUGE)
+            b->present =
+                ub_populate_ahead(b->data, b->present, b->len + n, b->cap);
         return w;
     }
 #endif

@@ -33,10 +33,14 @@ void ub_buf_free(ub_buf *b);
 char *ub_buf_take(ub_buf *b);
 /* Make room for n more bytes; returns the write position or NULL. */
 char *ub_buf_reserve(ub_buf *b, size_t n);
-/* The same for n bytes the caller writes at once and mostly fills (a
- * coding or a compression into its bound): from 64 KiB they are made
- * present now, with one system call, not faulted in a page at a time
- * behind ub_buf_reserve's step. */
+/* The same for n bytes the caller writes at once (a coding or a
+ * compression into its bound): from 64 KiB they are made present now,
+ * with one system call, not faulted in a page at a time behind
+ * ub_buf_reserve's step -- unless the buffer is in huge pages (from
+ * UB_SCRATCH_HUGE), which fault in 2 MiB at a time: there a bound made
+ * present cost more than the faults, being mostly not written (the
+ * crate writer's FIELDSETS of the prim bench layer: an 8.2 MB bound
+ * for its coding, a 2.6 MB section). */
 char *ub_buf_reserve_written(ub_buf *b, size_t n);
 void ub_buf_append(ub_buf *b, const void *p, size_t n);
 void ub_buf_puts(ub_buf *b, const char *s);
