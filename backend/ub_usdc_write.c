@@ -65,16 +65,6 @@ static uint64_t ub_mix(uint64_t x)
 
 /* --- growable arrays ------------------------------------------------------ */
 
-/* A temporary of n bytes the caller writes whole (ub_scratch_free gives it
- * back): its pages are made present at once, not faulted in one by one. */
-static void *ub_temp(size_t n)
-{
-    void *p = ub_scratch_alloc(n);
-    if (p)
-        ub_populate(p, n);
-    return p;
-}
-
 /* A growable array: cap elements at v, n of them used; from 64 KiB its
  * block is pages of its own (ub_scratch_resize), the first `present`
  * bytes of which were made present ahead of the pushes (UB_PUSH). */
@@ -97,18 +87,30 @@ static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
 
 /* Give a vector's block back as soon as it is done with: the sections are
  * built and appended to the output last, the peak of the whole write. */
-#define UB_VEC_FREE(vec)                                                     \
+#define UB_VEC_FREE(vec) UB_VEC_KEEP(NULL, vec)
+
+/* The same, the block kept in k (ub_kept_free) for the temporaries of the
+ * sections, built next; k NULL: freed. */
+#define UB_VEC_KEEP(k, vec)                                                  \
     do {                                                                     \
-        ub_scratch_free((vec).v, (vec).cap * sizeof *(vec).v);               \
+        ub_vec_gone((k), (vec).v, (vec).cap * sizeof *(vec).v);              \
         (vec).v = NULL;                                                      \
         (vec).n = (vec).cap = (vec).present = 0;                             \
     } while (0)
 
-/* A block of cap elements (ub_temp's, its pages present) becomes the
- * vector, n of them used; the vector's old block goes. */
-#define UB_VEC_ADOPT(vec, block, len, cap_)                                  \
+static void ub_vec_gone(ub_kept *k, void *v, size_t n)
+{
+    if (k)
+        ub_kept_free(k, v, n);
+    else
+        ub_scratch_free(v, n);
+}
+
+/* A block of cap elements (ub_kept_alloc's, its pages present) becomes
+ * the vector, n of them used; the vector's old block is kept in k. */
+#define UB_VEC_ADOPT(k, vec, block, len, cap_)                               \
     do {                                                                     \
-        UB_VEC_FREE(vec);                                                    \
+        UB_VEC_KEEP(k, vec);                                                 \
         (vec).v = (block);                                                   \
         (vec).n = (len);                                                     \
         (vec).cap = (cap_);                                                  \
@@ -273,6 +275,10 @@ typedef struct ub_st {
      * made */
     ub_buf fields_chunk[2];
     size_t fields_size_at;
+    /* the blocks of what only the walk needed (ub_st_free_walk), for
+     * the sections' temporaries: their pages are present, new ones
+     * would each be a fault and a clear */
+    ub_kept kept;
 } ub_st;
 
 /* A batch of records from the walk to the storing side. */
@@ -369,6 +375,7 @@ typedef struct ub_cw {
 
     ub_crate_lz4c lz4;    /* LZ4 HC, its state kept between calls */
     ub_crate_lz4c lz4v;   /* integer and float arrays: fast mode */
+    ub_kept kept; /* as the storing side's (ub_st), for this side's */
     /* the tokens of the names met last */
     struct ub_tcache {
         const char *s;
@@ -3034,7 +3041,7 @@ static void ub_sort_specs(ub_cw *w)
     for (size_t t = 0; t < nt; t++)
         nn += at[t] != 0;
     ub_named *names = malloc((nn ? nn : 1) * sizeof *names);
-    ub_spec_rec *out = ub_temp((n ? n : 1) * sizeof *out);
+    ub_spec_rec *out = ub_kept_alloc(&st->kept, (n ? n : 1) * sizeof *out);
     if (!names || !out || nt > w->tokens.n) {
         st->oom = true;
         goto done;
@@ -3068,14 +3075,14 @@ static void ub_sort_specs(ub_cw *w)
         const ub_spec_rec *s = &st->specs.v[k];
         out[s->name1 ? at[s->name1 - 1]++ : prim_at++] = *s;
     }
-    UB_VEC_FREE(st->by_path);
+    UB_VEC_KEEP(&st->kept, st->by_path);
     /* the sorted copy becomes the vector (not copied back) */
-    UB_VEC_ADOPT(st->specs, out, n, n ? n : 1);
+    UB_VEC_ADOPT(&st->kept, st->specs, out, n, n ? n : 1);
     out = NULL;
 done:
     free(names);
-    ub_scratch_free(out, (n ? n : 1) * sizeof *out);
-    UB_VEC_FREE(st->per_name);
+    ub_kept_free(&st->kept, out, (n ? n : 1) * sizeof *out);
+    UB_VEC_KEEP(&st->kept, st->per_name);
 }
 
 /* Number the fields again in the order the (sorted) specs first use
@@ -3088,10 +3095,11 @@ static void ub_cw_renumber(ub_cw *w)
     size_t fton = (nf ? nf : 1) * sizeof(uint32_t);
     size_t fvn = (nf ? nf : 1) * sizeof(ub_field_rec);
     size_t ston = (ns ? ns : 1) * sizeof(uint32_t);
-    uint32_t *fto = ub_temp(fton);
-    ub_field_rec *fv = ub_temp(fvn);
-    uint32_t *sto = ub_temp(ston);
-    uint32_t *sv = ub_temp(ston);
+    ub_kept *kept = &w->st.kept;
+    uint32_t *fto = ub_kept_alloc(kept, fton);
+    ub_field_rec *fv = ub_kept_alloc(kept, fvn);
+    uint32_t *sto = ub_kept_alloc(kept, ston);
+    uint32_t *sv = ub_kept_alloc(kept, ston);
     if (!fto || !fv || !sto || !sv) {
         w->st.oom = true;
         goto done;
@@ -3132,15 +3140,15 @@ static void ub_cw_renumber(ub_cw *w)
             fv[k++] = w->st.fields.v[i];
     /* the new blocks become the vectors (not copied back: 15 MB on the
      * prim-heavy bench layer) */
-    UB_VEC_ADOPT(w->st.fields, fv, nf, nf ? nf : 1);
-    UB_VEC_ADOPT(w->st.fsets, sv, m, ns ? ns : 1);
+    UB_VEC_ADOPT(kept, w->st.fields, fv, nf, nf ? nf : 1);
+    UB_VEC_ADOPT(kept, w->st.fsets, sv, m, ns ? ns : 1);
     fv = NULL;
     sv = NULL;
 done:
-    ub_scratch_free(fto, fton);
-    ub_scratch_free(fv, fvn);
-    ub_scratch_free(sto, ston);
-    ub_scratch_free(sv, ston);
+    ub_kept_free(kept, fto, fton);
+    ub_kept_free(kept, fv, fvn);
+    ub_kept_free(kept, sto, ston);
+    ub_kept_free(kept, sv, ston);
 }
 
 /* A uint64 placeholder at o's end; ub_patch_size fills it with the number
@@ -3187,9 +3195,9 @@ static void ub_sec_tokens(ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
 static void ub_sec_paths(ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
 {
     size_t total = w->pnodes.n, n = 0, size = (total ? total : 1) * 4;
-    uint32_t *idx = ub_temp(size);
-    int32_t *tok = ub_temp(size);
-    int32_t *jump = ub_temp(size);
+    uint32_t *idx = ub_kept_alloc(&w->kept, size);
+    int32_t *tok = ub_kept_alloc(&w->kept, size);
+    int32_t *jump = ub_kept_alloc(&w->kept, size);
     if (!idx || !tok || !jump)
         w->oom = true;
     else
@@ -3201,9 +3209,9 @@ static void ub_sec_paths(ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
         ub_crate_put_ints32((uint32_t *)tok, n, c, o);
         ub_crate_put_ints32((uint32_t *)jump, n, c, o);
     }
-    ub_scratch_free(idx, size);
-    ub_scratch_free(tok, size);
-    ub_scratch_free(jump, size);
+    ub_kept_free(&w->kept, idx, size);
+    ub_kept_free(&w->kept, tok, size);
+    ub_kept_free(&w->kept, jump, size);
 }
 
 static bool ub_fields_cut(const ub_st *s)
@@ -3212,12 +3220,14 @@ static bool ub_fields_cut(const ub_st *s)
 }
 
 /* The reps of fields [from, to) compressed: the whole framing into o
- * (chunk NULL), or one chunk of it into chunk. */
+ * (chunk NULL), or one chunk of it into chunk; the temporary from the
+ * calling side's kept blocks. */
 static void ub_fields_reps(const ub_st *s, size_t from, size_t to,
-                           ub_crate_lz4c *c, ub_buf *o, ub_buf *chunk)
+                           ub_crate_lz4c *c, ub_buf *o, ub_buf *chunk,
+                           ub_kept *kept)
 {
     size_t n = to - from;
-    uint64_t *reps = ub_temp((n ? n : 1) * 8);
+    uint64_t *reps = ub_kept_alloc(kept, (n ? n : 1) * 8);
     if (!reps) {
         (chunk ? chunk : o)->failed = true;
         return;
@@ -3228,7 +3238,7 @@ static void ub_fields_reps(const ub_st *s, size_t from, size_t to,
         ub_crate_lz4_chunk(reps, n * 8, c, chunk);
     else
         ub_crate_lz4_compress(reps, n * 8, c, o);
-    ub_scratch_free(reps, (n ? n : 1) * 8);
+    ub_kept_free(kept, reps, (n ? n : 1) * 8);
 }
 
 /* FIELDS: count, the key tokens as compressed ints, the reps as LZ4 --
@@ -3237,7 +3247,7 @@ static void ub_fields_reps(const ub_st *s, size_t from, size_t to,
 static void ub_sec_fields(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
 {
     size_t n = s->fields.n;
-    uint32_t *toks = ub_temp((n ? n : 1) * 4);
+    uint32_t *toks = ub_kept_alloc(&s->kept, (n ? n : 1) * 4);
     if (!toks) {
         o->failed = true;
         return;
@@ -3246,23 +3256,24 @@ static void ub_sec_fields(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
         toks[i] = s->fields.v[i].token;
     ub_w64(o, n);
     ub_crate_put_ints32(toks, n, c, o);
-    ub_scratch_free(toks, (n ? n : 1) * 4);
+    ub_kept_free(&s->kept, toks, (n ? n : 1) * 4);
     size_t at = ub_size_slot(o);
     if (!ub_fields_cut(s)) {
-        ub_fields_reps(s, 0, n, c, o, NULL);
+        ub_fields_reps(s, 0, n, c, o, NULL, &s->kept);
         ub_patch_size(o, at);
         return;
     }
     ub_buf_putc(o, 2);
     s->fields_size_at = at;
-    ub_fields_reps(s, n / 2, n, c, o, &s->fields_chunk[1]);
+    ub_fields_reps(s, n / 2, n, c, o, &s->fields_chunk[1], &s->kept);
 }
 
 /* (The walk's side.)  The first chunk of FIELDS' reps, when cut. */
-static void ub_sec_fields_first(ub_st *s, ub_crate_lz4c *c)
+static void ub_sec_fields_first(ub_st *s, ub_crate_lz4c *c, ub_kept *kept)
 {
     if (ub_fields_cut(s))
-        ub_fields_reps(s, 0, s->fields.n / 2, c, NULL, &s->fields_chunk[0]);
+        ub_fields_reps(s, 0, s->fields.n / 2, c, NULL, &s->fields_chunk[0],
+                       kept);
 }
 
 /* FIELDSETS: the count, then the renumbered sets as compressed ints. */
@@ -3276,7 +3287,7 @@ static void ub_sec_fsets(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
 static void ub_sec_specs(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
 {
     size_t n = s->specs.n;
-    uint32_t *tmp = ub_temp((n ? n : 1) * 4);
+    uint32_t *tmp = ub_kept_alloc(&s->kept, (n ? n : 1) * 4);
     if (!tmp) {
         o->failed = true;
         return;
@@ -3291,7 +3302,7 @@ static void ub_sec_specs(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
     for (size_t i = 0; i < n; i++)
         tmp[i] = s->specs.v[i].type;
     ub_crate_put_ints32(tmp, n, c, o);
-    ub_scratch_free(tmp, (n ? n : 1) * 4);
+    ub_kept_free(&s->kept, tmp, (n ? n : 1) * 4);
 }
 
 /* What only the walk needed, freed before the sections are built, whose
@@ -3299,16 +3310,16 @@ static void ub_sec_specs(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
  * side's lookup tables, caches and value records ... */
 static void ub_st_free_walk(ub_st *s)
 {
-    ub_idtab_free(&s->val_tab);
-    ub_idtab_free(&s->field_tab);
-    ub_idtab_free(&s->fset_tab);
-    UB_VEC_FREE(s->string_first);
-    UB_VEC_FREE(s->token_first);
-    UB_VEC_FREE(s->ahead);
-    UB_VEC_FREE(s->vals);
-    UB_VEC_FREE(s->ticket_val);
-    UB_VEC_FREE(s->ticket_rep);
-    UB_VEC_FREE(s->cur);
+    ub_idtab_free_kept(&s->val_tab, &s->kept);
+    ub_idtab_free_kept(&s->field_tab, &s->kept);
+    ub_idtab_free_kept(&s->fset_tab, &s->kept);
+    UB_VEC_KEEP(&s->kept, s->string_first);
+    UB_VEC_KEEP(&s->kept, s->token_first);
+    UB_VEC_KEEP(&s->kept, s->ahead);
+    UB_VEC_KEEP(&s->kept, s->vals);
+    UB_VEC_KEEP(&s->kept, s->ticket_val);
+    UB_VEC_KEEP(&s->kept, s->ticket_rep);
+    UB_VEC_KEEP(&s->kept, s->cur);
     free(s->fcache);
     free(s->back);
     s->fcache = NULL;
@@ -3324,14 +3335,14 @@ static void ub_cw_free_walk(ub_cw *w)
         ub_strtab_mark_release(w->strtab);
         w->marks = false;
     }
-    ub_idtab_free(&w->token_tab);
-    ub_idtab_free(&w->pnode_tab);
-    ub_idtab_free(&w->ptext_tab);
-    UB_VEC_FREE(w->unnamed);
-    UB_VEC_FREE(w->runs);
-    UB_VEC_FREE(w->tok_string);
-    UB_VEC_FREE(w->ptext);
-    UB_VEC_FREE(w->ptext_idx);
+    ub_idtab_free_kept(&w->token_tab, &w->kept);
+    ub_idtab_free_kept(&w->pnode_tab, &w->kept);
+    ub_idtab_free_kept(&w->ptext_tab, &w->kept);
+    UB_VEC_KEEP(&w->kept, w->unnamed);
+    UB_VEC_KEEP(&w->kept, w->runs);
+    UB_VEC_KEEP(&w->kept, w->tok_string);
+    UB_VEC_KEEP(&w->kept, w->ptext);
+    UB_VEC_KEEP(&w->kept, w->ptext_idx);
     free(w->tcache);
     w->tcache = NULL;
     free(w->wcache);
@@ -3348,6 +3359,16 @@ static void ub_cw_free_walk(ub_cw *w)
     ub_crate_lz4c_free(&w->lz4v);
 }
 
+/* The biggest temporary the storing side makes after the renumbering:
+ * FIELDS' tokens or its share of the reps, or a list of SPECS. */
+static size_t ub_st_last_temp(const ub_st *s)
+{
+    size_t nf = s->fields.n, ns = s->specs.n;
+    size_t reps = 8 * (ub_fields_cut(s) ? nf - nf / 2 : nf);
+    size_t lists = 4 * (nf > ns ? nf : ns);
+    return reps > lists ? reps : lists;
+}
+
 /* (The storing side, after its last batch.)  Its sections: the specs
  * sorted, then fields and field sets renumbered in the specs' order --
  * like specs next to each other then have like field set indices, and
@@ -3360,6 +3381,9 @@ static void ub_st_sections(ub_cw *w)
         return;
     ub_sort_specs(w);
     ub_cw_renumber(w);
+    /* what is left to make is a temporary at a time: the blocks it does
+     * not need go now, not held through the end's peak */
+    ub_kept_trim(&s->kept, ub_st_last_temp(s));
     /* from here on it writes only sec[0] and its own compressor */
     ub_q_renumbered(w->q);
     if (s->oom)
@@ -3368,6 +3392,7 @@ static void ub_st_sections(ub_cw *w)
     ub_sec_fields(s, &s->lz4, &s->sec[0]);
     s->lz4.hc_upto = UB_USDC_HC_UPTO;
     ub_sec_specs(s, &s->lz4, &s->sec[2]);
+    ub_kept_release(&s->kept);
 }
 
 /* The six sections, in OpenUSD's order, appended to the file. */
@@ -3383,7 +3408,8 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
     if (w->strings.n)
         ub_buf_append(&strings, w->strings.v, w->strings.n * 4);
     ub_sec_paths(w, &w->lz4, &paths);
-    UB_VEC_FREE(w->pnodes); /* (the spec sort has the names it needs) */
+    /* (the spec sort has the names it needs) */
+    UB_VEC_KEEP(&w->kept, w->pnodes);
     /* The values are final once the last batch is stored: they go to the
      * file now, while the storing side renumbers and this side would
      * wait, not after the sections, where writing the whole file was the
@@ -3397,10 +3423,13 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
     ub_q_wait_renumbered(w);
     if (!w->st.oom) {
         ub_sec_fsets(&w->st, &w->lz4, &w->st.sec[1]);
+        /* keep only a block for the first chunk of the reps */
+        ub_kept_trim(&w->kept, 8 * (w->st.fields.n / 2));
         w->lz4.hc_upto = SIZE_MAX; /* FIELDS: HC whatever its size */
-        ub_sec_fields_first(&w->st, &w->lz4);
+        ub_sec_fields_first(&w->st, &w->lz4, &w->kept);
         w->lz4.hc_upto = UB_USDC_HC_UPTO;
     }
+    ub_kept_release(&w->kept);
     ub_q_join(w);
     ub_buf *fc = w->st.fields_chunk;
     if (fc[0].failed || fc[1].failed)
@@ -3463,6 +3492,8 @@ static void ub_cw_free(ub_cw *w)
     ub_buf_free(&w->st.fields_chunk[1]);
     ub_crate_lz4c_free(&w->st.lz4);
     ub_crate_lz4c_free(&w->lz4);
+    ub_kept_release(&w->kept);
+    ub_kept_release(&w->st.kept);
 }
 
 /* --- prims as a parse closes them ------------------------------------------ */

@@ -404,12 +404,22 @@ void *ub_scratch_resize(void *p, size_t n, size_t new_n)
     return realloc(p, new_n ? new_n : 1);
 }
 
+#if UB_SCRATCH_MMAP
+/* n rounded up to whole pages: the parts of a block of pages of its own
+ * that can be unmapped alone. */
+static size_t ub_page_round(size_t n)
+{
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t mask = pg > 0 ? (size_t)pg - 1 : 4095;
+    return n > SIZE_MAX - mask ? n : (n + mask) & ~mask;
+}
+#endif
+
 size_t ub_scratch_shrink(void *p, size_t n, size_t new_n)
 {
 #if UB_SCRATCH_MMAP
-    long pg = sysconf(_SC_PAGESIZE);
     /* whole pages only, and never below the size that says "own pages" */
-    size_t keep = pg > 0 ? (new_n + (size_t)pg - 1) & ~((size_t)pg - 1) : n;
+    size_t keep = ub_page_round(new_n);
     if (p && n >= UB_SCRATCH_PAGES && new_n >= UB_SCRATCH_PAGES &&
         keep < n && munmap((char *)p + keep, n - keep) == 0)
         return keep;
@@ -417,6 +427,115 @@ size_t ub_scratch_shrink(void *p, size_t n, size_t new_n)
     (void)p;
     (void)new_n;
     return n;
+}
+
+#if UB_SCRATCH_MMAP && defined(MREMAP_MAYMOVE)
+#define UB_KEPT 1
+#else
+#define UB_KEPT 0
+#endif
+
+/* The smallest kept block that holds n bytes, or SIZE_MAX. */
+static size_t ub_kept_fit(const ub_kept *k, size_t n)
+{
+    size_t fit = SIZE_MAX;
+    for (size_t i = 0; i < k->count; i++)
+        if (k->b[i].n >= n && (fit == SIZE_MAX || k->b[i].n < k->b[fit].n))
+            fit = i;
+    return fit;
+}
+
+#if UB_KEPT
+static void ub_kept_drop(ub_kept *k, size_t i)
+{
+    k->b[i] = k->b[--k->count];
+}
+#endif
+
+void *ub_kept_alloc(ub_kept *k, size_t n)
+{
+#if UB_KEPT
+    size_t want = ub_page_round(n);
+    if (n >= UB_SCRATCH_PAGES && k->count) {
+        size_t fit = ub_kept_fit(k, want), big = 0;
+        for (size_t i = 1; i < k->count; i++)
+            if (k->b[i].n > k->b[big].n)
+                big = i;
+        if (fit != SIZE_MAX) {
+            char *p = k->b[fit].p;
+            size_t rest = k->b[fit].n - want;
+            if (rest >= UB_SCRATCH_PAGES) {
+                k->b[fit].p = p + want; /* the rest stays kept */
+                k->b[fit].n = rest;
+            } else {
+                if (rest)
+                    munmap(p + want, rest);
+                ub_kept_drop(k, fit);
+            }
+            return p;
+        }
+        /* none holds n: the biggest grows, its pages moved, the new ones
+         * made present */
+        size_t had = k->b[big].n;
+        void *q = mremap(k->b[big].p, had, want, MREMAP_MAYMOVE);
+        if (q != MAP_FAILED) {
+            ub_kept_drop(k, big);
+            ub_huge_hint(q, want);
+            ub_populate((char *)q + had, want - had);
+            return q;
+        }
+    }
+#else
+    (void)k;
+#endif
+    void *p = ub_scratch_alloc(n);
+    if (p && n >= UB_SCRATCH_PAGES)
+        ub_populate(p, n);
+    return p;
+}
+
+void ub_kept_free(ub_kept *k, void *p, size_t n)
+{
+#if UB_KEPT
+    if (p && n >= UB_SCRATCH_PAGES) {
+        n = ub_page_round(n);
+        size_t small = 0;
+        for (size_t i = 1; i < k->count; i++)
+            if (k->b[i].n < k->b[small].n)
+                small = i;
+        if (k->count == UB_KEPT_MAX) {
+            if (k->b[small].n >= n) {
+                munmap(p, n);
+                return;
+            }
+            munmap(k->b[small].p, k->b[small].n);
+            ub_kept_drop(k, small);
+        }
+        k->b[k->count++] = (struct ub_kept_block){p, n};
+        return;
+    }
+#else
+    (void)k;
+#endif
+    ub_scratch_free(p, n);
+}
+
+void ub_kept_trim(ub_kept *k, size_t n)
+{
+    size_t fit = ub_kept_fit(k, n);
+    for (size_t i = 0; i < k->count; i++)
+        if (i != fit)
+            ub_scratch_free(k->b[i].p, k->b[i].n);
+    if (fit != SIZE_MAX)
+        k->b[0] = k->b[fit];
+    k->count = fit != SIZE_MAX;
+}
+
+void ub_kept_release(ub_kept *k)
+{
+    for (size_t i = 0; i < k->count; i++)
+        ub_scratch_free(k->b[i].p, k->b[i].n);
+    k->count = 0;
 }
 
 void *ub_table_alloc(size_t n, size_t size)

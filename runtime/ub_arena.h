@@ -114,6 +114,37 @@ void *ub_scratch_resize(void *p, size_t n, size_t new_n);
  * free it with from now on. */
 size_t ub_scratch_shrink(void *p, size_t n, size_t new_n);
 
+/* Blocks of pages kept for reuse, by one thread.  A fresh page costs a
+ * fault and a clear -- ~1.5 ms a MB on the virtual machines the
+ * benchmarks ran on, whether made present ahead or not -- and a kept one
+ * nothing: for a phase that frees big blocks and then makes others of like
+ * sizes (a writer's end, where its lookup tables go and its sections'
+ * temporaries come).  Under AddressSanitizer (UB_ASAN), where big blocks
+ * are malloc's, nothing is kept. */
+#define UB_KEPT_MAX 16
+typedef struct ub_kept {
+    struct ub_kept_block {
+        void *p;
+        size_t n;
+    } b[UB_KEPT_MAX];
+    size_t count;
+} ub_kept;
+
+/* n bytes, not zeroed, their pages present: the smallest kept block that
+ * holds them (what is left of it kept), else the biggest grown to n, else
+ * new pages.  NULL when out of memory.  Give them back with
+ * ub_scratch_free or ub_kept_free and the same n. */
+void *ub_kept_alloc(ub_kept *k, size_t n);
+/* Keep ub_scratch_alloc's or ub_kept_alloc's n bytes at p (NULL: none)
+ * for reuse; a block too small to be pages of its own is freed, and when
+ * all places are taken the smallest block goes. */
+void ub_kept_free(ub_kept *k, void *p, size_t n);
+/* Keep only the smallest block that holds n bytes (none when none does),
+ * the others given back: for what is left to make, one at a time. */
+void ub_kept_trim(ub_kept *k, size_t n);
+/* Give every kept block back to the system (k is then empty). */
+void ub_kept_release(ub_kept *k);
+
 /* 1 in a build under AddressSanitizer, which sees into malloc's blocks
  * only: there (the sanitizer builds, the fuzzers) blocks that would be
  * pages of their own -- big temporaries, big buffers -- are malloc's,

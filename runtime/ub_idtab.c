@@ -1,8 +1,6 @@
 /* ub_idtab: growing and freeing; the probe is inline, in the header. */
 #include "ub_idtab.h"
 
-#include "ub_arena.h"
-
 bool ub_idtab_grow(ub_idtab *t)
 {
     size_t cap = t->cap ? t->cap * 2 : 256;
@@ -30,5 +28,11 @@ bool ub_idtab_grow(ub_idtab *t)
 void ub_idtab_free(ub_idtab *t)
 {
     ub_table_free(t->s, t->cap, sizeof *t->s);
+    *t = (ub_idtab){0};
+}
+
+void ub_idtab_free_kept(ub_idtab *t, ub_kept *k)
+{
+    ub_kept_free(k, t->s, t->cap * sizeof *t->s);
     *t = (ub_idtab){0};
 }

@@ -20,6 +20,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "ub_arena.h"
+
 typedef struct ub_idslot {
     uint32_t h;   /* the key's hash, low 32 bits */
     uint32_t id1; /* id + 1; 0: empty */
@@ -39,6 +41,9 @@ typedef bool (*ub_idtab_eq)(const void *ctx, uint32_t id, const void *key);
 bool ub_idtab_grow(ub_idtab *t);
 /* Empty the table and give its slots back. */
 void ub_idtab_free(ub_idtab *t);
+/* The same, its slots' block kept in k (ub_kept_free) for what comes
+ * next. */
+void ub_idtab_free_kept(ub_idtab *t, ub_kept *k);
 
 static inline bool ub_idslot_used(const ub_idslot *s) { return s->id1 != 0; }
 static inline uint32_t ub_idslot_id(const ub_idslot *s) { return s->id1 - 1; }

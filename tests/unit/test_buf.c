@@ -1,5 +1,6 @@
 /* CUnit tests for ub_buf: growth across the size from which a buffer
- * lives in pages of its own, and handing its bytes over. */
+ * lives in pages of its own, and handing its bytes over; and for the
+ * blocks of pages kept for reuse (ub_kept). */
 #include <CUnit/Basic.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -136,6 +137,118 @@ static void test_big_buffer_huge_hinted(void)
     ub_scratch_free(p, (size_t)4 << 20);
 }
 
+/* Blocks kept for reuse (ub_kept) come back with their pages present
+ * and their bytes as they were: the smallest that holds what is asked,
+ * the rest of it kept; when none holds it, the biggest grown. */
+static void test_kept_reuse(void)
+{
+    const size_t mb = (size_t)1 << 20;
+    ub_kept k = {0};
+    char *a = ub_scratch_alloc(4 * mb);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    memset(a, 'a', 4 * mb);
+    ub_kept_free(&k, a, 4 * mb);
+    ub_kept_free(&k, ub_scratch_alloc((size_t)1000), 1000); /* freed */
+    if (UB_ASAN) { /* nothing is kept: blocks are malloc's */
+        CU_ASSERT_EQUAL(k.count, 0);
+        char *p = ub_kept_alloc(&k, 3 * mb);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        memset(p, 1, 3 * mb);
+        ub_kept_free(&k, p, 3 * mb);
+        ub_kept_release(&k);
+        return;
+    }
+    CU_ASSERT_EQUAL(k.count, 1);
+    /* the first MiB of the block, then the next two; a MiB stays kept */
+    char *p = ub_kept_alloc(&k, mb);
+    char *q = ub_kept_alloc(&k, 2 * mb - 100);
+    CU_ASSERT_PTR_EQUAL(p, a);
+    CU_ASSERT_PTR_EQUAL(q, a + mb);
+    CU_ASSERT(ub_test_resident(p, mb) && ub_test_resident(q, 2 * mb));
+    CU_ASSERT(p[0] == 'a' && q[2 * mb - 101] == 'a');
+    CU_ASSERT_EQUAL(k.count, 1);
+    /* smallest that holds it: of 1, 3 and 2 MiB, 1.5 MiB takes the 2 */
+    char *three = ub_scratch_alloc(3 * mb), *two = ub_scratch_alloc(2 * mb);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(three);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(two);
+    ub_kept_free(&k, three, 3 * mb);
+    ub_kept_free(&k, two, 2 * mb);
+    CU_ASSERT_PTR_EQUAL(ub_kept_alloc(&k, 3 * mb / 2), two);
+    ub_scratch_free(two, 3 * mb / 2);
+    CU_ASSERT_EQUAL(k.count, 3); /* 1 MiB of a, 3 MiB, half a MiB of two */
+    /* none holds 5 MiB: the biggest (3) grows, its bytes kept */
+    memset(three, 't', 3 * mb);
+    char *five = ub_kept_alloc(&k, 5 * mb);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(five);
+    CU_ASSERT(five[0] == 't' && five[3 * mb - 1] == 't');
+    CU_ASSERT(ub_test_resident(five, 5 * mb));
+    CU_ASSERT_EQUAL(k.count, 2);
+    ub_kept_free(&k, five, 5 * mb);
+    ub_scratch_free(p, mb);
+    ub_scratch_free(q, 2 * mb - 100);
+    ub_kept_release(&k);
+    CU_ASSERT_EQUAL(k.count, 0);
+}
+
+/* With every place taken, a bigger block displaces the smallest and a
+ * smaller one goes back to the system. */
+static void test_kept_full(void)
+{
+    if (UB_ASAN)
+        return;
+    const size_t unit = UB_SCRATCH_PAGES;
+    ub_kept k = {0};
+    for (size_t i = 0; i < UB_KEPT_MAX; i++)
+        ub_kept_free(&k, ub_scratch_alloc((i + 2) * unit), (i + 2) * unit);
+    CU_ASSERT_EQUAL(k.count, UB_KEPT_MAX);
+    ub_kept_free(&k, ub_scratch_alloc(unit), unit);
+    CU_ASSERT_EQUAL(k.count, UB_KEPT_MAX);
+    size_t smallest = SIZE_MAX;
+    for (size_t i = 0; i < k.count; i++)
+        if (k.b[i].n < smallest)
+            smallest = k.b[i].n;
+    CU_ASSERT_EQUAL(smallest, 2 * unit);
+    char *big = ub_scratch_alloc(40 * unit);
+    ub_kept_free(&k, big, 40 * unit);
+    smallest = SIZE_MAX;
+    bool has_big = false;
+    for (size_t i = 0; i < k.count; i++) {
+        if (k.b[i].n < smallest)
+            smallest = k.b[i].n;
+        has_big = has_big || k.b[i].p == big;
+    }
+    CU_ASSERT_EQUAL(smallest, 3 * unit);
+    CU_ASSERT(has_big);
+    ub_kept_release(&k);
+}
+
+/* A trim keeps the smallest block that holds what is asked, and nothing
+ * when none does. */
+static void test_kept_trim(void)
+{
+    if (UB_ASAN)
+        return;
+    const size_t mb = (size_t)1 << 20;
+    ub_kept k = {0};
+    char *two = NULL;
+    for (size_t i = 3; i >= 1; i--) {
+        char *p = ub_scratch_alloc(i * mb);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        if (i == 2)
+            two = p;
+        ub_kept_free(&k, p, i * mb);
+    }
+    CU_ASSERT_EQUAL(k.count, 3);
+    ub_kept_trim(&k, 3 * mb / 2);
+    CU_ASSERT_EQUAL(k.count, 1);
+    CU_ASSERT_PTR_EQUAL(k.b[0].p, two);
+    CU_ASSERT_PTR_EQUAL(ub_kept_alloc(&k, mb), two);
+    ub_kept_free(&k, two, mb);
+    ub_kept_trim(&k, 4 * mb);
+    CU_ASSERT_EQUAL(k.count, 0);
+    ub_kept_release(&k);
+}
+
 static void test_take(void)
 {
     /* small and big: the caller frees what it takes with free() (under
@@ -175,6 +288,9 @@ int main(void)
     CU_add_test(s, "big buffers ask for huge pages",
                 test_big_buffer_huge_hinted);
     CU_add_test(s, "take", test_take);
+    CU_add_test(s, "kept blocks are reused", test_kept_reuse);
+    CU_add_test(s, "kept blocks when all places are taken", test_kept_full);
+    CU_add_test(s, "kept blocks trimmed", test_kept_trim);
     unsigned failed = ub_test_run_all();
     return failed ? 1 : 0;
 }
