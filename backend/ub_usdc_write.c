@@ -265,10 +265,7 @@ typedef struct ub_st {
         uint32_t token, id1; /* id + 1, 0: empty */
     } *fcache;
     ub_crate_lz4c lz4; /* for its sections: */
-    /* FIELDS and SPECS (the storing side's, ub_st_sections) and
-     * FIELDSETS (the walk's, ub_cw_sections, once the storing side has
-     * renumbered) */
-    ub_buf sec[3];
+    ub_buf sec[3]; /* FIELDS, FIELDSETS and SPECS (ub_st_sections) */
     /* FIELDS' reps when cut (UB_USDC_CUT): the first chunk (the walk's)
      * and the second; sec[0] then ends with the chunk count, and its size
      * slot at fields_size_at (else SIZE_MAX) is filled in once both are
@@ -298,8 +295,8 @@ typedef struct ub_q {
     bool sections; /* at the end, the storing side builds its sections */
     /* every batch is stored: out (the values) is the walk's from then on */
     bool stored;
-    /* the field sets and specs are final (or the storing side failed):
-     * the walk may build their sections while FIELDS is compressed */
+    /* the fields are final (or the storing side failed): the walk may
+     * compress a part of FIELDS while the storing side does the rest */
     bool renumbered;
     pthread_cond_t renumber; /* (either of the two) */
     pthread_t th;
@@ -2317,7 +2314,7 @@ static void ub_q_wait_stored(ub_cw *w)
 }
 
 /* Wait until the storing side has renumbered the field sets and specs
- * (or failed): they are the walk's to read from then on.  Without a
+ * (or failed): the fields are the walk's to read from then on.  Without a
  * storing thread, its sections are built here. */
 static void ub_q_wait_renumbered(ub_cw *w)
 {
@@ -3170,11 +3167,14 @@ static void ub_patch_size(ub_buf *o, size_t at)
 /* The sections are built by the side that owns what they hold, at
  * once: the walk's thread builds TOKENS, STRINGS and PATHS while the
  * storing side (after its last batch) sorts the specs and numbers the
- * fields and field sets again; then the walk's thread builds FIELDSETS
- * and half of FIELDS while the storing side builds the rest of FIELDS and
- * SPECS.  Each reads what the other side left only once it is final: the
- * storing side reads the tokens (to sort), which the walk no longer
- * changes; the walk reads the renumbered fields and field sets. */
+ * fields and field sets again; then the walk's thread writes the values
+ * to the file and compresses half of FIELDS' reps while the storing side
+ * builds the rest of FIELDS, SPECS and FIELDSETS.  (FIELDSETS was the
+ * walk's until the values' write moved there: that side then ended ~60
+ * ms after the other on the prim-heavy bench layer.)  Each reads what
+ * the other side left only once it is final: the storing side reads the
+ * tokens (to sort), which the walk no longer changes; the walk reads the
+ * renumbered fields. */
 
 /* TOKENS: count, raw size, then the NUL-separated text compressed. */
 static void ub_sec_tokens(ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
@@ -3384,7 +3384,7 @@ static void ub_st_sections(ub_cw *w)
     /* what is left to make is a temporary at a time: the blocks it does
      * not need go now, not held through the end's peak */
     ub_kept_trim(&s->kept, ub_st_last_temp(s));
-    /* from here on it writes only sec[0] and its own compressor */
+    /* from here on it writes only its sections (sec) and compressor */
     ub_q_renumbered(w->q);
     if (s->oom)
         return;
@@ -3392,6 +3392,7 @@ static void ub_st_sections(ub_cw *w)
     ub_sec_fields(s, &s->lz4, &s->sec[0]);
     s->lz4.hc_upto = UB_USDC_HC_UPTO;
     ub_sec_specs(s, &s->lz4, &s->sec[2]);
+    ub_sec_fsets(s, &s->lz4, &s->sec[1]);
     ub_kept_release(&s->kept);
 }
 
@@ -3418,11 +3419,10 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
     ub_q_wait_stored(w);
     if (w->st.file && !ub_out_hand_over(&w->st))
         w->oom = true;
-    /* FIELDSETS and the first half of FIELDS' reps here while the storing
-     * side compresses the rest (same bytes whichever side makes a part) */
+    /* the first half of FIELDS' reps here while the storing side
+     * compresses the rest (same bytes whichever side makes a part) */
     ub_q_wait_renumbered(w);
     if (!w->st.oom) {
-        ub_sec_fsets(&w->st, &w->lz4, &w->st.sec[1]);
         /* keep only a block for the first chunk of the reps */
         ub_kept_trim(&w->kept, 8 * (w->st.fields.n / 2));
         w->lz4.hc_upto = SIZE_MAX; /* FIELDS: HC whatever its size */
