@@ -88,9 +88,11 @@ void ub_usdc_stream_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,
 void ub_usdc_stream_parse_threads(void *ctx, unsigned n);
 /* The share of a split parse's text to give the head (head_percent):
  * the head's thread also walks and stores its prims.  On the prim-heavy
- * bench layer 47% has the two threads end within ~20 ms of each other
- * (45% left the head waiting 60-100 ms once storing got cheaper). */
-#define UB_USDC_STREAM_HEAD_PERCENT 47
+ * bench layer 50% has the two threads end within ~40 ms of each other,
+ * either first (47% left the head waiting 50-120 ms once the writer's end
+ * touched fewer new pages; 52-55% left the tail's thread idle 50-200
+ * ms; before, 45% had left the head waiting once storing got cheaper). */
+#define UB_USDC_STREAM_HEAD_PERCENT 50
 int ub_usdc_stream_end(ub_usdc_stream *s, const ub_layer *layer);
 void ub_usdc_stream_free(ub_usdc_stream *s);
 
