@@ -138,6 +138,24 @@ static inline bool ub_room(void **v, size_t *cap, size_t *present,
     ub_room((void **)&(vec).v, &(vec).cap, &(vec).present, (count),          \
             sizeof *(vec).v)
 
+/* Entry i of a growable array, the entries up to it added zeroed; NULL
+ * when out of memory. */
+static void *ub_at_zeroed(void **v, size_t *n, size_t *cap, size_t *present,
+                          size_t i, size_t elem)
+{
+    if (i >= *n) {
+        if (!ub_room(v, cap, present, i + 1, elem))
+            return NULL;
+        memset((char *)*v + *n * elem, 0, (i + 1 - *n) * elem);
+        *n = i + 1;
+    }
+    return (char *)*v + i * elem;
+}
+
+#define UB_AT_ZEROED(vec, i)                                                 \
+    ub_at_zeroed((void **)&(vec).v, &(vec).n, &(vec).cap, &(vec).present,    \
+                 (i), sizeof *(vec).v)
+
 #define UB_PUSH(w, vec, x)                                                   \
     do {                                                                     \
         if (UB_ROOM(vec, (vec).n + 1))                                       \
@@ -1836,21 +1854,6 @@ static bool ub_eq_field(const void *ctx, uint32_t id, const void *key)
     return f->token == k->token && f->rep == k->rep;
 }
 
-/* Entry i of a vector of ub_first, grown with zeros as needed. */
-static ub_first *ub_first_at(ub_st *s, ub_first **v, size_t *len,
-                             size_t *cap, size_t *present, size_t i)
-{
-    if (i >= *len) {
-        if (!ub_room((void **)v, cap, present, i + 1, sizeof **v)) {
-            s->oom = true;
-            return NULL;
-        }
-        memset(*v + *len, 0, (i + 1 - *len) * sizeof **v);
-        *len = i + 1;
-    }
-    return &(*v)[i];
-}
-
 /* Where the first field of the value rep is kept, or NULL (then the
  * field table): a stored value's record (vid); an inlined string's or
  * token's entry. */
@@ -1861,17 +1864,20 @@ static ub_first *ub_st_first_of(ub_st *s, uint64_t rep, uint32_t vid)
     if (rep & UB_CRATE_REP_IS_ARRAY)
         return NULL;
     uint64_t i = rep & UB_CRATE_REP_PAYLOAD_MASK;
+    ub_first *f;
     switch ((rep >> UB_CRATE_REP_TYPE_SHIFT) & UB_CRATE_REP_TYPE_MASK) {
     case UB_CRATE_STRING:
-        return ub_first_at(s, &s->string_first.v, &s->string_first.n,
-                           &s->string_first.cap, &s->string_first.present,
-                           i);
+        f = UB_AT_ZEROED(s->string_first, i);
+        break;
     case UB_CRATE_TOKEN:
-        return ub_first_at(s, &s->token_first.v, &s->token_first.n,
-                           &s->token_first.cap, &s->token_first.present, i);
+        f = UB_AT_ZEROED(s->token_first, i);
+        break;
     default:
         return NULL;
     }
+    if (!f)
+        s->oom = true;
+    return f;
 }
 
 /* The key of a field (field_tab, fcache). */
@@ -1959,23 +1965,17 @@ static bool ub_st_fset_is(const ub_st *s, uint32_t start)
 /* (The storing side.)  Keep spec r at its path. */
 static void ub_st_put_spec(ub_st *s, ub_spec_rec r)
 {
-    size_t at = r.path;
-    if (at >= s->by_path.n) {
-        /* paths come mostly in order: the entries up to this one are
-         * zeroed */
-        if (!UB_ROOM(s->by_path, at + 1)) {
-            s->oom = true;
-            return;
-        }
-        memset(s->by_path.v + s->by_path.n, 0,
-               (at + 1 - s->by_path.n) * sizeof *s->by_path.v);
-        s->by_path.n = at + 1;
+    /* paths come mostly in order: the entries up to this one are zeroed */
+    ub_spec_rec *at = UB_AT_ZEROED(s->by_path, r.path);
+    if (!at) {
+        s->oom = true;
+        return;
     }
-    if (s->by_path.v[at].type || !r.type) {
+    if (at->type || !r.type) {
         UB_PUSH(s, s->specs, r); /* (a second spec at the path) */
         return;
     }
-    s->by_path.v[at] = r;
+    *at = r;
     s->nspecs++;
 }
 

@@ -429,6 +429,16 @@ size_t ub_scratch_shrink(void *p, size_t n, size_t new_n)
     return n;
 }
 
+/* ub_scratch_alloc's n bytes, made present at once from UB_SCRATCH_PAGES:
+ * for a block written all over (a table, a temporary filled whole). */
+static void *ub_scratch_present(size_t n)
+{
+    void *p = ub_scratch_alloc(n);
+    if (p && n >= UB_SCRATCH_PAGES)
+        ub_populate(p, n);
+    return p;
+}
+
 #if UB_SCRATCH_MMAP && defined(MREMAP_MAYMOVE)
 #define UB_KEPT 1
 #else
@@ -488,10 +498,7 @@ void *ub_kept_alloc(ub_kept *k, size_t n)
 #else
     (void)k;
 #endif
-    void *p = ub_scratch_alloc(n);
-    if (p && n >= UB_SCRATCH_PAGES)
-        ub_populate(p, n);
-    return p;
+    return ub_scratch_present(n);
 }
 
 void ub_kept_free(ub_kept *k, void *p, size_t n)
@@ -543,12 +550,8 @@ void *ub_table_alloc(size_t n, size_t size)
     if (size && n > SIZE_MAX / size)
         return NULL;
 #if UB_SCRATCH_MMAP
-    if (n * size >= UB_SCRATCH_PAGES) {
-        void *p = ub_scratch_alloc(n * size); /* (fresh pages: zero) */
-        if (p)
-            ub_populate(p, n * size);
-        return p;
-    }
+    if (n * size >= UB_SCRATCH_PAGES)
+        return ub_scratch_present(n * size); /* (fresh pages: zero) */
 #endif
     return calloc(n, size);
 }
