@@ -3232,6 +3232,10 @@ typedef struct ub_split {
     bool started, joined;
     atomic_bool cancel; /* the head gave up: the tail may stop */
     atomic_size_t tail_read; /* bytes the tail has read, for progress */
+    /* the tail's thread is done parsing (set last, by it), and whether
+     * the head has told the stream so */
+    atomic_bool tail_ended;
+    bool told_ended;
     size_t reported;    /* the head's last progress report */
     /* the tail's result, read after the join */
     ub_layer *tail;     /* NULL when the tail gave up */
@@ -3259,6 +3263,18 @@ static void ub_split_give_up(ub_pctx *c)
     c->lex_hook = UB_LEX_STOP;
 }
 
+/* The head tells the stream that one thread parses now, once the tail's
+ * has ended (it checks as it takes each block of text): a head that
+ * still has text to read then leaves its stream's work to the CPU the
+ * tail has freed (ub_parse_stream.parse_threads). */
+static void ub_split_tell_ended(ub_split *sp)
+{
+    if (!sp->told_ended) {
+        sp->told_ended = true;
+        ub_split_tell(sp, 1);
+    }
+}
+
 /* The head reports both threads' reading; the tail only counts its own. */
 static void ub_split_progress(ub_pctx *c)
 {
@@ -3266,7 +3282,12 @@ static void ub_split_progress(ub_pctx *c)
     if (c->split_role == UB_SPLIT_TAIL) {
         atomic_store_explicit(&sp->tail_read, c->src_pos - sp->at,
                               memory_order_relaxed);
-    } else if (c->progress) {
+        return;
+    }
+    if (c->split_role == UB_SPLIT_HEAD &&
+        atomic_load_explicit(&sp->tail_ended, memory_order_acquire))
+        ub_split_tell_ended(sp);
+    if (c->progress) {
         size_t tail = c->split_role == UB_SPLIT_HEAD
                           ? atomic_load_explicit(&sp->tail_read,
                                                  memory_order_relaxed)
@@ -3386,6 +3407,7 @@ static void *ub_split_tail(void *arg)
 done:
     ub_layer_free(c->layer);
     ub_pctx_free(c);
+    atomic_store_explicit(&sp->tail_ended, true, memory_order_release);
     return NULL;
 }
 
@@ -3416,7 +3438,7 @@ static void ub_split_join(ub_split *sp, bool cancel)
     pthread_join(sp->thread, NULL);
     sp->joined = true;
     ub_strtab_set_concurrent(sp->strtab, false);
-    ub_split_tell(sp, 1);
+    ub_split_tell_ended(sp);
 }
 
 /* The head goes on alone from `at`: from here on it is a serial parse. */

@@ -62,10 +62,12 @@ typedef struct ub_parse_stream {
     unsigned head_percent;
     /* Optional, with two_threads: the number of threads the parse keeps
      * busy from now on -- 2 once the tail's thread starts, 1 once it has
-     * ended; called on the head's thread, before the first prim_done
-     * and after the head's last.  A stream that hands its work to a
-     * thread of its own can do it on the calling thread instead while
-     * every CPU is taken. */
+     * ended (which the head sees as it takes its next block of text, or
+     * at its end, so that prim_done may still come for head prims after
+     * it); called on the head's thread, before the first prim_done and
+     * before the tail's first.  A stream that hands its work to a thread
+     * of its own can do it on the calling thread instead while every CPU
+     * is taken. */
     void (*parse_threads)(void *ctx, unsigned n);
 } ub_parse_stream;
 

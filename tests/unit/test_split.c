@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "ub_buf.h"
 #include "ub_cpus.h"
@@ -458,8 +459,8 @@ static void test_read_on_progress(void)
 }
 
 /* What a stream is told of the parse's threads: 2 before its first
- * prim, 1 once the tail's thread has ended -- after the head's prims,
- * before the tail's. */
+ * prim, 1 once the tail's thread has ended -- before the tail's prims,
+ * and after the head's when the head's text is read in one block. */
 typedef struct told {
     char ev[64]; /* '2', '1', 'h' (a head prim), 't' (a tail prim) */
     size_t n;
@@ -521,6 +522,70 @@ static void test_stream_told_threads(void)
     CU_ASSERT_STRING_EQUAL(serial.ev, "hhhh");
     ub_layer_free(l);
     ub_diags_free(d);
+}
+
+/* The threads of this process (/proc/self/status), 0 when unknown. */
+static int process_threads(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return 0;
+    char line[256];
+    int n = 0;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "Threads: %d", &n) == 1)
+            break;
+    fclose(f);
+    return n;
+}
+
+/* told, for a layer of many prims: consecutive head (or tail) prims are
+ * one event, and the head's first waits until the tail's thread is gone. */
+static void told_prim_waits(void *ctx, const ub_layer *layer,
+                            const ub_prim *prim, unsigned depth)
+{
+    told *t = ctx;
+    (void)layer;
+    (void)depth;
+    char ev = prim->name[0]; /* prims h<k> and t<k> */
+    if (t->n && t->ev[t->n - 1] == ev)
+        return;
+    if (t->n == 1) /* (after '2') */
+        for (int i = 0; i < 1000 && process_threads() > 1; i++)
+            nanosleep(&(struct timespec){0, 10 * 1000 * 1000}, NULL);
+    if (t->n < sizeof t->ev - 1)
+        t->ev[t->n++] = ev;
+}
+
+/* A tail that ends while the head still has text to read: the stream is
+ * told 1 then, not at the join, so that a stream handing its work to a
+ * thread of its own (ub_usdc) takes the CPU the tail has freed. */
+static void test_stream_told_tail_ended(void)
+{
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_buf_puts(&b, "#usda 1.0\n");
+    for (int i = 0; i < 20000; i++) /* ~0.9 MB: the head takes blocks */
+        ub_buf_printf(&b, "def \"h%d\"\n{\n    int a = %d\n}\n", i, i);
+    size_t at = b.len;
+    ub_buf_puts(&b, "def \"t0\"\n{\n}\ndef \"t1\"\n{\n}\n");
+    CU_ASSERT_FALSE_FATAL(b.failed);
+    told t = {.head_end = at};
+    ub_parse_stream ps = {.prim_done = told_prim_waits,
+                          .ctx = &t,
+                          .two_threads = true,
+                          .parse_threads = told_threads};
+    ub_parse_opts o = {.split = 1, .split_at = at, .stream = &ps};
+    ub_diags *d = ub_diags_new();
+    ub_layer *l = ub_parse_usda_opts(strtab, "t.usda", b.data, b.len, &o, d);
+    CU_ASSERT_PTR_NOT_NULL(l);
+    CU_ASSERT_EQUAL(o.outcome, UB_PARSE_SPLIT_GRAFTED);
+    t.ev[t.n] = '\0';
+    if (process_threads() > 0) /* (else the wait could not know) */
+        CU_ASSERT_STRING_EQUAL(t.ev, "2h1ht");
+    ub_layer_free(l);
+    ub_diags_free(d);
+    ub_buf_free(&b);
 }
 
 static void test_auto_threshold(void)
@@ -771,6 +836,8 @@ int main(void)
     CU_add_test(s, "small layers are read by one thread", test_auto_threshold);
     CU_add_test(s, "a stream is told the parse's threads",
                 test_stream_told_threads);
+    CU_add_test(s, "a stream is told when the tail's thread ends",
+                test_stream_told_tail_ended);
     CU_add_test(s, "progress of a head reading on", test_read_on_progress);
     CU_add_test(s, "conformance corpus, every split", test_conformance);
     unsigned failed = ub_test_run_all();
