@@ -490,6 +490,27 @@ static void told_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,
         t->ev[t->n++] = at && (size_t)(at - t->text) < t->head_end ? 'h' : 't';
 }
 
+/* Parse text (split at `at`, or by one thread: split -1) for a stream
+ * that records in t what it is told; t->ev ends with a NUL. */
+static void parse_told(told *t, const char *text, size_t len, int split,
+                       size_t at, int outcome,
+                       void (*prim_done)(void *, const ub_layer *,
+                                         const ub_prim *, unsigned))
+{
+    ub_parse_stream ps = {.prim_done = prim_done,
+                          .ctx = t,
+                          .two_threads = true,
+                          .parse_threads = told_threads};
+    ub_parse_opts o = {.split = split, .split_at = at, .stream = &ps};
+    ub_diags *d = ub_diags_new();
+    ub_layer *l = ub_parse_usda_opts(strtab, "t.usda", text, len, &o, d);
+    CU_ASSERT_PTR_NOT_NULL(l);
+    CU_ASSERT_EQUAL(o.outcome, outcome);
+    t->ev[t->n] = '\0';
+    ub_layer_free(l);
+    ub_diags_free(d);
+}
+
 static void test_stream_told_threads(void)
 {
     const char *text = "#usda 1.0\n"
@@ -500,28 +521,12 @@ static void test_stream_told_threads(void)
     size_t len = strlen(text);
     size_t at = (size_t)(strstr(text, "def \"p2\"") - text);
     told t = {.head_end = at, .text = text};
-    ub_parse_stream ps = {.prim_done = told_prim,
-                          .ctx = &t,
-                          .two_threads = true,
-                          .parse_threads = told_threads};
-    ub_parse_opts o = {.split = 1, .split_at = at, .stream = &ps};
-    ub_diags *d = ub_diags_new();
-    ub_layer *l = ub_parse_usda_opts(strtab, "t.usda", text, len, &o, d);
-    CU_ASSERT_PTR_NOT_NULL(l);
-    CU_ASSERT_EQUAL(o.outcome, UB_PARSE_SPLIT_GRAFTED);
-    t.ev[t.n] = '\0';
+    parse_told(&t, text, len, 1, at, UB_PARSE_SPLIT_GRAFTED, told_prim);
     CU_ASSERT_STRING_EQUAL(t.ev, "2hh1tt");
-    ub_layer_free(l);
     /* a parse one thread reads is never said to take two */
     told serial = {.head_end = len, .text = text};
-    ps.ctx = &serial;
-    o = (ub_parse_opts){.split = -1, .stream = &ps};
-    l = ub_parse_usda_opts(strtab, "t.usda", text, len, &o, d);
-    CU_ASSERT_PTR_NOT_NULL(l);
-    serial.ev[serial.n] = '\0';
+    parse_told(&serial, text, len, -1, 0, UB_PARSE_SERIAL, told_prim);
     CU_ASSERT_STRING_EQUAL(serial.ev, "hhhh");
-    ub_layer_free(l);
-    ub_diags_free(d);
 }
 
 /* The threads of this process (/proc/self/status), 0 when unknown. */
@@ -571,20 +576,10 @@ static void test_stream_told_tail_ended(void)
     ub_buf_puts(&b, "def \"t0\"\n{\n}\ndef \"t1\"\n{\n}\n");
     CU_ASSERT_FALSE_FATAL(b.failed);
     told t = {.head_end = at};
-    ub_parse_stream ps = {.prim_done = told_prim_waits,
-                          .ctx = &t,
-                          .two_threads = true,
-                          .parse_threads = told_threads};
-    ub_parse_opts o = {.split = 1, .split_at = at, .stream = &ps};
-    ub_diags *d = ub_diags_new();
-    ub_layer *l = ub_parse_usda_opts(strtab, "t.usda", b.data, b.len, &o, d);
-    CU_ASSERT_PTR_NOT_NULL(l);
-    CU_ASSERT_EQUAL(o.outcome, UB_PARSE_SPLIT_GRAFTED);
-    t.ev[t.n] = '\0';
+    parse_told(&t, b.data, b.len, 1, at, UB_PARSE_SPLIT_GRAFTED,
+               told_prim_waits);
     if (process_threads() > 0) /* (else the wait could not know) */
         CU_ASSERT_STRING_EQUAL(t.ev, "2h1ht");
-    ub_layer_free(l);
-    ub_diags_free(d);
     ub_buf_free(&b);
 }
 
