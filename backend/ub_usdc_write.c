@@ -2011,6 +2011,13 @@ static void ub_st_put_spec(ub_st *s, ub_spec_rec r)
     s->nspecs++;
 }
 
+/* (The storing side.)  Where the field set of scache entry slot is kept;
+ * NULL for a slot no walk names (or no cache). */
+static uint32_t *ub_st_slot(const ub_st *s, uint32_t slot)
+{
+    return s->slot_fset && slot < UB_SCACHE ? &s->slot_fset[slot] : NULL;
+}
+
 /* (The storing side.)  The spec at path of the field set at start. */
 static void ub_st_spec_at(ub_st *s, uint32_t path, uint32_t start,
                           uint32_t type, uint32_t name1)
@@ -2069,8 +2076,9 @@ static void ub_st_spec(ub_st *s, uint32_t path, uint32_t type,
                 *first = start + 1;
         }
     }
-    if (fill && s->slot_fset)
-        s->slot_fset[fill - 1] = start;
+    uint32_t *slot = fill ? ub_st_slot(s, fill - 1) : NULL;
+    if (slot)
+        *slot = start;
     ub_st_spec_at(s, path, start, type, name1);
 }
 
@@ -2151,15 +2159,18 @@ static void ub_st_batch(ub_st *s, ub_buf *b)
             r = ub_st_value(s, r, hash);
             continue;
         }
+        const uint32_t *again =
+            UB_R_KIND(h.kind) == UB_R_SPEC_AGAIN
+                ? ub_st_slot(s, UB_R_SLOT(h.kind))
+                : NULL;
         if (h.kind == UB_R_FIELD)
             ub_st_field(s, h.a, h.b);
         else if (UB_R_KIND(h.kind) == UB_R_SPEC)
             ub_st_spec(s, h.a, (uint32_t)h.b, (uint32_t)(h.b >> 32),
                        UB_R_SLOT(h.kind));
-        else if (UB_R_KIND(h.kind) == UB_R_SPEC_AGAIN && s->slot_fset &&
-                 UB_R_SLOT(h.kind) < UB_SCACHE)
-            ub_st_spec_at(s, h.a, s->slot_fset[UB_R_SLOT(h.kind)],
-                          (uint32_t)h.b, (uint32_t)(h.b >> 32));
+        else if (again)
+            ub_st_spec_at(s, h.a, *again, (uint32_t)h.b,
+                          (uint32_t)(h.b >> 32));
         else
             s->oom = true; /* (a record no walk makes) */
         r += sizeof h;
@@ -2492,8 +2503,8 @@ static void ub_cw_spec(ub_cw *w, uint32_t path, ub_crate_spec_type type)
                           (uint64_t)(nd->is_prop ? nd->token + 1 : 0) << 32};
         memcpy(r, &h, sizeof h);
     }
-    if (w->qb && w->qb->buf.len >= UB_Q_BATCH)
-        ub_q_hand(w);
+    if (w->qb->buf.len >= UB_Q_BATCH)
+        ub_q_hand(w); /* (which leaves no batch when out of memory) */
     w->spec_from = w->qb ? w->qb->buf.len : 0;
     w->spec_stored = false;
 }
