@@ -243,9 +243,11 @@ static int ub_bench_mem(const char *path)
         return 1;
     }
     ub_strtab *t = ub_strtab_new();
-    ub_parse_opts o = {.mapped = file.mapped, .split = -1};
+    ub_parse_opts o = {.split = -1};
+    ub_file_parse_opts(&file, &o);
     ub_layer *layer =
         ub_parse_usda_opts(t, path, file.data, file.len, &o, diags);
+    ub_file_parsed(&file);
     if (!layer) {
         fprintf(stderr, "ub_bench: %s: parsing failed\n", path);
         return 1;

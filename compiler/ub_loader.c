@@ -380,12 +380,12 @@ static int ub_read_pipe(FILE *in, const char *shown, size_t cap, bool spill,
     if (fd >= 0 && !err && !oom && spilled) {
         void *p = mmap(NULL, spilled, PROT_READ, MAP_PRIVATE, fd, 0);
         if (p != MAP_FAILED) {
-            close(fd);
             free(buf);
             madvise(p, spilled, MADV_SEQUENTIAL);
             f->data = p;
             f->len = spilled;
             f->mapped = true;
+            f->fd = fd;
             return 0;
         }
         char *d = ub_spill_back(fd, spilled, 1);
@@ -451,6 +451,7 @@ int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
                  ub_loc named_at)
 {
     memset(f, 0, sizeof *f);
+    f->fd = -1;
     struct stat st;
     bool is_stdin = strcmp(path, "-") == 0;
     const char *shown = ub_input_name(path);
@@ -463,12 +464,12 @@ int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
         void *p = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE, fd,
                        0);
         if (p != MAP_FAILED) {
-            close(fd);
             /* The parser reads front to back exactly once. */
             madvise(p, (size_t)st.st_size, MADV_SEQUENTIAL);
             f->data = p;
             f->len = (size_t)st.st_size;
             f->mapped = true;
+            f->fd = fd;
             return 0;
         }
     } else if (regular) {
@@ -490,13 +491,38 @@ int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
                         named_at);
 }
 
+/* ub_parse_opts.read_text of a mapped file. */
+static int ub_file_read_at(void *ctx, void *buf, size_t n, uint64_t at)
+{
+    const ub_file *f = ctx;
+    return ub_pread_all(f->fd, buf, n, at);
+}
+
+void ub_file_parse_opts(const ub_file *f, ub_parse_opts *po)
+{
+    po->mapped = f->mapped;
+    po->read_text = f->mapped && f->fd >= 0 ? ub_file_read_at : NULL;
+    po->read_ctx = (void *)(uintptr_t)f;
+}
+
+void ub_file_parsed(ub_file *f)
+{
+    /* (fd means something only when mapped: a ub_file never loaded is
+     * all zeros) */
+    if (f->mapped && f->fd >= 0)
+        close(f->fd);
+    f->fd = -1;
+}
+
 void ub_file_release(ub_file *f)
 {
+    ub_file_parsed(f);
     if (f->mapped)
         munmap(f->data, f->len);
     else
         free(f->data);
     memset(f, 0, sizeof *f);
+    f->fd = -1;
 }
 
 int ub_path_normalize(char *p)
@@ -737,6 +763,8 @@ static const ub_file *ub_loader_pkgfile(ub_loader *ld, const char *outer,
         ub_diags_free(scratch);
     if (r != 0)
         return NULL;
+    /* (its entries are read from the mapping, as slices of it) */
+    ub_file_parsed(&pf->file);
     pf->abs = abs;
     ld->n_pkgs++;
     return &pf->file;
@@ -1128,16 +1156,19 @@ static const char *ub_foreign_format(const char *path)
 }
 
 /* The layer in data (the bytes of `path`), by its content: a usdz package
- * (its first entry), a crate file, a usdbake binary or usda text; po: how
- * text is parsed (po->mapped set here).  Touches no loader: a worker
- * thread may call it (with t concurrent).  *reading, when not NULL, gets
- * the path of the text being parsed (for the progress callback). */
+ * (its first entry), a crate file, a usdbake binary or usda text; file:
+ * the file data is, or NULL (a package's entry); po: how text is parsed
+ * (how to read the file set here).  Touches no loader: a worker thread may
+ * call it (with t concurrent).  *reading, when not NULL, gets the path of
+ * the text being parsed (for the progress callback). */
 static ub_layer *ub_read_bytes(ub_strtab *t, ub_diags *diags,
                                const char *path, const char *data,
-                               size_t len, bool mapped, ub_parse_opts *po,
-                               const char **reading, ub_loc named_at,
-                               const ub_layer *anchor, ub_load_status *st)
+                               size_t len, const ub_file *file,
+                               ub_parse_opts *po, const char **reading,
+                               ub_loc named_at, const ub_layer *anchor,
+                               ub_load_status *st)
 {
+    bool mapped = file && file->mapped;
     /* Point at where the layer was named, when it was named in a layer;
      * otherwise at the file itself. */
     bool named = named_at.file && named_at.line;
@@ -1162,7 +1193,7 @@ static ub_layer *ub_read_bytes(ub_strtab *t, ub_diags *diags,
             *st = UB_LOAD_FAILED;
             return NULL;
         }
-        return ub_read_bytes(t, diags, ip, e.data, e.len, false, po, reading,
+        return ub_read_bytes(t, diags, ip, e.data, e.len, NULL, po, reading,
                              named_at, anchor, st);
     }
     ub_layer *l = NULL;
@@ -1181,7 +1212,8 @@ static ub_layer *ub_read_bytes(ub_strtab *t, ub_diags *diags,
          * runtime/ub_usdb.h */
         l = ub_usdb_load(t, path, data, len, diags);
     } else if (len > 0 && data[0] == '#') {
-        po->mapped = mapped;
+        if (file)
+            ub_file_parse_opts(file, po);
         if (reading)
             *reading = path;
         l = ub_parse_usda_opts(t, path, data, len, po, diags);
@@ -1247,7 +1279,7 @@ static void ub_loader_fill(ub_loader *ld, ub_loaded *e,
     const char *resolved = e->resolved;
     const char *data;
     size_t len;
-    bool mapped = false;
+    const ub_file *file = NULL;
     *st = UB_LOAD_UNREADABLE;
     if (ub_pkg_is(resolved)) {
         /* an entry of a package: a slice of the package's bytes */
@@ -1262,7 +1294,7 @@ static void ub_loader_fill(ub_loader *ld, ub_loaded *e,
     } else {
         data = e->file.data;
         len = e->file.len;
-        mapped = e->file.mapped;
+        file = &e->file;
     }
     ub_parse_opts po = {.stream = ld->stream,
                         .progress = ld->progress ? ub_loader_parsed : NULL,
@@ -1270,7 +1302,8 @@ static void ub_loader_fill(ub_loader *ld, ub_loaded *e,
                         .fields = ld->fields,
                         .n_fields = ld->n_fields};
     e->layer = ub_read_bytes(ld->strtab, ld->diags, resolved, data, len,
-                             mapped, &po, &ld->reading, named_at, anchor, st);
+                             file, &po, &ld->reading, named_at, anchor, st);
+    ub_file_parsed(&e->file);
     ub_loaded_done(ld, e, *st);
     ld->bytes_read += len;
     if (ld->progress)
@@ -1419,7 +1452,7 @@ void ub_loader_task_run(ub_strtab *t, ub_loader_task *task)
                         .n_fields = task->n_fields};
     const char *data = task->data;
     size_t len = task->len;
-    bool mapped = false;
+    const ub_file *file = NULL;
     task->st = UB_LOAD_UNREADABLE;
     task->layer = NULL;
     if (task->in_pkg) {
@@ -1431,12 +1464,13 @@ void ub_loader_task_run(ub_strtab *t, ub_loader_task *task)
     } else {
         data = task->file.data;
         len = task->file.len;
-        mapped = task->file.mapped;
+        file = &task->file;
     }
     task->len = len;
     task->layer = ub_read_bytes(t, task->diags, task->resolved, data, len,
-                                mapped, &po, NULL, task->named_at,
+                                file, &po, NULL, task->named_at,
                                 task->anchor, &task->st);
+    ub_file_parsed(&task->file);
 }
 
 ub_layer *ub_loader_task_end(ub_loader *ld, ub_loader_task *task)

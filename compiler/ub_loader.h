@@ -156,17 +156,27 @@ int ub_path_normalize(char *p);
 
 /* A file's bytes: mapped read-only for a regular file (no copy, and the
  * kernel can drop clean pages under pressure), read into malloc'd memory
- * for a pipe or standard input. */
+ * for a pipe or standard input.  A mapped file keeps its descriptor open
+ * until it is parsed (ub_file_parsed), for the parse to read the bytes
+ * through it. */
 typedef struct ub_file {
     char *data;
     size_t len;
     bool mapped;
+    int fd; /* with mapped: the file, until parsed; -1: none */
 } ub_file;
 
 /* Returns 0, or -1 with an error in diags naming the file and the reason.
  * "-" is standard input. */
 int ub_file_load(const char *path, ub_file *f, ub_diags *diags,
                  ub_loc named_at);
+/* The options that parse f's bytes as they are held: mapped, and read
+ * through the descriptor while it is open (f must outlive the parse). */
+void ub_file_parse_opts(const ub_file *f, ub_parse_opts *po);
+/* f has been parsed: its descriptor is closed (a stage keeps hundreds of
+ * layers, and as many descriptors would run into the process's limit);
+ * its bytes stay. */
+void ub_file_parsed(ub_file *f);
 void ub_file_release(ub_file *f);
 
 /* The directory for temporary files: $TMPDIR, else /tmp. */

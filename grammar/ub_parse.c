@@ -3083,13 +3083,23 @@ static void ub_src_drop(const char *src, size_t from, size_t to)
 #endif
 }
 
-/* Called as the scanner takes a block of text.  Mapped pages it has copied
- * into its own buffer are dropped step by step, and the caller hears how
- * far reading has come. */
-void ub_parse_took_text(ub_pctx *c)
+/* n bytes of the text from at into buf: through read_text when the
+ * caller gave it, else (or when it fails) copied from the text. */
+static void ub_copy_text(const ub_pctx *c, char *buf, size_t n, size_t at)
 {
+    if (n && (!c->read_text || c->read_text(c->read_ctx, buf, n, at) != 0))
+        memcpy(buf, c->src + at, n);
+}
+
+/* The scanner's next block.  Mapped pages it has copied into its own
+ * buffer are dropped step by step (none are present when it reads
+ * through read_text), and the caller hears how far reading has come. */
+void ub_parse_take_text(ub_pctx *c, char *buf, size_t n)
+{
+    ub_copy_text(c, buf, n, c->src_pos);
+    c->src_pos += n;
     size_t upto = c->src_pos / UB_DROP_STEP * UB_DROP_STEP;
-    if (c->src_mapped && upto > c->src_dropped) {
+    if (c->src_mapped && !c->read_text && upto > c->src_dropped) {
         ub_src_drop(c->src, c->src_dropped, upto);
         c->src_dropped = upto;
     }
@@ -3139,6 +3149,8 @@ static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
         return NULL;
     }
     c->src_mapped = o && o->mapped && len >= UB_DROP_MIN;
+    c->read_text = o && o->mapped ? o->read_text : NULL;
+    c->read_ctx = o ? o->read_ctx : NULL;
     c->stream = o && o->stream && o->stream->prim_done ? o->stream : NULL;
     c->progress = o ? o->progress : NULL;
     c->progress_ctx = o ? o->progress_ctx : NULL;
@@ -3228,6 +3240,8 @@ typedef struct ub_split {
     const char *src;
     size_t len, at;
     bool mapped;
+    int (*read_text)(void *ctx, void *buf, size_t n, uint64_t at);
+    void *read_ctx;
     pthread_t thread;
     bool started, joined;
     atomic_bool cancel; /* the head gave up: the tail may stop */
@@ -3306,25 +3320,45 @@ bool ub_split_cancelled(const ub_pctx *c)
 }
 
 /* Line ends before text[at], counted as the scanner counts them. */
-/* Lines before byte `at`.  Mapped text is dropped again step by step as
- * it is counted: the head thread reads it later, and it should not all be
- * resident meanwhile. */
-static uint32_t ub_lines_before(const char *s, size_t at, bool mapped)
+/* Line ends in s[0..n) as the scanner counts them ("\r\n" is one); s[n],
+ * when `more`, is the byte after them (a '\r' at the end of the text is a
+ * line end). */
+static uint32_t ub_count_line_ends(const char *s, size_t n, bool more)
 {
+    uint32_t k = 0;
+    const char *end = s + n;
+    for (const char *p = s; (p = memchr(p, '\n', (size_t)(end - p))) != NULL;
+         p++)
+        k++;
+    for (const char *p = s; (p = memchr(p, '\r', (size_t)(end - p))) != NULL;
+         p++)
+        if ((p + 1 == end && !more) || p[1] != '\n')
+            k++;
+    return k;
+}
+
+/* The line ends before offset at, in steps of UB_DROP_STEP: read through
+ * read_text into a buffer of the tail's own (the head reads those pages
+ * itself: touching them here cost the tail as much as the head), else
+ * from the text, mapped pages dropped again as they are counted (the
+ * head reads them later: they should not all be resident meanwhile). */
+static uint32_t ub_lines_before(const ub_pctx *c, size_t at)
+{
+    char *buf = c->read_text ? malloc(UB_DROP_STEP + 1) : NULL;
     uint32_t n = 0;
     for (size_t from = 0; from < at; from += UB_DROP_STEP) {
-        const char *end = s + (at - from > UB_DROP_STEP ? from + UB_DROP_STEP
-                                                        : at);
-        for (const char *p = s + from;
-             (p = memchr(p, '\n', (size_t)(end - p))) != NULL; p++)
-            n++;
-        for (const char *p = s + from;
-             (p = memchr(p, '\r', (size_t)(end - p))) != NULL; p++)
-            if (p + 1 == s + at || p[1] != '\n')
-                n++;
-        if (mapped && end < s + at)
-            ub_src_drop(s, from, (size_t)(end - s));
+        size_t step = at - from > UB_DROP_STEP ? UB_DROP_STEP : at - from;
+        bool more = from + step < at;
+        if (buf) {
+            ub_copy_text(c, buf, step + more, from);
+            n += ub_count_line_ends(buf, step, more);
+            continue;
+        }
+        n += ub_count_line_ends(c->src + from, step, more);
+        if (c->src_mapped && more)
+            ub_src_drop(c->src, from, from + step);
     }
+    free(buf);
     return n;
 }
 
@@ -3371,6 +3405,8 @@ static void *ub_split_tail(void *arg)
     c->src_len = c->src_end = sp->len;
     c->src_pos = sp->at;
     c->src_mapped = sp->mapped;
+    c->read_text = sp->read_text;
+    c->read_ctx = sp->read_ctx;
     c->src_dropped = sp->at / UB_DROP_STEP * UB_DROP_STEP;
     c->split = sp;
     c->split_role = UB_SPLIT_TAIL;
@@ -3390,7 +3426,7 @@ static void *ub_split_tail(void *arg)
     ub_tail_push(c, c->prim);
     ub_intern_keywords(c);
     ub_fields_from_plugins(c, sp->fields, sp->n_fields);
-    sp->line0 = 1 + ub_lines_before(sp->src, sp->at, sp->mapped);
+    sp->line0 = 1 + ub_lines_before(c, sp->at);
     if (ub_lex_init(c) != 0)
         goto done;
     c->line = sp->line0;
@@ -3700,7 +3736,9 @@ static ub_layer *ub_parse_whole(ub_strtab *t, const char *path,
     if (!d1)
         return ub_parse_text(t, path, text, len, opts, NULL, diags);
     ub_split sp = {.strtab = t, .src = text, .len = len, .at = at,
-                   .mapped = opts->mapped, .fields = opts->fields,
+                   .mapped = opts->mapped,
+                   .read_text = opts->mapped ? opts->read_text : NULL,
+                   .read_ctx = opts->read_ctx, .fields = opts->fields,
                    .n_fields = opts->n_fields, .stream = opts->stream};
     atomic_init(&sp.cancel, false);
     atomic_init(&sp.tail_read, 0);

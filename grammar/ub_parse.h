@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "ub_diag.h"
 #include "ub_intern.h"
@@ -109,6 +110,14 @@ typedef struct ub_meta_field {
 
 typedef struct ub_parse_opts {
     bool mapped;     /* as ub_parse_usda_mapped */
+    /* Optional, with mapped: reads n bytes of the text from offset `at`
+     * into buf, returning 0 (else -1: the text is read instead), from any
+     * thread of the parse -- the mapped file's pread(2).  The scanner then
+     * takes its blocks through it, and never touches the mapping's pages
+     * (where the first touch of each page costs more than the copy, as
+     * on the virtual machines usdbake is measured on: doc/design.md). */
+    int (*read_text)(void *ctx, void *buf, size_t n, uint64_t at);
+    void *read_ctx;
     int split;       /* 0: by size and CPUs; > 0: split at the first
                         candidate line at or after split_at, whatever the
                         size; < 0: never (a crate layer the loader reads

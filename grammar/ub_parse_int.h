@@ -103,6 +103,9 @@ typedef struct ub_pctx {
     size_t src_len, src_pos;
     bool src_mapped;    /* ub_parse_usda_mapped: read pages may be dropped */
     size_t src_dropped; /* text before this offset has been dropped */
+    /* ub_parse_opts.read_text: NULL, or the scanner reads through it */
+    int (*read_text)(void *ctx, void *buf, size_t n, uint64_t at);
+    void *read_ctx;
     uint32_t line, col; /* scanner position */
     int nerrors;
     const char *lex_error; /* detail for a SYNERR token */
@@ -287,7 +290,8 @@ double ub_parse_double(const char *s, size_t n);
  * remembered (ub_parse_nul_cut), else *had_nul tells and nothing is said. */
 const char *ub_parse_unescape(ub_pctx *ctx, const char *s, size_t n,
                               ub_tokloc l, bool *had_nul);
-void ub_parse_took_text(ub_pctx *ctx);
+/* The scanner's next block: n bytes of text from src_pos into buf. */
+void ub_parse_take_text(ub_pctx *ctx, char *buf, size_t n);
 
 /* Report an error at loc; parsing continues, the layer will be dropped. */
 void ub_perr(ub_pctx *ctx, ub_tokloc loc, const char *fmt, ...)

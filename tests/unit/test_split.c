@@ -9,6 +9,7 @@
 #define _GNU_SOURCE /* sched_setaffinity */
 #include <CUnit/Basic.h>
 #include <dirent.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,16 +36,22 @@ typedef struct run {
     int outcome;
 } run;
 
+static void run_parse_opts(run *r, const char *text, size_t len,
+                           ub_parse_opts *o)
+{
+    r->diags = ub_diags_new();
+    r->layer = ub_parse_usda_opts(strtab, "t.usda", text, len, o, r->diags);
+    r->outcome = o->outcome;
+    ub_buf_init(&r->text);
+    if (r->layer)
+        ub_usda_write(r->layer, &r->text);
+}
+
 static void run_parse(run *r, const char *text, size_t len, int split,
                       size_t at)
 {
     ub_parse_opts o = {.split = split, .split_at = at};
-    r->diags = ub_diags_new();
-    r->layer = ub_parse_usda_opts(strtab, "t.usda", text, len, &o, r->diags);
-    r->outcome = o.outcome;
-    ub_buf_init(&r->text);
-    if (r->layer)
-        ub_usda_write(r->layer, &r->text);
+    run_parse_opts(r, text, len, &o);
 }
 
 static void run_free(run *r)
@@ -225,6 +232,17 @@ static bool same_usdc_streamed(const run *s, const char *text, size_t len,
     return ok;
 }
 
+/* Whether parse r gave what s did: layer, text, locations, diagnostics. */
+static bool same_run(const run *s, const run *r)
+{
+    return (s->layer == NULL) == (r->layer == NULL) &&
+           s->text.len == r->text.len &&
+           (!s->text.len ||
+            memcmp(s->text.data, r->text.data, s->text.len) == 0) &&
+           same_diags(s->diags, r->diags) &&
+           (!s->layer || same_prim(s->layer->root, r->layer->root, r->layer));
+}
+
 /* Whether a split parse at candidate `at` equals the serial parse s. */
 static unsigned n_usdb_streamed; /* splits the .usdb check streamed */
 
@@ -234,12 +252,7 @@ static bool same_as_serial(const run *s, const char *text, size_t len,
 {
     run r;
     run_parse(&r, text, len, 1, at);
-    bool ok = (s->layer == NULL) == (r.layer == NULL) &&
-              s->text.len == r.text.len &&
-              (!s->text.len ||
-               memcmp(s->text.data, r.text.data, s->text.len) == 0) &&
-              same_diags(s->diags, r.diags) &&
-              (!s->layer || same_prim(s->layer->root, r.layer->root, r.layer));
+    bool ok = same_run(s, &r);
     if (!ok)
         fprintf(stderr, "\n%s: split at offset %zu (outcome %d) differs from "
                 "the serial parse\n", name, at, r.outcome);
@@ -325,6 +338,116 @@ static void test_no_terminator(void)
         CU_ASSERT(check_splits(exact, len, "no terminator", 0, NULL));
         free(exact);
     }
+}
+
+/* ub_parse_opts.read_text as a file's pread serves it, from `file`
+ * (NULL: it fails); counted, from both threads. */
+typedef struct served {
+    const char *file;
+    atomic_size_t bytes;
+    atomic_uint calls;
+} served;
+
+static int serve_text(void *ctx, void *buf, size_t n, uint64_t at)
+{
+    served *sv = ctx;
+    atomic_fetch_add(&sv->calls, 1);
+    if (!sv->file)
+        return -1;
+    memcpy(buf, sv->file + at, n);
+    atomic_fetch_add(&sv->bytes, n);
+    return 0;
+}
+
+/* Mapped text read through read_text: both threads' scanners take their
+ * text from it, and the tail counts the lines before it through it too
+ * -- in steps, here with a "\r\n" and a lone '\r' cut by a step's end,
+ * which must count as the scanner counts them.  The "file" differs from
+ * the text in one value on each side of the split, so the layer shows
+ * where the scanners read; where read_text fails, the text is read. */
+static void test_read_text(void)
+{
+    enum { STEP = 256 * 1024, PRIMS = 24000 };
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_buf_puts(&b, "#usda 1.0\r\n");
+    for (unsigned i = 0; i < PRIMS; i++) {
+        for (size_t cut = STEP; cut <= 2 * STEP; cut += STEP)
+            if (b.len < cut && b.len + 64 > cut) {
+                /* a comment whose line end starts at cut - 1 */
+                ub_buf_putc(&b, '#');
+                while (b.len < cut - 1)
+                    ub_buf_putc(&b, '-');
+                ub_buf_puts(&b, cut == STEP ? "\r\n" : "\r\r\n");
+            }
+        ub_buf_printf(&b, "def \"p%05u\"\r\n{\r\n    int x = 1\r\n}\r\n",
+                      i);
+    }
+    CU_ASSERT_FATAL(!b.failed && b.len > 3 * STEP && b.len < 4 * STEP);
+    CU_ASSERT_EQUAL(b.data[STEP - 1], '\r');
+    CU_ASSERT_EQUAL(b.data[STEP], '\n');
+    CU_ASSERT_EQUAL(b.data[2 * STEP - 1], '\r');
+    CU_ASSERT_EQUAL(b.data[2 * STEP], '\r');
+    size_t len = b.len, at = ub_parse_split_point(b.data, len, 3 * STEP);
+    CU_ASSERT_FATAL(at < len);
+    char *file = malloc(len);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(file);
+    memcpy(file, b.data, len);
+    char *head = strstr(file + 100, "x = 1"), *tail = strstr(file + at, "x = 1");
+    CU_ASSERT_FATAL(head && tail);
+    head[4] = '7';
+    tail[4] = '7';
+
+    run want_file, want_text, got;
+    run_parse(&want_file, file, len, -1, 0);
+    run_parse(&want_text, b.data, len, -1, 0);
+    CU_ASSERT_FATAL(want_file.layer && want_text.layer);
+    CU_ASSERT(!same_bytes(&want_file.text, &want_text.text));
+
+    served sv = {.file = file};
+    ub_parse_opts o = {.mapped = true, .read_text = serve_text,
+                       .read_ctx = &sv, .split = 1, .split_at = at};
+    run_parse_opts(&got, b.data, len, &o);
+    CU_ASSERT_EQUAL(got.outcome, UB_PARSE_SPLIT_GRAFTED);
+    CU_ASSERT(same_run(&want_file, &got));
+    /* each scanner reads its part once; the tail reads the head's to
+     * count its lines (and a byte past each step) */
+    CU_ASSERT(atomic_load(&sv.bytes) >= len + at);
+    CU_ASSERT(atomic_load(&sv.bytes) <= len + at + at / STEP + 1);
+    run_free(&got);
+
+    /* one thread alike */
+    atomic_store(&sv.bytes, 0);
+    o = (ub_parse_opts){.mapped = true, .read_text = serve_text,
+                        .read_ctx = &sv, .split = -1};
+    run_parse_opts(&got, b.data, len, &o);
+    CU_ASSERT(same_run(&want_file, &got));
+    CU_ASSERT_EQUAL(atomic_load(&sv.bytes), len);
+    run_free(&got);
+
+    /* a failing read: the text */
+    served none = {.file = NULL};
+    o = (ub_parse_opts){.mapped = true, .read_text = serve_text,
+                        .read_ctx = &none, .split = 1, .split_at = at};
+    run_parse_opts(&got, b.data, len, &o);
+    CU_ASSERT_EQUAL(got.outcome, UB_PARSE_SPLIT_GRAFTED);
+    CU_ASSERT(same_run(&want_text, &got));
+    CU_ASSERT(atomic_load(&none.calls) > 0);
+    run_free(&got);
+
+    /* text that is not mapped is read as it is */
+    atomic_store(&sv.calls, 0);
+    o = (ub_parse_opts){.read_text = serve_text, .read_ctx = &sv,
+                        .split = 1, .split_at = at};
+    run_parse_opts(&got, b.data, len, &o);
+    CU_ASSERT(same_run(&want_text, &got));
+    CU_ASSERT_EQUAL(atomic_load(&sv.calls), 0);
+    run_free(&got);
+
+    run_free(&want_file);
+    run_free(&want_text);
+    free(file);
+    ub_buf_free(&b);
 }
 
 /* A prim-heavy layer like the benchmark's, nested and with metadata. */
@@ -841,6 +964,7 @@ int main(void)
     CU_add_test(s, "grafts", test_grafts);
     CU_add_test(s, "fallbacks", test_fallbacks);
     CU_add_test(s, "text without a final NUL", test_no_terminator);
+    CU_add_test(s, "mapped text read through read_text", test_read_text);
     CU_add_test(s, "bench-like layer, every split", test_bench_like);
     CU_add_test(s, "array-heavy layer, every split", test_arrays_like);
     CU_add_test(s, "small layers are read by one thread", test_auto_threshold);
