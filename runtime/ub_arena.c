@@ -34,6 +34,46 @@ struct ub_arena {
     size_t total;
 };
 
+/* A chunk of about `want` bytes that holds at least `need` (its size
+ * set), or NULL.  From UB_SCRATCH_HUGE it is pages of its own, in huge
+ * pages (ub_scratch_alloc), and a whole number of them: the system aligns
+ * only such a mapping to huge pages, and the part-pages at either end of
+ * another are small ones.  A parse's model lives in these, and on the
+ * machines the benchmarks run on the first write to a small page costs
+ * many times a huge page's, a byte (doc/design.md). */
+static ub_chunk *ub_chunk_alloc(size_t want, size_t need)
+{
+    const size_t huge = UB_SCRATCH_HUGE;
+    if (want > SIZE_MAX - sizeof(ub_chunk) - huge)
+        return NULL;
+    size_t bytes = sizeof(ub_chunk) + want;
+    ub_chunk *c;
+    if (bytes >= huge) {
+        /* a chunk size (a power of two) less its head, else rounded up */
+        if (want % huge == 0 && want - sizeof(ub_chunk) >= need)
+            bytes = want;
+        else
+            bytes = (bytes + huge - 1) / huge * huge;
+        c = ub_scratch_alloc(bytes);
+    } else {
+        c = malloc(bytes);
+    }
+    if (c)
+        c->size = bytes - sizeof *c;
+    return c;
+}
+
+static void ub_chunk_free(ub_chunk *c)
+{
+    if (!c)
+        return;
+    size_t bytes = sizeof *c + c->size;
+    if (bytes >= UB_SCRATCH_HUGE)
+        ub_scratch_free(c, bytes);
+    else
+        free(c);
+}
+
 ub_arena *ub_arena_new(void)
 {
     return calloc(1, sizeof(ub_arena));
@@ -45,10 +85,10 @@ void ub_arena_free(ub_arena *a)
         return;
     for (ub_chunk *c = a->head; c;) {
         ub_chunk *prev = c->prev;
-        free(c);
+        ub_chunk_free(c);
         c = prev;
     }
-    free(a->spare);
+    ub_chunk_free(a->spare);
     free(a);
 }
 
@@ -137,14 +177,15 @@ static void *ub_arena_alloc_at(ub_arena *a, size_t size, size_t align)
         size_t want = ub_arena_chunk_size(a);
         if (want < size)
             want = size;
-        if (a->spare && a->spare->size >= want) {
+        /* (a chunk's size is its bytes less its head, ub_chunk_alloc) */
+        if (a->spare && a->spare->size >= size &&
+            sizeof(ub_chunk) + a->spare->size >= want) {
             c = a->spare;
             a->spare = NULL;
         } else {
-            c = malloc(sizeof *c + want);
+            c = ub_chunk_alloc(want, size);
             if (!c)
                 return NULL;
-            c->size = want;
         }
         c->used = 0;
         c->populated = 0;
@@ -289,10 +330,10 @@ void ub_arena_release(ub_arena *a, ub_arena_mark m)
         ub_chunk *c = a->head;
         a->head = c->prev;
         if (!a->spare || c->size > a->spare->size) {
-            free(a->spare);
+            ub_chunk_free(a->spare);
             a->spare = c;
         } else {
-            free(c);
+            ub_chunk_free(c);
         }
     }
     if (a->head)
@@ -315,7 +356,7 @@ void ub_arena_drop_before(ub_arena *a, const void *p)
         ub_chunk *old = c->prev;
         c->prev = old->prev;
         a->total -= old->used < a->total ? old->used : a->total;
-        free(old);
+        ub_chunk_free(old);
     }
 #if defined(__linux__) && defined(MADV_DONTNEED)
     /* in steps: each madvise is a TLB shootdown on every CPU */

@@ -133,6 +133,55 @@ static void test_release_across_chunks(void)
     ub_arena_free(a);
 }
 
+/* Chunks from a huge page up (pages of their own, in whole huge pages):
+ * blocks bigger than a chunk, whole and intact; and a chunk given back
+ * by a release is the one the next allocation across that boundary
+ * takes, whether it was sized for a block or is an arena's power of
+ * two. */
+static void test_big_chunks(void)
+{
+    const size_t mib = (size_t)1 << 20;
+    ub_arena *a = ub_arena_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    char *big = ub_arena_alloc(a, 3 * mib);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(big);
+    memset(big, 7, 3 * mib);
+    char *bigger = ub_arena_alloc(a, 5 * mib + 1);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(bigger);
+    memset(bigger, 9, 5 * mib + 1);
+    CU_ASSERT_EQUAL(big[0], 7);
+    CU_ASSERT_EQUAL(big[3 * mib - 1], 7);
+    CU_ASSERT_EQUAL(bigger[5 * mib], 9);
+    size_t used, reserved;
+    ub_arena_footprint(a, &used, &reserved);
+    CU_ASSERT(reserved >= used && used >= 8 * mib);
+    /* a block sized chunk, given back and taken again */
+    ub_arena_mark m = ub_arena_get_mark(a);
+    char *p = ub_arena_alloc(a, 40 * mib);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    p[40 * mib - 1] = 1;
+    ub_arena_release(a, m);
+    CU_ASSERT_PTR_EQUAL(ub_arena_alloc(a, 40 * mib), p);
+    ub_arena_release(a, m);
+    ub_arena_free(a);
+
+    /* an arena's power-of-two chunk (4 MiB once it holds 3) */
+    a = ub_arena_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    for (int i = 0; i < 3 * 256; i++)
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ub_arena_alloc(a, 4096));
+    m = ub_arena_get_mark(a);
+    p = ub_arena_alloc(a, 3 * mib + mib / 2);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+    memset(p, 3, 3 * mib + mib / 2);
+    ub_arena_release(a, m);
+    for (int round = 0; round < 20; round++) {
+        CU_ASSERT_PTR_EQUAL(ub_arena_alloc(a, 3 * mib + mib / 2), p);
+        ub_arena_release(a, m);
+    }
+    ub_arena_free(a);
+}
+
 /* A streaming reader's cycles (mark, a prim's worth of small blocks,
  * release) keep its chunks near what it holds: chunk sizes must not keep
  * doubling with each cycle that spills into a new chunk, which reserved
@@ -796,6 +845,7 @@ int main(void)
     CU_pSuite s = CU_add_suite("layer", NULL, NULL);
     CU_add_test(s, "release reuses memory", test_release_reuses_memory);
     CU_add_test(s, "release across chunks", test_release_across_chunks);
+    CU_add_test(s, "chunks from a huge page up", test_big_chunks);
     CU_add_test(s, "release cycles stay small",
                 test_release_cycles_stay_small);
     CU_add_test(s, "diagnostics: order, out of memory",
