@@ -165,11 +165,11 @@ void ub_kept_release(ub_kept *k);
 #define UB_SCRATCH_HUGE ((size_t)2 << 20)
 /* Ask for huge pages for the n bytes of pages of its own at p, from
  * UB_SCRATCH_HUGE (a hint; not under AddressSanitizer).  ub_scratch_alloc,
- * ub_scratch_resize, big buffers, tables and arena chunks ask.  On the virtual machines
- * the benchmarks run on, the first write to a 4 KiB page costs ~5 us even
- * when it was made present (ub_populate), ~17 us when not: 14 MB took
- * 16-25 ms to write the first time in 4 KiB pages, under 1 ms in huge
- * pages (at most a huge page more resident a block). */
+ * ub_scratch_resize, big buffers, tables and arena chunks ask.  On the
+ * virtual machines the benchmarks run on, the first write to a 4 KiB page
+ * costs ~5 us even when it was made present (ub_populate), ~17 us when not:
+ * 14 MB took 16-25 ms to write the first time in 4 KiB pages, under 1 ms in
+ * huge pages (at most a huge page more resident a block). */
 void ub_huge_hint(void *p, size_t n);
 
 /* A block of n bytes at p that is about to be written: make the whole
