@@ -3135,6 +3135,13 @@ static void ub_pctx_free(ub_pctx *c)
 static void ub_split_start(ub_pctx *c, struct ub_split *sp);
 static void ub_split_join(struct ub_split *sp, bool cancel);
 
+/* The reader a parse takes its text through: only a mapped text's, since
+ * an unmapped one is in memory already. */
+static ub_read_text_fn *ub_text_reader(const ub_parse_opts *o)
+{
+    return o && o->mapped ? o->read_text : NULL;
+}
+
 static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
                                const char *text, size_t len,
                                const ub_parse_opts *o, struct ub_split *sp,
@@ -3149,7 +3156,7 @@ static ub_layer *ub_parse_text(ub_strtab *t, const char *path,
         return NULL;
     }
     c->src_mapped = o && o->mapped && len >= UB_DROP_MIN;
-    c->read_text = o && o->mapped ? o->read_text : NULL;
+    c->read_text = ub_text_reader(o);
     c->read_ctx = o ? o->read_ctx : NULL;
     c->stream = o && o->stream && o->stream->prim_done ? o->stream : NULL;
     c->progress = o ? o->progress : NULL;
@@ -3240,7 +3247,7 @@ typedef struct ub_split {
     const char *src;
     size_t len, at;
     bool mapped;
-    int (*read_text)(void *ctx, void *buf, size_t n, uint64_t at);
+    ub_read_text_fn *read_text;
     void *read_ctx;
     pthread_t thread;
     bool started, joined;
@@ -3737,7 +3744,7 @@ static ub_layer *ub_parse_whole(ub_strtab *t, const char *path,
         return ub_parse_text(t, path, text, len, opts, NULL, diags);
     ub_split sp = {.strtab = t, .src = text, .len = len, .at = at,
                    .mapped = opts->mapped,
-                   .read_text = opts->mapped ? opts->read_text : NULL,
+                   .read_text = ub_text_reader(opts),
                    .read_ctx = opts->read_ctx, .fields = opts->fields,
                    .n_fields = opts->n_fields, .stream = opts->stream};
     atomic_init(&sp.cancel, false);

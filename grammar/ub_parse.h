@@ -108,6 +108,10 @@ typedef struct ub_meta_field {
     ub_loc loc;             /* where */
 } ub_meta_field;
 
+/* Reads n bytes of a layer's text from offset `at` into buf: 0, else -1
+ * (ub_parse_opts.read_text). */
+typedef int ub_read_text_fn(void *ctx, void *buf, size_t n, uint64_t at);
+
 typedef struct ub_parse_opts {
     bool mapped;     /* as ub_parse_usda_mapped */
     /* Optional, with mapped: reads n bytes of the text from offset `at`
@@ -116,7 +120,7 @@ typedef struct ub_parse_opts {
      * takes its blocks through it, and never touches the mapping's pages
      * (where the first touch of each page costs more than the copy, as
      * on the virtual machines usdbake is measured on: doc/design.md). */
-    int (*read_text)(void *ctx, void *buf, size_t n, uint64_t at);
+    ub_read_text_fn *read_text;
     void *read_ctx;
     int split;       /* 0: by size and CPUs; > 0: split at the first
                         candidate line at or after split_at, whatever the

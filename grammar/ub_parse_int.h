@@ -104,7 +104,7 @@ typedef struct ub_pctx {
     bool src_mapped;    /* ub_parse_usda_mapped: read pages may be dropped */
     size_t src_dropped; /* text before this offset has been dropped */
     /* ub_parse_opts.read_text: NULL, or the scanner reads through it */
-    int (*read_text)(void *ctx, void *buf, size_t n, uint64_t at);
+    ub_read_text_fn *read_text;
     void *read_ctx;
     uint32_t line, col; /* scanner position */
     int nerrors;
