@@ -64,7 +64,10 @@ int ub_usdb_stream_end(ub_usdb_stream *s, const ub_layer *layer,
  * The head's walk is cheap, and the tail's thread builds and keeps the
  * model of its half where the head reuses the memory of each prim: at
  * half, the head waited ~0.1 s for the tail on the prim-heavy bench
- * layer; at 55% the two end together (the array-heavy one either way). */
-#define UB_USDB_STREAM_HEAD_PERCENT 55
+ * layer, and 55% had the two end together until the tail stopped
+ * mapping the head's half to count its lines (~50 ms less for the tail):
+ * then 51% was 26 ms faster than 55% by bench/ab (95%: 19-32), and 60%
+ * 54 ms slower; the array-heavy layer either way. */
+#define UB_USDB_STREAM_HEAD_PERCENT 51
 
 #endif

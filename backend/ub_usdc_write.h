@@ -93,9 +93,13 @@ void ub_usdc_stream_parse_threads(void *ctx, unsigned n);
  * touched fewer new pages; 52-55% left the tail's thread idle 50-200
  * ms; before, 45% had left the head waiting once storing got cheaper).
  * Since the head hears of the tail's end as it happens, the tail mostly
- * ends 0-60 ms first; 47% and 53% measured no better in rounds of
- * alternating order. */
-#define UB_USDC_STREAM_HEAD_PERCENT 50
+ * ended 0-60 ms first; 47% and 53% measured no better in rounds of
+ * alternating order.  Once the tail stopped mapping the head's half to
+ * count its lines (~50 ms less for the tail), it ended 100-150 ms first
+ * at 50%: 45% was 34 and 66 ms faster than 50% by bench/ab (95%: 14-54,
+ * 4-128), 42% and 47% 20 and 16 ms slower than 45%; the array-heavy
+ * layer the same. */
+#define UB_USDC_STREAM_HEAD_PERCENT 45
 int ub_usdc_stream_end(ub_usdc_stream *s, const ub_layer *layer);
 void ub_usdc_stream_free(ub_usdc_stream *s);
 
