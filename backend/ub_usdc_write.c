@@ -12,6 +12,7 @@
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
@@ -296,6 +297,9 @@ typedef struct ub_st {
      * made */
     ub_buf fields_chunk[2];
     size_t fields_size_at;
+    /* FIELDSETS and SPECS, taken by whichever side is free first
+     * (ub_sec_either) */
+    atomic_bool fsets_taken, specs_taken;
     /* the blocks of what only the walk needed (ub_st_free_walk), for
      * the sections' temporaries: their pages are present, new ones
      * would each be a fault and a clear */
@@ -3260,12 +3264,11 @@ static void ub_patch_size(ub_buf *o, size_t at)
  * storing side (after its last batch) sorts the specs and numbers the
  * fields and field sets again; then the walk's thread writes the values
  * to the file and compresses half of FIELDS' reps while the storing side
- * builds the rest of FIELDS, SPECS and FIELDSETS.  (FIELDSETS was the
- * walk's until the values' write moved there: that side then ended ~60
- * ms after the other on the prim-heavy bench layer.)  Each reads what
- * the other side left only once it is final: the storing side reads the
- * tokens (to sort), which the walk no longer changes; the walk reads the
- * renumbered fields. */
+ * builds the rest of FIELDS; FIELDSETS and SPECS go to whichever side is
+ * done first (ub_sec_either).  Each reads what the other side left only
+ * once it is final: the storing side reads the tokens (to sort), which
+ * the walk no longer changes; the walk reads the renumbered fields, field
+ * sets and specs. */
 
 /* TOKENS: count, raw size, then the NUL-separated text compressed. */
 static void ub_sec_tokens(ub_cw *w, ub_crate_lz4c *c, ub_buf *o)
@@ -3374,11 +3377,12 @@ static void ub_sec_fsets(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
     ub_crate_put_ints32(s->fsets.v, s->fsets.n, c, o);
 }
 
-/* SPECS: the count, then paths, field sets and types as compressed ints. */
-static void ub_sec_specs(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
+/* SPECS: the count, then paths, field sets and types as compressed ints;
+ * the temporary from the calling side's kept blocks. */
+static void ub_sec_specs(ub_st *s, ub_crate_lz4c *c, ub_buf *o, ub_kept *kept)
 {
     size_t n = s->specs.n;
-    uint32_t *tmp = ub_kept_alloc(&s->kept, (n ? n : 1) * 4);
+    uint32_t *tmp = ub_kept_alloc(kept, (n ? n : 1) * 4);
     if (!tmp) {
         o->failed = true;
         return;
@@ -3393,7 +3397,23 @@ static void ub_sec_specs(ub_st *s, ub_crate_lz4c *c, ub_buf *o)
     for (size_t i = 0; i < n; i++)
         tmp[i] = s->specs.v[i].type;
     ub_crate_put_ints32(tmp, n, c, o);
-    ub_kept_free(&s->kept, tmp, (n ? n : 1) * 4);
+    ub_kept_free(kept, tmp, (n ? n : 1) * 4);
+}
+
+/* (Either side, once the renumbering is done and its own part of FIELDS
+ * is made.)  FIELDSETS and SPECS, each built by the side that comes for
+ * it first, the bigger first: which side finishes its part of FIELDS
+ * first varies from run to run by tens of milliseconds, and the other
+ * side idled that long while they were the storing side's.  The bytes do
+ * not depend on who builds them: both sides' compressors have the same
+ * level, and the same limit is set here. */
+static void ub_sec_either(ub_st *s, ub_crate_lz4c *c, ub_kept *kept)
+{
+    c->hc_upto = UB_USDC_HC_UPTO;
+    if (!atomic_exchange(&s->fsets_taken, true))
+        ub_sec_fsets(s, c, &s->sec[1]);
+    if (!atomic_exchange(&s->specs_taken, true))
+        ub_sec_specs(s, c, &s->sec[2], kept);
 }
 
 /* What only the walk needed, freed before the sections are built, whose
@@ -3485,9 +3505,7 @@ static void ub_st_sections(ub_cw *w)
         return;
     s->lz4.hc_upto = SIZE_MAX; /* FIELDS: HC whatever its size */
     ub_sec_fields(s, &s->lz4, &s->sec[0]);
-    s->lz4.hc_upto = UB_USDC_HC_UPTO;
-    ub_sec_specs(s, &s->lz4, &s->sec[2]);
-    ub_sec_fsets(s, &s->lz4, &s->sec[1]);
+    ub_sec_either(s, &s->lz4, &s->kept);
     ub_kept_release(&s->kept);
 }
 
@@ -3522,7 +3540,7 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
         ub_kept_trim(&w->kept, 8 * (w->st.fields.n / 2));
         w->lz4.hc_upto = SIZE_MAX; /* FIELDS: HC whatever its size */
         ub_sec_fields_first(&w->st, &w->lz4, &w->kept);
-        w->lz4.hc_upto = UB_USDC_HC_UPTO;
+        ub_sec_either(&w->st, &w->lz4, &w->kept);
     }
     ub_kept_release(&w->kept);
     ub_q_join(w);
@@ -3646,6 +3664,8 @@ static ub_usdc_stream *ub_cw_stream_new(ub_buf *out, size_t specs_hint,
     ub_buf_init(&w->st.fields_chunk[0]);
     ub_buf_init(&w->st.fields_chunk[1]);
     w->st.fields_size_at = SIZE_MAX;
+    atomic_init(&w->st.fsets_taken, false);
+    atomic_init(&w->st.specs_taken, false);
     ub_buf_init(&w->token_text);
     ub_buf_init(&w->no_scratch);
     w->no_scratch.failed = true;
