@@ -293,6 +293,20 @@ static bool ub_nul_in_name(ub_pctx *c, const char *s, ub_tokloc l,
     return true;
 }
 
+const char *ub_parse_intern(ub_pctx *c, const char *s, size_t n)
+{
+    uint32_t h = (uint32_t)n * 0x9e3779b1u;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 0x01000193u;
+    const char **slot = &c->icache[(h >> 7) & (UB_ICACHE - 1)];
+    const char *r = *slot;
+    if (r && ub_str_len(r) == n && memcmp(r, s, n) == 0)
+        return r;
+    r = ub_intern(c->strtab, s, n);
+    *slot = r;
+    return r;
+}
+
 /* Escapes as OpenUSD evaluates them (ub_unescape). */
 const char *ub_parse_unescape(ub_pctx *c, const char *s, size_t n,
                               ub_tokloc l, bool *had_nul)
@@ -314,7 +328,7 @@ const char *ub_parse_unescape(ub_pctx *c, const char *s, size_t n,
     } else {
         keep = ub_nul_cut(c, text, o, l);
     }
-    const char *r = ub_intern(c->strtab, text, keep);
+    const char *r = ub_parse_intern(c, text, keep);
     if (heap)
         free(out);
     if (!r)

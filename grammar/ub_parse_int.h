@@ -212,7 +212,7 @@ typedef struct ub_pctx {
      * streamed parse gives a prim's arena memory back) */
     ub_pathinfo *target_pi[UB_PATH_MAX_TARGETS];
 
-    /* the scanner's identifier cache (lexer.l) */
+    /* ub_parse_intern's cache */
 #define UB_ICACHE 1024
     const char *icache[UB_ICACHE];
 
@@ -285,6 +285,12 @@ bool ub_split_cancelled(const ub_pctx *ctx);
 /* Number parsing shared with the scanner: correctly rounded. */
 double ub_parse_double(const char *s, size_t n);
 
+/* s[0..n) interned (NULL: out of memory).  Names and strings repeat (type
+ * names, property names, metadata keys, a value every prim has): a small
+ * direct-mapped cache in front of the session's string table keeps most
+ * lookups out of its big, cache-cold hash table, and out of its locks
+ * while a split parse runs. */
+const char *ub_parse_intern(ub_pctx *ctx, const char *s, size_t n);
 /* Unescape a quoted string or path body as OpenUSD does and intern it.
  * A NUL byte ends it; with had_nul NULL that is said (a warning) and
  * remembered (ub_parse_nul_cut), else *had_nul tells and nothing is said. */
