@@ -3536,8 +3536,10 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
      * compresses the rest (same bytes whichever side makes a part) */
     ub_q_wait_renumbered(w);
     if (!w->st.oom) {
-        /* keep only a block for the first chunk of the reps */
-        ub_kept_trim(&w->kept, 8 * (w->st.fields.n / 2));
+        /* keep only a block for the first chunk of the reps, which then
+         * serves a list of SPECS (ub_sec_either) */
+        size_t reps = 8 * (w->st.fields.n / 2), list = 4 * w->st.specs.n;
+        ub_kept_trim(&w->kept, reps > list ? reps : list);
         w->lz4.hc_upto = SIZE_MAX; /* FIELDS: HC whatever its size */
         ub_sec_fields_first(&w->st, &w->lz4, &w->kept);
         ub_sec_either(&w->st, &w->lz4, &w->kept);
