@@ -298,12 +298,12 @@ const char *ub_parse_intern(ub_pctx *c, const char *s, size_t n)
     uint32_t h = (uint32_t)n * 0x9e3779b1u;
     for (size_t i = 0; i < n; i++)
         h = (h ^ (unsigned char)s[i]) * 0x01000193u;
-    const char **slot = &c->icache[(h >> 7) & (UB_ICACHE - 1)];
-    const char *r = *slot;
-    if (r && ub_str_len(r) == n && memcmp(r, s, n) == 0)
-        return r;
-    r = ub_intern(c->strtab, s, n);
-    *slot = r;
+    struct ub_icache *slot = &c->icache[(h >> 7) & (UB_ICACHE - 1)];
+    if (slot->s && slot->hash == h && slot->len == n &&
+        memcmp(slot->s, s, n) == 0)
+        return slot->s;
+    const char *r = ub_intern(c->strtab, s, n);
+    *slot = (struct ub_icache){r, h, (uint32_t)n};
     return r;
 }
 

@@ -212,9 +212,13 @@ typedef struct ub_pctx {
      * streamed parse gives a prim's arena memory back) */
     ub_pathinfo *target_pi[UB_PATH_MAX_TARGETS];
 
-    /* ub_parse_intern's cache */
+    /* ub_parse_intern's cache: a string with its hash and length, which
+     * tell a miss without a look at the string (a cache miss itself) */
 #define UB_ICACHE 1024
-    const char *icache[UB_ICACHE];
+    struct ub_icache {
+        const char *s;
+        uint32_t hash, len;
+    } icache[UB_ICACHE];
 
     /* lookups by interned pointer: type names and metadata keys */
 #define UB_TYPE_CACHE 61
