@@ -162,6 +162,42 @@ static void test_strings(void)
     CU_ASSERT_EQUAL(ub_layer_loc(L, prop("/A", "d")->loc).line, 7);
 }
 
+/* "najikxw" and "napjtra" share the intern cache's hash and length
+ * (found by search): a cache that trusted them would give the second
+ * name, string or asset path the first one's text. */
+static void test_intern_cache_collision(void)
+{
+    CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
+        "#usda 1.0\n"
+        "def \"najikxw\" {\n"
+        "    int najikxw = 1\n"
+        "    int napjtra = 2\n"
+        "    string s = \"najikxw\"\n"
+        "    string t = \"napjtra\"\n"
+        "    asset u = @najikxw@\n"
+        "    asset v = @napjtra@\n"
+        "}\n"
+        "def \"napjtra\" {\n"
+        "}\n"));
+    CU_ASSERT_EQUAL(L->root->children.n, 2);
+    if (L->root->children.n == 2) {
+        CU_ASSERT_STRING_EQUAL(L->root->children.v[0]->name, "najikxw");
+        CU_ASSERT_STRING_EQUAL(L->root->children.v[1]->name, "napjtra");
+    }
+    CU_ASSERT_PTR_NOT_NULL_FATAL(prop("/najikxw", "najikxw"));
+    CU_ASSERT_PTR_NOT_NULL_FATAL(prop("/najikxw", "napjtra"));
+    CU_ASSERT_EQUAL(I(&prop("/najikxw", "najikxw")->default_value, 0), 1);
+    CU_ASSERT_EQUAL(I(&prop("/najikxw", "napjtra")->default_value, 0), 2);
+    CU_ASSERT_STRING_EQUAL(str0(&prop("/najikxw", "s")->default_value),
+                           "najikxw");
+    CU_ASSERT_STRING_EQUAL(str0(&prop("/najikxw", "t")->default_value),
+                           "napjtra");
+    CU_ASSERT_STRING_EQUAL(str0(&prop("/najikxw", "u")->default_value),
+                           "najikxw");
+    CU_ASSERT_STRING_EQUAL(str0(&prop("/najikxw", "v")->default_value),
+                           "napjtra");
+}
+
 static void test_assets_and_paths(void)
 {
     CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
@@ -1701,6 +1737,7 @@ typedef struct {
 
 static const test_case cases[] = {
     {"scanner: strings and escapes", test_strings},
+    {"scanner: names the intern cache cannot tell apart", test_intern_cache_collision},
     {"scanner: assets and paths", test_assets_and_paths},
     {"scanner: comments", test_comments},
     {"scanner: numbers to declared types", test_numbers},
