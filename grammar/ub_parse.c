@@ -295,15 +295,14 @@ static bool ub_nul_in_name(ub_pctx *c, const char *s, ub_tokloc l,
 
 const char *ub_parse_intern(ub_pctx *c, const char *s, size_t n)
 {
-    uint32_t h = (uint32_t)n * 0x9e3779b1u;
-    for (size_t i = 0; i < n; i++)
-        h = (h ^ (unsigned char)s[i]) * 0x01000193u;
-    struct ub_icache *slot = &c->icache[(h >> 7) & (UB_ICACHE - 1)];
-    if (slot->s && slot->hash == h && slot->len == n &&
+    /* the table's own hash: a miss goes on to the table with it */
+    uint64_t h = ub_hash_bytes(s, n);
+    struct ub_icache *slot = &c->icache[(h >> 32) & (UB_ICACHE - 1)];
+    if (slot->s && slot->hash == (uint32_t)h && slot->len == n &&
         memcmp(slot->s, s, n) == 0)
         return slot->s;
-    const char *r = ub_intern(c->strtab, s, n);
-    *slot = (struct ub_icache){r, h, (uint32_t)n};
+    const char *r = ub_intern_hashed(c->strtab, h, s, n);
+    *slot = (struct ub_icache){r, (uint32_t)h, (uint32_t)n};
     return r;
 }
 

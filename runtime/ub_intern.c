@@ -293,9 +293,14 @@ static const char *ub_shard_intern(ub_shard *t, uint64_t h, const char *s,
 
 const char *ub_intern(ub_strtab *t, const char *s, size_t n)
 {
+    return ub_intern_hashed(t, ub_hash_bytes(s, n), s, n);
+}
+
+const char *ub_intern_hashed(ub_strtab *t, uint64_t h, const char *s,
+                             size_t n)
+{
     if (n > UINT32_MAX)
         return NULL;
-    uint64_t h = ub_hash_bytes(s, n);
     ub_shard *sh = &t->shard[h >> (64 - UB_SHARD_BITS)];
     if (!atomic_load_explicit(&t->concurrent, memory_order_relaxed))
         return ub_shard_intern(sh, h, s, n);

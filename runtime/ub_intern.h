@@ -37,6 +37,10 @@ void ub_strtab_set_concurrent(ub_strtab *t, bool on);
  * Strings may contain NUL bytes: use ub_str_len for their length. */
 const char *ub_intern(ub_strtab *t, const char *s, size_t n);
 const char *ub_intern_cstr(ub_strtab *t, const char *s);
+/* The same, for a caller that has hashed s already: h must be
+ * ub_hash_bytes(s, n). */
+const char *ub_intern_hashed(ub_strtab *t, uint64_t h, const char *s,
+                             size_t n);
 
 /* A copy of s[0..n) (NUL-terminated) that lives as long as t, made
  * without looking for an equal one: for text that is only ever printed and

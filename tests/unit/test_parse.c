@@ -162,40 +162,44 @@ static void test_strings(void)
     CU_ASSERT_EQUAL(ub_layer_loc(L, prop("/A", "d")->loc).line, 7);
 }
 
-/* "najikxw" and "napjtra" share the intern cache's hash and length
- * (found by search): a cache that trusted them would give the second
- * name, string or asset path the first one's text. */
+/* "nrcxkhlaym" and "nnitgkaisa" share the intern cache's slot, stored
+ * hash and length (found by search): a cache that trusted them would
+ * give the second name, string or asset path the first one's text. */
 static void test_intern_cache_collision(void)
 {
     CU_ASSERT_PTR_NOT_NULL_FATAL(parse(
         "#usda 1.0\n"
-        "def \"najikxw\" {\n"
-        "    int najikxw = 1\n"
-        "    int napjtra = 2\n"
-        "    string s = \"najikxw\"\n"
-        "    string t = \"napjtra\"\n"
-        "    asset u = @najikxw@\n"
-        "    asset v = @napjtra@\n"
+        "def \"nrcxkhlaym\" {\n"
+        "    int nrcxkhlaym = 1\n"
+        "    int nnitgkaisa = 2\n"
+        "    string s = \"nrcxkhlaym\"\n"
+        "    string t = \"nnitgkaisa\"\n"
+        "    asset u = @nrcxkhlaym@\n"
+        "    asset v = @nnitgkaisa@\n"
         "}\n"
-        "def \"napjtra\" {\n"
+        "def \"nnitgkaisa\" {\n"
         "}\n"));
     CU_ASSERT_EQUAL(L->root->children.n, 2);
     if (L->root->children.n == 2) {
-        CU_ASSERT_STRING_EQUAL(L->root->children.v[0]->name, "najikxw");
-        CU_ASSERT_STRING_EQUAL(L->root->children.v[1]->name, "napjtra");
+        CU_ASSERT_STRING_EQUAL(L->root->children.v[0]->name, "nrcxkhlaym");
+        CU_ASSERT_STRING_EQUAL(L->root->children.v[1]->name, "nnitgkaisa");
     }
-    CU_ASSERT_PTR_NOT_NULL_FATAL(prop("/najikxw", "najikxw"));
-    CU_ASSERT_PTR_NOT_NULL_FATAL(prop("/najikxw", "napjtra"));
-    CU_ASSERT_EQUAL(I(&prop("/najikxw", "najikxw")->default_value, 0), 1);
-    CU_ASSERT_EQUAL(I(&prop("/najikxw", "napjtra")->default_value, 0), 2);
-    CU_ASSERT_STRING_EQUAL(str0(&prop("/najikxw", "s")->default_value),
-                           "najikxw");
-    CU_ASSERT_STRING_EQUAL(str0(&prop("/najikxw", "t")->default_value),
-                           "napjtra");
-    CU_ASSERT_STRING_EQUAL(str0(&prop("/najikxw", "u")->default_value),
-                           "najikxw");
-    CU_ASSERT_STRING_EQUAL(str0(&prop("/najikxw", "v")->default_value),
-                           "napjtra");
+    /* the properties of /nrcxkhlaym, with the value each must hold */
+    static const struct {
+        const char *name, *text;
+        int32_t i;
+    } want[] = {{"nrcxkhlaym", NULL, 1}, {"nnitgkaisa", NULL, 2},
+                {"s", "nrcxkhlaym", 0},  {"t", "nnitgkaisa", 0},
+                {"u", "nrcxkhlaym", 0},  {"v", "nnitgkaisa", 0}};
+    for (size_t k = 0; k < sizeof want / sizeof *want; k++) {
+        const ub_prop *p = prop("/nrcxkhlaym", want[k].name);
+        CU_ASSERT_PTR_NOT_NULL_FATAL(p);
+        if (want[k].text) {
+            CU_ASSERT_STRING_EQUAL(str0(&p->default_value), want[k].text);
+        } else {
+            CU_ASSERT_EQUAL(I(&p->default_value, 0), want[k].i);
+        }
+    }
 }
 
 static void test_assets_and_paths(void)
@@ -1737,7 +1741,7 @@ typedef struct {
 
 static const test_case cases[] = {
     {"scanner: strings and escapes", test_strings},
-    {"scanner: names the intern cache cannot tell apart", test_intern_cache_collision},
+    {"scanner: names alike to the intern cache", test_intern_cache_collision},
     {"scanner: assets and paths", test_assets_and_paths},
     {"scanner: comments", test_comments},
     {"scanner: numbers to declared types", test_numbers},
