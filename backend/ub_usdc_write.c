@@ -1973,6 +1973,8 @@ static void ub_st_field(ub_st *s, uint32_t token, uint64_t rep)
     if (vr && !vr->ftok1) {
         id = (uint32_t)s->fields.n;
         UB_PUSH(s, s->fields, f);
+        if (s->oom)
+            return;
         vr->ftok1 = token + 1;
         vr->field = id;
         UB_PUSH(s, s->cur, id);
