@@ -62,6 +62,17 @@ static void ub_fuzz_usdb(ub_strtab *t, const ub_layer *L, int level,
     ub_diags_free(d);
 }
 
+/* The text read as convert reads a big layer into a stream: split at
+ * its middle, the tail's half read by a second thread. */
+static ub_layer *ub_fuzz_parse_split(ub_strtab *t, const uint8_t *data,
+                                     size_t size, const ub_parse_stream *ps,
+                                     ub_diags *d)
+{
+    ub_parse_opts o = {.split = 1, .split_at = size / 2, .stream = ps};
+    return ub_parse_usda_opts(t, "fuzz.usda", (const char *)data, size, &o,
+                              d);
+}
+
 /* The .usdb of the text read as a stream, against whole's (level 3). */
 static void ub_fuzz_usdb_stream(ub_strtab *t, const uint8_t *data, size_t size,
                                 const ub_buf *whole)
@@ -74,9 +85,7 @@ static void ub_fuzz_usdb_stream(ub_strtab *t, const uint8_t *data, size_t size,
                           .prim_reopened = ub_usdb_stream_reopened,
                           .ctx = st,
                           .two_threads = true};
-    ub_parse_opts o = {.split = 1, .split_at = size / 2, .stream = &ps};
-    ub_layer *L = ub_parse_usda_opts(t, "fuzz.usda", (const char *)data, size,
-                                     &o, d);
+    ub_layer *L = ub_fuzz_parse_split(t, data, size, &ps, d);
     ub_buf bin;
     ub_buf_init(&bin);
     /* the same text parsed before: it must parse again */
@@ -144,9 +153,7 @@ static void ub_fuzz_usdc_stream(ub_strtab *t, const uint8_t *data, size_t size,
                           .ctx = st,
                           .two_threads = true,
                           .parse_threads = ub_fuzz_busy};
-    ub_parse_opts o = {.split = 1, .split_at = size / 2, .stream = &ps};
-    ub_layer *L = ub_parse_usda_opts(t, "fuzz.usda", (const char *)data, size,
-                                     &o, d);
+    ub_layer *L = ub_fuzz_parse_split(t, data, size, &ps, d);
     if (!L)
         abort(); /* the same text parsed before: it must parse again */
     int rc = L->streamed ? ub_usdc_stream_end(st, L) : 0;
