@@ -134,8 +134,8 @@ static void ub_fuzz_busy(void *ctx, unsigned n)
     ub_usdc_stream_parse_threads(ctx, n > 1 ? 1024 : n);
 }
 
-/* The .usdc of the text read as a stream: what ub_usdc_write made of the
- * layer (whole, returning want). */
+/* The .usdc of the text read as a stream must be what ub_usdc_write made
+ * of the layer read whole (whole; it returned want). */
 static void ub_fuzz_usdc_stream(ub_strtab *t, const uint8_t *data, size_t size,
                                 int want, const ub_buf *whole)
 {
