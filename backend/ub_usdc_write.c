@@ -355,12 +355,15 @@ typedef struct ub_cw {
     /* the short values handed over last that hold no tickets, by hash:
      * most values that repeat (a list op of API schemas, a properties
      * list) repeat often, and one met again takes the earlier one's
-     * ticket and is not handed over again.  The storing side -- the
-     * slower of the two once the parse is done -- then never sees it,
-     * nor probes val_tab and compares with bytes stored long before
-     * (two cache misses): the prim-heavy bench layer repeats 400,000
-     * values, almost all of 9 to 32 bytes.  NULL when there was no
-     * memory. */
+     * ticket and is not handed over again.  The storing side then never
+     * sees it, nor probes val_tab and compares with bytes stored long
+     * before -- two cache misses, or a read back from the file once
+     * those bytes left the window: the prim-heavy bench layer repeats
+     * 400,000 values, almost all of 9 to 32 bytes.  (Without this cache
+     * the walk was cheaper, its lookup a miss for each value met once:
+     * -16 ms by bench/ab, 95% -47..+16; but in an 8 MiB window 247,000
+     * values were read back rather than 31,000, and the convert took
+     * 1.7-2.0 s rather than 1.4-1.8.)  NULL when there was no memory. */
     struct ub_wcache {
         uint64_t h;
         uint64_t rep; /* flags | ticket; 0: empty */
