@@ -1952,11 +1952,12 @@ static const void *ub_st_field_where(ub_st *s, uint32_t token, uint64_t rep)
     return ub_fcache_of(s, ub_field_hash(token, rep));
 }
 
-/* (The storing side.)  A field of the spec being built. */
-static void ub_st_field(ub_st *s, uint32_t token, uint64_t rep)
+/* The number of the field (token, rep), a new one when it is new;
+ * UINT32_MAX when out of memory.  rep is a stored rep (ub_st_rep), vid
+ * its value's record or UINT32_MAX. */
+static uint32_t ub_st_field_id(ub_st *s, uint32_t token, uint64_t rep,
+                               uint32_t vid)
 {
-    uint32_t vid;
-    rep = ub_st_rep(s, rep, &vid);
     ub_field_rec f = {token, 0, rep};
     /* A stored value's record, or a string's or token's, knows the
      * value's first field, and is asked first: for a value just stored
@@ -1964,50 +1965,52 @@ static void ub_st_field(ub_st *s, uint32_t token, uint64_t rep)
      * was a miss (a quarter of this side's time went to that load).
      * The same field is found either way. */
     ub_first *vr = ub_st_first_of(s, rep, vid);
-    uint32_t id;
-    if (vr && vr->ftok1 == token + 1) {
-        id = vr->field;
-        /* the spec's end reads the record of its newest field (its
-         * first field set): fetched while the spec's other fields come */
-        __builtin_prefetch(&s->fields.v[id]);
-        UB_PUSH(s, s->cur, id);
-        return;
-    }
+    if (vr && vr->ftok1 == token + 1)
+        return vr->field;
+    uint32_t id = (uint32_t)s->fields.n;
     if (vr && !vr->ftok1) {
-        id = (uint32_t)s->fields.n;
         UB_PUSH(s, s->fields, f);
         if (s->oom)
-            return;
+            return UINT32_MAX;
         vr->ftok1 = token + 1;
         vr->field = id;
-        UB_PUSH(s, s->cur, id);
-        return;
+        return id;
     }
     /* else the fcache, then the field table */
     uint64_t h = ub_field_hash(token, rep);
     struct ub_fcache *fc = ub_fcache_of(s, h);
-    if (fc && fc->id1 && fc->rep == rep && fc->token == token) {
-        __builtin_prefetch(&s->fields.v[fc->id1 - 1]); /* (as above) */
-        UB_PUSH(s, s->cur, fc->id1 - 1);
-        return;
-    }
+    if (fc && fc->id1 && fc->rep == rep && fc->token == token)
+        return fc->id1 - 1;
     ub_idslot *sl = ub_idtab_find(&s->field_tab, h, ub_eq_field, s, &f);
     if (!sl) {
         s->oom = true;
-        return;
+        return UINT32_MAX;
     }
     if (ub_idslot_used(sl)) {
         id = ub_idslot_id(sl);
     } else {
-        id = (uint32_t)s->fields.n;
         ub_idtab_put(&s->field_tab, sl, h, id);
         UB_PUSH(s, s->fields, f);
+        if (s->oom)
+            return UINT32_MAX;
     }
-    if (s->oom)
-        return;
-    UB_PUSH(s, s->cur, id);
     if (fc)
         *fc = (struct ub_fcache){rep, token, id + 1};
+    return id;
+}
+
+/* (The storing side.)  A field of the spec being built. */
+static void ub_st_field(ub_st *s, uint32_t token, uint64_t rep)
+{
+    uint32_t vid;
+    rep = ub_st_rep(s, rep, &vid);
+    uint32_t id = ub_st_field_id(s, token, rep, vid);
+    if (id == UINT32_MAX || s->oom)
+        return;
+    /* the spec's end reads the record of its newest field (its first
+     * field set): fetched while the spec's other fields come */
+    __builtin_prefetch(&s->fields.v[id]);
+    UB_PUSH(s, s->cur, id);
 }
 
 typedef struct ub_fskey {
