@@ -22,6 +22,7 @@
 #include "ub_crate_encode.h"
 #include "ub_ident.h"
 #include "ub_idtab.h"
+#include "ub_prefetch.h"
 #include "ub_crate_format.h"
 #include "ub_format.h"
 
@@ -1940,18 +1941,6 @@ static struct ub_fcache *ub_fcache_of(const ub_st *s, uint64_t h)
     return s->fcache ? &s->fcache[(h >> 40) & (UB_FCACHE - 1)] : NULL;
 }
 
-/* Where ub_st_field first looks for the field of a rep that is not a
- * ticket: an inlined string's or token's entry (when it has one yet),
- * else the fcache entry; NULL for neither.  (For a prefetch.) */
-static const void *ub_st_field_where(ub_st *s, uint32_t token, uint64_t rep)
-{
-    uint64_t i;
-    const ub_firsts *t = ub_st_firsts(s, rep, &i);
-    if (t)
-        return i < t->n ? &t->v[i] : NULL;
-    return ub_fcache_of(s, ub_field_hash(token, rep));
-}
-
 /* The number of the field (token, rep), a new one when it is new;
  * UINT32_MAX when out of memory.  rep is a stored rep (ub_st_rep), vid
  * its value's record or UINT32_MAX. */
@@ -2009,7 +1998,7 @@ static void ub_st_field(ub_st *s, uint32_t token, uint64_t rep)
         return;
     /* the spec's end reads the record of its newest field (its first
      * field set): fetched while the spec's other fields come */
-    __builtin_prefetch(&s->fields.v[id]);
+    ub_prefetch(&s->fields.v[id]);
     UB_PUSH(s, s->cur, id);
 }
 
@@ -2130,25 +2119,8 @@ static void ub_st_spec(ub_st *s, uint32_t path, uint32_t type,
  * a busy machine it often does), then waits for it. */
 #define UB_Q_BATCH ((size_t)64 << 10)
 #define UB_AHEAD 4 /* values (ub_st_batch) */
-#define UB_FIELDS_AHEAD 8 /* records (ub_st_batch) */
 #define UB_SECTIONS_AHEAD 8 /* specs (ub_cw_renumber) */
 #define UB_Q_MAX 16
-
-/* Where ub_st_field looks first for the field record at r, fetched (a
- * record of another kind: nothing); returns the next record. */
-static char *ub_st_fetch_field(ub_st *s, char *r)
-{
-    ub_rhead h;
-    memcpy(&h, r, sizeof h);
-    if (h.kind == UB_R_VALUE) {
-        uint64_t ext[2];
-        char *data;
-        return ub_value_rec(r, &h, ext, &data);
-    }
-    if (h.kind == UB_R_FIELD && !ub_is_ticket(h.b))
-        __builtin_prefetch(ub_st_field_where(s, h.a, h.b));
-    return r + sizeof h;
-}
 
 /* (The storing side.)  Every record of a batch, in order; then the
  * batch is empty.  A batch a big value (an array) made big gives its
@@ -2177,15 +2149,10 @@ static void ub_st_batch(ub_st *s, ub_buf *b)
         q = next;
     }
     size_t next = 0; /* the first entry of ahead not stored yet */
-    /* Likewise where each field is looked up first, UB_FIELDS_AHEAD
-     * records ahead (one with a ticket for its rep is known only once
-     * stored) */
-    char *la = r;
-    for (int i = 0; i < UB_FIELDS_AHEAD && la < end; i++)
-        la = ub_st_fetch_field(s, la);
+    /* (Where each field would be looked up is not fetched ahead: made to
+     * happen (ub_prefetch.h), that cost more than it saved, a field
+     * mostly being found in its value's record, fetched already.) */
     while (r < end && !s->oom) {
-        if (la < end)
-            la = ub_st_fetch_field(s, la);
         ub_rhead h;
         memcpy(&h, r, sizeof h);
         if (h.kind == UB_R_VALUE) {
@@ -2193,7 +2160,7 @@ static void ub_st_batch(ub_st *s, ub_buf *b)
             if (next < s->ahead.n && s->ahead.v[next].r == r) {
                 hash = &s->ahead.v[next].h;
                 if (next + UB_AHEAD < s->ahead.n && s->val_tab.cap)
-                    __builtin_prefetch(
+                    ub_prefetch(
                         &s->val_tab.s[(uint32_t)s->ahead.v[next + UB_AHEAD].h &
                                       (s->val_tab.cap - 1)]);
                 next++;
@@ -3246,8 +3213,8 @@ static void ub_cw_renumber(ub_cw *w)
          * (this loop was the longest step of the storing side's end) */
         if (i + UB_SECTIONS_AHEAD < n) {
             uint32_t ahead = w->st.specs.v[i + UB_SECTIONS_AHEAD].fset;
-            __builtin_prefetch(&sto[ahead]);
-            __builtin_prefetch(&fs[ahead]);
+            ub_prefetch(&sto[ahead]);
+            ub_prefetch(&fs[ahead]);
         }
         uint32_t old = w->st.specs.v[i].fset;
         if (sto[old] == UINT32_MAX) {
