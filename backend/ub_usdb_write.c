@@ -200,7 +200,6 @@ typedef struct ub_w {
     uint32_t nopen, capopen;
 } ub_w;
 
-
 static void ub_w_oom(ub_w *w)
 {
     w->failed = true;
@@ -1507,7 +1506,6 @@ static inline void prefetch_range(const void *p, size_t bytes)
     for (size_t o = 0; o < bytes; o += 64)
         ub_prefetch(c + o);
 }
-
 
 static void put_fields(ub_w *w, const ub_fields *f)
 {
