@@ -2,11 +2,14 @@
 #include "ub_arena.h"
 
 #include <stdalign.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
+
+#include "ub_pages.h"
 
 /* Chunks grow geometrically so that a 100 MB layer needs few mallocs, yet a
  * tiny layer does not pin megabytes.  A new chunk is as big as what the
@@ -17,12 +20,21 @@
 #define UB_ARENA_FIRST_CHUNK (16u * 1024u)
 #define UB_ARENA_MAX_CHUNK (64u * 1024u * 1024u)
 
+#if !UB_ASAN && defined(MAP_ANONYMOUS)
+#define UB_SCRATCH_MMAP 1
+#else
+#define UB_SCRATCH_MMAP 0
+#endif
+
 typedef struct ub_chunk {
     struct ub_chunk *prev;
     size_t size, used;
     size_t populated; /* data[0, populated) is known to be present */
     size_t dropped;   /* data[0, dropped) was handed back
                          (ub_arena_drop_before) */
+    /* bytes [hole_lo, hole_hi) from the chunk's start are no longer its
+     * mapping's (0, 0: none): the pages a drop unmapped or gave away */
+    size_t hole_lo, hole_hi;
     alignas(max_align_t) unsigned char data[];
 } ub_chunk;
 
@@ -32,6 +44,7 @@ struct ub_arena {
                         reuse: a reader releasing and allocating across a
                         chunk boundary must not malloc and free each time */
     size_t total;
+    ub_pages *pages; /* where dropped pages go (ub_arena_set_pages) */
 };
 
 /* A chunk of about `want` bytes that holds at least `need` (its size
@@ -58,9 +71,17 @@ static ub_chunk *ub_chunk_alloc(size_t want, size_t need)
     } else {
         c = malloc(bytes);
     }
-    if (c)
+    if (c) {
         c->size = bytes - sizeof *c;
+        c->hole_lo = c->hole_hi = 0;
+    }
     return c;
+}
+
+/* Whether chunk c is pages of its own, not malloc's. */
+static bool ub_chunk_mapped(const ub_chunk *c)
+{
+    return sizeof *c + c->size >= UB_SCRATCH_HUGE && UB_SCRATCH_MMAP;
 }
 
 static void ub_chunk_free(ub_chunk *c)
@@ -68,6 +89,14 @@ static void ub_chunk_free(ub_chunk *c)
     if (!c)
         return;
     size_t bytes = sizeof *c + c->size;
+#if UB_SCRATCH_MMAP
+    if (c->hole_hi) { /* (the hole may be someone else's mapping now) */
+        size_t lo = c->hole_lo, hi = c->hole_hi;
+        munmap((char *)c + hi, bytes - hi);
+        munmap(c, lo);
+        return;
+    }
+#endif
     if (bytes >= UB_SCRATCH_HUGE)
         ub_scratch_free(c, bytes);
     else
@@ -139,12 +168,18 @@ static void ub_chunk_populate(ub_chunk *c)
         c->populated = c->size;
 }
 
-size_t ub_populate_ahead(void *base, size_t present, size_t end,
-                         size_t size)
+size_t ub_populate_to(size_t present, size_t end, size_t size)
 {
     size_t to = (end + UB_POPULATE_STEP) & ~(UB_POPULATE_STEP - 1);
     if (to > size)
         to = size;
+    return to > present ? to : present;
+}
+
+size_t ub_populate_ahead(void *base, size_t present, size_t end,
+                         size_t size)
+{
+    size_t to = ub_populate_to(present, end, size);
     if (to <= present)
         return present;
     ub_populate((char *)base + present, to - present);
@@ -329,7 +364,9 @@ void ub_arena_release(ub_arena *a, ub_arena_mark m)
     while (a->head && a->head != m.chunk) {
         ub_chunk *c = a->head;
         a->head = c->prev;
-        if (!a->spare || c->size > a->spare->size) {
+        if (c->hole_hi) {
+            ub_chunk_free(c); /* (never reused: part of it is gone) */
+        } else if (!a->spare || c->size > a->spare->size) {
             ub_chunk_free(a->spare);
             a->spare = c;
         } else {
@@ -344,6 +381,41 @@ void ub_arena_release(ub_arena *a, ub_arena_mark m)
 /* ub_arena_drop_before hands pages back this many bytes at a time. */
 #define UB_DROP_STEP ((size_t)256 * 1024)
 
+void ub_arena_set_pages(ub_arena *a, ub_pages *pp)
+{
+    a->pages = pp;
+}
+
+/* Unmap the whole pages [lo, hi) of a's mapped chunks, those the pool
+ * takes first given to it. */
+static void ub_arena_unmap(ub_arena *a, uintptr_t lo, uintptr_t hi)
+{
+    if (hi <= lo)
+        return;
+    size_t given = ub_pages_give(a->pages, (void *)lo, hi - lo);
+    if (given < hi - lo)
+        munmap((void *)(lo + given), hi - lo - given);
+}
+
+/* A chunk nothing lives in any more: its pages to a's pool, as many as it
+ * takes, the rest unmapped. */
+static void ub_arena_chunk_gone(ub_arena *a, ub_chunk *c)
+{
+    if (!a->pages || !ub_chunk_mapped(c)) {
+        ub_chunk_free(c);
+        return;
+    }
+    uintptr_t at = (uintptr_t)c;
+    size_t bytes = sizeof *c + c->size;
+    if (c->hole_hi) {
+        size_t lo = c->hole_lo, hi = c->hole_hi;
+        ub_arena_unmap(a, at + hi, at + bytes);
+        ub_arena_unmap(a, at, at + lo);
+    } else {
+        ub_arena_unmap(a, at, at + bytes);
+    }
+}
+
 void ub_arena_drop_before(ub_arena *a, const void *p)
 {
     const unsigned char *at = p;
@@ -356,7 +428,7 @@ void ub_arena_drop_before(ub_arena *a, const void *p)
         ub_chunk *old = c->prev;
         c->prev = old->prev;
         a->total -= old->used < a->total ? old->used : a->total;
-        ub_chunk_free(old);
+        ub_arena_chunk_gone(a, old);
     }
 #if defined(__linux__) && defined(MADV_DONTNEED)
     /* in steps: each madvise is a TLB shootdown on every CPU */
@@ -368,17 +440,24 @@ void ub_arena_drop_before(ub_arena *a, const void *p)
     /* whole pages only: the chunk's header and p's page stay */
     uintptr_t lo = ((uintptr_t)(c->data + c->dropped) + mask) & ~mask;
     uintptr_t hi = (uintptr_t)at & ~mask;
-    if (hi > lo)
+    if (ub_chunk_mapped(c)) {
+        /* unmapped, so that the pages go to the pool when a has one: the
+         * hole goes on from the last (p's page then is dead too) */
+        uintptr_t base = (uintptr_t)c;
+        if (c->hole_hi)
+            lo = base + c->hole_hi;
+        if (hi > lo) {
+            ub_arena_unmap(a, lo, hi);
+            if (!c->hole_hi)
+                c->hole_lo = lo - base;
+            c->hole_hi = hi - base;
+        }
+    } else if (hi > lo) {
         (void)madvise((void *)lo, hi - lo, MADV_DONTNEED);
+    }
     c->dropped = upto;
 #endif
 }
-
-#if !UB_ASAN && defined(MAP_ANONYMOUS)
-#define UB_SCRATCH_MMAP 1
-#else
-#define UB_SCRATCH_MMAP 0
-#endif
 
 void ub_huge_hint(void *p, size_t n)
 {
@@ -418,12 +497,56 @@ void ub_scratch_free(void *p, size_t n)
     free(p);
 }
 
+#if UB_SCRATCH_MMAP && defined(MREMAP_MAYMOVE) && defined(MREMAP_FIXED)
+/* Move the pages of n bytes (whole pages) at from, which may be several
+ * mappings, to the same place in the mapping at to: by mremap, piece by
+ * piece where one call cannot take them all (before Linux 6.17 one call
+ * moves one mapping), else by copying. */
+static void ub_move_pages(char *from, char *to, size_t n, size_t page)
+{
+    if (mremap(from, n, n, MREMAP_MAYMOVE | MREMAP_FIXED, to) != MAP_FAILED)
+        return;
+    if (n > page) {
+        size_t half = n / page / 2 * page;
+        ub_move_pages(from, to, half, page);
+        ub_move_pages(from + half, to + half, n - half, page);
+        return;
+    }
+    memcpy(to, from, n);
+    munmap(from, n);
+}
+#endif
+
+void *ub_remap_grow(void *p, size_t n, size_t new_n)
+{
+#if UB_SCRATCH_MMAP && defined(MREMAP_MAYMOVE) && defined(MREMAP_FIXED)
+    void *q = mremap(p, n, new_n, MREMAP_MAYMOVE);
+    if (q != MAP_FAILED)
+        return q;
+    /* several mappings (pages from a pool were moved in: ub_pages.h),
+     * which mremap does not resize: a new block, the pages moved over */
+    q = mmap(NULL, new_n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+             -1, 0);
+    if (q == MAP_FAILED)
+        return NULL;
+    long pg = sysconf(_SC_PAGESIZE);
+    size_t page = pg > 0 ? (size_t)pg : 4096;
+    ub_move_pages(p, q, (n + page - 1) / page * page, page);
+    return q;
+#else
+    (void)p;
+    (void)n;
+    (void)new_n;
+    return NULL;
+#endif
+}
+
 void *ub_scratch_resize(void *p, size_t n, size_t new_n)
 {
 #if UB_SCRATCH_MMAP && defined(MREMAP_MAYMOVE)
     if (p && n >= UB_SCRATCH_PAGES && new_n >= UB_SCRATCH_PAGES) {
-        void *q = mremap(p, n, new_n, MREMAP_MAYMOVE);
-        if (q == MAP_FAILED)
+        void *q = ub_remap_grow(p, n, new_n);
+        if (q == NULL)
             return NULL;
         if (n < UB_SCRATCH_HUGE)
             ub_huge_hint(q, new_n); /* (a bigger block keeps its hint) */
@@ -528,8 +651,8 @@ void *ub_kept_alloc(ub_kept *k, size_t n)
         /* none holds n: the biggest grows, its pages moved, the new ones
          * made present */
         size_t had = k->b[big].n;
-        void *q = mremap(k->b[big].p, had, want, MREMAP_MAYMOVE);
-        if (q != MAP_FAILED) {
+        void *q = ub_remap_grow(k->b[big].p, had, want);
+        if (q) {
             ub_kept_drop(k, big);
             ub_huge_hint(q, want);
             ub_populate((char *)q + had, want - had);
@@ -588,11 +711,30 @@ void ub_kept_release(ub_kept *k)
 
 void *ub_table_alloc(size_t n, size_t size)
 {
+    return ub_table_alloc_from(NULL, n, size);
+}
+
+void *ub_table_alloc_from(struct ub_pages *pp, size_t n, size_t size)
+{
     if (size && n > SIZE_MAX / size)
         return NULL;
 #if UB_SCRATCH_MMAP
-    if (n * size >= UB_SCRATCH_PAGES)
-        return ub_scratch_present(n * size); /* (fresh pages: zero) */
+    size_t bytes = n * size;
+    if (bytes >= UB_SCRATCH_PAGES && pp) {
+        char *p = ub_scratch_alloc(bytes);
+        if (!p)
+            return NULL;
+        /* the pool's pages are zeroed here, a memset at memory speed
+         * where fresh ones each cost a fault and a clear */
+        size_t filled = ub_pages_fill(pp, p, bytes);
+        memset(p, 0, filled);
+        ub_populate(p + filled, bytes - filled);
+        return p;
+    }
+    if (bytes >= UB_SCRATCH_PAGES)
+        return ub_scratch_present(bytes); /* (fresh pages: zero) */
+#else
+    (void)pp;
 #endif
     return calloc(n, size);
 }

@@ -79,6 +79,10 @@ void ub_arena_release(ub_arena *a, ub_arena_mark m);
  * (nothing, when it is in none).  Older chunks are freed, and the whole
  * pages of p's chunk below p are handed back to the system. */
 void ub_arena_drop_before(ub_arena *a, const void *p);
+/* Where ub_arena_drop_before puts the pages it gives back (NULL: back to
+ * the system): the pool takes what it has room for (ub_pages.h). */
+struct ub_pages;
+void ub_arena_set_pages(ub_arena *a, struct ub_pages *pp);
 
 /* Zeroed memory for n elements of size bytes: for a big table probed at
  * random (a writer's hash tables), where a TLB miss per probe is most of
@@ -88,6 +92,10 @@ void ub_arena_drop_before(ub_arena *a, const void *p);
  * them; below that it is calloc.  NULL when out of memory (or n * size
  * overflows).  Give it back with ub_table_free and the same n and size. */
 void *ub_table_alloc(size_t n, size_t size);
+/* The same, its pages taken from the pool pp first (ub_pages.h; NULL:
+ * none), zeroed. */
+struct ub_pages;
+void *ub_table_alloc_from(struct ub_pages *pp, size_t n, size_t size);
 void ub_table_free(void *p, size_t n, size_t size);
 
 /* Memory for a temporary of n bytes (not zeroed) that goes back to the
@@ -185,5 +193,14 @@ void ub_populate(void *p, size_t n);
  * fault a page.  Returns how far they are present now. */
 size_t ub_populate_ahead(void *base, size_t present, size_t end,
                          size_t size);
+/* How far ub_populate_ahead makes the pages present: a step past end,
+ * rounded to steps, within size; present when that is no further. */
+size_t ub_populate_to(size_t present, size_t end, size_t size);
+
+/* Grow a block of pages of its own (mmap's, n bytes at p) to new_n, as
+ * mremap(MREMAP_MAYMOVE) does, also when it has become several mappings
+ * (ub_pages_fill); NULL when out of memory (p then kept).  Only where
+ * blocks are pages of their own (not under AddressSanitizer). */
+void *ub_remap_grow(void *p, size_t n, size_t new_n);
 
 #endif

@@ -8,6 +8,7 @@
 #include <sys/mman.h>
 
 #include "ub_arena.h"
+#include "ub_pages.h"
 
 /* A buffer from UB_BUF_PAGES bytes lives in pages of its own: it grows by
  * mremap, which moves pages rather than copying bytes, and the pages
@@ -61,16 +62,18 @@ char *ub_buf_take(ub_buf *b)
  * may write far less. */
 static void ub_buf_populate(ub_buf *b)
 {
-    b->present =
-        ub_populate_ahead(b->data, b->present, b->len + UB_BUF_LEAD, b->cap);
+    /* (a writer may have written past them: a coding into its bound,
+     * ub_buf_reserve_written) */
+    b->present = ub_pages_ahead(b->pages, b->data, b->present, b->len,
+                                b->len + UB_BUF_LEAD, b->cap);
 }
 
 /* Grow a buffer to cap bytes of its own pages; false: out of memory. */
 static bool ub_buf_grow_paged(ub_buf *b, size_t cap)
 {
     if (b->present) {
-        char *d = mremap(b->data, b->cap, cap, MREMAP_MAYMOVE);
-        if (d == MAP_FAILED)
+        char *d = ub_remap_grow(b->data, b->cap, cap);
+        if (!d)
             return false;
         if (b->cap < UB_SCRATCH_HUGE)
             ub_huge_hint(d, cap); /* (a bigger block keeps its hint) */

@@ -18,6 +18,9 @@ typedef struct ub_buf {
     bool failed; /* an allocation or the sink failed; appends are ignored */
     size_t present; /* a big buffer's (own pages): the bytes made present;
                        0: data is malloc's */
+    /* a big buffer's next pages come from here first (ub_pages.h; NULL:
+     * none) */
+    struct ub_pages *pages;
     ub_buf_sink_fn sink; /* NULL: everything stays in memory */
     void *sink_ctx;
     size_t sink_threshold;

@@ -8,7 +8,7 @@ bool ub_idtab_grow(ub_idtab *t)
         return false;
     /* huge pages for a big table: probes at random then miss the TLB far
      * less */
-    ub_idslot *s = ub_table_alloc(cap, sizeof *s);
+    ub_idslot *s = ub_table_alloc_from(t->pages, cap, sizeof *s);
     if (!s)
         return false;
     for (size_t i = 0; i < t->cap; i++) {

@@ -30,6 +30,9 @@ typedef struct ub_idslot {
 typedef struct ub_idtab {
     ub_idslot *s; /* cap slots, cap a power of two (0 before the first) */
     size_t cap, n;
+    /* where a bigger table takes its pages first (ub_pages.h; NULL: new
+     * ones), set by the owner */
+    struct ub_pages *pages;
 } ub_idtab;
 
 /* Whether the entry numbered id is key. */
