@@ -22,6 +22,7 @@
 #include "ub_crate_encode.h"
 #include "ub_ident.h"
 #include "ub_idtab.h"
+#include "ub_pages.h"
 #include "ub_prefetch.h"
 #include "ub_crate_format.h"
 #include "ub_format.h"
@@ -72,7 +73,7 @@ static uint64_t ub_mix(uint64_t x)
 /* A growable array: cap elements at v, n of them used; from 64 KiB its
  * block is pages of its own (ub_scratch_resize), the first `present`
  * bytes of which were made present ahead of the pushes (UB_PUSH). */
-#define UB_VEC(T) struct { T *v; size_t n, cap, present; }
+#define UB_VEC(T) struct { T *v; size_t n, cap, present; ub_pages *pages; }
 
 static bool ub_grow(void **v, size_t *cap, size_t need, size_t elem)
 {
@@ -125,30 +126,30 @@ static void ub_vec_gone(ub_kept *k, void *v, size_t n)
  * memory).  A big array's pages are made present a step (256 KiB) ahead
  * of its end, one system call a step: faulted in one by one, they were a
  * quarter of the storing side's time.  Inline: every push asks. */
-static inline bool ub_room(void **v, size_t *cap, size_t *present,
-                           size_t count, size_t elem)
+static inline bool ub_room(void **v, size_t n, size_t *cap, size_t *present,
+                           ub_pages *pages, size_t count, size_t elem)
 {
     if (!ub_grow(v, cap, count, elem))
         return false;
     size_t end = count * elem, size = *cap * elem;
     if (end > *present && size >= UB_SCRATCH_PAGES && !UB_ASAN)
-        *present = ub_populate_ahead(*v, *present, end, size);
+        *present = ub_pages_ahead(pages, *v, *present, n * elem, end, size);
     return true;
 }
 
 /* Room for count elements in a growable array (false: out of memory),
  * the pages up to them present (ub_room). */
 #define UB_ROOM(vec, count)                                                  \
-    ub_room((void **)&(vec).v, &(vec).cap, &(vec).present, (count),          \
-            sizeof *(vec).v)
+    ub_room((void **)&(vec).v, (vec).n, &(vec).cap, &(vec).present,         \
+            (vec).pages, (count), sizeof *(vec).v)
 
 /* Entry i of a growable array, the entries up to it added zeroed; NULL
  * when out of memory. */
 static void *ub_at_zeroed(void **v, size_t *n, size_t *cap, size_t *present,
-                          size_t i, size_t elem)
+                          ub_pages *pages, size_t i, size_t elem)
 {
     if (i >= *n) {
-        if (!ub_room(v, cap, present, i + 1, elem))
+        if (!ub_room(v, *n, cap, present, pages, i + 1, elem))
             return NULL;
         memset((char *)*v + *n * elem, 0, (i + 1 - *n) * elem);
         *n = i + 1;
@@ -158,7 +159,7 @@ static void *ub_at_zeroed(void **v, size_t *n, size_t *cap, size_t *present,
 
 #define UB_AT_ZEROED(vec, i)                                                 \
     ub_at_zeroed((void **)&(vec).v, &(vec).n, &(vec).cap, &(vec).present,    \
-                 (i), sizeof *(vec).v)
+                 (vec).pages, (i), sizeof *(vec).v)
 
 #define UB_PUSH(w, vec, x)                                                   \
     do {                                                                     \
@@ -306,6 +307,10 @@ typedef struct ub_st {
      * the sections' temporaries: their pages are present, new ones
      * would each be a fault and a clear */
     ub_kept kept;
+    /* pages a streamed parse's tail gives back as its prims go out, for
+     * the arrays of both sides and the values' buffer as they grow
+     * (ub_cw_use_pages); NULL: none */
+    ub_pages *pages;
 } ub_st;
 
 /* A batch of records from the walk to the storing side. */
@@ -3457,6 +3462,7 @@ static void ub_sec_either(ub_st *s, ub_crate_lz4c *c, ub_kept *kept)
  * side's lookup tables, caches and value records ... */
 static void ub_st_free_walk(ub_st *s)
 {
+    ub_pages_release(s->pages); /* (nothing is stored after this) */
     ub_idtab_free_kept(&s->val_tab, &s->kept);
     ub_idtab_free_kept(&s->field_tab, &s->kept);
     ub_idtab_free_kept(&s->fset_tab, &s->kept);
@@ -3660,6 +3666,7 @@ struct ub_usdc_stream {
     bool begun;  /* w has a layer: ub_cw_begin ran */
     bool broken; /* prims out of order */
     bool ended;  /* ub_usdc_stream_end ran */
+    ub_pages *pages; /* (ub_usdc_stream_pages) */
     ub_usdc_file file; /* (w.st.file: this, or NULL) */
     struct ub_cw_open {
         const ub_prim *prim;
@@ -3667,6 +3674,26 @@ struct ub_usdc_stream {
     } *open;
     size_t nopen, capopen;
 };
+
+/* Both sides' growing arrays and the values' buffer take their next
+ * pages from pp first.  The biggest grow while a streamed parse's tail
+ * goes out, freeing as much as they take: its fresh pages were most of the
+ * storing thread's time once the tail had been read. */
+static void ub_cw_use_pages(ub_cw *w, ub_pages *pp)
+{
+    ub_st *st = &w->st;
+    st->pages = pp;
+    st->out->pages = pp;
+    st->vals.pages = st->ticket_val.pages = st->ticket_rep.pages = pp;
+    st->fields.pages = st->fsets.pages = st->by_path.pages = pp;
+    st->specs.pages = st->per_name.pages = pp;
+    st->string_first.pages = st->token_first.pages = pp;
+    st->val_tab.pages = st->field_tab.pages = st->fset_tab.pages = pp;
+    w->token_tab.pages = w->pnode_tab.pages = w->ptext_tab.pages = pp;
+    w->tokens.pages = w->strings.pages = pp;
+    w->pnodes.pages = w->unnamed.pages = w->runs.pages = pp;
+    w->ptext.pages = w->ptext_idx.pages = pp;
+}
 
 static ub_usdc_stream *ub_cw_stream_new(ub_buf *out, size_t specs_hint,
                                         const ub_usdc_to *to,
@@ -3731,13 +3758,26 @@ static ub_usdc_stream *ub_cw_stream_new(ub_buf *out, size_t specs_hint,
  * `ulimit -v` refuses, for 5% less memory on the prim bench layer. */
 ub_usdc_stream *ub_usdc_stream_new(ub_buf *out, ub_diags *diags)
 {
-    return ub_cw_stream_new(out, 0, NULL, diags);
+    return ub_usdc_stream_new_to(out, NULL, diags);
 }
+
+/* The pool of a stream's pages (ub_usdc_stream_pages): enough to carry
+ * the tail's pages over while the storing side takes them, little enough
+ * that what it holds at the peak does not matter. */
+#define UB_USDC_POOL ((size_t)8 << 20)
 
 ub_usdc_stream *ub_usdc_stream_new_to(ub_buf *out, const ub_usdc_to *to,
                                       ub_diags *diags)
 {
-    return ub_cw_stream_new(out, 0, to, diags);
+    ub_usdc_stream *s = ub_cw_stream_new(out, 0, to, diags);
+    if (s && (s->pages = ub_pages_new(UB_USDC_POOL)))
+        ub_cw_use_pages(&s->w, s->pages);
+    return s;
+}
+
+ub_pages *ub_usdc_stream_pages(ub_usdc_stream *s)
+{
+    return s->pages;
 }
 
 void ub_usdc_stream_free(ub_usdc_stream *s)
@@ -3753,6 +3793,8 @@ void ub_usdc_stream_free(ub_usdc_stream *s)
         pthread_mutex_unlock(&q->mu);
     }
     ub_cw_free(&s->w);
+    s->w.st.out->pages = NULL; /* (the caller's buffer outlives the pool) */
+    ub_pages_free(s->pages);
     ub_scratch_free(s->open, s->capopen * sizeof *s->open);
     free(s);
 }

@@ -86,6 +86,10 @@ void ub_usdc_stream_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,
 /* The parse's parse_threads: while the parse keeps every CPU busy, the
  * stream stores what it walks on the parse's thread, not its own. */
 void ub_usdc_stream_parse_threads(void *ctx, unsigned n);
+/* The pool a streaming parse's tail gives its pages back to as its prims
+ * go out (ub_parse_stream.pages), which this stream's arrays take from
+ * as they grow; NULL when there is none. */
+struct ub_pages *ub_usdc_stream_pages(ub_usdc_stream *s);
 /* The share of a split parse's text to give the head (head_percent):
  * the head's thread also walks and stores its prims.  On the prim-heavy
  * bench layer 50% has the two threads end within ~40 ms of each other,

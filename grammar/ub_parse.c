@@ -3670,6 +3670,8 @@ bool ub_act_split(ub_pctx *c)
     ub_arena *tail_arena = NULL;
     int rc = ub_layer_graft(c->layer, tail, sp->ph, into, sp->nph,
                             apart ? &tail_arena : NULL);
+    if (tail_arena && c->stream)
+        ub_arena_set_pages(tail_arena, c->stream->pages);
     if (rc == 0 && streamed)
         ub_stream_grafted(c, into, n_before, late, sp->nph, tail_arena);
     else if (tail_arena) {

@@ -70,6 +70,10 @@ typedef struct ub_parse_stream {
      * of its own can do it on the calling thread instead while every CPU
      * is taken. */
     void (*parse_threads)(void *ctx, unsigned n);
+    /* Optional, with two_threads: where the tail's memory goes as its
+     * prims are handed over (ub_arena_set_pages), for the stream to take
+     * as it grows (NULL: back to the system). */
+    struct ub_pages *pages;
 } ub_parse_stream;
 
 /* Big layers are read by two threads ("split parse"): ub_parse_usda and

@@ -16,8 +16,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "ub_arena.h"
 #include "ub_buf.h"
 #include "ub_cpus.h"
+#include "ub_pages.h"
 #include "ub_parse.h"
 #include "ub_usda.h"
 #include "ub_usdb_write.h"
@@ -182,8 +184,10 @@ static bool same_usdb_streamed(const run *s, const char *text, size_t len,
 
 /* The same for .usdc, which writes a prim when it closes and so streams
  * whatever the order of its text; the tail's memory is given back as it
- * goes out, which this checks under AddressSanitizer too.  Both ways
- * must fail alike where crate cannot hold the layer. */
+ * goes out, which this checks under AddressSanitizer too, and the stream
+ * takes those pages for its own arrays (*pooled, when not NULL: how many
+ * bytes of them).  Both ways must fail alike where crate cannot hold the
+ * layer. */
 static unsigned n_usdc_streamed; /* splits the .usdc check streamed */
 
 /* The stream's parse_threads, as if the parse took more CPUs than there
@@ -195,7 +199,7 @@ static void every_cpu_busy(void *ctx, unsigned n)
 }
 
 static bool same_usdc_streamed(const run *s, const char *text, size_t len,
-                               size_t at, const char *name)
+                               size_t at, const char *name, size_t *pooled)
 {
     if (!s->layer)
         return true;
@@ -208,12 +212,15 @@ static bool same_usdc_streamed(const run *s, const char *text, size_t len,
     ub_parse_stream ps = {.prim_done = ub_usdc_stream_prim,
                           .ctx = st,
                           .two_threads = true,
-                          .parse_threads = every_cpu_busy};
+                          .parse_threads = every_cpu_busy,
+                          .pages = ub_usdc_stream_pages(st)};
     ub_parse_opts o = {.split = 1, .split_at = at, .stream = &ps};
     ub_layer *l = ub_parse_usda_opts(strtab, "t.usda", text, len, &o, d);
     int rc = -1;
     if (l && l->streamed)
         rc = ub_usdc_stream_end(st, l);
+    if (pooled)
+        *pooled = ub_pages_filled(ub_usdc_stream_pages(st));
     ub_usdc_stream_free(st);
     if (l && !l->streamed) { /* parsed again, whole: written whole */
         got.len = 0;
@@ -262,7 +269,7 @@ static bool same_as_serial(const run *s, const char *text, size_t len,
     bool streamed = false;
     ok = ok && (!usdb || same_usdb_streamed(s, text, len, at, name,
                                             &streamed));
-    ok = ok && (!usdb || same_usdc_streamed(s, text, len, at, name));
+    ok = ok && (!usdb || same_usdc_streamed(s, text, len, at, name, NULL));
     n_usdb_streamed += streamed;
     return ok;
 }
@@ -543,6 +550,57 @@ static void test_bench_like(void)
     CU_ASSERT(check_splits(text, len, "bench-like", 0, counts));
     /* the split really happens, not just the fallbacks */
     CU_ASSERT(counts[UB_PARSE_SPLIT_GRAFTED] > 100);
+    free(text);
+}
+
+/* A layer whose tail first has a few prims of big arrays, then many small
+ * prims: streamed to crate, the big ones' memory goes back in pages of
+ * their own, which the arrays of the writer take as they grow past the
+ * heap's blocks on the small ones.  *at: where the tail starts. */
+static char *pages_like(size_t *len, size_t *at)
+{
+    ub_buf b;
+    ub_buf_init(&b);
+    ub_buf_puts(&b, "#usda 1.0\ndef Xform \"Set\"\n{\n");
+    for (unsigned i = 0; i < 200; i++)
+        ub_buf_printf(&b, "    def \"head_%u\"\n    {\n        int n = %u\n"
+                          "    }\n", i, i);
+    *at = b.len;
+    for (unsigned i = 0; i < 6; i++) {
+        ub_buf_printf(&b, "    def Mesh \"big_%u\"\n    {\n"
+                          "        point3f[] points = [", i);
+        for (unsigned k = 0; k < 60000; k++)
+            ub_buf_printf(&b, "%s(%u, %u.5, -%u)", k ? ", " : "", k, i, k);
+        ub_buf_puts(&b, "]\n    }\n");
+    }
+    for (unsigned i = 0; i < 6000; i++)
+        ub_buf_printf(&b, "    def \"small_%u\" (\n        doc = \"n%u\"\n"
+                          "    )\n    {\n        double v = %u.5\n"
+                          "        string s = \"s%u\"\n    }\n",
+                      i, i, i, i);
+    ub_buf_puts(&b, "}\n");
+    *len = b.len;
+    return ub_buf_take(&b);
+}
+
+/* The pages the tail's memory gives back, taken by the crate stream's
+ * arrays, tables and values' buffer (ub_pages.h), must not change a
+ * byte: the file is the whole layer's, pages that held the tail's model
+ * and all. */
+static void test_pages_to_crate(void)
+{
+    size_t len, head;
+    char *text = pages_like(&len, &head);
+    run s;
+    run_parse(&s, text, len, -1, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s.layer);
+    size_t at = ub_parse_split_point(text, len, head), pooled = 0;
+    CU_ASSERT_EQUAL(at, head);
+    CU_ASSERT(same_usdc_streamed(&s, text, len, at, "pages", &pooled));
+#if !UB_ASAN
+    CU_ASSERT(pooled > 0); /* (else this checked nothing new) */
+#endif
+    run_free(&s);
     free(text);
 }
 
@@ -967,6 +1025,8 @@ int main(void)
     CU_add_test(s, "mapped text read through read_text", test_read_text);
     CU_add_test(s, "bench-like layer, every split", test_bench_like);
     CU_add_test(s, "array-heavy layer, every split", test_arrays_like);
+    CU_add_test(s, "the tail's pages go to the crate stream",
+                test_pages_to_crate);
     CU_add_test(s, "small layers are read by one thread", test_auto_threshold);
     CU_add_test(s, "a stream is told the parse's threads",
                 test_stream_told_threads);
