@@ -45,6 +45,7 @@ struct ub_arena {
                         chunk boundary must not malloc and free each time */
     size_t total;
     ub_pages *pages; /* where dropped pages go (ub_arena_set_pages) */
+    ub_pages_lead *lead; /* where the next pages are said (ub_arena_set_lead) */
 };
 
 /* A chunk of about `want` bytes that holds at least `need` (its size
@@ -158,14 +159,22 @@ static size_t ub_arena_chunk_size(const ub_arena *a)
  * most of what they ever use. */
 #define UB_POPULATE_MIN_CHUNK ((size_t)1 << 20)
 #define UB_POPULATE_STEP ((size_t)256 * 1024)
+/* How far past its present pages an arena with a lead says it will write
+ * (ub_arena_set_lead): a huge page. */
+#define UB_ARENA_LEAD ((size_t)2 << 20)
 
-static void ub_chunk_populate(ub_chunk *c)
+static void ub_chunk_populate(ub_arena *a, ub_chunk *c)
 {
-    if (c->size >= UB_POPULATE_MIN_CHUNK)
-        c->populated =
-            ub_populate_ahead(c->data, c->populated, c->used, c->size);
-    else
+    if (c->size < UB_POPULATE_MIN_CHUNK) {
         c->populated = c->size;
+        return;
+    }
+    c->populated = ub_populate_ahead(c->data, c->populated, c->used, c->size);
+    if (a->lead) {
+        size_t n = c->size - c->populated;
+        ub_pages_lead_set(a->lead, c->data + c->populated,
+                          n < UB_ARENA_LEAD ? n : UB_ARENA_LEAD);
+    }
 }
 
 size_t ub_populate_to(size_t present, size_t end, size_t size)
@@ -233,7 +242,7 @@ static void *ub_arena_alloc_at(ub_arena *a, size_t size, size_t align)
     c->used = at + size;
     a->total += size;
     if (c->used > c->populated)
-        ub_chunk_populate(c);
+        ub_chunk_populate(a, c);
     return p;
 }
 
@@ -384,6 +393,13 @@ void ub_arena_release(ub_arena *a, ub_arena_mark m)
 void ub_arena_set_pages(ub_arena *a, ub_pages *pp)
 {
     a->pages = pp;
+}
+
+void ub_arena_set_lead(ub_arena *a, ub_pages_lead *l)
+{
+    if (a->lead)
+        ub_pages_lead_set(a->lead, NULL, 0);
+    a->lead = l;
 }
 
 /* Unmap the whole pages [lo, hi) of a's mapped chunks, those the pool

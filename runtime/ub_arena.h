@@ -83,6 +83,12 @@ void ub_arena_drop_before(ub_arena *a, const void *p);
  * the system): the pool takes what it has room for (ub_pages.h). */
 struct ub_pages;
 void ub_arena_set_pages(ub_arena *a, struct ub_pages *pp);
+/* Say in l (NULL: nowhere) which pages a's allocations will write next,
+ * for another thread to make present first (ub_pages_lead_help): the
+ * owner's faults on new pages go to a thread that has time.  Set back to
+ * NULL before l goes. */
+struct ub_pages_lead;
+void ub_arena_set_lead(ub_arena *a, struct ub_pages_lead *l);
 
 /* Zeroed memory for n elements of size bytes: for a big table probed at
  * random (a writer's hash tables), where a TLB miss per probe is most of

@@ -167,3 +167,38 @@ size_t ub_pages_ahead(ub_pages *pp, void *base, size_t present,
     }
     return ub_populate_ahead(base, present, end, size);
 }
+
+void ub_pages_lead_init(ub_pages_lead *l)
+{
+    atomic_init(&l->lo, 0);
+    atomic_init(&l->hi, 0);
+}
+
+void ub_pages_lead_set(ub_pages_lead *l, const void *p, size_t n)
+{
+    /* lo first, then hi: a helper reading between sees an empty or a
+     * short range, never one past what the writer meant */
+    atomic_store_explicit(&l->hi, 0, memory_order_relaxed);
+    atomic_store_explicit(&l->lo, (uintptr_t)p, memory_order_relaxed);
+    atomic_store_explicit(&l->hi, p ? (uintptr_t)p + n : 0,
+                          memory_order_release);
+}
+
+/* A helper's step: small enough that it never runs far ahead of what
+ * the writer said, big enough that one call is worth its system call. */
+#define UB_LEAD_STEP ((size_t)256 << 10)
+
+bool ub_pages_lead_help(ub_pages_lead *l, uintptr_t *done)
+{
+    uintptr_t hi = atomic_load_explicit(&l->hi, memory_order_acquire);
+    uintptr_t lo = atomic_load_explicit(&l->lo, memory_order_relaxed);
+    if (!lo || hi <= lo)
+        return false;
+    if (*done == hi)
+        return false; /* (done up to there already) */
+    uintptr_t from = *done >= lo && *done < hi ? *done : lo;
+    uintptr_t to = hi - from > UB_LEAD_STEP ? from + UB_LEAD_STEP : hi;
+    ub_populate((void *)from, to - from);
+    *done = to;
+    return true;
+}

@@ -20,7 +20,10 @@
 #ifndef UB_PAGES_H
 #define UB_PAGES_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 typedef struct ub_pages ub_pages;
 
@@ -54,5 +57,22 @@ size_t ub_pages_filled(ub_pages *pp);
  * Returns the new count of bytes present. */
 size_t ub_pages_ahead(ub_pages *pp, void *base, size_t present,
                       size_t written, size_t end, size_t size);
+
+/* Pages one thread is about to write, for another with time to spare to
+ * make present first: the writer says where (ub_pages_lead_set), the
+ * helper makes them present a step at a time (ub_pages_lead_help).  A
+ * range gone stale meanwhile does no harm: making the process's own
+ * memory present changes no byte of it. */
+typedef struct ub_pages_lead {
+    atomic_uintptr_t lo, hi;
+} ub_pages_lead;
+
+void ub_pages_lead_init(ub_pages_lead *l);
+/* (The writer.)  Its next n bytes at p (NULL, 0: none now). */
+void ub_pages_lead_set(ub_pages_lead *l, const void *p, size_t n);
+/* (The helper.)  Make the next step of l's range present; *done is the
+ * helper's own mark, 0 at first.  false: nothing to do until the writer
+ * moves on. */
+bool ub_pages_lead_help(ub_pages_lead *l, uintptr_t *done);
 
 #endif

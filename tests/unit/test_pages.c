@@ -2,8 +2,9 @@
  * one part of a process is done with to memory another is about to write,
  * and for what takes part in it: arenas that give their dropped pages,
  * blocks that grow after pool pages were moved into them, tables and
- * buffers that take pool pages.  Under AddressSanitizer the pool takes
- * nothing, which is checked instead. */
+ * buffers that take pool pages; and a lead, the pages a thread says it
+ * writes next, which another makes present.  Under AddressSanitizer the
+ * pool takes nothing, which is checked instead. */
 #define _GNU_SOURCE /* mincore */
 #include <CUnit/Basic.h>
 #include <stdint.h>
@@ -250,6 +251,62 @@ static void test_arena_gives(void)
     ub_pages_free(pp);
 }
 
+/* The pages of [p, p + n) that are present. */
+static size_t resident(const void *p, size_t n)
+{
+    size_t pg = page_size(), count = 0;
+    unsigned char v[256];
+    for (size_t at = 0; at < n; at += pg * 256) {
+        size_t len = n - at < pg * 256 ? n - at : pg * 256;
+        if (mincore((char *)p + at, len, v) != 0)
+            return 0;
+        for (size_t i = 0; i < (len + pg - 1) / pg; i++)
+            count += v[i] & 1;
+    }
+    return count * pg;
+}
+
+/* A helper makes present what the writer says it writes next, a step at
+ * a time, and stops there until the writer moves on. */
+static void test_lead(void)
+{
+    unsigned char *p = mmap(NULL, 4 * MIB, PROT_READ | PROT_WRITE,
+                            MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    CU_ASSERT_FATAL(p != MAP_FAILED);
+    (void)madvise(p, 4 * MIB, MADV_NOHUGEPAGE); /* (counted a page at a time) */
+    ub_pages_lead l;
+    ub_pages_lead_init(&l);
+    uintptr_t done = 0;
+    CU_ASSERT_FALSE(ub_pages_lead_help(&l, &done)); /* nothing said */
+    ub_pages_lead_set(&l, p, MIB);
+    unsigned steps = 0;
+    while (ub_pages_lead_help(&l, &done))
+        steps++;
+    CU_ASSERT(steps > 1); /* (in steps) */
+    CU_ASSERT_EQUAL(resident(p, MIB), MIB);
+    CU_ASSERT_EQUAL(resident(p + MIB, 3 * MIB), 0);
+    ub_pages_lead_set(&l, p + MIB, MIB);
+    while (ub_pages_lead_help(&l, &done))
+        ;
+    CU_ASSERT_EQUAL(resident(p, 2 * MIB), 2 * MIB);
+    CU_ASSERT_EQUAL(resident(p + 2 * MIB, 2 * MIB), 0);
+    ub_pages_lead_set(&l, NULL, 0);
+    CU_ASSERT_FALSE(ub_pages_lead_help(&l, &done));
+    munmap(p, 4 * MIB);
+    /* an arena with a lead says where its big chunks fill next, until it
+     * is told to stop */
+    ub_arena *a = ub_arena_new();
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    ub_arena_set_lead(a, &l);
+    for (unsigned i = 0; i < 1024; i++)
+        CU_ASSERT_PTR_NOT_NULL_FATAL(ub_arena_alloc(a, 4096));
+    done = 0;
+    CU_ASSERT(ub_pages_lead_help(&l, &done));
+    ub_arena_set_lead(a, NULL);
+    CU_ASSERT_FALSE(ub_pages_lead_help(&l, &done));
+    ub_arena_free(a);
+}
+
 int main(void)
 {
     if (CU_initialize_registry() != CUE_SUCCESS)
@@ -262,5 +319,6 @@ int main(void)
                 test_ahead_keeps_written);
     CU_add_test(s, "a table from pool pages is zero", test_table_zeroed);
     CU_add_test(s, "an arena gives what it drops", test_arena_gives);
+    CU_add_test(s, "a helper makes the next pages present", test_lead);
     return ub_test_run_all() ? 1 : 0;
 }
