@@ -1,6 +1,8 @@
 /*
- * ub_pages — pages one part of a process is done with, moved to memory
- * another part is about to write.
+ * ub_pages — new pages kept off the busy thread's path: pages one part of
+ * a process is done with, moved to memory another part is about to write
+ * (a pool), and pages one thread will write next, made present by another
+ * that has time (a lead).
  *
  * On the virtual machines usdbake is measured on, a page the process has
  * not written yet costs a fault and a clear, often a fault on the host
