@@ -456,9 +456,9 @@ void ub_arena_drop_before(ub_arena *a, const void *p)
     /* whole pages only: the chunk's header and p's page stay */
     uintptr_t lo = ((uintptr_t)(c->data + c->dropped) + mask) & ~mask;
     uintptr_t hi = (uintptr_t)at & ~mask;
-    if (ub_chunk_mapped(c)) {
-        /* unmapped, so that the pages go to the pool when a has one: the
-         * hole goes on from the last (p's page then is dead too) */
+    if (a->pages && ub_chunk_mapped(c)) {
+        /* unmapped, so that the pages can go to the pool: the hole goes
+         * on from the last (p's page then is dead too) */
         uintptr_t base = (uintptr_t)c;
         if (c->hole_hi)
             lo = base + c->hole_hi;
@@ -545,6 +545,7 @@ void *ub_remap_grow(void *p, size_t n, size_t new_n)
              -1, 0);
     if (q == MAP_FAILED)
         return NULL;
+    ub_huge_hint(q, new_n); /* (the pages moved in keep their own) */
     long pg = sysconf(_SC_PAGESIZE);
     size_t page = pg > 0 ? (size_t)pg : 4096;
     ub_move_pages(p, q, (n + page - 1) / page * page, page);

@@ -77,7 +77,8 @@ void ub_arena_release(ub_arena *a, ub_arena_mark m);
  * they were made (a model handed over prim by prim): give back the memory
  * of everything allocated before p, an address inside one of a's chunks
  * (nothing, when it is in none).  Older chunks are freed, and the whole
- * pages of p's chunk below p are handed back to the system. */
+ * pages of p's chunk below p are handed back to the system -- or, with a
+ * pool (ub_arena_set_pages), as many as it takes to the pool. */
 void ub_arena_drop_before(ub_arena *a, const void *p);
 /* Where ub_arena_drop_before puts the pages it gives back (NULL: back to
  * the system): the pool takes what it has room for (ub_pages.h). */

@@ -36,9 +36,9 @@ void ub_pages_free(ub_pages *pp);
 /* Unmap what the pool holds; it stays usable, and empty. */
 void ub_pages_release(ub_pages *pp);
 
-/* Take the whole pages at the start of [p, p + n) -- anonymous private
- * memory of the caller's, no longer used -- up to what the pool has room
- * for: they are unmapped at p.  Returns the bytes taken from p (a whole
+/* Take the whole pages at the start of [p, p + n), p page-aligned (else
+ * none) -- anonymous private memory of the caller's, no longer used -- up
+ * to what the pool has room for: they are unmapped at p.  Returns the bytes taken from p (a whole
  * number of pages, 0 when pp is NULL); the caller gives back the rest as
  * it would have. */
 size_t ub_pages_give(ub_pages *pp, void *p, size_t n);
