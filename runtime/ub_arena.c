@@ -85,23 +85,37 @@ static bool ub_chunk_mapped(const ub_chunk *c)
     return sizeof *c + c->size >= UB_SCRATCH_HUGE && UB_SCRATCH_MMAP;
 }
 
-static void ub_chunk_free(ub_chunk *c)
+/* Unmap the whole pages [lo, hi) of a mapped chunk, those the pool pp
+ * takes (NULL: none) given to it first. */
+static void ub_chunk_unmap(ub_pages *pp, uintptr_t lo, uintptr_t hi)
+{
+    if (hi <= lo)
+        return;
+    size_t given = ub_pages_give(pp, (void *)lo, hi - lo);
+    if (given < hi - lo)
+        munmap((void *)(lo + given), hi - lo - given);
+}
+
+/* Free chunk c; a mapped one's pages go to the pool pp as far as it takes
+ * them (NULL: none), the rest unmapped -- all but its hole, which may be
+ * someone else's mapping by now. */
+static void ub_chunk_free(ub_pages *pp, ub_chunk *c)
 {
     if (!c)
         return;
-    size_t bytes = sizeof *c + c->size;
-#if UB_SCRATCH_MMAP
-    if (c->hole_hi) { /* (the hole may be someone else's mapping now) */
-        size_t lo = c->hole_lo, hi = c->hole_hi;
-        munmap((char *)c + hi, bytes - hi);
-        munmap(c, lo);
+    if (!ub_chunk_mapped(c)) {
+        free(c); /* (ub_scratch_alloc's too, where it is malloc's) */
         return;
     }
-#endif
-    if (bytes >= UB_SCRATCH_HUGE)
-        ub_scratch_free(c, bytes);
-    else
-        free(c);
+    uintptr_t at = (uintptr_t)c;
+    size_t bytes = sizeof *c + c->size;
+    size_t lo = bytes, hi = bytes; /* [0, lo) and [hi, bytes) are mapped */
+    if (c->hole_hi) {
+        lo = c->hole_lo;
+        hi = c->hole_hi;
+    }
+    ub_chunk_unmap(pp, at + hi, at + bytes);
+    ub_chunk_unmap(pp, at, at + lo); /* (the head last: c is in it) */
 }
 
 ub_arena *ub_arena_new(void)
@@ -115,10 +129,10 @@ void ub_arena_free(ub_arena *a)
         return;
     for (ub_chunk *c = a->head; c;) {
         ub_chunk *prev = c->prev;
-        ub_chunk_free(c);
+        ub_chunk_free(NULL, c);
         c = prev;
     }
-    ub_chunk_free(a->spare);
+    ub_chunk_free(NULL, a->spare);
     free(a);
 }
 
@@ -374,12 +388,12 @@ void ub_arena_release(ub_arena *a, ub_arena_mark m)
         ub_chunk *c = a->head;
         a->head = c->prev;
         if (c->hole_hi) {
-            ub_chunk_free(c); /* (never reused: part of it is gone) */
+            ub_chunk_free(NULL, c); /* (never reused: part of it is gone) */
         } else if (!a->spare || c->size > a->spare->size) {
-            ub_chunk_free(a->spare);
+            ub_chunk_free(NULL, a->spare);
             a->spare = c;
         } else {
-            ub_chunk_free(c);
+            ub_chunk_free(NULL, c);
         }
     }
     if (a->head)
@@ -402,36 +416,6 @@ void ub_arena_set_lead(ub_arena *a, ub_pages_lead *l)
     a->lead = l;
 }
 
-/* Unmap the whole pages [lo, hi) of a's mapped chunks, those the pool
- * takes first given to it. */
-static void ub_arena_unmap(ub_arena *a, uintptr_t lo, uintptr_t hi)
-{
-    if (hi <= lo)
-        return;
-    size_t given = ub_pages_give(a->pages, (void *)lo, hi - lo);
-    if (given < hi - lo)
-        munmap((void *)(lo + given), hi - lo - given);
-}
-
-/* A chunk nothing lives in any more: its pages to a's pool, as many as it
- * takes, the rest unmapped. */
-static void ub_arena_chunk_gone(ub_arena *a, ub_chunk *c)
-{
-    if (!a->pages || !ub_chunk_mapped(c)) {
-        ub_chunk_free(c);
-        return;
-    }
-    uintptr_t at = (uintptr_t)c;
-    size_t bytes = sizeof *c + c->size;
-    if (c->hole_hi) {
-        size_t lo = c->hole_lo, hi = c->hole_hi;
-        ub_arena_unmap(a, at + hi, at + bytes);
-        ub_arena_unmap(a, at, at + lo);
-    } else {
-        ub_arena_unmap(a, at, at + bytes);
-    }
-}
-
 void ub_arena_drop_before(ub_arena *a, const void *p)
 {
     const unsigned char *at = p;
@@ -444,7 +428,7 @@ void ub_arena_drop_before(ub_arena *a, const void *p)
         ub_chunk *old = c->prev;
         c->prev = old->prev;
         a->total -= old->used < a->total ? old->used : a->total;
-        ub_arena_chunk_gone(a, old);
+        ub_chunk_free(a->pages, old);
     }
 #if defined(__linux__) && defined(MADV_DONTNEED)
     /* in steps: each madvise is a TLB shootdown on every CPU */
@@ -463,7 +447,7 @@ void ub_arena_drop_before(ub_arena *a, const void *p)
         if (c->hole_hi)
             lo = base + c->hole_hi;
         if (hi > lo) {
-            ub_arena_unmap(a, lo, hi);
+            ub_chunk_unmap(a->pages, lo, hi);
             if (!c->hole_hi)
                 c->hole_lo = lo - base;
             c->hole_hi = hi - base;
@@ -737,19 +721,18 @@ void *ub_table_alloc_from(struct ub_pages *pp, size_t n, size_t size)
         return NULL;
 #if UB_SCRATCH_MMAP
     size_t bytes = n * size;
-    if (bytes >= UB_SCRATCH_PAGES && pp) {
+    if (bytes >= UB_SCRATCH_PAGES) {
         char *p = ub_scratch_alloc(bytes);
         if (!p)
             return NULL;
         /* the pool's pages are zeroed here, a memset at memory speed
-         * where fresh ones each cost a fault and a clear */
+         * where fresh ones each cost a fault and a clear (fresh pages:
+         * zero) */
         size_t filled = ub_pages_fill(pp, p, bytes);
         memset(p, 0, filled);
         ub_populate(p + filled, bytes - filled);
         return p;
     }
-    if (bytes >= UB_SCRATCH_PAGES)
-        return ub_scratch_present(bytes); /* (fresh pages: zero) */
 #else
     (void)pp;
 #endif
