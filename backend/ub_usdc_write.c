@@ -1020,6 +1020,10 @@ static void ub_st_file_failed(ub_st *s)
  * the file already, are b[0..n): read back a piece at a time. */
 static bool ub_st_same_back(ub_st *s, uint64_t at, const char *b, size_t n)
 {
+    const void *in_place =
+        s->file->view ? s->file->view(s->file->ctx, at, n) : NULL;
+    if (in_place)
+        return memcmp(in_place, b, n) == 0;
     if (!s->back && !(s->back = malloc(UB_BACK))) {
         s->oom = true;
         return false;

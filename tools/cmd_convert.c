@@ -24,7 +24,7 @@ static void ub_convert_usage(void)
            "the same text for all.  A .usdb is written as the input is\n"
            "read, prim by prim, in a fraction of the memory of the whole\n"
            "layer; a .usdc too, and it goes to its file as it is written,\n"
-           "past USDBAKE_USDC_WINDOW bytes (default 32 MiB).  INPUT or OUT\n"
+           "past USDBAKE_USDC_WINDOW bytes (default 2 MiB).  INPUT or OUT\n"
            "may be '-' (stdin/stdout; then give --format for OUT).\n"
            "\n"
            "Options:\n"

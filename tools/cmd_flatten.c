@@ -54,7 +54,7 @@ static void ub_flatten_usage(void)
         "USDBAKE_THREADS threads (default: the CPUs this process may use);\n"
         "the output is the same whatever the number.  A crate output goes\n"
         "to its file as it is written, past USDBAKE_USDC_WINDOW bytes\n"
-        "(default 32 MiB).\n");
+        "(default 2 MiB).\n");
 }
 
 /* A path as a make word: spaces and '#' escaped, '$' doubled. */

@@ -97,6 +97,11 @@ typedef struct ub_out {
     size_t mem_len, mem_cap;
     int spill; /* -1: none yet */
     uint64_t held_len;
+    /* The temporary file mapped for reading back (ub_out_usdc_file's
+     * view): its first view_len bytes, or none. */
+    const char *view;
+    size_t view_len;
+    bool view_refused; /* mmap failed once: read back with pread */
 } ub_out;
 
 /* Held bytes kept in memory before they go to a temporary file. */
