@@ -3694,7 +3694,7 @@ static void ub_cw_use_pages(ub_cw *w, ub_pages *pp)
     st->string_first.pages = st->token_first.pages = pp;
     st->val_tab.pages = st->field_tab.pages = st->fset_tab.pages = pp;
     w->token_tab.pages = w->pnode_tab.pages = w->ptext_tab.pages = pp;
-    w->tokens.pages = w->strings.pages = pp;
+    w->tokens.pages = w->strings.pages = w->token_text.pages = pp;
     w->pnodes.pages = w->unnamed.pages = w->runs.pages = pp;
     w->ptext.pages = w->ptext_idx.pages = pp;
 }

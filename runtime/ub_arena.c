@@ -743,3 +743,16 @@ void ub_table_free(void *p, size_t n, size_t size)
 {
     ub_scratch_free(p, n * size);
 }
+
+void ub_table_free_to(struct ub_pages *pp, void *p, size_t n, size_t size)
+{
+#if UB_SCRATCH_MMAP
+    size_t bytes = n * size;
+    if (p && bytes >= UB_SCRATCH_PAGES) {
+        /* (ub_table_alloc_from's pages of their own: whole pages) */
+        ub_chunk_unmap(pp, (uintptr_t)p, (uintptr_t)p + bytes);
+        return;
+    }
+#endif
+    ub_table_free(p, n, size);
+}

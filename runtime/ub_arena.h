@@ -104,6 +104,10 @@ void *ub_table_alloc(size_t n, size_t size);
 struct ub_pages;
 void *ub_table_alloc_from(struct ub_pages *pp, size_t n, size_t size);
 void ub_table_free(void *p, size_t n, size_t size);
+/* The same, its pages given to the pool pp first, as far as it takes
+ * them (NULL: none): a table that grows leaves its old pages for the
+ * next table or array that grows. */
+void ub_table_free_to(struct ub_pages *pp, void *p, size_t n, size_t size);
 
 /* Memory for a temporary of n bytes (not zeroed) that goes back to the
  * system when freed, whatever malloc's heap holds around it: from 64 KiB

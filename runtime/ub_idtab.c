@@ -19,7 +19,7 @@ bool ub_idtab_grow(ub_idtab *t)
             j = (j + 1) & (cap - 1);
         s[j] = t->s[i];
     }
-    ub_table_free(t->s, t->cap, sizeof *t->s);
+    ub_table_free_to(t->pages, t->s, t->cap, sizeof *t->s);
     t->s = s;
     t->cap = cap;
     return true;
