@@ -753,6 +753,8 @@ void ub_table_free_to(struct ub_pages *pp, void *p, size_t n, size_t size)
         ub_chunk_unmap(pp, (uintptr_t)p, (uintptr_t)p + bytes);
         return;
     }
+#else
+    (void)pp;
 #endif
     ub_table_free(p, n, size);
 }
