@@ -148,6 +148,24 @@ static void ub_out_on_signal(int sig)
     raise(sig);
 }
 
+/* SIGBUS: a page of a mapped file that cannot be read (the file was cut
+ * short by someone else, or the disk failed) -- a crate output read
+ * back in place, an input.  An error, as a read that failed would be,
+ * and no output left.  Async-signal-safe: write, unlink and _exit. */
+static void ub_out_on_fault(int sig)
+{
+    (void)sig;
+    static const char msg[] = "usdbake: error: a file being read was cut "
+                              "short or could not be read (SIGBUS)\n";
+    (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+    for (int i = 0; i < UB_OUT_SLOTS; i++) {
+        char *tmp = atomic_load(&ub_out_live[i]);
+        if (tmp)
+            unlink(tmp);
+    }
+    _exit(UB_EXIT_INPUT);
+}
+
 void ub_cli_guard_std_fds(void)
 {
     /* The end that fails to be used is opened: writes to a standard output
@@ -178,6 +196,11 @@ void ub_cli_catch_signals(void)
             continue;
         sigaction(sigs[i], &sa, NULL);
     }
+    struct sigaction fault;
+    memset(&fault, 0, sizeof fault);
+    fault.sa_handler = ub_out_on_fault;
+    sigemptyset(&fault.sa_mask);
+    sigaction(SIGBUS, &fault, NULL);
 }
 
 bool ub_cli_is_stdout(const char *path)
