@@ -533,27 +533,25 @@ static int ub_out_write_raw(ub_out *o, const void *data, size_t len)
 
 /* Replacing a file by renaming another over it makes ext4 write the new
  * file's pages back inside rename(2) (auto_da_alloc), where the caller
- * waits for them: 20 ms of the 200-frame bench bake's 0.16 s, ~15 ms of
- * a crate convert of the prim-heavy bench layer (a 23 MB file).  The
- * thread that writes starts the writeback of every few megabytes it
- * wrote instead, while the rest goes on, and the rename finds little
- * left to do.  (Linux only: elsewhere the rename does it all.) */
+ * waits for them: 20 ms of the 200-frame bench bake's 0.16 s.  The
+ * writing thread starts the writeback of every few megabytes it wrote
+ * instead, while the caller goes on, and the rename finds little left to
+ * do.  (Linux only: elsewhere the rename does it all.) */
 #define UB_OUT_WRITEBACK_STEP ((uint64_t)8 << 20)
 
-/* o's temporary file took `wrote` more bytes. */
-static void ub_out_start_writeback(ub_out *o, size_t wrote)
+static void ub_out_bg_start_writeback(ub_out_bg *bg, size_t wrote)
 {
 #ifdef SYNC_FILE_RANGE_WRITE
-    o->written += wrote;
-    if (!o->tmp || o->written - o->flushed < UB_OUT_WRITEBACK_STEP)
+    bg->written += wrote;
+    if (!bg->o->tmp || bg->written - bg->flushed < UB_OUT_WRITEBACK_STEP)
         return; /* not a file of our own, or not enough yet */
     /* a hint: when it fails, the rename does the writeback */
-    (void)sync_file_range(o->fd, (off_t)o->flushed,
-                          (off_t)(o->written - o->flushed),
+    (void)sync_file_range(bg->o->fd, (off_t)bg->flushed,
+                          (off_t)(bg->written - bg->flushed),
                           SYNC_FILE_RANGE_WRITE);
-    o->flushed = o->written;
+    bg->flushed = bg->written;
 #else
-    (void)o;
+    (void)bg;
     (void)wrote;
 #endif
 }
@@ -579,7 +577,7 @@ static void *ub_out_bg_run(void *arg)
         pthread_cond_broadcast(&bg->cv);
         if (!err) {
             pthread_mutex_unlock(&bg->mu);
-            ub_out_start_writeback(bg->o, len);
+            ub_out_bg_start_writeback(bg, len);
             pthread_mutex_lock(&bg->mu);
         }
     }
@@ -721,10 +719,6 @@ int ub_out_commit(ub_out *o)
 int ub_out_rewind_to(ub_out *o, uint64_t at)
 {
     ub_out_unview(o);
-    if (o->written > at)
-        o->written = at;
-    if (o->flushed > at)
-        o->flushed = at;
     if (o->held && at <= o->held_len) {
         if (o->spill < 0)
             o->mem_len = (size_t)at;
@@ -748,10 +742,7 @@ fail:
 /* ub_usdc_file on an ub_out of its own temporary file. */
 static int ub_out_crate_write(void *out, const void *data, size_t len)
 {
-    if (ub_out_write_raw(out, data, len) != 0)
-        return -1;
-    ub_out_start_writeback(out, len);
-    return 0;
+    return ub_out_write_raw(out, data, len);
 }
 
 static int ub_out_crate_read(void *out, void *data, size_t len, uint64_t at)

@@ -102,9 +102,6 @@ typedef struct ub_out {
     const char *view;
     size_t view_len;
     bool view_refused; /* mmap failed once: read back with pread */
-    /* bytes written to the temporary file, and those of them whose
-     * writeback was started (ub_out_start_writeback) */
-    uint64_t written, flushed;
 } ub_out;
 
 /* Held bytes kept in memory before they go to a temporary file. */
@@ -163,6 +160,7 @@ typedef struct ub_out_bg {
     const char *send; /* the hand-over in flight: data, or what was lent */
     char *data;       /* the copies of ub_out_bg_write */
     size_t len, cap;
+    uint64_t written, flushed; /* by the thread; writeback started */
     bool threaded, busy, stop;
     int err;       /* errno of a write that failed, or 0 */
     bool reported; /* err was printed */
