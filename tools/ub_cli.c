@@ -150,20 +150,16 @@ static void ub_out_on_signal(int sig)
 
 /* SIGBUS: a page of a mapped file that cannot be read (the file was cut
  * short by someone else, or the disk failed) -- a crate output read
- * back in place, an input.  An error, as a read that failed would be,
- * and no output left.  Async-signal-safe: write, unlink and _exit. */
+ * back in place, an input.  Said, as a read that failed would be, then
+ * as any other signal: no output left, the process ends by it (an exit
+ * status of its own would mean something else to each command: diff's
+ * 1 is "they differ").  Async-signal-safe: write, then as above. */
 static void ub_out_on_fault(int sig)
 {
-    (void)sig;
     static const char msg[] = "usdbake: error: a file being read was cut "
                               "short or could not be read (SIGBUS)\n";
     (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
-    for (int i = 0; i < UB_OUT_SLOTS; i++) {
-        char *tmp = atomic_load(&ub_out_live[i]);
-        if (tmp)
-            unlink(tmp);
-    }
-    _exit(UB_EXIT_INPUT);
+    ub_out_on_signal(sig);
 }
 
 void ub_cli_guard_std_fds(void)

@@ -140,8 +140,8 @@ void ub_cli_guard_std_fds(void);
  * are ignored): they remove the temporary files of the outputs open (not
  * committed or aborted) and end the process by the same signal (exit
  * status 128 + the signal's number in a shell); and of SIGBUS (a mapped
- * file's page that cannot be read): an error said, the same files
- * removed, exit status 1.  Called once by main. */
+ * file's page that cannot be read), which says so first.  Called once
+ * by main. */
 void ub_cli_catch_signals(void);
 int ub_out_write(void *out, const void *data, size_t len);
 int ub_out_commit(ub_out *o);
