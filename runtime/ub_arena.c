@@ -741,13 +741,13 @@ void *ub_table_alloc_from(struct ub_pages *pp, size_t n, size_t size)
 
 void ub_table_free(void *p, size_t n, size_t size)
 {
-    ub_scratch_free(p, n * size);
+    ub_table_free_to(NULL, p, n, size);
 }
 
 void ub_table_free_to(struct ub_pages *pp, void *p, size_t n, size_t size)
 {
-#if UB_SCRATCH_MMAP
     size_t bytes = n * size;
+#if UB_SCRATCH_MMAP
     if (p && bytes >= UB_SCRATCH_PAGES) {
         /* (ub_table_alloc_from's pages of their own: whole pages) */
         ub_chunk_unmap(pp, (uintptr_t)p, (uintptr_t)p + bytes);
@@ -756,5 +756,5 @@ void ub_table_free_to(struct ub_pages *pp, void *p, size_t n, size_t size)
 #else
     (void)pp;
 #endif
-    ub_table_free(p, n, size);
+    ub_scratch_free(p, bytes);
 }
