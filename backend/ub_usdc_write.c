@@ -325,7 +325,11 @@ typedef struct ub_q {
     ub_batch *head, *tail;     /* handed over, in order */
     ub_batch *free;            /* stored, to be filled again */
     size_t nbatch;             /* made so far */
-    bool busy;                 /* the thread is storing a batch */
+    size_t queued;             /* batches in that list */
+    bool busy;                 /* a thread is storing a batch */
+    /* every CPU is parsing: the parse's threads store the batches, the
+     * storing thread sleeps (ub_q_hand); and the tail's is ahead */
+    bool parsing, tail_ahead;
     bool closed;
     bool sections; /* at the end, the storing side builds its sections */
     /* every batch is stored: out (the values) is the walk's from then on */
@@ -351,6 +355,11 @@ typedef struct ub_cw {
 
     ub_st st;
     ub_q *q;        /* the storing thread's queue; NULL: stored here */
+    /* q, once it exists, for a split parse's tail to store from (read on
+     * the tail's thread: ub_usdc_stream_tail_pace), and the batches it
+     * stored (under q's lock) */
+    _Atomic(ub_q *) q_shared;
+    size_t tail_stored;
     unsigned cpus;  /* online */
     /* the threads a streaming parse keeps busy (parse_threads) */
     unsigned parse_threads;
@@ -2130,6 +2139,11 @@ static void ub_st_spec(ub_st *s, uint32_t path, uint32_t type,
 #define UB_AHEAD 8 /* values (ub_st_batch) */
 #define UB_SECTIONS_AHEAD 8 /* specs (ub_cw_renumber) */
 #define UB_Q_MAX 16
+/* While every CPU parses, the batches the head's thread leaves for the
+ * tail's before it stores them itself (ub_q_hand): while the tail is
+ * behind, and while it is ahead. */
+#define UB_Q_LAG 1
+#define UB_Q_LEAVE 8
 
 /* For the value of hash h, whose val_tab slot was fetched before: when
  * the slot names a value of that hash, fetch the value's record, or
@@ -2243,37 +2257,58 @@ static void ub_q_renumbered(ub_q *q)
     pthread_mutex_unlock(&q->mu);
 }
 
+/* (Under q's lock.)  Take the oldest batch handed over to store it. */
+static ub_batch *ub_q_pop(ub_q *q)
+{
+    ub_batch *b = q->head;
+    if (b) {
+        if (!(q->head = b->next))
+            q->tail = NULL;
+        q->queued--;
+        q->busy = true;
+    }
+    return b;
+}
+
+/* (Under q's lock, which it lets go meanwhile.)  Store the batch b
+ * taken by ub_q_pop, and keep it to be filled again. */
+static void ub_q_store(ub_cw *w, ub_q *q, ub_batch *b)
+{
+    pthread_mutex_unlock(&q->mu);
+    ub_st_batch(&w->st, &b->buf);
+    pthread_mutex_lock(&q->mu);
+    q->busy = false;
+    b->next = q->free;
+    q->free = b;
+    pthread_cond_signal(&q->room);
+    if (!q->parsing) /* (the storing thread may wait for it) */
+        pthread_cond_signal(&q->more);
+}
+
 static void *ub_st_main(void *arg)
 {
     ub_cw *w = arg;
     ub_q *q = w->q;
     for (;;) {
         pthread_mutex_lock(&q->mu);
-        while (!q->head && !q->closed)
+        while ((!q->head || q->parsing || q->busy) && !q->closed)
             pthread_cond_wait(&q->more, &q->mu);
-        ub_batch *b = q->head;
-        if (b && !(q->head = b->next))
-            q->tail = NULL;
+        while (q->busy) /* (a parse's thread stores) */
+            pthread_cond_wait(&q->more, &q->mu);
+        ub_batch *b = ub_q_pop(q);
+        if (b) {
+            ub_q_store(w, q, b);
+            pthread_mutex_unlock(&q->mu);
+            continue;
+        }
         bool sections = q->sections;
-        q->busy = b != NULL;
-        if (!b) {
-            q->stored = true;
-            pthread_cond_signal(&q->renumber);
-        }
+        q->stored = true;
+        pthread_cond_signal(&q->renumber);
         pthread_mutex_unlock(&q->mu);
-        if (!b) {
-            if (sections)
-                ub_st_sections(w);
-            ub_q_renumbered(q); /* (again, if sections did: harmless) */
-            return NULL;
-        }
-        ub_st_batch(&w->st, &b->buf);
-        pthread_mutex_lock(&q->mu);
-        q->busy = false;
-        b->next = q->free;
-        q->free = b;
-        pthread_cond_signal(&q->room);
-        pthread_mutex_unlock(&q->mu);
+        if (sections)
+            ub_st_sections(w);
+        ub_q_renumbered(q); /* (again, if sections did: harmless) */
+        return NULL;
     }
 }
 
@@ -2315,9 +2350,12 @@ static void ub_q_start(ub_cw *w)
     if (pthread_cond_init(&q->renumber, NULL) != 0)
         goto no_renumber;
     q->nbatch = 1;
+    q->parsing = w->parse_threads >= w->cpus;
     w->q = q;
-    if (pthread_create(&q->th, NULL, ub_st_main, w) == 0)
+    if (pthread_create(&q->th, NULL, ub_st_main, w) == 0) {
+        atomic_store_explicit(&w->q_shared, q, memory_order_release);
         return;
+    }
     w->q = NULL;
     pthread_cond_destroy(&q->renumber);
 no_renumber:
@@ -2346,23 +2384,27 @@ static void ub_q_hand(ub_cw *w)
         return;
     }
     pthread_mutex_lock(&q->mu);
-    if (!q->head && !q->busy && w->parse_threads >= w->cpus) {
-        /* Every CPU is parsing: the storing thread would take turns with
-         * the parse's, each evicting the others' caches, and every batch
-         * would cross between them (storing it all here, a convert of
-         * the prim-heavy bench layer took 11% less CPU).  The lock
-         * orders this storing after the thread's and before its next. */
-        pthread_mutex_unlock(&q->mu);
-        ub_st_batch(&w->st, &b->buf);
-        return;
-    }
     b->next = NULL;
     if (q->tail)
         q->tail->next = b;
     else
         q->head = b;
     q->tail = b;
-    pthread_cond_signal(&q->more);
+    q->queued++;
+    if (q->parsing) {
+        /* Every CPU is parsing: the storing thread would take turns with
+         * the parse's, each evicting the others' caches (storing it all
+         * on this thread, a convert of the prim-heavy bench layer took
+         * 11% less CPU).  This thread stores the batches, UB_Q_LAG
+         * behind, but leaves them to the tail's while that is ahead
+         * (ub_usdc_stream_tail_pace): the two then end their parts
+         * together, whichever CPU is the faster. */
+        size_t keep = q->tail_ahead ? UB_Q_LEAVE : UB_Q_LAG;
+        while (q->queued > keep && !q->busy)
+            ub_q_store(w, q, ub_q_pop(q));
+    } else {
+        pthread_cond_signal(&q->more);
+    }
     while (!q->free && q->nbatch >= UB_Q_MAX)
         pthread_cond_wait(&q->room, &q->mu);
     b = q->free;
@@ -2402,6 +2444,7 @@ static void ub_q_close(ub_cw *w)
         w->qb = NULL;
     }
     q->closed = true;
+    q->parsing = false; /* (what is left is the storing thread's) */
     q->sections = !w->failed && !w->oom;
     pthread_cond_signal(&q->more);
     pthread_mutex_unlock(&q->mu);
@@ -2454,6 +2497,7 @@ static void ub_q_join(ub_cw *w)
         pthread_mutex_destroy(&q->mu);
         free(q);
         w->q = NULL;
+        atomic_store_explicit(&w->q_shared, NULL, memory_order_relaxed);
     } else if (w->st_sections) {
         w->st_sections = false;
         ub_st_sections(w);
@@ -3822,7 +3866,36 @@ static void ub_cw_stream_begin(ub_usdc_stream *s, const ub_layer *layer)
 
 void ub_usdc_stream_parse_threads(void *ctx, unsigned n)
 {
-    ((ub_usdc_stream *)ctx)->w.parse_threads = n;
+    ub_cw *w = &((ub_usdc_stream *)ctx)->w;
+    w->parse_threads = n;
+    ub_q *q = w->q;
+    if (q) {
+        pthread_mutex_lock(&q->mu);
+        q->parsing = n >= w->cpus;
+        if (!q->parsing) /* what waits goes to the storing thread now */
+            pthread_cond_signal(&q->more);
+        pthread_mutex_unlock(&q->mu);
+    }
+}
+
+void ub_usdc_stream_tail_pace(void *ctx, bool ahead)
+{
+    ub_cw *w = &((ub_usdc_stream *)ctx)->w;
+    ub_q *q = atomic_load_explicit(&w->q_shared, memory_order_acquire);
+    if (!q)
+        return;
+    pthread_mutex_lock(&q->mu);
+    q->tail_ahead = ahead;
+    while (ahead && q->parsing && q->head && !q->busy) {
+        ub_q_store(w, q, ub_q_pop(q));
+        w->tail_stored++;
+    }
+    pthread_mutex_unlock(&q->mu);
+}
+
+size_t ub_usdc_stream_tail_stored(const ub_usdc_stream *s)
+{
+    return s->w.tail_stored;
 }
 
 void ub_usdc_stream_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,

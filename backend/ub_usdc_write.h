@@ -93,24 +93,27 @@ void ub_usdc_stream_prim(void *ctx, const ub_layer *layer, const ub_prim *prim,
 /* The parse's parse_threads: while the parse keeps every CPU busy, the
  * stream stores what it walks on the parse's thread, not its own. */
 void ub_usdc_stream_parse_threads(void *ctx, unsigned n);
+/* The parse's tail_pace: while ahead, the tail's thread stores what the
+ * head's walk has handed over, and the head leaves that to it. */
+void ub_usdc_stream_tail_pace(void *ctx, bool ahead);
+/* The batches the tail's thread has stored so far (for tests: read once
+ * the parse is over). */
+size_t ub_usdc_stream_tail_stored(const ub_usdc_stream *s);
 /* The pool a streaming parse's tail gives its pages back to as its prims
  * go out (ub_parse_stream.pages), which this stream's arrays take from
  * as they grow; NULL when there is none. */
 struct ub_pages *ub_usdc_stream_pages(ub_usdc_stream *s);
 /* The share of a split parse's text to give the head (head_percent):
- * the head's thread also walks and stores its prims.  On the prim-heavy
- * bench layer 50% has the two threads end within ~40 ms of each other,
- * either first (47% left the head waiting 50-120 ms once the writer's end
- * touched fewer new pages; 52-55% left the tail's thread idle 50-200
- * ms; before, 45% had left the head waiting once storing got cheaper).
- * Since the head hears of the tail's end as it happens, the tail mostly
- * ended 0-60 ms first; 47% and 53% measured no better in rounds of
- * alternating order.  Once the tail stopped mapping the head's half to
- * count its lines (~50 ms less for the tail), it ended 100-150 ms first
- * at 50%: 45% was 34 and 66 ms faster than 50% by bench/ab (95%: 14-54,
- * 4-128), 42% and 47% 20 and 16 ms slower than 45%; the array-heavy
- * layer the same. */
-#define UB_USDC_STREAM_HEAD_PERCENT 45
+ * the head's thread also walks its prims, and stores them but for what
+ * the tail's thread stores while it is ahead (tail_pace).  Before the
+ * tail stored any, 45% was best (34-66 ms faster than 50% by bench/ab),
+ * and one of the two threads idled 200-550 ms whenever the VM's two CPUs
+ * ran at different speeds.  With it, the two end within ~25 ms of each
+ * other unless the head's CPU is the faster (then the head waits, as
+ * before), and at 50% the prim-heavy convert was 66 ms faster than at
+ * 45% without it (95%: 44-87, 40 rounds; the array-heavy one -4 ms,
+ * -12..+5); at 52% the tail has too little left to take over. */
+#define UB_USDC_STREAM_HEAD_PERCENT 50
 int ub_usdc_stream_end(ub_usdc_stream *s, const ub_layer *layer);
 void ub_usdc_stream_free(ub_usdc_stream *s);
 

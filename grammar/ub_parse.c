@@ -3268,6 +3268,7 @@ typedef struct ub_split {
     bool started, joined;
     atomic_bool cancel; /* the head gave up: the tail may stop */
     atomic_size_t tail_read; /* bytes the tail has read, for progress */
+    atomic_size_t head_read; /* and the head, for the tail (tail_pace) */
     /* the tail's thread is done parsing (set last, by it), and whether
      * the head has told the stream so */
     atomic_bool tail_ended;
@@ -3319,13 +3320,25 @@ static void ub_split_progress(ub_pctx *c)
 {
     ub_split *sp = c->split;
     if (c->split_role == UB_SPLIT_TAIL) {
-        atomic_store_explicit(&sp->tail_read, c->src_pos - sp->at,
-                              memory_order_relaxed);
+        size_t done = c->src_pos - sp->at;
+        atomic_store_explicit(&sp->tail_read, done, memory_order_relaxed);
+        /* ahead: a larger share of its text read than the head has of
+         * its own, the two having started together */
+        size_t head = atomic_load_explicit(&sp->head_read,
+                                           memory_order_relaxed);
+        if (sp->stream && sp->stream->tail_pace)
+            sp->stream->tail_pace(sp->stream->ctx,
+                                  (double)done * (double)sp->at >
+                                      (double)head *
+                                          (double)(sp->len - sp->at));
         return;
     }
-    if (c->split_role == UB_SPLIT_HEAD &&
-        atomic_load_explicit(&sp->tail_ended, memory_order_acquire))
-        ub_split_tell_ended(sp);
+    if (c->split_role == UB_SPLIT_HEAD) {
+        atomic_store_explicit(&sp->head_read, c->src_pos,
+                              memory_order_relaxed);
+        if (atomic_load_explicit(&sp->tail_ended, memory_order_acquire))
+            ub_split_tell_ended(sp);
+    }
     if (c->progress) {
         size_t tail = c->split_role == UB_SPLIT_HEAD
                           ? atomic_load_explicit(&sp->tail_read,
@@ -3495,8 +3508,8 @@ static void ub_split_start(ub_pctx *c, ub_split *sp)
 /* The head has read its part and waits for the tail: until the tail
  * ends, it makes the pages the tail's model takes next present.  When
  * new pages are dear, a quarter of the tail's time went to them, and the
- * tail ended up to ~250 ms after the head (the head's share is less than
- * half: UB_USDC_STREAM_HEAD_PERCENT). */
+ * tail ended up to ~250 ms after the head (when the head had less than
+ * half the text: UB_USDC_STREAM_HEAD_PERCENT). */
 static void ub_split_help(ub_split *sp)
 {
     uintptr_t done = 0;
@@ -3786,6 +3799,7 @@ static ub_layer *ub_parse_whole(ub_strtab *t, const char *path,
                    .n_fields = opts->n_fields, .stream = opts->stream};
     atomic_init(&sp.cancel, false);
     atomic_init(&sp.tail_read, 0);
+    atomic_init(&sp.head_read, 0);
     ub_pages_lead_init(&sp.tail_lead);
     ub_layer *l = ub_parse_text(t, path, text, len, opts, &sp, d1);
     if (sp.started && !l && sp.outcome != UB_PARSE_SPLIT_READ_ON) {

@@ -70,6 +70,13 @@ typedef struct ub_parse_stream {
      * of its own can do it on the calling thread instead while every CPU
      * is taken. */
     void (*parse_threads)(void *ctx, unsigned n);
+    /* Optional, with two_threads: called on the tail's thread as it takes
+     * each block of text (256 KiB); ahead: it has read a larger share of
+     * its text than the head has of its own (they started together), so
+     * that it would end first and its CPU then idle.  A stream whose
+     * prim_done leaves work to be done later can have the tail do some of
+     * it while it is ahead; the stream keeps the threads apart itself. */
+    void (*tail_pace)(void *ctx, bool ahead);
     /* Optional, with two_threads: where the tail's memory goes as its
      * prims are handed over (ub_arena_set_pages), for the stream to take
      * as it grows (NULL: back to the system). */

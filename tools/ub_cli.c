@@ -1075,6 +1075,7 @@ static int ub_cli_convert_usdc(ub_session *ss, const char *input,
                           .two_threads = true,
                           .head_percent = UB_USDC_STREAM_HEAD_PERCENT,
                           .parse_threads = ub_usdc_stream_parse_threads,
+                          .tail_pace = ub_usdc_stream_tail_pace,
                           .pages = ub_usdc_stream_pages(st)};
     ub_layer *layer = ub_cli_open_streamed(ss, input, &ps);
     int rc = -1;

@@ -198,8 +198,18 @@ static void every_cpu_busy(void *ctx, unsigned n)
     ub_usdc_stream_parse_threads(ctx, n > 1 ? 1024 : n);
 }
 
+/* The stream's tail_pace, as if the tail were always ahead: it then
+ * stores every batch the head's walk has left it, whenever it takes a
+ * block of text, and the head leaves it all it may. */
+static void tail_always_ahead(void *ctx, bool ahead)
+{
+    (void)ahead;
+    ub_usdc_stream_tail_pace(ctx, true);
+}
+
 static bool same_usdc_streamed(const run *s, const char *text, size_t len,
-                               size_t at, const char *name, size_t *pooled)
+                               size_t at, const char *name, size_t *pooled,
+                               size_t *tail_stored)
 {
     if (!s->layer)
         return true;
@@ -213,6 +223,7 @@ static bool same_usdc_streamed(const run *s, const char *text, size_t len,
                           .ctx = st,
                           .two_threads = true,
                           .parse_threads = every_cpu_busy,
+                          .tail_pace = tail_always_ahead,
                           .pages = ub_usdc_stream_pages(st)};
     ub_parse_opts o = {.split = 1, .split_at = at, .stream = &ps};
     ub_layer *l = ub_parse_usda_opts(strtab, "t.usda", text, len, &o, d);
@@ -221,6 +232,8 @@ static bool same_usdc_streamed(const run *s, const char *text, size_t len,
         rc = ub_usdc_stream_end(st, l);
     if (pooled)
         *pooled = ub_pages_filled(ub_usdc_stream_pages(st));
+    if (tail_stored)
+        *tail_stored = ub_usdc_stream_tail_stored(st);
     ub_usdc_stream_free(st);
     if (l && !l->streamed) { /* parsed again, whole: written whole */
         got.len = 0;
@@ -269,7 +282,8 @@ static bool same_as_serial(const run *s, const char *text, size_t len,
     bool streamed = false;
     ok = ok && (!usdb || same_usdb_streamed(s, text, len, at, name,
                                             &streamed));
-    ok = ok && (!usdb || same_usdc_streamed(s, text, len, at, name, NULL));
+    ok = ok &&
+         (!usdb || same_usdc_streamed(s, text, len, at, name, NULL, NULL));
     n_usdb_streamed += streamed;
     return ok;
 }
@@ -596,10 +610,33 @@ static void test_pages_to_crate(void)
     CU_ASSERT_PTR_NOT_NULL_FATAL(s.layer);
     size_t at = ub_parse_split_point(text, len, head), pooled = 0;
     CU_ASSERT_EQUAL(at, head);
-    CU_ASSERT(same_usdc_streamed(&s, text, len, at, "pages", &pooled));
+    CU_ASSERT(
+        same_usdc_streamed(&s, text, len, at, "pages", &pooled, NULL));
 #if !UB_ASAN
     CU_ASSERT(pooled > 0); /* (else this checked nothing new) */
 #endif
+    run_free(&s);
+    free(text);
+}
+
+/* While the tail is ahead, its thread stores batches the head's walk
+ * handed over (ub_parse_stream.tail_pace): the file must be the same
+ * bytes, whichever thread stored what.  The layer is big enough for the
+ * tail to take many blocks of text while the head's walk hands batches
+ * over. */
+static void test_tail_stores(void)
+{
+    size_t len;
+    char *text = bench_like(12000, &len);
+    run s;
+    run_parse(&s, text, len, -1, 0);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(s.layer);
+    size_t at = ub_parse_split_point(text, len, len / 2), stored = 0;
+    CU_ASSERT(at < len);
+    CU_ASSERT(same_usdc_streamed(&s, text, len, at, "tail stores", NULL,
+                                 &stored));
+    if (ub_cpus() >= 2) /* (else there is no queue to store from) */
+        CU_ASSERT(stored > 0);
     run_free(&s);
     free(text);
 }
@@ -1027,6 +1064,8 @@ int main(void)
     CU_add_test(s, "array-heavy layer, every split", test_arrays_like);
     CU_add_test(s, "the tail's pages go to the crate stream",
                 test_pages_to_crate);
+    CU_add_test(s, "the tail's thread stores while ahead, the same bytes",
+                test_tail_stores);
     CU_add_test(s, "small layers are read by one thread", test_auto_threshold);
     CU_add_test(s, "a stream is told the parse's threads",
                 test_stream_told_threads);
