@@ -112,7 +112,8 @@ struct ub_pages *ub_usdc_stream_pages(ub_usdc_stream *s);
  * other unless the head's CPU is the faster (then the head waits, as
  * before), and at 50% the prim-heavy convert was 66 ms faster than at
  * 45% without it (95%: 44-87, 40 rounds; the array-heavy one -4 ms,
- * -12..+5); at 52% the tail has too little left to take over. */
+ * -12..+5).  Against 50%, 53% was 32 ms slower (95%: 1-64) and 47% 30
+ * ms (-6..+66). */
 #define UB_USDC_STREAM_HEAD_PERCENT 50
 int ub_usdc_stream_end(ub_usdc_stream *s, const ub_layer *layer);
 void ub_usdc_stream_free(ub_usdc_stream *s);
