@@ -192,7 +192,7 @@ static unsigned n_usdc_streamed; /* splits the .usdc check streamed */
 
 /* The stream's parse_threads, as if the parse took more CPUs than there
  * are while the tail runs: the head's prims are then stored on the
- * parse's thread, the tail's by the stream's own, on any machine. */
+ * parse's threads, the tail's by the stream's own, on any machine. */
 static void every_cpu_busy(void *ctx, unsigned n)
 {
     ub_usdc_stream_parse_threads(ctx, n > 1 ? 1024 : n);
