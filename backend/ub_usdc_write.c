@@ -2257,6 +2257,18 @@ static void ub_q_renumbered(ub_q *q)
     pthread_mutex_unlock(&q->mu);
 }
 
+/* (Under q's lock.)  Hand batch b over, after the others. */
+static void ub_q_push(ub_q *q, ub_batch *b)
+{
+    b->next = NULL;
+    if (q->tail)
+        q->tail->next = b;
+    else
+        q->head = b;
+    q->tail = b;
+    q->queued++;
+}
+
 /* (Under q's lock.)  Take the oldest batch handed over to store it. */
 static ub_batch *ub_q_pop(ub_q *q)
 {
@@ -2291,9 +2303,8 @@ static void *ub_st_main(void *arg)
     ub_q *q = w->q;
     for (;;) {
         pthread_mutex_lock(&q->mu);
-        while ((!q->head || q->parsing || q->busy) && !q->closed)
-            pthread_cond_wait(&q->more, &q->mu);
-        while (q->busy) /* (a parse's thread stores) */
+        /* (a parse's thread may be storing, even once closed) */
+        while (q->busy || ((!q->head || q->parsing) && !q->closed))
             pthread_cond_wait(&q->more, &q->mu);
         ub_batch *b = ub_q_pop(q);
         if (b) {
@@ -2384,13 +2395,7 @@ static void ub_q_hand(ub_cw *w)
         return;
     }
     pthread_mutex_lock(&q->mu);
-    b->next = NULL;
-    if (q->tail)
-        q->tail->next = b;
-    else
-        q->head = b;
-    q->tail = b;
-    q->queued++;
+    ub_q_push(q, b);
     if (q->parsing) {
         /* Every CPU is parsing: the storing thread would take turns with
          * the parse's, each evicting the others' caches (storing it all
@@ -2435,12 +2440,7 @@ static void ub_q_close(ub_cw *w)
     }
     pthread_mutex_lock(&q->mu);
     if (send) {
-        b->next = NULL;
-        if (q->tail)
-            q->tail->next = b;
-        else
-            q->head = b;
-        q->tail = b;
+        ub_q_push(q, b);
         w->qb = NULL;
     }
     q->closed = true;
