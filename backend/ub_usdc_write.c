@@ -2045,7 +2045,19 @@ static bool ub_st_fset_is(const ub_st *s, uint32_t start)
 /* (The storing side.)  Keep spec r at its path. */
 static void ub_st_put_spec(ub_st *s, ub_spec_rec r)
 {
-    /* paths come mostly in order: the entries up to this one are zeroed */
+    /* paths come mostly in order, most often the next one: that entry
+     * is written whole (zeroed by a call to memset first, this function
+     * took a third more samples); else the entries up to this one are
+     * zeroed */
+    if (r.path == s->by_path.n && r.type) {
+        if (!UB_ROOM(s->by_path, s->by_path.n + 1)) {
+            s->oom = true;
+            return;
+        }
+        s->by_path.v[s->by_path.n++] = r;
+        s->nspecs++;
+        return;
+    }
     ub_spec_rec *at = UB_AT_ZEROED(s->by_path, r.path);
     if (!at) {
         s->oom = true;
