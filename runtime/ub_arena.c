@@ -739,22 +739,44 @@ void *ub_table_alloc_from(struct ub_pages *pp, size_t n, size_t size)
     return calloc(n, size);
 }
 
-void ub_table_free(void *p, size_t n, size_t size)
+void *ub_table_grow_from(struct ub_pages *pp, void *p, size_t n,
+                         size_t new_n, size_t size)
 {
-    ub_table_free_to(NULL, p, n, size);
+    if (size && new_n > SIZE_MAX / size)
+        return NULL;
+    size_t old = n * size;
+#if UB_SCRATCH_MMAP
+    size_t bytes = new_n * size;
+    if (old >= UB_SCRATCH_PAGES) {
+        /* the old pages move with the block (ub_scratch_resize); the new
+         * part is not present yet: pool pages, zeroed, else fresh ones
+         * made present, as ub_table_alloc_from makes a whole table */
+        char *q = ub_scratch_resize(p, old, bytes);
+        if (!q)
+            return NULL;
+        size_t filled = ub_pages_fill(pp, q + old, bytes - old);
+        memset(q + old, 0, filled);
+        ub_populate(q + old + filled, bytes - old - filled);
+        return q;
+    }
+#endif
+    char *q = ub_table_alloc_from(pp, new_n, size);
+    if (!q)
+        return NULL;
+    memcpy(q, p, old);
+    ub_table_free(p, n, size);
+    return q;
 }
 
-void ub_table_free_to(struct ub_pages *pp, void *p, size_t n, size_t size)
+void ub_table_free(void *p, size_t n, size_t size)
 {
     size_t bytes = n * size;
 #if UB_SCRATCH_MMAP
     if (p && bytes >= UB_SCRATCH_PAGES) {
         /* (ub_table_alloc_from's pages of their own: whole pages) */
-        ub_chunk_unmap(pp, (uintptr_t)p, (uintptr_t)p + bytes);
+        ub_chunk_unmap(NULL, (uintptr_t)p, (uintptr_t)p + bytes);
         return;
     }
-#else
-    (void)pp;
 #endif
     ub_scratch_free(p, bytes);
 }

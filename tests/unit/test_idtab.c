@@ -110,6 +110,60 @@ static void test_empty_and_grow(void)
     free(k.v);
 }
 
+/* Whether every key entered so far is found (by ub_idtab_get), and the
+ * table counts them all. */
+static bool all_found(const ub_idtab *t, const keys *k,
+                      uint64_t (*hash)(uint32_t))
+{
+    bool ok = t->n == k->n;
+    for (uint32_t i = 0; i < k->n && ok; i++)
+        ok = ub_idtab_get(t, hash(i), key_eq, k, &k->v[i]) == i;
+    return ok;
+}
+
+/* Three in four keys' hashes put them in the last 16 slots whatever the
+ * table's size, so that runs wrap past its end as it grows; the rest
+ * are spread. */
+static uint64_t end_hash(uint32_t i)
+{
+    uint64_t x = mix(i + 1);
+    return i % 4 ? UINT64_MAX - (x & 15) : x;
+}
+
+/* The key of id i in the wrapping tests. */
+static uint64_t wrap_key(uint32_t i) { return (uint64_t)i * 3 + 1; }
+
+static void test_growth_wrapped_runs(void)
+{
+    /* a table grows in place (ub_idtab_grow): entries whose runs wrap
+     * past the old end, and those of the runs they block, are found
+     * after every growth, through the big tables too */
+    enum { N = 20000 };
+    keys k = {calloc(N, sizeof *k.v), 0};
+    CU_ASSERT_PTR_NOT_NULL_FATAL(k.v);
+    ub_idtab t = {0};
+    bool fresh, ok = true;
+    int grown = 0;
+    for (uint32_t i = 0; i < N; i++) {
+        size_t cap = t.cap;
+        ok &= lookup(&t, &k, end_hash(i), wrap_key(i), &fresh) == i && fresh;
+        if (t.cap != cap) {
+            grown++;
+            ok &= all_found(&t, &k, end_hash);
+        }
+    }
+    CU_ASSERT(ok);
+    CU_ASSERT(all_found(&t, &k, end_hash));
+    CU_ASSERT(grown >= 7); /* 256 slots to 65,536 */
+    CU_ASSERT(t.cap * sizeof *t.s > UB_SCRATCH_PAGES);
+    /* a key not entered, whose run wraps, is not found */
+    uint64_t key = 0;
+    CU_ASSERT_EQUAL(ub_idtab_get(&t, UINT64_MAX, key_eq, &k, &key),
+                    UINT32_MAX);
+    ub_idtab_free(&t);
+    free(k.v);
+}
+
 static void test_get(void)
 {
     ub_idtab t = {0};
@@ -160,6 +214,7 @@ int main(void)
     CU_add_test(s, "ids through growth", test_ids_through_growth);
     CU_add_test(s, "colliding hashes", test_colliding_hashes);
     CU_add_test(s, "empty table, growth", test_empty_and_grow);
+    CU_add_test(s, "growth with runs that wrap", test_growth_wrapped_runs);
     CU_add_test(s, "lookup alone", test_get);
     CU_add_test(s, "a big table is present when made", test_table_present);
     unsigned failed = ub_test_run_all();

@@ -201,35 +201,48 @@ static void test_table_zeroed(void)
     ub_pages_free(pp);
 }
 
-/* A table that grows leaves its old table's pages to its pool, and takes
- * the pool's pages for its next table: each new table but the first of
- * pages of its own (64 KiB) moves in the one before the last, and the
- * last old table's pages (1 MiB) wait for the next block that grows.
+/* A table that grows keeps its pages and takes the new part's from its
+ * pool (ub_table_grow_from), zeroed: from the first table of pages of
+ * its own (64 KiB), every new part comes from the pool while it has
+ * pages, 2 MiB up to a table of 2 MiB, and the pool is given nothing.
  * The table keeps what was in it. */
-static void test_table_grow_gives(void)
+static void test_table_grow_takes(void)
 {
     ub_pages *pp = ub_pages_new(8 * MIB);
     CU_ASSERT_PTR_NOT_NULL_FATAL(pp);
+    unsigned char *a = ub_scratch_alloc(4 * MIB);
+    CU_ASSERT_PTR_NOT_NULL_FATAL(a);
+    memset(a, 0xab, 4 * MIB);
+    size_t given = ub_pages_give(pp, a, 4 * MIB);
+    if (given < 4 * MIB)
+        ub_scratch_free(a + given, 4 * MIB - given);
     ub_idtab t = {.pages = pp};
     CU_ASSERT_FATAL(ub_idtab_grow(&t));
     t.s[5] = (ub_idslot){.h = 5, .id1 = 42};
+    t.n = 1;
     while (t.cap * sizeof *t.s < 2 * MIB)
         CU_ASSERT_FATAL(ub_idtab_grow(&t));
-    /* (the slot moved with each growth: h & (cap - 1) is still 5) */
+    /* (the slot stayed with each growth: h & (cap - 1) is still 5) */
     CU_ASSERT(t.s[5].h == 5 && t.s[5].id1 == 42);
+    bool zero = true;
+    for (size_t i = 0; i < t.cap; i++)
+        zero &= i == 5 || (t.s[i].h == 0 && t.s[i].id1 == 0);
+    CU_ASSERT(zero);
     size_t by_growth = ub_pages_filled(pp);
-    unsigned char *b = ub_scratch_alloc(2 * MIB);
+    unsigned char *b = ub_scratch_alloc(4 * MIB);
     CU_ASSERT_PTR_NOT_NULL_FATAL(b);
-    size_t filled = ub_pages_fill(pp, b, 2 * MIB);
+    size_t filled = ub_pages_fill(pp, b, 4 * MIB);
 #if UB_ASAN
+    CU_ASSERT_EQUAL(given, 0);
     CU_ASSERT_EQUAL(by_growth, 0);
     CU_ASSERT_EQUAL(filled, 0);
 #else
-    CU_ASSERT_EQUAL(by_growth, MIB / 2 + MIB / 4 + MIB / 8 + MIB / 16);
-    CU_ASSERT_EQUAL(filled, MIB);
+    CU_ASSERT_EQUAL(given, 4 * MIB);
+    CU_ASSERT_EQUAL(by_growth, 2 * MIB);
+    CU_ASSERT_EQUAL(filled, 2 * MIB); /* what was left: nothing given */
 #endif
-    memset(b, 0, 2 * MIB);
-    ub_scratch_free(b, 2 * MIB);
+    memset(b, 0, 4 * MIB);
+    ub_scratch_free(b, 4 * MIB);
     ub_idtab_free(&t);
     ub_pages_free(pp);
 }
@@ -351,8 +364,8 @@ int main(void)
     CU_add_test(s, "written bytes are never replaced",
                 test_ahead_keeps_written);
     CU_add_test(s, "a table from pool pages is zero", test_table_zeroed);
-    CU_add_test(s, "a table that grows gives its old pages",
-                test_table_grow_gives);
+    CU_add_test(s, "a table that grows takes pool pages for its new part",
+                test_table_grow_takes);
     CU_add_test(s, "an arena gives what it drops", test_arena_gives);
     CU_add_test(s, "a helper makes the next pages present", test_lead);
     return ub_test_run_all() ? 1 : 0;
