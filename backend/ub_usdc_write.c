@@ -52,7 +52,7 @@
 #define UB_FCACHE 4096 /* entries of the recent-field cache (64 KiB) */
 #define UB_TCACHE 4096 /* and of the recent-token cache */
 #define UB_WCACHE 4096 /* and of the walk's recent-value cache (256 KiB) */
-#define UB_WCACHE_BYTES 40 /* the most value bytes a wcache entry holds */
+#define UB_WCACHE_BYTES 48 /* the most value bytes a wcache entry holds */
 #define UB_SCACHE 1024 /* entries of the walk's recent-spec cache (80 KiB) */
 #define UB_SCACHE_BYTES 64 /* the most record bytes (4 fields) one holds */
 #define UB_BACK (64u << 10) /* bytes of a handed-over value read back at once */
@@ -380,11 +380,16 @@ typedef struct ub_cw {
      * values were read back rather than 31,000, and the convert took
      * 1.7-2.0 s rather than 1.4-1.8.)  NULL when there was no memory. */
     struct ub_wcache {
-        uint64_t h;
         uint64_t rep; /* flags | ticket; 0: empty */
         uint64_t len; /* (the flags say the alignment) */
-        unsigned char bytes[UB_WCACHE_BYTES];
+        unsigned char bytes[UB_WCACHE_BYTES]; /* (the entry a cache line) */
     } *wcache;
+    /* the hashes of wcache's entries, apart from them: most values
+     * looked up are met for the first time, and are told from an entry
+     * by its hash in these 32 KiB, which stay in the cache; read in the
+     * 256 KiB of entries, it was a miss that took most of the walk's
+     * time in ub_cw_store */
+    uint64_t *wtag;
     /* The spec being built: where its records start in the batch, and
      * whether it handed a value over (its records must then all go:
      * the storing side numbers values in the order they come).  The
@@ -1186,8 +1191,9 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
     uint64_t vh = 0;
     if (!nh && b->len <= UB_WCACHE_BYTES && w->wcache) {
         vh = ub_val_hash(flags, b->data, b->len);
-        wc = &w->wcache[(vh >> 40) & (UB_WCACHE - 1)];
-        if (wc->rep && wc->h == vh &&
+        size_t i = (vh >> 40) & (UB_WCACHE - 1);
+        wc = &w->wcache[i];
+        if (w->wtag[i] == vh && wc->rep &&
             (wc->rep & ~UB_CRATE_REP_PAYLOAD_MASK) == flags &&
             wc->len == b->len && memcmp(wc->bytes, b->data, b->len) == 0)
             return wc->rep;
@@ -1206,7 +1212,8 @@ static uint64_t ub_cw_store(ub_cw *w, uint64_t flags, const ub_buf *b,
     uint64_t rep = flags | ++w->tickets;
     w->spec_stored = true;
     if (wc) {
-        *wc = (struct ub_wcache){vh, rep, b->len, {0}};
+        w->wtag[wc - w->wcache] = vh;
+        *wc = (struct ub_wcache){rep, b->len, {0}};
         memcpy(wc->bytes, b->data, b->len);
     }
     return rep;
@@ -3562,6 +3569,8 @@ static void ub_cw_free_walk(ub_cw *w)
     w->tcache = NULL;
     free(w->wcache);
     w->wcache = NULL;
+    free(w->wtag);
+    w->wtag = NULL;
     free(w->scache);
     w->scache = NULL;
     for (size_t i = 0; i < w->capscratch; i++)
@@ -3797,8 +3806,15 @@ static ub_usdc_stream *ub_cw_stream_new(ub_buf *out, size_t specs_hint,
     w->st.fcache = calloc(UB_FCACHE, sizeof *w->st.fcache);
     /* (an entry a cache line) */
     w->wcache = aligned_alloc(64, UB_WCACHE * sizeof *w->wcache);
-    if (w->wcache)
+    w->wtag = calloc(UB_WCACHE, sizeof *w->wtag);
+    if (w->wcache && w->wtag) {
         memset(w->wcache, 0, UB_WCACHE * sizeof *w->wcache);
+    } else { /* both, or neither */
+        free(w->wcache);
+        free(w->wtag);
+        w->wcache = NULL;
+        w->wtag = NULL;
+    }
     w->scache = calloc(UB_SCACHE, sizeof *w->scache);
     w->st.slot_fset = calloc(UB_SCACHE, sizeof *w->st.slot_fset);
     if (!w->scache || !w->st.slot_fset) { /* both, or neither */
