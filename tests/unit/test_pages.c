@@ -201,11 +201,11 @@ static void test_table_zeroed(void)
     ub_pages_free(pp);
 }
 
-/* A table that grows keeps its pages and takes the new part's from its
+/* A table that grows keeps its pages and takes its new part's from its
  * pool (ub_table_grow_from), zeroed: from the first table of pages of
- * its own (64 KiB), every new part comes from the pool while it has
- * pages, 2 MiB up to a table of 2 MiB, and the pool is given nothing.
- * The table keeps what was in it. */
+ * its own (64 KiB) on, every page of a table of 2 MiB comes from the
+ * pool, which holds enough, and the pool is given nothing back.  The
+ * table keeps what was in it. */
 static void test_table_grow_takes(void)
 {
     ub_pages *pp = ub_pages_new(8 * MIB);
