@@ -715,6 +715,18 @@ void *ub_table_alloc(size_t n, size_t size)
     return ub_table_alloc_from(NULL, n, size);
 }
 
+#if UB_SCRATCH_MMAP
+/* Make the n bytes at p, a table's pages not present yet, present and
+ * zero: the pool's pages first, zeroed here, a memset at memory speed
+ * where fresh ones each cost a fault and a clear (fresh pages: zero). */
+static void ub_table_zero_new(struct ub_pages *pp, char *p, size_t n)
+{
+    size_t filled = ub_pages_fill(pp, p, n);
+    memset(p, 0, filled);
+    ub_populate(p + filled, n - filled);
+}
+#endif
+
 void *ub_table_alloc_from(struct ub_pages *pp, size_t n, size_t size)
 {
     if (size && n > SIZE_MAX / size)
@@ -723,14 +735,8 @@ void *ub_table_alloc_from(struct ub_pages *pp, size_t n, size_t size)
     size_t bytes = n * size;
     if (bytes >= UB_SCRATCH_PAGES) {
         char *p = ub_scratch_alloc(bytes);
-        if (!p)
-            return NULL;
-        /* the pool's pages are zeroed here, a memset at memory speed
-         * where fresh ones each cost a fault and a clear (fresh pages:
-         * zero) */
-        size_t filled = ub_pages_fill(pp, p, bytes);
-        memset(p, 0, filled);
-        ub_populate(p + filled, bytes - filled);
+        if (p)
+            ub_table_zero_new(pp, p, bytes);
         return p;
     }
 #else
@@ -748,15 +754,11 @@ void *ub_table_grow_from(struct ub_pages *pp, void *p, size_t n,
 #if UB_SCRATCH_MMAP
     size_t bytes = new_n * size;
     if (old >= UB_SCRATCH_PAGES) {
-        /* the old pages move with the block (ub_scratch_resize); the new
-         * part is not present yet: pool pages, zeroed, else fresh ones
-         * made present, as ub_table_alloc_from makes a whole table */
+        /* the old pages move with the block (ub_scratch_resize); the
+         * new part is made as ub_table_alloc_from makes a whole table */
         char *q = ub_scratch_resize(p, old, bytes);
-        if (!q)
-            return NULL;
-        size_t filled = ub_pages_fill(pp, q + old, bytes - old);
-        memset(q + old, 0, filled);
-        ub_populate(q + old + filled, bytes - old - filled);
+        if (q)
+            ub_table_zero_new(pp, q + old, bytes - old);
         return q;
     }
 #endif
@@ -770,13 +772,7 @@ void *ub_table_grow_from(struct ub_pages *pp, void *p, size_t n,
 
 void ub_table_free(void *p, size_t n, size_t size)
 {
-    size_t bytes = n * size;
-#if UB_SCRATCH_MMAP
-    if (p && bytes >= UB_SCRATCH_PAGES) {
-        /* (ub_table_alloc_from's pages of their own: whole pages) */
-        ub_chunk_unmap(NULL, (uintptr_t)p, (uintptr_t)p + bytes);
-        return;
-    }
-#endif
-    ub_scratch_free(p, bytes);
+    /* (a table is a scratch block: its own pages from UB_SCRATCH_PAGES,
+     * else calloc's, which ub_scratch_free frees) */
+    ub_scratch_free(p, n * size);
 }
