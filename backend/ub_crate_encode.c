@@ -53,11 +53,14 @@ static inline __attribute__((always_inline)) bool ub_dwalk_next(ub_dwalk *w,
 
 /* The most common difference; the largest of those tied (whatever the
  * order counts grow in).  Small differences (most of them: indices move
- * by little) are counted in a direct table; the others in an open
- * addressing table of (difference, count) grown with the number of
+ * by little) are counted in a direct table; the others, only when one
+ * of them could be the most common, by the passes below (at worst an
+ * open addressing table of (difference, count) grown with the number of
  * distinct ones, not sized by the array: a structural array of a million
- * indices would otherwise cost tens of MB. */
+ * indices would otherwise cost tens of MB). */
 #define UB_DIRECT 1024 /* differences in [-UB_DIRECT, UB_DIRECT) */
+#define UB_BUCKET_BITS 6 /* far differences counted in 64 buckets */
+#define UB_BUCKETS (1 << UB_BUCKET_BITS)
 
 struct ub_mc_slot {
     int64_t key;
@@ -119,38 +122,55 @@ static bool ub_mc_better(int64_t d, size_t c, int64_t best, size_t best_count)
 static inline __attribute__((always_inline)) int64_t
 ub_most_common(const void *v, size_t n, int width, bool *oom)
 {
-    uint32_t *direct = calloc(2 * UB_DIRECT, sizeof *direct);
-    if (!direct) {
+    /* One pass counts each small difference in a slot of its own and
+     * each far one in one of UB_BUCKETS slots by its hash: no far value
+     * comes more often than its bucket, so that mostly (the field sets'
+     * terminators, all far and all different) no other pass need look
+     * for one that might be the most common.  Differences go to LANES
+     * counters in turn, summed after: one difference mostly follows
+     * itself, and each count then waited for the one before (both: the
+     * coding of the prim-heavy bench layer's arrays 32.5 -> 23.7 ms). */
+    enum { SPAN = 2 * UB_DIRECT, SLOTS = SPAN + UB_BUCKETS, LANES = 4 };
+    uint32_t *count = calloc((size_t)SLOTS * LANES, sizeof *count);
+    if (!count) {
         *oom = true;
         return 0;
     }
-    size_t far = 0;
+    size_t lane = 0;
     int64_t d;
     ub_dwalk dw = ub_dwalk_start(v, n, width);
     while (ub_dwalk_next(&dw, &d)) {
-        if (d >= -UB_DIRECT && d < UB_DIRECT)
-            direct[d + UB_DIRECT]++;
-        else
-            far++;
+        uint64_t at = (uint64_t)d + UB_DIRECT; /* (one compare for both ends) */
+        size_t bucket = (size_t)(((uint64_t)d * 0x9E3779B97F4A7C15ull) >>
+                                 (64 - UB_BUCKET_BITS));
+        size_t slot = at < SPAN ? (size_t)at : SPAN + bucket;
+        count[slot * LANES + lane]++;
+        lane = (lane + 1) % LANES;
     }
     int64_t best = 0;
-    size_t best_count = 0;
-    for (int64_t k = 0; k < 2 * UB_DIRECT; k++)
-        if (direct[k] && direct[k] >= best_count) {
-            best = k - UB_DIRECT;
-            best_count = direct[k];
+    size_t best_count = 0, far = 0, far_most = 0;
+    for (size_t slot = 0; slot < SLOTS; slot++) {
+        size_t c = 0;
+        for (size_t l = 0; l < LANES; l++)
+            c += count[slot * LANES + l];
+        if (slot >= SPAN) {
+            far += c;
+            far_most = c > far_most ? c : far_most;
+        } else if (c && c >= best_count) {
+            best = (int64_t)slot - UB_DIRECT;
+            best_count = c;
         }
-    free(direct);
+    }
+    free(count);
     /* A far difference matters only if it comes best_count times or more:
-     * none can when there are fewer far ones than that. */
-    if (far == 0 || far < best_count)
+     * none can when no bucket holds that many. */
+    if (far == 0 || far_most < best_count)
         return best;
     /* Else, when few could (k = far / best_count of them at most), a
      * heavy-hitters pass (Misra-Gries: k counters keep every value seen
      * more than far / (k + 1) times) names them and a second pass counts
-     * them exactly; far differences are often all distinct (the field
-     * set terminators), and counting each in a hash table cost more than
-     * the rest of the coding. */
+     * them exactly: counting each far difference in a hash table cost
+     * more than the rest of the coding. */
     size_t k = best_count ? far / best_count : SIZE_MAX;
     if (k <= UB_MG_MAX) {
         int64_t cand[UB_MG_MAX + 1];
