@@ -140,7 +140,7 @@ ub_most_common(const void *v, size_t n, int width, bool *oom)
     int64_t d;
     ub_dwalk dw = ub_dwalk_start(v, n, width);
     while (ub_dwalk_next(&dw, &d)) {
-        uint64_t at = (uint64_t)d + UB_DIRECT; /* (one compare for both ends) */
+        uint64_t at = (uint64_t)d + UB_DIRECT; /* (one compare, both ends) */
         size_t bucket = (size_t)(((uint64_t)d * 0x9E3779B97F4A7C15ull) >>
                                  (64 - UB_BUCKET_BITS));
         size_t slot = at < SPAN ? (size_t)at : SPAN + bucket;
