@@ -216,15 +216,17 @@ typedef struct ub_field_rec {
 typedef struct ub_spec_rec {
     uint32_t path, fset, type;
     uint32_t name1; /* a prim property's spec: its name's token + 1 (the
-                       spec sort's key, handed over so that the sort need
-                       not look it up in the walk's path nodes) */
+                       spec sort's key, handed over so that the storing
+                       side can count the specs of each name as they
+                       come), else 0 */
 } ub_spec_rec;
 
-/* A spec kept at its path (ub_st.by_path), which is its index there: a
- * quarter smaller than a spec_rec, 3 MB fewer new pages on the
- * prim-heavy bench layer. */
+/* A spec kept at its path (ub_st.by_path), which is its index there:
+ * half a spec_rec.  Its name1 is not kept: the spec sort reads it off
+ * the path's node, in path order as it takes these (12 -> 8 bytes, 3 MB
+ * fewer new pages on the prim-heavy bench layer). */
 typedef struct ub_spec_at {
-    uint32_t fset, type, name1; /* (a type of 0: no spec there) */
+    uint32_t fset, type; /* (a type of 0: no spec there) */
 } ub_spec_at;
 
 enum {
@@ -2063,7 +2065,7 @@ static void ub_st_put_spec(ub_st *s, ub_spec_rec r)
      * is written whole (zeroed by a call to memset first, this function
      * took a third more samples); else the entries up to this one are
      * zeroed */
-    ub_spec_at here = {r.fset, r.type, r.name1};
+    ub_spec_at here = {r.fset, r.type};
     if (r.path == s->by_path.n && r.type) {
         if (!UB_ROOM(s->by_path, s->by_path.n + 1)) {
             s->oom = true;
@@ -3273,11 +3275,13 @@ static void ub_sort_specs(ub_cw *w)
      * in order.  A second spec at a path (none are made) goes after its
      * group's others. */
     const ub_spec_at *bp = st->by_path.v;
+    const ub_pnode *nd = w->pnodes.v; /* (kept by the walk until now) */
     for (size_t p = 0, m = st->by_path.n; p < m; p++)
-        if (bp[p].type)
-            out[bp[p].name1 ? at[bp[p].name1 - 1]++ : prim_at++] =
-                (ub_spec_rec){(uint32_t)p, bp[p].fset, bp[p].type,
-                              bp[p].name1};
+        if (bp[p].type) {
+            uint32_t name1 = nd[p].is_prop ? nd[p].token + 1 : 0;
+            out[name1 ? at[name1 - 1]++ : prim_at++] =
+                (ub_spec_rec){(uint32_t)p, bp[p].fset, bp[p].type, name1};
+        }
     for (size_t k = 0; k < extra; k++) {
         const ub_spec_rec *s = &st->specs.v[k];
         out[s->name1 ? at[s->name1 - 1]++ : prim_at++] = *s;
@@ -3643,8 +3647,6 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
     if (w->strings.n)
         ub_buf_append(&strings, w->strings.v, w->strings.n * 4);
     ub_sec_paths(w, &w->lz4, &paths);
-    /* (the spec sort has the names it needs) */
-    UB_VEC_KEEP(&w->kept, w->pnodes);
     /* The values are final once the last batch is stored: they go to the
      * file now, while the storing side renumbers and this side would
      * wait, not after the sections, where writing the whole file was the
@@ -3656,6 +3658,8 @@ static void ub_cw_sections(ub_cw *w, ub_section *sec)
     /* the first half of FIELDS' reps here while the storing side
      * compresses the rest (same bytes whichever side makes a part) */
     ub_q_wait_renumbered(w);
+    /* (the spec sort read the properties' names in the nodes) */
+    UB_VEC_KEEP(&w->kept, w->pnodes);
     if (!w->st.oom) {
         /* keep only a block for the first chunk of the reps, which then
          * serves a list of SPECS (ub_sec_either) */
