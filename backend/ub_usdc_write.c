@@ -186,6 +186,13 @@ typedef struct ub_pnode {
     uint32_t first, next; /* children, newest first; next sibling */
 } ub_pnode;
 
+/* The spec sort's key of a spec at node nd (ub_spec_rec.name1): a prim
+ * property's name token + 1, else 0. */
+static inline uint32_t ub_pnode_name1(const ub_pnode *nd)
+{
+    return nd->is_prop ? nd->token + 1 : 0;
+}
+
 /* Tokens a file may have: an element token has 30 bits in a node. */
 #define UB_MAX_TOKENS ((uint32_t)1 << 30)
 
@@ -2618,8 +2625,7 @@ static void ub_cw_spec(ub_cw *w, uint32_t path, ub_crate_spec_type type)
     if (r) {
         const ub_pnode *nd = &w->pnodes.v[path];
         ub_rhead h = {kind, path,
-                      (uint64_t)type |
-                          (uint64_t)(nd->is_prop ? nd->token + 1 : 0) << 32};
+                      (uint64_t)type | (uint64_t)ub_pnode_name1(nd) << 32};
         memcpy(r, &h, sizeof h);
     }
     if (w->qb->buf.len >= UB_Q_BATCH)
@@ -3278,7 +3284,7 @@ static void ub_sort_specs(ub_cw *w)
     const ub_pnode *nd = w->pnodes.v; /* (kept by the walk until now) */
     for (size_t p = 0, m = st->by_path.n; p < m; p++)
         if (bp[p].type) {
-            uint32_t name1 = nd[p].is_prop ? nd[p].token + 1 : 0;
+            uint32_t name1 = ub_pnode_name1(&nd[p]);
             out[name1 ? at[name1 - 1]++ : prim_at++] =
                 (ub_spec_rec){(uint32_t)p, bp[p].fset, bp[p].type, name1};
         }
